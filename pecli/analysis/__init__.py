@@ -1,0 +1,1 @@
+"""Measurements of positional encodings: pure functions over schemes and arrays."""

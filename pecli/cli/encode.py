@@ -1,0 +1,109 @@
+"""``pecli encode``: compute a scheme's encoding, summarise it, write it as .npy or .npz."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import numpy as np
+import typer
+
+from pecli.analysis.summary import summarize
+from pecli.cli.common import (
+    OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, memory_budget, print_json,
+    scheme_command, stdout_console,
+)
+from pecli.config import Setting, Spec, parse_size
+from pecli.dtypes import cast
+from pecli.errors import PecliError
+from pecli.io import check_target, load_array, save_npy, save_npz
+
+SUFFIXES = (".npy", ".npz")
+#: Peak memory over the main array: the float64 result, its cast copy and the other parts (cos, sin…).
+WORKING_COPIES = 4
+
+SETTINGS = (
+    Setting("out", str, None, "output file (.npy: the main array; .npz: every part)"),
+    Setting("apply", str, None, ".npy array to encode: rope rotates its last axis, additive schemes add"),
+    Setting("max_memory", str, None, "refuse to compute beyond this many bytes (e.g. 2G)"),
+)
+
+
+@scheme_command(*SETTINGS)
+def encode(
+    spec: Spec,
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help=".npy: the main array; .npz: every part with stable names", rich_help_panel=OUTPUT_PANEL)] = None,
+    apply: Annotated[Optional[str], typer.Option("--apply", help=".npy array to encode: rope rotates its last axis (positions on the second-to-last), additive schemes add the encoding")] = None,
+    max_memory: Annotated[Optional[str], typer.Option("--max-memory", help="refuse beyond this many bytes, e.g. 2G [default: a quarter of RAM]")] = None,
+    force: ForceOption = False,
+    json: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Compute a scheme's encoding and write it as .npy or .npz.
+
+    .npy holds the main array: the (L, d) per-position matrix of additive and rotary schemes (rope:
+    the rotated reference vector, pairs (cos pθ, sin pθ)), alibi's (H, L, L) bias, t5's (L, L) buckets,
+    relative's (L, L, d) embeddings. .npz holds every part by name, with the parameters as JSON
+    under "metadata".
+    """
+    scheme, positions, settings = spec.scheme, spec.positions, spec.settings
+    target = check_target(settings["out"], suffixes=SUFFIXES, force=force) if settings["out"] else None
+    budget = parse_size("max_memory", settings["max_memory"]) if settings["max_memory"] else memory_budget()
+
+    if settings["apply"]:
+        x = load_array(settings["apply"])
+        _check_budget(x.size * 8 * WORKING_COPIES, budget)
+        dtype = spec.dtype or (x.dtype.name if x.dtype.kind == "f" else "float64")
+        arrays = {"result": cast(scheme.apply(x, positions), dtype), "positions": positions}
+    else:
+        _check_budget(int(np.prod(scheme.main_shape(positions.size))) * 8 * WORKING_COPIES, budget)
+        dtype = spec.output_dtype
+        arrays = {name: cast(array, dtype) for name, array in scheme.arrays(positions).items()}
+
+    main_key = next(iter(arrays))
+    main = arrays[main_key]
+    facts = summarize(scheme, positions, main) if main_key != "result" else _result_facts(main)
+    document: dict[str, Any] = {
+        **spec.describe(),
+        "dtype": dtype,
+        "kind": scheme.kind,
+        "positions": {"count": int(positions.size), "first": int(positions[0]), "last": int(positions[-1])},
+        "main": main_key,
+        **facts,
+        "out": None,
+    }
+    if target is not None:
+        metadata = {k: document[k] for k in ("scheme", "kind", "params", "length", "dtype")}
+        if target.suffix.lower() == ".npy":
+            save_npy(target, main, force=force)
+        else:
+            save_npz(target, arrays, metadata, force=force)
+        document["out"] = str(target)
+
+    if json:
+        print_json(document)
+    elif not quiet:
+        from pecli.render.encode import encode_table
+
+        stdout_console().print(encode_table(document))
+    if target is not None:
+        message(f"wrote {target}", quiet=quiet or json)
+
+
+def _check_budget(needed: int, budget: int) -> None:
+    if needed > budget:
+        raise PecliError(
+            f"this needs about {_gib(needed)} of memory, over the budget of {_gib(budget)}; "
+            "use fewer positions or raise --max-memory"
+        )
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
+
+
+def _result_facts(result: np.ndarray) -> dict[str, Any]:
+    wide = result.astype(np.float64)
+    return {
+        "shape": list(result.shape), "dtype": str(result.dtype), "bytes": int(result.nbytes),
+        "min": float(wide.min()), "max": float(wide.max()),
+    }

@@ -1,0 +1,318 @@
+"""YAML files, command-line options and ``--set`` overrides → one validated, typed scheme spec.
+
+Keys are the long option names in snake_case (``max_relative_position``); a few aliases people
+already type are accepted (``rope_theta`` for ``base``). The layers merge in order — the YAML file,
+then the options given on the command line, then ``--set key=value`` — and the result is validated
+against the chosen scheme's parameters: an unknown key, a wrong type or an out-of-range value raises
+:class:`~pecli.errors.ConfigError` naming the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from pecli.dtypes import DTYPES
+from pecli.errors import ConfigError
+from pecli.schemes import SCHEMES, Scheme, get_scheme_class
+from pecli.schemes.base import as_positions
+
+DEFAULT_SCHEME = "sinusoidal"
+DEFAULT_LENGTH = 512
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A key that a command accepts besides the scheme's parameters."""
+
+    name: str
+    type: Any
+    default: Any = None
+    help: str = ""
+    choices: tuple[str, ...] | None = None
+    minimum: float | None = None
+    exclusive_minimum: float | None = None
+    maximum: float | None = None
+
+
+#: Keys every command that builds a scheme accepts.
+RUN_SETTINGS: tuple[Setting, ...] = (
+    Setting("scheme", str, DEFAULT_SCHEME, "the scheme", choices=tuple(SCHEMES)),
+    Setting("length", int, None, f"number of positions (default {DEFAULT_LENGTH})", minimum=1),
+    Setting("positions", str, None, "position ids: start:stop[:step], an .npy file or a list"),
+    Setting("dtype", str, None, "dtype of the output (default float64)", choices=tuple(DTYPES)),
+)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A validated request: which scheme, at which positions, in which dtype, plus command settings."""
+
+    scheme: Scheme
+    length: int
+    positions: np.ndarray
+    dtype: str | None
+    settings: Mapping[str, Any]
+
+    @property
+    def output_dtype(self) -> str:
+        """The requested dtype, float64 when none was given."""
+        return self.dtype or "float64"
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-friendly description (scheme name and parameters, length, dtype)."""
+        return {"scheme": self.scheme.name, "params": self.scheme.params(), "length": self.length, "dtype": self.output_dtype}
+
+
+# -- reading the layers ---------------------------------------------------------------------------
+def load_yaml(path: str) -> dict[str, Any]:
+    """Read a YAML mapping from ``path`` (``-`` reads stdin) with the safe loader."""
+    import yaml
+
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError("config", f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError("config", f"{path} is not valid YAML{where}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError("config", f"{path} must hold a mapping of keys to values, got {type(data).__name__}")
+    return {normalize_key(str(key)): value for key, value in data.items()}
+
+
+def parse_sets(pairs: list[str] | None) -> dict[str, Any]:
+    """Parse ``--set key=value`` pairs; values are read as YAML scalars or lists."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError("set", f"expected key=value, got {pair!r}")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw
+        out[normalize_key(key.strip())] = value
+    return out
+
+
+def normalize_key(key: str) -> str:
+    return key.replace("-", "_")
+
+
+def merge(*layers: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Merge option layers, later ones winning; ``None`` values do not override."""
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        for key, value in (layer or {}).items():
+            if value is not None:
+                merged[normalize_key(key)] = value
+    return merged
+
+
+# -- coercion -------------------------------------------------------------------------------------
+def _base_type(annotation: Any) -> Any:
+    """``int | None`` → ``int``; ``tuple[float, ...]`` stays."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        return _base_type(args[0]) if len(args) == 1 else annotation
+    return annotation
+
+
+def _type_word(kind: Any) -> str:
+    if typing.get_origin(kind) is tuple:
+        return "a list of numbers"
+    return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(kind, str(kind))
+
+
+def coerce(key: str, value: Any, kind: Any, *, choices=None, minimum=None, exclusive_minimum=None, maximum=None) -> Any:
+    """Convert ``value`` to ``kind`` and check its range; raise ConfigError naming ``key`` otherwise."""
+    kind = _base_type(kind)
+    bad = ConfigError(key, f"expected {_type_word(kind)}, got {value!r}")
+    if kind is bool:
+        if isinstance(value, bool):
+            result = value
+        elif isinstance(value, str) and value.lower() in ("true", "yes", "on", "1", "false", "no", "off", "0"):
+            result = value.lower() in ("true", "yes", "on", "1")
+        else:
+            raise bad
+    elif kind is int:
+        if isinstance(value, bool):
+            raise bad
+        try:
+            number = float(value) if isinstance(value, str) else value
+            if isinstance(number, float) and not number.is_integer():
+                raise bad
+            result = int(number)
+        except (TypeError, ValueError, OverflowError):
+            raise bad from None
+    elif kind is float:
+        if isinstance(value, bool):
+            raise bad
+        try:
+            result = float(value)
+        except (TypeError, ValueError):
+            raise bad from None
+        if not np.isfinite(result):
+            raise ConfigError(key, f"must be finite, got {value!r}")
+    elif typing.get_origin(kind) is tuple:
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)):
+            raise bad
+        result = tuple(coerce(key, item, float) for item in items)
+    elif kind is str:
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise bad
+        result = str(value)
+    else:
+        result = value
+    if choices is not None and result not in choices:
+        raise ConfigError(key, f"must be one of {', '.join(map(str, choices))}; got {value!r}")
+    if isinstance(result, (int, float)) and not isinstance(result, bool):
+        if minimum is not None and result < minimum:
+            raise ConfigError(key, f"must be >= {_num(minimum)}, got {value!r}")
+        if exclusive_minimum is not None and result <= exclusive_minimum:
+            raise ConfigError(key, f"must be > {_num(exclusive_minimum)}, got {value!r}")
+        if maximum is not None and result > maximum:
+            raise ConfigError(key, f"must be <= {_num(maximum)}, got {value!r}")
+    return result
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def coerce_setting(setting: Setting, value: Any) -> Any:
+    return coerce(
+        setting.name, value, setting.type, choices=setting.choices, minimum=setting.minimum,
+        exclusive_minimum=setting.exclusive_minimum, maximum=setting.maximum,
+    )
+
+
+# -- building ------------------------------------------------------------------------------------
+def scheme_parameters(cls: type[Scheme]) -> dict[str, Setting]:
+    """The parameters of a scheme class as settings (name, type, default, range, help)."""
+    hints = typing.get_type_hints(cls)
+    out = {}
+    for f in dataclasses.fields(cls):
+        meta = f.metadata
+        out[f.name] = Setting(
+            f.name, hints[f.name], f.default, meta.get("help", ""), meta.get("choices"),
+            meta.get("minimum"), meta.get("exclusive_minimum"), meta.get("maximum"),
+        )
+    return out
+
+
+def build_scheme(name: str, params: Mapping[str, Any], *, length: int = DEFAULT_LENGTH) -> Scheme:
+    """Build scheme ``name`` from raw parameter values, coercing and validating each.
+
+    Parameters the user left out that depend on the sequence length (binary ``bits``, learned
+    ``max_length``, integer ``norm_length``) are filled from ``length``.
+    """
+    cls = get_scheme_class(name)
+    known = scheme_parameters(cls)
+    values: dict[str, Any] = {}
+    for key, value in params.items():
+        key = cls.aliases.get(normalize_key(key), normalize_key(key))
+        if key not in known:
+            valid = ", ".join(known) or "none"
+            raise ConfigError(key, f"is not a parameter of scheme {name!r} (its parameters: {valid})")
+        values[key] = coerce_setting(known[key], value)
+    for key, value in cls.defaults_for_length(length).items():
+        if values.get(key) is None:
+            values[key] = value
+    return cls(**values)
+
+
+def parse_positions(value: Any) -> np.ndarray:
+    """Positions from ``start:stop[:step]``, an ``.npy`` file of integer ids, or a list of integers."""
+    if isinstance(value, str) and ":" in value and not value.endswith(".npy"):
+        parts = value.split(":")
+        try:
+            numbers = [int(part) for part in parts]
+        except ValueError:
+            raise ConfigError("positions", f"expected start:stop[:step] with integers, got {value!r}") from None
+        if len(numbers) not in (2, 3) or (len(numbers) == 3 and numbers[2] <= 0):
+            raise ConfigError("positions", f"expected start:stop[:step] with a positive step, got {value!r}")
+        positions = np.arange(*numbers, dtype=np.int64)
+    elif isinstance(value, str):
+        try:
+            positions = np.load(value, allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise ConfigError("positions", f"cannot read {value} as .npy: {error}") from None
+    elif isinstance(value, (list, tuple)):
+        positions = np.asarray(value)
+    else:
+        raise ConfigError("positions", f"expected start:stop[:step], an .npy file or a list, got {value!r}")
+    if positions.size == 0:
+        raise ConfigError("positions", f"{value!r} gives no positions")
+    try:
+        return as_positions(positions)
+    except Exception as error:  # PositionError, with the key named
+        raise ConfigError("positions", str(error)) from None
+
+
+def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> Spec:
+    """Validate merged options into a :class:`Spec`.
+
+    ``options`` holds the scheme's parameters, the run keys of :data:`RUN_SETTINGS` and the command's
+    own ``settings``; anything else is an error that lists the valid keys.
+    """
+    command = {s.name: s for s in (*RUN_SETTINGS, *settings)}
+    scheme_name = coerce_setting(command["scheme"], options.get("scheme", DEFAULT_SCHEME))
+    cls = get_scheme_class(scheme_name)
+    parameter_names = set(scheme_parameters(cls)) | set(cls.aliases)
+    chosen: dict[str, Any] = {}
+    params: dict[str, Any] = {}
+    for key, value in options.items():
+        if key in command:
+            chosen[key] = coerce_setting(command[key], value)
+        elif key in parameter_names:
+            params[key] = value
+        else:
+            other = sorted(name for name, c in SCHEMES.items() if key in scheme_parameters(c))
+            hint = f"; it is a parameter of {', '.join(other)}" if other else ""
+            valid = ", ".join([*command, *scheme_parameters(cls)])
+            raise ConfigError(key, f"unknown key for scheme {scheme_name!r}{hint} (valid keys: {valid})")
+    positions = parse_positions(chosen["positions"]) if chosen.get("positions") is not None else None
+    length = chosen.get("length")
+    if positions is None:
+        length = length or DEFAULT_LENGTH
+        positions = np.arange(length, dtype=np.int64)
+    elif length is None:
+        length = int(positions.max()) + 1
+    scheme = build_scheme(scheme_name, params, length=length)
+    resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
+    return Spec(scheme, int(length), positions, chosen.get("dtype"), resolved)
+
+
+def parse_size(key: str, value: Any) -> int:
+    """A byte count from ``123``, ``512M``, ``2G``, ``1.5GiB`` (binary multiples)."""
+    text = str(value).strip().upper().removesuffix("IB").removesuffix("B")
+    scale = 1
+    for suffix, power in (("K", 10), ("M", 20), ("G", 30), ("T", 40)):
+        if text.endswith(suffix):
+            text, scale = text[:-1], 1 << power
+            break
+    try:
+        number = float(text)
+    except ValueError:
+        raise ConfigError(key, f"expected a size such as 2G or 512M, got {value!r}") from None
+    if not np.isfinite(number) or number <= 0:
+        raise ConfigError(key, f"must be a positive size, got {value!r}")
+    return int(number * scale)

@@ -1,0 +1,1 @@
+"""Rendering for people: Rich tables and (imported lazily) matplotlib figures."""

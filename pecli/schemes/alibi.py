@@ -1,0 +1,81 @@
+"""ALiBi: attention with linear biases (Press et al. 2022; seed 003)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pecli.schemes.base import BiasScheme, as_positions, param
+
+
+def alibi_slopes(heads: int) -> np.ndarray:
+    """The head slopes of ALiBi, float64, shape ``(heads,)``.
+
+    Notes
+    -----
+    For ``n`` a power of two the slopes are the geometric sequence ``2^(−8k/n)``, k = 1 … n
+    (8 heads: 1/2, 1/4, …, 1/256). For other ``n`` the paper's reference code takes the ``2^⌊log2 n⌋``
+    slopes of the nearest lower power of two, then every other slope (the 1st, 3rd, …) of twice that
+    power until there are ``n``: 12 heads are 2^−1 … 2^−8 followed by 2^−0.5, 2^−1.5, 2^−2.5, 2^−3.5.
+
+    References
+    ----------
+    Press, Smith, Lewis, "Train Short, Test Long: Attention with Linear Biases Enables Input Length
+    Extrapolation", ICLR 2022; ``get_slopes`` in github.com/ofirpress/attention_with_linear_biases.
+    """
+
+    def power_of_two(n: int) -> np.ndarray:
+        return np.power(2.0, -8.0 * np.arange(1, n + 1) / n)
+
+    if heads & (heads - 1) == 0:
+        return power_of_two(heads)
+    lower = 1 << (heads.bit_length() - 1)
+    extra = alibi_slopes(2 * lower)[0::2][: heads - lower]
+    return np.concatenate([power_of_two(lower), extra])
+
+
+@dataclass(frozen=True)
+class AlibiScheme(BiasScheme):
+    """A linear penalty on distance, one slope per head.
+
+    Notes
+    -----
+    ``bias[h, i, j] = −m_h · |i − j|`` with the slopes ``m_h`` of :func:`alibi_slopes`. The reference code
+    adds ``m_h · (j − i)`` under a causal mask, which differs from this form only by a constant per query
+    row and so gives the same softmax; the symmetric form also covers bidirectional use.
+    """
+
+    name: ClassVar[str] = "alibi"
+    summary: ClassVar[str] = "-m_h·|i-j| added to the logits, geometric slopes per head (Press et al. 2022)"
+    main_key: ClassVar[str] = "bias"
+
+    heads: int = param(8, "number of attention heads", minimum=1, maximum=4096)
+
+    @property
+    def width(self) -> int:
+        return self.heads
+
+    @property
+    def channels(self) -> int:
+        return self.heads
+
+    @property
+    def slopes(self) -> np.ndarray:
+        return alibi_slopes(self.heads)
+
+    def bias(self, delta: Any) -> np.ndarray:
+        distance = np.abs(np.asarray(delta, dtype=np.float64))
+        return -self.slopes.reshape((-1,) + (1,) * distance.ndim) * distance
+
+    def main_shape(self, n_positions: int) -> tuple[int, ...]:
+        return (self.heads, n_positions, n_positions)
+
+    def arrays(self, positions: Any) -> dict[str, np.ndarray]:
+        positions = as_positions(positions)
+        return {
+            "bias": self.bias(self.relative_distances(positions)),
+            "slopes": self.slopes,
+            "positions": positions,
+        }

@@ -1,0 +1,63 @@
+"""Learned absolute positions: an ``nn.Embedding(max_length, dim)`` table (seeds 002, 003, 004)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pecli.errors import PositionError
+from pecli.schemes.base import AdditiveScheme, as_positions, param
+
+
+@dataclass(frozen=True)
+class LearnedScheme(AdditiveScheme):
+    """A table of trainable vectors, one per position, here at its initialisation.
+
+    Notes
+    -----
+    ``E = T[p]`` with ``T ~ N(0, std²)`` of shape ``(max_length, dim)``, drawn from
+    ``numpy.random.default_rng(seed)`` (std 0.02 as BERT and GPT-2 initialise it). The table has no row
+    for ``p >= max_length``: such positions are undefined, the extrapolation failure the seeds describe.
+    """
+
+    name: ClassVar[str] = "learned"
+    summary: ClassVar[str] = "a trained table of max_length vectors, here at its N(0, std^2) initialisation"
+    length_defaults: ClassVar[tuple[str, ...]] = ("max_length",)
+
+    dim: int = param(512, "vector size", minimum=1)
+    max_length: int | None = param(None, "rows of the table (default: the sequence length)", minimum=1)
+    seed: int = param(0, "seed of the initialisation", minimum=0)
+    std: float = param(0.02, "standard deviation of the initialisation", exclusive_minimum=0)
+
+    @classmethod
+    def defaults_for_length(cls, length: int) -> dict[str, Any]:
+        return {"max_length": length}
+
+    @property
+    def width(self) -> int:
+        return self.dim
+
+    @property
+    def parameter_count(self) -> int:
+        return int(self.max_length or 0) * self.dim
+
+    def table(self) -> np.ndarray:
+        """The (max_length, dim) table."""
+        rng = np.random.default_rng(self.seed)
+        return rng.normal(0.0, self.std, size=(int(self.max_length or 0), self.dim))
+
+    def check_positions(self, positions: np.ndarray) -> None:
+        positions = as_positions(positions)
+        if positions.size and positions.max() >= (self.max_length or 0):
+            first = int(positions[positions >= (self.max_length or 0)][0])
+            raise PositionError(
+                f"learned positions are undefined past max_length: position {first} has no row "
+                f"in a table of {self.max_length}"
+            )
+
+    def encode(self, positions: Any) -> np.ndarray:
+        positions = as_positions(positions)
+        self.check_positions(positions)
+        return self.table()[positions]

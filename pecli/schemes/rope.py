@@ -1,0 +1,162 @@
+"""Rotary position embedding (Su et al. 2021; seeds 001, 002, 003)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pecli.errors import ConfigError
+from pecli.schemes.base import REFERENCE_SEED, Scheme, as_positions, check_apply_input, param
+
+
+@dataclass(frozen=True)
+class RopeScheme(Scheme):
+    """Rotate each pair of query/key components by an angle proportional to the position.
+
+    Notes
+    -----
+    With ``r = int(dim · partial_rotary_factor)`` rotated components and ``θ_i = base^(−2i/r)``,
+    i = 0 … r/2 − 1 (the exponent runs over the rotated dimension, as HuggingFace's
+    ``_compute_default_rope_parameters``), position p rotates pair i by the angle ``p θ_i``::
+
+        (a, b) ↦ (a cos pθ_i − b sin pθ_i,  b cos pθ_i + a sin pθ_i)
+
+    Which components form pair i depends on ``layout``:
+
+    - ``interleaved`` (GPT-J, Meta's Llama code, seed 001): components (2i, 2i+1); the cos/sin caches
+      repeat each angle twice adjacently;
+    - ``half`` (GPT-NeoX, HuggingFace ``rotate_half``, seed 002): components (i, i + r/2); the caches
+      are ``concat(cos θ, cos θ)``.
+
+    Components r … dim − 1 are not rotated. Angles ``p θ_i`` are formed in float64.
+
+    Since ``R_m^T R_n = R_{n−m}``, ``(R_m q)·(R_n k)`` depends only on n − m. :meth:`encode` gives the
+    image of the reference vector that is (1, 0) on every pair and 0 on the unrotated tail, i.e. the
+    pairs ``(cos pθ_i, sin pθ_i)`` in the chosen layout, so that ``E_m · E_n = Σ_i cos((m − n) θ_i)`` as
+    for the sinusoidal encoding. :meth:`score` uses two fixed random reference vectors u, v instead:
+    ``(R_m u) · (R_n v)``.
+
+    References
+    ----------
+    Su et al., "RoFormer: Enhanced Transformer with Rotary Position Embedding", 2021.
+    """
+
+    name: ClassVar[str] = "rope"
+    kind: ClassVar[str] = "rotary"
+    summary: ClassVar[str] = "rotate pairs of q/k components by p·base^(-2i/d) (Su et al. 2021)"
+    aliases: ClassVar[dict[str, str]] = {"rope_theta": "base", "head_dim": "dim"}
+    main_key: ClassVar[str] = "encoding"
+
+    dim: int = param(128, "head dimension (even)", minimum=2)
+    base: float = param(10000.0, "base of the frequencies (rope_theta)", exclusive_minimum=0)
+    layout: str = param(
+        "half", "half: rotate_half pairs (i, i+d/2) as HF/GPT-NeoX; interleaved: pairs (2i, 2i+1) as GPT-J/Meta",
+        choices=("half", "interleaved"),
+    )
+    partial_rotary_factor: float = param(
+        1.0, "fraction of each head's components that rotate (the first ones)", exclusive_minimum=0, maximum=1
+    )
+
+    def __post_init__(self) -> None:
+        self._require_even("dim", self.dim)
+        rotated = self.rotated_dim
+        if rotated < 2 or rotated % 2:
+            raise ConfigError(
+                "partial_rotary_factor",
+                f"int(dim * factor) = {rotated} rotated components; it must be even and at least 2",
+            )
+
+    # -- frequencies ----------------------------------------------------------------------------
+    @property
+    def width(self) -> int:
+        return self.dim
+
+    @property
+    def rotated_dim(self) -> int:
+        """``r = int(dim · partial_rotary_factor)``, the number of rotated components."""
+        return int(self.dim * self.partial_rotary_factor)
+
+    @property
+    def inv_freq(self) -> np.ndarray:
+        """``θ_i = base^(−2i/r)``, float64, shape ``(r/2,)``."""
+        exponents = np.arange(0, self.rotated_dim, 2, dtype=np.float64) / self.rotated_dim
+        return 1.0 / np.power(float(self.base), exponents)
+
+    @property
+    def attention_scaling(self) -> float:
+        """Factor applied to both cos and sin (1 without a context-extension scaling)."""
+        return 1.0
+
+    def angles(self, positions: Any) -> np.ndarray:
+        """The (L, r/2) angles ``p θ_i``, float64."""
+        return np.outer(as_positions(positions).astype(np.float64), self.inv_freq)
+
+    def pair_indices(self) -> tuple[np.ndarray, np.ndarray]:
+        """Component indices (first, second) of each rotated pair in the chosen layout."""
+        half = self.rotated_dim // 2
+        if self.layout == "half":
+            first = np.arange(half)
+            return first, first + half
+        first = np.arange(0, self.rotated_dim, 2)
+        return first, first + 1
+
+    def cos_sin(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The (L, r) cos and sin caches in the framework convention of the layout.
+
+        ``half``: ``concat(cos θ, cos θ)`` (HuggingFace); ``interleaved``: each angle repeated twice
+        adjacently (GPT-J, Meta). Both include :attr:`attention_scaling`.
+        """
+        angles = self.angles(positions)
+        if self.layout == "half":
+            angles = np.concatenate([angles, angles], axis=1)
+        else:
+            angles = np.repeat(angles, 2, axis=1)
+        return np.cos(angles) * self.attention_scaling, np.sin(angles) * self.attention_scaling
+
+    # -- the interface --------------------------------------------------------------------------
+    def apply(self, x: np.ndarray, positions: Any) -> np.ndarray:
+        """Rotate the last axis of ``x``; positions run along its second-to-last axis."""
+        positions = as_positions(positions)
+        x = np.asarray(x, dtype=np.float64)
+        check_apply_input(x, positions, self.dim)
+        angles = self.angles(positions)
+        cos = np.cos(angles) * self.attention_scaling
+        sin = np.sin(angles) * self.attention_scaling
+        first, second = self.pair_indices()
+        a, b = x[..., first], x[..., second]
+        out = x.copy()
+        out[..., first] = a * cos - b * sin
+        out[..., second] = b * cos + a * sin
+        return out
+
+    def reference_vector(self) -> np.ndarray:
+        """(1, 0) on every rotated pair, 0 on the unrotated tail."""
+        vector = np.zeros(self.dim)
+        vector[self.pair_indices()[0]] = 1.0
+        return vector
+
+    def encode(self, positions: Any) -> np.ndarray:
+        positions = as_positions(positions)
+        rows = np.broadcast_to(self.reference_vector(), (positions.size, self.dim))
+        return self.apply(rows, positions)
+
+    def score(self, m: Any, n: Any) -> np.ndarray:
+        m, n = np.broadcast_arrays(np.asarray(m), np.asarray(n))
+        u, v = np.random.default_rng(REFERENCE_SEED).standard_normal((2, self.dim))
+        flat_m, flat_n = as_positions(m.ravel()), as_positions(n.ravel())
+        rotated_u = self.apply(np.broadcast_to(u, (flat_m.size, self.dim)), flat_m)
+        rotated_v = self.apply(np.broadcast_to(v, (flat_n.size, self.dim)), flat_n)
+        return np.einsum("id,id->i", rotated_u, rotated_v).reshape((1, *m.shape))
+
+    def arrays(self, positions: Any) -> dict[str, np.ndarray]:
+        positions = as_positions(positions)
+        cos, sin = self.cos_sin(positions)
+        return {
+            "encoding": self.encode(positions),
+            "cos": cos,
+            "sin": sin,
+            "inv_freq": self.inv_freq,
+            "positions": positions,
+        }
