@@ -60,6 +60,16 @@ class Spec:
     positions: np.ndarray
     dtype: str | None
     settings: Mapping[str, Any]
+    #: The scheme parameters as the user gave them, before length-dependent defaults were filled in.
+    given_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def rebuild(self, length: int) -> Scheme:
+        """The same scheme with its length-dependent defaults taken from ``length`` instead.
+
+        ``binary`` fixes ``bits`` and ``learned`` its ``max_length`` from the length it was trained on:
+        ``spec.rebuild(train_length)`` is that trained scheme.
+        """
+        return build_scheme(self.scheme.name, self.given_params, length=length)
 
     @property
     def output_dtype(self) -> str:
@@ -298,7 +308,7 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
         length = int(positions.max()) + 1
     scheme = build_scheme(scheme_name, params, length=length)
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
-    return Spec(scheme, int(length), positions, chosen.get("dtype"), resolved)
+    return Spec(scheme, int(length), positions, chosen.get("dtype"), resolved, params)
 
 
 def parse_size(key: str, value: Any) -> int:

@@ -45,7 +45,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 from numbers import Integral, Real
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -115,9 +116,6 @@ _REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
 }
 # Keys a rope_parameters dict (HF v5) carries that are not the scaling's business.
 _IGNORED_HF_KEYS = frozenset({"rope_theta", "partial_rotary_factor"})
-_FLOAT_KEYS = frozenset(
-    {"factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor", "low_freq_factor", "high_freq_factor"}
-)
 
 
 # --------------------------------------------------------------------------------------------
