@@ -236,9 +236,16 @@ def build_scheme(name: str, params: Mapping[str, Any], *, length: int = DEFAULT_
     """
     cls = get_scheme_class(name)
     known = scheme_parameters(cls)
-    values: dict[str, Any] = {}
+    explicit: dict[str, Any] = {}
+    from_blocks: dict[str, Any] = {}
     for key, value in params.items():
-        key = cls.aliases.get(normalize_key(key), normalize_key(key))
+        key = normalize_key(key)
+        if key in cls.block_keys:
+            from_blocks.update(cls.expand_block(key, value))
+        else:
+            explicit[cls.aliases.get(key, key)] = value
+    values: dict[str, Any] = {}
+    for key, value in {**from_blocks, **explicit}.items():  # explicit keys win over a block's
         if key not in known:
             valid = ", ".join(known) or "none"
             raise ConfigError(key, f"is not a parameter of scheme {name!r} (its parameters: {valid})")
@@ -277,6 +284,65 @@ def parse_positions(value: Any) -> np.ndarray:
         raise ConfigError("positions", str(error)) from None
 
 
+#: HF ``model_type`` values of RoPE models whose config.json may omit every RoPE key (old Llama 2 files).
+ROPE_MODEL_TYPES = frozenset({
+    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text",
+    "phi", "phi3", "gpt_neox", "gptj", "falcon", "stablelm", "olmo", "olmo2", "starcoder2", "deepseek_v2",
+    "deepseek_v3", "internlm2", "cohere", "granite",
+})
+
+
+def read_hf_config(path: str) -> dict[str, Any]:
+    """The RoPE options of a HuggingFace model ``config.json``, as pecli keys.
+
+    ``head_dim`` wins over ``hidden_size / num_attention_heads`` when present (they differ for Gemma,
+    for instance). ``rope_theta`` (or GPT-NeoX's ``rotary_emb_base``; 10000, HF's default, when a RoPE
+    model gives none), ``partial_rotary_factor`` (or ``rotary_pct``), ``max_position_embeddings``, a
+    top-level ``original_max_position_embeddings`` (which wins, as in HF) and the ``rope_scaling`` or
+    ``rope_parameters`` block are read. A config with no RoPE is an error.
+    """
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as stream:
+            data = json.load(stream)
+    except OSError as error:
+        raise ConfigError("hf_config", f"cannot read {path}: {error.strerror or error}") from None
+    except ValueError as error:
+        raise ConfigError("hf_config", f"{path} is not valid JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise ConfigError("hf_config", f"{path} must hold a JSON object")
+    if isinstance(data.get("text_config"), dict) and "num_attention_heads" not in data:
+        data = {**data["text_config"], **{k: v for k, v in data.items() if k.startswith("rope")}}
+    rope_keys = ("rope_theta", "rope_scaling", "rope_parameters", "rotary_emb_base", "rotary_pct", "partial_rotary_factor")
+    if not any(data.get(key) is not None for key in rope_keys) and data.get("model_type") not in ROPE_MODEL_TYPES:
+        kind = data.get("model_type", "unknown")
+        raise ConfigError("hf_config", f"{path} (model_type {kind}) has no RoPE settings: no rope_theta, rope_scaling or rope_parameters")
+    options: dict[str, Any] = {"scheme": "rope"}
+    if data.get("head_dim") is not None:
+        options["dim"] = data["head_dim"]
+    elif data.get("hidden_size") and data.get("num_attention_heads"):
+        hidden, heads = data["hidden_size"], data["num_attention_heads"]
+        if hidden % heads:
+            raise ConfigError("hf_config", f"hidden_size {hidden} is not a multiple of num_attention_heads {heads}; give head_dim")
+        options["dim"] = hidden // heads
+    else:
+        raise ConfigError("hf_config", f"{path} gives neither head_dim nor hidden_size and num_attention_heads")
+    base = data.get("rope_theta", data.get("rotary_emb_base"))
+    options["base"] = 10000.0 if base is None else base
+    fraction = data.get("partial_rotary_factor", data.get("rotary_pct"))
+    if fraction is not None:
+        options["partial_rotary_factor"] = fraction
+    if data.get("max_position_embeddings") is not None:
+        options["max_position_embeddings"] = data["max_position_embeddings"]
+    block = data.get("rope_parameters", data.get("rope_scaling"))
+    if block is not None:
+        options["rope_scaling"] = block
+    if data.get("original_max_position_embeddings") is not None:
+        options["original_max_position"] = data["original_max_position_embeddings"]
+    return options
+
+
 def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> Spec:
     """Validate merged options into a :class:`Spec`.
 
@@ -284,9 +350,15 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
     own ``settings``; anything else is an error that lists the valid keys.
     """
     command = {s.name: s for s in (*RUN_SETTINGS, *settings)}
+    options = dict(options)
+    hf_config = options.pop("hf_config", None)
+    if hf_config is not None:
+        if options.get("scheme", "rope") != "rope":
+            raise ConfigError("hf_config", f"reads a RoPE model; it cannot go with scheme {options['scheme']!r}")
+        options = merge(read_hf_config(str(hf_config)), options)
     scheme_name = coerce_setting(command["scheme"], options.get("scheme", DEFAULT_SCHEME))
     cls = get_scheme_class(scheme_name)
-    parameter_names = set(scheme_parameters(cls)) | set(cls.aliases)
+    parameter_names = set(scheme_parameters(cls)) | set(cls.aliases) | set(cls.block_keys)
     chosen: dict[str, Any] = {}
     params: dict[str, Any] = {}
     for key, value in options.items():

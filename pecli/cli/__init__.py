@@ -6,6 +6,7 @@ point, which turns usage errors into one line and exit code 2.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated
 
@@ -13,6 +14,8 @@ import typer
 
 from pecli import __version__
 from pecli.cli.encode import encode
+from pecli.cli.wavelengths import wavelengths
+from pecli.cli.plot import plot
 
 app = typer.Typer(
     name="pecli",
@@ -23,6 +26,8 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.command(name="encode")(encode)
+app.command(name="wavelengths")(wavelengths)
+app.command(name="plot")(plot)
 
 
 def _version(value: bool) -> None:
@@ -52,4 +57,9 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         sys.stderr.write("pecli: aborted\n")
         code = 130
+    except Exception as error:  # a bug: one line unless asked for the traceback
+        if os.environ.get("PECLI_DEBUG"):
+            raise
+        sys.stderr.write(f"pecli: internal error: {type(error).__name__}: {error} (PECLI_DEBUG=1 shows the traceback)\n")
+        code = 3
     sys.exit(code if isinstance(code, int) else 0)

@@ -26,6 +26,7 @@ from pecli.errors import PecliError
 
 SCHEME_PANEL = "Scheme"
 CONFIG_PANEL = "Configuration"
+SCALING_PANEL = "RoPE scaling"
 OUTPUT_PANEL = "Output"
 
 
@@ -52,8 +53,23 @@ SCHEME_OPTIONS: dict[str, Any] = {
     "max_distance": Annotated[Optional[int], _option("--max-distance", help="t5: distance of the last bucket [default: 128]")],
     "bidirectional": Annotated[Optional[bool], _option("--bidirectional/--causal", help="t5: both directions or causal")],
     "heads": Annotated[Optional[int], _option("--heads", help="alibi: number of heads [default: 8]")],
+    "rope_fraction": Annotated[Optional[float], _option("--rope-fraction", help="p-RoPE: fraction of frequency pairs that rotate (highest first)")],
+    "scaling": Annotated[Optional[str], _option("--scaling", help="rope context extension: none, linear, ntk, dynamic, yarn, llama3, longrope", panel=SCALING_PANEL)],
+    "factor": Annotated[Optional[float], _option("--factor", help="scaling factor s", panel=SCALING_PANEL)],
+    "original_max_position": Annotated[Optional[int], _option("--original-max-position", help="original_max_position_embeddings: the pre-training context", panel=SCALING_PANEL)],
+    "max_position_embeddings": Annotated[Optional[int], _option("--max-position-embeddings", help="the model's max_position_embeddings", panel=SCALING_PANEL)],
+    "context": Annotated[Optional[int], _option("--context", help="current sequence length (dynamic, longrope) [default: L]", panel=SCALING_PANEL)],
+    "beta_fast": Annotated[Optional[float], _option("--beta-fast", help="yarn [default: 32]", panel=SCALING_PANEL)],
+    "beta_slow": Annotated[Optional[float], _option("--beta-slow", help="yarn [default: 1]", panel=SCALING_PANEL)],
+    "mscale": Annotated[Optional[float], _option("--mscale", help="yarn, DeepSeek style", panel=SCALING_PANEL)],
+    "mscale_all_dim": Annotated[Optional[float], _option("--mscale-all-dim", help="yarn, DeepSeek style", panel=SCALING_PANEL)],
+    "truncate": Annotated[Optional[bool], _option("--truncate/--no-truncate", help="yarn: floor/ceil the correction range [default: truncate]", panel=SCALING_PANEL)],
+    "low_freq_factor": Annotated[Optional[float], _option("--low-freq-factor", help="llama3 [default: 1]", panel=SCALING_PANEL)],
+    "high_freq_factor": Annotated[Optional[float], _option("--high-freq-factor", help="llama3 [default: 4]", panel=SCALING_PANEL)],
+    "attention_factor": Annotated[Optional[float], _option("--attention-factor", help="yarn, longrope: explicit attention scaling", panel=SCALING_PANEL)],
     "dtype": Annotated[Optional[str], _option("--dtype", help="float64, float32, float16 or bfloat16 [default: float64]")],
     "config": Annotated[Optional[str], _option("--config", "-c", help="YAML file of options ('-' reads stdin)", panel=CONFIG_PANEL)],
+    "hf_config": Annotated[Optional[str], _option("--hf-config", help="a HuggingFace model config.json: its RoPE settings", panel=CONFIG_PANEL)],
     "set": Annotated[Optional[list[str]], _option("--set", help="override any key: key=value (repeatable)", panel=CONFIG_PANEL)],
 }
 
@@ -97,6 +113,7 @@ def scheme_command(*settings: Setting) -> Callable[[Callable[..., Any]], Callabl
         shared = [
             inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
             for name, annotation in SCHEME_OPTIONS.items()
+            if name not in signature.parameters  # a command may redefine a shared option's help
         ]
 
         @functools.wraps(func)
@@ -104,7 +121,7 @@ def scheme_command(*settings: Setting) -> Callable[[Callable[..., Any]], Callabl
             with errors_to_exit():
                 config_path, sets = kwargs.pop("config"), kwargs.pop("set")
                 given = {name: kwargs.pop(name) for name in SCHEME_OPTIONS if name in kwargs}
-                given.update({name: kwargs.pop(name) for name in setting_names})
+                given.update({name: kwargs.pop(name) for name in setting_names if name in kwargs})
                 from_file = load_yaml(config_path) if config_path else {}
                 spec = resolve(merge(from_file, given, parse_sets(sets)), settings)
                 return func(spec, **kwargs)

@@ -20,7 +20,7 @@ def format_value(value: Any) -> str:
             return "[" + ", ".join(format_value(v) for v in value[:8]) + ", …]"
         return "[" + ", ".join(format_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return ", ".join(f"{k}={format_value(v)}" for k, v in value.items())
+        return ", ".join(f"{k}={format_value(v)}" for k, v in value.items() if v is not None)
     return str(value)
 
 

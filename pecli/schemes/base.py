@@ -88,6 +88,8 @@ class Scheme:
     main_key: ClassVar[str] = "encoding"
     #: Parameters whose default is filled from the sequence length (see :meth:`defaults_for_length`).
     length_defaults: ClassVar[tuple[str, ...]] = ()
+    #: Keys that hold a block of parameters as other tools ship it (rope: ``rope_scaling``).
+    block_keys: ClassVar[tuple[str, ...]] = ()
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -98,6 +100,11 @@ class Scheme:
     def defaults_for_length(cls, length: int) -> dict[str, Any]:
         """Defaults that depend on the sequence length (binary ``bits``, learned ``max_length``)."""
         return {}
+
+    @classmethod
+    def expand_block(cls, key: str, block: Any) -> dict[str, Any]:
+        """The parameters held in a block key (see :attr:`block_keys`)."""
+        raise ConfigError(key, f"is not a key of scheme {cls.name!r}")
 
     def params(self) -> dict[str, Any]:
         """The parameters as plain JSON-friendly values."""

@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from functools import cached_property
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from pecli.errors import ConfigError
 from pecli.schemes.base import REFERENCE_SEED, Scheme, as_positions, check_apply_input, param
+from pecli.schemes.rope_scaling import SCALING_TYPES, RopeScaling, ScaledFrequencies, compute_inv_freq
+
+#: Fields of :class:`RopeScheme` that hold the ``rope_scaling`` block, by their HF key.
+_SCALING_FIELDS = {
+    "factor": "factor",
+    "original_max_position_embeddings": "original_max_position",
+    "beta_fast": "beta_fast",
+    "beta_slow": "beta_slow",
+    "mscale": "mscale",
+    "mscale_all_dim": "mscale_all_dim",
+    "attention_factor": "attention_factor",
+    "truncate": "truncate",
+    "low_freq_factor": "low_freq_factor",
+    "high_freq_factor": "high_freq_factor",
+    "short_factor": "short_factor",
+    "long_factor": "long_factor",
+}
 
 
 @dataclass(frozen=True)
@@ -32,6 +50,14 @@ class RopeScheme(Scheme):
 
     Components r … dim − 1 are not rotated. Angles ``p θ_i`` are formed in float64.
 
+    Context-extension scalings (``scaling``: linear, ntk, dynamic, yarn, llama3, longrope) replace
+    ``θ_i`` and may set an attention scaling that multiplies both cos and sin, exactly as HuggingFace's
+    ``modeling_rope_utils`` does; see :mod:`pecli.schemes.rope_scaling` for each rule and its defaults.
+    A ``rope_scaling`` (or ``rope_parameters``) block as models ship it in ``config.json`` is accepted
+    in place of the separate keys. p-RoPE (``rope_fraction`` p < 1, Barbero et al. 2024, "Round and
+    round we go! What makes Rotary Positional Encodings useful?") keeps the ``floor(p · r/2)``
+    highest frequencies and sets the others to 0, so those pairs are left unrotated.
+
     Since ``R_m^T R_n = R_{n−m}``, ``(R_m q)·(R_n k)`` depends only on n − m. :meth:`encode` gives the
     image of the reference vector that is (1, 0) on every pair and 0 on the unrotated tail, i.e. the
     pairs ``(cos pθ_i, sin pθ_i)`` in the chosen layout, so that ``E_m · E_n = Σ_i cos((m − n) θ_i)`` as
@@ -46,7 +72,14 @@ class RopeScheme(Scheme):
     name: ClassVar[str] = "rope"
     kind: ClassVar[str] = "rotary"
     summary: ClassVar[str] = "rotate pairs of q/k components by p·base^(-2i/d) (Su et al. 2021)"
-    aliases: ClassVar[dict[str, str]] = {"rope_theta": "base", "head_dim": "dim"}
+    aliases: ClassVar[dict[str, str]] = {
+        "rope_theta": "base",
+        "head_dim": "dim",
+        "rope_type": "scaling",
+        "original_max_position_embeddings": "original_max_position",
+    }
+    block_keys: ClassVar[tuple[str, ...]] = ("rope_scaling", "rope_parameters")
+    length_defaults: ClassVar[tuple[str, ...]] = ("context",)
     main_key: ClassVar[str] = "encoding"
 
     dim: int = param(128, "head dimension (even)", minimum=2)
@@ -58,6 +91,47 @@ class RopeScheme(Scheme):
     partial_rotary_factor: float = param(
         1.0, "fraction of each head's components that rotate (the first ones)", exclusive_minimum=0, maximum=1
     )
+    rope_fraction: float = param(
+        1.0, "p-RoPE: fraction of the frequency pairs that rotate (the highest frequencies)", minimum=0, maximum=1
+    )
+    scaling: str = param("none", "context extension: " + ", ".join(SCALING_TYPES), choices=SCALING_TYPES)
+    factor: float | None = param(None, "scaling factor s (context ratio)", minimum=1)
+    original_max_position: int | None = param(None, "original_max_position_embeddings: pre-training context", minimum=1)
+    max_position_embeddings: int | None = param(None, "the model's max_position_embeddings", minimum=1)
+    context: int | None = param(None, "current sequence length, for dynamic and longrope (default: the length)", minimum=1)
+    beta_fast: float | None = param(None, "yarn: rotations where extrapolation ends (default 32)")
+    beta_slow: float | None = param(None, "yarn: rotations where interpolation starts (default 1)")
+    mscale: float | None = param(None, "yarn, DeepSeek style: mscale")
+    mscale_all_dim: float | None = param(None, "yarn, DeepSeek style: mscale_all_dim")
+    attention_factor: float | None = param(None, "yarn, longrope: explicit attention scaling", exclusive_minimum=0)
+    truncate: bool | None = param(None, "yarn: floor/ceil the correction range (default true)")
+    low_freq_factor: float | None = param(None, "llama3: low-frequency band edge (default 1)")
+    high_freq_factor: float | None = param(None, "llama3: high-frequency band edge (default 4)")
+    short_factor: tuple[float, ...] | None = param(None, "longrope: per-pair factors up to the original length")
+    long_factor: tuple[float, ...] | None = param(None, "longrope: per-pair factors beyond it")
+
+    @classmethod
+    def defaults_for_length(cls, length: int) -> dict[str, Any]:
+        return {"context": length}
+
+    @classmethod
+    def expand_block(cls, key: str, block: Any) -> dict[str, Any]:
+        """The fields given by a HF ``rope_scaling`` / ``rope_parameters`` block."""
+        if block is None:
+            return {}
+        if not isinstance(block, Mapping):
+            raise ConfigError(key, f"must be a mapping as in config.json, got {block!r}")
+        out: dict[str, Any] = {}
+        for hf_key, name in (("rope_theta", "base"), ("partial_rotary_factor", "partial_rotary_factor")):
+            if block.get(hf_key) is not None:
+                out[name] = block[hf_key]
+        scaling = RopeScaling.from_hf(block)
+        out["scaling"] = scaling.rope_type
+        for hf_key, name in _SCALING_FIELDS.items():
+            value = getattr(scaling, hf_key)
+            if value is not None:
+                out[name] = value
+        return out
 
     def __post_init__(self) -> None:
         self._require_even("dim", self.dim)
@@ -67,6 +141,24 @@ class RopeScheme(Scheme):
                 "partial_rotary_factor",
                 f"int(dim * factor) = {rotated} rotated components; it must be even and at least 2",
             )
+        self.frequencies  # validates the scaling now, not at first use
+
+    @property
+    def rope_scaling(self) -> RopeScaling:
+        """The scaling as the HF-style record of :mod:`pecli.schemes.rope_scaling`."""
+        values = {hf_key: getattr(self, name) for hf_key, name in _SCALING_FIELDS.items()}
+        return RopeScaling(rope_type=self.scaling, **values)
+
+    @cached_property
+    def frequencies(self) -> ScaledFrequencies:
+        """The scaled inverse frequencies with what the scaling did to each pair (before p-RoPE)."""
+        return compute_inv_freq(
+            base=self.base,
+            rotated_dim=self.rotated_dim,
+            scaling=self.rope_scaling,
+            max_position_embeddings=self.max_position_embeddings,
+            context=self.context,
+        )
 
     # -- frequencies ----------------------------------------------------------------------------
     @property
@@ -79,15 +171,27 @@ class RopeScheme(Scheme):
         return int(self.dim * self.partial_rotary_factor)
 
     @property
+    def rotating_pairs(self) -> int:
+        """How many pairs rotate: ``floor(rope_fraction · r/2)``, the highest frequencies (p-RoPE)."""
+        return int(np.floor(self.rope_fraction * (self.rotated_dim // 2) + 1e-9))
+
+    @property
     def inv_freq(self) -> np.ndarray:
-        """``θ_i = base^(−2i/r)``, float64, shape ``(r/2,)``."""
-        exponents = np.arange(0, self.rotated_dim, 2, dtype=np.float64) / self.rotated_dim
-        return 1.0 / np.power(float(self.base), exponents)
+        """The frequencies in use, float64, shape ``(r/2,)``: ``θ_i = base^(−2i/r)`` without scaling,
+        the scaled values with one, and 0 for the pairs p-RoPE leaves unrotated."""
+        inv_freq = np.array(self.frequencies.inv_freq, dtype=np.float64)
+        inv_freq[self.rotating_pairs :] = 0.0
+        return inv_freq
+
+    @property
+    def original_inv_freq(self) -> np.ndarray:
+        """``θ_i = base^(−2i/r)`` with the configured base, before any scaling or p-RoPE."""
+        return np.array(self.frequencies.original_inv_freq, dtype=np.float64)
 
     @property
     def attention_scaling(self) -> float:
-        """Factor applied to both cos and sin (1 without a context-extension scaling)."""
-        return 1.0
+        """Factor applied to both cos and sin (1 unless the scaling sets one); logits scale by its square."""
+        return float(self.frequencies.attention_scaling)
 
     def angles(self, positions: Any) -> np.ndarray:
         """The (L, r/2) angles ``p θ_i``, float64."""

@@ -43,9 +43,9 @@ Conventions (where HF versions differ or HF is silent):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from numbers import Integral, Real
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np

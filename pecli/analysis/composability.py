@@ -1,0 +1,167 @@
+"""Composability: a fixed linear map takes the encoding of p to that of p + k, for every p.
+
+Seed 001 (and 003) derive it for the sinusoidal encoding: ``PE_{p+k} = M_k PE_p`` with ``M_k`` block
+diagonal, each block ``[[cos ω_i k, sin ω_i k], [−sin ω_i k, cos ω_i k]]`` — a rotation.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from pecli.analysis.result import PropertyResult
+from pecli.analysis.structure import has_vectors, rotation_blocks, rotation_pairs, vectors
+from pecli.errors import PecliError, PositionError
+from pecli.schemes.base import Scheme
+
+#: Shifts k fitted when none are given.
+DEFAULT_SHIFTS = (1, 2, 4, 8, 64)
+#: Relative residual at or below which the fit counts as exact (numerical precision).
+RESIDUAL_TOL = 1e-8
+
+
+def check_composability(scheme: Scheme, length: int, *, shifts: Sequence[int] | None = None) -> PropertyResult:
+    """Fit ``E_{p+k} ≈ M_k E_p`` by least squares over all p and report the relative residual.
+
+    Parameters
+    ----------
+    scheme:
+        Any registered scheme.
+    length:
+        Positions 0 … L − 1 (extended, for schemes that can encode more, when fewer than twice the
+        width: with fewer positions than components any table fits exactly).
+    shifts:
+        The shifts k (default 1, 2, 4, 8, 64, those below L − 1).
+
+    Returns
+    -------
+    PropertyResult
+        ``pass`` when the relative residual ``||Y − X M_kᵀ||_F / ||Y||_F`` is at most 1e-8 for every k
+        (X = E[0:L−k], Y = E[k:L]). For sinusoidal and rotary schemes the figures add
+        ``rotation_distance``: the largest ``||M̂_i − R_i(k)||_F / √2`` over frequency pairs i, where
+        M̂_i is the 2×2 map fitted on pair i alone and R_i(k) the rotation of seeds 001/003, and
+        ``rotation_residual``, the residual of the seed's block-diagonal rotation itself.
+
+    Notes
+    -----
+    When the fit is underdetermined (the rows of X are linearly independent, as for a random table with
+    max_length ≤ d) and the scheme cannot encode more positions, M_k is fitted on the first half of the
+    rows and judged on the second half: a map that only interpolates its own rows is not a shift map.
+    Bias schemes have no per-position vectors: their logit term is a function of Δ = n − m by
+    construction, which is checked exactly (``S(m + k, n + k) = S(m, n)``).
+    """
+    if length < 3:
+        raise PecliError("composability needs at least 3 positions")
+    shifts = _shifts(shifts, length)
+    if not has_vectors(scheme):
+        return _bias_composability(scheme, length, shifts)
+    notes: list[str] = []
+    fit_length = length
+    wanted = 2 * scheme.width + max(shifts) + 1
+    if wanted > length:
+        try:
+            scheme.check_positions(np.arange(length, wanted))
+            fit_length = wanted
+            notes.append(f"fitted over positions 0 … {wanted - 1} (more than twice the width, so the fit is determined)")
+        except PositionError:
+            pass
+    encoding = vectors(scheme, fit_length)
+    pairs = rotation_pairs(scheme)
+    rows = []
+    for k in shifts:
+        x, y = encoding[: fit_length - k], encoding[k:]
+        residual, held_out = _fit_residual(x, y)
+        row = {"shift": k, "residual": residual, "held_out": held_out}
+        if pairs is not None:
+            row.update(_rotation_figures(encoding, pairs, k))
+        rows.append(row)
+    worst = max(rows, key=lambda r: r["residual"])
+    figures: dict = {"positions": fit_length, "shifts": list(shifts), "max_residual": worst["residual"]}
+    if pairs is not None:
+        figures["max_rotation_distance"] = max(r["rotation_distance"] for r in rows)
+        figures["max_rotation_residual"] = max(r["rotation_residual"] for r in rows)
+    if any(r["held_out"] for r in rows):
+        notes.append(
+            "underdetermined (fewer positions than independent components): M_k fitted on the first half of "
+            "the positions and measured on the second half"
+        )
+    if worst["residual"] <= RESIDUAL_TOL:
+        reason = f"E_(p+k) = M_k E_p holds to a relative residual of {worst['residual']:.2g} for k = {_join(shifts)}"
+        if pairs is not None:
+            reason += (
+                f"; the fitted pair maps are the block-diagonal rotation of seed 001 within "
+                f"{figures['max_rotation_distance']:.2g}"
+            )
+        verdict = "pass"
+    else:
+        reason = (
+            f"no linear map takes E_p to E_(p+{worst['shift']}): the best least-squares fit leaves a relative "
+            f"residual of {worst['residual']:.3g}" + (" on held-out positions" if worst["held_out"] else "")
+        )
+        verdict = "fail"
+    return PropertyResult("composability", verdict, reason, figures, "max_residual", table=rows, notes=tuple(notes))
+
+
+def _shifts(shifts: Sequence[int] | None, length: int) -> tuple[int, ...]:
+    if shifts:
+        bad = [k for k in shifts if int(k) != k or k < 1 or k > length - 2]
+        if bad:
+            raise PecliError(f"shifts must be whole numbers in 1 … {length - 2} (L − 2), got {bad[0]}")
+        return tuple(sorted({int(k) for k in shifts}))
+    chosen = tuple(k for k in DEFAULT_SHIFTS if k <= length - 2)
+    return chosen or (1,)
+
+
+def _join(values: Sequence[int]) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+def _fit_residual(x: np.ndarray, y: np.ndarray) -> tuple[float, bool]:
+    """Relative least-squares residual of ``Y ≈ X Mᵀ``; held out when the fit is underdetermined."""
+    norm = float(np.linalg.norm(y)) or 1.0
+    solution, _, rank, _ = np.linalg.lstsq(x, y, rcond=None)
+    if rank < x.shape[0]:
+        return float(np.linalg.norm(y - x @ solution)) / norm, False
+    half = x.shape[0] // 2
+    solution = np.linalg.lstsq(x[:half], y[:half], rcond=None)[0]
+    rest = y[half:]
+    return float(np.linalg.norm(rest - x[half:] @ solution)) / (float(np.linalg.norm(rest)) or 1.0), True
+
+
+def _rotation_figures(encoding: np.ndarray, pairs, shift: int) -> dict:
+    """Per-pair 2×2 fits against the rotation blocks, and the residual of the rotation itself."""
+    rotation = rotation_blocks(pairs, shift)  # (n, 2, 2), acting on column vectors (first, second)
+    x = np.stack([encoding[:-shift, pairs.first], encoding[:-shift, pairs.second]], axis=-1)  # (rows, n, 2)
+    y = np.stack([encoding[shift:, pairs.first], encoding[shift:, pairs.second]], axis=-1)
+    gram = np.einsum("rna,rnb->nab", x, x)
+    cross = np.einsum("rna,rnb->nab", x, y)
+    determinant = np.linalg.det(gram)
+    scale = np.einsum("naa->n", gram) ** 2
+    usable = determinant > 1e-12 * scale  # pairs whose two columns are independent (θ_i ≠ 0)
+    distance = 0.0
+    if usable.any():
+        fitted = np.transpose(np.linalg.solve(gram[usable], cross[usable]), (0, 2, 1))  # M̂ with y = M̂ x
+        distance = float(np.max(np.linalg.norm(fitted - rotation[usable], axis=(1, 2)) / np.sqrt(2.0)))
+    predicted = np.einsum("nab,rnb->rna", rotation, x)
+    residual = float(np.linalg.norm(y - predicted)) / (float(np.linalg.norm(y)) or 1.0)
+    return {"rotation_distance": distance, "rotation_residual": residual, "pairs_compared": int(usable.sum())}
+
+
+def _bias_composability(scheme: Scheme, length: int, shifts: tuple[int, ...]) -> PropertyResult:
+    deltas = np.arange(-(length - 1), length)
+    base = np.asarray(scheme.score(np.zeros_like(deltas) + (length - 1), deltas + (length - 1)), dtype=np.float64)
+    worst = 0.0
+    for k in shifts:
+        moved = np.asarray(scheme.score(np.zeros_like(deltas) + (length - 1 + k), deltas + (length - 1 + k)))
+        worst = max(worst, float(np.max(np.abs(moved - base))))
+    scale = float(np.abs(base).max()) or 1.0
+    figures = {"distances": int(deltas.size), "shifts": list(shifts), "max_residual": worst / scale}
+    if worst / scale <= RESIDUAL_TOL:
+        reason = (
+            "no per-position vector: the logit term is a function of Δ = n − m, unchanged when both positions "
+            f"shift by k = {_join(shifts)} (largest change {worst:.2g})"
+        )
+        return PropertyResult("composability", "pass", reason, figures, "max_residual")
+    reason = f"the logit term changes by up to {worst:.3g} when both positions shift"
+    return PropertyResult("composability", "fail", reason, figures, "max_residual")

@@ -1,0 +1,223 @@
+"""Distinguishability: adjacent positions differ noticeably, and nearby positions look nearer than far ones.
+
+Seed 000 ("可区分性: 相邻位置编码差异明显") and its binary example: 7 = 0111 and 8 = 1000 are neighbours
+but differ in all four bits (Hamming distance 4), while 7 and 15 = 1111 differ in one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pecli.analysis.result import PropertyResult
+from pecli.analysis.structure import (
+    bias_domain, distance_from_origin, has_vectors, is_shift_isometric, local_nearest_shift_isometric,
+    scan_pairs, vectors,
+)
+from pecli.errors import PecliError
+from pecli.schemes.base import Scheme
+
+#: Largest allowed ratio of the largest to the smallest step between adjacent positions.
+MAX_STEP_RATIO = 1.5
+#: Smallest share of positions whose nearest other position must be a neighbour p ± 1.
+MIN_LOCAL_SHARE = 0.99
+#: Smallest step, relative to the largest row norm, that counts as a noticeable difference.
+MIN_RELATIVE_STEP = 1e-6
+
+
+def check_distinguishability(scheme: Scheme, length: int, *, samples: int | None = None) -> PropertyResult:
+    """Measure the steps between adjacent positions and how local the nearest neighbours are.
+
+    Parameters
+    ----------
+    scheme:
+        Any registered scheme.
+    length:
+        Positions 0 … L − 1 (bias schemes: the relative distances of a sequence of that length).
+    samples:
+        Force a sampled nearest-neighbour scan with this many query positions.
+
+    Returns
+    -------
+    PropertyResult
+        Figures: ``min_step``, ``max_step``, ``step_ratio`` (max/min), ``worst_jump`` (the pair with the
+        largest step and how many components differ there), ``local_share`` (share of positions whose
+        nearest other position is strictly p − 1 or p + 1). ``pass`` when the smallest step is noticeable
+        (at least 1e-6 of the largest row norm), the step ratio is at most 1.5 and the local share at
+        least 0.99.
+
+    Notes
+    -----
+    Steps are ``||E_{p+1} − E_p||`` (Euclidean; for 0/1 rows the square of the step is the Hamming
+    distance). For shift-isometric schemes the nearest neighbour of every position follows exactly from
+    ``f(Δ) = ||E_Δ − E_0||`` (position p reaches Δ ≤ max(p, L−1−p)); otherwise the all-pairs scan is
+    blockwise, and sampled at large L. Bias schemes compare the bias vectors of consecutive distances Δ.
+    """
+    if length < 3:
+        raise PecliError("distinguishability needs at least 3 positions")
+    if has_vectors(scheme):
+        return _vector_distinguishability(scheme, length, samples)
+    return _bias_distinguishability(scheme, length, samples)
+
+
+def _verdict(min_step: float, max_step: float, scale: float, share: float) -> tuple[bool, bool, bool]:
+    noticeable = min_step > MIN_RELATIVE_STEP * scale
+    even = noticeable and max_step / min_step <= MAX_STEP_RATIO
+    local = share >= MIN_LOCAL_SHARE
+    return noticeable, even, local
+
+
+def _vector_distinguishability(scheme: Scheme, length: int, samples: int | None) -> PropertyResult:
+    encoding = vectors(scheme, length)
+    steps = np.linalg.norm(np.diff(encoding, axis=0), axis=1)
+    small, large = int(np.argmin(steps)), int(np.argmax(steps))
+    min_step, max_step = float(steps[small]), float(steps[large])
+    ratio = max_step / min_step if min_step > 0 else None
+    changed = int(np.count_nonzero(encoding[large + 1] != encoding[large]))
+    binary_rows = bool(np.all((encoding == 0) | (encoding == 1)))
+    notes: list[str] = []
+    sampled = False
+    if is_shift_isometric(scheme, encoding) and samples is None:
+        local, example = local_nearest_shift_isometric(distance_from_origin(encoding))
+        queries = length
+        notes.append("distances depend on q − p only (shift-isometric): nearest neighbours exact in one pass over Δ")
+    else:
+        scan = scan_pairs(encoding, samples=samples)
+        local, example, queries, sampled = scan.local_nearest, scan.example, scan.queries, scan.sampled
+        if sampled:
+            notes.append(f"nearest neighbours of {queries} sampled positions (seeded) against all {length}")
+    share = local / queries
+    scale = float(np.linalg.norm(encoding, axis=1).max()) or 1.0
+    noticeable, even, is_local = _verdict(min_step, max_step, scale, share)
+    unit = "bits" if binary_rows else "components"
+    jump = (
+        f"positions {large} and {large + 1} differ in {changed} of {encoding.shape[1]} {unit}"
+        + (f" (Hamming distance {changed})" if binary_rows else "")
+        + f": step {max_step:.4g} against {min_step:.4g} at {small} → {small + 1}"
+    )
+    figures = {
+        "positions": length,
+        "min_step": min_step,
+        "min_step_pair": [small, small + 1],
+        "max_step": max_step,
+        "step_ratio": ratio,
+        "worst_jump": {"pair": [large, large + 1], "components_changed": changed, "of": int(encoding.shape[1])},
+        "local_share": share,
+        "non_local_example": list(example) if example else None,
+    }
+    problems = []
+    if not noticeable:
+        problems.append(f"positions {small} and {small + 1} are only {min_step:.3g} apart")
+    if noticeable and not even or (binary_rows and ratio and ratio > 1):
+        problems.append(jump)
+    if not is_local:
+        problems.append(_locality_words(share, example, encoding))
+    if noticeable and even and is_local:
+        reason = (
+            f"adjacent steps {min_step:.4g} … {max_step:.4g} (ratio {ratio:.4g}); "
+            f"{share:.1%} of positions are nearest to p ± 1"
+        )
+        verdict = "pass"
+    else:
+        reason, verdict = "; ".join(problems), "fail"
+    return PropertyResult(
+        "distinguishability", verdict, reason, figures, "step_ratio", sampled=sampled, notes=tuple(notes)
+    )
+
+
+def _locality_words(share: float, example: tuple[int, int] | None, encoding: np.ndarray) -> str:
+    words = f"only {share:.1%} of positions have p ± 1 as their strictly nearest position"
+    if example is not None:
+        p, q = example
+        near = min(
+            (float(np.linalg.norm(encoding[p] - encoding[r])) for r in (p - 1, p + 1) if 0 <= r < len(encoding)),
+        )
+        far = float(np.linalg.norm(encoding[p] - encoding[q]))
+        words += f" (position {p} is {far:.3g} from {q} but {near:.3g} from its neighbour)"
+    return words
+
+
+def _local_nearest_1d(values: np.ndarray) -> tuple[int, tuple[int, int] | None]:
+    """Rows (in order) whose nearest other row by value is strictly i ± 1: exact, via sorting."""
+    n = values.size
+    order = np.argsort(values, kind="stable")
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    index = np.arange(n)
+    adjacent = np.full(n, np.inf)
+    adjacent[1:] = np.abs(values[1:] - values[:-1])
+    adjacent[:-1] = np.minimum(adjacent[:-1], np.abs(values[1:] - values[:-1]))
+    other = np.full(n, np.inf)
+    other_at = np.full(n, -1)
+    for offset in (-3, -2, -1, 1, 2, 3):  # at most two of the nearest three on a side are i ± 1
+        r = rank + offset
+        ok = (r >= 0) & (r < n)
+        j = np.where(ok, order[np.clip(r, 0, n - 1)], index)
+        gap = np.abs(values[j] - values)
+        valid = ok & (np.abs(j - index) >= 2) & (gap < other)
+        other = np.where(valid, gap, other)
+        other_at = np.where(valid, j, other_at)
+    good = adjacent < other
+    example = None
+    if not good.all():
+        i = int(np.nonzero(~good)[0][0])
+        example = (i, int(other_at[i]))
+    return int(np.count_nonzero(good)), example
+
+
+def _bias_distinguishability(scheme: Scheme, length: int, samples: int | None) -> PropertyResult:
+    domain = bias_domain(scheme, length)
+    rows, deltas = domain.rows, domain.deltas
+    steps = np.linalg.norm(np.diff(rows, axis=0), axis=1)
+    small, large = int(np.argmin(steps)), int(np.argmax(steps))
+    min_step, max_step = float(steps[small]), float(steps[large])
+    ratio = max_step / min_step if min_step > 0 else None
+    notes = [domain.note] if domain.note else []
+    sampled = False
+    if rows.shape[1] == 1:
+        local, example = _local_nearest_1d(rows[:, 0])
+        queries = rows.shape[0]
+    else:
+        scan = scan_pairs(rows, samples=samples)
+        local, example, queries, sampled = scan.local_nearest, scan.example, scan.queries, scan.sampled
+        if sampled:
+            notes.append(f"nearest neighbours of {queries} sampled distances against all {rows.shape[0]}")
+    share = local / queries
+    scale = float(np.linalg.norm(rows, axis=1).max()) or 1.0
+    noticeable, even, is_local = _verdict(min_step, max_step, scale, share)
+    figures = {
+        "distances": int(deltas.size),
+        "side": domain.side,
+        "min_step": min_step,
+        "min_step_pair": [int(deltas[small]), int(deltas[small + 1])],
+        "max_step": max_step,
+        "step_ratio": ratio,
+        "worst_jump": {"pair": [int(deltas[large]), int(deltas[large + 1])]},
+        "local_share": share,
+        "non_local_example": [int(deltas[example[0]]), int(deltas[example[1]])] if example else None,
+    }
+    problems = []
+    if not noticeable:
+        problems.append(
+            f"distances Δ = {deltas[small]} and {deltas[small + 1]} get biases only {min_step:.3g} apart"
+        )
+    elif not even:
+        problems.append(
+            f"the step between Δ = {deltas[large]} and {deltas[large + 1]} is {max_step:.4g}, "
+            f"{ratio:.3g} times the smallest ({min_step:.4g})"
+        )
+    if not is_local:
+        words = f"only {share:.1%} of distances have Δ ± 1 as their strictly nearest bias"
+        if example:
+            words += f" (Δ = {deltas[example[0]]} is as near to Δ = {deltas[example[1]]})"
+        problems.append(words)
+    if noticeable and even and is_local:
+        reason = (
+            f"consecutive distances differ by {min_step:.4g} … {max_step:.4g} (ratio {ratio:.4g}); "
+            f"{share:.1%} are nearest to Δ ± 1"
+        )
+        verdict = "pass"
+    else:
+        reason, verdict = "; ".join(problems), "fail"
+    return PropertyResult(
+        "distinguishability", verdict, reason, figures, "step_ratio", sampled=sampled, notes=tuple(notes)
+    )

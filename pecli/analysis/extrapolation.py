@@ -1,0 +1,299 @@
+"""Extrapolation: what happens to positions (distances) past the training length T.
+
+Seeds 000/001 (binary: trained on 256 positions with 8 bits, position 300 needs 9), 002/003/004
+(learned tables are undefined past max_len), 003 (ALiBi extrapolates best).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from pecli.analysis.result import PropertyResult
+from pecli.analysis.structure import bias_domain, collisions, has_vectors, rotation_pairs, vectors
+from pecli.errors import PecliError, PositionError
+from pecli.schemes.base import Scheme
+
+#: The position seed 000 takes as its example of a binary overflow after training on 256 positions.
+SEED_EXAMPLE_POSITION = 300
+#: Slack, as a share of the training range, before values count as outside it.
+RANGE_SLACK = 0.01
+
+
+@dataclass(frozen=True)
+class AngleRanges:
+    """Angles per frequency pair at training and at test positions.
+
+    Attributes
+    ----------
+    inv_freq:
+        θ_i the test scheme uses (``scheme.inv_freq``, scalings included).
+    train_inv_freq:
+        θ_i of the trained scheme (the same unless a scaled scheme is compared with its original).
+    train_max_angle:
+        ``(T − 1) · θ_i`` (training), radians.
+    test_max_angle:
+        ``(L − 1) · θ_i`` (test), radians.
+    wavelength:
+        ``2π / θ_i`` positions (inf where θ_i = 0).
+    unseen:
+        Pairs whose test positions reach angles (modulo full turns) that training never reached:
+        training covered less than a full turn (``(T − 1) θ_i^train < 2π``) and the test angle goes past
+        it. Without scaling these are the pairs whose wavelength exceeds about T.
+    first_unseen_pair:
+        Index of the first unseen pair, or None.
+    """
+
+    train_length: int
+    length: int
+    inv_freq: np.ndarray
+    train_inv_freq: np.ndarray
+    train_max_angle: np.ndarray
+    test_max_angle: np.ndarray
+    wavelength: np.ndarray
+    unseen: np.ndarray
+    first_unseen_pair: int | None
+
+    @property
+    def unseen_count(self) -> int:
+        return int(np.count_nonzero(self.unseen))
+
+
+def angle_ranges(scheme: Scheme, train_length: int, length: int, *, train_scheme: Scheme | None = None) -> AngleRanges:
+    """The :class:`AngleRanges` of a sinusoidal or rotary scheme trained on T positions, tested on L.
+
+    Parameters
+    ----------
+    scheme:
+        A scheme with ``inv_freq`` (sinusoidal, rope and variants); its θ_i are used as they are, context
+        extension scalings included.
+    train_length, length:
+        T and L, with L > T ≥ 1.
+    train_scheme:
+        The scheme training used, when it differs (a scaled RoPE compared with the unscaled original);
+        default ``scheme``.
+    """
+    inv_freq = getattr(scheme, "inv_freq", None)
+    if inv_freq is None:
+        raise PecliError(f"scheme {scheme.name!r} has no rotation frequencies (inv_freq)")
+    if not 1 <= train_length < length:
+        raise PecliError(f"train_length must be in 1 … length − 1 ({length - 1}), got {train_length}")
+    inv_freq = np.asarray(inv_freq, dtype=np.float64)
+    train_inv_freq = np.asarray(getattr(train_scheme or scheme, "inv_freq"), dtype=np.float64)
+    train_max = (train_length - 1) * train_inv_freq
+    test_max = (length - 1) * inv_freq
+    with np.errstate(divide="ignore"):
+        wavelength = np.where(inv_freq > 0, 2 * math.pi / np.where(inv_freq > 0, inv_freq, 1.0), np.inf)
+    unseen = (train_max < 2 * math.pi) & (test_max > train_max)
+    first = int(np.argmax(unseen)) if unseen.any() else None
+    return AngleRanges(train_length, length, inv_freq, train_inv_freq, train_max, test_max, wavelength, unseen, first)
+
+
+def default_train_length(length: int) -> int:
+    """T when none is given: half of L (512 → 256, seed 000's binary example)."""
+    return max(1, length // 2)
+
+
+def check_extrapolation(
+    scheme: Scheme,
+    length: int,
+    *,
+    train_length: int | None = None,
+    rebuild: Callable[[int], Scheme] | None = None,
+) -> PropertyResult:
+    """Can the scheme, as trained on T positions, encode positions T … L − 1, and how?
+
+    Parameters
+    ----------
+    scheme:
+        The scheme at test length L.
+    length:
+        L.
+    train_length:
+        T < L (default L // 2).
+    rebuild:
+        ``rebuild(T)`` gives the scheme as trained (binary fixes ``bits`` and learned ``max_length`` from
+        it: :meth:`pecli.config.Spec.rebuild`); default: ``scheme`` itself.
+
+    Returns
+    -------
+    PropertyResult
+        ``fail`` when positions past T are undefined (learned past max_length, binary past 2**bits), when
+        vector values leave the range training saw (integer: grows without bound), or when new positions
+        collide; ``warn`` for sinusoidal/rotary pairs that reach unseen angles (see :func:`angle_ranges`),
+        bias distances that get untrained buckets or indices, and encodings that depend on the length;
+        ``pass`` otherwise. Bias schemes: T5 and Shaw map unseen distances onto the last bucket / the clip
+        seen in training (the resolution lost is reported); ALiBi continues its monotone penalty (the
+        largest unseen bias is reported).
+    """
+    train_length = default_train_length(length) if train_length is None else int(train_length)
+    if not 1 <= train_length < length:
+        raise PecliError(f"train_length must be below the length {length} (and at least 1), got {train_length}; pass --length")
+    trained = rebuild(train_length) if rebuild is not None else scheme
+    if has_vectors(scheme):
+        return _vector_extrapolation(scheme, trained, train_length, length, rebuild)
+    return _bias_extrapolation(trained, train_length, length)
+
+
+def _first_undefined(scheme: Scheme, start: int, stop: int) -> int | None:
+    """The first position in [start, stop) the scheme cannot encode (positions past it assumed undefined too)."""
+    try:
+        scheme.check_positions(np.arange(start, stop))
+        return None
+    except PositionError:
+        pass
+    low, high = start, stop - 1  # invariant: high is undefined
+    while low < high:
+        middle = (low + high) // 2
+        try:
+            scheme.check_positions(np.array([middle]))
+            low = middle + 1
+        except PositionError:
+            high = middle
+    return high
+
+
+def _vector_extrapolation(scheme, trained, train_length, length, rebuild) -> PropertyResult:
+    figures: dict = {"train_length": train_length, "length": length}
+    first = _first_undefined(trained, train_length, length)
+    if first is not None:
+        try:
+            trained.check_positions(np.array([first]))
+        except PositionError as error:
+            why = str(error)
+        if first <= SEED_EXAMPLE_POSITION < length:
+            try:
+                trained.check_positions(np.array([SEED_EXAMPLE_POSITION]))
+            except PositionError as error:
+                why += f"; e.g. {str(error).split(': ', 1)[-1]}"
+        figures.update({"defined": False, "first_undefined": first, "undefined_positions": length - first})
+        return PropertyResult("extrapolation", "fail", f"undefined past training: {why}", figures, "first_undefined")
+    encoding = vectors(trained, length)
+    seen, new = encoding[:train_length], encoding[train_length:]
+    low, high = float(seen.min()), float(seen.max())
+    new_low, new_high = float(new.min()), float(new.max())
+    slack = RANGE_SLACK * ((high - low) or 1.0)
+    bounded = new_low >= low - slack and new_high <= high + slack
+    found = collisions(encoding)
+    figures.update({
+        "defined": True, "first_undefined": None, "train_range": [low, high], "test_range": [new_low, new_high],
+        "bounded": bounded, "colliding_pairs": found.pairs,
+    })
+    warnings: list[str] = []
+    pairs = rotation_pairs(scheme)
+    if pairs is not None:
+        ranges = angle_ranges(scheme, train_length, length, train_scheme=trained)
+        figures["unseen_angle_pairs"] = ranges.unseen_count
+        figures["first_unseen_pair"] = ranges.first_unseen_pair
+        figures["frequency_pairs"] = int(ranges.inv_freq.size)
+        if ranges.unseen_count:
+            i = ranges.first_unseen_pair
+            warnings.append(
+                f"{ranges.unseen_count} of {ranges.inv_freq.size} frequency pairs reach angles training never saw "
+                f"(from pair {i}: wavelength {ranges.wavelength[i]:.4g} > T = {train_length}; angle up to "
+                f"{ranges.test_max_angle[i]:.4g} rad against {ranges.train_max_angle[i]:.4g} in training)"
+            )
+    if rebuild is not None:
+        at_length = rebuild(length)
+        if at_length.params() != trained.params():
+            changed = [k for k, v in at_length.params().items() if trained.params().get(k) != v]
+            other = vectors(at_length, train_length)
+            if other.shape == seen.shape:
+                difference = float(np.max(np.abs(other - seen)))
+                figures["length_dependence"] = difference
+                if difference > 0:
+                    warnings.append(
+                        f"the same position encodes differently at length {length} than at {train_length} "
+                        f"(largest difference {difference:.4g}, via {', '.join(changed)})"
+                    )
+            else:
+                figures["length_dependence"] = None
+                warnings.append(
+                    f"the encoding's width depends on the length: {seen.shape[1]} at {train_length}, "
+                    f"{other.shape[1]} at {length} ({', '.join(changed)})"
+                )
+    if not bounded:
+        far = int(np.argmax(np.abs(new).max(axis=1))) + train_length
+        reason = (
+            f"unbounded: values reach [{new_low:.4g}, {new_high:.4g}] at positions {train_length} … {length - 1} "
+            f"(largest at {far}), training saw [{low:.4g}, {high:.4g}]"
+        )
+        return PropertyResult("extrapolation", "fail", reason, figures, "test_range", warnings=tuple(warnings))
+    if found.pairs:
+        a, b = found.first
+        reason = f"new positions collide: {found.pairs} pairs, first positions {a} and {b}"
+        return PropertyResult("extrapolation", "fail", reason, figures, "colliding_pairs", warnings=tuple(warnings))
+    reason = (
+        f"positions {train_length} … {length - 1} are defined, unique and within the training range "
+        f"[{low:.4g}, {high:.4g}]"
+    )
+    key = "unseen_angle_pairs" if pairs is not None else "test_range"
+    if warnings:
+        return PropertyResult("extrapolation", "warn", reason + "; but " + "; ".join(warnings), figures, key, warnings=tuple(warnings))
+    return PropertyResult("extrapolation", "pass", reason, figures, key)
+
+
+def _bias_extrapolation(scheme: Scheme, train_length: int, length: int) -> PropertyResult:
+    domain = bias_domain(scheme, length)
+    distance = np.abs(domain.deltas)
+    seen_rows, new_rows = domain.rows[distance < train_length], domain.rows[distance >= train_length]
+    new_deltas = domain.deltas[distance >= train_length]
+    seen_keys = {row.tobytes() for row in (seen_rows + 0.0)}
+    new_keys = [row.tobytes() for row in (new_rows + 0.0)]
+    fresh = np.array([key not in seen_keys for key in new_keys])
+    distinct_new = len(set(new_keys))
+    figures = {
+        "train_length": train_length,
+        "length": length,
+        "side": domain.side,
+        "unseen_distances": int(new_rows.shape[0]),
+        "distinct_unseen_biases": distinct_new,
+        "unseen_biases_not_in_training": int(np.count_nonzero(fresh)),
+        "largest_unseen_bias": float(new_rows.flat[np.argmax(np.abs(new_rows))]),
+    }
+    notes = (domain.note,) if domain.note else ()
+    span = f"|Δ| = {train_length} … {length - 1}"
+    if not fresh.any():
+        resolution = (
+            f"all {new_rows.shape[0]} unseen distances ({span}) share {distinct_new} "
+            f"bias{'es' if distinct_new > 1 else ''} seen in training"
+        )
+        return PropertyResult(
+            "extrapolation", "pass", f"unseen distances map onto values seen in training: {resolution} (resolution lost)",
+            figures, "distinct_unseen_biases", notes=notes,
+        )
+    if scheme.parameter_count > 0:  # learned biases: a bucket or index never seen in training is untrained
+        first = int(new_deltas[np.argmax(fresh)])
+        warning = (
+            f"{int(fresh.sum())} unseen distances (from Δ = {first}) use buckets/indices never seen in training: "
+            "their learned biases are untrained"
+        )
+        return PropertyResult(
+            "extrapolation", "warn", warning, figures, "unseen_biases_not_in_training", warnings=(warning,), notes=notes,
+        )
+    if domain.side == "both":
+        monotone = _monotone_both(domain)
+    else:
+        steps = np.diff(domain.rows, axis=0)
+        monotone = bool(np.all(steps <= 0) or np.all(steps >= 0))
+    if monotone:
+        reason = (
+            f"continues its monotone penalty past T: unseen distances ({span}) get biases down to "
+            f"{figures['largest_unseen_bias']:.4g}, so far tokens are only attended less"
+        )
+        return PropertyResult("extrapolation", "pass", reason, figures, "largest_unseen_bias", notes=notes)
+    warning = f"{int(fresh.sum())} unseen distances get biases never seen in training, not monotone in the distance"
+    return PropertyResult("extrapolation", "warn", warning, figures, "unseen_biases_not_in_training", warnings=(warning,), notes=notes)
+
+
+def _monotone_both(domain) -> bool:
+    """Monotone in |Δ| on each side separately."""
+    ok = True
+    for side in (domain.deltas >= 0, domain.deltas <= 0):
+        rows = domain.rows[side][np.argsort(np.abs(domain.deltas[side]), kind="stable")]
+        steps = np.diff(rows, axis=0)
+        ok &= bool(np.all(steps <= 0) or np.all(steps >= 0))
+    return ok

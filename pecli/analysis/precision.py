@@ -1,0 +1,197 @@
+"""Precision: what float16, bfloat16 or float32 do to an encoding, against float64.
+
+Two cases are kept apart (DESIGN.md, "Conventions worth getting right"):
+
+``cast``
+    the encoding is computed exactly (angles in float64) and the result is rounded to ``dtype``;
+``computed``
+    positions and inverse frequencies are held in ``compute_dtype``, the angles ``p · θ_i`` are formed
+    and rounded there, cos/sin are rounded there, and the result is rounded to ``dtype`` — what a model
+    that builds its RoPE cache in bfloat16 does. bfloat16 has 8 significant bits, so it cannot tell 256
+    from 257: positions above a few hundred collapse onto each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pecli.analysis.result import PropertyResult
+from pecli.analysis.structure import Pairs, bias_domain, collisions, has_vectors, rotation_pairs, vectors
+from pecli.dtypes import DTYPES, cast
+from pecli.errors import PecliError
+from pecli.schemes.base import Scheme
+
+#: dtype the precision check uses when none is given.
+DEFAULT_DTYPE = "bfloat16"
+
+
+@dataclass(frozen=True)
+class PrecisionProfile:
+    """Errors and collisions of an encoding held in a low-precision dtype.
+
+    Attributes
+    ----------
+    case:
+        ``"cast"`` (exact, then rounded) or ``"computed"`` (angles formed in ``compute_dtype``).
+    positions:
+        (n,) the positions 0 … L − 1; for bias schemes the relative distances Δ compared.
+    error:
+        (n,) largest absolute error of each position's row against float64.
+    max_error:
+        The largest of them.
+    collisions:
+        Rows equal to an earlier row in the low-precision result (n minus the distinct rows).
+    collisions_float64:
+        The same count in float64 (collisions the encoding has anyway, like T5's shared buckets).
+    first_adjacent_collision:
+        The first position whose row equals the previous position's in low precision while they differ
+        in float64; None if there is none.
+    phase_error:
+        (n_pairs,) largest absolute error, over positions, of the angle ``atan2`` reads back from each
+        (sin, cos) pair, wrapped to [−π, π] — sinusoidal and rotary schemes only, otherwise None.
+    """
+
+    case: str
+    dtype: str
+    compute_dtype: str | None
+    positions: np.ndarray
+    error: np.ndarray
+    max_error: float
+    collisions: int
+    collisions_float64: int
+    first_adjacent_collision: int | None
+    phase_error: np.ndarray | None
+    note: str | None = None
+
+
+def _check_dtype(key: str, name: str | None) -> None:
+    if name is not None and name not in DTYPES:
+        raise PecliError(f"{key}: must be one of {', '.join(DTYPES)}, got {name!r}")
+
+
+def computed_encoding(scheme: Scheme, pairs: Pairs, positions: np.ndarray, compute_dtype: str) -> np.ndarray:
+    """The encoding with positions, θ_i, angles and cos/sin each rounded to ``compute_dtype`` (float64 out).
+
+    ``angle = round(round(p) · round(θ_i))`` (a float64 product of two numbers of at most 24 significant
+    bits is exact, so rounding it once is the correctly rounded low-precision product), then
+    ``round(cos(angle))`` and ``round(sin(angle))``, scaled by rope's ``attention_scaling`` (rounded too).
+    """
+    def low(x):
+        return cast(np.asarray(x, dtype=np.float64), compute_dtype).astype(np.float64)
+
+    angle = low(np.outer(low(positions.astype(np.float64)), low(pairs.inv_freq)))
+    sin, cos = low(np.sin(angle)), low(np.cos(angle))
+    scaling = float(getattr(scheme, "attention_scaling", 1.0))
+    out = np.zeros((positions.size, scheme.width))
+    if pairs.sin_first:
+        out[:, pairs.first], out[:, pairs.second] = sin, cos
+    else:
+        out[:, pairs.first], out[:, pairs.second] = low(cos * low(scaling)), low(sin * low(scaling))
+    return out
+
+
+def precision_profile(
+    scheme: Scheme, length: int, *, dtype: str = DEFAULT_DTYPE, compute_dtype: str | None = None
+) -> PrecisionProfile:
+    """Round the encoding of positions 0 … L − 1 to ``dtype`` (case ``cast``) or compute it in
+    ``compute_dtype`` (case ``computed``), and compare with float64.
+
+    Parameters
+    ----------
+    scheme:
+        Any registered scheme (bias schemes: the bias of each relative distance).
+    length:
+        L.
+    dtype:
+        Output dtype: float16, bfloat16 (through ``ml_dtypes``), float32 or float64.
+    compute_dtype:
+        If given, the dtype the angles are formed in (schemes without angles: the dtype the values
+        are computed in, which is the same as casting to it first).
+    """
+    _check_dtype("dtype", dtype)
+    _check_dtype("compute_dtype", compute_dtype)
+    if length < 1:
+        raise PecliError("precision needs at least one position")
+    note = None
+    if has_vectors(scheme):
+        positions = np.arange(length, dtype=np.int64)
+        exact = vectors(scheme, length)
+        pairs = rotation_pairs(scheme)
+    else:
+        domain = bias_domain(scheme, length)
+        positions, exact, pairs = domain.deltas, domain.rows, None
+        note = domain.note
+    if compute_dtype is not None and pairs is not None:
+        low = cast(computed_encoding(scheme, pairs, positions, compute_dtype), dtype)
+    elif compute_dtype is not None:
+        low = cast(cast(exact, compute_dtype).astype(np.float64), dtype)
+        note = f"no angles to form: computing in {compute_dtype} is rounding the values to it"
+    else:
+        low = cast(exact, dtype)
+    wide = low.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        difference = np.abs(wide - exact)
+    difference[~np.isfinite(difference)] = np.inf
+    error = difference.max(axis=1) if difference.shape[1] else np.zeros(len(positions))
+    found, found_exact = collisions(low), collisions(exact)
+    same_low = np.all(wide[1:] == wide[:-1], axis=1)
+    same_exact = np.all(exact[1:] == exact[:-1], axis=1)
+    introduced = np.nonzero(same_low & ~same_exact)[0]
+    first_adjacent = int(positions[introduced[0] + 1]) if introduced.size else None
+    phase = None
+    if pairs is not None:
+        first, second = wide[:, pairs.first], wide[:, pairs.second]
+        sin, cos = (first, second) if pairs.sin_first else (second, first)
+        read = np.arctan2(sin, cos)
+        true = np.outer(positions.astype(np.float64), pairs.inv_freq)
+        phase = np.abs((read - true + np.pi) % (2 * np.pi) - np.pi).max(axis=0)
+    return PrecisionProfile(
+        "computed" if compute_dtype is not None else "cast", dtype, compute_dtype, positions, error,
+        float(error.max()) if error.size else 0.0, found.repeated, found_exact.repeated, first_adjacent, phase, note,
+    )
+
+
+def check_precision(
+    scheme: Scheme, length: int, *, dtype: str | None = None, compute_dtype: str | None = None
+) -> PropertyResult:
+    """Do positions stay apart in ``dtype``? ``fail`` when it makes distinct positions collide.
+
+    Figures: ``case``, ``max_error`` (against float64), ``collisions`` (new ones, beyond those the
+    float64 encoding has), ``first_adjacent_collision`` and, for sinusoidal/rotary schemes,
+    ``max_phase_error`` with the pair where it is largest.
+    """
+    dtype = dtype or DEFAULT_DTYPE
+    profile = precision_profile(scheme, length, dtype=dtype, compute_dtype=compute_dtype)
+    new = profile.collisions - profile.collisions_float64
+    where = f"computed in {compute_dtype}, stored in {dtype}" if compute_dtype else f"computed in float64, cast to {dtype}"
+    figures = {
+        "case": profile.case,
+        "dtype": dtype,
+        "compute_dtype": compute_dtype,
+        "positions": length,
+        "max_error": profile.max_error,
+        "collisions": new,
+        "collisions_float64": profile.collisions_float64,
+        "first_adjacent_collision": profile.first_adjacent_collision,
+    }
+    if profile.phase_error is not None:
+        worst = int(np.argmax(profile.phase_error))
+        figures["max_phase_error"] = float(profile.phase_error[worst])
+        figures["max_phase_error_pair"] = worst
+        figures["phase_error"] = profile.phase_error.tolist()
+    notes = (profile.note,) if profile.note else ()
+    unit = "positions" if has_vectors(scheme) else "distances"
+    if new > 0 or profile.first_adjacent_collision is not None:
+        reason = f"{where}: {new} {unit} collide with an earlier one"
+        if profile.first_adjacent_collision is not None:
+            p = profile.first_adjacent_collision
+            previous = p - 1 if has_vectors(scheme) else int(profile.positions[list(profile.positions).index(p) - 1])
+            reason += f"; from {p} on, adjacent {unit} become identical ({dtype if not compute_dtype else compute_dtype} cannot tell {previous} from {p})"
+        reason += f"; largest error {profile.max_error:.3g}"
+        return PropertyResult("precision", "fail", reason, figures, "collisions", notes=notes)
+    reason = f"{where}: no new collisions among {len(profile.positions)} {unit}; largest error {profile.max_error:.3g}"
+    if profile.phase_error is not None:
+        reason += f", largest phase error {figures['max_phase_error']:.3g} rad (pair {figures['max_phase_error_pair']})"
+    return PropertyResult("precision", "pass", reason, figures, "max_error", notes=notes)

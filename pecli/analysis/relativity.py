@@ -1,0 +1,215 @@
+"""Relativity: the position-only attention score depends on the distance n − m only.
+
+Seeds 000 and 002: for the sinusoidal encoding ``PE_p · PE_q = Σ_i cos(ω_i (p − q))``; RoPE builds the
+same property into the logits (``R_mᵀ R_n = R_{n−m}``); bias schemes are functions of j − i by design.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pecli.analysis.result import PropertyResult
+from pecli.analysis.structure import EXACT_WORK, rotation_pairs, sample_queries, score_factors
+from pecli.errors import PecliError
+from pecli.schemes.base import Scheme
+
+#: Relative spread (largest spread of S(m, m+Δ) over m, over the score scale) counted as "Δ only".
+SPREAD_TOL = 1e-9
+#: Query positions sampled when the exact computation is too large.
+DEFAULT_SAMPLES = 128
+#: Bytes of one block of aligned scores.
+BLOCK_BYTES = 64 << 20
+#: Work (pairs × channels) of score evaluations through ``scheme.score`` done exactly.
+EXACT_SCORE_CALLS = 1 << 24
+
+
+@dataclass(frozen=True)
+class DistanceProfile:
+    """Statistics of ``S(m, m + Δ)`` over query positions m, for each distance Δ.
+
+    Attributes
+    ----------
+    distance:
+        (n,) int64, Δ = key − query from −D to D (both signs: rotary and bias scores need not be
+        symmetric; for additive schemes S(m, m+Δ) = S(m+Δ, m), so the two halves mirror each other).
+    mean, spread, minimum, maximum:
+        (channels, n) float64 over the query positions m with 0 ≤ m, m + Δ < L; spread = max − min.
+    count:
+        (n,) number of query positions measured at each Δ.
+    sampled:
+        True when only a seeded sample of query positions was measured (``queries`` of them, always
+        including 0 and L − 1, so every Δ has at least one).
+    """
+
+    distance: np.ndarray
+    mean: np.ndarray
+    spread: np.ndarray
+    minimum: np.ndarray
+    maximum: np.ndarray
+    count: np.ndarray
+    sampled: bool
+    queries: int
+    length: int
+
+    def at(self, delta: int) -> int:
+        """Column index of distance ``delta``."""
+        return int(delta - self.distance[0])
+
+
+def score_by_distance(
+    scheme: Scheme, length: int, *, max_distance: int | None = None, samples: int | None = None
+) -> DistanceProfile:
+    """``S(m, m + Δ)`` statistics over m for every Δ in [−D, D], without an (L, L) array.
+
+    Parameters
+    ----------
+    scheme:
+        Any registered scheme; the score is ``scheme.score`` (additive ``E_m · E_n``, rotary
+        ``(R_m u)·(R_n v)``, bias the bias itself).
+    length:
+        Positions 0 … L − 1.
+    max_distance:
+        D (default L − 1).
+    samples:
+        Measure only this many seeded query positions. By default every query position is measured
+        when ``L² × width`` is at most 4·10⁹ (score-call schemes: ``L² × channels`` at most 2²⁴), and 128
+        sampled queries otherwise.
+
+    Notes
+    -----
+    Query positions are processed in blocks: the scores of a block of queries against every key are
+    shifted so that column Δ + D holds ``S(m, m + Δ)``, then reduced. Memory is O(block × L).
+    """
+    if length < 1:
+        raise PecliError("the distance profile needs at least one position")
+    reach = length - 1 if max_distance is None else min(int(max_distance), length - 1)
+    if reach < 0:
+        raise PecliError(f"max_distance must be >= 0, got {max_distance}")
+    factors = score_factors(scheme, length)
+    width = factors[0].shape[1] if factors is not None else scheme.channels
+    budget = EXACT_WORK if factors is not None else EXACT_SCORE_CALLS
+    exact = samples is None and length * length * max(width, 1) <= budget
+    queries = np.arange(length) if exact else sample_queries(length, samples or DEFAULT_SAMPLES)
+    channels = 1 if factors is not None else scheme.channels
+    n = 2 * reach + 1
+    total = np.zeros((channels, n))
+    low = np.full((channels, n), np.inf)
+    high = np.full((channels, n), -np.inf)
+    count = np.zeros(n, dtype=np.int64)
+    keys = np.arange(length)
+    block = max(1, BLOCK_BYTES // (8 * channels * (length + n)))
+    for start in range(0, queries.size, block):
+        m = queries[start : start + block]
+        if factors is not None:
+            scores = (factors[0][m] @ factors[1].T)[None]
+        else:
+            scores = np.asarray(scheme.score(m[:, None], keys[None, :]), dtype=np.float64).reshape(channels, m.size, length)
+        column = keys[None, :] - m[:, None] + reach
+        valid = (column >= 0) & (column < n)
+        row_index = np.broadcast_to(np.arange(m.size)[:, None], column.shape)[valid]
+        aligned = np.full((channels, m.size, n), np.nan)
+        aligned[:, row_index, column[valid]] = scores[:, valid]
+        present = ~np.isnan(aligned[0])
+        count += present.sum(axis=0)
+        total += np.where(present, aligned, 0.0).sum(axis=1)
+        low = np.minimum(low, np.where(present, aligned, np.inf).min(axis=1))
+        high = np.maximum(high, np.where(present, aligned, -np.inf).max(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / count
+    low[:, count == 0] = np.nan
+    high[:, count == 0] = np.nan
+    return DistanceProfile(
+        np.arange(-reach, reach + 1, dtype=np.int64), mean, high - low, low, high, count, not exact,
+        int(queries.size), length,
+    )
+
+
+def sinusoid_identity(inv_freq: np.ndarray, distance: np.ndarray) -> np.ndarray:
+    """Seed 000's ``PE_p · PE_q = Σ_i cos(ω_i (p − q))`` for each distance, from the frequencies alone."""
+    return np.cos(np.outer(np.asarray(distance, dtype=np.float64), inv_freq)).sum(axis=1)
+
+
+def table_distances(reach: int, symmetric: bool) -> list[int]:
+    """Distances shown in the dot-product-vs-distance table: 0 … 8, then powers of two, then D."""
+    chosen = [d for d in range(0, 9) if d <= reach]
+    power = 16
+    while power < reach:
+        chosen.append(power)
+        power *= 2
+    if reach not in chosen:
+        chosen.append(reach)
+    if not symmetric:
+        chosen = sorted({-d for d in chosen} | set(chosen))
+    return chosen
+
+
+def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None) -> PropertyResult:
+    """Does ``S(m, m + Δ)`` depend on Δ only? Report the largest spread over m and the distance table.
+
+    Returns
+    -------
+    PropertyResult
+        ``pass`` when the largest spread of S(m, m + Δ) over m, divided by the score scale (the largest
+        |S|), is at most 1e-9. ``table`` holds the dot-product-vs-distance table (Δ, mean score, spread and,
+        for the sinusoidal encoding, seed 000's Σ_i cos(ω_i Δ) next to it).
+    """
+    if length < 2:
+        raise PecliError("relativity needs at least 2 positions")
+    profile = score_by_distance(scheme, length, samples=samples)
+    scale = float(np.nanmax(np.abs(np.stack([profile.minimum, profile.maximum])))) or 1.0
+    spread = np.nan_to_num(profile.spread, nan=0.0)
+    channel, column = np.unravel_index(int(np.argmax(spread)), spread.shape)
+    worst_delta = int(profile.distance[column])
+    relative = float(spread[channel, column]) / scale
+    symmetric = bool(np.allclose(profile.mean[:, ::-1], profile.mean, rtol=1e-9, atol=1e-12 * scale, equal_nan=True))
+    pairs = rotation_pairs(scheme) if scheme.kind == "additive" else None
+    identity = None
+    table = []
+    for delta in table_distances(length - 1, symmetric):
+        at = profile.at(delta)
+        row = {
+            "distance": delta,
+            "mean": float(profile.mean[0, at]),
+            "spread": float(profile.spread[0, at]),
+            "min": float(profile.minimum[0, at]),
+            "max": float(profile.maximum[0, at]),
+        }
+        if pairs is not None:
+            row["sum_cos"] = float(sinusoid_identity(pairs.inv_freq, np.array([delta]))[0])
+        table.append(row)
+    figures = {
+        "positions": length,
+        "channels": int(profile.mean.shape[0]),
+        "max_spread": float(spread[channel, column]),
+        "relative_spread": relative,
+        "worst_distance": worst_delta,
+        "score_scale": scale,
+        "queries": profile.queries,
+    }
+    if pairs is not None:
+        expected = sinusoid_identity(pairs.inv_freq, profile.distance)
+        identity = float(np.nanmax(np.abs(profile.mean[0] - expected)))
+        figures["identity_max_error"] = identity
+    notes = []
+    if profile.sampled:
+        notes.append(f"S(m, m+Δ) measured for {profile.queries} sampled query positions m (seeded, 0 and L−1 included)")
+    if profile.mean.shape[0] > 1:
+        notes.append("the table shows channel 0 (head 0); the spread figure is the largest over all channels")
+    if relative <= SPREAD_TOL:
+        reason = f"S(m, m+Δ) depends on Δ only: largest spread over m is {relative:.2g} of the score scale"
+        if identity is not None:
+            reason += f"; the mean equals seed 000's Σ_i cos(ω_i Δ) within {identity:.2g}"
+        verdict = "pass"
+    else:
+        at = profile.at(worst_delta)
+        reason = (
+            f"S(m, m+Δ) changes with m: at Δ = {worst_delta} it ranges over "
+            f"[{profile.minimum[channel, at]:.4g}, {profile.maximum[channel, at]:.4g}] "
+            f"(spread {relative:.3g} of the score scale)"
+        )
+        verdict = "fail"
+    return PropertyResult(
+        "relativity", verdict, reason, figures, "relative_spread", table=table, sampled=profile.sampled, notes=tuple(notes)
+    )

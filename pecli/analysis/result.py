@@ -1,0 +1,78 @@
+"""The record every property check returns: a verdict, the measured figures and the reason in words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The three verdicts. ``warn`` passes (exit 0) but names something a user should know; ``--strict``
+#: turns it into a failure.
+VERDICTS = ("pass", "warn", "fail")
+
+
+@dataclass(frozen=True)
+class PropertyResult:
+    """The outcome of one property check on one scheme.
+
+    Attributes
+    ----------
+    property:
+        The property's registry name (``uniqueness``, ``distinguishability``, …).
+    verdict:
+        ``pass``, ``warn`` or ``fail``.
+    reason:
+        One sentence in words that says why, with the deciding numbers.
+    figures:
+        The measured figures, by stable snake_case name (JSON-friendly values).
+    key_figure:
+        The name of the one figure a summary row (``pecli compare``) shows.
+    table:
+        Optional rows of a detail table (the dot-product-vs-distance table of relativity), each a dict
+        with the same keys.
+    warnings:
+        Findings that do not fail the property (unseen angles at extrapolation, for instance).
+    sampled:
+        True when some figure was estimated from a sample of positions rather than computed over all of
+        them; ``notes`` then says which.
+    notes:
+        Anything else the reader needs: the method, what was sampled, what was extended.
+    """
+
+    property: str
+    verdict: str
+    reason: str
+    figures: dict[str, Any] = field(default_factory=dict)
+    key_figure: str | None = None
+    table: list[dict[str, Any]] | None = None
+    warnings: tuple[str, ...] = ()
+    sampled: bool = False
+    notes: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        """True unless the verdict is ``fail``."""
+        return self.verdict != "fail"
+
+    def strict(self) -> PropertyResult:
+        """The same result with a warning turned into a failure (``--strict``)."""
+        if self.verdict != "warn":
+            return self
+        return PropertyResult(
+            self.property, "fail", self.reason + " (a failure under --strict)", self.figures, self.key_figure,
+            self.table, self.warnings, self.sampled, self.notes,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict with stable keys."""
+        return {
+            "property": self.property,
+            "verdict": self.verdict,
+            "passed": self.passed,
+            "reason": self.reason,
+            "key_figure": self.key_figure,
+            "figures": dict(self.figures),
+            "table": self.table,
+            "warnings": list(self.warnings),
+            "sampled": self.sampled,
+            "notes": list(self.notes),
+        }

@@ -1,0 +1,321 @@
+"""Shared machinery of the property checks: the rows an analysis compares, and exact ways to compare them.
+
+Every check works on every scheme through three views:
+
+- *vector* schemes (additive and rotary) have a matrix ``E`` of per-position vectors (``encode``);
+- *bias* schemes have a logit term per relative distance, ``bias(Δ)`` of shape (channels, n);
+- every scheme has the position-only score ``S(m, n)``.
+
+At long lengths nothing here builds an (L, L) array: distances of schemes whose geometry is invariant
+under a shift (sinusoidal, rotary, integer: ``||E_p − E_q||`` depends on ``q − p`` only) are computed
+for the L distances from position 0, which is exact; collisions are found by hashing rows; other
+all-pairs questions are answered block by block when that is cheap and on a seeded sample of query
+positions otherwise, and then say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pecli.schemes.base import Scheme
+
+#: Seed of every sample an analysis draws (sampled query positions, shift-invariance probes).
+SAMPLE_SEED = 1234
+#: All-pairs work (rows × rows × width multiply-adds) below which pairwise questions are answered exactly.
+EXACT_WORK = 4_000_000_000
+#: Query positions used when the all-pairs work is above :data:`EXACT_WORK`.
+DEFAULT_SAMPLES = 512
+#: Rows per block of a blockwise all-pairs scan.
+BLOCK_BYTES = 64 << 20
+
+
+def has_vectors(scheme: Scheme) -> bool:
+    """True for schemes with per-position vectors (additive and rotary)."""
+    return scheme.kind in ("additive", "rotary")
+
+
+def vectors(scheme: Scheme, length: int) -> np.ndarray:
+    """The (length, width) float64 matrix ``E`` of positions 0 … length − 1."""
+    return np.asarray(scheme.encode(np.arange(length, dtype=np.int64)), dtype=np.float64)
+
+
+# -- rows compared exactly ------------------------------------------------------------------------
+def _hashable(rows: np.ndarray) -> np.ndarray:
+    rows = np.asarray(rows)
+    if rows.dtype.kind in "fV" or rows.dtype.name == "bfloat16":
+        rows = rows.astype(np.float64) + 0.0  # exact for every float dtype; folds −0.0 into 0.0
+        rows[np.isnan(rows)] = np.nan  # one NaN pattern
+    rows = np.ascontiguousarray(rows.reshape(rows.shape[0], -1))
+    if rows.shape[1] == 0:
+        return np.zeros(rows.shape[0], dtype=np.int8)
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+
+
+@dataclass(frozen=True)
+class Collisions:
+    """Rows that are identical to an earlier row, found by hashing (exact, O(n log n))."""
+
+    #: Number of unordered pairs of rows that are identical.
+    pairs: int
+    #: Number of rows identical to some earlier row (n minus the number of distinct rows).
+    repeated: int
+    #: The first colliding pair (i, j), i < j, with the smallest j; None without collisions.
+    first: tuple[int, int] | None
+    #: Index of the first row equal to the row just before it; None if there is none.
+    first_adjacent: int | None
+
+
+def collisions(rows: np.ndarray) -> Collisions:
+    """Exact collisions among ``rows`` (any float dtype, bfloat16 included; −0.0 equals 0.0)."""
+    keys = _hashable(rows)
+    n = keys.shape[0]
+    if n == 0:
+        return Collisions(0, 0, None, None)
+    _, first_index, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    pairs = int(np.sum(counts.astype(np.int64) * (counts - 1) // 2))
+    repeated = int(n - counts.size)
+    later = np.nonzero(first_index[inverse] < np.arange(n))[0]
+    first = (int(first_index[inverse[later[0]]]), int(later[0])) if later.size else None
+    adjacent = np.nonzero(inverse[1:] == inverse[:-1])[0]
+    first_adjacent = int(adjacent[0] + 1) if adjacent.size else None
+    return Collisions(pairs, repeated, first, first_adjacent)
+
+
+# -- shift invariance -----------------------------------------------------------------------------------
+def is_shift_isometric(scheme: Scheme, encoding: np.ndarray) -> bool:
+    """True when ``||E_p − E_q||`` depends on ``q − p`` only, so that one pass over Δ is exact.
+
+    Holds by construction for schemes that rotate pairs by ``p θ_i`` (sinusoidal and rotary schemes,
+    which have ``inv_freq``: ``E_{p+k} = R_k E_p`` with R_k orthogonal, seeds 001/003) and for the integer
+    encoding (``E_p = c·p·1``). The structural condition is confirmed on a seeded sample of pairs, so a
+    variant that breaks it (an axial layout, say) falls back to the general path.
+    """
+    if not has_vectors(scheme) or not (hasattr(scheme, "inv_freq") or scheme.name == "integer"):
+        return False
+    length = encoding.shape[0]
+    if length < 3:
+        return True
+    rng = np.random.default_rng(SAMPLE_SEED)
+    p = rng.integers(0, length, 256)
+    q = rng.integers(0, length, 256)
+    low, high = np.minimum(p, q), np.maximum(p, q)
+    direct = np.linalg.norm(encoding[high] - encoding[low], axis=1)
+    from_zero = np.linalg.norm(encoding[high - low] - encoding[0], axis=1)
+    scale = max(float(np.abs(encoding).max()), 1e-300) * np.sqrt(encoding.shape[1])
+    return bool(np.allclose(direct, from_zero, rtol=1e-7, atol=1e-9 * scale))
+
+
+def distance_from_origin(encoding: np.ndarray) -> np.ndarray:
+    """``f(Δ) = ||E_Δ − E_0||`` for Δ = 0 … L − 1; for shift-isometric schemes every distance is one of these."""
+    return np.linalg.norm(encoding - encoding[0], axis=1)
+
+
+# -- all pairs, blockwise or sampled -------------------------------------------------------------------
+@dataclass(frozen=True)
+class PairScan:
+    """Nearest-neighbour facts over all pairs of rows (exact) or over sampled query rows (``sampled``)."""
+
+    #: Smallest distance between two different rows (indices ``min_pair``).
+    min_distance: float
+    min_pair: tuple[int, int]
+    #: Number of query rows whose nearest other row is strictly one of their two neighbours i ± 1.
+    local_nearest: int
+    #: Number of query rows examined (all rows, or the sample).
+    queries: int
+    #: A query whose nearest row is not a neighbour: (query, nearest row), or None.
+    example: tuple[int, int] | None
+    #: Pairs of different rows within ``tol`` (all pairs when exact; among query×all pairs when sampled).
+    within_tol: int
+    sampled: bool
+
+
+def sample_queries(n: int, samples: int) -> np.ndarray:
+    """``samples`` query rows, seeded, always including the first and the last row; sorted."""
+    rng = np.random.default_rng(SAMPLE_SEED)
+    chosen = rng.choice(n, size=min(samples, n), replace=False)
+    return np.unique(np.concatenate([[0, n - 1], chosen]))
+
+
+def scan_pairs(rows: np.ndarray, *, tol: float = 0.0, samples: int | None = None) -> PairScan:
+    """Nearest neighbours of rows by Euclidean distance, blockwise (memory O(block × n)).
+
+    Exact over all pairs when ``n² · width`` is at most :data:`EXACT_WORK` and ``samples`` is None;
+    otherwise over ``samples`` (default :data:`DEFAULT_SAMPLES`) seeded query rows against every row.
+    Distances use ``||a||² + ||b||² − 2 a·b``, exact for the integer-valued rows of integer and binary.
+    """
+    rows = np.asarray(rows, dtype=np.float64)
+    n, width = rows.shape[0], max(rows.shape[1], 1)
+    exact = samples is None and n * n * width <= EXACT_WORK
+    queries = np.arange(n) if exact else sample_queries(n, samples or DEFAULT_SAMPLES)
+    squared = np.einsum("ij,ij->i", rows, rows)
+    block = max(1, BLOCK_BYTES // (8 * max(n, 1)))
+    best, best_pair = np.inf, (0, 0)
+    local, within, example = 0, 0, None
+    index = np.arange(n)
+    for start in range(0, queries.size, block):
+        q = queries[start : start + block]
+        d2 = squared[q, None] + squared[None, :] - 2.0 * (rows[q] @ rows.T)
+        np.maximum(d2, 0.0, out=d2)
+        gap = np.abs(index[None, :] - q[:, None])
+        d2[gap == 0] = np.inf
+        at = np.unravel_index(int(np.argmin(d2)), d2.shape)
+        if d2[at] < best:
+            best, best_pair = float(d2[at]), (int(q[at[0]]), int(at[1]))
+        within += int(np.count_nonzero(d2 <= tol * tol))
+        adjacent = np.where(gap == 1, d2, np.inf).min(axis=1)
+        other = np.where(gap >= 2, d2, np.inf)
+        other_min = other.min(axis=1)
+        good = adjacent < other_min
+        local += int(np.count_nonzero(good))
+        if example is None and not good.all():
+            r = int(np.nonzero(~good)[0][0])
+            example = (int(q[r]), int(np.argmin(other[r])))
+    if exact:
+        within //= 2
+    return PairScan(float(np.sqrt(best)), tuple(sorted(best_pair)), local, int(queries.size), example, within, not exact)
+
+
+def local_nearest_shift_isometric(from_origin: np.ndarray) -> tuple[int, tuple[int, int] | None]:
+    """Positions whose nearest other position is strictly p ± 1, when distances depend on Δ only.
+
+    With ``f(Δ) = ||E_Δ − E_0||`` the positions p can reach are the Δ ≤ D_p = max(p, L − 1 − p), so p's
+    nearest is a neighbour iff ``f(1) < min_{2 ≤ Δ ≤ D_p} f(Δ)``: one running minimum, O(L), exact.
+    Returns the count and an example (p, nearest position) of a position that fails, or None.
+    """
+    length = from_origin.size
+    if length < 2:
+        return length, None
+    positions = np.arange(length)
+    reach = np.maximum(positions, length - 1 - positions)
+    running = np.full(length, np.inf)
+    if length > 2:
+        running[2:] = np.minimum.accumulate(from_origin[2:])
+    good = from_origin[1] < running[reach]
+    example = None
+    if not good.all():
+        p = int(np.nonzero(~good)[0][0])
+        delta = 2 + int(np.argmin(from_origin[2 : reach[p] + 1]))
+        example = (p, p + delta if p + delta < length else p - delta)
+    return int(np.count_nonzero(good)), example
+
+
+# -- bias schemes: rows per relative distance ---------------------------------------------------------------
+@dataclass(frozen=True)
+class BiasDomain:
+    """The relative distances Δ = key − query a bias scheme tells apart, and their bias rows.
+
+    ``side`` is ``"both"`` (Δ in −(L−1) … L−1) or ``"causal"`` (Δ = 0, −1, … −(L−1)): a scheme whose
+    bias is symmetric in Δ (ALiBi's −m·|Δ|) or constant for Δ > 0 (causal T5) is compared on the keys at
+    or before the query, as a causal decoder sees them. ``rows`` has shape (n, channels), ordered by
+    increasing |Δ| on the causal side and by increasing Δ otherwise.
+    """
+
+    deltas: np.ndarray
+    rows: np.ndarray
+    side: str
+    note: str | None
+
+
+def bias_domain(scheme: Any, length: int) -> BiasDomain:
+    """The :class:`BiasDomain` of a bias scheme over sequences of ``length`` positions."""
+    all_deltas = np.arange(-(length - 1), length, dtype=np.int64)
+    table = np.asarray(scheme.bias(all_deltas), dtype=np.float64).reshape(-1, all_deltas.size)
+    after = table[:, length - 1 :]  # Δ = 0 … L − 1
+    before = table[:, length - 1 :: -1]  # Δ = 0, −1, … −(L − 1)
+    if np.array_equal(after, before):
+        note = "bias is symmetric in Δ (direction not encoded); compared on keys at or before the query, as a causal model sees them"
+    elif np.all(after == after[:, :1]):
+        note = "causal: keys after the query all get the bias of Δ = 0; compared on keys at or before the query"
+    else:
+        return BiasDomain(all_deltas, table.T.copy(), "both", None)
+    return BiasDomain(-np.arange(length, dtype=np.int64), before.T.copy(), "causal", note)
+
+
+# -- rotation pairs ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Pairs:
+    """Which components of ``E`` hold each rotating pair, and in which order.
+
+    ``first``/``second`` index the two components of pair i; ``sin_first`` is True when the first holds
+    ``sin(p θ_i)`` and the second ``cos(p θ_i)`` (the sinusoidal encoding) and False for
+    ``(cos, sin)`` (rope's rotated reference vector). ``inv_freq`` is the scheme's θ_i.
+    """
+
+    first: np.ndarray
+    second: np.ndarray
+    sin_first: bool
+    inv_freq: np.ndarray
+
+
+def rotation_pairs(scheme: Any) -> Pairs | None:
+    """The :class:`Pairs` of a sinusoidal or rotary scheme; None for schemes without that structure."""
+    inv_freq = getattr(scheme, "inv_freq", None)
+    if inv_freq is None or not has_vectors(scheme):
+        return None
+    inv_freq = np.asarray(inv_freq, dtype=np.float64)
+    if hasattr(scheme, "pair_indices"):
+        first, second = scheme.pair_indices()
+    elif scheme.name == "sinusoidal":
+        half = scheme.dim // 2
+        if scheme.layout == "half":
+            first, second = np.arange(half), np.arange(half) + half
+        else:
+            first, second = np.arange(0, scheme.dim, 2), np.arange(1, scheme.dim, 2)
+    else:
+        return None
+    first, second = np.asarray(first), np.asarray(second)
+    if first.size != inv_freq.size:
+        return None
+    origin = np.asarray(scheme.encode(np.array([0])), dtype=np.float64)[0]
+    sin_first = bool(np.all(np.abs(origin[first]) < 1e-12) and np.all(np.abs(origin[second]) > 0))
+    return Pairs(first, second, sin_first, inv_freq)
+
+
+def rotation_blocks(pairs: Pairs, shift: int) -> np.ndarray:
+    """The (n_pairs, 2, 2) blocks of the shift map ``E_{p+k} = R_k E_p`` (seeds 001 and 003).
+
+    For (sin, cos) pairs, ``sin((p+k)ω) = cos(kω) sin(pω) + sin(kω) cos(pω)`` and
+    ``cos((p+k)ω) = −sin(kω) sin(pω) + cos(kω) cos(pω)``, so the block is
+    ``[[cos kω, sin kω], [−sin kω, cos kω]]`` — seed 001's M_k; for (cos, sin) pairs it is the transpose.
+    """
+    c, s = np.cos(shift * pairs.inv_freq), np.sin(shift * pairs.inv_freq)
+    if pairs.sin_first:
+        return np.stack([np.stack([c, s], -1), np.stack([-s, c], -1)], -2)
+    return np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
+
+
+# -- scores ---------------------------------------------------------------------------------------------------
+def score_factors(scheme: Scheme, length: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Matrices (Q, K) with ``S(m, n) = Q_m · K_n``, when the score factorises that way.
+
+    Additive: ``Q = K = E`` (``S = E_m · E_n``). Rotary: the rotated reference vectors ``R_m u`` and
+    ``R_n v`` (u, v drawn as :meth:`pecli.schemes.rope.RopeScheme.score` draws them). The factorisation is
+    checked against ``scheme.score`` on a few pairs; None when it does not hold (then the score is
+    evaluated through ``scheme.score``).
+    """
+    positions = np.arange(length, dtype=np.int64)
+    if scheme.kind == "additive":
+        encoding = vectors(scheme, length)
+        q = k = encoding
+    elif scheme.kind == "rotary" and hasattr(scheme, "apply") and hasattr(scheme, "dim"):
+        from pecli.schemes.base import REFERENCE_SEED
+
+        u, v = np.random.default_rng(REFERENCE_SEED).standard_normal((2, scheme.dim))
+        try:
+            q = scheme.apply(np.broadcast_to(u, (length, scheme.dim)), positions)
+            k = scheme.apply(np.broadcast_to(v, (length, scheme.dim)), positions)
+        except Exception:  # a rotary variant with another apply signature
+            return None
+    else:
+        return None
+    rng = np.random.default_rng(SAMPLE_SEED)
+    m, n = rng.integers(0, length, 16), rng.integers(0, length, 16)
+    expected = np.asarray(scheme.score(m, n), dtype=np.float64).reshape(-1)
+    got = np.einsum("id,id->i", q[m], k[n])
+    if not np.allclose(expected, got, rtol=1e-9, atol=1e-9 * max(1.0, float(np.abs(got).max()))):
+        return None
+    return q, k

@@ -1,0 +1,100 @@
+"""The tables ``pecli wavelengths`` prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+from pecli.render.tables import format_value, key_value_table
+
+#: Longest table drawn in full; longer ones show their first and last rows.
+MAX_ROWS = 80
+
+
+def wavelengths_tables(document: dict[str, Any]) -> list[Table]:
+    """The per-pair table and the summary table of a ``wavelengths`` document."""
+    pairs = document["pairs"]
+    scaled = document["summary"].get("scaling", "none") not in ("none", None) or any(
+        p["regime"] != "unchanged" for p in pairs
+    )
+    longrope = any(p.get("short_factor") is not None for p in pairs)
+    trained = document["train_length"] is not None
+
+    params = document["params"]
+    title = f"{document['scheme']}: dim {params.get('dim')}, base {format_value(params.get('base'))}, context C = {document['context']:,}"
+    if trained:
+        title += f", training length T = {document['train_length']:,}"
+    table = Table(title=title, title_justify="left")
+    table.add_column("i", justify="right", no_wrap=True, min_width=2)
+    for header in ("θ rad/tok", "λ tokens", "turns in C"):
+        table.add_column(header, justify="right", no_wrap=True)
+    if trained:
+        table.add_column("turned in T", justify="center", no_wrap=True)
+    if scaled:
+        table.add_column("θ/θ₀", justify="right", no_wrap=True)
+        table.add_column("scaling did", no_wrap=True)
+    if longrope:
+        table.add_column("short", justify="right")
+        table.add_column("long", justify="right")
+    shown = pairs if len(pairs) <= MAX_ROWS else pairs[: MAX_ROWS // 2] + [None] + pairs[-MAX_ROWS // 2 :]
+    for pair in shown:
+        if pair is None:
+            table.add_row(*(["…"] * len(table.columns)))
+            continue
+        row = [str(pair["index"]), f"{pair['inv_freq']:.4g}", _tokens(pair["wavelength"]), f"{pair['rotations']:.4g}"]
+        if trained:
+            row.append("yes" if pair["completed_in_training"] else "no")
+        if scaled:
+            row += [f"{pair['ratio']:.4g}", pair["regime"]]
+        if longrope:
+            row += [format_value(pair["short_factor"]), format_value(pair["long_factor"])]
+        table.add_row(*row)
+
+    summary = document["summary"]
+    rows: list[tuple[str, Any]] = [
+        ("largest wavelength", _tokens(summary.get("largest_wavelength"))),
+        ("smallest wavelength", _tokens(summary.get("smallest_wavelength"))),
+    ]
+    if "theoretical_context_limit" in summary:
+        rows.append(("theoretical context limit (longest wavelength)", _tokens(summary["theoretical_context_limit"])))
+    if "critical_dimension" in summary:
+        rows.append((
+            "critical dimension (Liu et al. 2023)",
+            f"{summary['critical_dimension']} of {2 * summary['pairs']}: "
+            f"{summary['pairs_not_completed_in_training']} pairs never turned fully in training",
+        ))
+    if "scaling" in summary:
+        rows.append(("scaling", summary["scaling"]))
+        rows.append(("effective base", summary["effective_base"]))
+    rows.append(("attention scaling (cos and sin)", summary["attention_scaling"]))
+    if "yarn_correction_range" in summary:
+        rows.append(("yarn correction range (pairs)", summary["yarn_correction_range"]))
+    if "longrope_switch" in summary:
+        rows.append(("longrope", f"{summary['longrope_factors_in_use']} factors in use; {summary['longrope_switch']}"))
+    if "dynamic_base_by_length" in summary:
+        rows.append(("dynamic NTK base by length", ", ".join(
+            f"{r['length']:,}: {r['base']:.6g}" for r in summary["dynamic_base_by_length"]
+        )))
+    bound = summary.get("base_lower_bound")
+    if bound:
+        verdict = "meets it" if summary["base_meets_bound"] else "is below it"
+        rows.append((
+            f"base lower bound for {bound['context']:,} tokens (Men et al. 2024)",
+            f"{bound['smallest_base']:.4g} (every base above {bound['every_base_above']:.4g}); this base {verdict}",
+        ))
+    suggestion = document.get("suggested_base")
+    if suggestion:
+        rows.append((
+            f"suggested base for {suggestion['context']:,} tokens",
+            f">= {suggestion['smallest_base']:.4g}; every base above {suggestion['every_base_above']:.4g}",
+        ))
+    for note in summary.get("notes", []):
+        rows.append(("note", note))
+    return [table, key_value_table("summary", rows)]
+
+
+def _tokens(value: float | None) -> str:
+    if value is None:
+        return "∞ (not rotated)"
+    return f"{value:,.1f}" if value < 1e6 else f"{value:.4g}"

@@ -1,0 +1,263 @@
+"""Tests of ``pecli plot`` and of the figures of :mod:`pecli.render.plots`.
+
+Figures are checked for structure (panels, labels, notes) and, where cheap, for the plotted numbers
+against values derived by hand in the comments; files for their magic bytes. Sizes and dpi are kept
+small so that the whole file runs in seconds.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from pecli.cli import app
+from pecli.config import build_scheme
+from pecli.render import plots
+
+PECLI = str(Path(sys.executable).with_name("pecli"))
+MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF-", ".svg": b"<svg"}
+SMALL = ["--dpi", "40", "--size", "4x3"]
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner(env={"NO_COLOR": "1", "COLUMNS": "80"})
+
+
+def run(runner: CliRunner, *args: str):
+    return runner.invoke(app, ["plot", *args], catch_exceptions=False)
+
+
+def assert_figure_file(path: Path) -> None:
+    data = path.read_bytes()
+    magic = MAGIC[path.suffix]
+    assert (magic in data[:400]) if path.suffix == ".svg" else data.startswith(magic)
+    assert len(data) > 2000
+
+
+def panels(figure) -> list:
+    """The data axes of a figure (colour bars left out)."""
+    return [axes for axes in figure.axes if axes.get_label() != "<colorbar>" and axes.get_visible()]
+
+
+# -- every kind writes a file, for a scheme of every kind of scheme it supports -------------------------
+FILE_CASES = [
+    ("heatmap", ["--scheme", "sinusoidal", "--dim", "16", "--length", "32"], ".png"),
+    ("heatmap", ["--scheme", "rope", "--dim", "16", "--length", "32"], ".svg"),
+    ("heatmap", ["--scheme", "alibi", "--heads", "4", "--length", "16"], ".pdf"),
+    ("circle", ["--scheme", "sinusoidal"], ".png"),
+    ("circle", ["--scheme", "rope", "--bases", "10,100"], ".pdf"),
+    ("similarity", ["--scheme", "binary", "--length", "20"], ".png"),
+    ("similarity", ["--scheme", "rope", "--dim", "8", "--length", "20"], ".svg"),
+    ("wavelengths", ["--scheme", "sinusoidal", "--dim", "32"], ".png"),
+    ("wavelengths", ["--scheme", "rope", "--dim", "32", "--train-length", "256"], ".pdf"),
+    ("bias", ["--scheme", "alibi", "--length", "16"], ".png"),
+    ("bias", ["--scheme", "t5", "--length", "40"], ".svg"),
+    ("bias", ["--scheme", "relative", "--length", "40", "-K", "4"], ".pdf"),
+]
+
+
+@pytest.mark.parametrize(("kind", "args", "suffix"), FILE_CASES, ids=lambda v: v if isinstance(v, str) else None)
+def test_writes_a_valid_file(runner, tmp_path, kind, args, suffix):
+    out = tmp_path / f"figure{suffix}"
+    result = run(runner, kind, *args, *SMALL, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert_figure_file(out)
+    assert f"wrote {out}" in result.stderr
+
+
+def test_no_options_draws_the_default_heatmap(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["plot"])
+    assert result.exit_code == 0, result.output
+    assert_figure_file(tmp_path / "heatmap.png")
+
+
+def test_json_document(runner, tmp_path):
+    out = tmp_path / "c.png"
+    result = run(runner, "circle", *SMALL, "--out", str(out), "--json")
+    document = __import__("json").loads(result.stdout)
+    assert document["kind"] == "circle" and document["out"] == str(out) and document["notes"] == []
+
+
+def test_refuses_to_overwrite_without_force(runner, tmp_path):
+    out = tmp_path / "h.png"
+    out.write_bytes(b"keep")
+    result = run(runner, "heatmap", *SMALL, "--out", str(out))
+    assert result.exit_code == 2
+    assert result.stderr == f"pecli: error: {out} exists; pass --force to overwrite it\n"
+    assert out.read_bytes() == b"keep"
+    assert run(runner, "heatmap", *SMALL, "--out", str(out), "--force").exit_code == 0
+    assert_figure_file(out)
+
+
+def test_config_file_holds_the_kind(runner, tmp_path):
+    config = tmp_path / "plot.yaml"
+    config.write_text("kind: bias\nscheme: alibi\nheads: 2\nlength: 8\ndpi: 40\nsize: 4x3\n")
+    out = tmp_path / "b.png"
+    assert run(runner, "--config", str(config), "--out", str(out)).exit_code == 0
+    assert_figure_file(out)
+
+
+# -- errors: one line, exit 2, what is supported ------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["circle", "--scheme", "alibi"], "plot circle does not support scheme 'alibi' (bias); it supports: sinusoidal, rope"),
+        (["bias", "--scheme", "sinusoidal"], "plot bias does not support scheme 'sinusoidal' (additive); it supports: relative, t5, alibi"),
+        (["similarity", "--scheme", "t5"], "plot similarity does not support scheme 't5' (bias); it supports: integer, binary, sinusoidal, learned, rope"),
+        (["wavelengths", "--scheme", "learned"], "plot wavelengths does not support scheme 'learned' (additive); it supports: sinusoidal, rope"),
+        (["nonsense"], "kind: must be one of heatmap, circle, dot-distance, similarity, wavelengths, extrapolation, bias, precision; got 'nonsense'"),
+        (["circle", "--head", "1"], "--head does not apply to plot circle (it applies to heatmap, bias)"),
+        (["circle", "--pair", "2"], "pair: must be between 0 and 1 for sinusoidal dim=4 base=1 layout=interleaved (2 pairs), got 2"),
+        (["heatmap", "--scheme", "alibi", "--heads", "4", "--head", "4"], "head: must be between 0 and 3 (alibi has 4 head(s)), got 4"),
+        (["heatmap", "--out", "x.jpg"], "--out x.jpg: unsupported suffix .jpg; use one of .png, .svg, .pdf"),
+        (["heatmap", "--size", "big"], "size: expected WxH in inches, such as 8x5, got 'big'"),
+        (["heatmap", "--scheme", "learned", "--max-length", "4", "--positions", "0:8"],
+         "learned positions are undefined past max_length: position 4 has no row in a table of 4"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(runner, tmp_path, monkeypatch, args, expected):
+    monkeypatch.chdir(tmp_path)
+    result = run(runner, *args)
+    assert result.exit_code == 2
+    assert result.stderr == f"pecli: error: {expected}\n"
+    assert not list(tmp_path.iterdir())
+
+
+def test_usage_errors_are_one_line_from_the_console_script(tmp_path):
+    for args, needle in ((["plot", "heatmap", "--dpi", "many"], "--dpi"), (["plot", "nonsense"], "heatmap, circle")):
+        done = subprocess.run([PECLI, *args], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+        assert done.returncode == 2
+        assert done.stdout == ""
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith("pecli: error:") and needle in done.stderr
+
+
+def test_importing_the_cli_does_not_import_matplotlib():
+    code = "import sys, pecli.cli, pecli.cli.plot, pecli.render.plots; sys.exit('matplotlib' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
+
+
+# -- the figures and their data --------------------------------------------------------------------------
+def test_circle_points_are_sin_and_cos_of_the_pair_angle():
+    # pair 1 of d = 4: ω_1 = base^(−2/4) = base^(−1/2); base 1 → ω_1 = 1, base 100 → ω_1 = 0.1.
+    # Point p is (sin pω_1, cos pω_1): for base 1, (sin p, cos p).
+    schemes = [build_scheme("sinusoidal", {"dim": 4, "base": b}) for b in (1, 5, 10, 100)]
+    figure = plots.circle_figure(schemes, range(5), pair=1, dpi=40)
+    axes = panels(figure)
+    assert len(axes) == 4
+    p = np.arange(5)
+    np.testing.assert_allclose(axes[0].collections[0].get_offsets(), np.c_[np.sin(p), np.cos(p)], atol=1e-12)
+    np.testing.assert_allclose(axes[3].collections[0].get_offsets(), np.c_[np.sin(0.1 * p), np.cos(0.1 * p)], atol=1e-12)
+    assert "base=1:" in axes[0].get_title() and "base=100:" in axes[3].get_title()
+    assert "sin" in axes[0].get_xlabel() and "cos" in axes[0].get_ylabel()
+    assert "pair 1" in figure._suptitle.get_text()
+    assert [t.get_text() for t in axes[0].texts] == ["0", "1", "2", "3", "4"]
+
+
+def test_circle_default_is_the_second_pair_of_d4_with_four_bases(runner, tmp_path):
+    # seed 000 uses d = 2, whose only pair has ω_0 = base^0 = 1 whatever the base: the CLI's default
+    # draws pair 1 of d = 4 instead, where the four bases differ.
+    out = tmp_path / "c.png"
+    assert run(runner, "circle", *SMALL, "--out", str(out)).exit_code == 0
+    figure = plots.circle_figure([build_scheme("sinusoidal", {"dim": 4, "base": b}) for b in (1, 5, 10, 100)], range(8), pair=1, dpi=40)
+    titles = [a.get_title() for a in panels(figure)]
+    assert len(set(titles)) == 4
+
+
+def test_heatmap_of_sinusoidal_holds_the_encoding():
+    # d = 8: ω_i = 10000^(−2i/8) = 10^(−i): E[p, 0] = sin p, E[p, 1] = cos p, E[p, 2] = sin(p/10).
+    scheme = build_scheme("sinusoidal", {"dim": 8})
+    figure = plots.heatmap_figure(scheme, range(16), dpi=40)
+    (axes,) = panels(figure)
+    assert len(figure.axes) == 2  # the matrix and its colour bar
+    image = np.asarray(axes.images[0].get_array())
+    assert image.shape == (16, 8)
+    assert image[3, 0] == pytest.approx(math.sin(3)) and image[3, 1] == pytest.approx(math.cos(3))
+    assert image[3, 2] == pytest.approx(math.sin(0.3))
+    assert axes.get_xlabel() == "component (dimension index)" and axes.get_ylabel() == "position (tokens)"
+    assert "sinusoidal dim=8 base=10000" in figure._suptitle.get_text()
+    assert plots.figure_notes(figure) == []
+
+
+def test_large_heatmap_is_downsampled_with_a_note():
+    scheme = build_scheme("sinusoidal", {"dim": 4})
+    figure = plots.heatmap_figure(scheme, range(3000), dpi=30, size=(3, 2))
+    image = np.asarray(panels(figure)[0].images[0].get_array())
+    assert image.shape == (1000, 4)  # stride ceil(3000 / 1024) = 3
+    assert plots.figure_notes(figure) == ["positions: every 3rd of 3000 drawn (1000 shown)"]
+    assert "note: positions" in figure._supxlabel.get_text()
+
+
+def test_heatmap_of_alibi_one_head_and_every_head():
+    # 8 heads: slopes 2^(−k), k = 1 … 8; head 2 has m = 1/8, so bias[i=0, j=5] = −5/8.
+    scheme = build_scheme("alibi", {"heads": 8})
+    one = plots.heatmap_figure(scheme, range(10), head=2, dpi=40)
+    (axes,) = panels(one)
+    assert np.asarray(axes.images[0].get_array())[0, 5] == pytest.approx(-0.625)
+    assert axes.get_xlabel() == "key position j (tokens)" and axes.get_ylabel() == "query position i (tokens)"
+    every = plots.heatmap_figure(scheme, range(10), dpi=40)
+    assert len(panels(every)) == 8
+    assert [a.get_title() for a in panels(every)][:2] == ["head 0, m=0.5", "head 1, m=0.25"]
+
+
+def test_similarity_of_d2_sinusoid_is_cos_of_distance():
+    # d = 2: E_p = (sin p, cos p), unit vectors, so cos-sim(p, q) = cos(p − q).
+    scheme = build_scheme("sinusoidal", {"dim": 2})
+    figure = plots.similarity_figure(scheme, range(12), dpi=40)
+    (axes,) = panels(figure)
+    p = np.arange(12)
+    np.testing.assert_allclose(np.asarray(axes.images[0].get_array()), np.cos(p[:, None] - p[None, :]), atol=1e-12)
+    assert "cosine similarity" in figure.axes[1].get_ylabel()
+
+
+def test_wavelengths_are_2pi_over_the_frequencies():
+    # d = 8, base 10000: ω_i = 10^(−i), wavelengths 2π·10^i for i = 0 … 3.
+    scheme = build_scheme("sinusoidal", {"dim": 8})
+    figure = plots.wavelengths_figure(scheme, context=100, train_length=50, dpi=40)
+    (axes,) = panels(figure)
+    assert axes.get_yscale() == "log" and axes.get_ylabel() == "wavelength (tokens)"
+    np.testing.assert_allclose(axes.lines[0].get_ydata(), 2 * np.pi * 10.0 ** np.arange(4))
+    labels = axes.get_legend_handles_labels()[1]
+    assert "context length 100" in labels and "training length 50" in labels
+    assert "2 pair(s) never complete a turn within 100" in labels  # 628 and 6283 > 100
+
+
+def test_wavelengths_of_a_scaled_rope_show_both():
+    # linear scaling by 4 multiplies every wavelength by 4 (θ_i / 4).
+    scheme = build_scheme("rope", {"dim": 8, "scaling": "linear", "factor": 4})
+    (axes,) = panels(plots.wavelengths_figure(scheme, context=1000, dpi=40))
+    original, scaled = axes.lines[0].get_ydata(), axes.lines[1].get_ydata()
+    np.testing.assert_allclose(scaled, 4 * original)
+    assert axes.get_legend_handles_labels()[1][:2] == ["original (unscaled)", "in use (scaled)"]
+
+
+def test_bias_lines_are_the_alibi_slopes_times_distance():
+    # 4 heads: slopes 2^(−8k/4) = 4^(−k), k = 1 … 4; bias = −m·|Δ|.
+    scheme = build_scheme("alibi", {"heads": 4})
+    figure = plots.bias_figure(scheme, 6, dpi=40)
+    (axes,) = panels(figure)
+    assert len(axes.lines) == 4 + 1  # one per head, and the Δ = 0 line
+    delta = np.arange(-5, 6)
+    for k in range(4):
+        np.testing.assert_allclose(axes.lines[k].get_xdata(), delta)
+        np.testing.assert_allclose(axes.lines[k].get_ydata(), -(4.0 ** -(k + 1)) * np.abs(delta))
+    assert axes.get_xlabel().startswith("relative distance Δ = j − i (tokens")
+
+
+def test_bias_of_t5_is_the_bucket():
+    # bidirectional, 32 buckets: 16 per side; Δ = 0 → 0, Δ = +1 → 16 + 1 = 17, Δ = −1 → 1.
+    scheme = build_scheme("t5", {})
+    (axes,) = panels(plots.bias_figure(scheme, 3, dpi=40))
+    assert list(axes.lines[0].get_ydata()) == [2, 1, 0, 17, 18]
+
+
+def test_describe_and_size():
+    assert plots.describe(build_scheme("rope", {"dim": 64, "rope_theta": 500000})) == "rope dim=64 base=500000 layout=half"
+    assert plots.parse_figure_size("8x5") == (8.0, 5.0)
