@@ -57,25 +57,19 @@ def check_composability(scheme: Scheme, length: int, *, shifts: Sequence[int] | 
     if not has_vectors(scheme):
         return _bias_composability(scheme, length, shifts)
     notes: list[str] = []
+    pairs = rotation_pairs(scheme)
     fit_length = length
+    rows = _fit_rows(scheme, fit_length, shifts, pairs)
     wanted = 2 * scheme.width + max(shifts) + 1
-    if wanted > length:
+    if any(r["held_out"] for r in rows) and wanted > length:
         try:
             scheme.check_positions(np.arange(length, wanted))
-            fit_length = wanted
-            notes.append(f"fitted over positions 0 … {wanted - 1} (more than twice the width, so the fit is determined)")
         except PositionError:
             pass
-    encoding = vectors(scheme, fit_length)
-    pairs = rotation_pairs(scheme)
-    rows = []
-    for k in shifts:
-        x, y = encoding[: fit_length - k], encoding[k:]
-        residual, held_out = _fit_residual(x, y)
-        row = {"shift": k, "residual": residual, "held_out": held_out}
-        if pairs is not None:
-            row.update(_rotation_figures(encoding, pairs, k))
-        rows.append(row)
+        else:  # more positions than independent components make the fit determined
+            fit_length = wanted
+            rows = _fit_rows(scheme, fit_length, shifts, pairs)
+            notes.append(f"fitted over positions 0 … {wanted - 1}: with only {length}, any table fits exactly")
     worst = max(rows, key=lambda r: r["residual"])
     figures: dict = {"positions": fit_length, "shifts": list(shifts), "max_residual": worst["residual"]}
     if pairs is not None:
@@ -103,6 +97,55 @@ def check_composability(scheme: Scheme, length: int, *, shifts: Sequence[int] | 
     return PropertyResult("composability", verdict, reason, figures, "max_residual", table=rows, notes=tuple(notes))
 
 
+def _fit_rows(scheme: Scheme, fit_length: int, shifts: tuple[int, ...], pairs) -> list[dict]:
+    """One row of figures per shift; every fit is over the same positions p = 0 … fit_length − 1 − max(k)."""
+    encoding = vectors(scheme, fit_length)
+    rows_used = fit_length - max(shifts)
+    fits = ShiftFits(encoding[:rows_used])
+    rows = []
+    for k in shifts:
+        residual, held_out = fits.residual(encoding[k : k + rows_used])
+        row = {"shift": k, "residual": residual, "held_out": held_out}
+        if pairs is not None:
+            row.update(_rotation_figures(encoding[: rows_used + k], pairs, k))
+        rows.append(row)
+    return rows
+
+
+class ShiftFits:
+    """Least squares ``Y ≈ X Mᵀ`` for several right-hand sides Y with one SVD of X (numpy's lstsq rule:
+    singular values below ``max(shape) · eps · s_max`` are dropped, the minimum-norm solution is taken)."""
+
+    def __init__(self, x: np.ndarray) -> None:
+        self.x = x
+        self.u, self.s, self.vt = np.linalg.svd(x, full_matrices=False)
+        cutoff = max(x.shape) * np.finfo(np.float64).eps * (self.s[0] if self.s.size else 0.0)
+        self.rank = int(np.count_nonzero(self.s > cutoff))
+        self._half: ShiftFits | None = None
+
+    @property
+    def underdetermined(self) -> bool:
+        """True when the rows of X are independent: then any Y is fitted exactly and proves nothing."""
+        return self.rank >= self.x.shape[0]
+
+    def solve(self, y: np.ndarray) -> np.ndarray:
+        r = self.rank
+        return self.vt[:r].T @ ((self.u[:, :r].T @ y) / self.s[:r, None])
+
+    def residual(self, y: np.ndarray) -> tuple[float, bool]:
+        """Relative residual ``||Y − X M̂ᵀ||_F / ||Y||_F``; held out (fit on the first half of the rows,
+        measured on the second) when the fit is underdetermined."""
+        if not self.underdetermined:
+            fitted = self.x @ self.solve(y)
+            return float(np.linalg.norm(y - fitted)) / (float(np.linalg.norm(y)) or 1.0), False
+        half = self.x.shape[0] // 2
+        if self._half is None:
+            self._half = ShiftFits(self.x[:half])
+        solution = self._half.solve(y[:half])
+        rest = y[half:]
+        return float(np.linalg.norm(rest - self.x[half:] @ solution)) / (float(np.linalg.norm(rest)) or 1.0), True
+
+
 def _shifts(shifts: Sequence[int] | None, length: int) -> tuple[int, ...]:
     if shifts:
         bad = [k for k in shifts if int(k) != k or k < 1 or k > length - 2]
@@ -117,25 +160,17 @@ def _join(values: Sequence[int]) -> str:
     return ", ".join(str(v) for v in values)
 
 
-def _fit_residual(x: np.ndarray, y: np.ndarray) -> tuple[float, bool]:
-    """Relative least-squares residual of ``Y ≈ X Mᵀ``; held out when the fit is underdetermined."""
-    norm = float(np.linalg.norm(y)) or 1.0
-    solution, _, rank, _ = np.linalg.lstsq(x, y, rcond=None)
-    if rank < x.shape[0]:
-        return float(np.linalg.norm(y - x @ solution)) / norm, False
-    half = x.shape[0] // 2
-    solution = np.linalg.lstsq(x[:half], y[:half], rcond=None)[0]
-    rest = y[half:]
-    return float(np.linalg.norm(rest - x[half:] @ solution)) / (float(np.linalg.norm(rest)) or 1.0), True
-
-
 def _rotation_figures(encoding: np.ndarray, pairs, shift: int) -> dict:
     """Per-pair 2×2 fits against the rotation blocks, and the residual of the rotation itself."""
     rotation = rotation_blocks(pairs, shift)  # (n, 2, 2), acting on column vectors (first, second)
-    x = np.stack([encoding[:-shift, pairs.first], encoding[:-shift, pairs.second]], axis=-1)  # (rows, n, 2)
-    y = np.stack([encoding[shift:, pairs.first], encoding[shift:, pairs.second]], axis=-1)
-    gram = np.einsum("rna,rnb->nab", x, x)
-    cross = np.einsum("rna,rnb->nab", x, y)
+    xa, xb = encoding[:-shift, pairs.first], encoding[:-shift, pairs.second]  # (rows, n)
+    ya, yb = encoding[shift:, pairs.first], encoding[shift:, pairs.second]
+
+    def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.einsum("rn,rn->n", a, b)
+
+    gram = np.stack([np.stack([dot(xa, xa), dot(xa, xb)], -1), np.stack([dot(xb, xa), dot(xb, xb)], -1)], -2)
+    cross = np.stack([np.stack([dot(xa, ya), dot(xa, yb)], -1), np.stack([dot(xb, ya), dot(xb, yb)], -1)], -2)
     determinant = np.linalg.det(gram)
     scale = np.einsum("naa->n", gram) ** 2
     usable = determinant > 1e-12 * scale  # pairs whose two columns are independent (θ_i ≠ 0)
@@ -143,8 +178,10 @@ def _rotation_figures(encoding: np.ndarray, pairs, shift: int) -> dict:
     if usable.any():
         fitted = np.transpose(np.linalg.solve(gram[usable], cross[usable]), (0, 2, 1))  # M̂ with y = M̂ x
         distance = float(np.max(np.linalg.norm(fitted - rotation[usable], axis=(1, 2)) / np.sqrt(2.0)))
-    predicted = np.einsum("nab,rnb->rna", rotation, x)
-    residual = float(np.linalg.norm(y - predicted)) / (float(np.linalg.norm(y)) or 1.0)
+    pa = rotation[:, 0, 0] * xa + rotation[:, 0, 1] * xb
+    pb = rotation[:, 1, 0] * xa + rotation[:, 1, 1] * xb
+    miss = np.sqrt(np.sum((ya - pa) ** 2) + np.sum((yb - pb) ** 2))
+    residual = float(miss) / (float(np.sqrt(np.sum(ya**2) + np.sum(yb**2))) or 1.0)
     return {"rotation_distance": distance, "rotation_residual": residual, "pairs_compared": int(usable.sum())}
 
 

@@ -168,7 +168,9 @@ def _bias_distinguishability(scheme: Scheme, length: int, samples: int | None) -
     domain = bias_domain(scheme, length)
     rows, deltas = domain.rows, domain.deltas
     steps = np.linalg.norm(np.diff(rows, axis=0), axis=1)
-    small, large = int(np.argmin(steps)), int(np.argmax(steps))
+    nearness = np.minimum(np.abs(deltas[:-1]), np.abs(deltas[1:]))  # ties go to the pair nearest the query
+    small = int(np.lexsort((nearness, steps))[0])
+    large = int(np.lexsort((nearness, -steps))[0])
     min_step, max_step = float(steps[small]), float(steps[large])
     ratio = max_step / min_step if min_step > 0 else None
     notes = [domain.note] if domain.note else []

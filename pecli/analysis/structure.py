@@ -15,6 +15,7 @@ positions otherwise, and then say so.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,8 +39,26 @@ def has_vectors(scheme: Scheme) -> bool:
 
 
 def vectors(scheme: Scheme, length: int) -> np.ndarray:
-    """The (length, width) float64 matrix ``E`` of positions 0 … length − 1."""
-    return np.asarray(scheme.encode(np.arange(length, dtype=np.int64)), dtype=np.float64)
+    """The (length, width) float64 matrix ``E`` of positions 0 … length − 1 (read-only).
+
+    The last two are remembered (schemes are frozen, hashable dataclasses), so that ``check all`` encodes
+    a long sequence once, not once per property.
+    """
+    try:
+        return _remembered_vectors(scheme, int(length))
+    except TypeError:  # an unhashable parameter
+        return _encode(scheme, int(length))
+
+
+def _encode(scheme: Scheme, length: int) -> np.ndarray:
+    encoding = np.array(scheme.encode(np.arange(length, dtype=np.int64)), dtype=np.float64)
+    encoding.setflags(write=False)
+    return encoding
+
+
+@functools.lru_cache(maxsize=2)
+def _remembered_vectors(scheme: Scheme, length: int) -> np.ndarray:
+    return _encode(scheme, length)
 
 
 # -- rows compared exactly ------------------------------------------------------------------------

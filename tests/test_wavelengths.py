@@ -1,0 +1,190 @@
+"""`pecli wavelengths` and the spectrum analysis: values from the papers and worked by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from pecli.analysis.spectrum import base_lower_bound, critical_dimension, long_term_decay, spectrum
+from pecli.cli import app
+from pecli.config import build_scheme
+
+HF = Path(__file__).resolve().parent.parent / "sample_configs" / "hf"
+ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, ["wavelengths", *args], env=ENV)
+
+
+def run_json(*args: str) -> dict:
+    result = run(*args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+# -- the literature ----------------------------------------------------------------------------------
+def test_critical_dimension_of_llama2_is_92():
+    # Liu et al. 2023, section 3.2: for LLaMA 2 (base 10000, d = 128, T = 4096) the critical dimension
+    # is 92 = 2·⌈64·log_10000(4096/2π)⌉ = 2·⌈64·0.70357⌉ = 2·46.
+    rope = build_scheme("rope", {"dim": 128, "base": 10000})
+    assert critical_dimension(rope.inv_freq, 4096) == 92
+    document = run_json("--scheme", "rope", "--dim", "128", "--context", "16384", "--train-length", "4096")
+    assert document["summary"]["critical_dimension"] == 92
+    assert document["summary"]["pairs_not_completed_in_training"] == 64 - 46
+
+
+@pytest.mark.parametrize(("context", "published"), [(1024, 4.3e3), (8192, 8.4e4)])
+def test_base_lower_bound_matches_men_et_al(context, published):
+    # Men et al. 2024, Table 1 (d = 128): the smallest base with Σ_i cos(m θ_i) >= 0 for all m <= L.
+    bound = base_lower_bound(context, 128)
+    assert bound.smallest_base == pytest.approx(published, rel=0.02)
+    assert bound.every_base_above >= bound.smallest_base
+    assert np.min(long_term_decay(bound.smallest_base * 1.0005, 128, context)) >= 0
+    assert np.min(long_term_decay(bound.smallest_base * 0.99, 128, context)) < 0 or bound.smallest_base < 2.1
+
+
+def test_long_term_decay_is_the_cosine_sum():
+    # B(m) = Σ_{i<d/2} cos(m·b^(−2i/d)); for d = 4, b = 100: θ = (1, 0.1), so B(10) = cos 10 + cos 1.
+    values = long_term_decay(100.0, 4, 40)
+    assert values[10] == pytest.approx(math.cos(10) + math.cos(1), abs=1e-12)
+    assert values[0] == pytest.approx(2.0)
+    assert values.shape == (41,)
+
+
+# -- the table -----------------------------------------------------------------------------------------
+def test_sinusoidal_wavelengths_run_from_2pi_to_about_2pi_base():
+    # Seeds 001/003: λ_i = 2π·10000^(2i/d), from 2π (i = 0) to 2π·10000^((d−2)/d) ≈ 2π·10000 = 62,832.
+    document = run_json("--scheme", "sinusoidal", "--dim", "512", "--context", "1000")
+    summary = document["summary"]
+    assert summary["smallest_wavelength"] == pytest.approx(2 * math.pi)
+    assert summary["largest_wavelength"] == pytest.approx(2 * math.pi * 10000 ** (510 / 512))
+    assert 60_000 < summary["theoretical_context_limit"] < 62_832
+    pair = document["pairs"][1]
+    assert pair["inv_freq"] == pytest.approx(10000 ** (-2 / 512))
+    assert pair["rotations"] == pytest.approx(1000 * 10000 ** (-2 / 512) / (2 * math.pi))
+
+
+def test_llama3_scaling_per_pair():
+    # Llama 3.1: original 8192, factor 8, low 1, high 4 → wavelengths below 8192/4 = 2048 unchanged,
+    # above 8192/1 divided by 8, in between smoothed.
+    document = run_json("--hf-config", str(HF / "meta-llama--llama-3.1-8b.json"), "--context", "131072")
+    assert document["train_length"] == 8192
+    for pair in document["pairs"]:
+        original_wavelength = 2 * math.pi / pair["original_inv_freq"]
+        if original_wavelength < 2048:
+            assert pair["regime"] == "unchanged" and pair["ratio"] == pytest.approx(1.0)
+        elif original_wavelength > 8192:
+            assert pair["regime"] == "divided" and pair["ratio"] == pytest.approx(1 / 8)
+        else:
+            assert pair["regime"] == "smoothed" and 1 / 8 < pair["ratio"] < 1
+    assert document["summary"]["attention_scaling"] == pytest.approx(1.0)
+    assert document["params"]["base"] == 500000
+
+
+def test_yarn_attention_factor_both_conventions():
+    # YaRN: 0.1·ln(s) + 1 → s = 4: 1.138629, s = 32: 1.346574.
+    for factor, expected in ((4, 1.0 + 0.1 * math.log(4)), (32, 1.0 + 0.1 * math.log(32))):
+        document = run_json("--scheme", "rope", "--scaling", "yarn", "--factor", str(factor),
+                            "--original-max-position", "4096", "--context", "8192")
+        assert document["summary"]["attention_scaling"] == pytest.approx(expected)
+    # DeepSeek style (mscale = mscale_all_dim = 0.707): get_mscale(40, 0.707)/get_mscale(40, 0.707) = 1.
+    document = run_json("--hf-config", str(HF / "deepseek-ai--deepseek-coder-v2-lite-base.json"), "--context", "8192")
+    assert document["summary"]["attention_scaling"] == pytest.approx(1.0)
+    assert document["summary"]["scaling"] == "yarn"
+
+
+def test_dynamic_base_grows_with_length():
+    # b' = b·(s·L'/L − (s − 1))^(d/(d−2)); s = 4, L = 4096, d = 128:
+    # L' = 8192 → 10000·5^(128/126) = 51,293.8; L' = 4096 → 10000 unchanged.
+    document = run_json("--scheme", "rope", "--scaling", "dynamic", "--factor", "4",
+                        "--max-position-embeddings", "4096", "--context", "32768")
+    table = {row["length"]: row["base"] for row in document["summary"]["dynamic_base_by_length"]}
+    assert table[4096] == pytest.approx(10000)
+    assert table[8192] == pytest.approx(10000 * 5 ** (128 / 126))
+    assert document["summary"]["effective_base"] == pytest.approx(10000 * 29 ** (128 / 126))
+
+
+def test_longrope_switches_and_scales_attention():
+    # Phi-3-mini-128k: original 4096, max 131072 → f = 32, attention sqrt(1 + ln 32/ln 4096) = 1.190238.
+    path = str(HF / "microsoft--phi-3-mini-128k-instruct.json")
+    long = run_json("--hf-config", path, "--context", "131072")
+    assert long["summary"]["longrope_factors_in_use"] == "long"
+    assert long["summary"]["attention_scaling"] == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)))
+    short = run_json("--hf-config", path, "--context", "4096")
+    assert short["summary"]["longrope_factors_in_use"] == "short"
+    config = json.loads(Path(path).read_text())
+    first = short["pairs"][0]
+    assert first["short_factor"] == pytest.approx(config["rope_scaling"]["short_factor"][0])
+    assert first["inv_freq"] == pytest.approx(1 / config["rope_scaling"]["short_factor"][0])
+
+
+def test_p_rope_leaves_the_lowest_frequencies_unrotated():
+    # p = 0.25 of 64 pairs: the 16 highest frequencies rotate, the other 48 have θ = 0 (λ = ∞).
+    document = run_json("--scheme", "rope", "--dim", "128", "--rope-fraction", "0.25", "--context", "4096")
+    regimes = [pair["regime"] for pair in document["pairs"]]
+    assert regimes[:16] == ["unchanged"] * 16
+    assert regimes[16:] == ["not rotated (p-RoPE)"] * 48
+    assert document["pairs"][16]["wavelength"] is None  # ∞ is null in JSON
+    assert document["summary"]["largest_wavelength"] == pytest.approx(2 * math.pi * 10000 ** (30 / 128))
+
+
+def test_partial_rotary_exponent_runs_over_the_rotated_dimension():
+    # pythia-160m: head dim 64, rotary_pct 0.25 → 16 rotated components, 8 pairs, θ_i = 10000^(−2i/16).
+    document = run_json("--hf-config", str(HF / "eleutherai--pythia-160m.json"))
+    assert len(document["pairs"]) == 8
+    assert document["pairs"][1]["inv_freq"] == pytest.approx(10000 ** (-2 / 16))
+
+
+def test_target_context_suggests_a_base():
+    document = run_json("--scheme", "rope", "--dim", "128", "--target-context", "1024")
+    assert document["suggested_base"]["smallest_base"] == pytest.approx(4.3e3, rel=0.02)
+
+
+def test_out_writes_the_final_inverse_frequencies(tmp_path):
+    target = tmp_path / "inv_freq.npy"
+    result = run("--scheme", "rope", "--dim", "64", "--partial-rotary-factor", "0.5",
+                 "--scaling", "linear", "--factor", "2", "--out", str(target))
+    assert result.exit_code == 0, result.output
+    saved = np.load(target)
+    # 32 rotated components → 16 pairs, θ_i = 10000^(−2i/32) / 2.
+    assert saved.dtype == np.float64 and saved.shape == (16,)
+    assert saved == pytest.approx(10000.0 ** (-np.arange(0, 32, 2) / 32) / 2)
+    assert run("--scheme", "rope", "--out", str(target)).exit_code == 2  # no overwrite without --force
+
+
+def test_table_output_names_the_bound():
+    result = run("--scheme", "rope", "--dim", "128", "--base", "10000", "--context", "8192")
+    assert result.exit_code == 0
+    assert "Men et al. 2024" in result.stdout and "below it" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--scheme", "alibi"), "wavelengths works with sinusoidal and rope"),
+        (("--scheme", "rope", "--scaling", "yarn"), "factor"),
+        (("--scheme", "rope", "--scaling", "yarn", "--factor", "0.5"), "factor"),
+        (("--scheme", "rope", "--scaling", "yarn", "--factor", "4", "--beta-fast", "1", "--beta-slow", "2"), "beta_fast"),
+        (("--hf-config", str(HF / "openai-community--gpt2.json")), "no RoPE"),
+        (("--hf-config", str(HF / "qwen--qwen2-vl-7b-instruct-gptq-int8.json")), "mrope"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    result = run(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_spectrum_of_sinusoidal_and_rope_agree():
+    # The same frequencies: sinusoidal and unscaled rope with equal d and base share every θ_i.
+    sinusoidal = spectrum(build_scheme("sinusoidal", {"dim": 64}), context=100)
+    rope = spectrum(build_scheme("rope", {"dim": 64}), context=100)
+    assert [p.inv_freq for p in sinusoidal.pairs] == pytest.approx([p.inv_freq for p in rope.pairs])
