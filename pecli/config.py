@@ -249,6 +249,8 @@ def build_scheme(name: str, params: Mapping[str, Any], *, length: int = DEFAULT_
         if key not in known:
             valid = ", ".join(known) or "none"
             raise ConfigError(key, f"is not a parameter of scheme {name!r} (its parameters: {valid})")
+        if value is None:  # null in YAML: the default
+            continue
         values[key] = coerce_setting(known[key], value)
     for key, value in cls.defaults_for_length(length).items():
         if values.get(key) is None:

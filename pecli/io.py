@@ -36,6 +36,9 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], None], *, 
     """
     target = Path(path)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes the file private; outputs get the usual mode
     try:
         with os.fdopen(handle, "wb") as stream:
             write(stream)

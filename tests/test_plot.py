@@ -60,6 +60,14 @@ FILE_CASES = [
     ("bias", ["--scheme", "alibi", "--length", "16"], ".png"),
     ("bias", ["--scheme", "t5", "--length", "40"], ".svg"),
     ("bias", ["--scheme", "relative", "--length", "40", "-K", "4"], ".pdf"),
+    ("dot-distance", ["--scheme", "sinusoidal", "--dim", "16", "--length", "40"], ".png"),
+    ("dot-distance", ["--scheme", "rope", "--dim", "16", "--length", "40", "--bases", "100,10000"], ".svg"),
+    ("dot-distance", ["--scheme", "alibi", "--schemes", "learned,alibi", "--heads", "2", "--length", "40"], ".pdf"),
+    ("extrapolation", ["--scheme", "sinusoidal", "--dim", "16", "--length", "400"], ".png"),
+    ("extrapolation", ["--scheme", "rope", "--dim", "16", "--length", "400", "--train-length", "50"], ".svg"),
+    ("precision", ["--scheme", "rope", "--dim", "16", "--length", "300", "--computed"], ".png"),
+    ("precision", ["--scheme", "integer", "--dim", "4", "--length", "300", "--dtypes", "float16"], ".pdf"),
+    ("precision", ["--scheme", "t5", "--length", "50"], ".svg"),
 ]
 
 
@@ -115,6 +123,10 @@ def test_config_file_holds_the_kind(runner, tmp_path):
         (["wavelengths", "--scheme", "learned"], "plot wavelengths does not support scheme 'learned' (additive); it supports: sinusoidal, rope"),
         (["nonsense"], "kind: must be one of heatmap, circle, dot-distance, similarity, wavelengths, extrapolation, bias, precision; got 'nonsense'"),
         (["circle", "--head", "1"], "--head does not apply to plot circle (it applies to heatmap, bias)"),
+        (["heatmap", "--computed"], "--computed does not apply to plot heatmap (it applies to precision)"),
+        (["extrapolation", "--length", "64", "--train-length", "64"], "train_length: must be below the test length 64 (--length), got 64"),
+        (["precision", "--dtypes", "float8"], "dtypes: unknown dtype 'float8'; valid: float64, float32, float16, bfloat16"),
+        (["dot-distance", "--schemes", "sinusoidal,nope"], "scheme: unknown scheme 'nope'; valid: " + ", ".join(__import__("pecli.schemes").schemes.SCHEMES)),
         (["circle", "--pair", "2"], "pair: must be between 0 and 1 for sinusoidal dim=4 base=1 layout=interleaved (2 pairs), got 2"),
         (["heatmap", "--scheme", "alibi", "--heads", "4", "--head", "4"], "head: must be between 0 and 3 (alibi has 4 head(s)), got 4"),
         (["heatmap", "--out", "x.jpg"], "--out x.jpg: unsupported suffix .jpg; use one of .png, .svg, .pdf"),
@@ -261,3 +273,52 @@ def test_bias_of_t5_is_the_bucket():
 def test_describe_and_size():
     assert plots.describe(build_scheme("rope", {"dim": 64, "rope_theta": 500000})) == "rope dim=64 base=500000 layout=half"
     assert plots.parse_figure_size("8x5") == (8.0, 5.0)
+
+
+def test_dot_distance_of_d2_sinusoid_is_cos_of_distance():
+    # d = 2: ω_0 = 1, E_m · E_(m+Δ) = cos(Δ) for every m: the mean is cos Δ and there is no band.
+    scheme = build_scheme("sinusoidal", {"dim": 2})
+    figure = plots.dot_distance_figure([scheme], 10, dpi=40)
+    (axes,) = panels(figure)
+    curve = axes.lines[0]
+    np.testing.assert_allclose(curve.get_xdata(), np.arange(-9, 10))
+    np.testing.assert_allclose(curve.get_ydata(), np.cos(np.arange(-9, 10)), atol=1e-12)
+    assert not axes.collections  # no band: the score depends on Δ only
+    assert axes.get_xlabel() == "distance Δ (tokens)"
+    assert plots.figure_notes(figure) == ["no band: the score does not vary with m at any distance (it depends on Δ only)"]
+
+
+def test_dot_distance_overlays_schemes_with_a_band_where_the_score_varies():
+    schemes = [build_scheme("learned", {"dim": 8, "max_length": 20}), build_scheme("sinusoidal", {"dim": 8})]
+    (axes,) = panels(plots.dot_distance_figure(schemes, 20, dpi=40))
+    labels = axes.get_legend_handles_labels()[1]
+    assert labels == ["learned dim=8 max_length=20 seed=0", "sinusoidal dim=8 base=10000 layout=interleaved"]
+    assert len(axes.collections) == 1  # the learned table's score varies with m; the sinusoid's does not
+
+
+def test_extrapolation_bars_are_the_largest_angles():
+    # d = 8, base 10000: θ_i = 10^(−i). T = 100: (T−1)θ = 99, 9.9, 0.99, 0.099; L = 1000: 999θ.
+    # Training completed a turn (2π ≈ 6.28) on pairs 0 and 1 only; pairs 2 and 3 go further at test: unseen.
+    scheme = build_scheme("sinusoidal", {"dim": 8})
+    figure = plots.extrapolation_figure(scheme, train_length=100, length=1000, dpi=40)
+    (axes,) = panels(figure)
+    test, train = axes.containers
+    theta = 10.0 ** -np.arange(4)
+    np.testing.assert_allclose([bar.get_height() for bar in test], 999 * theta)
+    np.testing.assert_allclose([bar.get_height() for bar in train], 99 * theta)
+    red = [bar.get_facecolor() == test[3].get_facecolor() for bar in test]
+    assert red == [False, False, True, True]
+    assert "pairs from i = 2 are out of distribution" in figure._suptitle.get_text()
+    assert axes.get_yscale() == "log" and axes.get_ylabel() == "largest angle p·θ_i (radians)"
+
+
+def test_precision_curves_per_dtype():
+    scheme = build_scheme("sinusoidal", {"dim": 8})
+    figure = plots.precision_figure(scheme, 64, dtypes=("float64", "float16"), dpi=40)
+    (axes,) = panels(figure)
+    labels = axes.get_legend_handles_labels()[1]
+    assert len(labels) == 1 and labels[0].startswith("float16: max ")
+    assert plots.figure_notes(figure) == ["exact in float64 (error 0 everywhere, nothing to draw on a log scale)"]
+    assert axes.get_xlabel() == "position (tokens)" and axes.get_yscale() == "log"
+    # float16 has an 11-bit significand: rounding a value in [0.5, 1] errs by at most 2^-12.
+    assert 0 < np.nanmax(axes.lines[0].get_ydata()) <= 2.0 ** -12

@@ -102,26 +102,31 @@ def _fit_rows(scheme: Scheme, fit_length: int, shifts: tuple[int, ...], pairs) -
     encoding = vectors(scheme, fit_length)
     rows_used = fit_length - max(shifts)
     fits = ShiftFits(encoding[:rows_used])
+    columns = (encoding[:, pairs.first], encoding[:, pairs.second]) if pairs is not None else None
     rows = []
     for k in shifts:
         residual, held_out = fits.residual(encoding[k : k + rows_used])
         row = {"shift": k, "residual": residual, "held_out": held_out}
         if pairs is not None:
-            row.update(_rotation_figures(encoding[: rows_used + k], pairs, k))
+            row.update(_rotation_figures(columns, pairs, k))
         rows.append(row)
     return rows
 
 
 class ShiftFits:
-    """Least squares ``Y ≈ X Mᵀ`` for several right-hand sides Y with one SVD of X (numpy's lstsq rule:
-    singular values below ``max(shape) · eps · s_max`` are dropped, the minimum-norm solution is taken)."""
+    """Least squares ``Y ≈ X Mᵀ`` for several right-hand sides Y with one factorisation of X.
+
+    ``X = Q R`` (Householder), ``R = U S Vᵀ``; singular values below ``max(shape) · eps · s_max`` are
+    dropped and the minimum-norm solution taken, as numpy's ``lstsq`` does.
+    """
 
     def __init__(self, x: np.ndarray) -> None:
         self.x = x
-        self.u, self.s, self.vt = np.linalg.svd(x, full_matrices=False)
+        self._half: ShiftFits | None = None
+        self.q, r = np.linalg.qr(x)
+        self.u, self.s, self.vt = np.linalg.svd(r, full_matrices=False)
         cutoff = max(x.shape) * np.finfo(np.float64).eps * (self.s[0] if self.s.size else 0.0)
         self.rank = int(np.count_nonzero(self.s > cutoff))
-        self._half: ShiftFits | None = None
 
     @property
     def underdetermined(self) -> bool:
@@ -130,7 +135,7 @@ class ShiftFits:
 
     def solve(self, y: np.ndarray) -> np.ndarray:
         r = self.rank
-        return self.vt[:r].T @ ((self.u[:, :r].T @ y) / self.s[:r, None])
+        return self.vt[:r].T @ ((self.u[:, :r].T @ (self.q.T @ y)) / self.s[:r, None])
 
     def residual(self, y: np.ndarray) -> tuple[float, bool]:
         """Relative residual ``||Y − X M̂ᵀ||_F / ||Y||_F``; held out (fit on the first half of the rows,
@@ -160,11 +165,14 @@ def _join(values: Sequence[int]) -> str:
     return ", ".join(str(v) for v in values)
 
 
-def _rotation_figures(encoding: np.ndarray, pairs, shift: int) -> dict:
-    """Per-pair 2×2 fits against the rotation blocks, and the residual of the rotation itself."""
+def _rotation_figures(columns: tuple[np.ndarray, np.ndarray], pairs, shift: int) -> dict:
+    """Per-pair 2×2 fits against the rotation blocks, and the residual of the rotation itself.
+
+    ``columns`` are the (L, n) first and second components of every pair.
+    """
     rotation = rotation_blocks(pairs, shift)  # (n, 2, 2), acting on column vectors (first, second)
-    xa, xb = encoding[:-shift, pairs.first], encoding[:-shift, pairs.second]  # (rows, n)
-    ya, yb = encoding[shift:, pairs.first], encoding[shift:, pairs.second]
+    xa, xb = columns[0][:-shift], columns[1][:-shift]  # (rows, n)
+    ya, yb = columns[0][shift:], columns[1][shift:]
 
     def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.einsum("rn,rn->n", a, b)

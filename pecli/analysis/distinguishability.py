@@ -132,7 +132,7 @@ def _locality_words(share: float, example: tuple[int, int] | None, encoding: np.
             (float(np.linalg.norm(encoding[p] - encoding[r])) for r in (p - 1, p + 1) if 0 <= r < len(encoding)),
         )
         far = float(np.linalg.norm(encoding[p] - encoding[q]))
-        words += f" (position {p} is {far:.3g} from {q} but {near:.3g} from its neighbour)"
+        words += f" (position {p} is {far:.3g} from {q}, no farther than from its nearer neighbour, {near:.3g})"
     return words
 
 

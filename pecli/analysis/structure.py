@@ -87,13 +87,46 @@ class Collisions:
     first_adjacent: int | None
 
 
+def _row_hashes(rows: np.ndarray) -> np.ndarray | None:
+    """A 64-bit hash per row (equal rows, equal hashes), or None when the rows are not float64 words."""
+    if rows.dtype != np.float64 or rows.ndim != 2 or rows.shape[1] == 0:
+        return None
+    words = np.ascontiguousarray(rows).view(np.uint64)
+    multipliers = np.random.default_rng(SAMPLE_SEED).integers(1, 2**63, size=words.shape[1], dtype=np.uint64) | np.uint64(1)
+    with np.errstate(over="ignore"):
+        mixed = words * multipliers
+        return np.bitwise_xor.reduce(mixed ^ (mixed >> np.uint64(29)), axis=1) + mixed.sum(axis=1, dtype=np.uint64)
+
+
+def group_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0)``-like grouping: (first index, inverse, counts) per distinct row, exact.
+
+    Rows are grouped by a 64-bit hash, and each group is then verified row by row against its first
+    member, so the result is exact; only if two different rows share a hash does it fall back to
+    sorting the rows' bytes.
+    """
+    wide = np.asarray(rows)
+    if wide.dtype.kind in "fV" or wide.dtype.name == "bfloat16":
+        wide = wide.astype(np.float64) + 0.0
+        wide[np.isnan(wide)] = np.nan
+    wide = wide.reshape(wide.shape[0], -1)
+    hashes = _row_hashes(wide)
+    if hashes is not None:
+        _, first_index, inverse, counts = np.unique(hashes, return_index=True, return_inverse=True, return_counts=True)
+        inverse = inverse.ravel()
+        shared = counts[inverse] > 1
+        if not shared.any() or np.array_equal(wide[shared], wide[first_index[inverse[shared]]], equal_nan=True):
+            return first_index, inverse, counts
+    _, first_index, inverse, counts = np.unique(_hashable(wide), return_index=True, return_inverse=True, return_counts=True)
+    return first_index, inverse.ravel(), counts
+
+
 def collisions(rows: np.ndarray) -> Collisions:
     """Exact collisions among ``rows`` (any float dtype, bfloat16 included; −0.0 equals 0.0)."""
-    keys = _hashable(rows)
-    n = keys.shape[0]
+    n = np.asarray(rows).shape[0]
     if n == 0:
         return Collisions(0, 0, None, None)
-    _, first_index, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+    first_index, inverse, counts = group_rows(rows)
     inverse = inverse.ravel()
     pairs = int(np.sum(counts.astype(np.int64) * (counts - 1) // 2))
     repeated = int(n - counts.size)

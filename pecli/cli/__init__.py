@@ -13,6 +13,8 @@ from typing import Annotated
 import typer
 
 from pecli import __version__
+from pecli.cli.check import check
+from pecli.cli.compare import compare
 from pecli.cli.encode import encode
 from pecli.cli.wavelengths import wavelengths
 from pecli.cli.plot import plot
@@ -26,6 +28,8 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.command(name="encode")(encode)
+app.command(name="check")(check)
+app.command(name="compare")(compare)
 app.command(name="wavelengths")(wavelengths)
 app.command(name="plot")(plot)
 

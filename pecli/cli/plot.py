@@ -39,6 +39,7 @@ SETTINGS = (
     Setting("band", bool, None, "dot-distance: draw the range over m as a band"),
     Setting("train_length", int, None, "wavelengths, extrapolation: the training length", minimum=1),
     Setting("dtypes", object, None, "precision: dtypes compared with float64 (comma-separated or a list)"),
+    Setting("computed", bool, None, "precision: form the angles in each dtype instead of rounding float64 values"),
 )
 
 #: Which plot kinds each kind-specific option applies to.
@@ -51,6 +52,7 @@ APPLIES_TO: dict[str, tuple[str, ...]] = {
     "band": ("dot-distance",),
     "train_length": ("wavelengths", "extrapolation"),
     "dtypes": ("precision",),
+    "computed": ("precision",),
     "dtype": ("heatmap", "similarity", "precision"),
 }
 
@@ -73,8 +75,9 @@ def plot(
     points: Annotated[Optional[int], _opt("--points", help=f"circle: positions 0 … N−1 placed [default: {CIRCLE_POINTS}]")] = None,
     schemes: Annotated[Optional[str], _opt("--schemes", help="dot-distance: schemes overlaid, e.g. sinusoidal,rope,alibi")] = None,
     band: Annotated[Optional[bool], _opt("--band/--no-band", help="dot-distance: the range over m as a band [default: on]")] = None,
-    train_length: Annotated[Optional[int], _opt("--train-length", help="wavelengths, extrapolation: training length; the test length is --length [extrapolation default: a quarter of it]")] = None,
+    train_length: Annotated[Optional[int], _opt("--train-length", help="wavelengths, extrapolation: training length; the test length is --length [default: rope's original_max_position; extrapolation: else half of --length]")] = None,
     dtypes: Annotated[Optional[str], _opt("--dtypes", help="precision: dtypes compared with float64 [default: float32,float16,bfloat16]")] = None,
+    computed: Annotated[Optional[bool], _opt("--computed/--cast", help="precision: form the angles in each dtype, or round the float64 values [default: cast]")] = None,
     force: ForceOption = False,
     json: JsonOption = False,
     quiet: QuietOption = False,
@@ -156,19 +159,44 @@ def _draw(kind: str, spec: Spec, plots: Any, common: dict[str, Any]):
         pair = CIRCLE_PAIR if settings["pair"] is None else settings["pair"]
         return plots.circle_figure(variants, positions, pair=pair, **common)
     if kind == "wavelengths":
-        return plots.wavelengths_figure(scheme, context=_context(spec), train_length=settings["train_length"], **common)
+        return plots.wavelengths_figure(
+            scheme, context=_context(spec), train_length=settings["train_length"] or getattr(scheme, "original_max_position", None),
+            max_position_embeddings=getattr(scheme, "max_position_embeddings", None), **common,
+        )
     if kind == "extrapolation":
+        from pecli.analysis.extrapolation import default_train_length
+
         context = _context(spec)
-        train_length = settings["train_length"] or max(1, context // 4)
+        original = getattr(scheme, "original_max_position", None)
+        train_length = settings["train_length"] or original or default_train_length(context)
+        longest = getattr(scheme, "max_position_embeddings", None)
+        switched = not settings["train_length"] and train_length >= context and bool(longest) and longest > train_length
+        if switched:  # an HF config: its pre-training length against its extended context
+            context = longest
         if train_length >= context:
             raise ConfigError("train_length", f"must be below the test length {context} (--length), got {train_length}")
-        return plots.extrapolation_figure(scheme, train_length=train_length, length=context, **common)
+        figure = plots.extrapolation_figure(scheme, train_length=train_length, length=context, train_scheme=_unscaled(spec), **common)
+        if switched:
+            plots.add_note(figure, f"tested at max_position_embeddings = {longest} (--length is below the training length {train_length})")
+        return figure
     if kind == "dot-distance":
         return plots.dot_distance_figure(_overlaid(spec), spec.length, band=settings["band"] is not False, **common)
     if kind == "precision":
         names = _dtype_list(settings["dtypes"]) if settings["dtypes"] else ((spec.dtype,) if spec.dtype else DEFAULT_DTYPES)
-        return plots.precision_figure(scheme, spec.length, dtypes=names, **common)
+        return plots.precision_figure(scheme, spec.length, dtypes=names, computed=bool(settings["computed"]), **common)
     raise AssertionError(kind)  # pragma: no cover  (kind is validated by its Setting)
+
+
+#: Rope parameters that describe the model itself rather than a context-extension scaling.
+UNSCALED_KEYS = ("dim", "head_dim", "base", "rope_theta", "layout", "partial_rotary_factor", "rope_fraction")
+
+
+def _unscaled(spec: Spec):
+    """The scheme before its context-extension scaling (what training saw), or None if unscaled."""
+    if getattr(spec.scheme, "scaling", "none") in (None, "none", "default"):
+        return None
+    params = {key: value for key, value in spec.given_params.items() if key in UNSCALED_KEYS}
+    return build_scheme(spec.scheme.name, params, length=spec.length)
 
 
 def _context(spec: Spec) -> int:

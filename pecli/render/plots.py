@@ -82,7 +82,7 @@ _SUPPORTS: dict[str, Callable[[type[Scheme]], bool]] = {
     "wavelengths": _has_frequencies,
     "extrapolation": _has_frequencies,
     "bias": _is_bias,
-    "precision": _has_vectors,
+    "precision": lambda cls: True,
 }
 
 
@@ -151,7 +151,10 @@ def figure_notes(figure: "Figure") -> list[str]:
 def set_title(figure: "Figure", default: str, title: str | None) -> None:
     """``title`` if given, else ``default`` ("scheme params: what"), broken after the scheme when long."""
     if title is None and len(default) > 80 and ": " in default:
-        default = default.replace(": ", ":\n", 1)
+        import textwrap
+
+        head, tail = default.split(": ", 1)
+        default = "\n".join([*textwrap.wrap(head + ":", 95), *textwrap.wrap(tail, 95)])
     figure.suptitle(title if title is not None else default, fontsize=11)
 
 
@@ -471,14 +474,15 @@ def wavelengths_figure(
     *,
     context: int | None = None,
     train_length: int | None = None,
+    max_position_embeddings: int | None = None,
     title: str | None = None,
     size: tuple[float, float] | None = None,
     dpi: float = DEFAULT_DPI,
 ) -> "Figure":
     """Wavelength ``2π/ω_i`` of every frequency pair on a log scale, with the lengths as lines.
 
-    With a context-extension scaling (``scheme.original_inv_freq`` present), the original wavelengths
-    are drawn too.
+    With a context-extension scaling (``scheme.original_inv_freq`` present and different), the original
+    wavelengths are drawn too; ``max_position_embeddings`` adds a line for the model's own context.
     """
     check_supported("wavelengths", scheme.name)
     inv_freq = np.asarray(scheme.inv_freq, dtype=np.float64)
@@ -510,6 +514,9 @@ def wavelengths_figure(
                       label=f"{int(longer.sum())} pair(s) never complete a turn within {context}")
     if train_length is not None:
         axes.axhline(train_length, color="C2", linewidth=1, linestyle=":", label=f"training length {train_length}")
+    if max_position_embeddings is not None and max_position_embeddings != context:
+        axes.axhline(max_position_embeddings, color="C4", linewidth=1, linestyle="-.",
+                     label=f"max_position_embeddings {max_position_embeddings}")
     axes.grid(True, which="major", alpha=0.3)
     axes.legend(fontsize=8, loc="upper left")
     shown = wavelengths[rotating]
@@ -555,7 +562,7 @@ def dot_distance_figure(
     figure = new_figure("dot-distance", size, dpi)
     axes = figure.add_subplot()
     several = len(schemes) > 1
-    sampled = False
+    sampled = banded = False
     for index, scheme in enumerate(schemes):
         profile = score_by_distance(scheme, length)
         sampled = sampled or bool(profile.sampled)
@@ -566,7 +573,7 @@ def dot_distance_figure(
         for channel in drawn:
             if several:  # one colour per scheme; its heads fade
                 color, alpha = f"C{index % 10}", 1.0 - 0.6 * channel / channels
-                label = (describe(scheme) + (f" ({channels} heads)" if channels > 1 else "")) if channel == 0 else None
+                label = describe(scheme) if channel == 0 else None
             else:  # one colour per head
                 color, alpha = f"C{channel % 10}", 1.0
                 label = f"head {channel}" if channels > 1 else None
@@ -575,6 +582,7 @@ def dot_distance_figure(
                 low, high = np.asarray(profile.minimum)[channel, keep], np.asarray(profile.maximum)[channel, keep]
                 if np.any(high - low > 1e-9 * max(1.0, float(np.abs(high).max()))):
                     axes.fill_between(distance[keep], low, high, color=color, alpha=0.15, linewidth=0)
+                    banded = True
         if step > 1:
             add_note(figure, _stride_note(f"distances of {scheme.name}", keep.size, distance.size, step))
         if channels > len(drawn):
@@ -586,9 +594,124 @@ def dot_distance_figure(
     if any(axes.get_legend_handles_labels()[1]):
         axes.legend(fontsize=8)
     what = describe(schemes[0]) if not several else ", ".join(scheme.name for scheme in schemes)
-    set_title(figure, f"{what}: score against distance, L = {length}" + (" (band: range over m)" if band else ""), title)
+    set_title(figure, f"{what}: score against distance, L = {length}" + (" (band: range over m)" if banded else ""), title)
+    if band and not banded:
+        add_note(figure, "no band: the score does not vary with m at any distance (it depends on Δ only)")
     if sampled:
         add_note(figure, "the mean and range over m are taken over a sample of query positions")
+    return figure
+
+
+# -- extrapolation ----------------------------------------------------------------------------------------
+def extrapolation_figure(
+    scheme: Scheme,
+    *,
+    train_length: int,
+    length: int,
+    train_scheme: Scheme | None = None,
+    title: str | None = None,
+    size: tuple[float, float] | None = None,
+    dpi: float = DEFAULT_DPI,
+) -> "Figure":
+    """Per frequency pair, the largest angle seen in training against the largest reached at test length.
+
+    The numbers are :func:`pecli.analysis.extrapolation.angle_ranges`. Pairs that training never
+    took through a full turn and that the test positions take further (``unseen``) are drawn in red:
+    their angles at test time are out of distribution.
+    """
+    from matplotlib.patches import Patch
+
+    from pecli.analysis.extrapolation import angle_ranges
+
+    check_supported("extrapolation", scheme.name)
+    ranges = angle_ranges(scheme, train_length, length, train_scheme=train_scheme)
+    pairs = np.arange(ranges.inv_freq.size)
+    unseen = np.asarray(ranges.unseen, dtype=bool)
+    figure = new_figure("extrapolation", size, dpi)
+    axes = figure.add_subplot()
+    test_colors = np.where(unseen, "C3", "0.78")
+    axes.bar(pairs, ranges.test_max_angle, width=0.85, color=test_colors)
+    axes.bar(pairs, ranges.train_max_angle, width=0.5, color="C0")
+    axes.axhline(2 * np.pi, color="0.2", linestyle="--", linewidth=1)
+    axes.set_yscale("log")
+    axes.set_xlabel("frequency pair i")
+    axes.set_ylabel("largest angle p·θ_i (radians)")
+    handles = [
+        Patch(color="C0", label=f"seen in training: (T−1)·θ_i, T = {train_length}"),
+        Patch(color="0.78", label=f"reached at test length L = {length}, within the training range"),
+        Patch(color="C3", label=f"reached at L, never seen in training ({int(unseen.sum())} pair(s))"),
+        axes.lines[0],
+    ]
+    axes.lines[0].set_label("one full turn, 2π")
+    axes.legend(handles=handles, fontsize=8, loc="upper right")
+    axes.grid(True, axis="y", alpha=0.3)
+    if ranges.first_unseen_pair is not None:
+        axes.axvline(ranges.first_unseen_pair - 0.5, color="C3", linestyle=":", linewidth=1)
+    first = ranges.first_unseen_pair
+    verdict = f"pairs from i = {first} are out of distribution" if first is not None else "no pair leaves the training range"
+    set_title(figure, f"{describe(scheme)}: trained on {train_length}, tested on {length}; {verdict}", title)
+    idle = pairs[np.asarray(ranges.inv_freq) == 0]
+    if idle.size:
+        add_note(figure, f"pairs {idle[0]}–{idle[-1]} do not rotate (θ = 0) and have no bar")
+    if train_scheme is not None:
+        add_note(figure, f"training angles from the unscaled scheme: {describe(train_scheme)}")
+    return figure
+
+
+# -- precision --------------------------------------------------------------------------------------------
+def precision_figure(
+    scheme: Scheme,
+    length: int,
+    *,
+    dtypes: Sequence[str] = ("float32", "float16", "bfloat16"),
+    computed: bool = False,
+    title: str | None = None,
+    size: tuple[float, float] | None = None,
+    dpi: float = DEFAULT_DPI,
+) -> "Figure":
+    """The largest absolute error of each position's row against float64, one curve per dtype.
+
+    The numbers are :func:`pecli.analysis.precision.precision_profile`: the float64 encoding rounded
+    to each dtype, or with ``computed`` the angles formed in that dtype (as a model that builds its
+    cache in bfloat16 does). The first position that collides with its neighbour is marked.
+    """
+    from pecli.analysis.precision import precision_profile
+
+    figure = new_figure("precision", size, dpi)
+    axes = figure.add_subplot()
+    zero_everywhere = []
+    for index, dtype in enumerate(dtypes):
+        profile = precision_profile(scheme, length, dtype=dtype, compute_dtype=dtype if computed else None)
+        positions, error = np.asarray(profile.positions), np.asarray(profile.error, dtype=np.float64)
+        keep, step = downsample(np.arange(positions.size), MAX_CURVE_POINTS)
+        if step > 1:  # the largest error of each stride, so that spikes survive the downsampling
+            ends = np.append(keep[1:], positions.size)
+            error_shown = np.array([error[a:b].max() for a, b in zip(keep, ends)])
+            add_note(figure, f"{dtype}: largest error of each run of {step} positions drawn ({keep.size} of {positions.size})")
+        else:
+            error_shown = error[keep]
+        color = f"C{index % 10}"
+        if not np.any(error_shown > 0):
+            zero_everywhere.append(dtype)
+            continue
+        axes.plot(positions[keep], np.where(error_shown > 0, error_shown, np.nan), color=color, linewidth=1,
+                  label=f"{dtype}: max {profile.max_error:.3g}, {profile.collisions} collision(s)")
+        if profile.first_adjacent_collision is not None:
+            axes.axvline(profile.first_adjacent_collision, color=color, linestyle=":", linewidth=1,
+                         label=f"{dtype}: first position equal to its neighbour, {profile.first_adjacent_collision}")
+        if profile.note:
+            add_note(figure, profile.note)
+    axes.set_yscale("log")
+    bias = scheme.kind == "bias"
+    axes.set_xlabel("relative distance Δ (tokens)" if bias else "position (tokens)")
+    axes.set_ylabel("largest |error| of the row vs float64")
+    axes.grid(True, which="major", alpha=0.3)
+    if axes.get_legend_handles_labels()[1]:
+        axes.legend(fontsize=8, loc="lower right")
+    how = "angles formed in each dtype" if computed else "float64 values rounded to each dtype"
+    set_title(figure, f"{describe(scheme)}: precision over {length} positions, {how}", title)
+    if zero_everywhere:
+        add_note(figure, f"exact in {', '.join(zero_everywhere)} (error 0 everywhere, nothing to draw on a log scale)")
     return figure
 
 
@@ -642,7 +765,7 @@ def bias_figure(
 
 __all__ = [
     "DEFAULT_DPI", "DEFAULT_SIZES", "FIGURE_SUFFIXES", "PLOT_KINDS", "add_note", "bias_figure", "check_kind",
-    "check_supported", "circle_figure", "cosine_similarity", "describe", "downsample", "figure_notes",
-    "heatmap_figure", "new_figure", "parse_figure_size", "save_figure", "similarity_figure", "supported_schemes",
+    "check_supported", "circle_figure", "cosine_similarity", "describe", "dot_distance_figure", "downsample",
+    "extrapolation_figure", "figure_notes", "heatmap_figure", "new_figure", "precision_figure", "parse_figure_size", "save_figure", "similarity_figure", "supported_schemes",
     "wavelengths_figure",
 ]

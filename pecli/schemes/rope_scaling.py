@@ -114,8 +114,9 @@ _REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
     "llama3": ("factor",),
     "longrope": ("short_factor", "long_factor"),
 }
-# Keys a rope_parameters dict (HF v5) carries that are not the scaling's business.
-_IGNORED_HF_KEYS = frozenset({"rope_theta", "partial_rotary_factor"})
+# Keys the reader leaves to its caller (rope_theta, partial_rotary_factor) or that HF accepts without
+# using them in the frequencies (``finetuned``, shipped by YaRN's Llama 2 checkpoints).
+_IGNORED_HF_KEYS = frozenset({"rope_theta", "partial_rotary_factor", "finetuned"})
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,109 @@
+"""``pecli check PROPERTY``: measure a property of a scheme and give a verdict (exit 0 pass, 1 fail)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, Optional
+
+import numpy as np
+import typer
+
+from pecli.analysis import ANALYSES, CheckOptions, run_checks
+from pecli.cli.common import JsonOption, print_json, scheme_command, stdout_console
+from pecli.config import Setting, Spec
+from pecli.dtypes import DTYPES
+from pecli.errors import ConfigError
+
+Property = Enum("Property", {name: name for name in (*ANALYSES, "all")}, type=str)  # type: ignore[misc]
+
+CHECK_PANEL = "Check"
+
+SETTINGS = (
+    Setting("train_length", int, None, "extrapolation: training length T (default L // 2)", minimum=1),
+    Setting("tol", float, 0.0, "uniqueness: encodings within this distance collide", minimum=0),
+    Setting("shifts", tuple[float, ...], None, "composability: shifts k, e.g. 1,2,4"),
+    Setting("compute_dtype", str, None, "precision: dtype the angles are computed in", choices=DTYPES),
+    Setting("strict", bool, False, "warnings fail"),
+    Setting("samples", int, None, "sample this many query positions in all-pairs scans", minimum=2),
+)
+
+
+def _opt(*names: str, help: str) -> Any:
+    return typer.Option(*names, help=help, rich_help_panel=CHECK_PANEL, show_default=False)
+
+
+@scheme_command(*SETTINGS)
+def check(
+    spec: Spec,
+    prop: Annotated[Property, typer.Argument(metavar="PROPERTY", help="uniqueness, distinguishability, composability, relativity, extrapolation, precision or all", show_default=True)] = Property("all"),
+    train_length: Annotated[Optional[int], _opt("--train-length", "-T", help="extrapolation: training length T [default: L // 2]")] = None,
+    tol: Annotated[Optional[float], _opt("--tol", help="uniqueness: encodings within this Euclidean distance collide [default: 0, exact in --dtype]")] = None,
+    shifts: Annotated[Optional[str], _opt("--shifts", help="composability: shifts k, comma-separated [default: 1,2,4,8,64]")] = None,
+    compute_dtype: Annotated[Optional[str], _opt("--compute-dtype", help="precision: compute the angles in this dtype instead of casting the exact result")] = None,
+    strict: Annotated[Optional[bool], _opt("--strict/--no-strict", help="turn warnings (unseen angles, untrained buckets) into failures")] = None,
+    samples: Annotated[Optional[int], _opt("--samples", help="sample this many query positions in all-pairs scans [default: exact when cheap]")] = None,
+    json: JsonOption = False,
+) -> None:
+    """Measure a property of an encoding and give a verdict: exit 0 when it holds, 1 when it does not.
+
+    Properties: uniqueness, distinguishability, composability, relativity, extrapolation, precision, or
+    all of them. Each prints the measured figures, the verdict and the reason in words. --dtype sets the
+    dtype of uniqueness (default float64) and of precision (default bfloat16).
+    """
+    if not np.array_equal(spec.positions, np.arange(spec.length)):
+        raise _bad("positions", "check measures positions 0 … L − 1; use --length instead of --positions")
+    settings = spec.settings
+    options = CheckOptions(
+        length=spec.length,
+        dtype=spec.dtype,
+        compute_dtype=settings["compute_dtype"],
+        tol=float(settings["tol"] or 0.0),
+        shifts=_shifts(settings["shifts"]),
+        train_length=settings["train_length"],
+        strict=bool(settings["strict"]),
+        samples=settings["samples"],
+        rebuild=spec.rebuild,
+    )
+    name = prop.value if isinstance(prop, Enum) else str(prop)
+    from pecli.cli.common import errors_to_exit
+
+    with errors_to_exit():
+        results = run_checks(spec.scheme, name, options)
+    passed = all(r.passed for r in results)
+    verdicts = [r.verdict for r in results]
+    document = {
+        "scheme": spec.scheme.name,
+        "kind": spec.scheme.kind,
+        "params": spec.scheme.params(),
+        "length": spec.length,
+        "property": name,
+        "verdict": "fail" if "fail" in verdicts else "warn" if "warn" in verdicts else "pass",
+        "passed": passed,
+        "results": [r.to_dict() for r in results],
+    }
+    if json:
+        print_json(document)
+    else:
+        from pecli.cli.common import jsonable
+        from pecli.render.check import check_renderable
+
+        stdout_console().print(check_renderable(jsonable(document)))
+    if not passed:
+        raise typer.Exit(1)
+
+
+def _shifts(value: Any) -> tuple[int, ...] | None:
+    if not value:
+        return None
+    out = []
+    for item in value:
+        if float(item) != int(item) or item < 1:
+            raise _bad("shifts", f"must be positive whole numbers, got {item:g}")
+        out.append(int(item))
+    return tuple(out)
+
+
+def _bad(key: str, message: str) -> typer.Exit:
+    from pecli.cli.common import fail
+
+    return fail(str(ConfigError(key, message)))

@@ -1,0 +1,127 @@
+"""The tables ``pecli check`` and ``pecli compare`` print (renderables; printed only by the CLI)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from pecli.render.tables import format_value
+
+#: Styles of the verdicts (plain text when NO_COLOR is set or stdout is not a terminal).
+VERDICT_STYLES = {"pass": "green", "warn": "yellow", "fail": "bold red"}
+
+
+def verdict_text(verdict: str) -> Text:
+    return Text(verdict.upper(), style=VERDICT_STYLES.get(verdict, ""))
+
+
+def _figure(result: dict[str, Any]) -> str:
+    key = result.get("key_figure")
+    if not key:
+        return "—"
+    return f"{key} = {format_value(result['figures'].get(key))}"
+
+
+def summary_table(document: dict[str, Any]) -> Table:
+    """One row per property: verdict, key figure, reason."""
+    table = Table(title=_title(document), title_justify="left")
+    table.add_column("property", style="bold")
+    table.add_column("verdict")
+    table.add_column("key figure")
+    table.add_column("reason", overflow="fold")
+    for result in document["results"]:
+        table.add_row(result["property"], verdict_text(result["verdict"]), _figure(result), result["reason"])
+    return table
+
+
+def _title(document: dict[str, Any]) -> str:
+    return f"pecli check {document['property']}: {document['scheme']} ({document['kind']}), L = {document['length']}"
+
+
+def result_table(document: dict[str, Any], result: dict[str, Any]) -> Table:
+    """A single property: verdict, reason, every figure."""
+    table = Table(title=_title(document), show_header=False, title_justify="left")
+    table.add_column("key", style="bold")
+    table.add_column("value", overflow="fold")
+    table.add_row("verdict", verdict_text(result["verdict"]))
+    table.add_row("reason", result["reason"])
+    table.add_row("parameters", format_value(document["params"]))
+    for key, value in result["figures"].items():
+        table.add_row(key.replace("_", " "), format_value(value))
+    for warning in result["warnings"]:
+        table.add_row("warning", warning)
+    for note in result["notes"]:
+        table.add_row("note", note)
+    if result["sampled"]:
+        table.add_row("sampled", "yes (see the notes)")
+    return table
+
+
+def detail_table(result: dict[str, Any]) -> Table | None:
+    """The detail rows of a result (relativity: the dot-product-vs-distance table), or None."""
+    rows = result.get("table")
+    if not rows:
+        return None
+    titles = {
+        "relativity": "score S(m, m+Δ) against the distance Δ = n − m (mean and spread over m)",
+        "composability": "least-squares fit of E_(p+k) ≈ M_k E_p per shift k",
+    }
+    table = Table(title=titles.get(result["property"], result["property"]), title_justify="left")
+    names = {"sum_cos": "Σ cos(ω_i Δ) (seed 000)", "distance": "Δ"}
+    for key in rows[0]:
+        table.add_column(names.get(key, key.replace("_", " ")), justify="right")
+    for row in rows:
+        table.add_row(*(format_value(value) for value in row.values()))
+    return table
+
+
+def check_renderable(document: dict[str, Any]) -> Group:
+    """What ``pecli check`` prints: the summary (``all``) or the single result with its detail table."""
+    results = document["results"]
+    if len(results) == 1:
+        parts: list[Any] = [result_table(document, results[0])]
+        detail = detail_table(results[0])
+        if detail is not None:
+            parts.append(detail)
+        return Group(*parts)
+    parts = [summary_table(document)]
+    for result in results:
+        for warning in result["warnings"]:
+            parts.append(Text(f"warning ({result['property']}): {warning}"))
+        if result["sampled"]:
+            parts.append(Text(f"sampled ({result['property']}): " + "; ".join(result["notes"])))
+    return Group(*parts)
+
+
+def compare_renderable(document: dict[str, Any]) -> Group:
+    """What ``pecli compare`` prints: one row per scheme, then the footnotes."""
+    table = Table(title=f"pecli compare: L = {document['length']}", title_justify="left")
+    table.add_column("scheme", style="bold")
+    table.add_column("acts on")
+    table.add_column("params", justify="right")
+    table.add_column("value range")
+    table.add_column("max wavelength", justify="right")
+    properties = document["properties"]
+    for name in properties:
+        table.add_column(name[:12])
+    for row in document["rows"]:
+        cells = []
+        for name in properties:
+            result = row["results"][name]
+            text = verdict_text(result["verdict"])
+            text.append(f" {format_value(result['figures'].get(result['key_figure']))}" if result.get("key_figure") else "")
+            marks = "".join(f"[{n}]" for n in row["footnotes"].get(name, []))
+            if marks:
+                text.append(" " + marks)
+            cells.append(text)
+        table.add_row(
+            row["label"], row["acts_on"], f"{row['parameter_count']:,}", format_value(row["value_range"]),
+            format_value(row["max_wavelength"]), *cells,
+        )
+    parts: list[Any] = [table]
+    for note in document["footnotes"]:
+        parts.append(Text(f"[{note['number']}] {note['text']}"))
+    return Group(*parts)

@@ -1,0 +1,97 @@
+"""``pecli check`` end to end: verdicts, exit codes 0/1/2, JSON with stable keys."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from pecli.cli import app
+
+ENV = {"NO_COLOR": "1", "COLUMNS": "100"}
+RESULT_KEYS = {"property", "verdict", "passed", "reason", "key_figure", "figures", "table", "warnings", "sampled", "notes"}
+
+
+def run(*args):
+    return CliRunner().invoke(app, ["check", *args], env=ENV)
+
+
+def test_runs_with_no_options():
+    result = run()
+    assert result.exit_code == 0, result.output  # sinusoidal, all: passes (extrapolation only warns)
+    for name in ("uniqueness", "distinguishability", "composability", "relativity", "extrapolation", "precision"):
+        assert name in result.output
+
+
+@pytest.mark.parametrize("prop", ["uniqueness", "distinguishability", "composability", "relativity", "extrapolation", "precision"])
+def test_each_property_runs_with_no_options(prop):
+    result = run(prop)
+    assert result.exit_code == 0, result.output
+
+
+def test_binary_distinguishability_exit_1_names_7_to_8():
+    result = run("distinguishability", "--scheme", "binary", "--length", "16")
+    assert result.exit_code == 1
+    assert "positions 7 and 8 differ in 4 of 4 bits" in " ".join(result.output.split())
+
+
+def test_json_document_and_stable_keys():
+    result = run("all", "--scheme", "rope", "--dim", "16", "--length", "64", "--json")
+    assert result.exit_code == 0
+    document = json.loads(result.output)
+    assert set(document) == {"scheme", "kind", "params", "length", "property", "verdict", "passed", "results"}
+    assert [r["property"] for r in document["results"]] == [
+        "uniqueness", "distinguishability", "composability", "relativity", "extrapolation", "precision"]
+    assert all(set(r) == RESULT_KEYS for r in document["results"])
+    assert document["verdict"] == "warn" and document["passed"] is True
+
+
+def test_relativity_table_in_json():
+    result = run("relativity", "--dim", "8", "--length", "32", "--json")
+    table = json.loads(result.output)["results"][0]["table"]
+    # d = 8, Δ = 2: cos 2 + cos 0.2 + cos 0.02 + cos 0.002 = −0.4161468 + 0.9800666 + 0.9998000 + 0.9999980
+    row = next(r for r in table if r["distance"] == 2)
+    assert row["mean"] == pytest.approx(2.5637178, abs=1e-6)
+    assert row["sum_cos"] == pytest.approx(2.5637178, abs=1e-6)
+
+
+def test_strict_turns_warning_into_failure():
+    assert run("extrapolation", "--scheme", "rope", "--dim", "16").exit_code == 0
+    assert run("extrapolation", "--scheme", "rope", "--dim", "16", "--strict").exit_code == 1
+
+
+def test_precision_compute_dtype_bfloat16_fails():
+    result = run("precision", "--scheme", "rope", "--dim", "8", "--compute-dtype", "bfloat16", "--json")
+    assert result.exit_code == 1
+    figures = json.loads(result.output)["results"][0]["figures"]
+    assert figures["first_adjacent_collision"] == 257 and figures["case"] == "computed"
+
+
+def test_config_file_and_set(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("scheme: binary\nlength: 512\ntrain_length: 256\n")
+    result = run("extrapolation", "--config", str(path), "--json")
+    assert result.exit_code == 1
+    figures = json.loads(result.output)["results"][0]["figures"]
+    assert figures["first_undefined"] == 256
+
+
+def test_bad_train_length_exit_2_one_line():
+    result = run("extrapolation", "--length", "100", "--train-length", "200")
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines() if hasattr(result, "stderr") else result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pecli: error: ")
+
+
+def test_bad_shift_exit_2():
+    result = run("composability", "--shifts", "0")
+    assert result.exit_code == 2
+
+
+def test_unknown_property_usage_error_subprocess():
+    done = subprocess.run([sys.executable, "-m", "pecli", "check", "beauty"], capture_output=True, text=True, env={**ENV, "PATH": ""})
+    assert done.returncode == 2
+    assert done.stderr.startswith("pecli: error: ") and len(done.stderr.strip().splitlines()) == 1
