@@ -46,7 +46,7 @@ class Setting:
 RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("scheme", str, DEFAULT_SCHEME, "the scheme", choices=tuple(SCHEMES)),
     Setting("length", int, None, f"number of positions (default {DEFAULT_LENGTH})", minimum=1),
-    Setting("positions", str, None, "position ids: start:stop[:step], an .npy file or a list"),
+    Setting("positions", object, None, "position ids: start:stop[:step], an .npy file or a list"),
     Setting("dtype", str, None, "dtype of the output (default float64)", choices=tuple(DTYPES)),
 )
 
@@ -57,7 +57,8 @@ class Spec:
 
     scheme: Scheme
     length: int
-    positions: np.ndarray
+    #: Position ids given with ``positions``; None means 0 … length − 1 (built only when asked for).
+    given_positions: np.ndarray | None
     dtype: str | None
     settings: Mapping[str, Any]
     #: The scheme parameters as the user gave them, before length-dependent defaults were filled in.
@@ -70,6 +71,18 @@ class Spec:
         ``spec.rebuild(train_length)`` is that trained scheme.
         """
         return build_scheme(self.scheme.name, self.given_params, length=length)
+
+    @property
+    def count(self) -> int:
+        """Number of positions, known before any array is built (for memory estimates)."""
+        return self.length if self.given_positions is None else int(self.given_positions.size)
+
+    @property
+    def positions(self) -> np.ndarray:
+        """The position ids, int64."""
+        if self.given_positions is not None:
+            return self.given_positions
+        return np.arange(self.length, dtype=np.int64)
 
     @property
     def output_dtype(self) -> str:
@@ -298,7 +311,8 @@ def read_hf_config(path: str) -> dict[str, Any]:
     """The RoPE options of a HuggingFace model ``config.json``, as pecli keys.
 
     ``head_dim`` wins over ``hidden_size / num_attention_heads`` when present (they differ for Gemma,
-    for instance). ``rope_theta`` (or GPT-NeoX's ``rotary_emb_base``; 10000, HF's default, when a RoPE
+    for instance); DeepSeek's ``qk_rope_head_dim`` wins over both, since only that part of each head
+    rotates (HF builds DeepSeek's rotary embedding with ``dim = qk_rope_head_dim``). ``rope_theta`` (or GPT-NeoX's ``rotary_emb_base``; 10000, HF's default, when a RoPE
     model gives none), ``partial_rotary_factor`` (or ``rotary_pct``), ``max_position_embeddings``, a
     top-level ``original_max_position_embeddings`` (which wins, as in HF) and the ``rope_scaling`` or
     ``rope_parameters`` block are read. A config with no RoPE is an error.
@@ -321,7 +335,9 @@ def read_hf_config(path: str) -> dict[str, Any]:
         kind = data.get("model_type", "unknown")
         raise ConfigError("hf_config", f"{path} (model_type {kind}) has no RoPE settings: no rope_theta, rope_scaling or rope_parameters")
     options: dict[str, Any] = {"scheme": "rope"}
-    if data.get("head_dim") is not None:
+    if data.get("qk_rope_head_dim") is not None:  # DeepSeek V2/V3: only this part of each head rotates
+        options["dim"] = data["qk_rope_head_dim"]
+    elif data.get("head_dim") is not None:
         options["dim"] = data["head_dim"]
     elif data.get("hidden_size") and data.get("num_attention_heads"):
         hidden, heads = data["hidden_size"], data["num_attention_heads"]
@@ -377,7 +393,6 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
     length = chosen.get("length")
     if positions is None:
         length = length or DEFAULT_LENGTH
-        positions = np.arange(length, dtype=np.int64)
     elif length is None:
         length = int(positions.max()) + 1
     scheme = build_scheme(scheme_name, params, length=length)

@@ -35,6 +35,13 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], None], *, 
     The file appears whole or not at all; an existing file is replaced only with ``force``.
     """
     target = Path(path)
+    try:
+        return _write_atomic(target, write, force=force)
+    except OSError as error:  # a folder we may not write to, a full disk, a read-only file system
+        raise PecliError(f"cannot write {target}: {error.strerror or error}") from None
+
+
+def _write_atomic(target: Path, write: Callable[[BinaryIO], None], *, force: bool) -> Path:
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     umask = os.umask(0)
     os.umask(umask)

@@ -45,6 +45,11 @@ def test_layers_file_then_options_then_set(tmp_path):
     assert spec_of(tmp_path, yaml_text, {"dim": None}).scheme.dim == 16
 
 
+def test_set_overrides_the_scheme_option(tmp_path):
+    spec = spec_of(tmp_path, "scheme: t5\n", {"scheme": "alibi"}, ["scheme=rope", "dim=8"])
+    assert spec.scheme.name == "rope" and spec.scheme.dim == 8
+
+
 def test_layers_through_the_cli(invoke, tmp_path):
     config = tmp_path / "c.yaml"
     config.write_text("scheme: rope\ndim: 16\nlength: 4\n", encoding="utf-8")

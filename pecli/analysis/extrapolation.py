@@ -87,7 +87,11 @@ def angle_ranges(scheme: Scheme, train_length: int, length: int, *, train_scheme
     test_max = (length - 1) * inv_freq
     with np.errstate(divide="ignore"):
         wavelength = np.where(inv_freq > 0, 2 * math.pi / np.where(inv_freq > 0, inv_freq, 1.0), np.inf)
-    unseen = (train_max < 2 * math.pi) & (test_max > train_max)
+    # Training covered the angles of positions 0 … T−1; an angle up to T·θ (where the next position
+    # would be) counts as seen, so that position interpolation by exactly L/T, which maps L − 1 to
+    # T − T/L, is in range. A pair whose wavelength fits in T (T·θ ≥ 2π) has seen every angle.
+    seen_up_to = train_length * train_inv_freq
+    unseen = (seen_up_to < 2 * math.pi) & (test_max > seen_up_to * (1 + 1e-12))
     first = int(np.argmax(unseen)) if unseen.any() else None
     return AngleRanges(train_length, length, inv_freq, train_inv_freq, train_max, test_max, wavelength, unseen, first)
 
@@ -185,7 +189,8 @@ def _vector_extrapolation(scheme, trained, train_length, length, rebuild) -> Pro
     warnings: list[str] = []
     pairs = rotation_pairs(scheme)
     if pairs is not None:
-        ranges = angle_ranges(scheme, train_length, length, train_scheme=trained)
+        # Pre-training saw the frequencies without any context-extension scaling.
+        ranges = angle_ranges(scheme, train_length, length, train_scheme=trained.without_extension())
         figures["unseen_angle_pairs"] = ranges.unseen_count
         figures["first_unseen_pair"] = ranges.first_unseen_pair
         figures["frequency_pairs"] = int(ranges.inv_freq.size)

@@ -28,7 +28,7 @@ SAMPLE_SEED = 1234
 #: All-pairs work (rows × rows × width multiply-adds) below which pairwise questions are answered exactly.
 EXACT_WORK = 4_000_000_000
 #: Query positions used when the all-pairs work is above :data:`EXACT_WORK`.
-DEFAULT_SAMPLES = 512
+DEFAULT_SAMPLES = 256
 #: Rows per block of a blockwise all-pairs scan.
 BLOCK_BYTES = 64 << 20
 
@@ -342,32 +342,11 @@ def rotation_blocks(pairs: Pairs, shift: int) -> np.ndarray:
 
 # -- scores ---------------------------------------------------------------------------------------------------
 def score_factors(scheme: Scheme, length: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """Matrices (Q, K) with ``S(m, n) = Q_m · K_n``, when the score factorises that way.
+    """Matrices (Q, K) with ``S(m, n) = Q_m · K_n`` over positions 0 … length−1, when the score factorises.
 
-    Additive: ``Q = K = E`` (``S = E_m · E_n``). Rotary: the rotated reference vectors ``R_m u`` and
-    ``R_n v`` (u, v drawn as :meth:`pecli.schemes.rope.RopeScheme.score` draws them). The factorisation is
-    checked against ``scheme.score`` on a few pairs; None when it does not hold (then the score is
-    evaluated through ``scheme.score``).
+    Additive: ``Q = K = E``; rotary: the rotated reference vectors (:meth:`Scheme.score_factors`).
+    None for bias schemes, whose score is evaluated through ``scheme.score``.
     """
-    positions = np.arange(length, dtype=np.int64)
-    if scheme.kind == "additive":
-        encoding = vectors(scheme, length)
-        q = k = encoding
-    elif scheme.kind == "rotary" and hasattr(scheme, "apply") and hasattr(scheme, "dim"):
-        from pecli.schemes.base import REFERENCE_SEED
-
-        u, v = np.random.default_rng(REFERENCE_SEED).standard_normal((2, scheme.dim))
-        try:
-            q = scheme.apply(np.broadcast_to(u, (length, scheme.dim)), positions)
-            k = scheme.apply(np.broadcast_to(v, (length, scheme.dim)), positions)
-        except Exception:  # a rotary variant with another apply signature
-            return None
-    else:
+    if not has_vectors(scheme):
         return None
-    rng = np.random.default_rng(SAMPLE_SEED)
-    m, n = rng.integers(0, length, 16), rng.integers(0, length, 16)
-    expected = np.asarray(scheme.score(m, n), dtype=np.float64).reshape(-1)
-    got = np.einsum("id,id->i", q[m], k[n])
-    if not np.allclose(expected, got, rtol=1e-9, atol=1e-9 * max(1.0, float(np.abs(got).max()))):
-        return None
-    return q, k
+    return scheme.score_factors(np.arange(length, dtype=np.int64))

@@ -45,9 +45,12 @@ def encode(
     relative's (L, L, d) embeddings. .npz holds every part by name, with the parameters as JSON
     under "metadata".
     """
-    scheme, positions, settings = spec.scheme, spec.positions, spec.settings
+    scheme, settings = spec.scheme, spec.settings
     target = check_target(settings["out"], suffixes=SUFFIXES, force=force) if settings["out"] else None
     budget = parse_size("max_memory", settings["max_memory"]) if settings["max_memory"] else memory_budget()
+    if not settings["apply"]:
+        _check_budget(int(np.prod(scheme.main_shape(spec.count), dtype=np.float64)) * 8 * WORKING_COPIES, budget)
+    positions = spec.positions
 
     if settings["apply"]:
         x = load_array(settings["apply"])
@@ -55,7 +58,6 @@ def encode(
         dtype = spec.dtype or (x.dtype.name if x.dtype.kind == "f" else "float64")
         arrays = {"result": cast(scheme.apply(x, positions), dtype), "positions": positions}
     else:
-        _check_budget(int(np.prod(scheme.main_shape(positions.size))) * 8 * WORKING_COPIES, budget)
         dtype = spec.output_dtype
         arrays = {name: cast(array, dtype) for name, array in scheme.arrays(positions).items()}
 

@@ -175,7 +175,7 @@ def _draw(kind: str, spec: Spec, plots: Any, common: dict[str, Any]):
             context = longest
         if train_length >= context:
             raise ConfigError("train_length", f"must be below the test length {context} (--length), got {train_length}")
-        figure = plots.extrapolation_figure(scheme, train_length=train_length, length=context, train_scheme=_unscaled(spec), **common)
+        figure = plots.extrapolation_figure(scheme, train_length=train_length, length=context, train_scheme=_pretraining(scheme), **common)
         if switched:
             plots.add_note(figure, f"tested at max_position_embeddings = {longest} (--length is below the training length {train_length})")
         return figure
@@ -187,16 +187,10 @@ def _draw(kind: str, spec: Spec, plots: Any, common: dict[str, Any]):
     raise AssertionError(kind)  # pragma: no cover  (kind is validated by its Setting)
 
 
-#: Rope parameters that describe the model itself rather than a context-extension scaling.
-UNSCALED_KEYS = ("dim", "head_dim", "base", "rope_theta", "layout", "partial_rotary_factor", "rope_fraction")
-
-
-def _unscaled(spec: Spec):
-    """The scheme before its context-extension scaling (what training saw), or None if unscaled."""
-    if getattr(spec.scheme, "scaling", "none") in (None, "none", "default"):
-        return None
-    params = {key: value for key, value in spec.given_params.items() if key in UNSCALED_KEYS}
-    return build_scheme(spec.scheme.name, params, length=spec.length)
+def _pretraining(scheme):
+    """The scheme as pre-training saw it when a context-extension scaling changed it, else None."""
+    original = scheme.without_extension()
+    return None if original is scheme else original
 
 
 def _context(spec: Spec) -> int:

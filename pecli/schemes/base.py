@@ -106,6 +106,10 @@ class Scheme:
         """The parameters held in a block key (see :attr:`block_keys`)."""
         raise ConfigError(key, f"is not a key of scheme {cls.name!r}")
 
+    def without_extension(self) -> Scheme:
+        """The scheme as pre-training used it, before any context-extension scaling (rope); else itself."""
+        return self
+
     def params(self) -> dict[str, Any]:
         """The parameters as plain JSON-friendly values."""
         out = {}
@@ -145,6 +149,13 @@ class Scheme:
         """
         raise NotImplementedError
 
+    def score_factors(self, positions: Any) -> tuple[np.ndarray, np.ndarray] | None:
+        """Matrices (Q, K) with ``score(m, n) = Q_m · K_n`` for single-channel vector schemes, else None.
+
+        Analyses use them to compute scores for many pairs with matrix products.
+        """
+        return None
+
     def arrays(self, positions: Any) -> dict[str, np.ndarray]:
         """Every array ``pecli encode --out x.npz`` writes, by stable name, main array first."""
         raise NotImplementedError
@@ -166,6 +177,16 @@ class Scheme:
             raise ConfigError(key, f"must be even, got {value}")
 
 
+def factored_score(scheme: Scheme, m: Any, n: Any) -> np.ndarray:
+    """``score(m, n) = Q_m · K_n`` from :meth:`Scheme.score_factors`, shape ``(1, *broadcast(m, n))``."""
+    m, n = np.broadcast_arrays(np.asarray(m), np.asarray(n))
+    flat_m, flat_n = as_positions(m.ravel()), as_positions(n.ravel())
+    unique, inverse = np.unique(np.concatenate([flat_m, flat_n]), return_inverse=True)
+    queries, keys = scheme.score_factors(unique)
+    left, right = queries[inverse[: flat_m.size]], keys[inverse[flat_m.size :]]
+    return np.einsum("id,id->i", left, right).reshape((1, *m.shape))
+
+
 def check_apply_input(x: np.ndarray, positions: np.ndarray, width: int) -> None:
     """Check that ``x`` has positions on its second-to-last axis and ``width`` features."""
     if x.ndim < 2:
@@ -184,13 +205,12 @@ class AdditiveScheme(Scheme):
 
     kind: ClassVar[str] = "additive"
 
+    def score_factors(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
+        encoding = self.encode(positions)
+        return encoding, encoding
+
     def score(self, m: Any, n: Any) -> np.ndarray:
-        m, n = np.broadcast_arrays(np.asarray(m), np.asarray(n))
-        flat_m, flat_n = as_positions(m.ravel()), as_positions(n.ravel())
-        unique, inverse = np.unique(np.concatenate([flat_m, flat_n]), return_inverse=True)
-        table = self.encode(unique)
-        left, right = table[inverse[: flat_m.size]], table[inverse[flat_m.size :]]
-        return np.einsum("id,id->i", left, right).reshape((1, *m.shape))
+        return factored_score(self, m, n)
 
     def arrays(self, positions: Any) -> dict[str, np.ndarray]:
         positions = as_positions(positions)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar, Mapping
@@ -9,7 +10,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from pecli.errors import ConfigError
-from pecli.schemes.base import REFERENCE_SEED, Scheme, as_positions, check_apply_input, param
+from pecli.schemes.base import Scheme, as_positions, check_apply_input, factored_score, param
 from pecli.schemes.rope_scaling import SCALING_TYPES, RopeScaling, ScaledFrequencies, compute_inv_freq
 
 #: Fields of :class:`RopeScheme` that hold the ``rope_scaling`` block, by their HF key.
@@ -61,8 +62,10 @@ class RopeScheme(Scheme):
     Since ``R_m^T R_n = R_{n−m}``, ``(R_m q)·(R_n k)`` depends only on n − m. :meth:`encode` gives the
     image of the reference vector that is (1, 0) on every pair and 0 on the unrotated tail, i.e. the
     pairs ``(cos pθ_i, sin pθ_i)`` in the chosen layout, so that ``E_m · E_n = Σ_i cos((m − n) θ_i)`` as
-    for the sinusoidal encoding. :meth:`score` uses two fixed random reference vectors u, v instead:
-    ``(R_m u) · (R_n v)``.
+    for the sinusoidal encoding. :meth:`score` is ``(R_m u) · (R_n u)`` for the all-ones vector u, the
+    choice of RoFormer's long-term-decay argument (section 3.4.3): ``2 Σ_i cos((n − m) θ_i)`` times the
+    square of the attention scaling, plus the number of unrotated components — computed through the
+    rotations themselves, so that the relativity analysis tests them.
 
     References
     ----------
@@ -142,6 +145,13 @@ class RopeScheme(Scheme):
                 f"int(dim * factor) = {rotated} rotated components; it must be even and at least 2",
             )
         self.frequencies  # validates the scaling now, not at first use
+
+    def without_extension(self) -> RopeScheme:
+        """The same rotary embedding without its context-extension scaling: what pre-training saw."""
+        if self.scaling == "none":
+            return self
+        cleared = {name: None for name in _SCALING_FIELDS.values()}
+        return dataclasses.replace(self, scaling="none", max_position_embeddings=None, **cleared)
 
     @property
     def rope_scaling(self) -> RopeScaling:
@@ -246,13 +256,14 @@ class RopeScheme(Scheme):
         rows = np.broadcast_to(self.reference_vector(), (positions.size, self.dim))
         return self.apply(rows, positions)
 
+    def score_factors(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(R_p u, R_p u)`` for the all-ones vector u (see the class notes)."""
+        positions = as_positions(positions)
+        rotated = self.apply(np.ones((positions.size, self.dim)), positions)
+        return rotated, rotated
+
     def score(self, m: Any, n: Any) -> np.ndarray:
-        m, n = np.broadcast_arrays(np.asarray(m), np.asarray(n))
-        u, v = np.random.default_rng(REFERENCE_SEED).standard_normal((2, self.dim))
-        flat_m, flat_n = as_positions(m.ravel()), as_positions(n.ravel())
-        rotated_u = self.apply(np.broadcast_to(u, (flat_m.size, self.dim)), flat_m)
-        rotated_v = self.apply(np.broadcast_to(v, (flat_n.size, self.dim)), flat_n)
-        return np.einsum("id,id->i", rotated_u, rotated_v).reshape((1, *m.shape))
+        return factored_score(self, m, n)
 
     def arrays(self, positions: Any) -> dict[str, np.ndarray]:
         positions = as_positions(positions)

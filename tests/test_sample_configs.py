@@ -1,0 +1,75 @@
+"""Every file in sample_configs/ runs: ``pecli encode --config FILE`` exits 0.
+
+Files named plot-*.yaml or compare-*.yaml belong to other subcommands (their first comment line names
+it) and are skipped here unless that line says ``pecli encode``. Each file opens with a comment saying
+what it shows; the scheme files cover every registered scheme.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pecli.schemes import SCHEMES
+
+SAMPLE_CONFIGS = Path(__file__).resolve().parents[1] / "sample_configs"
+FILES = sorted(SAMPLE_CONFIGS.glob("*.yaml"))
+
+
+def runs_with_encode(path: Path) -> bool:
+    if not path.name.startswith(("plot-", "compare-", "compare.")):
+        return True
+    first = path.read_text(encoding="utf-8").splitlines()[:1]
+    return bool(first) and "pecli encode" in first[0]
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_sample_config_runs(path, invoke, tmp_path, monkeypatch):
+    if not runs_with_encode(path):
+        pytest.skip(f"{path.name} is for another subcommand")
+    monkeypatch.chdir(tmp_path)  # a file with an out: key writes here, not into the checkout
+    result = invoke("encode", "--config", path, "--json")
+    assert result.exit_code == 0, f"{path.name}: {result.stderr}"
+    document = json.loads(result.stdout)
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert document["scheme"] == data.get("scheme", "sinusoidal")
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_sample_config_has_a_comment_header(path):
+    # The first line is the command that runs the file; the scheme samples then say what they show.
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines and lines[0].startswith("# pecli "), path.name
+    if not path.name.startswith(("plot-", "compare")):
+        assert len(lines) >= 2 and lines[1].startswith("# ") and len(lines[1]) > 20, path.name
+
+
+def test_one_sample_per_scheme_and_the_llama_variants():
+    names = {p.name for p in FILES}
+    for scheme in SCHEMES:
+        assert f"{scheme}.yaml" in names, f"sample_configs/{scheme}.yaml is missing"
+    assert {"rope-llama.yaml", "rope-llama31-scaled.yaml"} <= names
+
+
+def test_scheme_sample_names_match_their_scheme():
+    for scheme in SCHEMES:
+        data = yaml.safe_load((SAMPLE_CONFIGS / f"{scheme}.yaml").read_text(encoding="utf-8"))
+        assert data["scheme"] == scheme
+
+
+def test_rope_llama_values():
+    # Llama-3-style: dim 128, rope_theta 500000, layout half, length 8192, dtype float32.
+    data = yaml.safe_load((SAMPLE_CONFIGS / "rope-llama.yaml").read_text(encoding="utf-8"))
+    assert data == {"scheme": "rope", "dim": 128, "rope_theta": 500000, "layout": "half", "length": 8192,
+                    "dtype": "float32"}
+
+
+def test_rope_llama31_scaled_applies_llama3(invoke):
+    result = invoke("encode", "--config", SAMPLE_CONFIGS / "rope-llama31-scaled.yaml", "--json", "--length", "16")
+    assert result.exit_code == 0, result.stderr
+    params = json.loads(result.stdout)["params"]
+    assert (params["scaling"], params["factor"], params["original_max_position"]) == ("llama3", 8.0, 8192)
+    assert (params["low_freq_factor"], params["high_freq_factor"], params["base"]) == (1.0, 4.0, 500000.0)
