@@ -43,10 +43,10 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], None], *, 
 
 def _write_atomic(target: Path, write: Callable[[BinaryIO], None], *, force: bool) -> Path:
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes the file private; outputs get the usual mode
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes the file private; outputs get the usual mode
         with os.fdopen(handle, "wb") as stream:
             write(stream)
             stream.flush()

@@ -49,7 +49,7 @@ def encode(
     target = check_target(settings["out"], suffixes=SUFFIXES, force=force) if settings["out"] else None
     budget = parse_size("max_memory", settings["max_memory"]) if settings["max_memory"] else memory_budget()
     if not settings["apply"]:
-        _check_budget(int(np.prod(scheme.main_shape(spec.count), dtype=np.float64)) * 8 * WORKING_COPIES, budget)
+        _check_budget(scheme.estimate_bytes(spec.count) * WORKING_COPIES, budget)
     positions = spec.positions
 
     if settings["apply"]:

@@ -69,6 +69,8 @@ def as_positions(positions: Any) -> np.ndarray:
             raise PositionError("positions must be whole numbers")
     elif array.dtype.kind not in "iub":
         raise PositionError(f"positions must be integers, got dtype {array.dtype}")
+    if array.size and array.dtype.kind in "fu" and array.max() >= 2**62:
+        raise PositionError(f"positions must be below 2**62, got {array.max()}")
     array = array.astype(np.int64)
     if array.size and array.min() < 0:
         raise PositionError(f"positions must be >= 0, got {int(array.min())}")
@@ -163,6 +165,10 @@ class Scheme:
     def main_shape(self, n_positions: int) -> tuple[int, ...]:
         """Shape of the main array for ``n_positions`` positions (for memory estimates)."""
         return (n_positions, self.width)
+
+    def estimate_bytes(self, n_positions: int) -> int:
+        """Bytes of the main array and of any table the scheme builds to fill it (float64)."""
+        return int(np.prod(self.main_shape(n_positions), dtype=np.float64)) * 8
 
     def apply(self, x: np.ndarray, positions: Any) -> np.ndarray:
         """Apply the encoding to ``x`` (positions along the second-to-last axis)."""

@@ -43,6 +43,9 @@ class LearnedScheme(AdditiveScheme):
     def parameter_count(self) -> int:
         return int(self.max_length or 0) * self.dim
 
+    def estimate_bytes(self, n_positions: int) -> int:
+        return super().estimate_bytes(n_positions) + int(self.max_length or 0) * self.dim * 8
+
     def table(self) -> np.ndarray:
         """The (max_length, dim) table."""
         rng = np.random.default_rng(self.seed)

@@ -252,9 +252,13 @@ class RopeScheme(Scheme):
         return vector
 
     def encode(self, positions: Any) -> np.ndarray:
-        positions = as_positions(positions)
-        rows = np.broadcast_to(self.reference_vector(), (positions.size, self.dim))
-        return self.apply(rows, positions)
+        # The rotated reference vector, written directly: (cos pθ_i, sin pθ_i) at each pair's components.
+        angles = self.angles(positions)
+        out = np.zeros((angles.shape[0], self.dim))
+        first, second = self.pair_indices()
+        out[:, first] = np.cos(angles) * self.attention_scaling
+        out[:, second] = np.sin(angles) * self.attention_scaling
+        return out
 
     def score_factors(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(R_p u, R_p u)`` for the all-ones vector u (see the class notes)."""
