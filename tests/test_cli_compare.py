@@ -62,3 +62,15 @@ def test_bad_scheme_exit_2(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("colour: blue\n")
     assert run("--config", str(path)).exit_code == 2
+
+
+def test_hf_config_rows_and_set_override():
+    llama = ROOT / "sample_configs" / "hf" / "meta-llama--llama-3.1-8b.json"
+    result = run("--hf-config", str(llama), "--set", "length=96", "--json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert document["length"] == 96
+    (row,) = document["rows"]  # --hf-config without --schemes compares the model alone
+    assert row["label"] == "meta-llama--llama-3.1-8b"
+    assert (row["params"]["base"], row["params"]["scaling"], row["params"]["factor"]) == (500000.0, "llama3", 8.0)
+    assert run("--set", "colour=blue").exit_code == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import numpy as np
@@ -13,7 +14,7 @@ from pecli.analysis.claims import claims_for, disagreement
 from pecli.analysis.structure import bias_domain, has_vectors, vectors
 from pecli.cli.common import CONFIG_PANEL, JsonOption, errors_to_exit, print_json, stdout_console
 from pecli.config import (
-    DEFAULT_LENGTH, build_scheme, coerce, load_yaml, normalize_key, scheme_parameters,
+    DEFAULT_LENGTH, build_scheme, coerce, load_yaml, normalize_key, parse_sets, read_hf_config, scheme_parameters,
 )
 from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError
@@ -38,6 +39,8 @@ def compare(
     dtype: Annotated[Optional[str], _opt("--dtype", help="precision (and uniqueness) dtype [default: bfloat16 for precision]")] = None,
     strict: Annotated[Optional[bool], _opt("--strict/--no-strict", help="warnings count as failures")] = None,
     config: Annotated[Optional[str], _opt("--config", "-c", help="YAML: schemes (a list of names or of scheme mappings), length, dim, …", panel=CONFIG_PANEL)] = None,
+    hf_config: Annotated[Optional[list[str]], _opt("--hf-config", help="add the RoPE of a HuggingFace config.json as a row (repeatable)", panel=CONFIG_PANEL)] = None,
+    set_: Annotated[Optional[list[str]], _opt("--set", help="override any key: key=value (repeatable)", panel=CONFIG_PANEL)] = None,
     json: JsonOption = False,
 ) -> None:
     """Measure every property of several schemes: one row per scheme, one column per verdict.
@@ -53,12 +56,24 @@ def compare(
             raise ConfigError(unknown[0], f"unknown key for compare (valid keys: {', '.join(COMPARE_KEYS)})")
         given = {"schemes": schemes, "length": length, "dim": dim, "train_length": train_length, "dtype": dtype, "strict": strict}
         settings.update({k: v for k, v in given.items() if v is not None})
+        overrides = parse_sets(set_)
+        unknown = sorted(set(overrides) - set(COMPARE_KEYS))
+        if unknown:
+            raise ConfigError(unknown[0], f"unknown key for compare (valid keys: {', '.join(COMPARE_KEYS)})")
+        settings.update(overrides)
         length_value = coerce("length", settings.get("length", DEFAULT_LENGTH), int, minimum=3)
         dim_value = coerce("dim", settings["dim"], int, minimum=1) if settings.get("dim") is not None else None
         train = coerce("train_length", settings["train_length"], int, minimum=1) if settings.get("train_length") is not None else None
         dtype_value = coerce("dtype", settings["dtype"], str, choices=DTYPES) if settings.get("dtype") is not None else None
         strict_value = coerce("strict", settings.get("strict", False), bool)
         entries = _entries(settings.get("schemes"))
+        if hf_config:
+            if settings.get("schemes") is None:
+                entries = []
+            for path in hf_config:
+                options = read_hf_config(path)
+                options.pop("scheme")
+                entries.append(("rope", {**options, "label": Path(path).stem}))
         document = compare_document(entries, length_value, dim=dim_value, train_length=train, dtype=dtype_value, strict=strict_value)
     if json:
         print_json(document)
@@ -99,6 +114,7 @@ def compare_document(
     rows, footnotes = [], []
     for name, params in entries:
         params = dict(params)
+        given_label = params.pop("label", None)
         if dim is not None and "dim" in scheme_parameters(SCHEMES[name]) and "dim" not in params:
             params["dim"] = dim
         scheme = build_scheme(name, params, length=length)
@@ -119,7 +135,8 @@ def compare_document(
                     "text": f"{name}, {prop}: {claim.source}: “{claim.quote}”; {words}: {results[prop]['reason']}",
                 })
                 marks.setdefault(prop, []).append(number)
-        label = name + (f"({', '.join(f'{k}={v}' for k, v in params.items())})" if params else "")
+        shown = {k: v for k, v in params.items() if not isinstance(v, (dict, list, tuple))}
+        label = given_label or name + (f"({', '.join(f'{k}={v}' for k, v in shown.items())})" if shown else "")
         rows.append({
             "label": label,
             "scheme": name,
