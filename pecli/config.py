@@ -70,7 +70,9 @@ class Spec:
         ``binary`` fixes ``bits`` and ``learned`` its ``max_length`` from the length it was trained on:
         ``spec.rebuild(train_length)`` is that trained scheme.
         """
-        return build_scheme(self.scheme.name, self.given_params, length=length)
+        cls = type(self.scheme)
+        own = set(scheme_parameters(cls)) | set(cls.aliases) | set(cls.block_keys)
+        return build_scheme(self.scheme.name, {k: v for k, v in self.given_params.items() if k in own}, length=length)
 
     @property
     def count(self) -> int:
@@ -361,6 +363,22 @@ def read_hf_config(path: str) -> dict[str, Any]:
     return options
 
 
+def _names(value: Any) -> list[str]:
+    """Scheme names from ``"a,b"`` or a YAML list; [] for None."""
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(item, str) for item in items):
+        raise ConfigError("schemes", f"expected comma-separated scheme names, got {value!r}")
+    return [item.strip() for item in items if item.strip()]
+
+
+def _named_scheme(name: str) -> type[Scheme]:
+    if name not in SCHEMES:
+        raise ConfigError("schemes", f"unknown scheme {name!r}; valid: {', '.join(SCHEMES)}")
+    return SCHEMES[name]
+
+
 def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> Spec:
     """Validate merged options into a :class:`Spec`.
 
@@ -376,7 +394,10 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
         options = merge(read_hf_config(str(hf_config)), options)
     scheme_name = coerce_setting(command["scheme"], options.get("scheme", DEFAULT_SCHEME))
     cls = get_scheme_class(scheme_name)
-    parameter_names = set(scheme_parameters(cls)) | set(cls.aliases) | set(cls.block_keys)
+    own_names = set(scheme_parameters(cls)) | set(cls.aliases) | set(cls.block_keys)
+    # A command that draws several schemes (``schemes``) accepts the parameters of each of them.
+    overlaid = [cls] + [_named_scheme(name) for name in _names(options.get("schemes"))] if "schemes" in command else [cls]
+    parameter_names = set().union(*(set(scheme_parameters(c)) | set(c.aliases) | set(c.block_keys) for c in overlaid))
     chosen: dict[str, Any] = {}
     params: dict[str, Any] = {}
     for key, value in options.items():
@@ -395,7 +416,7 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
         length = length or DEFAULT_LENGTH
     elif length is None:
         length = int(positions.max()) + 1
-    scheme = build_scheme(scheme_name, params, length=length)
+    scheme = build_scheme(scheme_name, {k: v for k, v in params.items() if k in own_names}, length=length)
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
     return Spec(scheme, int(length), positions, chosen.get("dtype"), resolved, params)
 
