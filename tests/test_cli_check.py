@@ -95,3 +95,56 @@ def test_unknown_property_usage_error_subprocess():
     done = subprocess.run([sys.executable, "-m", "pecli", "check", "beauty"], capture_output=True, text=True, env={**ENV, "PATH": ""})
     assert done.returncode == 2
     assert done.stderr.startswith("pecli: error: ") and len(done.stderr.strip().splitlines()) == 1
+
+
+def verdict(*args):
+    result = run(*args, "--json")
+    document = json.loads(result.stdout)
+    return result.exit_code, document["results"][0]
+
+
+def test_learned_rows_past_training_are_untrained_whatever_the_seed():
+    # A table of 1024 rows trained on the first 512 positions: rows 512 … 1023 keep their N(0, 0.02²)
+    # initialisation, so the verdict must not depend on how those random values happen to fall.
+    for seed in ("0", "3"):
+        code, result = verdict("extrapolation", "--scheme", "learned", "--max-length", "1024", "--length", "1024", "--seed", seed)
+        assert code == 1 and result["verdict"] == "fail"
+        assert "training never updated" in result["reason"]
+        assert result["figures"]["untrained_rows"] == 512
+
+
+def test_binary_bit_never_set_in_training_is_a_warning():
+    # 4 bits, trained on 0 … 7: bit 3 is 0 throughout training and 1 for 8 … 15.
+    code, result = verdict("extrapolation", "--scheme", "binary", "--bits", "4", "--length", "16", "--train-length", "8")
+    assert code == 0 and result["verdict"] == "warn"
+    assert "component 3" in result["reason"]
+    assert run("extrapolation", "--scheme", "binary", "--bits", "4", "--length", "16", "--train-length", "8", "--strict").exit_code == 1
+
+
+def test_library_default_fixes_length_derived_parameters_at_the_training_length():
+    # Without rebuild, binary built for L = 512 (bits = 9) is judged as trained on T = 256 (bits = 8).
+    from pecli import build_scheme
+    from pecli.analysis import CheckOptions, run_checks
+
+    (result,) = run_checks(build_scheme("binary", {}, length=512), "extrapolation", CheckOptions(length=512))
+    assert result.verdict == "fail"
+    assert "position 256 needs 9 bits" in result.reason
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("composability", "--dtype", "bfloat16"), "--dtype does not apply to composability (it applies to uniqueness, precision)"),
+        (("relativity", "--shifts", "3"), "--shifts does not apply to relativity (it applies to composability)"),
+        (("precision", "--train-length", "10"), "--train-length does not apply to precision (it applies to extrapolation)"),
+    ],
+)
+def test_options_a_property_does_not_read_are_refused(args, message):
+    result = run(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_quiet_prints_nothing_and_keeps_the_exit_code():
+    result = run("distinguishability", "--scheme", "binary", "--length", "16", "--quiet")
+    assert result.exit_code == 1 and result.stdout == ""

@@ -71,6 +71,8 @@ class AnalysisInfo:
     name: str
     summary: str
     run: Callable[[Scheme, CheckOptions], PropertyResult]
+    #: The :class:`CheckOptions` fields it reads besides ``length``, ``strict`` and ``rebuild``.
+    options: tuple[str, ...] = ()
 
 
 def _uniqueness(scheme: Scheme, o: CheckOptions) -> PropertyResult:
@@ -101,12 +103,12 @@ def _precision(scheme: Scheme, o: CheckOptions) -> PropertyResult:
 ANALYSES: dict[str, AnalysisInfo] = {
     info.name: info
     for info in (
-        AnalysisInfo("uniqueness", "no two positions (distances) share an encoding", _uniqueness),
-        AnalysisInfo("distinguishability", "adjacent positions differ evenly; nearest neighbours are p ± 1", _distinguishability),
-        AnalysisInfo("composability", "a fixed linear map takes E_p to E_(p+k)", _composability),
-        AnalysisInfo("relativity", "the position-only score depends on n − m only", _relativity),
-        AnalysisInfo("extrapolation", "positions past the training length are defined, bounded, unique", _extrapolation),
-        AnalysisInfo("precision", "positions stay apart in a low-precision dtype", _precision),
+        AnalysisInfo("uniqueness", "no two positions (distances) share an encoding", _uniqueness, ("dtype", "tol", "samples")),
+        AnalysisInfo("distinguishability", "adjacent positions differ evenly; nearest neighbours are p ± 1", _distinguishability, ("samples",)),
+        AnalysisInfo("composability", "a fixed linear map takes E_p to E_(p+k)", _composability, ("shifts",)),
+        AnalysisInfo("relativity", "the position-only score depends on n − m only", _relativity, ("samples",)),
+        AnalysisInfo("extrapolation", "positions past the training length are defined, bounded, unique", _extrapolation, ("train_length",)),
+        AnalysisInfo("precision", "positions stay apart in a low-precision dtype", _precision, ("dtype", "compute_dtype")),
     )
 }
 

@@ -120,7 +120,8 @@ def check_extrapolation(
         T < L (default L // 2).
     rebuild:
         ``rebuild(T)`` gives the scheme as trained (binary fixes ``bits`` and learned ``max_length`` from
-        it: :meth:`pecli.config.Spec.rebuild`); default: ``scheme`` itself.
+        it: :meth:`pecli.config.Spec.rebuild`); default: the scheme's parameters with those that equal
+        their length-derived default at L (e.g. ``bits = ⌈log2 L⌉``) derived from T instead.
 
     Returns
     -------
@@ -136,10 +137,21 @@ def check_extrapolation(
     train_length = default_train_length(length) if train_length is None else int(train_length)
     if not 1 <= train_length < length:
         raise PecliError(f"train_length must be below the length {length} (and at least 1), got {train_length}; pass --length")
-    trained = rebuild(train_length) if rebuild is not None else scheme
+    if rebuild is None:
+        rebuild = _rebuild_from_params(scheme, length)
+    trained = rebuild(train_length)
     if has_vectors(scheme):
         return _vector_extrapolation(scheme, trained, train_length, length, rebuild)
     return _bias_extrapolation(trained, train_length, length)
+
+
+def _rebuild_from_params(scheme: Scheme, length: int) -> Callable[[int], Scheme]:
+    """``rebuild`` for a bare scheme: parameters equal to their length-derived default at L follow T."""
+    from pecli.config import build_scheme
+
+    derived = type(scheme).defaults_for_length(length)
+    params = {k: v for k, v in scheme.params().items() if v is not None and derived.get(k, object()) != v}
+    return lambda n: build_scheme(scheme.name, params, length=n)
 
 
 def _first_undefined(scheme: Scheme, start: int, stop: int) -> int | None:
@@ -175,6 +187,15 @@ def _vector_extrapolation(scheme, trained, train_length, length, rebuild) -> Pro
                 why += f"; e.g. {str(error).split(': ', 1)[-1]}"
         figures.update({"defined": False, "first_undefined": first, "undefined_positions": length - first})
         return PropertyResult("extrapolation", "fail", f"undefined past training: {why}", figures, "first_undefined")
+    if trained.kind == "additive" and trained.parameter_count > 0:
+        # A trained table (learned): rows T … L−1 exist but training never updated them.
+        figures.update({"defined": True, "first_undefined": None, "untrained_rows": length - train_length})
+        reason = (
+            f"positions {train_length} … {length - 1} have rows in the table (max_length "
+            f"{getattr(trained, 'max_length', '?')}) that training never updated: they hold their random "
+            "initialisation"
+        )
+        return PropertyResult("extrapolation", "fail", reason, figures, "untrained_rows")
     encoding = vectors(trained, length)
     seen, new = encoding[:train_length], encoding[train_length:]
     low, high = float(seen.min()), float(seen.max())
@@ -187,6 +208,13 @@ def _vector_extrapolation(scheme, trained, train_length, length, rebuild) -> Pro
         "bounded": bounded, "colliding_pairs": found.pairs,
     })
     warnings: list[str] = []
+    frozen = np.flatnonzero((np.ptp(seen, axis=0) == 0) & (np.ptp(encoding, axis=0) > 0))
+    figures["components_constant_in_training"] = int(frozen.size)
+    if frozen.size and rotation_pairs(scheme) is None:
+        warnings.append(
+            f"{frozen.size} component(s) never changed in training but change past it (first: component "
+            f"{int(frozen[0])}, constant {float(seen[0, frozen[0]]):.4g} on positions 0 … {train_length - 1})"
+        )
     pairs = rotation_pairs(scheme)
     if pairs is not None:
         # Pre-training saw the frequencies without any context-extension scaling.

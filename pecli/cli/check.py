@@ -9,7 +9,7 @@ import numpy as np
 import typer
 
 from pecli.analysis import ANALYSES, CheckOptions, run_checks
-from pecli.cli.common import JsonOption, print_json, scheme_command, stdout_console
+from pecli.cli.common import JsonOption, QuietOption, print_json, scheme_command, stdout_console
 from pecli.config import Setting, Spec
 from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError
@@ -43,6 +43,7 @@ def check(
     strict: Annotated[Optional[bool], _opt("--strict/--no-strict", help="turn warnings (unseen angles, untrained buckets) into failures")] = None,
     samples: Annotated[Optional[int], _opt("--samples", help="sample this many query positions in all-pairs scans [default: exact when cheap]")] = None,
     json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Measure a property of an encoding and give a verdict: exit 0 when it holds, 1 when it does not.
 
@@ -65,6 +66,7 @@ def check(
         rebuild=spec.rebuild,
     )
     name = prop.value if isinstance(prop, Enum) else str(prop)
+    _check_applicable(name, {**settings, "dtype": spec.dtype})
     from pecli.cli.common import errors_to_exit
 
     with errors_to_exit():
@@ -83,13 +85,25 @@ def check(
     }
     if json:
         print_json(document)
-    else:
+    elif not quiet:  # --quiet: the exit code is the answer
         from pecli.cli.common import jsonable
         from pecli.render.check import check_renderable
 
         stdout_console().print(check_renderable(jsonable(document)))
     if not passed:
         raise typer.Exit(1)
+
+
+def _check_applicable(name: str, given: dict[str, Any]) -> None:
+    """An option that no selected property reads is an error, not silently ignored."""
+    if name == "all":
+        return
+    for option in ("dtype", "tol", "shifts", "compute_dtype", "train_length", "samples"):
+        if given.get(option) in (None, 0.0) or option in ANALYSES[name].options:
+            continue
+        users = [info.name for info in ANALYSES.values() if option in info.options]
+        flag = "--" + option.replace("_", "-")
+        raise _bad(option, f"{flag} does not apply to {name} (it applies to {', '.join(users)})")
 
 
 def _shifts(value: Any) -> tuple[int, ...] | None:
