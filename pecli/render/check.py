@@ -96,32 +96,59 @@ def check_renderable(document: dict[str, Any]) -> Group:
     return Group(*parts)
 
 
+#: Short column headers of the compare table, so that it fits 80 columns.
+SHORT_NAMES = {
+    "uniqueness": "unique", "distinguishability": "distinct", "composability": "compose",
+    "relativity": "relative", "extrapolation": "extrap.", "precision": "precision",
+}
+
+
 def compare_renderable(document: dict[str, Any]) -> Group:
-    """What ``pecli compare`` prints: one row per scheme, then the footnotes."""
-    table = Table(title=f"pecli compare: L = {document['length']}", title_justify="left")
-    table.add_column("scheme", style="bold")
-    table.add_column("acts on")
-    table.add_column("params", justify="right")
-    table.add_column("value range")
-    table.add_column("max wavelength", justify="right")
+    """What ``pecli compare`` prints: the schemes' facts, their verdicts, a legend, then the footnotes."""
+    facts = Table(title=f"pecli compare: L = {document['length']}", title_justify="left")
+    facts.add_column("scheme", style="bold", overflow="fold")
+    facts.add_column("acts on")
+    facts.add_column("trainable", justify="right")
+    facts.add_column("value range", overflow="fold")
+    facts.add_column("max wavelength", justify="right")
     properties = document["properties"]
+    verdicts = Table(title="verdicts (key figure below; \\[n]: footnote)", title_justify="left")
+    verdicts.add_column("scheme", style="bold", overflow="fold")
     for name in properties:
-        table.add_column(name[:12])
+        verdicts.add_column(SHORT_NAMES.get(name, name), overflow="fold")
+    legend: dict[str, list[str]] = {}
     for row in document["rows"]:
+        facts.add_row(
+            row["label"], row["acts_on"], f"{row['parameter_count']:,}", format_value(row["value_range"]),
+            format_value(row["max_wavelength"]),
+        )
         cells = []
         for name in properties:
             result = row["results"][name]
             text = verdict_text(result["verdict"])
-            text.append(f" {format_value(result['figures'].get(result['key_figure']))}" if result.get("key_figure") else "")
+            key = result.get("key_figure")
+            if key:
+                text.append(f"\n{_short(result['figures'].get(key))}")
+                names = legend.setdefault(name, [])
+                if key.replace("_", " ") not in names:
+                    names.append(key.replace("_", " "))
             marks = "".join(f"[{n}]" for n in row["footnotes"].get(name, []))
             if marks:
                 text.append(" " + marks)
             cells.append(text)
-        table.add_row(
-            row["label"], row["acts_on"], f"{row['parameter_count']:,}", format_value(row["value_range"]),
-            format_value(row["max_wavelength"]), *cells,
-        )
-    parts: list[Any] = [table]
+        verdicts.add_row(row["label"], *cells)
+    parts: list[Any] = [facts, verdicts]
+    if legend:
+        parts.append(Text("key figures: " + "; ".join(f"{SHORT_NAMES.get(k, k)} = {' / '.join(v)}" for k, v in legend.items())))
     for note in document["footnotes"]:
         parts.append(Text(f"[{note['number']}] {note['text']}"))
     return Group(*parts)
+
+
+def _short(value: Any) -> str:
+    """A key figure in a narrow cell: three significant digits."""
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_short(v) for v in value) + "]"
+    return format_value(value)
