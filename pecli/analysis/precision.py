@@ -163,7 +163,8 @@ def check_precision(
     ``max_phase_error`` with the pair where it is largest.
     """
     dtype = dtype or DEFAULT_DTYPE
-    profile = precision_profile(scheme, length, dtype=dtype, compute_dtype=compute_dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # float16 overflow is reported, not warned about
+        profile = precision_profile(scheme, length, dtype=dtype, compute_dtype=compute_dtype)
     new = profile.collisions - profile.collisions_float64
     where = f"computed in {compute_dtype}, stored in {dtype}" if compute_dtype else f"computed in float64, cast to {dtype}"
     figures = {
@@ -188,8 +189,14 @@ def check_precision(
         if profile.first_adjacent_collision is not None:
             p = profile.first_adjacent_collision
             previous = p - 1 if has_vectors(scheme) else int(profile.positions[list(profile.positions).index(p) - 1])
-            reason += f"; from {p} on, adjacent {unit} become identical ({dtype if not compute_dtype else compute_dtype} cannot tell {previous} from {p})"
+            low = compute_dtype or dtype
+            if has_vectors(scheme):
+                reason += f"; the first adjacent pair is {previous} and {p} ({low} rounds them to one value)"
+            else:
+                reason += f"; the first adjacent pair of distances is {previous} and {p}: their biases round to one {low} value"
         reason += f"; largest error {profile.max_error:.3g}"
+        if not np.isfinite(profile.max_error):
+            reason += f" ({compute_dtype or dtype} overflows: positions beyond its largest finite value)"
         return PropertyResult("precision", "fail", reason, figures, "collisions", notes=notes)
     reason = f"{where}: no new collisions among {len(profile.positions)} {unit}; largest error {profile.max_error:.3g}"
     if profile.phase_error is not None:
