@@ -26,6 +26,8 @@ from pecli.schemes.base import as_positions
 
 DEFAULT_SCHEME = "sinusoidal"
 DEFAULT_LENGTH = 512
+#: More positions than any context a model runs (2^32); beyond this a range is surely a typo.
+MAX_POSITIONS = 1 << 32
 
 
 @dataclass(frozen=True)
@@ -140,12 +142,16 @@ def normalize_key(key: str) -> str:
 
 
 def merge(*layers: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Merge option layers, later ones winning; ``None`` values do not override."""
+    """Merge option layers, later ones winning.
+
+    An explicit ``null`` (YAML ``key: null``, ``--set key=null``) overrides too: it asks for the default
+    (``rope_scaling: null`` switches a model's scaling off). Options not given on the command line must
+    be left out of their layer, not passed as None.
+    """
     merged: dict[str, Any] = {}
     for layer in layers:
         for key, value in (layer or {}).items():
-            if value is not None:
-                merged[normalize_key(key)] = value
+            merged[normalize_key(key)] = value
     return merged
 
 
@@ -259,6 +265,9 @@ def build_scheme(name: str, params: Mapping[str, Any], *, length: int = DEFAULT_
             from_blocks.update(cls.expand_block(key, value))
         else:
             explicit[cls.aliases.get(key, key)] = value
+    if "scaling" in explicit and from_blocks.get("scaling") != explicit["scaling"]:
+        # Another scaling than the block's: the block's scaling keys do not carry over.
+        from_blocks = {k: v for k, v in from_blocks.items() if k in cls.block_model_keys}
     values: dict[str, Any] = {}
     for key, value in {**from_blocks, **explicit}.items():  # explicit keys win over a block's
         if key not in known:
@@ -283,6 +292,8 @@ def parse_positions(value: Any) -> np.ndarray:
             raise ConfigError("positions", f"expected start:stop[:step] with integers, got {value!r}") from None
         if len(numbers) not in (2, 3) or (len(numbers) == 3 and numbers[2] <= 0):
             raise ConfigError("positions", f"expected start:stop[:step] with a positive step, got {value!r}")
+        if len(range(*numbers)) > MAX_POSITIONS:
+            raise ConfigError("positions", f"{value!r} is {len(range(*numbers)):,} positions; at most {MAX_POSITIONS:,}")
         positions = np.arange(*numbers, dtype=np.int64)
     elif isinstance(value, str):
         try:
@@ -312,12 +323,14 @@ ROPE_MODEL_TYPES = frozenset({
 def read_hf_config(path: str) -> dict[str, Any]:
     """The RoPE options of a HuggingFace model ``config.json``, as pecli keys.
 
-    ``head_dim`` wins over ``hidden_size / num_attention_heads`` when present (they differ for Gemma,
+    ``head_dim`` wins over ``hidden_size / num_attention_heads`` (GPT-J: ``n_embd / n_head``) when present (they differ for Gemma,
     for instance); DeepSeek's ``qk_rope_head_dim`` wins over both, since only that part of each head
     rotates (HF builds DeepSeek's rotary embedding with ``dim = qk_rope_head_dim``). ``rope_theta`` (or GPT-NeoX's ``rotary_emb_base``; 10000, HF's default, when a RoPE
     model gives none), ``partial_rotary_factor`` (or ``rotary_pct``), ``max_position_embeddings``, a
     top-level ``original_max_position_embeddings`` (which wins, as in HF) and the ``rope_scaling`` or
-    ``rope_parameters`` block are read. A config with no RoPE is an error.
+    ``rope_parameters`` block are read (transformers v5 keeps ``rope_theta`` inside
+    ``rope_parameters``). GPT-J's ``rotary_dim`` becomes the partial rotary factor, with its interleaved
+    layout. A config with no RoPE is an error.
     """
     import json
 
@@ -337,28 +350,38 @@ def read_hf_config(path: str) -> dict[str, Any]:
         kind = data.get("model_type", "unknown")
         raise ConfigError("hf_config", f"{path} (model_type {kind}) has no RoPE settings: no rope_theta, rope_scaling or rope_parameters")
     options: dict[str, Any] = {"scheme": "rope"}
+    hidden = data.get("hidden_size", data.get("n_embd"))
+    heads = data.get("num_attention_heads", data.get("n_head"))
     if data.get("qk_rope_head_dim") is not None:  # DeepSeek V2/V3: only this part of each head rotates
         options["dim"] = data["qk_rope_head_dim"]
     elif data.get("head_dim") is not None:
         options["dim"] = data["head_dim"]
-    elif data.get("hidden_size") and data.get("num_attention_heads"):
-        hidden, heads = data["hidden_size"], data["num_attention_heads"]
+    elif hidden and heads:
         if hidden % heads:
             raise ConfigError("hf_config", f"hidden_size {hidden} is not a multiple of num_attention_heads {heads}; give head_dim")
         options["dim"] = hidden // heads
     else:
         raise ConfigError("hf_config", f"{path} gives neither head_dim nor hidden_size and num_attention_heads")
+    block = data.get("rope_parameters", data.get("rope_scaling"))
     base = data.get("rope_theta", data.get("rotary_emb_base"))
-    options["base"] = 10000.0 if base is None else base
+    if base is not None:
+        options["base"] = base
+    elif not (isinstance(block, dict) and block.get("rope_theta") is not None):  # v5 keeps it in the block
+        options["base"] = 10000.0
     fraction = data.get("partial_rotary_factor", data.get("rotary_pct"))
     if fraction is not None:
         options["partial_rotary_factor"] = fraction
+    elif data.get("rotary_dim") is not None and options.get("dim"):  # GPT-J: rotary_dim of each head
+        options["partial_rotary_factor"] = data["rotary_dim"] / options["dim"]
+    if data.get("model_type") == "gptj":  # GPT-J rotates pairs (2i, 2i+1): rotate_every_two
+        options["layout"] = "interleaved"
     if data.get("max_position_embeddings") is not None:
         options["max_position_embeddings"] = data["max_position_embeddings"]
-    block = data.get("rope_parameters", data.get("rope_scaling"))
     if block is not None:
         options["rope_scaling"] = block
-    if data.get("original_max_position_embeddings") is not None:
+    block_type = (block.get("rope_type") or block.get("type")) if isinstance(block, dict) else None
+    if data.get("original_max_position_embeddings") is not None and block_type in ("llama3", "yarn", "longrope", "su"):
+        # HF moves a top-level original length into the block of these types only (it wins there).
         options["original_max_position"] = data["original_max_position_embeddings"]
     return options
 
@@ -402,7 +425,8 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
     params: dict[str, Any] = {}
     for key, value in options.items():
         if key in command:
-            chosen[key] = coerce_setting(command[key], value)
+            if value is not None:
+                chosen[key] = coerce_setting(command[key], value)
         elif key in parameter_names:
             params[key] = value
         else:
@@ -416,7 +440,11 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
         length = length or DEFAULT_LENGTH
     elif length is None:
         length = int(positions.max()) + 1
-    scheme = build_scheme(scheme_name, {k: v for k, v in params.items() if k in own_names}, length=length)
+    own = {k: v for k, v in params.items() if k in own_names}
+    if positions is not None and "context" in scheme_parameters(cls) and own.get("context") is None:
+        # The current sequence length (dynamic NTK, LongRoPE) reaches the last position id, as in HF.
+        own["context"] = max(int(length), int(positions.max()) + 1)
+    scheme = build_scheme(scheme_name, own, length=length)
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
     return Spec(scheme, int(length), positions, chosen.get("dtype"), resolved, params)
 

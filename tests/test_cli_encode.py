@@ -169,12 +169,17 @@ def test_apply_npz_holds_result_and_positions(invoke, tmp_path):
 
 def test_apply_errors(invoke, tmp_path):
     np.save(tmp_path / "x.npy", np.zeros((3, 8)))
-    result = invoke("encode", "--scheme", "alibi", "--length", "3", "--apply", tmp_path / "x.npy")
+    out = ("--out", tmp_path / "y.npy")
+    result = invoke("encode", "--scheme", "alibi", "--length", "3", "--apply", tmp_path / "x.npy", *out)
     assert result.exit_code == 2 and "cannot be applied" in result.stderr
-    result = invoke("encode", "--scheme", "rope", "--dim", "4", "--length", "3", "--apply", tmp_path / "x.npy")
+    result = invoke("encode", "--scheme", "rope", "--dim", "4", "--length", "3", "--apply", tmp_path / "x.npy", *out)
     assert result.exit_code == 2 and "last axis has 8 features, the scheme expects 4" in result.stderr
-    result = invoke("encode", "--apply", tmp_path / "missing.npy")
+    result = invoke("encode", "--apply", tmp_path / "missing.npy", *out)
     assert result.exit_code == 2 and "no such file" in result.stderr
+    # Without --out the result would be thrown away.
+    result = invoke("encode", "--scheme", "rope", "--dim", "8", "--length", "3", "--apply", tmp_path / "x.npy")
+    assert result.exit_code == 2 and result.stderr == "pecli: error: --apply writes its result to --out: give --out x.npy\n"
+    assert not (tmp_path / "y.npy").exists()
 
 
 def test_positions_option(invoke, tmp_path):

@@ -40,9 +40,10 @@ def test_layers_file_then_options_then_set(tmp_path):
     assert spec_of(tmp_path, yaml_text, {"dim": 32}).scheme.dim == 32
     spec = spec_of(tmp_path, yaml_text, {"dim": 32}, ["dim=64"])
     assert spec.scheme.dim == 64
-    # Keys the later layers do not mention keep the file's value; None options do not override.
+    # Keys the later layers do not mention keep the file's value; an explicit null asks for the default.
     assert spec.scheme.base == 100.0 and spec.length == 8
-    assert spec_of(tmp_path, yaml_text, {"dim": None}).scheme.dim == 16
+    assert spec_of(tmp_path, yaml_text, {}).scheme.dim == 16
+    assert spec_of(tmp_path, yaml_text, {}, ["dim=null"]).scheme.dim == 512  # sinusoidal's default d
 
 
 def test_set_overrides_the_scheme_option(tmp_path):
@@ -320,9 +321,11 @@ def test_hf_gpt2_has_no_rope():
     assert error.key == "hf_config" and "no RoPE" in str(error) and "gpt2" in str(error)
 
 
-def test_hf_qwen2_vl_mrope_names_the_type():
-    error = config_error(resolve, {"hf_config": hf("qwen--qwen2-vl-7b-instruct-gptq-int8.json")})
-    assert error.key in ("type", "rope_type") and "'mrope'" in str(error)
+def test_hf_qwen2_vl_mrope_reads_as_default_frequencies():
+    # Qwen2-VL-7B: hidden 3584 / 28 heads = head dim 128, rope_theta 1e6; "mrope" has HF's default
+    # frequencies (its t/h/w sections pick position ids, not frequencies).
+    spec = resolve({"hf_config": hf("qwen--qwen2-vl-7b-instruct-gptq-int8.json")})
+    assert (spec.scheme.dim, spec.scheme.base, spec.scheme.scaling) == (128, 1e6, "none")
 
 
 def test_every_hf_sample_has_a_test():

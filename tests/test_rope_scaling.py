@@ -379,9 +379,9 @@ def test_from_hf_yarn_deepseek_block():
 
 
 def test_from_hf_unknown_type_lists_valid_ones():
-    for bad in ("mrope", "foo"):
+    for bad in ("xpos", "foo"):
         with pytest.raises(ConfigError) as e:
-            RopeScaling.from_hf({"rope_type": bad, "mrope_section": [16, 24, 24]})
+            RopeScaling.from_hf({"rope_type": bad})
         assert e.value.key == "rope_type"
         assert str(e.value).startswith("rope_type:")
         for name in SCALING_TYPES:
@@ -519,3 +519,10 @@ def test_yarn_and_llama3_stay_between_interpolation_and_extrapolation(s, half, b
         out = compute_inv_freq(base=base, rotated_dim=d, scaling=sc)
         assert np.all(out.inv_freq <= theta * (1 + 1e-12))
         assert np.all(out.inv_freq >= theta / s * (1 - 1e-12))
+
+
+def test_mrope_has_the_default_frequencies():
+    # HF's Qwen2-VL configuration maps rope_type "mrope" to "default"; the sections only choose which
+    # position id (t, h, w) each pair rotates by.
+    scaling = RopeScaling.from_hf({"type": "mrope", "mrope_section": [16, 24, 24]})
+    assert scaling.rope_type == "none"

@@ -161,7 +161,8 @@ def test_out_writes_the_final_inverse_frequencies(tmp_path):
 def test_table_output_names_the_bound():
     result = run("--scheme", "rope", "--dim", "128", "--base", "10000", "--context", "8192")
     assert result.exit_code == 0
-    assert "Men et al. 2024" in result.stdout and "below it" in result.stdout
+    text = " ".join(result.stdout.replace("│", " ").split())
+    assert "Men et al. 2024" in text and "does not meet it" in text
 
 
 @pytest.mark.parametrize(
@@ -172,7 +173,7 @@ def test_table_output_names_the_bound():
         (("--scheme", "rope", "--scaling", "yarn", "--factor", "0.5"), "factor"),
         (("--scheme", "rope", "--scaling", "yarn", "--factor", "4", "--beta-fast", "1", "--beta-slow", "2"), "beta_fast"),
         (("--hf-config", str(HF / "openai-community--gpt2.json")), "no RoPE"),
-        (("--hf-config", str(HF / "qwen--qwen2-vl-7b-instruct-gptq-int8.json")), "mrope"),
+        (("--scheme", "rope", "--set", "rope_scaling={rope_type: xpos}"), "unknown RoPE scaling type 'xpos'"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):
@@ -188,3 +189,84 @@ def test_spectrum_of_sinusoidal_and_rope_agree():
     sinusoidal = spectrum(build_scheme("sinusoidal", {"dim": 64}), context=100)
     rope = spectrum(build_scheme("rope", {"dim": 64}), context=100)
     assert [p.inv_freq for p in sinusoidal.pairs] == pytest.approx([p.inv_freq for p in rope.pairs])
+
+
+def test_critical_dimension_and_full_turns_use_the_pretraining_frequencies():
+    # Llama 3.1 was pre-trained on 8192 tokens with θ_i = 500000^(−2i/128): λ_i ≤ 8192 for
+    # 2i/128 ≤ ln(8192/2π)/ln(500000) = 0.5466, i.e. i ≤ 34 → 35 pairs, critical dimension 70 —
+    # whatever llama3's scaling later did to pairs 32 … 34.
+    document = run_json("--hf-config", str(HF / "meta-llama--llama-3.1-8b.json"), "--context", "16384")
+    assert document["summary"]["critical_dimension"] == 70
+    turned = [pair["completed_in_training"] for pair in document["pairs"]]
+    assert turned == [True] * 35 + [False] * 29
+
+
+def test_base_meets_bound_is_evaluated_not_compared():
+    # The condition is not monotone in the base: for d = 128 and 4096 tokens the smallest passing base
+    # is about 2.86e4, yet 40000 fails it (B(m) < 0 for some m ≤ 4096).
+    document = run_json("--scheme", "rope", "--dim", "128", "--base", "40000", "--context", "4096")
+    bound = document["summary"]["base_lower_bound"]
+    assert bound["smallest_base"] < 40000 < bound["every_base_above"]
+    assert document["summary"]["base_meets_bound"] is False
+    assert np.min(long_term_decay(40000.0, 128, 4096)) < 0
+
+
+def test_no_base_satisfies_the_bound_at_d_2():
+    # d = 2: B(m) = cos(m), negative at m = 2 for every base.
+    document = run_json("--scheme", "rope", "--dim", "2", "--context", "100", "--target-context", "50")
+    assert document["summary"]["base_lower_bound"]["smallest_base"] is None
+    assert document["suggested_base"]["smallest_base"] is None
+
+
+def test_dynamic_table_ends_at_the_context():
+    document = run_json("--scheme", "rope", "--scaling", "dynamic", "--factor", "2",
+                        "--max-position-embeddings", "4096", "--context", "20000")
+    lengths = [row["length"] for row in document["summary"]["dynamic_base_by_length"]]
+    assert lengths == [4096, 8192, 16384, 20000]
+
+
+def test_overflowing_factor_is_bad_input():
+    result = run("--scheme", "rope", "--scaling", "ntk", "--factor", "1e308")
+    assert result.exit_code == 2 and "overflows float64" in result.stderr
+
+
+def test_rope_parameters_block_of_transformers_v5(tmp_path):
+    # transformers v5 keeps rope_theta inside rope_parameters: the base must come from there.
+    config = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072,
+              "rope_parameters": {"rope_theta": 500000.0, "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                  "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    document = run_json("--hf-config", str(path), "--context", "8192")
+    assert document["params"]["base"] == 500000.0 and document["params"]["scaling"] == "llama3"
+
+
+def test_top_level_original_length_only_for_the_types_that_use_it(tmp_path):
+    # Phi-3-mini-4k ships original_max_position_embeddings 4096 at the top level with rope_scaling null.
+    config = {"model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32, "max_position_embeddings": 4096,
+              "original_max_position_embeddings": 4096, "rope_scaling": None, "rope_theta": 10000.0}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    document = run_json("--hf-config", str(path))
+    assert document["params"]["scaling"] == "none" and document["params"]["dim"] == 96
+
+
+def test_a_models_scaling_can_be_switched_off_or_replaced():
+    llama = str(HF / "meta-llama--llama-3.1-8b.json")
+    off = run_json("--hf-config", llama, "--set", "rope_scaling=null", "--context", "8192")
+    assert off["params"]["scaling"] == "none" and off["params"]["factor"] is None
+    assert off["params"]["base"] == 500000.0
+    linear = run_json("--hf-config", llama, "--scaling", "linear", "--factor", "2", "--context", "8192")
+    assert (linear["params"]["scaling"], linear["params"]["factor"], linear["params"]["low_freq_factor"]) == ("linear", 2.0, None)
+    assert linear["pairs"][0]["ratio"] == pytest.approx(0.5)
+
+
+def test_gptj_rotary_dim_and_interleaved_layout(tmp_path):
+    # GPT-J-6B: n_embd 4096 / n_head 16 = head dim 256, rotary_dim 64 → a quarter rotates, pairs (2i, 2i+1).
+    config = {"model_type": "gptj", "n_embd": 4096, "n_head": 16, "rotary_dim": 64, "n_positions": 2048}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    document = run_json("--hf-config", str(path))
+    params = document["params"]
+    assert (params["dim"], params["partial_rotary_factor"], params["layout"]) == (256, 0.25, "interleaved")
+    assert len(document["pairs"]) == 32

@@ -105,8 +105,8 @@ class BaseBound:
 
     context: int
     dim: int
-    smallest_base: float
-    every_base_above: float
+    smallest_base: float | None
+    every_base_above: float | None
     steps_per_decade: int
     checked_up_to: float
 
@@ -136,7 +136,8 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 200, dec
     Notes
     -----
     ``B(m) = Σ_{i=0}^{d/2−1} cos(m θ_i)`` with ``θ_i = b^(−2i/d)`` (Men et al. 2024, eq. 9 and
-    Table 1: the bound is about 4.3e3 for 1K tokens and 8.4e4 for 8K with d = 128). The condition is
+    Table 1: the bound is about 4.3e3 for 1K tokens and 8.4e4 for 8K with d = 128; None when no base
+    up to 1e30 satisfies it, as for d = 2 where B(m) = cos m). The condition is
     not monotone in the base: some bases above the smallest one fail again, so both the smallest base
     that satisfies it and the base above which every scanned base does are reported. The scan covers
     bases from 2 upwards on a log grid; a failing island narrower than one grid step could be missed.
@@ -160,8 +161,8 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 200, dec
             if smallest is not None:
                 limit = base * 10.0**decades_past
         previous, base = base, base * step
-    if smallest is None:
-        raise PecliError(f"no base up to 1e30 keeps the long-term decay up to {context} tokens")
+    if smallest is None:  # d = 2: B(m) = cos m turns negative at m = 2 whatever the base
+        return BaseBound(context, dim, None, None, steps_per_decade, previous)
     every_above = smallest if last_fail < smallest else _refine(last_fail, last_fail * step, dim, context, want_first_pass=True)
     return BaseBound(context, dim, smallest, every_above, steps_per_decade, previous)
 
@@ -194,7 +195,8 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
     context : int
         The context length C: rotations within it are ``C θ_i / 2π``.
     train_length : int, optional
-        The training length T: a pair completed a full rotation in training when ``λ_i ≤ T``.
+        The training length T: a pair completed a full rotation in training when its wavelength under
+        the pre-training frequencies (before any scaling) is at most T; the critical dimension likewise.
     """
     inv_freq = getattr(scheme, "inv_freq", None)
     if inv_freq is None:
@@ -206,16 +208,19 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
     rotating = getattr(scheme, "rotating_pairs", inv_freq.size)
     short = getattr(scheme, "short_factor", None) if frequencies is not None and frequencies.rope_type == "longrope" else None
     long = getattr(scheme, "long_factor", None) if short is not None else None
+    # Training (T) ran on the frequencies before any context-extension scaling; p-RoPE is architecture.
+    pretraining = np.asarray(scheme.without_extension().inv_freq, dtype=np.float64)
     rows = []
     for i, (theta, theta0) in enumerate(zip(inv_freq, original)):
         wavelength = TWO_PI / theta if theta > 0 else math.inf
+        trained_wavelength = TWO_PI / pretraining[i] if pretraining[i] > 0 else math.inf
         regime = regimes[i] if i < rotating else "not rotated (p-RoPE)"
         rows.append(PairRow(
             index=i,
             inv_freq=float(theta),
             wavelength=float(wavelength),
             rotations=float(context * theta / TWO_PI),
-            completed_in_training=None if train_length is None else bool(wavelength <= train_length),
+            completed_in_training=None if train_length is None else bool(trained_wavelength <= train_length),
             original_inv_freq=float(theta0),
             ratio=float(theta / theta0),
             regime=regime,
@@ -231,7 +236,7 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
         "attention_scaling": float(getattr(scheme, "attention_scaling", 1.0)),
     }
     if train_length is not None:
-        summary["critical_dimension"] = critical_dimension(inv_freq, train_length)
+        summary["critical_dimension"] = critical_dimension(pretraining, train_length)
         summary["pairs_not_completed_in_training"] = sum(1 for r in rows if not r.completed_in_training)
     if scheme.name == "sinusoidal":
         # Seeds 001/003: the longest wavelength, 2π·base^((d−2)/d) ≈ 2π·base, is the theoretical limit
@@ -272,10 +277,10 @@ def dynamic_bases(scheme: Scheme, context: int) -> list[dict[str, float]]:
     if original is None:
         return []
     lengths, length = [], int(original)
-    while length < max(context, 2 * original):
+    while length < context:
         lengths.append(length)
         length *= 2
-    lengths.append(max(int(context), length if length <= 2 * max(context, original) else int(context)))
+    lengths.append(max(int(context), int(original)))
     rows = []
     for n in sorted(set(lengths)):
         base = dynamic_ntk_base(scheme.base, scheme.factor, scheme.rotated_dim, n, int(original))

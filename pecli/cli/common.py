@@ -122,6 +122,7 @@ def scheme_command(*settings: Setting) -> Callable[[Callable[..., Any]], Callabl
                 config_path, sets = kwargs.pop("config"), kwargs.pop("set")
                 given = {name: kwargs.pop(name) for name in SCHEME_OPTIONS if name in kwargs}
                 given.update({name: kwargs.pop(name) for name in setting_names if name in kwargs})
+                given = {name: value for name, value in given.items() if value is not None}
                 from_file = load_yaml(config_path) if config_path else {}
                 spec = resolve(merge(from_file, given, parse_sets(sets)), settings)
                 return func(spec, **kwargs)

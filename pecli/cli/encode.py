@@ -46,6 +46,8 @@ def encode(
     under "metadata".
     """
     scheme, settings = spec.scheme, spec.settings
+    if settings["apply"] and not settings["out"]:
+        raise PecliError("--apply writes its result to --out: give --out x.npy")
     target = check_target(settings["out"], suffixes=SUFFIXES, force=force) if settings["out"] else None
     budget = parse_size("max_memory", settings["max_memory"]) if settings["max_memory"] else memory_budget()
     if not settings["apply"]:
@@ -56,14 +58,17 @@ def encode(
         x = load_array(settings["apply"])
         _check_budget(x.size * 8 * WORKING_COPIES, budget)
         dtype = spec.dtype or (x.dtype.name if x.dtype.kind == "f" else "float64")
-        arrays = {"result": cast(scheme.apply(x, positions), dtype), "positions": positions}
+        with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
+            arrays = {"result": cast(scheme.apply(x, positions), dtype), "positions": positions}
     else:
         dtype = spec.output_dtype
-        arrays = {name: cast(array, dtype) for name, array in scheme.arrays(positions).items()}
+        with np.errstate(over="ignore"):
+            arrays = {name: cast(array, dtype) for name, array in scheme.arrays(positions).items()}
 
     main_key = next(iter(arrays))
     main = arrays[main_key]
-    facts = summarize(scheme, positions, main) if main_key != "result" else _result_facts(main)
+    with np.errstate(invalid="ignore", over="ignore"):  # ±inf values (float16 overflow) are counted below
+        facts = summarize(scheme, positions, main) if main_key != "result" else _result_facts(main)
     document: dict[str, Any] = {
         **spec.describe(),
         "dtype": dtype,
@@ -73,6 +78,10 @@ def encode(
         **facts,
         "out": None,
     }
+    overflowed = int(np.count_nonzero(~np.isfinite(main.astype(np.float64)))) if main.dtype.kind != "i" else 0
+    if overflowed:
+        document["non_finite_values"] = overflowed
+        message(f"warning: {overflowed:,} values overflow {dtype} (stored as ±inf)", quiet=quiet)
     if target is not None:
         metadata = {k: document[k] for k in ("scheme", "kind", "params", "length", "dtype")}
         if target.suffix.lower() == ".npy":

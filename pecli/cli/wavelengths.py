@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 import numpy as np
 import typer
 
-from pecli.analysis.spectrum import base_lower_bound, spectrum
+from pecli.analysis.spectrum import base_lower_bound, long_term_decay_holds, spectrum
 from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, print_json, scheme_command, stdout_console,
 )
@@ -68,7 +68,8 @@ def wavelengths(
     if scheme.name == "rope" and context <= BOUND_CONTEXT_LIMIT:
         bound = base_lower_bound(context, scheme.rotated_dim)
         document["summary"]["base_lower_bound"] = bound.as_dict()
-        document["summary"]["base_meets_bound"] = bool(scheme.base >= bound.smallest_base)
+        effective = scheme.frequencies.base  # ntk and dynamic change the base itself
+        document["summary"]["base_meets_bound"] = long_term_decay_holds(effective, scheme.rotated_dim, context)
     if settings["target_context"]:
         dim = scheme.rotated_dim if scheme.name == "rope" else scheme.dim
         document["suggested_base"] = base_lower_bound(settings["target_context"], dim).as_dict()

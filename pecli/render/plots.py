@@ -330,9 +330,6 @@ def _bias_heatmap(scheme, positions, *, head, title, size, dpi) -> "Figure":
     figure = new_figure("heatmap", size, dpi)
     rows, columns = _grid(len(heads))
     panels = figure.subplots(rows, columns, squeeze=False)
-    limits = _diverging(bias[heads])
-    limits.setdefault("vmin", float(np.min(bias[heads])))
-    limits.setdefault("vmax", float(np.max(bias[heads])))
     image = None
     for index, axes in enumerate(panels.flat):
         if index >= len(heads):
@@ -340,7 +337,14 @@ def _bias_heatmap(scheme, positions, *, head, title, size, dpi) -> "Figure":
             continue
         h = heads[index]
         extent, by_position = _square_extent(shown)
+        # Each head on its own colour scale: ALiBi's slopes span 2^-1 … 2^-8, so a shared scale would
+        # leave the gentle heads one flat colour.
+        limits = _diverging(bias[h])
+        limits.setdefault("vmin", float(np.min(bias[h])))
+        limits.setdefault("vmax", float(np.max(bias[h])))
         image = axes.imshow(bias[h], aspect="auto", interpolation="nearest", extent=extent, **limits)
+        if len(heads) > 1:
+            figure.colorbar(image, ax=axes, fraction=0.046, pad=0.02).ax.tick_params(labelsize=7)
         if len(heads) > 1:
             slope = f", m={scheme.slopes[h]:.3g}" if scheme.name == "alibi" else ""
             axes.set_title(f"head {h}{slope}", fontsize=9)
@@ -349,7 +353,10 @@ def _bias_heatmap(scheme, positions, *, head, title, size, dpi) -> "Figure":
             axes.set_xlabel(f"key position j{unit}" if by_position else "key row of --positions")
         if len(heads) == 1 or index % columns == 0:
             axes.set_ylabel(f"query position i{unit}" if by_position else "query row of --positions")
-    figure.colorbar(image, ax=panels.ravel().tolist(), label=_bias_label(scheme))
+    if len(heads) == 1:
+        figure.colorbar(image, ax=panels.ravel().tolist(), label=_bias_label(scheme))
+    else:
+        add_note(figure, f"colour: {_bias_label(scheme)}, one scale per head")
     which = f"head {head}" if head is not None else (f"{len(heads)} heads" if len(heads) > 1 else "one head")
     set_title(figure, f"{describe(scheme)}: (L, L) bias, {which}, {positions.size} positions (tokens)", title)
     if step > 1:

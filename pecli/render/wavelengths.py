@@ -78,17 +78,14 @@ def wavelengths_tables(document: dict[str, Any]) -> list[Table]:
         )))
     bound = summary.get("base_lower_bound")
     if bound:
-        verdict = "meets it" if summary["base_meets_bound"] else "is below it"
+        verdict = "meets it" if summary["base_meets_bound"] else "does not meet it"
         rows.append((
             f"base lower bound for {bound['context']:,} tokens (Men et al. 2024)",
-            f"{bound['smallest_base']:.4g} (every base above {bound['every_base_above']:.4g}); this base {verdict}",
+            f"{_bound_text(bound)}; this base {verdict}",
         ))
     suggestion = document.get("suggested_base")
     if suggestion:
-        rows.append((
-            f"suggested base for {suggestion['context']:,} tokens",
-            f">= {suggestion['smallest_base']:.4g}; every base above {suggestion['every_base_above']:.4g}",
-        ))
+        rows.append((f"suggested base for {suggestion['context']:,} tokens", _bound_text(suggestion)))
     for note in summary.get("notes", []):
         rows.append(("note", note))
     return [table, key_value_table("summary", rows)]
@@ -98,3 +95,9 @@ def _tokens(value: float | None) -> str:
     if value is None:
         return "∞ (not rotated)"
     return f"{value:,.1f}" if value < 1e6 else f"{value:.4g}"
+
+
+def _bound_text(bound: dict[str, Any]) -> str:
+    if bound["smallest_base"] is None:
+        return f"no base satisfies it (d = {bound['dim']})"
+    return f"smallest {bound['smallest_base']:.4g}; every base above {bound['every_base_above']:.4g}"

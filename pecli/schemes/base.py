@@ -92,6 +92,8 @@ class Scheme:
     length_defaults: ClassVar[tuple[str, ...]] = ()
     #: Keys that hold a block of parameters as other tools ship it (rope: ``rope_scaling``).
     block_keys: ClassVar[tuple[str, ...]] = ()
+    #: Parameters a block may give that describe the model rather than the block's own variant.
+    block_model_keys: ClassVar[tuple[str, ...]] = ()
 
     # -- construction -------------------------------------------------------------------------
     @classmethod

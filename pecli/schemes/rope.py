@@ -82,6 +82,7 @@ class RopeScheme(Scheme):
         "original_max_position_embeddings": "original_max_position",
     }
     block_keys: ClassVar[tuple[str, ...]] = ("rope_scaling", "rope_parameters")
+    block_model_keys: ClassVar[tuple[str, ...]] = ("base", "partial_rotary_factor")
     length_defaults: ClassVar[tuple[str, ...]] = ("context",)
     main_key: ClassVar[str] = "encoding"
 
@@ -162,13 +163,20 @@ class RopeScheme(Scheme):
     @cached_property
     def frequencies(self) -> ScaledFrequencies:
         """The scaled inverse frequencies with what the scaling did to each pair (before p-RoPE)."""
-        return compute_inv_freq(
-            base=self.base,
-            rotated_dim=self.rotated_dim,
-            scaling=self.rope_scaling,
-            max_position_embeddings=self.max_position_embeddings,
-            context=self.context,
-        )
+        try:
+            with np.errstate(over="raise", invalid="raise"):
+                frequencies = compute_inv_freq(
+                    base=self.base,
+                    rotated_dim=self.rotated_dim,
+                    scaling=self.rope_scaling,
+                    max_position_embeddings=self.max_position_embeddings,
+                    context=self.context,
+                )
+        except (OverflowError, FloatingPointError):
+            frequencies = None
+        if frequencies is None or not np.all(np.isfinite(frequencies.inv_freq)) or not np.isfinite(frequencies.attention_scaling):
+            raise ConfigError("factor", f"base {self.base:g} with factor {self.factor} overflows float64; use smaller values")
+        return frequencies
 
     # -- frequencies ----------------------------------------------------------------------------
     @property

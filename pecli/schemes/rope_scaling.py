@@ -31,7 +31,8 @@ Conventions (where HF versions differ or HF is silent):
   release replaced ``factor`` by ``max_position_embeddings / original`` whenever ``original`` was
   given; that rule is not followed. ``factor`` is required (HF's validator requires it).
 * llama3: HF requires ``low_freq_factor``, ``high_freq_factor`` and
-  ``original_max_position_embeddings``; pecli supplies Llama 3.1's values 1, 4 and 8192 when absent.
+  ``original_max_position_embeddings``; pecli supplies Llama 3.1's values 1, 4 and 8192 when absent
+  (HF v5 would take ``max_position_embeddings`` as the original length instead).
 * longrope: ``original_max_position_embeddings`` (the caller's top-level value, which wins as in HF)
   falls back to ``max_position_embeddings``; the attention factor uses the explicit ``factor`` if given,
   else ``max_position_embeddings / original`` (v5; v4.5x always used the ratio when a top-level
@@ -73,8 +74,13 @@ __all__ = [
 SCALING_TYPES: tuple[str, ...] = ("none", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
 """The scaling types pecli knows, by pecli name."""
 
-HF_TYPE_ALIASES: dict[str, str] = {"default": "none", "su": "longrope"}
-"""HF ``rope_type`` / legacy ``type`` names that map to another pecli name."""
+HF_TYPE_ALIASES: dict[str, str] = {"default": "none", "su": "longrope", "mrope": "none"}
+"""HF ``rope_type`` / legacy ``type`` names that map to another pecli name.
+
+``mrope`` (Qwen2-VL's multimodal RoPE) uses the default frequencies — HF's Qwen2-VL configuration
+rewrites it to ``default`` — and splits the pairs into t/h/w sections (``mrope_section``) that rotate
+by different position ids; the 1-D ``rope`` scheme has the frequencies, not the sections.
+"""
 
 YARN_DEFAULTS: dict[str, Any] = {"beta_fast": 32.0, "beta_slow": 1.0, "truncate": True}
 """YaRN defaults (Peng et al. 2023, sec. 3.2; HF ``_compute_yarn_parameters``)."""
@@ -116,7 +122,7 @@ _REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
 }
 # Keys the reader leaves to its caller (rope_theta, partial_rotary_factor) or that HF accepts without
 # using them in the frequencies (``finetuned``, shipped by YaRN's Llama 2 checkpoints).
-_IGNORED_HF_KEYS = frozenset({"rope_theta", "partial_rotary_factor", "finetuned"})
+_IGNORED_HF_KEYS = frozenset({"rope_theta", "partial_rotary_factor", "finetuned", "mrope_section"})
 
 
 # --------------------------------------------------------------------------------------------
