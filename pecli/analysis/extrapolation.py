@@ -13,6 +13,7 @@ from typing import Callable
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
+from pecli.analysis.spectrum import wavelengths_of
 from pecli.analysis.structure import bias_domain, collisions, has_vectors, rotation_pairs, vectors
 from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Scheme
@@ -85,8 +86,7 @@ def angle_ranges(scheme: Scheme, train_length: int, length: int, *, train_scheme
     train_inv_freq = np.asarray(getattr(train_scheme or scheme, "inv_freq"), dtype=np.float64)
     train_max = (train_length - 1) * train_inv_freq
     test_max = (length - 1) * inv_freq
-    with np.errstate(divide="ignore"):
-        wavelength = np.where(inv_freq > 0, 2 * math.pi / np.where(inv_freq > 0, inv_freq, 1.0), np.inf)
+    wavelength = wavelengths_of(inv_freq)
     # Training covered the angles of positions 0 … T−1; an angle up to T·θ (where the next position
     # would be) counts as seen, so that position interpolation by exactly L/T, which maps L − 1 to
     # T − T/L, is in range. A pair whose wavelength fits in T (T·θ ≥ 2π) has seen every angle.

@@ -11,16 +11,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
-from pecli.analysis.structure import EXACT_WORK, rotation_pairs, sample_queries, score_factors
+from pecli.analysis.structure import BLOCK_BYTES, EXACT_WORK, rotation_pairs, sample_queries, score_factors
 from pecli.errors import PecliError
 from pecli.schemes.base import Scheme
 
 #: Relative spread (largest spread of S(m, m+Δ) over m, over the score scale) counted as "Δ only".
 SPREAD_TOL = 1e-9
-#: Query positions sampled when the exact computation is too large.
-DEFAULT_SAMPLES = 128
-#: Bytes of one block of aligned scores.
-BLOCK_BYTES = 64 << 20
+#: Query positions sampled when the exact computation is too large (each costs a full row of scores).
+RELATIVITY_SAMPLES = 128
 #: Work (pairs × channels) of score evaluations through ``scheme.score`` done exactly.
 EXACT_SCORE_CALLS = 1 << 24
 
@@ -91,7 +89,7 @@ def score_by_distance(
     width = factors[0].shape[1] if factors is not None else scheme.channels
     budget = EXACT_WORK if factors is not None else EXACT_SCORE_CALLS
     exact = samples is None and length * length * max(width, 1) <= budget
-    queries = np.arange(length) if exact else sample_queries(length, samples or DEFAULT_SAMPLES)
+    queries = np.arange(length) if exact else sample_queries(length, samples or RELATIVITY_SAMPLES)
     channels = 1 if factors is not None else scheme.channels
     n = 2 * reach + 1
     total = np.zeros((channels, n))

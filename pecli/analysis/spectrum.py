@@ -51,6 +51,13 @@ class Spectrum:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
+def wavelengths_of(inv_freq: Any) -> np.ndarray:
+    """``λ_i = 2π/θ_i`` in tokens, float64; ∞ for a pair that does not rotate (θ_i = 0, p-RoPE)."""
+    inv_freq = np.asarray(inv_freq, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(inv_freq > 0, TWO_PI / np.where(inv_freq > 0, inv_freq, 1.0), np.inf)
+
+
 def critical_dimension(inv_freq: np.ndarray, train_length: int) -> int:
     """Liu et al.'s critical dimension: twice the number of pairs whose wavelength fits in training.
 
@@ -65,9 +72,7 @@ def critical_dimension(inv_freq: np.ndarray, train_length: int) -> int:
     ----------
     Liu et al., "Scaling Laws of RoPE-based Extrapolation", ICLR 2024, section 3.2.
     """
-    with np.errstate(divide="ignore"):
-        wavelengths = np.where(inv_freq > 0, TWO_PI / np.where(inv_freq > 0, inv_freq, 1.0), np.inf)
-    return int(2 * np.count_nonzero(wavelengths <= train_length))
+    return int(2 * np.count_nonzero(wavelengths_of(inv_freq) <= train_length))
 
 
 def long_term_decay(base: float, dim: int, context: int, *, stop_at_negative: bool = False) -> np.ndarray:
@@ -209,11 +214,10 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
     short = getattr(scheme, "short_factor", None) if frequencies is not None and frequencies.rope_type == "longrope" else None
     long = getattr(scheme, "long_factor", None) if short is not None else None
     # Training (T) ran on the frequencies before any context-extension scaling; p-RoPE is architecture.
-    pretraining = np.asarray(scheme.without_extension().inv_freq, dtype=np.float64)
+    pretraining_wavelengths = wavelengths_of(scheme.without_extension().inv_freq)
     rows = []
-    for i, (theta, theta0) in enumerate(zip(inv_freq, original)):
-        wavelength = TWO_PI / theta if theta > 0 else math.inf
-        trained_wavelength = TWO_PI / pretraining[i] if pretraining[i] > 0 else math.inf
+    for i, (theta, theta0, wavelength) in enumerate(zip(inv_freq, original, wavelengths_of(inv_freq))):
+        trained_wavelength = pretraining_wavelengths[i]
         regime = regimes[i] if i < rotating else "not rotated (p-RoPE)"
         rows.append(PairRow(
             index=i,
@@ -236,7 +240,7 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
         "attention_scaling": float(getattr(scheme, "attention_scaling", 1.0)),
     }
     if train_length is not None:
-        summary["critical_dimension"] = critical_dimension(pretraining, train_length)
+        summary["critical_dimension"] = critical_dimension(scheme.without_extension().inv_freq, train_length)
         summary["pairs_not_completed_in_training"] = sum(1 for r in rows if not r.completed_in_training)
     if scheme.name == "sinusoidal":
         # Seeds 001/003: the longest wavelength, 2π·base^((d−2)/d) ≈ 2π·base, is the theoretical limit

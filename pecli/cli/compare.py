@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -11,6 +10,7 @@ import typer
 
 from pecli.analysis import ANALYSES, CheckOptions, run_checks
 from pecli.analysis.claims import claims_for, disagreement
+from pecli.analysis.spectrum import wavelengths_of
 from pecli.analysis.structure import bias_domain, has_vectors, vectors
 from pecli.cli.common import CONFIG_PANEL, JsonOption, errors_to_exit, print_json, stdout_console
 from pecli.config import (
@@ -161,6 +161,6 @@ def _max_wavelength(scheme) -> float | None:
     inv_freq = getattr(scheme, "inv_freq", None)
     if inv_freq is None:
         return None
-    positive = np.asarray(inv_freq, dtype=np.float64)
-    positive = positive[positive > 0]
-    return float(2 * math.pi / positive.min()) if positive.size else None
+    finite = wavelengths_of(inv_freq)
+    finite = finite[np.isfinite(finite)]
+    return float(finite.max()) if finite.size else None

@@ -17,9 +17,9 @@ from pecli.errors import ConfigError, PecliError
 from pecli.io import check_target, write_atomic
 from pecli.schemes import get_scheme_class
 
-#: The kinds, kept here too so that the help does not import the rendering layer.
-KINDS = ("heatmap", "circle", "dot-distance", "similarity", "wavelengths", "extrapolation", "bias", "precision")
-SUFFIXES = (".png", ".svg", ".pdf")
+from pecli.render.plots import FIGURE_SUFFIXES as SUFFIXES
+from pecli.render.plots import PLOT_KINDS as KINDS
+
 PLOT_PANEL = "Plot"
 #: Circle plot defaults where the base matters (seed 000 draws d=2, whose only pair has ω = 1 for any base).
 CIRCLE_DIM, CIRCLE_PAIR, CIRCLE_BASES, CIRCLE_POINTS = 4, 1, (1.0, 5.0, 10.0, 100.0), 8

@@ -91,8 +91,9 @@ def check_renderable(document: dict[str, Any]) -> Group:
     for result in results:
         for warning in result["warnings"]:
             parts.append(Text(f"warning ({result['property']}): {warning}"))
-        if result["sampled"]:
-            parts.append(Text(f"sampled ({result['property']}): " + "; ".join(result["notes"])))
+        label = "sampled" if result["sampled"] else "note"
+        for note in result["notes"]:
+            parts.append(Text(f"{label} ({result['property']}): {note}"))
     return Group(*parts)
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Sequence
 
 import numpy as np
 
+from pecli.analysis.spectrum import wavelengths_of
 from pecli.errors import ConfigError, PecliError
 from pecli.schemes import SCHEMES, Scheme, as_positions
 
@@ -500,12 +501,11 @@ def wavelengths_figure(
             original = None
     pairs = np.arange(inv_freq.size)
     rotating = inv_freq > 0
-    with np.errstate(divide="ignore"):
-        wavelengths = 2 * np.pi / inv_freq
+    wavelengths = wavelengths_of(inv_freq)
     figure = new_figure("wavelengths", size, dpi)
     axes = figure.add_subplot()
     if original is not None:
-        axes.plot(pairs, 2 * np.pi / original, marker=".", linestyle="--", color="0.55", label="original (unscaled)")
+        axes.plot(pairs, wavelengths_of(original), marker=".", linestyle="--", color="0.55", label="original (unscaled)")
         axes.plot(pairs[rotating], wavelengths[rotating], marker=".", color="C0", label="in use (scaled)")
     else:
         axes.plot(pairs[rotating], wavelengths[rotating], marker=".", color="C0", label=r"wavelength $2\pi/\omega_i$")
