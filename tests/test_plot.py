@@ -202,8 +202,14 @@ def test_large_heatmap_is_downsampled_with_a_note():
     scheme = build_scheme("sinusoidal", {"dim": 4})
     figure = plots.heatmap_figure(scheme, range(3000), dpi=30, size=(3, 2))
     image = np.asarray(panels(figure)[0].images[0].get_array())
-    assert image.shape == (1000, 4)  # stride ceil(3000 / 1024) = 3
-    assert plots.figure_notes(figure) == ["positions: every 3rd of 3000 drawn (1000 shown)"]
+    assert image.shape == (1000, 4)  # blocks of ceil(3000 / 1024) = 3 positions
+    # Row 0 averages positions 0, 1, 2; component 0 is sin(p·ω_0) with ω_0 = 1:
+    # (sin 0 + sin 1 + sin 2) / 3 = (0 + 0.841471 + 0.909297) / 3 = 0.583589.
+    assert image[0, 0] == pytest.approx((np.sin(0) + np.sin(1) + np.sin(2)) / 3)
+    assert plots.figure_notes(figure) == [
+        "positions: each row is the mean of 3 consecutive positions of 3000 "
+        "(sampling every row instead would alias the fast components)"
+    ]
     assert "note: positions" in figure._supxlabel.get_text()
 
 
