@@ -111,17 +111,11 @@ def _vector_distinguishability(scheme: Scheme, length: int, samples: int | None)
         problems.append(jump)
     if not is_local:
         problems.append(_locality_words(share, example, encoding))
-    if noticeable and even and is_local:
-        reason = (
-            f"adjacent steps {min_step:.4g} … {max_step:.4g} (ratio {ratio:.4g}); "
-            f"{share:.1%} of positions are nearest to p ± 1"
-        )
-        verdict = "pass"
-    else:
-        reason, verdict = "; ".join(problems), "fail"
-    return PropertyResult(
-        "distinguishability", verdict, reason, figures, "step_ratio", sampled=sampled, notes=tuple(notes)
+    passing = (
+        f"adjacent steps {min_step:.4g} … {max_step:.4g} (ratio {ratio:.4g}); "
+        f"{share:.1%} of positions are nearest to p ± 1"
     )
+    return _result(noticeable and even and is_local, passing, problems, figures, sampled, notes)
 
 
 def _locality_words(share: float, example: tuple[int, int] | None, encoding: np.ndarray) -> str:
@@ -212,14 +206,16 @@ def _bias_distinguishability(scheme: Scheme, length: int, samples: int | None) -
         if example:
             words += f" (Δ = {deltas[example[0]]} is as near to Δ = {deltas[example[1]]})"
         problems.append(words)
-    if noticeable and even and is_local:
-        reason = (
-            f"consecutive distances differ by {min_step:.4g} … {max_step:.4g} (ratio {ratio:.4g}); "
-            f"{share:.1%} are nearest to Δ ± 1"
-        )
-        verdict = "pass"
-    else:
-        reason, verdict = "; ".join(problems), "fail"
+    passing = (
+        f"consecutive distances differ by {min_step:.4g} … {max_step:.4g} (ratio {ratio:.4g}); "
+        f"{share:.1%} are nearest to Δ ± 1"
+    )
+    return _result(noticeable and even and is_local, passing, problems, figures, sampled, notes)
+
+
+def _result(holds: bool, passing: str, problems: list[str], figures: dict, sampled: bool, notes) -> PropertyResult:
+    """Pass with the measured steps, or fail naming every problem."""
+    verdict, reason = ("pass", passing) if holds else ("fail", "; ".join(problems))
     return PropertyResult(
         "distinguishability", verdict, reason, figures, "step_ratio", sampled=sampled, notes=tuple(notes)
     )
