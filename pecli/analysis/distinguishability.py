@@ -111,7 +111,7 @@ def _vector_distinguishability(scheme: Scheme, length: int, samples: int | None)
         problems.append(jump)
     if not is_local:
         problems.append(_locality_words(share, example, encoding))
-    passing = (
+    passing = lambda: (  # noqa: E731 — formatted only when it passes (ratio may be undefined otherwise)
         f"adjacent steps {min_step:.4g} … {max_step:.4g} (ratio {ratio:.4g}); "
         f"{share:.1%} of positions are nearest to p ± 1"
     )
@@ -206,16 +206,16 @@ def _bias_distinguishability(scheme: Scheme, length: int, samples: int | None) -
         if example:
             words += f" (Δ = {deltas[example[0]]} is as near to Δ = {deltas[example[1]]})"
         problems.append(words)
-    passing = (
+    passing = lambda: (  # noqa: E731
         f"consecutive distances differ by {min_step:.4g} … {max_step:.4g} (ratio {ratio:.4g}); "
         f"{share:.1%} are nearest to Δ ± 1"
     )
     return _result(noticeable and even and is_local, passing, problems, figures, sampled, notes)
 
 
-def _result(holds: bool, passing: str, problems: list[str], figures: dict, sampled: bool, notes) -> PropertyResult:
-    """Pass with the measured steps, or fail naming every problem."""
-    verdict, reason = ("pass", passing) if holds else ("fail", "; ".join(problems))
+def _result(holds: bool, passing, problems: list[str], figures: dict, sampled: bool, notes) -> PropertyResult:
+    """Pass with the measured steps (``passing()`` words them), or fail naming every problem."""
+    verdict, reason = ("pass", passing()) if holds else ("fail", "; ".join(problems))
     return PropertyResult(
         "distinguishability", verdict, reason, figures, "step_ratio", sampled=sampled, notes=tuple(notes)
     )
