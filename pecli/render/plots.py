@@ -608,6 +608,8 @@ def dot_distance_figure(
             add_note(figure, _stride_note(f"distances of {scheme.name}", keep.size, distance.size, step))
         if channels > len(drawn):
             add_note(figure, f"{scheme.name}: first {len(drawn)} of {channels} heads drawn")
+        if scheme.name == "t5" and several:
+            add_note(figure, "t5: the curve is the bucket index (each bucket's bias is learned), not a logit")
     axes.axhline(0, color="0.7", linewidth=0.8)
     axes.set_xlabel("distance Δ (tokens)")
     axes.set_ylabel(_score_label(schemes))
