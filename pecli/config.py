@@ -10,6 +10,7 @@ against the chosen scheme's parameters: an unknown key, a wrong type or an out-o
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import sys
 import types
 import typing
@@ -150,9 +151,23 @@ def merge(*layers: Mapping[str, Any] | None) -> dict[str, Any]:
     """
     merged: dict[str, Any] = {}
     for layer in layers:
-        for key, value in (layer or {}).items():
-            merged[normalize_key(key)] = value
+        merged.update(canonical_keys(layer or {}))
     return merged
+
+
+def canonical_keys(layer: Mapping[str, Any]) -> dict[str, Any]:
+    """One layer's keys with aliases resolved (``rope_theta`` → ``base``), so that a later layer's
+    ``base`` overrides an earlier ``rope_theta``; an alias and its key with different values in the
+    same layer are an error."""
+    aliases = {alias: name for cls in SCHEMES.values() for alias, name in cls.aliases.items()}
+    out: dict[str, Any] = {}
+    for key, value in layer.items():
+        key = normalize_key(str(key))
+        name = aliases.get(key, key)
+        if name in out and out[name] != value:
+            raise ConfigError(key, f"gives {value!r} but {name} gives {out[name]!r}: keep one of them")
+        out[name] = value
+    return out
 
 
 # -- coercion -------------------------------------------------------------------------------------
@@ -386,6 +401,11 @@ def read_hf_config(path: str) -> dict[str, Any]:
     return options
 
 
+def own_params_value(cls: type[Scheme], params: Mapping[str, Any], key: str) -> Any:
+    """The value given for parameter ``key`` of ``cls`` (None if it has no such parameter or none was given)."""
+    return params.get(key) if key in scheme_parameters(cls) else None
+
+
 def _names(value: Any) -> list[str]:
     """Scheme names from ``"a,b"`` or a YAML list; [] for None."""
     if value is None:
@@ -431,13 +451,16 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
             params[key] = value
         else:
             other = sorted(name for name, c in SCHEMES.items() if key in scheme_parameters(c))
-            hint = f"; it is a parameter of {', '.join(other)}" if other else ""
-            valid = ", ".join([*command, *scheme_parameters(cls)])
-            raise ConfigError(key, f"unknown key for scheme {scheme_name!r}{hint} (valid keys: {valid})")
+            valid = list(dict.fromkeys([*command, *scheme_parameters(cls)]))
+            guess = difflib.get_close_matches(key, valid, n=1, cutoff=0.75)
+            hint = f"; it is a parameter of {', '.join(other)}" if other else f"; did you mean {guess[0]}?" if guess else ""
+            raise ConfigError(key, f"unknown key for scheme {scheme_name!r}{hint} (valid keys: {', '.join(valid)})")
     positions = parse_positions(chosen["positions"]) if chosen.get("positions") is not None else None
     length = chosen.get("length")
     if positions is None:
-        length = length or DEFAULT_LENGTH
+        # A model's own context (max_position_embeddings, from --hf-config) is a better default than 512.
+        natural = own_params_value(cls, params, "max_position_embeddings")
+        length = length or (coerce("max_position_embeddings", natural, int, minimum=1) if natural is not None else DEFAULT_LENGTH)
     elif length is None:
         length = int(positions.max()) + 1
     own = {k: v for k, v in params.items() if k in own_names}

@@ -74,3 +74,11 @@ def test_hf_config_rows_and_set_override():
     assert row["label"] == "meta-llama--llama-3.1-8b"
     assert (row["params"]["base"], row["params"]["scaling"], row["params"]["factor"]) == (500000.0, "llama3", 8.0)
     assert run("--set", "colour=blue").exit_code == 2
+
+
+def test_hf_config_as_a_yaml_key(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(f"hf_config: {ROOT / 'sample_configs' / 'hf' / 'mistralai--mistral-7b-instruct-v0.3.json'}\nlength: 64\n")
+    document = json.loads(run("--config", str(path), "--json").output)
+    (row,) = document["rows"]
+    assert row["label"] == "mistralai--mistral-7b-instruct-v0.3" and row["params"]["base"] == 1e6

@@ -411,3 +411,13 @@ def test_subprocess_no_arguments_shows_help(run_pecli):
     process = run_pecli()
     assert process.returncode == 0
     assert "encode" in process.stdout
+
+
+def test_npz_keeps_inv_freq_in_float64(invoke, tmp_path):
+    # The caches are cast to --dtype; inv_freq is a parameter and stays float64: θ_1 = 10000^(−2/8).
+    out = tmp_path / "r.npz"
+    ok(invoke("encode", "--scheme", "rope", "--dim", "8", "--length", "4", "--dtype", "float16", "--out", out))
+    with np.load(out) as archive:
+        assert archive["cos"].dtype == np.float16
+        assert archive["inv_freq"].dtype == np.float64
+        assert archive["inv_freq"][1] == 10000.0 ** (-2 / 8)

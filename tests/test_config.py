@@ -359,3 +359,21 @@ def test_hf_config_cli_errors(invoke, tmp_path):
     bad.write_text("{not json", encoding="utf-8")
     result = invoke("encode", "--hf-config", bad)
     assert result.exit_code == 2 and "not valid JSON" in result.stderr
+
+
+def test_an_alias_and_its_key_in_one_layer_must_agree(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("scheme: rope\nbase: 10000\nrope_theta: 500000\n")
+    error = config_error(lambda: resolve(merge(load_yaml(str(path)))))
+    assert error.key == "rope_theta" and "base gives 10000" in str(error)
+
+
+def test_a_later_layer_overrides_an_alias_of_an_earlier_one(tmp_path):
+    # The file says rope_theta, the command line says base: the command line wins.
+    spec = resolve(merge({"scheme": "rope", "rope_theta": 500000}, {"base": 42}))
+    assert spec.scheme.base == 42.0
+
+
+def test_unknown_key_suggests_the_near_one():
+    error = config_error(resolve, {"dimm": 3})
+    assert "did you mean dim?" in str(error)

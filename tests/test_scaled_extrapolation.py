@@ -86,3 +86,18 @@ def test_training_angles_come_from_the_unscaled_frequencies():
     # Unscaled: θ = 10000^(−2i/8) = 1, 0.1, 0.01, 0.001.
     assert scaled.without_extension().scaling == "none"
     assert scaled.without_extension().inv_freq == pytest.approx([1, 0.1, 0.01, 0.001])
+
+
+def test_a_model_config_defaults_to_its_own_lengths():
+    # Llama 3.1: max_position_embeddings 131072 is L, original_max_position_embeddings 8192 is T.
+    # llama3 divides the low frequencies by 8, not the 16 = 131072/8192 the context needs: the worst
+    # pair goes about 2× past its training range; without the scaling, 16×.
+    from pathlib import Path
+
+    llama = str(Path(__file__).resolve().parent.parent / "sample_configs" / "hf" / "meta-llama--llama-3.1-8b.json")
+    for extra, overshoot in (((), 2.0), (("--set", "rope_scaling=null", "-T", "8192"), 16.0)):
+        result = CliRunner().invoke(app, ["check", "extrapolation", "--hf-config", llama, *extra, "--json"], env=ENV)
+        document = json.loads(result.stdout)
+        figures = document["results"][0]["figures"]
+        assert document["length"] == 131072 and figures["train_length"] == 8192
+        assert figures["largest_angle_overshoot"] == pytest.approx(overshoot, rel=1e-3)

@@ -270,3 +270,16 @@ def test_gptj_rotary_dim_and_interleaved_layout(tmp_path):
     params = document["params"]
     assert (params["dim"], params["partial_rotary_factor"], params["layout"]) == (256, 0.25, "interleaved")
     assert len(document["pairs"]) == 32
+
+
+def test_printed_bound_is_a_base_that_passes():
+    # The smallest base found is rounded up to a short number that itself satisfies the condition
+    # (1K tokens: 4300, the 4.3e3 of Men et al.'s table).
+    bound = base_lower_bound(1024, 128)
+    assert bound.smallest_base == 4300.0
+    assert np.min(long_term_decay(bound.smallest_base, 128, 1024)) >= 0
+
+
+def test_options_wavelengths_does_not_read_are_refused():
+    result = run("--scheme", "rope", "--dtype", "float16")
+    assert result.exit_code == 2 and "--dtype and --positions do not apply" in result.stderr

@@ -96,8 +96,12 @@ def angle_ranges(scheme: Scheme, train_length: int, length: int, *, train_scheme
     return AngleRanges(train_length, length, inv_freq, train_inv_freq, train_max, test_max, wavelength, unseen, first)
 
 
-def default_train_length(length: int) -> int:
-    """T when none is given: half of L (512 → 256, seed 000's binary example)."""
+def default_train_length(length: int, scheme: Scheme | None = None) -> int:
+    """T when none is given: a scaled RoPE's pre-training length (``original_max_position``) when it
+    is below L, else half of L (512 → 256, seed 000's binary example)."""
+    original = getattr(scheme, "original_max_position", None)
+    if original is not None and getattr(scheme, "scaling", "none") != "none" and original < length:
+        return int(original)
     return max(1, length // 2)
 
 
@@ -134,7 +138,7 @@ def check_extrapolation(
         seen in training (the resolution lost is reported); ALiBi continues its monotone penalty (the
         largest unseen bias is reported).
     """
-    train_length = default_train_length(length) if train_length is None else int(train_length)
+    train_length = default_train_length(length, scheme) if train_length is None else int(train_length)
     if not 1 <= train_length < length:
         raise PecliError(f"train_length must be below the length {length} (and at least 1), got {train_length}; pass --length")
     if rebuild is None:
@@ -222,12 +226,17 @@ def _vector_extrapolation(scheme, trained, train_length, length, rebuild) -> Pro
         figures["unseen_angle_pairs"] = ranges.unseen_count
         figures["first_unseen_pair"] = ranges.first_unseen_pair
         figures["frequency_pairs"] = int(ranges.inv_freq.size)
+        seen_up_to = train_length * ranges.train_inv_freq
+        overshoot = np.where(ranges.unseen, ranges.test_max_angle / np.where(seen_up_to > 0, seen_up_to, 1.0), 1.0)
+        figures["largest_angle_overshoot"] = float(overshoot.max())
         if ranges.unseen_count:
             i = ranges.first_unseen_pair
+            worst = int(np.argmax(overshoot))
             warnings.append(
                 f"{ranges.unseen_count} of {ranges.inv_freq.size} frequency pairs reach angles training never saw "
                 f"(from pair {i}: wavelength {ranges.wavelength[i]:.4g} > T = {train_length}; angle up to "
-                f"{ranges.test_max_angle[i]:.4g} rad against {ranges.train_max_angle[i]:.4g} in training)"
+                f"{ranges.test_max_angle[i]:.4g} rad against {ranges.train_max_angle[i]:.4g} in training; the "
+                f"worst, pair {worst}, goes {overshoot[worst]:.3g}× past its training range)"
             )
     if rebuild is not None:
         at_length = rebuild(length)

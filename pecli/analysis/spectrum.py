@@ -134,7 +134,9 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 200, dec
         The rotated head dimension d.
     steps_per_decade : int
         Resolution of the scan over bases (log-spaced); each boundary found is then refined by
-        bisection to 0.1 %.
+        bisection to 0.1 % and rounded up to a short number that itself passes. Passing islands
+        narrower than a grid step below the smallest base found can be missed: it is the smallest
+        base found on the grid.
     decades_past : float
         How far above the last failing base the scan continues to look for another failure.
 
@@ -169,7 +171,23 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 200, dec
     if smallest is None:  # d = 2: B(m) = cos m turns negative at m = 2 whatever the base
         return BaseBound(context, dim, None, None, steps_per_decade, previous)
     every_above = smallest if last_fail < smallest else _refine(last_fail, last_fail * step, dim, context, want_first_pass=True)
-    return BaseBound(context, dim, smallest, every_above, steps_per_decade, previous)
+    smallest = _round_passing(smallest, dim, context)
+    return BaseBound(context, dim, smallest, max(smallest, _round_up(every_above, 3)), steps_per_decade, previous)
+
+
+def _round_up(value: float, digits: int) -> float:
+    unit = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
+    return math.ceil(value / unit - 1e-9) * unit
+
+
+def _round_passing(base: float, dim: int, context: int) -> float:
+    """``base`` rounded up to the fewest significant digits (3 to 6) whose value itself passes, so that
+    the number printed is one a user can take as it is."""
+    for digits in range(3, 7):
+        candidate = _round_up(base, digits)
+        if long_term_decay_holds(candidate, dim, context):
+            return candidate
+    return base
 
 
 def _refine(failing: float, passing: float, dim: int, context: int, *, want_first_pass: bool) -> float:

@@ -24,7 +24,7 @@ from pecli.schemes import SCHEMES
 BASE_SCHEMES = ("integer", "binary", "sinusoidal", "learned", "relative", "t5", "alibi", "rope")
 ACTS_ON = {"additive": "input", "rotary": "q,k", "bias": "logits"}
 #: Keys a compare YAML file accepts.
-COMPARE_KEYS = ("schemes", "length", "dim", "train_length", "dtype", "strict")
+COMPARE_KEYS = ("schemes", "length", "dim", "train_length", "dtype", "strict", "hf_config")
 
 
 def _opt(*names: str, help: str, panel: str = "Compare") -> Any:
@@ -67,6 +67,9 @@ def compare(
         dtype_value = coerce("dtype", settings["dtype"], str, choices=DTYPES) if settings.get("dtype") is not None else None
         strict_value = coerce("strict", settings.get("strict", False), bool)
         entries = _entries(settings.get("schemes"))
+        if not hf_config and settings.get("hf_config"):
+            configured = settings["hf_config"]
+            hf_config = [configured] if isinstance(configured, str) else list(configured)
         if hf_config:
             if settings.get("schemes") is None:
                 entries = []

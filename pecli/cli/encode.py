@@ -62,8 +62,8 @@ def encode(
             arrays = {"result": cast(scheme.apply(x, positions), dtype), "positions": positions}
     else:
         dtype = spec.output_dtype
-        with np.errstate(over="ignore"):
-            arrays = {name: cast(array, dtype) for name, array in scheme.arrays(positions).items()}
+        with np.errstate(over="ignore"):  # inv_freq keeps float64: it is a parameter, not an output
+            arrays = {name: array if name == "inv_freq" else cast(array, dtype) for name, array in scheme.arrays(positions).items()}
 
     main_key = next(iter(arrays))
     main = arrays[main_key]

@@ -47,6 +47,8 @@ def wavelengths(
     """
     settings = spec.settings
     scheme = spec.scheme
+    if spec.dtype is not None or spec.given_positions is not None:
+        raise PecliError("wavelengths reads frequencies only: --dtype and --positions do not apply (use --context)")
     if scheme.name not in ("sinusoidal", "rope"):
         raise PecliError(f"wavelengths works with sinusoidal and rope, not {scheme.name!r}")
     target = check_target(settings["out"], suffixes=(".npy",), force=force) if settings["out"] else None

@@ -149,7 +149,7 @@ def compare_renderable(document: dict[str, Any]) -> Group:
 def _short(value: Any) -> str:
     """A key figure in a narrow cell: three significant digits."""
     if isinstance(value, float):
-        return f"{value:.3g}"
+        return f"{value:.4g}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_short(v) for v in value) + "]"
     return format_value(value)

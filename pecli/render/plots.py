@@ -555,7 +555,7 @@ def _score_label(schemes: Sequence[Scheme]) -> str:
     if kinds == {"additive"}:
         return "E_m · E_(m+Δ), mean over m"
     if kinds == {"rotary"}:
-        return "(R_m u)·(R_(m+Δ) v), mean over m"
+        return "(R_m 1)·(R_(m+Δ) 1), mean over m"
     if kinds == {"bias"}:
         return "bias(Δ), mean over m"
     return "position-only score, mean over m"
@@ -610,6 +610,9 @@ def dot_distance_figure(
             add_note(figure, f"{scheme.name}: first {len(drawn)} of {channels} heads drawn")
         if scheme.name == "t5" and several:
             add_note(figure, "t5: the curve is the bucket index (each bucket's bias is learned), not a logit")
+        if scheme.kind == "rotary":
+            add_note(figure, f"{scheme.name}: q = k = all-ones (RoFormer's long-term decay): 2·Σ cos(Δθ_i) "
+                             "× attention scaling², + the unrotated components")
     axes.axhline(0, color="0.7", linewidth=0.8)
     axes.set_xlabel("distance Δ (tokens)")
     axes.set_ylabel(_score_label(schemes))

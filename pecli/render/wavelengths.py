@@ -30,13 +30,13 @@ def wavelengths_tables(document: dict[str, Any]) -> list[Table]:
     for header in ("θ rad/tok", "λ tokens", "turns in C"):
         table.add_column(header, justify="right", no_wrap=True)
     if trained:
-        table.add_column("turned in T", justify="center", no_wrap=True)
+        table.add_column("turned in T (θ₀)", justify="center", no_wrap=True)
     if scaled:
         table.add_column("θ/θ₀", justify="right", no_wrap=True)
         table.add_column("scaling did", no_wrap=True)
     if longrope:
-        table.add_column("short", justify="right")
-        table.add_column("long", justify="right")
+        table.add_column("short", justify="right", no_wrap=True, min_width=5)
+        table.add_column("long", justify="right", no_wrap=True, min_width=5)
     shown = pairs if len(pairs) <= MAX_ROWS else pairs[: MAX_ROWS // 2] + [None] + pairs[-MAX_ROWS // 2 :]
     for pair in shown:
         if pair is None:
@@ -100,4 +100,7 @@ def _tokens(value: float | None) -> str:
 def _bound_text(bound: dict[str, Any]) -> str:
     if bound["smallest_base"] is None:
         return f"no base satisfies it (d = {bound['dim']})"
-    return f"smallest {bound['smallest_base']:.4g}; every base above {bound['every_base_above']:.4g}"
+    return (
+        f"smallest found {bound['smallest_base']:.6g} (grid of {bound['steps_per_decade']} per decade); "
+        f"every base above {bound['every_base_above']:.6g}"
+    )
