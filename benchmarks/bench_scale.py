@@ -167,7 +167,6 @@ def main(argv: list[str] | None = None) -> int:
         _, total_seconds = best_time(lambda: run_checks(scheme, "all", options), args.repeat)
         results, _, total_peak = traced(lambda: run_checks(scheme, "all", options))
         add(name, "all", total_seconds, total_peak, L, verdict=verdict_of(results))
-        del scheme, options, results
 
     # -- wavelengths: Men et al.'s bound and the rope spectrum ---------------------------------------
     for context in BOUND_CONTEXTS:
