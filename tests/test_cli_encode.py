@@ -421,3 +421,14 @@ def test_npz_keeps_inv_freq_in_float64(invoke, tmp_path):
         assert archive["cos"].dtype == np.float16
         assert archive["inv_freq"].dtype == np.float64
         assert archive["inv_freq"][1] == 10000.0 ** (-2 / 8)
+
+
+def test_adjacent_distance_of_a_shift_invariant_encoding_is_constant(invoke):
+    # Sinusoidal: ||E_(p+1) − E_p||² = Σ_i (2 − 2 cos ω_i), the same for every p; d = 4, base 10000:
+    # ω = (1, 0.01) → sqrt(2 − 2 cos 1 + 2 − 2 cos 0.01) = 0.968245.
+    document = json.loads(invoke("encode", "--dim", "4", "--length", "50", "--json").stdout)
+    assert document["adjacent_distance_constant"] is True
+    assert document["min_adjacent_distance"] == pytest.approx(np.sqrt(4 - 2 * np.cos(1) - 2 * np.cos(0.01)))
+    # Binary: steps differ (7 → 8 flips 4 bits), so the smallest one is named.
+    document = json.loads(invoke("encode", "--scheme", "binary", "--length", "16", "--json").stdout)
+    assert document["adjacent_distance_constant"] is False and document["min_adjacent_pair"] == [0, 1]

@@ -178,6 +178,9 @@ def _first_undefined(scheme: Scheme, start: int, stop: int) -> int | None:
 
 def _vector_extrapolation(scheme, trained, train_length, length, rebuild) -> PropertyResult:
     figures: dict = {"train_length": train_length, "length": length}
+    fixed_by_training = {k: v for k, v in trained.params().items() if k in type(trained).length_defaults}
+    if fixed_by_training:  # what the scheme looked like when trained (binary bits, learned rows)
+        figures["trained_with"] = fixed_by_training
     first = _first_undefined(trained, train_length, length)
     if first is not None:
         try:

@@ -51,8 +51,12 @@ def summarize(scheme: Scheme, positions: np.ndarray, main: np.ndarray) -> dict[s
         at = int(np.argmin(steps))
         facts["min_adjacent_distance"] = float(steps[at])
         facts["min_adjacent_pair"] = [int(positions[at]), int(positions[at + 1])]
+        # Shift-invariant encodings (sinusoidal, rope) step by the same distance everywhere: naming
+        # the pair with the smallest one would only name rounding noise.
+        facts["adjacent_distance_constant"] = bool(np.ptp(steps) <= 1e-9 * max(float(steps.max()), 1e-300))
     else:
         facts["min_adjacent_distance"] = None
         facts["min_adjacent_pair"] = None
+        facts["adjacent_distance_constant"] = None
     facts["colliding_positions"] = int(rows.shape[0] - unique_row_count(rows))
     return facts

@@ -22,6 +22,8 @@ def encode_table(document: dict[str, Any]) -> Table:
     if "min_adjacent_distance" in document:
         pair = document["min_adjacent_pair"]
         where = f" (positions {pair[0]} → {pair[1]})" if pair else ""
+        if document.get("adjacent_distance_constant"):
+            where = " (the same for every adjacent pair)"
         distance = document["min_adjacent_distance"]
         rows.append(("min adjacent distance", f"{distance:.6g}{where}" if distance is not None else None))
         rows.append(("colliding positions", document["colliding_positions"]))

@@ -377,8 +377,10 @@ class RopeScaling:
             if f.name == "rope_type" or getattr(self, f.name) is None:
                 continue
             if f.name not in allowed:
-                allowed_text = ", ".join(allowed) if allowed else "none"
-                raise ConfigError(f.name, f"not used by rope_type {rope_type!r}; allowed keys: {allowed_text}")
+                if not allowed:
+                    users = ", ".join(t for t in SCALING_TYPES if f.name in _ALLOWED_KEYS[t])
+                    raise ConfigError(f.name, f"applies only with a scaling ({users}); none is set (rope_type / --scaling)")
+                raise ConfigError(f.name, f"not used by rope_type {rope_type!r}; allowed keys: {', '.join(allowed)}")
         for key in _REQUIRED_KEYS[rope_type]:
             if getattr(self, key) is None:
                 raise ConfigError(key, f"required for rope_type {rope_type!r}")
