@@ -161,13 +161,24 @@ def canonical_keys(layer: Mapping[str, Any]) -> dict[str, Any]:
     same layer are an error."""
     aliases = {alias: name for cls in SCHEMES.values() for alias, name in cls.aliases.items()}
     out: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
     for key, value in layer.items():
         key = normalize_key(str(key))
         name = aliases.get(key, key)
-        if name in out and out[name] != value:
-            raise ConfigError(key, f"gives {value!r} but {name} gives {out[name]!r}: keep one of them")
-        out[name] = value
+        if name in out and not _same_value(out[name], value):
+            raise ConfigError(key, f"gives {value!r} but {spelled[name]} gives {out[name]!r}: keep one of them")
+        out[name], spelled[name] = value, key
     return out
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Equal, or the same number however YAML spelled it (``1e6`` is a string to YAML 1.1)."""
+    if a == b:
+        return True
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return False
 
 
 # -- coercion -------------------------------------------------------------------------------------
@@ -378,26 +389,28 @@ def read_hf_config(path: str) -> dict[str, Any]:
     else:
         raise ConfigError("hf_config", f"{path} gives neither head_dim nor hidden_size and num_attention_heads")
     block = data.get("rope_parameters", data.get("rope_scaling"))
-    base = data.get("rope_theta", data.get("rotary_emb_base"))
-    if base is not None:
-        options["base"] = base
-    elif not (isinstance(block, dict) and block.get("rope_theta") is not None):  # v5 keeps it in the block
-        options["base"] = 10000.0
-    fraction = data.get("partial_rotary_factor", data.get("rotary_pct"))
+    in_block = block if isinstance(block, dict) else {}
+    # transformers v5 keeps rope_theta (and partial_rotary_factor) inside rope_parameters: they describe
+    # the model, so they stay when the block (the scaling) is switched off.
+    base = data.get("rope_theta", data.get("rotary_emb_base", in_block.get("rope_theta")))
+    options["base"] = 10000.0 if base is None else base
+    fraction = data.get("partial_rotary_factor", data.get("rotary_pct", in_block.get("partial_rotary_factor")))
     if fraction is not None:
         options["partial_rotary_factor"] = fraction
     elif data.get("rotary_dim") is not None and options.get("dim"):  # GPT-J: rotary_dim of each head
         options["partial_rotary_factor"] = data["rotary_dim"] / options["dim"]
     if data.get("model_type") == "gptj":  # GPT-J rotates pairs (2i, 2i+1): rotate_every_two
         options["layout"] = "interleaved"
-    if data.get("max_position_embeddings") is not None:
-        options["max_position_embeddings"] = data["max_position_embeddings"]
+    longest = data.get("max_position_embeddings", data.get("n_positions"))  # GPT-J and GPT-2 say n_positions
+    if longest is not None:
+        options["max_position_embeddings"] = longest
+    block_type = in_block.get("rope_type") or in_block.get("type")
+    if data.get("original_max_position_embeddings") is not None and block_type in ("llama3", "yarn", "longrope", "su"):
+        # HF moves a top-level original length into the block of these types only, where it wins; it
+        # belongs to the scaling and goes with it.
+        block = {**in_block, "original_max_position_embeddings": data["original_max_position_embeddings"]}
     if block is not None:
         options["rope_scaling"] = block
-    block_type = (block.get("rope_type") or block.get("type")) if isinstance(block, dict) else None
-    if data.get("original_max_position_embeddings") is not None and block_type in ("llama3", "yarn", "longrope", "su"):
-        # HF moves a top-level original length into the block of these types only (it wins there).
-        options["original_max_position"] = data["original_max_position_embeddings"]
     return options
 
 
@@ -431,6 +444,8 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
     command = {s.name: s for s in (*RUN_SETTINGS, *settings)}
     options = dict(options)
     hf_config = options.pop("hf_config", None)
+    if options.get("scheme") is None:  # absent or null: the default
+        options.pop("scheme", None)
     if hf_config is not None:
         if options.get("scheme", "rope") != "rope":
             raise ConfigError("hf_config", f"reads a RoPE model; it cannot go with scheme {options['scheme']!r}")

@@ -82,3 +82,8 @@ def test_hf_config_as_a_yaml_key(tmp_path):
     document = json.loads(run("--config", str(path), "--json").output)
     (row,) = document["rows"]
     assert row["label"] == "mistralai--mistral-7b-instruct-v0.3" and row["params"]["base"] == 1e6
+
+
+def test_null_in_compare_settings_is_the_default():
+    document = json.loads(run("--schemes", "alibi", "--set", "length=null", "--set", "strict=null", "--json").output)
+    assert document["length"] == 512

@@ -377,3 +377,21 @@ def test_a_later_layer_overrides_an_alias_of_an_earlier_one(tmp_path):
 def test_unknown_key_suggests_the_near_one():
     error = config_error(resolve, {"dimm": 3})
     assert "did you mean dim?" in str(error)
+
+
+def test_null_scheme_is_the_default():
+    assert resolve(merge({"scheme": None})).scheme.name == "sinusoidal"
+
+
+def test_alias_conflict_names_the_keys_as_written(tmp_path):
+    error = config_error(lambda: resolve(merge({"scheme": "rope", "rope_theta": 500000, "base": 10000})))
+    assert str(error) == "base: gives 10000 but rope_theta gives 500000: keep one of them"
+    # The same number spelled two ways is no conflict (YAML 1.1 reads 1e6 as a string).
+    assert resolve(merge({"scheme": "rope", "rope_theta": "1e6", "base": 1000000})).scheme.base == 1e6
+
+
+def test_gptj_n_positions_is_the_length(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{"model_type": "gptj", "n_embd": 4096, "n_head": 16, "rotary_dim": 64, "n_positions": 2048}')
+    spec = resolve({"hf_config": str(path)})
+    assert spec.length == 2048 and spec.scheme.max_position_embeddings == 2048

@@ -123,6 +123,7 @@ def test_config_file_holds_the_kind(runner, tmp_path):
         (["wavelengths", "--scheme", "learned"], "plot wavelengths does not support scheme 'learned' (additive); it supports: sinusoidal, rope"),
         (["nonsense"], "kind: must be one of heatmap, circle, dot-distance, similarity, wavelengths, extrapolation, bias, precision; got 'nonsense'"),
         (["circle", "--head", "1"], "--head does not apply to plot circle (it applies to heatmap, bias)"),
+        (["circle", "--positions", "100:200"], "--positions does not apply to plot circle (it applies to heatmap, similarity)"),
         (["heatmap", "--computed"], "--computed does not apply to plot heatmap (it applies to precision)"),
         (["extrapolation", "--length", "64", "--train-length", "64"], "train_length: must be below the test length 64 (--length), got 64"),
         (["precision", "--dtypes", "float8"], "dtypes: unknown dtype 'float8'; valid: float64, float32, float16, bfloat16"),

@@ -283,3 +283,43 @@ def test_printed_bound_is_a_base_that_passes():
 def test_options_wavelengths_does_not_read_are_refused():
     result = run("--scheme", "rope", "--dtype", "float16")
     assert result.exit_code == 2 and "--dtype and --positions do not apply" in result.stderr
+
+
+def test_switching_off_a_v5_scaling_keeps_the_models_base(tmp_path):
+    config = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072,
+              "rope_parameters": {"rope_theta": 500000.0, "rope_type": "llama3", "factor": 8.0,
+                                  "original_max_position_embeddings": 8192}}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    for key in ("rope_scaling", "rope_parameters"):
+        document = run_json("--hf-config", str(path), "--set", f"{key}=null", "--context", "8192")
+        assert (document["params"]["base"], document["params"]["scaling"]) == (500000.0, "none")
+
+
+def test_phi3_scaling_can_be_switched_off_or_replaced():
+    # Phi-3 ships its original length (4096) at the top level; it belongs to the longrope block.
+    phi3 = str(HF / "microsoft--phi-3-mini-128k-instruct.json")
+    off = run_json("--hf-config", phi3, "--set", "rope_scaling=null", "--context", "4096")
+    assert off["params"]["scaling"] == "none" and off["params"]["original_max_position"] is None
+    linear = run_json("--hf-config", phi3, "--scaling", "linear", "--factor", "2", "--context", "4096")
+    assert linear["params"]["scaling"] == "linear"
+
+
+def test_training_length_defaults_to_the_scalings_original_length():
+    # llama3 without an original length uses Llama 3.1's 8192 (documented default): T = 8192.
+    document = run_json("--scheme", "rope", "--scaling", "llama3", "--factor", "8", "--context", "32768")
+    assert document["train_length"] == 8192
+
+
+def test_length_is_the_context_and_defaults_to_the_models():
+    llama = str(HF / "meta-llama--llama-3.1-8b.json")
+    assert run_json("--hf-config", llama)["context"] == 131072
+    assert run_json("--hf-config", llama, "--length", "4096")["context"] == 4096
+
+
+def test_p_rope_pairs_that_never_rotate_are_not_counted_as_untrained():
+    # 64 pairs, fraction 0.5: 32 rotate; with T = 4096 those with λ > 4096 among the first 32
+    # (2π·10000^(2i/128) > 4096 for i >= 46) — none — so nothing is "not completed".
+    document = run_json("--scheme", "rope", "--rope-fraction", "0.5", "--context", "8192", "--train-length", "4096")
+    assert document["summary"]["pairs_not_completed_in_training"] == 0
+    assert [p["completed_in_training"] for p in document["pairs"][32:]] == [None] * 32

@@ -97,10 +97,10 @@ def angle_ranges(scheme: Scheme, train_length: int, length: int, *, train_scheme
 
 
 def default_train_length(length: int, scheme: Scheme | None = None) -> int:
-    """T when none is given: a scaled RoPE's pre-training length (``original_max_position``) when it
-    is below L, else half of L (512 → 256, seed 000's binary example)."""
-    original = getattr(scheme, "original_max_position", None)
-    if original is not None and getattr(scheme, "scaling", "none") != "none" and original < length:
+    """T when none is given: a scaled RoPE's pre-training length (the original length its scaling
+    starts from) when it is below L, else half of L (512 → 256, seed 000's binary example)."""
+    original = getattr(scheme, "pretraining_length", None)
+    if original is not None and original < length:
         return int(original)
     return max(1, length // 2)
 
@@ -187,7 +187,7 @@ def _vector_extrapolation(scheme, trained, train_length, length, rebuild) -> Pro
             trained.check_positions(np.array([first]))
         except PositionError as error:
             why = str(error)
-        if first <= SEED_EXAMPLE_POSITION < length:
+        if first < SEED_EXAMPLE_POSITION < length:
             try:
                 trained.check_positions(np.array([SEED_EXAMPLE_POSITION]))
             except PositionError as error:

@@ -242,7 +242,7 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
             inv_freq=float(theta),
             wavelength=float(wavelength),
             rotations=float(context * theta / TWO_PI),
-            completed_in_training=None if train_length is None else bool(trained_wavelength <= train_length),
+            completed_in_training=None if train_length is None or i >= rotating else bool(trained_wavelength <= train_length),
             original_inv_freq=float(theta0),
             ratio=float(theta / theta0),
             regime=regime,
@@ -259,7 +259,7 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
     }
     if train_length is not None:
         summary["critical_dimension"] = critical_dimension(scheme.without_extension().inv_freq, train_length)
-        summary["pairs_not_completed_in_training"] = sum(1 for r in rows if not r.completed_in_training)
+        summary["pairs_not_completed_in_training"] = sum(1 for r in rows if r.completed_in_training is False)
     if scheme.name == "sinusoidal":
         # Seeds 001/003: the longest wavelength, 2π·base^((d−2)/d) ≈ 2π·base, is the theoretical limit
         # beyond which positions start to repeat on the slowest pair.

@@ -61,6 +61,7 @@ def compare(
         if unknown:
             raise ConfigError(unknown[0], f"unknown key for compare (valid keys: {', '.join(COMPARE_KEYS)})")
         settings.update(overrides)
+        settings = {key: value for key, value in settings.items() if value is not None}  # null: the default
         length_value = coerce("length", settings.get("length", DEFAULT_LENGTH), int, minimum=3)
         dim_value = coerce("dim", settings["dim"], int, minimum=1) if settings.get("dim") is not None else None
         train = coerce("train_length", settings["train_length"], int, minimum=1) if settings.get("train_length") is not None else None

@@ -44,6 +44,7 @@ SETTINGS = (
 
 #: Which plot kinds each kind-specific option applies to.
 APPLIES_TO: dict[str, tuple[str, ...]] = {
+    "positions": ("heatmap", "similarity"),
     "head": ("heatmap", "bias"),
     "bases": ("circle", "dot-distance"),
     "pair": ("circle",),
@@ -114,6 +115,8 @@ def plot(
 
 def _check_applicable(kind: str, settings: dict[str, Any], spec: Spec) -> None:
     given = {name for name in APPLIES_TO if settings.get(name) is not None}
+    if spec.given_positions is not None:
+        given.add("positions")
     if spec.dtype is not None:
         given.add("dtype")
     for name in sorted(given):
@@ -160,14 +163,14 @@ def _draw(kind: str, spec: Spec, plots: Any, common: dict[str, Any]):
         return plots.circle_figure(variants, positions, pair=pair, **common)
     if kind == "wavelengths":
         return plots.wavelengths_figure(
-            scheme, context=_context(spec), train_length=settings["train_length"] or getattr(scheme, "original_max_position", None),
+            scheme, context=_context(spec), train_length=settings["train_length"] or getattr(scheme, "pretraining_length", None),
             max_position_embeddings=getattr(scheme, "max_position_embeddings", None), **common,
         )
     if kind == "extrapolation":
         from pecli.analysis.extrapolation import default_train_length
 
         context = _context(spec)
-        original = getattr(scheme, "original_max_position", None)
+        original = getattr(scheme, "pretraining_length", None)
         train_length = settings["train_length"] or original or default_train_length(context)
         longest = getattr(scheme, "max_position_embeddings", None)
         switched = not settings["train_length"] and train_length >= context and bool(longest) and longest > train_length

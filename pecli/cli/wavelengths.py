@@ -29,8 +29,8 @@ BOUND_CONTEXT_LIMIT = 1 << 22
 @scheme_command(*SETTINGS)
 def wavelengths(
     spec: Spec,
-    context: Annotated[Optional[int], typer.Option("--context", help="context length C [default: max_position_embeddings, else L]")] = None,
-    train_length: Annotated[Optional[int], typer.Option("--train-length", "-T", help="training length T [default: original_max_position_embeddings when set]")] = None,
+    context: Annotated[Optional[int], typer.Option("--context", help="context length C [default: --length, itself max_position_embeddings with --hf-config, else 512]")] = None,
+    train_length: Annotated[Optional[int], typer.Option("--train-length", "-T", help="training length T [default: the original length of a RoPE scaling]")] = None,
     target_context: Annotated[Optional[int], typer.Option("--target-context", help="suggest a base for this context length (Men et al. 2024)")] = None,
     out: Annotated[Optional[str], typer.Option("--out", "-o", help=".npy: the final inverse frequencies of the rotated pairs (float64)", rich_help_panel=OUTPUT_PANEL)] = None,
     force: ForceOption = False,
@@ -52,10 +52,10 @@ def wavelengths(
     if scheme.name not in ("sinusoidal", "rope"):
         raise PecliError(f"wavelengths works with sinusoidal and rope, not {scheme.name!r}")
     target = check_target(settings["out"], suffixes=(".npy",), force=force) if settings["out"] else None
-    context = settings["context"] or getattr(scheme, "max_position_embeddings", None) or spec.length
+    context = settings["context"] or spec.length  # the length defaults to max_position_embeddings
     if scheme.name == "rope":  # dynamic NTK and LongRoPE depend on the context
         scheme = build_scheme("rope", {**spec.given_params, "context": context}, length=spec.length)
-    train = settings["train_length"] or getattr(scheme, "original_max_position", None)
+    train = settings["train_length"] or scheme.pretraining_length if scheme.name == "rope" else settings["train_length"]
     table = spectrum(scheme, context=context, train_length=train)
 
     document: dict[str, Any] = {

@@ -80,6 +80,7 @@ class RopeScheme(Scheme):
         "head_dim": "dim",
         "rope_type": "scaling",
         "original_max_position_embeddings": "original_max_position",
+        "rope_parameters": "rope_scaling",  # transformers v5's name for the same block
     }
     block_keys: ClassVar[tuple[str, ...]] = ("rope_scaling", "rope_parameters")
     block_model_keys: ClassVar[tuple[str, ...]] = ("base", "partial_rotary_factor")
@@ -146,6 +147,13 @@ class RopeScheme(Scheme):
                 f"int(dim * factor) = {rotated} rotated components; it must be even and at least 2",
             )
         self.frequencies  # validates the scaling now, not at first use
+
+    @property
+    def pretraining_length(self) -> int | None:
+        """The pre-training context a scaling starts from (its effective original length), or None."""
+        if self.scaling == "none":
+            return None
+        return self.frequencies.original_context
 
     def without_extension(self) -> RopeScheme:
         """The same rotary embedding without its context-extension scaling: what pre-training saw."""
