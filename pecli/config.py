@@ -73,8 +73,7 @@ class Spec:
         ``binary`` fixes ``bits`` and ``learned`` its ``max_length`` from the length it was trained on:
         ``spec.rebuild(train_length)`` is that trained scheme.
         """
-        cls = type(self.scheme)
-        own = set(scheme_parameters(cls)) | set(cls.aliases) | set(cls.block_keys)
+        own = accepted_keys(type(self.scheme))
         return build_scheme(self.scheme.name, {k: v for k, v in self.given_params.items() if k in own}, length=length)
 
     @property
@@ -414,9 +413,9 @@ def read_hf_config(path: str) -> dict[str, Any]:
     return options
 
 
-def own_params_value(cls: type[Scheme], params: Mapping[str, Any], key: str) -> Any:
-    """The value given for parameter ``key`` of ``cls`` (None if it has no such parameter or none was given)."""
-    return params.get(key) if key in scheme_parameters(cls) else None
+def accepted_keys(cls: type[Scheme]) -> set[str]:
+    """Every key that configures scheme ``cls``: its parameters, their aliases and its block keys."""
+    return set(scheme_parameters(cls)) | set(cls.aliases) | set(cls.block_keys)
 
 
 def _names(value: Any) -> list[str]:
@@ -452,10 +451,10 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
         options = merge(read_hf_config(str(hf_config)), options)
     scheme_name = coerce_setting(command["scheme"], options.get("scheme", DEFAULT_SCHEME))
     cls = get_scheme_class(scheme_name)
-    own_names = set(scheme_parameters(cls)) | set(cls.aliases) | set(cls.block_keys)
+    own_names = accepted_keys(cls)
     # A command that draws several schemes (``schemes``) accepts the parameters of each of them.
     overlaid = [cls] + [_named_scheme(name) for name in _names(options.get("schemes"))] if "schemes" in command else [cls]
-    parameter_names = set().union(*(set(scheme_parameters(c)) | set(c.aliases) | set(c.block_keys) for c in overlaid))
+    parameter_names = set().union(*(accepted_keys(c) for c in overlaid))
     chosen: dict[str, Any] = {}
     params: dict[str, Any] = {}
     for key, value in options.items():
@@ -474,7 +473,7 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
     length = chosen.get("length")
     if positions is None:
         # A model's own context (max_position_embeddings, from --hf-config) is a better default than 512.
-        natural = own_params_value(cls, params, "max_position_embeddings")
+        natural = params.get("max_position_embeddings") if "max_position_embeddings" in scheme_parameters(cls) else None
         length = length or (coerce("max_position_embeddings", natural, int, minimum=1) if natural is not None else DEFAULT_LENGTH)
     elif length is None:
         length = int(positions.max()) + 1
