@@ -80,12 +80,6 @@ def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], metadata
     return write_atomic(path, lambda f: np.savez(f, **parts), force=force)
 
 
-def save_json(path: str | os.PathLike, document: Any, *, force: bool) -> Path:
-    """Write a JSON document."""
-    text = json.dumps(document, indent=2, sort_keys=False) + "\n"
-    return write_atomic(path, lambda f: f.write(text.encode("utf-8")), force=force)
-
-
 def load_array(path: str | os.PathLike) -> np.ndarray:
     """Read an ``.npy`` array for ``--apply``, with a one-line error when it cannot."""
     try:

@@ -81,10 +81,7 @@ def _vector_distinguishability(scheme: Scheme, length: int, samples: int | None)
         queries = length
         notes.append("distances depend on q − p only (shift-isometric): nearest neighbours exact in one pass over Δ")
     else:
-        scan = scan_pairs(encoding, samples=samples)
-        local, example, queries, sampled = scan.local_nearest, scan.example, scan.queries, scan.sampled
-        if sampled:
-            notes.append(f"nearest neighbours of {queries} sampled positions (seeded) against all {length}")
+        local, example, queries, sampled = _scan_nearest(encoding, samples, "positions (seeded)", notes)
     share = local / queries
     scale = float(np.linalg.norm(encoding, axis=1).max()) or 1.0
     noticeable, even, is_local = _verdict(min_step, max_step, scale, share)
@@ -173,10 +170,7 @@ def _bias_distinguishability(scheme: Scheme, length: int, samples: int | None) -
         local, example = _local_nearest_1d(rows[:, 0])
         queries = rows.shape[0]
     else:
-        scan = scan_pairs(rows, samples=samples)
-        local, example, queries, sampled = scan.local_nearest, scan.example, scan.queries, scan.sampled
-        if sampled:
-            notes.append(f"nearest neighbours of {queries} sampled distances against all {rows.shape[0]}")
+        local, example, queries, sampled = _scan_nearest(rows, samples, "distances", notes)
     share = local / queries
     scale = float(np.linalg.norm(rows, axis=1).max()) or 1.0
     noticeable, even, is_local = _verdict(min_step, max_step, scale, share)
@@ -211,6 +205,14 @@ def _bias_distinguishability(scheme: Scheme, length: int, samples: int | None) -
         f"{share:.1%} are nearest to Δ ± 1"
     )
     return _result(noticeable and even and is_local, passing, problems, figures, sampled, notes)
+
+
+def _scan_nearest(rows: np.ndarray, samples: int | None, what: str, notes: list[str]):
+    """Nearest neighbours by an all-pairs scan (sampled when large; the note says so)."""
+    scan = scan_pairs(rows, samples=samples)
+    if scan.sampled:
+        notes.append(f"nearest neighbours of {scan.queries} sampled {what} against all {rows.shape[0]}")
+    return scan.local_nearest, scan.example, scan.queries, scan.sampled
 
 
 def _result(holds: bool, passing, problems: list[str], figures: dict, sampled: bool, notes) -> PropertyResult:

@@ -202,12 +202,6 @@ def _refine(failing: float, passing: float, dim: int, context: int, *, want_firs
     return high
 
 
-def suggest_base(target_context: int, dim: int) -> dict[str, Any]:
-    """A base for ``target_context`` from Men et al.'s bound: the smallest one and the safe one."""
-    bound = base_lower_bound(target_context, dim)
-    return {"target_context": target_context, **bound.as_dict()}
-
-
 def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -> Spectrum:
     """The per-pair frequency table of a sinusoidal or rotary scheme, with its summary.
 

@@ -62,12 +62,18 @@ def _remembered_vectors(scheme: Scheme, length: int) -> np.ndarray:
 
 
 # -- rows compared exactly ------------------------------------------------------------------------
-def _hashable(rows: np.ndarray) -> np.ndarray:
+def _normalised(rows: np.ndarray) -> np.ndarray:
+    """Rows as 2-D arrays whose bytes are equal exactly when the values are: floats (bfloat16 too)
+    widened to float64, exact for every float dtype, with −0.0 folded into 0.0 and one NaN pattern."""
     rows = np.asarray(rows)
     if rows.dtype.kind in "fV" or rows.dtype.name == "bfloat16":
-        rows = rows.astype(np.float64) + 0.0  # exact for every float dtype; folds −0.0 into 0.0
-        rows[np.isnan(rows)] = np.nan  # one NaN pattern
-    rows = np.ascontiguousarray(rows.reshape(rows.shape[0], -1))
+        rows = rows.astype(np.float64) + 0.0
+        rows[np.isnan(rows)] = np.nan
+    return rows.reshape(rows.shape[0], -1)
+
+
+def _hashable(rows: np.ndarray) -> np.ndarray:
+    rows = np.ascontiguousarray(_normalised(rows))
     if rows.shape[1] == 0:
         return np.zeros(rows.shape[0], dtype=np.int8)
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
@@ -105,11 +111,7 @@ def group_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     member, so the result is exact; only if two different rows share a hash does it fall back to
     sorting the rows' bytes.
     """
-    wide = np.asarray(rows)
-    if wide.dtype.kind in "fV" or wide.dtype.name == "bfloat16":
-        wide = wide.astype(np.float64) + 0.0
-        wide[np.isnan(wide)] = np.nan
-    wide = wide.reshape(wide.shape[0], -1)
+    wide = _normalised(rows)
     hashes = _row_hashes(wide)
     if hashes is not None:
         _, first_index, inverse, counts = np.unique(hashes, return_index=True, return_inverse=True, return_counts=True)

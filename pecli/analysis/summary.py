@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from pecli.analysis.structure import collisions
 from pecli.schemes.base import Scheme
 
 
@@ -18,18 +19,6 @@ def position_rows(scheme: Scheme, main: np.ndarray) -> np.ndarray:
     if scheme.main_key == "bias":
         main = np.moveaxis(main, 0, 1)
     return main.reshape(main.shape[0], -1)
-
-
-def unique_row_count(rows: np.ndarray) -> int:
-    """Number of distinct rows, compared exactly (−0.0 equals 0.0), by hashing their bytes."""
-    rows = np.asarray(rows)
-    if rows.dtype.kind == "f" or rows.dtype.kind == "V" or rows.dtype.name == "bfloat16":
-        rows = rows.astype(np.float64) + 0.0  # exact for every float dtype; folds −0.0 into 0.0
-    rows = np.ascontiguousarray(rows)
-    if rows.shape[1] == 0:
-        return min(1, rows.shape[0])
-    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-    return int(np.unique(keys).size)
 
 
 def summarize(scheme: Scheme, positions: np.ndarray, main: np.ndarray) -> dict[str, Any]:
@@ -58,5 +47,5 @@ def summarize(scheme: Scheme, positions: np.ndarray, main: np.ndarray) -> dict[s
         facts["min_adjacent_distance"] = None
         facts["min_adjacent_pair"] = None
         facts["adjacent_distance_constant"] = None
-    facts["colliding_positions"] = int(rows.shape[0] - unique_row_count(rows))
+    facts["colliding_positions"] = collisions(rows).repeated
     return facts
