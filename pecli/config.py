@@ -12,8 +12,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import sys
-import types
-import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -23,7 +21,8 @@ import numpy as np
 from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
-from pecli.schemes.base import as_positions
+from pecli.params import Parameter, coerce
+from pecli.schemes.base import Positions, as_positions
 
 DEFAULT_SCHEME = "sinusoidal"
 DEFAULT_LENGTH = 512
@@ -31,18 +30,8 @@ DEFAULT_LENGTH = 512
 MAX_POSITIONS = 1 << 32
 
 
-@dataclass(frozen=True)
-class Setting:
-    """A key that a command accepts besides the scheme's parameters."""
-
-    name: str
-    type: Any
-    default: Any = None
-    help: str = ""
-    choices: tuple[str, ...] | None = None
-    minimum: float | None = None
-    exclusive_minimum: float | None = None
-    maximum: float | None = None
+#: A key that a command accepts besides the scheme's parameters: declared like a scheme parameter.
+Setting = Parameter
 
 
 #: Keys every command that builds a scheme accepts.
@@ -73,8 +62,7 @@ class Spec:
         ``binary`` fixes ``bits`` and ``learned`` its ``max_length`` from the length it was trained on:
         ``spec.rebuild(train_length)`` is that trained scheme.
         """
-        own = accepted_keys(type(self.scheme))
-        return build_scheme(self.scheme.name, {k: v for k, v in self.given_params.items() if k in own}, length=length)
+        return self.scheme.at_length(length)
 
     @property
     def count(self) -> int:
@@ -180,98 +168,10 @@ def _same_value(a: Any, b: Any) -> bool:
         return False
 
 
-# -- coercion -------------------------------------------------------------------------------------
-def _base_type(annotation: Any) -> Any:
-    """``int | None`` → ``int``; ``tuple[float, ...]`` stays."""
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
-        return _base_type(args[0]) if len(args) == 1 else annotation
-    return annotation
-
-
-def _type_word(kind: Any) -> str:
-    if typing.get_origin(kind) is tuple:
-        return "a list of numbers"
-    return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(kind, str(kind))
-
-
-def coerce(key: str, value: Any, kind: Any, *, choices=None, minimum=None, exclusive_minimum=None, maximum=None) -> Any:
-    """Convert ``value`` to ``kind`` and check its range; raise ConfigError naming ``key`` otherwise."""
-    kind = _base_type(kind)
-    bad = ConfigError(key, f"expected {_type_word(kind)}, got {value!r}")
-    if kind is bool:
-        if isinstance(value, bool):
-            result = value
-        elif isinstance(value, str) and value.lower() in ("true", "yes", "on", "1", "false", "no", "off", "0"):
-            result = value.lower() in ("true", "yes", "on", "1")
-        else:
-            raise bad
-    elif kind is int:
-        if isinstance(value, bool):
-            raise bad
-        try:
-            number = float(value) if isinstance(value, str) else value
-            if isinstance(number, float) and not number.is_integer():
-                raise bad
-            result = int(number)
-        except (TypeError, ValueError, OverflowError):
-            raise bad from None
-    elif kind is float:
-        if isinstance(value, bool):
-            raise bad
-        try:
-            result = float(value)
-        except (TypeError, ValueError):
-            raise bad from None
-        if not np.isfinite(result):
-            raise ConfigError(key, f"must be finite, got {value!r}")
-    elif typing.get_origin(kind) is tuple:
-        items = value.split(",") if isinstance(value, str) else value
-        if not isinstance(items, (list, tuple)):
-            raise bad
-        result = tuple(coerce(key, item, float) for item in items)
-    elif kind is str:
-        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-            raise bad
-        result = str(value)
-    else:
-        result = value
-    if choices is not None and result not in choices:
-        raise ConfigError(key, f"must be one of {', '.join(map(str, choices))}; got {value!r}")
-    if isinstance(result, (int, float)) and not isinstance(result, bool):
-        if minimum is not None and result < minimum:
-            raise ConfigError(key, f"must be >= {_num(minimum)}, got {value!r}")
-        if exclusive_minimum is not None and result <= exclusive_minimum:
-            raise ConfigError(key, f"must be > {_num(exclusive_minimum)}, got {value!r}")
-        if maximum is not None and result > maximum:
-            raise ConfigError(key, f"must be <= {_num(maximum)}, got {value!r}")
-    return result
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else str(x)
-
-
-def coerce_setting(setting: Setting, value: Any) -> Any:
-    return coerce(
-        setting.name, value, setting.type, choices=setting.choices, minimum=setting.minimum,
-        exclusive_minimum=setting.exclusive_minimum, maximum=setting.maximum,
-    )
-
-
 # -- building ------------------------------------------------------------------------------------
-def scheme_parameters(cls: type[Scheme]) -> dict[str, Setting]:
-    """The parameters of a scheme class as settings (name, type, default, range, help)."""
-    hints = typing.get_type_hints(cls)
-    out = {}
-    for f in dataclasses.fields(cls):
-        meta = f.metadata
-        out[f.name] = Setting(
-            f.name, hints[f.name], f.default, meta.get("help", ""), meta.get("choices"),
-            meta.get("minimum"), meta.get("exclusive_minimum"), meta.get("maximum"),
-        )
-    return out
+def scheme_parameters(cls: type[Scheme]) -> dict[str, Parameter]:
+    """The parameters of a scheme class (name, type, default, range, help), declared once by the scheme."""
+    return cls.parameters()
 
 
 def build_scheme(name: str, params: Mapping[str, Any], *, length: int = DEFAULT_LENGTH) -> Scheme:
@@ -300,11 +200,10 @@ def build_scheme(name: str, params: Mapping[str, Any], *, length: int = DEFAULT_
             raise ConfigError(key, f"is not a parameter of scheme {name!r} (its parameters: {valid})")
         if value is None:  # null in YAML: the default
             continue
-        values[key] = coerce_setting(known[key], value)
-    for key, value in cls.defaults_for_length(length).items():
-        if values.get(key) is None:
-            values[key] = value
-    return cls(**values)
+        values[key] = known[key].coerce(value)
+    filled = [key for key in cls.defaults_for_length(length) if values.get(key) is None]
+    values.update({key: cls.defaults_for_length(length)[key] for key in filled})
+    return cls.from_params({**values, "length_filled": tuple(filled)})
 
 
 def parse_positions(value: Any) -> np.ndarray:
@@ -449,7 +348,7 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
         if options.get("scheme", "rope") != "rope":
             raise ConfigError("hf_config", f"reads a RoPE model; it cannot go with scheme {options['scheme']!r}")
         options = merge(read_hf_config(str(hf_config)), options)
-    scheme_name = coerce_setting(command["scheme"], options.get("scheme", DEFAULT_SCHEME))
+    scheme_name = command["scheme"].coerce(options.get("scheme", DEFAULT_SCHEME))
     cls = get_scheme_class(scheme_name)
     own_names = accepted_keys(cls)
     # A command that draws several schemes (``schemes``) accepts the parameters of each of them.
@@ -460,7 +359,7 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
     for key, value in options.items():
         if key in command:
             if value is not None:
-                chosen[key] = coerce_setting(command[key], value)
+                chosen[key] = command[key].coerce(value)
         elif key in parameter_names:
             params[key] = value
         else:

@@ -183,18 +183,16 @@ def describe(scheme: Scheme, *, skip: Sequence[str] = ()) -> str:
     The first three parameters are always shown; the others only where they differ from their default
     (a scaling's ``factor``, say), and rope's ``context`` only for the scalings that read it.
     """
-    import dataclasses
-
     parts = [scheme.name]
-    for index, field in enumerate(dataclasses.fields(scheme)):
-        value = getattr(scheme, field.name)
-        if field.name in skip or value is None or isinstance(value, (dict, list, tuple)):
+    for index, (name, parameter) in enumerate(scheme.parameters().items()):
+        value = getattr(scheme, name)
+        if name in skip or value is None or isinstance(value, (dict, list, tuple)):
             continue
-        if index >= 3 and value == field.default:
+        if index >= 3 and value == parameter.default:
             continue
-        if field.name == "context" and getattr(scheme, "scaling", None) not in ("dynamic", "longrope"):
+        if name == "context" and getattr(scheme, "scaling", None) not in ("dynamic", "longrope"):
             continue
-        parts.append(f"{field.name}={_number(value)}")
+        parts.append(f"{name}={_number(value)}")
     return " ".join(parts)
 
 

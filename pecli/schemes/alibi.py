@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pecli.schemes.base import BiasScheme, as_positions, param
+from pecli.params import param
+from pecli.schemes.base import BiasScheme, as_positions
 
 
 def alibi_slopes(heads: int) -> np.ndarray:

@@ -18,12 +18,14 @@ the named arrays that ``pecli encode`` writes.
 from __future__ import annotations
 
 import dataclasses
+import enum
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from pecli.errors import ConfigError, PecliError, PositionError
+from pecli.params import Parameter, dataclass_parameters, param
 
 KINDS = ("additive", "rotary", "bias")
 
@@ -31,39 +33,52 @@ KINDS = ("additive", "rotary", "bias")
 REFERENCE_SEED = 20240601
 
 
-def param(
-    default: Any,
-    help: str,
-    *,
-    choices: tuple[str, ...] | None = None,
-    minimum: float | None = None,
-    exclusive_minimum: float | None = None,
-    maximum: float | None = None,
-) -> Any:
-    """Declare a scheme parameter: a dataclass field carrying its help text and its valid range."""
-    metadata = {
-        "help": help,
-        "choices": choices,
-        "minimum": minimum,
-        "exclusive_minimum": exclusive_minimum,
-        "maximum": maximum,
-    }
-    return field(default=default, metadata=metadata)
+class Capability(str, enum.Enum):
+    """What a scheme can be asked for; analyses, plots and commands ask for these, never for a name.
+
+    Each value's text completes the sentence "a scheme that …", which is how a command refusing a
+    scheme says what it lacks.
+    """
+
+    VECTORS = "has per-position vectors"
+    FREQUENCIES = "has frequency pairs"
+    ROTARY = "rotates queries and keys"
+    BIAS = "adds a bias to the attention logits"
+    CONTEXT_EXTENSION = "can carry a context-extension scaling"
 
 
-def as_positions(positions: Any) -> np.ndarray:
-    """Return ``positions`` as a 1-D int64 array of non-negative position ids.
+#: The capabilities each kind has by construction; a scheme adds its own (sinusoidal: frequencies).
+KIND_CAPABILITIES: dict[str, frozenset[Capability]] = {
+    "additive": frozenset({Capability.VECTORS}),
+    "rotary": frozenset({Capability.VECTORS, Capability.ROTARY, Capability.FREQUENCIES}),
+    "bias": frozenset({Capability.BIAS}),
+}
+
+
+def geometric_inv_freq(dim: int, base: float) -> np.ndarray:
+    """``θ_i = base^(−2i/dim)`` for ``i = 0 … dim/2 − 1``, float64: the frequencies of every sinusoid.
+
+    The one place this formula is written (Vaswani et al. 2017, section 3.5; Su et al. 2021, eq. 15).
+    """
+    exponents = np.arange(0, dim, 2, dtype=np.float64) / dim
+    return 1.0 / np.power(float(base), exponents)
+
+
+def as_positions(positions: Any, rank: int = 1) -> np.ndarray:
+    """Return ``positions`` as int64 ids: shape (N,) for rank 1, (N, rank) for positions on a grid.
 
     Raises
     ------
     PositionError
-        If the positions are not integers, not one-dimensional or negative.
+        If the positions are not integers, have the wrong shape or are negative.
     """
     array = np.asarray(positions)
     if array.ndim == 0:
         array = array.reshape(1)
-    if array.ndim != 1:
+    if rank == 1 and array.ndim != 1:
         raise PositionError(f"positions must be one-dimensional, got shape {array.shape}")
+    if rank > 1 and (array.ndim != 2 or array.shape[1] != rank):
+        raise PositionError(f"positions must have shape (N, {rank}), got shape {array.shape}")
     if array.dtype.kind == "f":
         if not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
             raise PositionError("positions must be whole numbers")
@@ -78,12 +93,97 @@ def as_positions(positions: Any) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class Positions:
+    """Position ids: (N,) integers, or (N, rank) coordinates for schemes whose positions live on a grid.
+
+    ``Positions.range(L)`` is 0 … L − 1 and is built only when its ids are asked for.
+    """
+
+    given: np.ndarray | None = None
+    length: int = 0
+    rank: int = 1
+
+    @classmethod
+    def range(cls, length: int, rank: int = 1) -> Positions:
+        return cls(None, int(length), rank)
+
+    @classmethod
+    def of(cls, ids: Any, rank: int = 1) -> Positions:
+        ids = as_positions(ids, rank)
+        return cls(ids, int(ids.shape[0]), rank)
+
+    @property
+    def count(self) -> int:
+        """Number of positions, known before any array is built (for memory estimates)."""
+        return self.length
+
+    @property
+    def ids(self) -> np.ndarray:
+        if self.given is not None:
+            return self.given
+        return np.arange(self.length, dtype=np.int64)
+
+    @property
+    def is_range(self) -> bool:
+        """True for 0 … N − 1 (rank 1)."""
+        return self.given is None
+
+
+@dataclass(frozen=True)
+class FrequencyPairs:
+    """The frequency structure of a scheme with :attr:`Capability.FREQUENCIES`.
+
+    Component ``first[i]`` and ``second[i]`` of the per-position vector hold pair i, which turns at
+    ``inv_freq[i]`` radians per position: ``(sin pθ_i, cos pθ_i)`` when ``sin_first`` (the sinusoidal
+    encoding), else ``(cos pθ_i, sin pθ_i)`` (rope's rotated reference vector).
+
+    Attributes
+    ----------
+    inv_freq:
+        θ_i in use, float64: scaled by a context extension, 0 for pairs that do not rotate (p-RoPE).
+    original_inv_freq:
+        ``base^(−2i/dim)`` with the configured base, before any scaling.
+    dim:
+        The ``d`` of ``θ_i = base^(−2i/d)`` (rope: the rotated dimension).
+    base:
+        The base in effect (NTK and dynamic scalings change it).
+    attention_scaling:
+        The factor both cos and sin are multiplied by (1 unless a scaling sets one).
+    rotating:
+        How many pairs rotate (the rest are p-RoPE's unrotated pairs).
+    scaled:
+        What a context-extension scaling did (:class:`pecli.schemes.rope_scaling.ScaledFrequencies`),
+        or None.
+    """
+
+    inv_freq: np.ndarray
+    original_inv_freq: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    sin_first: bool
+    dim: int
+    base: float
+    attention_scaling: float = 1.0
+    rotating: int | None = None
+    scaled: Any = None
+
+    @property
+    def count(self) -> int:
+        return int(self.inv_freq.size)
+
+
+@dataclass(frozen=True)
 class Scheme:
     """Base of every scheme; subclasses are frozen dataclasses of their parameters."""
 
     name: ClassVar[str]
     kind: ClassVar[str]
     summary: ClassVar[str]
+    #: What analyses, plots and commands may ask of it, beyond what its kind gives
+    #: (:data:`KIND_CAPABILITIES`); see :meth:`capabilities`.
+    extra_capabilities: ClassVar[frozenset[Capability]] = frozenset()
+    #: Coordinates per position: 1 for a sequence, k for positions on a k-dimensional grid.
+    position_rank: ClassVar[int] = 1
     #: Alternative names of parameters, as users of other tools type them (``rope_theta`` for ``base``).
     aliases: ClassVar[dict[str, str]] = {}
     #: Name of the array that ``--out x.npy`` writes; the first entry of :meth:`arrays`.
@@ -95,10 +195,45 @@ class Scheme:
     #: Parameters a block may give that describe the model rather than the block's own variant.
     block_model_keys: ClassVar[tuple[str, ...]] = ()
 
+    #: Names of the parameters that were filled from the sequence length rather than given
+    #: (see :meth:`at_length`); set by :func:`pecli.config.build_scheme`.
+    length_filled: tuple[str, ...] = field(default=(), kw_only=True, repr=False, compare=False)
+
     # -- construction -------------------------------------------------------------------------
     @classmethod
+    def parameters(cls) -> dict[str, Parameter]:
+        """Every parameter the scheme takes, declared once (name, type, default, help, range)."""
+        return dataclass_parameters(cls)
+
+    @classmethod
     def parameter_names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls))
+        return tuple(cls.parameters())
+
+    @classmethod
+    def from_params(cls, values: dict[str, Any]) -> Scheme:
+        """The scheme from coerced parameter values (absent keys take their defaults)."""
+        return cls(**values)
+
+    @classmethod
+    def capabilities(cls) -> frozenset[Capability]:
+        return KIND_CAPABILITIES[cls.kind] | cls.extra_capabilities
+
+    @classmethod
+    def has(cls, capability: Capability) -> bool:
+        """Whether the scheme has ``capability``."""
+        return capability in cls.capabilities()
+
+    def at_length(self, length: int) -> Scheme:
+        """The scheme as configured for sequences of ``length`` positions.
+
+        Parameters the user gave stay; those filled from the length (binary ``bits``, learned
+        ``max_length``, integer ``norm_length``, rope ``context``) are filled from ``length`` instead:
+        ``scheme.at_length(T)`` is the scheme trained on T positions.
+        """
+        if not self.length_filled:
+            return self
+        defaults = self.defaults_for_length(int(length))
+        return dataclasses.replace(self, **{name: defaults[name] for name in self.length_filled})
 
     @classmethod
     def defaults_for_length(cls, length: int) -> dict[str, Any]:
@@ -117,10 +252,30 @@ class Scheme:
     def params(self) -> dict[str, Any]:
         """The parameters as plain JSON-friendly values."""
         out = {}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            out[f.name] = list(value) if isinstance(value, tuple) else value
+        for name in self.parameters():
+            value = getattr(self, name)
+            out[name] = list(value) if isinstance(value, tuple) else value
         return out
+
+    # -- facts about lengths (None where the scheme has no such length) -----------------------
+    @property
+    def pretraining_length(self) -> int | None:
+        """The pre-training context a context-extension scaling starts from, or None."""
+        return None
+
+    @property
+    def model_length(self) -> int | None:
+        """The longest context the model is configured for (rope: ``max_position_embeddings``), or None."""
+        return None
+
+    @property
+    def context_length(self) -> int | None:
+        """The current sequence length the scheme was configured for, when it depends on it, or None."""
+        return None
+
+    def frequency_pairs(self) -> FrequencyPairs:
+        """The frequency pairs of a scheme with :attr:`Capability.FREQUENCIES`."""
+        raise PecliError(f"scheme {self.name!r} has no frequency pairs")
 
     # -- the interface ------------------------------------------------------------------------
     @property
@@ -247,3 +402,18 @@ class BiasScheme(Scheme):
     def relative_distances(self, positions: np.ndarray) -> np.ndarray:
         """The (L, L) matrix of key minus query positions, ``delta[i, j] = positions[j] − positions[i]``."""
         return positions[None, :] - positions[:, None]
+
+
+def require(scheme: Scheme | type[Scheme], capability: Capability, what: str) -> None:
+    """Raise :class:`PecliError` unless ``scheme`` has ``capability``; the message names what it lacks.
+
+    ``what`` is the request, e.g. ``"wavelengths"`` or ``"plot circle"``.
+    """
+    if scheme.has(capability):
+        return
+    from pecli.schemes import SCHEMES  # the registry imports this module
+
+    able = [name for name, cls in SCHEMES.items() if cls.has(capability)]
+    raise PecliError(
+        f"{what} needs a scheme that {capability.value}; {scheme.name!r} does not (schemes that do: {', '.join(able)})"
+    )

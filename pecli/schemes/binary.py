@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pecli.errors import PositionError
-from pecli.schemes.base import AdditiveScheme, as_positions, param
+from pecli.params import param
+from pecli.schemes.base import AdditiveScheme, as_positions
 
 
 @dataclass(frozen=True)

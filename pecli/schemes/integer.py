@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pecli.schemes.base import AdditiveScheme, as_positions, param
+from pecli.params import param
+from pecli.schemes.base import AdditiveScheme, as_positions
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class IntegerScheme(AdditiveScheme):
 
     dim: int = param(64, "number of components (all equal to p or p/N)", minimum=1)
     normalize: str = param("none", "none: E = p; length: E = p / N", choices=("none", "length"))
-    norm_length: int | None = param(None, "N, what p is divided by under normalize=length (default: the sequence length)", minimum=1)
+    norm_length: int | None = param(None, "N, what p is divided by under normalize=length", minimum=1, default_text="the sequence length")
 
     @classmethod
     def defaults_for_length(cls, length: int) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from pecli.errors import ConfigError
-from pecli.schemes.base import Scheme, as_positions, check_apply_input, factored_score, param
+from pecli.params import param
+from pecli.schemes.base import Capability, FrequencyPairs, Scheme, as_positions, check_apply_input, factored_score
 from pecli.schemes.rope_scaling import SCALING_TYPES, RopeScaling, ScaledFrequencies, compute_inv_freq
 
 #: Fields of :class:`RopeScheme` that hold the ``rope_scaling`` block, by their HF key.
@@ -74,6 +75,7 @@ class RopeScheme(Scheme):
 
     name: ClassVar[str] = "rope"
     kind: ClassVar[str] = "rotary"
+    extra_capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.CONTEXT_EXTENSION})
     summary: ClassVar[str] = "rotate pairs of q/k components by p·base^(-2i/d) (Su et al. 2021)"
     aliases: ClassVar[dict[str, str]] = {
         "rope_theta": "base",
@@ -154,6 +156,22 @@ class RopeScheme(Scheme):
         if self.scaling == "none":
             return None
         return self.frequencies.original_context
+
+    @property
+    def model_length(self) -> int | None:
+        return self.max_position_embeddings
+
+    @property
+    def context_length(self) -> int | None:
+        return self.context
+
+    def frequency_pairs(self) -> FrequencyPairs:
+        first, second = self.pair_indices()
+        return FrequencyPairs(
+            self.inv_freq, self.original_inv_freq, first, second, False, self.rotated_dim,
+            float(self.frequencies.base), self.attention_scaling, self.rotating_pairs,
+            None if self.scaling == "none" else self.frequencies,
+        )
 
     def without_extension(self) -> RopeScheme:
         """The same rotary embedding without its context-extension scaling: what pre-training saw."""

@@ -7,13 +7,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pecli.schemes.base import AdditiveScheme, as_positions, param
-
-
-def sinusoidal_inv_freq(dim: int, base: float) -> np.ndarray:
-    """Angular frequencies ``ω_i = base^(−2i/dim)`` for ``i = 0 … dim/2 − 1``, float64."""
-    exponents = np.arange(0, dim, 2, dtype=np.float64) / dim
-    return 1.0 / np.power(float(base), exponents)
+from pecli.params import param
+from pecli.schemes.base import AdditiveScheme, Capability, FrequencyPairs, as_positions, geometric_inv_freq
 
 
 @dataclass(frozen=True)
@@ -39,6 +34,7 @@ class SinusoidalScheme(AdditiveScheme):
 
     name: ClassVar[str] = "sinusoidal"
     summary: ClassVar[str] = "sin/cos of p·base^(-2i/d) (Vaswani et al. 2017)"
+    extra_capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.FREQUENCIES})
 
     dim: int = param(512, "model dimension d (even)", minimum=2)
     base: float = param(10000.0, "base of the geometric frequencies", exclusive_minimum=0)
@@ -56,7 +52,17 @@ class SinusoidalScheme(AdditiveScheme):
 
     @property
     def inv_freq(self) -> np.ndarray:
-        return sinusoidal_inv_freq(self.dim, self.base)
+        """``ω_i = base^(−2i/d)``, float64."""
+        return geometric_inv_freq(self.dim, self.base)
+
+    def frequency_pairs(self) -> FrequencyPairs:
+        half = self.dim // 2
+        if self.layout == "half":
+            first, second = np.arange(half), np.arange(half) + half
+        else:
+            first, second = np.arange(0, self.dim, 2), np.arange(1, self.dim, 2)
+        inv_freq = self.inv_freq
+        return FrequencyPairs(inv_freq, inv_freq, first, second, True, self.dim, float(self.base))
 
     def angles(self, positions: Any) -> np.ndarray:
         """The (L, d/2) angles ``p ω_i`` in float64."""

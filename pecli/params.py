@@ -1,0 +1,233 @@
+"""Parameter declarations and the one validation path every configuration value goes through.
+
+A scheme parameter (or a RoPE scaling key, or a command setting) is declared once, as a
+:class:`Parameter`: its name, type, default, help, valid range and the values it may take. Everything
+else is derived from that record: the dataclass field of a scheme (:func:`param`), the command-line
+option, the YAML and ``--set`` key, the coercion of a raw value (:func:`coerce`) and the error message
+that names the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+from pecli.errors import ConfigError
+
+#: Longest excerpt of a value that an error message quotes.
+EXCERPT = 60
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One configuration key: what it holds and which values are valid.
+
+    Attributes
+    ----------
+    name:
+        The key in snake_case (``max_relative_position``); the option is ``--max-relative-position``.
+    type:
+        ``int``, ``float``, ``bool``, ``str`` or ``tuple[float, ...]`` (a list: a comma list on the
+        command line, a YAML list in a file); ``object`` takes any value and leaves it to the caller.
+    default:
+        The value used when the key is not given (None: the owner fills it in, e.g. from the length).
+    help:
+        One line for ``--help``.
+    choices, minimum, exclusive_minimum, maximum:
+        The valid values; ranges apply to numbers and to each element of a list.
+    default_text:
+        How ``--help`` states a default that is not a constant (``"ceil(log2 L)"``).
+    """
+
+    name: str
+    type: Any
+    default: Any = None
+    help: str = ""
+    choices: tuple[str, ...] | None = None
+    minimum: float | None = None
+    exclusive_minimum: float | None = None
+    maximum: float | None = None
+    default_text: str | None = None
+
+    @property
+    def base_type(self) -> Any:
+        """The type without ``| None``."""
+        return base_type(self.type)
+
+    @property
+    def is_list(self) -> bool:
+        return typing.get_origin(self.base_type) is tuple
+
+    def coerce(self, value: Any) -> Any:
+        """``value`` converted to this parameter's type and checked against its range."""
+        return coerce(
+            self.name, value, self.type, choices=self.choices, minimum=self.minimum,
+            exclusive_minimum=self.exclusive_minimum, maximum=self.maximum,
+        )
+
+    def describe_default(self) -> str | None:
+        """The default as ``--help`` states it, or None when there is none to state."""
+        if self.default_text is not None:
+            return self.default_text
+        if self.default is None:
+            return None
+        if isinstance(self.default, bool):
+            return "true" if self.default else "false"
+        if isinstance(self.default, float):
+            return f"{self.default:g}"
+        return str(self.default)
+
+
+def param(
+    default: Any,
+    help: str,
+    *,
+    choices: tuple[str, ...] | None = None,
+    minimum: float | None = None,
+    exclusive_minimum: float | None = None,
+    maximum: float | None = None,
+    default_text: str | None = None,
+) -> Any:
+    """Declare a scheme parameter as a dataclass field; :func:`dataclass_parameters` reads it back."""
+    metadata = {
+        "parameter": dict(
+            help=help, choices=choices, minimum=minimum, exclusive_minimum=exclusive_minimum, maximum=maximum,
+            default_text=default_text,
+        )
+    }
+    return field(default=default, metadata=metadata)
+
+
+def dataclass_parameters(cls: type) -> dict[str, Parameter]:
+    """The :class:`Parameter` of every field of ``cls`` declared with :func:`param`, in field order."""
+    hints = typing.get_type_hints(cls)
+    return {
+        f.name: Parameter(f.name, hints[f.name], f.default, **f.metadata["parameter"])
+        for f in dataclasses.fields(cls)
+        if "parameter" in f.metadata
+    }
+
+
+# -- coercion ----------------------------------------------------------------------------------------
+def base_type(annotation: Any) -> Any:
+    """``int | None`` → ``int``; ``tuple[float, ...]`` stays as it is."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        return base_type(args[0]) if len(args) == 1 else annotation
+    return annotation
+
+
+def excerpt(value: Any) -> str:
+    """``repr(value)``, cut to a short excerpt: an error message never prints a whole large value."""
+    if isinstance(value, (list, tuple, dict)) and len(value) > 8:
+        text = f"a {type(value).__name__} of {len(value)} items"
+        return text
+    text = repr(value)
+    return text if len(text) <= EXCERPT else text[: EXCERPT - 1] + "…"
+
+
+def type_word(kind: Any) -> str:
+    """How an error message names a type."""
+    kind = base_type(kind)
+    if typing.get_origin(kind) is tuple:
+        return "a list of numbers"
+    return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(kind, str(kind))
+
+
+def number_text(x: float) -> str:
+    """A bound as a message writes it: ``1`` rather than ``1.0``."""
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def coerce(
+    key: str,
+    value: Any,
+    kind: Any,
+    *,
+    choices: tuple[str, ...] | None = None,
+    minimum: float | None = None,
+    exclusive_minimum: float | None = None,
+    maximum: float | None = None,
+) -> Any:
+    """Convert ``value`` to ``kind`` and check its range; raise :class:`ConfigError` naming ``key``.
+
+    Strings are accepted for every type (they come from the command line and ``--set``); integral
+    floats are accepted as integers; lists may be given as ``"1,2,3"``. Non-finite numbers are refused.
+    """
+    kind = base_type(kind)
+    bad = ConfigError(key, f"expected {type_word(kind)}, got {excerpt(value)}")
+    if kind is bool:
+        if isinstance(value, bool):
+            result = value
+        elif isinstance(value, str) and value.lower() in ("true", "yes", "on", "1", "false", "no", "off", "0"):
+            result = value.lower() in ("true", "yes", "on", "1")
+        else:
+            raise bad
+    elif kind is int:
+        result = _integer(value, bad)
+    elif kind is float:
+        if isinstance(value, bool) or not isinstance(value, (numbers.Real, str)):
+            raise bad
+        try:
+            result = float(value)
+        except (TypeError, ValueError, OverflowError):
+            raise bad from None
+        if not math.isfinite(result):
+            raise ConfigError(key, f"must be finite, got {excerpt(value)}")
+    elif typing.get_origin(kind) is tuple:
+        items = [item.strip() for item in value.split(",")] if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)):
+            raise bad
+        return tuple(
+            coerce(key, item, float, minimum=minimum, exclusive_minimum=exclusive_minimum, maximum=maximum)
+            for item in items
+        )
+    elif kind is str:
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise bad
+        result = str(value)
+    else:
+        result = value
+    if choices is not None and result not in choices:
+        raise ConfigError(key, f"must be one of {', '.join(map(str, choices))}; got {excerpt(value)}")
+    if isinstance(result, (int, float)) and not isinstance(result, bool):
+        if minimum is not None and result < minimum:
+            raise ConfigError(key, f"must be >= {number_text(minimum)}, got {excerpt(value)}")
+        if exclusive_minimum is not None and result <= exclusive_minimum:
+            raise ConfigError(key, f"must be > {number_text(exclusive_minimum)}, got {excerpt(value)}")
+        if maximum is not None and result > maximum:
+            raise ConfigError(key, f"must be <= {number_text(maximum)}, got {excerpt(value)}")
+    return result
+
+
+def _integer(value: Any, bad: ConfigError) -> int:
+    if isinstance(value, bool):
+        raise bad
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            value = float(text)
+        except ValueError:
+            raise bad from None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if hasattr(value, "__index__"):  # NumPy integers
+        return int(value.__index__())
+    raise bad
+
+
+__all__ = [
+    "Parameter", "base_type", "coerce", "dataclass_parameters", "excerpt", "number_text", "param", "type_word",
+]
