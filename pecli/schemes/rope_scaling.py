@@ -511,6 +511,10 @@ class ScaledFrequencies:
         llama3: ``1 - smooth`` likewise.
     longrope_factors : str or None
         longrope: ``"short"`` or ``"long"``.
+    short_factor, long_factor : tuple of float or None
+        longrope: both per-pair factor sets, whichever is in use.
+    original_base : float or None
+        The configured base, before ntk or dynamic changed it.
     notes : tuple of str
         Human-readable reasons for the choices made (defaults supplied, factor set, fallbacks).
     """
@@ -527,6 +531,9 @@ class ScaledFrequencies:
     correction_range: tuple[float, float] | None = None
     ramp: np.ndarray | None = None
     longrope_factors: str | None = None
+    short_factor: tuple[float, ...] | None = None
+    long_factor: tuple[float, ...] | None = None
+    original_base: float | None = None
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -852,6 +859,7 @@ def compute_inv_freq(
             ramp.setflags(write=False)
         kw.setdefault("attention_scaling", 1.0)
         kw.setdefault("base", b)
+        kw.setdefault("original_base", b)
         return ScaledFrequencies(
             inv_freq=inv, original_inv_freq=orig, rope_type=rope_type, context=context, ramp=ramp, **kw
         )
@@ -986,4 +994,5 @@ def compute_inv_freq(
     ext = np.asarray(scaling.long_factor if use_long else scaling.short_factor, dtype=np.float64)
     inv = 1.0 / (ext * b**exponent)
     return _done(inv, regimes=(which,) * half, factor=f, original_context=original, attention_scaling=attention,
-                 longrope_factors=which, notes=tuple(notes))
+                 longrope_factors=which, short_factor=tuple(scaling.short_factor), long_factor=tuple(scaling.long_factor),
+                 notes=tuple(notes))
