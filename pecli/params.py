@@ -195,7 +195,7 @@ def coerce(
     else:
         result = value
     if choices is not None and result not in choices:
-        raise ConfigError(key, f"must be one of {', '.join(map(str, choices))}; got {excerpt(value)}")
+        raise choice_error(key, value, choices)
     if isinstance(result, (int, float)) and not isinstance(result, bool):
         if minimum is not None and result < minimum:
             raise ConfigError(key, f"must be >= {number_text(minimum)}, got {excerpt(value)}")
@@ -204,6 +204,16 @@ def coerce(
         if maximum is not None and result > maximum:
             raise ConfigError(key, f"must be <= {number_text(maximum)}, got {excerpt(value)}")
     return result
+
+
+def choice_error(key: str, value: Any, choices: Any) -> ConfigError:
+    """``KEY: must be one of a, b, c; got 'x'`` with a "did you mean" when one choice is close."""
+    import difflib
+
+    choices = [str(choice) for choice in choices]
+    guess = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6) if isinstance(value, str) else []
+    hint = f" (did you mean {guess[0]}?)" if guess else ""
+    return ConfigError(key, f"must be one of {', '.join(choices)}; got {excerpt(value)}{hint}")
 
 
 def _integer(value: Any, bad: ConfigError) -> int:
@@ -229,5 +239,5 @@ def _integer(value: Any, bad: ConfigError) -> int:
 
 
 __all__ = [
-    "Parameter", "base_type", "coerce", "dataclass_parameters", "excerpt", "number_text", "param", "type_word",
+    "Parameter", "base_type", "choice_error", "coerce", "dataclass_parameters", "excerpt", "number_text", "param", "type_word",
 ]

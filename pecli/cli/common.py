@@ -1,7 +1,8 @@
 """What every subcommand shares: the scheme options, the config layers, errors and output.
 
-The scheme options are declared once, in :data:`SCHEME_OPTIONS`, and :func:`scheme_command` adds them
-to a command's signature, merges them with ``--config`` and ``--set``, validates everything into a
+:func:`scheme_command` gives a command every option that configures a scheme — the run keys, every
+registered scheme's parameters and the command's own settings, each generated from its one declaration
+(:mod:`pecli.cli.options`) — merges them with ``--config`` and ``--set``, validates everything into a
 :class:`~pecli.config.Spec` and hands the command that spec. Errors of the core become one line on
 stderr and exit code 2 in :func:`errors_to_exit`.
 """
@@ -17,65 +18,55 @@ import os
 import sys
 import typing
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator
 
 import typer
 
-from pecli.config import Setting, Spec, load_yaml, merge, parse_sets, resolve
+from pecli.cli.options import (
+    CONFIG_PANEL, OUTPUT_PANEL, SCALING_PANEL, SCHEME_PANEL, ForceOption, JsonOption, QuietOption, make_option,
+)
+from pecli.config import RUN_SETTINGS, Setting, Spec, load_yaml, merge, parse_sets, resolve
 from pecli.errors import PecliError
+from pecli.params import Parameter
+from pecli.schemes import SCHEMES
+from pecli.schemes.base import Capability
 
-SCHEME_PANEL = "Scheme"
-CONFIG_PANEL = "Configuration"
-SCALING_PANEL = "RoPE scaling"
-OUTPUT_PANEL = "Output"
-
-
-def _option(*names: str, help: str, panel: str = SCHEME_PANEL, **kwargs: Any) -> Any:
-    return typer.Option(*names, help=help, rich_help_panel=panel, show_default=False, **kwargs)
-
-
-#: The options that choose and parameterise a scheme, shared by every scheme-building command.
-SCHEME_OPTIONS: dict[str, Any] = {
-    "scheme": Annotated[Optional[str], _option("--scheme", "-s", help="integer, binary, sinusoidal, learned, relative, t5, alibi, rope [default: sinusoidal]")],
-    "dim": Annotated[Optional[int], _option("--dim", "-d", help="vector size (model dim; head dim for rope)")],
-    "length": Annotated[Optional[int], _option("--length", "-L", help="number of positions 0..L-1 [default: 512]")],
-    "positions": Annotated[Optional[str], _option("--positions", help="position ids: start:stop[:step] or an .npy of integers")],
-    "base": Annotated[Optional[float], _option("--base", help="frequency base (YAML key base or rope_theta) [default: 10000]")],
-    "layout": Annotated[Optional[str], _option("--layout", help="interleaved (pairs 2i,2i+1) or half (rotate_half)")],
-    "partial_rotary_factor": Annotated[Optional[float], _option("--partial-rotary-factor", help="rope: fraction of components that rotate")],
-    "normalize": Annotated[Optional[str], _option("--normalize", help="integer: none or length (p/N)")],
-    "bits": Annotated[Optional[int], _option("--bits", help="binary: number of bits [default: ceil(log2 L)]")],
-    "max_length": Annotated[Optional[int], _option("--max-length", help="learned: rows of the table [default: L]")],
-    "seed": Annotated[Optional[int], _option("--seed", help="learned, relative: seed of the initialisation")],
-    "std": Annotated[Optional[float], _option("--std", help="learned, relative: std of the initialisation")],
-    "max_relative_position": Annotated[Optional[int], _option("--max-relative-position", "-K", help="relative: clip distances to ±K")],
-    "buckets": Annotated[Optional[int], _option("--buckets", help="t5: number of buckets [default: 32]")],
-    "max_distance": Annotated[Optional[int], _option("--max-distance", help="t5: distance of the last bucket [default: 128]")],
-    "bidirectional": Annotated[Optional[bool], _option("--bidirectional/--causal", help="t5: both directions or causal")],
-    "heads": Annotated[Optional[int], _option("--heads", help="alibi: number of heads [default: 8]")],
-    "rope_fraction": Annotated[Optional[float], _option("--rope-fraction", help="p-RoPE: fraction of frequency pairs that rotate (highest first)")],
-    "scaling": Annotated[Optional[str], _option("--scaling", help="rope context extension: none, linear, ntk, dynamic, yarn, llama3, longrope (longrope's short_factor/long_factor lists come from YAML or --hf-config)", panel=SCALING_PANEL)],
-    "factor": Annotated[Optional[float], _option("--factor", help="scaling factor s", panel=SCALING_PANEL)],
-    "original_max_position": Annotated[Optional[int], _option("--original-max-position", help="original_max_position_embeddings: the pre-training context", panel=SCALING_PANEL)],
-    "max_position_embeddings": Annotated[Optional[int], _option("--max-position-embeddings", help="the model's max_position_embeddings", panel=SCALING_PANEL)],
-    "context": Annotated[Optional[int], _option("--context", help="current sequence length (dynamic, longrope) [default: L]", panel=SCALING_PANEL)],
-    "beta_fast": Annotated[Optional[float], _option("--beta-fast", help="yarn [default: 32]", panel=SCALING_PANEL)],
-    "beta_slow": Annotated[Optional[float], _option("--beta-slow", help="yarn [default: 1]", panel=SCALING_PANEL)],
-    "mscale": Annotated[Optional[float], _option("--mscale", help="yarn, DeepSeek style", panel=SCALING_PANEL)],
-    "mscale_all_dim": Annotated[Optional[float], _option("--mscale-all-dim", help="yarn, DeepSeek style", panel=SCALING_PANEL)],
-    "truncate": Annotated[Optional[bool], _option("--truncate/--no-truncate", help="yarn: floor/ceil the correction range [default: truncate]", panel=SCALING_PANEL)],
-    "low_freq_factor": Annotated[Optional[float], _option("--low-freq-factor", help="llama3 [default: 1]", panel=SCALING_PANEL)],
-    "high_freq_factor": Annotated[Optional[float], _option("--high-freq-factor", help="llama3 [default: 4]", panel=SCALING_PANEL)],
-    "attention_factor": Annotated[Optional[float], _option("--attention-factor", help="yarn, longrope: explicit attention scaling", panel=SCALING_PANEL)],
-    "dtype": Annotated[Optional[str], _option("--dtype", help="float64, float32, float16 or bfloat16 [default: float64]")],
-    "config": Annotated[Optional[str], _option("--config", "-c", help="YAML file of options ('-' reads stdin)", panel=CONFIG_PANEL)],
-    "hf_config": Annotated[Optional[str], _option("--hf-config", help="a HuggingFace model config.json: its RoPE settings", panel=CONFIG_PANEL)],
-    "set": Annotated[Optional[list[str]], _option("--set", help="override any key: key=value (repeatable)", panel=CONFIG_PANEL)],
+#: Keys that choose where options come from rather than configure anything themselves.
+CONFIG_OPTIONS: dict[str, Any] = {
+    "config": make_option(Parameter("config", str, help="YAML file of options ('-' reads stdin)"), panel=CONFIG_PANEL),
+    "hf_config": make_option(
+        Parameter("hf_config", str, help="a HuggingFace model config.json: its RoPE settings"), panel=CONFIG_PANEL
+    ),
+    "set": typing.Annotated[
+        typing.Optional[list[str]],
+        typer.Option("--set", help="override any key: key=value (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False),
+    ],
 }
 
-JsonOption = Annotated[bool, _option("--json", help="print one JSON document instead of a table", panel=OUTPUT_PANEL)]
-QuietOption = Annotated[bool, _option("--quiet", "-q", help="print nothing on success", panel=OUTPUT_PANEL)]
-ForceOption = Annotated[bool, _option("--force", "-f", help="overwrite an existing output file", panel=OUTPUT_PANEL)]
+
+def scheme_parameter_options(schemes: typing.Iterable[type] | None = None) -> dict[str, Any]:
+    """An option per scheme parameter of ``schemes`` (default: every registered scheme), made from the
+    schemes' declarations; a parameter several schemes take is one option whose help names them."""
+    owners: dict[str, list[tuple[str, Parameter]]] = {}
+    for cls in schemes if schemes is not None else SCHEMES.values():
+        for name, parameter in cls.parameters().items():
+            owners.setdefault(name, []).append((cls.name, parameter))
+    scaling_keys = _scaling_keys()
+    return {
+        name: make_option(
+            declarations[0][1], panel=SCALING_PANEL if name in scaling_keys else SCHEME_PANEL, owners=declarations
+        )
+        for name, declarations in owners.items()
+    }
+
+
+def _scaling_keys() -> set[str]:
+    """Parameters that belong to rope's context-extension scalings (listed in a panel of their own)."""
+    from pecli.schemes.rope_scaling import SCALING_TYPES, _ALLOWED_KEYS  # noqa: F401 (until the registry lands)
+
+    keys = {key for allowed in _ALLOWED_KEYS.values() for key in allowed}
+    keys = {"original_max_position" if key == "original_max_position_embeddings" else key for key in keys}
+    return keys | {"scaling", "max_position_embeddings", "context"}
 
 
 # -- errors -----------------------------------------------------------------------------------------
@@ -97,39 +88,70 @@ def errors_to_exit() -> Iterator[None]:
 
 
 # -- the shared scheme options ------------------------------------------------------------------------
-def scheme_command(*settings: Setting) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Give a command the shared scheme options and call it with a validated :class:`Spec`.
+class SchemeCommand:
+    """A command that takes the scheme options; called by Typer with every option as a keyword.
 
-    The decorated function takes ``spec`` first, then its own parameters. Those of its parameters
-    named in ``settings`` are configuration keys as well: they can come from ``--config`` or ``--set``
-    and arrive in ``spec.settings`` rather than as arguments.
+    Its signature is made when Typer asks for it, from the registry as it is then, so a scheme registered
+    at run time (a plug-in, a test) has its options too.
     """
-    setting_names = {s.name for s in settings}
 
-    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        signature = inspect.signature(func)
-        hints = typing.get_type_hints(func, include_extras=True)
-        own = [p.replace(annotation=hints.get(name, p.annotation)) for name, p in signature.parameters.items() if name != "spec"]
+    def __init__(
+        self, func: Callable[..., Any], settings: tuple[Setting, ...], *, needs: Capability | None,
+        run_keys: tuple[str, ...],
+    ) -> None:
+        functools.update_wrapper(self, func)
+        self.func, self.settings, self.needs = func, settings, needs
+        self.run_keys = run_keys
+
+    def _shared(self) -> dict[str, Any]:
+        schemes = [cls for cls in SCHEMES.values() if self.needs is None or cls.has(self.needs)]
+        run = {s.name: make_option(s, panel=SCHEME_PANEL) for s in RUN_SETTINGS if s.name in self.run_keys}
+        own = {s.name: make_option(s, panel=self.func.__name__.capitalize()) for s in self.settings}
+        return {**run, **scheme_parameter_options(schemes), **own, **CONFIG_OPTIONS}
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        signature = inspect.signature(self.func)
+        hints = typing.get_type_hints(self.func, include_extras=True)
+        own = [
+            p.replace(annotation=hints.get(name, p.annotation), kind=inspect.Parameter.KEYWORD_ONLY)
+            for name, p in signature.parameters.items()
+            if name != "spec"
+        ]
         shared = [
             inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
-            for name, annotation in SCHEME_OPTIONS.items()
-            if name not in signature.parameters  # a command may redefine a shared option's help
+            for name, annotation in self._shared().items()
+            if name not in signature.parameters  # a command may spell a shared option its own way
         ]
+        return signature.replace(parameters=own + shared)
 
-        @functools.wraps(func)
-        def wrapper(**kwargs: Any) -> Any:
-            with errors_to_exit():
-                config_path, sets = kwargs.pop("config"), kwargs.pop("set")
-                given = {name: kwargs.pop(name) for name in SCHEME_OPTIONS if name in kwargs}
-                given.update({name: kwargs.pop(name) for name in setting_names if name in kwargs})
-                given = {name: value for name, value in given.items() if value is not None}
-                from_file = load_yaml(config_path) if config_path else {}
-                spec = resolve(merge(from_file, given, parse_sets(sets)), settings)
-                return func(spec, **kwargs)
+    def __call__(self, **kwargs: Any) -> Any:
+        with errors_to_exit():
+            own_names = set(inspect.signature(self.func).parameters) - {s.name for s in self.settings}
+            config_path, sets = kwargs.pop("config", None), kwargs.pop("set", None)
+            own = {name: kwargs.pop(name) for name in list(kwargs) if name in own_names}
+            given = {name: value for name, value in kwargs.items() if value is not None}
+            if config_path == "":
+                raise PecliError("config: the file name is empty")
+            from_file = load_yaml(config_path) if config_path is not None else {}
+            spec = resolve(merge(from_file, given, parse_sets(sets)), self.settings)
+            return self.func(spec, **own)
 
-        own_kw = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
-        wrapper.__signature__ = signature.replace(parameters=own_kw + shared)  # type: ignore[attr-defined]
-        return wrapper
+
+def scheme_command(
+    *settings: Setting, needs: Capability | None = None, run_keys: tuple[str, ...] = ("scheme", "length", "positions", "dtype"),
+) -> Callable[[Callable[..., Any]], SchemeCommand]:
+    """Give a command the scheme options and call it with a validated :class:`Spec`.
+
+    The decorated function takes ``spec`` first, then its own parameters (flags such as ``--json``,
+    arguments such as a property name). ``settings`` are the command's configuration keys: each becomes
+    an option made from its declaration, can come from ``--config`` or ``--set`` as well, and arrives in
+    ``spec.settings``. ``needs`` limits the scheme options to the schemes with that capability;
+    ``run_keys`` are the run keys (scheme, length, positions, dtype) the command reads.
+    """
+
+    def decorate(func: Callable[..., Any]) -> SchemeCommand:
+        return SchemeCommand(func, settings, needs=needs, run_keys=run_keys)
 
     return decorate
 
@@ -181,6 +203,7 @@ def memory_budget() -> int:
 
 
 __all__ = [
+    "CONFIG_PANEL", "OUTPUT_PANEL", "SCALING_PANEL", "SCHEME_PANEL",
     "ForceOption", "JsonOption", "QuietOption", "Spec", "errors_to_exit", "fail", "jsonable",
     "memory_budget", "message", "print_json", "scheme_command", "stdout_console",
 ]

@@ -7,7 +7,7 @@ Every scheme is a frozen dataclass of its parameters with the interface of
 
 from __future__ import annotations
 
-from pecli.errors import ConfigError
+from pecli.params import choice_error
 from pecli.schemes.alibi import AlibiScheme
 from pecli.schemes.base import KINDS, Scheme, as_positions
 from pecli.schemes.binary import BinaryScheme
@@ -39,7 +39,7 @@ def get_scheme_class(name: str) -> type[Scheme]:
     try:
         return SCHEMES[name]
     except KeyError:
-        raise ConfigError("scheme", f"unknown scheme {name!r}; valid: {', '.join(SCHEMES)}") from None
+        raise choice_error("scheme", name, SCHEMES) from None
 
 
 __all__ = ["KINDS", "SCHEMES", "Scheme", "as_positions", "get_scheme_class"]

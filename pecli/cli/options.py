@@ -1,0 +1,111 @@
+"""Command-line options made from the declarations of the core: nothing here restates a parameter.
+
+Every scheme parameter is declared once, as a :class:`~pecli.params.Parameter` on its scheme (or on
+its RoPE scaling type); every command setting likewise in its command module. This module turns those
+records into Typer options: ``max_relative_position`` becomes ``--max-relative-position``, a list
+becomes a comma list, a flag ``--name/--no-name``, and the help text states the default (per scheme,
+where schemes differ). What is only presentation — short flags, the off-spelling of a flag, the panel
+an option is listed in — lives in the small tables below.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Iterable, Optional
+
+import typer
+
+from pecli.params import Parameter
+
+SCHEME_PANEL = "Scheme"
+SCALING_PANEL = "RoPE scaling"
+CONFIG_PANEL = "Configuration"
+OUTPUT_PANEL = "Output"
+
+#: One-letter spellings; each means the same key in every command.
+SHORT_FLAGS: dict[str, str] = {
+    "scheme": "-s",
+    "schemes": "-S",
+    "dim": "-d",
+    "length": "-L",
+    "max_relative_position": "-K",
+    "train_length": "-T",
+    "config": "-c",
+    "out": "-o",
+}
+
+#: Flags whose "off" spelling is a word of its own.
+FLAG_SPELLINGS: dict[str, str] = {"bidirectional": "--bidirectional/--causal", "computed": "--computed/--cast"}
+
+#: Help for a parameter that several schemes declare with scheme-specific wording.
+SHARED_HELP: dict[str, str] = {
+    "dim": "vector size: the model dimension (rope: the head dimension)",
+    "base": "base of the frequencies θ_i = base^(−2i/d) (alias rope_theta)",
+    "layout": "interleaved: pairs (2i, 2i+1); half: pairs (i, i + d/2), HF's rotate_half",
+    "seed": "seed of the table's initialisation",
+    "std": "standard deviation of the initialisation",
+}
+
+
+def option_name(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _typer_type(parameter: Parameter) -> Any:
+    kind = parameter.base_type
+    if parameter.is_list or kind not in (int, float, bool, str):
+        return str  # lists as "1,2,4"; anything else is parsed by Parameter.coerce
+    return kind
+
+
+def _default_text(declarations: list[tuple[str, Parameter]]) -> str | None:
+    """``512`` when every scheme agrees, else ``512 sinusoidal, learned; 128 rope``."""
+    by_default: dict[str, list[str]] = {}
+    for owner, parameter in declarations:
+        text = parameter.describe_default()
+        if text is not None:
+            by_default.setdefault(text, []).append(owner)
+    if not by_default:
+        return None
+    if len(by_default) == 1 and len(declarations) == sum(map(len, by_default.values())):
+        return next(iter(by_default))
+    return "; ".join(f"{text} {', '.join(owners)}" for text, owners in by_default.items())
+
+
+def make_option(
+    parameter: Parameter, *, panel: str, owners: Iterable[tuple[str, Parameter]] = (), help: str | None = None
+) -> Any:
+    """The Typer option of one declaration: an ``Annotated`` type whose value is None when not given.
+
+    ``owners`` are the (scheme, declaration) pairs of a parameter several schemes take, so that the
+    help can name them and their defaults.
+    """
+    declarations = list(owners) or [("", parameter)]
+    names = [FLAG_SPELLINGS.get(parameter.name, option_name(parameter.name))]
+    kind = _typer_type(parameter)
+    if kind is bool and "/" not in names[0]:
+        names[0] = f"{names[0]}/--no-{names[0][2:]}"
+    if parameter.name in SHORT_FLAGS:
+        names.append(SHORT_FLAGS[parameter.name])
+    text = help or (SHARED_HELP.get(parameter.name) if len(declarations) > 1 else None) or parameter.help
+    if len(declarations) > 1:
+        text += f" ({', '.join(owner for owner, _ in declarations)})"
+    if parameter.choices:
+        text += f"; one of {', '.join(parameter.choices)}"
+    if parameter.is_list:
+        text += ", comma-separated"
+    default = _default_text(declarations)
+    if default is not None:
+        text += f" [default: {default}]"
+    metavar = None if kind is bool else ("LIST" if parameter.is_list else None)
+    info = typer.Option(*names, help=text, rich_help_panel=panel, show_default=False, metavar=metavar)
+    return Annotated[Optional[kind], info]
+
+
+def plain_flag(*names: str, help: str, panel: str = OUTPUT_PANEL) -> Any:
+    """An on/off flag without a ``--no-`` form (``--json``, ``--force``)."""
+    return Annotated[bool, typer.Option(*names, help=help, rich_help_panel=panel, show_default=False)]
+
+
+JsonOption = plain_flag("--json", help="print one JSON document on stdout, nothing else")
+QuietOption = plain_flag("--quiet", "-q", help="print nothing on success; the exit code is the answer")
+ForceOption = plain_flag("--force", "-f", help="overwrite an existing output file")
