@@ -21,7 +21,7 @@ import numpy as np
 from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
-from pecli.params import Parameter, coerce
+from pecli.params import Parameter, choice_error, coerce, excerpt
 from pecli.schemes.base import Positions, as_positions
 
 DEFAULT_SCHEME = "sinusoidal"
@@ -63,6 +63,25 @@ class Spec:
         ``spec.rebuild(train_length)`` is that trained scheme.
         """
         return self.scheme.at_length(length)
+
+    def variant(self, name: str | None = None, params: Mapping[str, Any] | None = None, **changes: Any) -> Scheme:
+        """Scheme ``name`` (default: this spec's) built with the user's parameters that it takes.
+
+        A command that sets several schemes side by side (``compare``, ``plot dot-distance``) builds each
+        one here: the keys the user gave that the scheme takes (``--base`` reaches sinusoidal and rope,
+        ``--heads`` alibi), then ``params`` (one entry's own keys), then ``changes`` (a base swept by the
+        command); a key given under an alias is replaced by a change to the key it names.
+        """
+        name = name or self.scheme.name
+        cls = get_scheme_class(name)
+        own = accepted_keys(cls)
+        values = {key: value for key, value in self.given_params.items() if key in own}
+        for key, value in {**(params or {}), **changes}.items():
+            key = normalize_key(key)
+            for alias in [a for a, target in cls.aliases.items() if target == key]:
+                values.pop(alias, None)
+            values[key] = value
+        return build_scheme(name, values, length=self.length)
 
     @property
     def count(self) -> int:
@@ -317,20 +336,26 @@ def accepted_keys(cls: type[Scheme]) -> set[str]:
     return set(scheme_parameters(cls)) | set(cls.aliases) | set(cls.block_keys)
 
 
-def _names(value: Any) -> list[str]:
-    """Scheme names from ``"a,b"`` or a YAML list; [] for None."""
+def scheme_entries(value: Any, key: str = "schemes") -> list[tuple[str, dict[str, Any]]]:
+    """(name, own parameters) per entry of ``"a,b"``, a YAML list of names, or a list of mappings with a
+    ``scheme`` key and that entry's own parameters; [] for None."""
     if value is None:
         return []
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, (list, tuple)) or not all(isinstance(item, str) for item in items):
-        raise ConfigError("schemes", f"expected comma-separated scheme names, got {value!r}")
-    return [item.strip() for item in items if item.strip()]
-
-
-def _named_scheme(name: str) -> type[Scheme]:
-    if name not in SCHEMES:
-        raise ConfigError("schemes", f"unknown scheme {name!r}; valid: {', '.join(SCHEMES)}")
-    return SCHEMES[name]
+    items = [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not items:
+        raise ConfigError(key, f"expected comma-separated scheme names or a list of scheme mappings, got {excerpt(value)}")
+    entries = []
+    for item in items:
+        if isinstance(item, str) and item.strip():
+            entries.append((item.strip(), {}))
+        elif isinstance(item, Mapping) and isinstance(item.get("scheme"), str):
+            entries.append((item["scheme"], {normalize_key(str(k)): v for k, v in item.items() if k != "scheme"}))
+        else:
+            raise ConfigError(key, f"each entry must be a scheme name or a mapping with a 'scheme' key, got {excerpt(item)}")
+    for name, _ in entries:
+        if name not in SCHEMES:
+            raise choice_error(key, name, SCHEMES)
+    return entries
 
 
 def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> Spec:
@@ -341,7 +366,7 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
     """
     command = {s.name: s for s in (*RUN_SETTINGS, *settings)}
     options = dict(options)
-    hf_config = options.pop("hf_config", None)
+    hf_config = None if "hf_config" in command else options.pop("hf_config", None)
     if options.get("scheme") is None:  # absent or null: the default
         options.pop("scheme", None)
     if hf_config is not None:
@@ -352,7 +377,8 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
     cls = get_scheme_class(scheme_name)
     own_names = accepted_keys(cls)
     # A command that draws several schemes (``schemes``) accepts the parameters of each of them.
-    overlaid = [cls] + [_named_scheme(name) for name in _names(options.get("schemes"))] if "schemes" in command else [cls]
+    listed = options.get("schemes", command["schemes"].default) if "schemes" in command else None
+    overlaid = [cls] + [SCHEMES[name] for name, _ in scheme_entries(listed)]
     parameter_names = set().union(*(accepted_keys(c) for c in overlaid))
     chosen: dict[str, Any] = {}
     params: dict[str, Any] = {}

@@ -1,0 +1,120 @@
+"""Every property of several schemes side by side, with the articles' claims set against the measurements.
+
+``pecli compare`` prints this; a notebook calls :func:`compare` directly::
+
+    from pecli import build_scheme, compare
+    table = compare([build_scheme("sinusoidal", {"dim": 64}), build_scheme("rope", {"dim": 64})], length=1024)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from pecli.analysis import ANALYSES, CheckOptions, PropertyResult, run_checks
+from pecli.analysis.claims import claims_for, disagreement
+from pecli.analysis.spectrum import wavelengths_of
+from pecli.analysis.structure import bias_domain, vectors
+from pecli.schemes.base import Capability, Scheme
+
+#: Where each kind of scheme enters the attention computation.
+ACTS_ON = {"additive": "input", "rotary": "q,k", "bias": "logits"}
+
+
+@dataclass(frozen=True)
+class ComparedScheme:
+    """One row of a comparison: a scheme, its facts and the result of every property check."""
+
+    label: str
+    scheme: Scheme
+    value_range: tuple[float, float]
+    max_wavelength: float | None
+    results: dict[str, PropertyResult]
+    #: Footnote numbers by property, where a measurement disagrees with an article's claim.
+    footnotes: dict[str, list[int]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "scheme": self.scheme.name,
+            "params": self.scheme.params(),
+            "kind": self.scheme.kind,
+            "acts_on": ACTS_ON.get(self.scheme.kind, self.scheme.kind),
+            "parameter_count": int(self.scheme.parameter_count),
+            "value_range": list(self.value_range),
+            "max_wavelength": self.max_wavelength,
+            "results": {name: result.to_dict() for name, result in self.results.items()},
+            "footnotes": self.footnotes,
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The rows of :func:`compare` and the footnotes they point to."""
+
+    length: int
+    rows: list[ComparedScheme]
+    footnotes: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The document ``pecli compare --json`` prints."""
+        return {
+            "length": self.length, "properties": list(ANALYSES), "rows": [row.to_dict() for row in self.rows],
+            "footnotes": self.footnotes,
+        }
+
+
+def compare(
+    schemes: Sequence[Scheme | tuple[str, Scheme]], *, length: int, train_length: int | None = None,
+    dtype: str | None = None, strict: bool = False,
+) -> Comparison:
+    """Run every property check on every scheme at positions 0 … length − 1.
+
+    Parameters
+    ----------
+    schemes:
+        The schemes, each optionally with the label its row shows (default: the scheme's name).
+    length, train_length, dtype, strict:
+        As for :func:`pecli.analysis.run_checks` (:class:`~pecli.analysis.CheckOptions`).
+
+    Returns
+    -------
+    Comparison
+        One row per scheme; a footnote wherever a measured verdict disagrees with what an article
+        claims (:mod:`pecli.analysis.claims`).
+    """
+    rows, footnotes = [], []
+    options = CheckOptions(length=length, dtype=dtype, train_length=train_length, strict=strict)
+    for entry in schemes:
+        label, scheme = entry if isinstance(entry, tuple) else (entry.name, entry)
+        results = {r.property: r for r in run_checks(scheme, "all", options)}
+        marks: dict[str, list[int]] = {}
+        for prop, claim in claims_for(scheme.name).items():
+            words = disagreement(claim, results[prop].verdict)
+            if words:
+                number = len(footnotes) + 1
+                footnotes.append({
+                    "number": number, "scheme": scheme.name, "property": prop, "source": claim.source,
+                    "claim": claim.quote, "claimed": claim.holds, "measured": results[prop].verdict,
+                    "text": f"{label}, {prop}: {claim.source}: “{claim.quote}”; {words}: {results[prop].reason}",
+                })
+                marks.setdefault(prop, []).append(number)
+        rows.append(ComparedScheme(label, scheme, value_range(scheme, length), max_wavelength(scheme), results, marks))
+    return Comparison(length, rows, footnotes)
+
+
+def value_range(scheme: Scheme, length: int) -> tuple[float, float]:
+    """The smallest and largest value of the encoding (vectors) or of the bias over 0 … length − 1."""
+    values = vectors(scheme, length) if scheme.has(Capability.VECTORS) else bias_domain(scheme, length).rows
+    return float(np.min(values)) + 0.0, float(np.max(values)) + 0.0
+
+
+def max_wavelength(scheme: Scheme) -> float | None:
+    """The longest finite wavelength ``2π/θ_i`` of a scheme with frequency pairs, else None."""
+    if not scheme.has(Capability.FREQUENCIES):
+        return None
+    finite = wavelengths_of(scheme.frequency_pairs().inv_freq)
+    finite = finite[np.isfinite(finite)]
+    return float(finite.max()) if finite.size else None
