@@ -1,11 +1,14 @@
 """The ``pecli`` command line: a thin Typer layer that parses, calls the core and renders.
 
-Each subcommand lives in its own module and is registered here; :func:`main` is the console entry
+Each subcommand lives in its own module, listed once in :data:`COMMANDS`. A run imports only the
+module of the command it runs (start-up stays close to importing Typer and NumPy); ``pecli --help``
+lists every command from the summaries here without importing any. :func:`main` is the console entry
 point, which turns usage errors into one line and exit code 2.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from typing import Annotated
@@ -13,25 +16,15 @@ from typing import Annotated
 import typer
 
 from pecli import __version__
-from pecli.cli.check import check
-from pecli.cli.compare import compare
-from pecli.cli.encode import encode
-from pecli.cli.wavelengths import wavelengths
-from pecli.cli.plot import plot
 
-app = typer.Typer(
-    name="pecli",
-    help="Compute, measure and picture the positional encodings of transformers.",
-    pretty_exceptions_show_locals=False,
-    rich_markup_mode="markdown",
-    add_completion=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.command(name="encode")(encode)
-app.command(name="check")(check)
-app.command(name="compare")(compare)
-app.command(name="wavelengths")(wavelengths)
-app.command(name="plot")(plot)
+#: Every subcommand: its module (which defines a function of the same name) and its one-line summary.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "encode": ("pecli.cli.encode", "Compute a scheme's encoding and write it as .npy or .npz."),
+    "check": ("pecli.cli.check", "Measure a property of an encoding: exit 0 when it holds, 1 when it does not."),
+    "compare": ("pecli.cli.compare", "Measure every property of several schemes side by side."),
+    "wavelengths": ("pecli.cli.wavelengths", "The frequency and wavelength of every pair of a sinusoidal or rotary encoding."),
+    "plot": ("pecli.cli.plot", "Draw a scheme and write the figure as .png, .svg or .pdf."),
+}
 
 
 def _version(value: bool) -> None:
@@ -40,21 +33,58 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="print the version and exit")] = False,
 ) -> None:
     """Compute, measure and picture the positional encodings of transformers."""
 
 
+def _listed_only() -> None:  # pragma: no cover - never runs: the command's own module is loaded to run it
+    raise typer.Exit(2)
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The Typer app with every command loaded, or with only ``only`` loaded and the others listed."""
+    app = typer.Typer(
+        name="pecli",
+        help="Compute, measure and picture the positional encodings of transformers.",
+        pretty_exceptions_show_locals=False,
+        rich_markup_mode="markdown",
+        add_completion=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(_root)
+    for name, (module, summary) in COMMANDS.items():
+        if only is None or name == only:
+            app.command(name=name)(getattr(importlib.import_module(module), name))
+        else:
+            app.command(name=name, help=summary, add_help_option=False)(_listed_only)
+    return app
+
+
+def __getattr__(name: str):
+    if name == "app":  # the whole app, for tests and for embedding
+        return build_app()
+    raise AttributeError(name)
+
+
 #: Click's base exception, whether Typer uses click or a vendored copy of it.
 _CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
+def _command_of(args: list[str]) -> str | None:
+    """The subcommand a command line runs: its first word that is not an option."""
+    for arg in args:
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
 def main() -> None:
     """Console entry point: run the app; usage errors become one line and exit code 2."""
+    args = sys.argv[1:] or ["--help"]
     try:
-        code = app(args=sys.argv[1:] or ["--help"], prog_name="pecli", standalone_mode=False)
+        code = build_app(only=_command_of(args) or "")(args=args, prog_name="pecli", standalone_mode=False)
     except _CLICK_ERROR as error:
         sys.stderr.write(f"pecli: error: {error.format_message()}\n")
         code = error.exit_code
