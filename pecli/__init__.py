@@ -1,24 +1,68 @@
 """pecli: compute, measure and picture the positional encodings of transformers.
 
-The library API::
+The library API, for notebooks and scripts (nothing here needs the command line)::
 
-    from pecli import build_scheme, encode
-    scheme = build_scheme("rope", {"dim": 128, "base": 500000})
-    E = encode("sinusoidal", range(16), dim=8)
+    import pecli
+
+    rope = pecli.build_scheme("rope", {"dim": 128, "base": 500000})
+    E = pecli.encode("sinusoidal", range(16), dim=8)              # (16, 8) float64
+    results = pecli.run_checks(rope, "all", pecli.CheckOptions(length=4096))
+    table = pecli.spectrum(rope, context=8192, train_length=4096)  # per-pair wavelengths
+    side_by_side = pecli.compare([rope, pecli.build_scheme("alibi")], length=1024)
+
+``pecli.SCHEMES`` is the registry of schemes and ``pecli.ANALYSES`` that of the properties. Names are
+imported on first use, so ``import pecli`` stays light.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Iterable
 
 __version__ = "0.1.0"
 
+#: Public names and the module each comes from (imported when first used).
+_EXPORTS = {
+    "SCHEMES": "pecli.schemes",
+    "Capability": "pecli.schemes.base",
+    "Scheme": "pecli.schemes.base",
+    "ANALYSES": "pecli.analysis",
+    "CheckOptions": "pecli.analysis",
+    "PropertyResult": "pecli.analysis",
+    "run_checks": "pecli.analysis",
+    "spectrum": "pecli.analysis.spectrum",
+    "base_lower_bound": "pecli.analysis.spectrum",
+    "compare": "pecli.analysis.comparison",
+    "Comparison": "pecli.analysis.comparison",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'pecli' has no attribute {name!r}")
+
 
 def build_scheme(name: str, params: dict[str, Any] | None = None, *, length: int = 512):
-    """Build a registered scheme from its name and parameters (validated as the CLI does)."""
+    """Build a registered scheme from its name and parameters, validated as the command line does.
+
+    Parameters the user leaves out that depend on the sequence length (binary ``bits``, learned
+    ``max_length``) are filled from ``length``; ``scheme.at_length(n)`` gives the same scheme at
+    another length.
+    """
     from pecli.config import build_scheme as _build
 
     return _build(name, params or {}, length=length)
+
+
+def check(scheme, prop: str = "all", **options: Any):
+    """Measure property ``prop`` (or ``"all"``) of ``scheme``; keyword options as :class:`CheckOptions`.
+
+    Returns the list of :class:`PropertyResult` (verdict, reason, figures).
+    """
+    from pecli.analysis import CheckOptions, run_checks
+
+    return run_checks(scheme, prop, CheckOptions(**options))
 
 
 def encode(name: str, positions: Iterable[int], **params: Any):
@@ -33,4 +77,11 @@ def encode(name: str, positions: Iterable[int], **params: Any):
     return next(iter(scheme.arrays(positions).values()))
 
 
-__all__ = ["__version__", "build_scheme", "encode"]
+def plot(kind: str, scheme, **options: Any):
+    """Draw plot ``kind`` of ``scheme`` and return the matplotlib Figure (see ``pecli plot --help``)."""
+    from pecli.render import figures
+
+    return figures.draw(kind, scheme, **options)
+
+
+__all__ = ["__version__", "build_scheme", "check", "encode", "plot", *_EXPORTS]

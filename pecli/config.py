@@ -19,7 +19,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from pecli.dtypes import DTYPES
-from pecli.errors import ConfigError
+from pecli.errors import ConfigError, PositionError
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
 from pecli.params import Parameter, choice_error, coerce, excerpt
 from pecli.schemes.base import Positions, as_positions
@@ -49,8 +49,8 @@ class Spec:
 
     scheme: Scheme
     length: int
-    #: Position ids given with ``positions``; None means 0 … length − 1 (built only when asked for).
-    given_positions: np.ndarray | None
+    #: The positions encoded: 0 … length − 1 unless ``positions`` gave ids (of the scheme's rank).
+    where: Positions
     dtype: str | None
     settings: Mapping[str, Any]
     #: The scheme parameters as the user gave them, before length-dependent defaults were filled in.
@@ -86,14 +86,17 @@ class Spec:
     @property
     def count(self) -> int:
         """Number of positions, known before any array is built (for memory estimates)."""
-        return self.length if self.given_positions is None else int(self.given_positions.size)
+        return self.where.count
+
+    @property
+    def given_positions(self) -> np.ndarray | None:
+        """The ids given with ``positions``, or None for 0 … length − 1."""
+        return self.where.given
 
     @property
     def positions(self) -> np.ndarray:
-        """The position ids, int64."""
-        if self.given_positions is not None:
-            return self.given_positions
-        return np.arange(self.length, dtype=np.int64)
+        """The position ids, int64: shape (N,), or (N, rank) for a scheme on a grid."""
+        return self.where.ids
 
     @property
     def output_dtype(self) -> str:
@@ -225,8 +228,12 @@ def build_scheme(name: str, params: Mapping[str, Any], *, length: int = DEFAULT_
     return cls.from_params({**values, "length_filled": tuple(filled)})
 
 
-def parse_positions(value: Any) -> np.ndarray:
-    """Positions from ``start:stop[:step]``, an ``.npy`` file of integer ids, or a list of integers."""
+def parse_positions(value: Any, rank: int = 1) -> np.ndarray:
+    """Positions from ``start:stop[:step]``, an ``.npy`` file of integer ids, or a list of integers.
+
+    For a scheme whose positions have ``rank`` > 1 coordinates, an ``.npy`` of shape (N, rank) or a list
+    of N coordinate lists.
+    """
     if isinstance(value, str) and ":" in value and not value.endswith(".npy"):
         parts = value.split(":")
         try:
@@ -250,8 +257,8 @@ def parse_positions(value: Any) -> np.ndarray:
     if positions.size == 0:
         raise ConfigError("positions", f"{value!r} gives no positions")
     try:
-        return as_positions(positions)
-    except Exception as error:  # PositionError, with the key named
+        return as_positions(positions, rank)
+    except PositionError as error:
         raise ConfigError("positions", str(error)) from None
 
 
@@ -394,7 +401,7 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
             guess = difflib.get_close_matches(key, valid, n=1, cutoff=0.75)
             hint = f"; it is a parameter of {', '.join(other)}" if other else f"; did you mean {guess[0]}?" if guess else ""
             raise ConfigError(key, f"unknown key for scheme {scheme_name!r}{hint} (valid keys: {', '.join(valid)})")
-    positions = parse_positions(chosen["positions"]) if chosen.get("positions") is not None else None
+    positions = parse_positions(chosen["positions"], cls.position_rank) if chosen.get("positions") is not None else None
     length = chosen.get("length")
     if positions is None:
         # A model's own context (max_position_embeddings, from --hf-config) is a better default than 512.
@@ -408,7 +415,8 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
         own["context"] = max(int(length), int(positions.max()) + 1)
     scheme = build_scheme(scheme_name, own, length=length)
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
-    return Spec(scheme, int(length), positions, chosen.get("dtype"), resolved, params)
+    where = Positions.range(length, cls.position_rank) if positions is None else Positions.of(positions, cls.position_rank)
+    return Spec(scheme, int(length), where, chosen.get("dtype"), resolved, params)
 
 
 def parse_size(key: str, value: Any) -> int:
