@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
+from pecli.config_files import parse_yaml, read_yaml_mapping
 from pecli.dtypes import DTYPES
-from pecli.errors import ConfigError, PositionError
+from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
 from pecli.params import Parameter, choice_error, coerce, excerpt
 from pecli.schemes.base import Positions, as_positions
@@ -110,38 +109,22 @@ class Spec:
 
 # -- reading the layers ---------------------------------------------------------------------------
 def load_yaml(path: str) -> dict[str, Any]:
-    """Read a YAML mapping from ``path`` (``-`` reads stdin) with the safe loader."""
-    import yaml
-
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError("config", f"cannot read {path}: {error.strerror or error}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError("config", f"{path} is not valid YAML{where}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError("config", f"{path} must hold a mapping of keys to values, got {type(data).__name__}")
-    return {normalize_key(str(key)): value for key, value in data.items()}
+    """Read a YAML mapping of options from ``path`` (``-`` reads stdin); see :mod:`pecli.config_files`."""
+    return {normalize_key(str(key)): value for key, value in read_yaml_mapping(path).items()}
 
 
 def parse_sets(pairs: list[str] | None) -> dict[str, Any]:
     """Parse ``--set key=value`` pairs; values are read as YAML scalars or lists."""
-    import yaml
-
     out: dict[str, Any] = {}
     for pair in pairs or []:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
-            raise ConfigError("set", f"expected key=value, got {pair!r}")
+            raise ConfigError("set", f"expected key=value, got {excerpt(pair)}")
         try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError:
+            value = parse_yaml(raw, f"--set {key.strip()}") if raw.strip() else ""
+        except ConfigError as error:
+            if "not valid YAML" not in str(error):
+                raise
             value = raw
         out[normalize_key(key.strip())] = value
     return out
@@ -246,10 +229,12 @@ def parse_positions(value: Any, rank: int = 1) -> np.ndarray:
             raise ConfigError("positions", f"{value!r} is {len(range(*numbers)):,} positions; at most {MAX_POSITIONS:,}")
         positions = np.arange(*numbers, dtype=np.int64)
     elif isinstance(value, str):
+        from pecli.io import load_array
+
         try:
-            positions = np.load(value, allow_pickle=False)
-        except (OSError, ValueError) as error:
-            raise ConfigError("positions", f"cannot read {value} as .npy: {error}") from None
+            positions = load_array(value, key="positions", max_bytes=MAX_POSITIONS * 8)
+        except PecliError as error:
+            raise ConfigError("positions", str(error).removeprefix("positions: ")) from None
     elif isinstance(value, (list, tuple)):
         positions = np.asarray(value)
     else:
@@ -377,9 +362,11 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
     if options.get("scheme") is None:  # absent or null: the default
         options.pop("scheme", None)
     if hf_config is not None:
+        if not isinstance(hf_config, str) or not hf_config:
+            raise ConfigError("hf_config", f"expected the path of a config.json, got {excerpt(hf_config)}")
         if options.get("scheme", "rope") != "rope":
             raise ConfigError("hf_config", f"reads a RoPE model; it cannot go with scheme {options['scheme']!r}")
-        options = merge(read_hf_config(str(hf_config)), options)
+        options = merge(read_hf_config(hf_config), options)
     scheme_name = command["scheme"].coerce(options.get("scheme", DEFAULT_SCHEME))
     cls = get_scheme_class(scheme_name)
     own_names = accepted_keys(cls)

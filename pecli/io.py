@@ -41,8 +41,47 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], None], *, 
         raise PecliError(f"cannot write {target}: {error.strerror or error}") from None
 
 
+#: Temporary files are named ``.NAME.pecli-PID-XXXX.tmp``, so that a later run can tell whose they are.
+TEMP_MARK = ".pecli-"
+
+
+def _stale(path: Path) -> bool:
+    """Whether the temporary file ``path`` was left by a pecli process that no longer runs."""
+    try:
+        pid = int(path.name.rsplit(TEMP_MARK, 1)[1].split("-", 1)[0])
+    except (IndexError, ValueError):
+        return False
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's
+        return False
+    try:  # the pid is alive: stale only if the file is older than that process (the pid was reused)
+        return path.stat().st_mtime < os.stat(f"/proc/{pid}").st_mtime
+    except OSError:
+        return False
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Remove the temporary files that killed pecli processes left in ``folder`` (SIGKILL, power loss)."""
+    try:
+        candidates = [p for p in folder.iterdir() if p.name.startswith(".") and TEMP_MARK in p.name and p.name.endswith(".tmp")]
+    except OSError:
+        return
+    for path in candidates:
+        if _stale(path):
+            try:
+                path.unlink()
+            except OSError:
+                pass
+
+
 def _write_atomic(target: Path, write: Callable[[BinaryIO], None], *, force: bool) -> Path:
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    remove_stale_temporaries(target.parent)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}{TEMP_MARK}{os.getpid()}-", suffix=".tmp", dir=target.parent)
     try:
         umask = os.umask(0)
         os.umask(umask)
@@ -80,11 +119,59 @@ def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], metadata
     return write_atomic(path, lambda f: np.savez(f, **parts), force=force)
 
 
-def load_array(path: str | os.PathLike) -> np.ndarray:
-    """Read an ``.npy`` array for ``--apply``, with a one-line error when it cannot."""
+#: NumPy dtype kinds that hold real numbers: booleans, integers, floats.
+NUMERIC_KINDS = "biuf"
+
+
+def read_npy_header(path: str | os.PathLike, key: str = "apply") -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype an ``.npy`` file declares, read from its header without loading the data."""
+    from numpy.lib import format as npy_format
+
+    try:
+        with open(path, "rb") as stream:
+            start = stream.read(6)
+            if not start:
+                raise PecliError(f"{key}: {path} is empty, not an .npy array")
+            if start.startswith(b"PK"):
+                raise PecliError(f"{key}: {path} is an .npz archive; give one .npy array")
+            stream.seek(0)
+            version = npy_format.read_magic(stream)
+            if version == (1, 0):
+                shape, _, dtype = npy_format.read_array_header_1_0(stream, max_header_size=1 << 16)
+            else:
+                shape, _, dtype = npy_format.read_array_header_2_0(stream, max_header_size=1 << 16)
+    except FileNotFoundError:
+        raise PecliError(f"{key}: cannot read {path}: no such file") from None
+    except IsADirectoryError:
+        raise PecliError(f"{key}: {path} is a folder") from None
+    except OSError as error:
+        raise PecliError(f"{key}: cannot read {path}: {error.strerror or error}") from None
+    except ValueError as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else "bad header"
+        raise PecliError(f"{key}: {path} is not a readable .npy array ({first_line})") from None
+    if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None:
+        raise PecliError(f"{key}: {path} holds {dtype} values; pecli reads real numbers (bool, int, float)")
+    return tuple(shape), dtype
+
+
+def load_array(path: str | os.PathLike, key: str = "apply", max_bytes: int | None = None) -> np.ndarray:
+    """Read an ``.npy`` array of real numbers, checking its header (kind, size) before the data.
+
+    Raises
+    ------
+    PecliError
+        One line: not an .npy (an .npz, an empty file), not real numbers (complex, strings, dates,
+        structured records), or larger than ``max_bytes``.
+    """
+    shape, dtype = read_npy_header(path, key)
+    size = int(np.prod(shape, dtype=np.float64)) * 8  # the float64 copy the computation works on
+    if max_bytes is not None and size > max_bytes:
+        raise PecliError(
+            f"{key}: {path} holds {int(np.prod(shape, dtype=np.float64)):,} values ({size / (1 << 30):.2f} GiB as "
+            f"float64), over the memory budget of {max_bytes / (1 << 30):.2f} GiB; raise --max-memory"
+        )
     try:
         return np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise PecliError(f"{path}: no such file") from None
     except (OSError, ValueError) as error:
-        raise PecliError(f"{path}: not a readable .npy array ({error})") from None
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else "unreadable"
+        raise PecliError(f"{key}: {path} is not a readable .npy array ({first_line})") from None

@@ -8,14 +8,17 @@ point, which turns usage errors into one line and exit code 2.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
+import signal
 import sys
 from typing import Annotated
 
 import typer
 
 from pecli import __version__
+from pecli.cli.exits import BAD_INPUT, BROKEN_PIPE, BUG, INTERRUPTED, TERMINATED, Interrupted, ReaderGone, Terminated
 
 #: Every subcommand: its module (which defines a function of the same name) and its one-line summary.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -80,20 +83,78 @@ def _command_of(args: list[str]) -> str | None:
     return None
 
 
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+class _ClosedStream:
+    """Stands in for a standard stream the caller closed (``>&-``): writing to it is an error."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
 def main() -> None:
-    """Console entry point: run the app; usage errors become one line and exit code 2."""
+    """Console entry point: run the app; every failure becomes one line on stderr and an exit code.
+
+    The codes are those of :mod:`pecli.cli.exits`.
+    """
     args = sys.argv[1:] or ["--help"]
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    if sys.stdout is None:
+        sys.stdout = _ClosedStream()  # type: ignore[assignment]
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - nowhere to say anything; the exit code still tells
     try:
         code = build_app(only=_command_of(args) or "")(args=args, prog_name="pecli", standalone_mode=False)
+        sys.stdout.flush()
     except _CLICK_ERROR as error:
-        sys.stderr.write(f"pecli: error: {error.format_message()}\n")
-        code = error.exit_code
-    except (typer.Abort, KeyboardInterrupt):
-        sys.stderr.write("pecli: aborted\n")
-        code = 130
+        code = _say(f"pecli: error: {error.format_message()}", error.exit_code)
+    except (KeyboardInterrupt, Interrupted):
+        code = _say("pecli: interrupted", INTERRUPTED)
+    except typer.Abort:
+        code = _say("pecli: aborted", INTERRUPTED)
+    except Terminated:
+        code = _say("pecli: terminated", TERMINATED)
+    except (BrokenPipeError, ReaderGone):
+        code = _quiet_broken_pipe()
+    except OSError as error:  # standard output full (/dev/full) or closed
+        if error.errno == errno.EPIPE:
+            code = _quiet_broken_pipe()
+        else:
+            code = _say(f"pecli: error: cannot write the output: {error.strerror or error}", BAD_INPUT)
     except Exception as error:  # a bug: one line unless asked for the traceback
         if os.environ.get("PECLI_DEBUG"):
             raise
-        sys.stderr.write(f"pecli: internal error: {type(error).__name__}: {error} (PECLI_DEBUG=1 shows the traceback)\n")
-        code = 3
-    sys.exit(code if isinstance(code, int) else 0)
+        code = _say(f"pecli: internal error: {type(error).__name__}: {error} (PECLI_DEBUG=1 shows the traceback)", BUG)
+    code = code if isinstance(code, int) else 0
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        code = _quiet_broken_pipe() if code == 0 else code
+    sys.exit(code)
+
+
+def _say(line: str, code: int) -> int:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass  # stderr closed or gone: the exit code is all there is
+    return code
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader of stdout went away: stop quietly, and keep Python from complaining at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    return BROKEN_PIPE

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator
 
 import typer
 
+from pecli.cli.exits import Interrupted, ReaderGone
 from pecli.cli.options import (
     CONFIG_PANEL, OUTPUT_PANEL, SCALING_PANEL, SCHEME_PANEL, ForceOption, JsonOption, QuietOption, make_option,
 )
@@ -85,6 +86,10 @@ def errors_to_exit() -> Iterator[None]:
         raise fail(str(error)) from None
     except MemoryError:
         raise fail("out of memory; ask for fewer positions or a smaller dimension") from None
+    except BrokenPipeError:
+        raise ReaderGone() from None
+    except KeyboardInterrupt:
+        raise Interrupted() from None
 
 
 # -- the shared scheme options ------------------------------------------------------------------------

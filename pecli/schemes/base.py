@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pecli.errors import ConfigError, PecliError, PositionError
-from pecli.params import Parameter, dataclass_parameters, param
+from pecli.params import Parameter, dataclass_parameters
 
 KINDS = ("additive", "rotary", "bias")
 

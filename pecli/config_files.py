@@ -1,0 +1,146 @@
+"""Reading configuration text safely: a YAML file, a ``--set`` value, a JSON file.
+
+The loader is PyYAML's safe loader with four guards, each a one-line :class:`ConfigError` rather than a
+surprise: files over :data:`MAX_FILE_BYTES`; a key given twice in one mapping (YAML would silently keep
+the last); an integer with a leading zero (``dim: 010`` is 8 in YAML 1.1, 10 to a reader); and aliases
+that expand to more than :data:`MAX_NODES` values (a "billion laughs" document of a few hundred bytes).
+Text must be UTF-8.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+
+import yaml
+
+from pecli.errors import ConfigError
+
+#: Largest configuration file read (a YAML of options is a few hundred bytes).
+MAX_FILE_BYTES = 1 << 20
+#: Most values a document may hold once its aliases are expanded.
+MAX_NODES = 100_000
+#: Deepest nesting of lists and mappings.
+MAX_DEPTH = 64
+
+_LEADING_ZERO = re.compile(r"^[-+]?0[0-9_]+$")
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """The safe loader, refusing duplicate keys and leading-zero integers."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise ConfigError(str(key), f"is given twice (line {key_node.start_mark.line + 1}); keep one")
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
+    text = loader.construct_scalar(node)
+    if _LEADING_ZERO.match(str(text)):
+        raise ConfigError(
+            "config", f"{text} at line {node.start_mark.line + 1} has a leading zero (YAML 1.1 reads it as octal); "
+            "write it without the zero"
+        )
+    return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
+def _expanded_size(node: yaml.Node) -> int:
+    """How many values ``node`` holds with every alias expanded, without expanding any (and its depth)."""
+    sizes: dict[int, int] = {}
+
+    def size(current: yaml.Node, depth: int) -> int:
+        if depth > MAX_DEPTH:
+            raise ConfigError("config", f"values are nested more than {MAX_DEPTH} levels deep")
+        if id(current) in sizes:
+            return sizes[id(current)]
+        sizes[id(current)] = 1  # a node that refers to itself counts once
+        if isinstance(current, yaml.SequenceNode):
+            total = 1 + sum(size(child, depth + 1) for child in current.value)
+        elif isinstance(current, yaml.MappingNode):
+            total = 1 + sum(size(k, depth + 1) + size(v, depth + 1) for k, v in current.value)
+        else:
+            total = 1
+        sizes[id(current)] = min(total, MAX_NODES + 1)
+        return sizes[id(current)]
+
+    return size(node, 0)
+
+
+def parse_yaml(text: str, where: str) -> Any:
+    """The value of YAML ``text``; ``where`` names it in errors (a file name, ``--set dim``)."""
+    loader = _StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node) > MAX_NODES:
+            raise ConfigError("config", f"{where} expands to more than {MAX_NODES:,} values (aliases); refused")
+        return loader.construct_document(node)
+    except RecursionError:
+        raise ConfigError("config", f"{where} is nested too deeply") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError("config", f"{where} is not valid YAML{line}") from None
+    finally:
+        loader.dispose()
+
+
+def read_text(path: str, key: str = "config") -> str:
+    """The UTF-8 text of ``path`` (``-``: standard input), at most :data:`MAX_FILE_BYTES`."""
+    if path == "":
+        raise ConfigError(key, "the file name is empty")
+    try:
+        if path == "-":
+            if sys.stdin is None or sys.stdin.closed:
+                raise ConfigError(key, "standard input is closed")
+            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read(MAX_FILE_BYTES + 1).encode()
+        else:
+            with open(path, "rb") as stream:
+                data = stream.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise ConfigError(key, f"cannot read {path}: {error.strerror or error}") from None
+    except ValueError:  # a closed stream
+        raise ConfigError(key, "standard input is closed") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ConfigError(key, f"{path} is larger than {MAX_FILE_BYTES >> 20} MiB; a configuration file is a few lines")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(key, f"{path} is not UTF-8 text (byte {error.start})") from None
+
+
+def read_json(path: str, key: str) -> Any:
+    """The value of the JSON file ``path`` (UTF-8, at most :data:`MAX_FILE_BYTES`, not nested absurdly)."""
+    text = read_text(path, key)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ConfigError(key, f"{path} is nested too deeply") from None
+    except ValueError as error:
+        raise ConfigError(key, f"{path} is not valid JSON ({error})") from None
+
+
+def read_yaml_mapping(path: str) -> dict[str, Any]:
+    """The mapping a ``--config`` file holds (``-`` reads standard input)."""
+    data = parse_yaml(read_text(path), path)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError("config", f"{path} must hold a mapping of keys to values, got {type(data).__name__}")
+    return data
+
+
+__all__ = ["MAX_FILE_BYTES", "MAX_NODES", "parse_yaml", "read_json", "read_text", "read_yaml_mapping"]

@@ -1,0 +1,228 @@
+"""Bad input exits 2 with one line; closed streams, signals and killed runs leave nothing behind.
+
+Each case is a reproducer from the reliability issue: before, it exited 3 ("a bug in pecli"), 130 or 1,
+or printed a traceback or a huge line.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import TEST_ENV
+from pecli.cli import main
+
+COMMANDS = ("encode", "check", "compare", "wavelengths", "plot")
+
+
+def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    """Run the console entry point in-process: (exit code, stdout, stderr)."""
+    monkeypatch.setattr(sys, "argv", ["pecli", *map(str, args)])
+    for key, value in TEST_ENV.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    out, err = capsys.readouterr()
+    return exit_info.value.code, out, err
+
+
+def assert_one_line_error(code: int, err: str, *words: str) -> None:
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("pecli: error: "), err
+    assert "Traceback" not in err
+    for word in words:
+        assert word in err, err
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("content", [b"dim: 8\n\xff\xfe\n", "dim: 8\n".encode("utf-16")], ids=["latin-1", "utf-16"])
+def test_config_that_is_not_utf8(monkeypatch, capsys, tmp_path, command, content):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(content)
+    code, _, err = run_main(monkeypatch, capsys, command, "--config", path)
+    assert_one_line_error(code, err, "not UTF-8")
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("dim: 8\ndim: 16\n", ["dim: is given twice (line 2)"]),
+        ("dim: 010\n", ["leading zero"]),
+        ("a: " + "[" * 5000 + "]" * 5000 + "\n", ["nested"]),
+        (
+            # 9 levels of 9 aliases: 9^9 = 387 million values from 310 bytes
+            "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+                f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)
+            ),
+            ["expands to more than 100,000 values"],
+        ),
+    ],
+    ids=["duplicate-key", "octal", "deep", "alias-bomb"],
+)
+def test_yaml_that_would_mislead_or_explode(monkeypatch, capsys, tmp_path, text, words):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    started = time.perf_counter()
+    code, _, err = run_main(monkeypatch, capsys, "encode", "--config", path)
+    assert_one_line_error(code, err, *words)
+    assert len(err) < 300 and time.perf_counter() - started < 20
+
+
+def test_config_file_size_is_bounded(monkeypatch, capsys, tmp_path):
+    path = tmp_path / "big.yaml"
+    path.write_text("values: [" + "1, " * 400_000 + "1]\n")
+    code, _, err = run_main(monkeypatch, capsys, "encode", "--config", path)
+    assert_one_line_error(code, err, "larger than 1 MiB")
+
+
+def test_empty_config_name_is_an_error(monkeypatch, capsys):
+    code, _, err = run_main(monkeypatch, capsys, "encode", "--config", "")
+    assert_one_line_error(code, err, "config:", "empty")
+
+
+def test_hf_config_must_be_a_path(monkeypatch, capsys, tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("hf_config: [3]\n")
+    code, _, err = run_main(monkeypatch, capsys, "compare", "--config", path)
+    assert_one_line_error(code, err, "hf_config")
+    code, _, err = run_main(monkeypatch, capsys, "compare", "--set", "hf_config=-1")
+    assert_one_line_error(code, err, "hf_config")
+    path.write_text("hf_config: 3\n")
+    code, _, err = run_main(monkeypatch, capsys, "encode", "--config", path)
+    assert_one_line_error(code, err, "hf_config")
+
+
+@pytest.fixture
+def arrays(tmp_path: Path) -> Path:
+    """Files that are not an .npy of real numbers."""
+    np.savez(tmp_path / "x.npz", a=np.zeros((4, 8)))
+    (tmp_path / "renamed.npy").write_bytes((tmp_path / "x.npz").read_bytes())
+    (tmp_path / "empty.npy").write_bytes(b"")
+    np.save(tmp_path / "strings.npy", np.array([["a"] * 8] * 4))
+    np.save(tmp_path / "complex.npy", np.ones((4, 8), dtype=np.complex128))
+    np.save(tmp_path / "dates.npy", np.array(["2024-01-01"] * 32, dtype="datetime64[D]").reshape(4, 8))
+    np.save(tmp_path / "records.npy", np.zeros((4, 8), dtype=[("a", "f8"), ("b", "i4")]))
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        ("x.npz", [".npz archive"]),
+        ("renamed.npy", [".npz archive"]),
+        ("empty.npy", ["is empty"]),
+        ("strings.npy", ["<U1", "real numbers"]),
+        ("complex.npy", ["complex128", "real numbers"]),
+        ("dates.npy", ["datetime64", "real numbers"]),
+        ("records.npy", ["real numbers"]),
+        (os.devnull, ["is empty"]),
+    ],
+)
+def test_apply_and_positions_read_only_arrays_of_numbers(monkeypatch, capsys, arrays, name, words):
+    path = name if name == os.devnull else arrays / name
+    code, _, err = run_main(monkeypatch, capsys, "encode", "--scheme", "rope", "--dim", "8", "--apply", path, "--out", arrays / "o.npy")
+    assert_one_line_error(code, err, "apply:", *words)
+    code, _, err = run_main(monkeypatch, capsys, "encode", "--positions", path)
+    assert_one_line_error(code, err, "positions:", *words)
+
+
+def test_output_to_a_full_device_is_one_line():
+    env = {**os.environ, **TEST_ENV}
+    with open("/dev/full", "w") as full:
+        process = subprocess.run(
+            [sys.executable, "-m", "pecli", "encode", "--length", "8", "--dim", "8", "--json"],
+            stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=60,
+        )
+    assert process.returncode == 2
+    assert process.stderr == "pecli: error: cannot write the output: No space left on device\n"
+
+
+def test_closed_stdout_and_stdin():
+    env = {**os.environ, **TEST_ENV}
+    closed_out = subprocess.run(
+        [sys.executable, "-c", "import os, sys; os.close(1); sys.argv = ['pecli', 'encode', '--json']; "
+         "from pecli.cli import main; main()"],
+        capture_output=False, stderr=subprocess.PIPE, text=True, env=env, timeout=60,
+    )
+    assert closed_out.returncode == 2 and closed_out.stderr.startswith("pecli: error: cannot write the output"), closed_out.stderr
+    closed_stdin = subprocess.run(
+        [sys.executable, "-c", "import os, sys; os.close(0); sys.stdin = None; sys.argv = ['pecli', 'encode', '--config', '-']; "
+         "from pecli.cli import main; main()"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )
+    assert closed_stdin.returncode == 2 and "standard input is closed" in closed_stdin.stderr, closed_stdin.stderr
+
+
+def test_reader_going_away_is_a_quiet_exit_141():
+    env = {**os.environ, **TEST_ENV}
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before pecli writes: like `| head` that has already quit
+    try:
+        process = subprocess.run(
+            [sys.executable, "-m", "pecli", "wavelengths", "--scheme", "rope", "--dim", "64", "--json"],
+            stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert process.returncode == 141, process.stderr
+    assert process.stderr == b""
+
+
+def _big_write(tmp_path: Path) -> subprocess.Popen:
+    env = {**os.environ, **TEST_ENV}
+    return subprocess.Popen(
+        [sys.executable, "-m", "pecli", "encode", "--scheme", "sinusoidal", "--dim", "1024", "--length", "400000",
+         "--dtype", "float32", "--out", str(tmp_path / "big.npy"), "--quiet", "--max-memory", "20G"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )
+
+
+def _wait_for_temporary(tmp_path: Path, process: subprocess.Popen) -> list[Path]:
+    for _ in range(600):
+        found = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+        if found or process.poll() is not None:
+            return found
+        time.sleep(0.05)
+    return []
+
+
+@pytest.mark.parametrize("signum, code, line", [(signal.SIGTERM, 143, "pecli: terminated\n"), (signal.SIGINT, 130, "pecli: interrupted\n")])
+def test_a_signal_mid_write_leaves_nothing(tmp_path, signum, code, line):
+    process = _big_write(tmp_path)
+    if not _wait_for_temporary(tmp_path, process):
+        process.kill()
+        pytest.skip("the write finished before a temporary file was seen")
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == code and err.decode() == line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path, run_pecli):
+    process = _big_write(tmp_path)
+    found = _wait_for_temporary(tmp_path, process)
+    process.kill()
+    process.wait(timeout=60)
+    if not found:
+        pytest.skip("the write finished before a temporary file was seen")
+    assert [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # SIGKILL cannot clean up
+    result = run_pecli("encode", "--length", "4", "--dim", "4", "--out", "small.npy", "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.npy"]
+
+
+def test_a_live_writers_temporary_is_left_alone(tmp_path, run_pecli):
+    alive = tmp_path / f".other.npy.pecli-{os.getpid()}-abc.tmp"
+    alive.write_bytes(b"partial")
+    dead = tmp_path / ".other.npy.pecli-999999999-abc.tmp"
+    dead.write_bytes(b"partial")
+    result = run_pecli("encode", "--length", "4", "--dim", "4", "--out", "small.npy", "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert alive.exists() and not dead.exists()
