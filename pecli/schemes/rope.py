@@ -108,7 +108,7 @@ class RopeScheme(Scheme):
         out: dict[str, Parameter] = {}
         for name in (f.name for f in dataclasses.fields(cls)):
             if name == "rope_scaling":
-                out["scaling"] = Parameter("scaling", str, "none", "context extension: " + ", ".join(types), choices=types)
+                out["scaling"] = Parameter("scaling", str, "none", "context extension of the frequencies (HF rope_type)", choices=types)
                 out.update({key: keys[key] for key in shared})
             elif name in own:
                 out[name] = own[name]
