@@ -22,6 +22,7 @@ from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
 from pecli.params import Parameter, choice_error, coerce, excerpt
 from pecli.schemes.base import Positions, as_positions
+from pecli.hf_config import ROPE_MODEL_TYPES, read_hf_config  # noqa: F401 (callers import them from here)
 
 DEFAULT_SCHEME = "sinusoidal"
 DEFAULT_LENGTH = 512
@@ -245,82 +246,6 @@ def parse_positions(value: Any, rank: int = 1) -> np.ndarray:
         return as_positions(positions, rank)
     except PositionError as error:
         raise ConfigError("positions", str(error)) from None
-
-
-#: HF ``model_type`` values of RoPE models whose config.json may omit every RoPE key (old Llama 2 files).
-ROPE_MODEL_TYPES = frozenset({
-    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text",
-    "phi", "phi3", "gpt_neox", "gptj", "falcon", "stablelm", "olmo", "olmo2", "starcoder2", "deepseek_v2",
-    "deepseek_v3", "internlm2", "cohere", "granite",
-})
-
-
-def read_hf_config(path: str) -> dict[str, Any]:
-    """The RoPE options of a HuggingFace model ``config.json``, as pecli keys.
-
-    ``head_dim`` wins over ``hidden_size / num_attention_heads`` (GPT-J: ``n_embd / n_head``) when present (they differ for Gemma,
-    for instance); DeepSeek's ``qk_rope_head_dim`` wins over both, since only that part of each head
-    rotates (HF builds DeepSeek's rotary embedding with ``dim = qk_rope_head_dim``). ``rope_theta`` (or GPT-NeoX's ``rotary_emb_base``; 10000, HF's default, when a RoPE
-    model gives none), ``partial_rotary_factor`` (or ``rotary_pct``), ``max_position_embeddings``, a
-    top-level ``original_max_position_embeddings`` (which wins, as in HF) and the ``rope_scaling`` or
-    ``rope_parameters`` block are read (transformers v5 keeps ``rope_theta`` inside
-    ``rope_parameters``). GPT-J's ``rotary_dim`` becomes the partial rotary factor, with its interleaved
-    layout. A config with no RoPE is an error.
-    """
-    import json
-
-    try:
-        with open(path, encoding="utf-8") as stream:
-            data = json.load(stream)
-    except OSError as error:
-        raise ConfigError("hf_config", f"cannot read {path}: {error.strerror or error}") from None
-    except ValueError as error:
-        raise ConfigError("hf_config", f"{path} is not valid JSON ({error})") from None
-    if not isinstance(data, dict):
-        raise ConfigError("hf_config", f"{path} must hold a JSON object")
-    if isinstance(data.get("text_config"), dict) and "num_attention_heads" not in data:
-        data = {**data["text_config"], **{k: v for k, v in data.items() if k.startswith("rope")}}
-    rope_keys = ("rope_theta", "rope_scaling", "rope_parameters", "rotary_emb_base", "rotary_pct", "partial_rotary_factor")
-    if not any(data.get(key) is not None for key in rope_keys) and data.get("model_type") not in ROPE_MODEL_TYPES:
-        kind = data.get("model_type", "unknown")
-        raise ConfigError("hf_config", f"{path} (model_type {kind}) has no RoPE settings: no rope_theta, rope_scaling or rope_parameters")
-    options: dict[str, Any] = {"scheme": "rope"}
-    hidden = data.get("hidden_size", data.get("n_embd"))
-    heads = data.get("num_attention_heads", data.get("n_head"))
-    if data.get("qk_rope_head_dim") is not None:  # DeepSeek V2/V3: only this part of each head rotates
-        options["dim"] = data["qk_rope_head_dim"]
-    elif data.get("head_dim") is not None:
-        options["dim"] = data["head_dim"]
-    elif hidden and heads:
-        if hidden % heads:
-            raise ConfigError("hf_config", f"hidden_size {hidden} is not a multiple of num_attention_heads {heads}; give head_dim")
-        options["dim"] = hidden // heads
-    else:
-        raise ConfigError("hf_config", f"{path} gives neither head_dim nor hidden_size and num_attention_heads")
-    block = data.get("rope_parameters", data.get("rope_scaling"))
-    in_block = block if isinstance(block, dict) else {}
-    # transformers v5 keeps rope_theta (and partial_rotary_factor) inside rope_parameters: they describe
-    # the model, so they stay when the block (the scaling) is switched off.
-    base = data.get("rope_theta", data.get("rotary_emb_base", in_block.get("rope_theta")))
-    options["base"] = 10000.0 if base is None else base
-    fraction = data.get("partial_rotary_factor", data.get("rotary_pct", in_block.get("partial_rotary_factor")))
-    if fraction is not None:
-        options["partial_rotary_factor"] = fraction
-    elif data.get("rotary_dim") is not None and options.get("dim"):  # GPT-J: rotary_dim of each head
-        options["partial_rotary_factor"] = data["rotary_dim"] / options["dim"]
-    if data.get("model_type") == "gptj":  # GPT-J rotates pairs (2i, 2i+1): rotate_every_two
-        options["layout"] = "interleaved"
-    longest = data.get("max_position_embeddings", data.get("n_positions"))  # GPT-J and GPT-2 say n_positions
-    if longest is not None:
-        options["max_position_embeddings"] = longest
-    block_type = in_block.get("rope_type") or in_block.get("type")
-    if data.get("original_max_position_embeddings") is not None and block_type in ("llama3", "yarn", "longrope", "su"):
-        # HF moves a top-level original length into the block of these types only, where it wins; it
-        # belongs to the scaling and goes with it.
-        block = {**in_block, "original_max_position_embeddings": data["original_max_position_embeddings"]}
-    if block is not None:
-        options["rope_scaling"] = block
-    return options
 
 
 def accepted_keys(cls: type[Scheme]) -> set[str]:

@@ -3,32 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from pecli.errors import ConfigError
-from pecli.params import param
+from pecli.params import Parameter, dataclass_parameters, param
 from pecli.schemes.base import Capability, FrequencyPairs, Scheme, as_positions, check_apply_input, factored_score
-from pecli.schemes.rope_scaling import SCALING_TYPES, RopeScaling, ScaledFrequencies, compute_inv_freq
-
-#: Fields of :class:`RopeScheme` that hold the ``rope_scaling`` block, by their HF key.
-_SCALING_FIELDS = {
-    "factor": "factor",
-    "original_max_position_embeddings": "original_max_position",
-    "beta_fast": "beta_fast",
-    "beta_slow": "beta_slow",
-    "mscale": "mscale",
-    "mscale_all_dim": "mscale_all_dim",
-    "attention_factor": "attention_factor",
-    "truncate": "truncate",
-    "low_freq_factor": "low_freq_factor",
-    "high_freq_factor": "high_freq_factor",
-    "short_factor": "short_factor",
-    "long_factor": "long_factor",
-}
+from pecli.schemes.rope_scaling import (
+    SCALINGS, RopeScaling, ScaledFrequencies, compute_inv_freq, scaling_keys, shared_scaling_keys,
+)
 
 
 @dataclass(frozen=True)
@@ -101,21 +87,52 @@ class RopeScheme(Scheme):
     rope_fraction: float = param(
         1.0, "p-RoPE: fraction of the frequency pairs that rotate (the highest frequencies)", minimum=0, maximum=1
     )
-    scaling: str = param("none", "context extension: " + ", ".join(SCALING_TYPES), choices=SCALING_TYPES)
-    factor: float | None = param(None, "scaling factor s (context ratio)", minimum=1)
-    original_max_position: int | None = param(None, "original_max_position_embeddings: pre-training context", minimum=1)
+    #: The context-extension scaling: its type and keys are the parameters ``scaling``, ``factor``, …
+    rope_scaling: RopeScaling = field(default=RopeScaling())
     max_position_embeddings: int | None = param(None, "the model's max_position_embeddings", minimum=1)
     context: int | None = param(None, "current sequence length, for dynamic and longrope (default: the length)", minimum=1)
-    beta_fast: float | None = param(None, "yarn: rotations where extrapolation ends (default 32)")
-    beta_slow: float | None = param(None, "yarn: rotations where interpolation starts (default 1)")
-    mscale: float | None = param(None, "yarn, DeepSeek style: mscale")
-    mscale_all_dim: float | None = param(None, "yarn, DeepSeek style: mscale_all_dim")
-    attention_factor: float | None = param(None, "yarn, longrope: explicit attention scaling", exclusive_minimum=0)
-    truncate: bool | None = param(None, "yarn: floor/ceil the correction range (default true)")
-    low_freq_factor: float | None = param(None, "llama3: low-frequency band edge (default 1)")
-    high_freq_factor: float | None = param(None, "llama3: high-frequency band edge (default 4)")
-    short_factor: tuple[float, ...] | None = param(None, "longrope: per-pair factors up to the original length")
-    long_factor: tuple[float, ...] | None = param(None, "longrope: per-pair factors beyond it")
+
+    # -- parameters: the scheme's own and the scaling's, from the registry's records -----------------
+    @classmethod
+    def parameters(cls) -> dict[str, Parameter]:
+        """The rope parameters, with ``scaling`` and every scaling key once (pecli spelling).
+
+        Order (that of :meth:`params` and of the JSON output): the fields', where ``rope_scaling``
+        stands for ``scaling`` and the keys most scaling types share (factor, original length); the
+        keys of fewer types come last.
+        """
+        own = dataclass_parameters(cls)
+        keys = {_attribute(name): dataclasses.replace(key, name=_attribute(name)) for name, key in scaling_keys().items()}
+        shared = [_attribute(name) for name in shared_scaling_keys()]
+        types = tuple(SCALINGS)
+        out: dict[str, Parameter] = {}
+        for name in (f.name for f in dataclasses.fields(cls)):
+            if name == "rope_scaling":
+                out["scaling"] = Parameter("scaling", str, "none", "context extension of the frequencies (HF rope_type)", choices=types)
+                out.update({key: keys[key] for key in shared})
+            elif name in own:
+                out[name] = own[name]
+        return {**out, **{key: parameter for key, parameter in keys.items() if key not in out}}
+
+    @classmethod
+    def from_params(cls, values: dict[str, Any]) -> RopeScheme:
+        """The scheme from parameter values: ``scaling`` and the scaling keys become :attr:`rope_scaling`."""
+        values = dict(values)
+        rope_type = values.pop("scaling", None) or "none"
+        keys = {_key_name(name): values.pop(name) for name in list(values) if _key_name(name) in scaling_keys()}
+        return cls(**values, rope_scaling=RopeScaling(rope_type, **keys))
+
+    @property
+    def scaling(self) -> str:
+        """The scaling type's name (``none`` without one)."""
+        return self.rope_scaling.rope_type
+
+    def __getattr__(self, name: str) -> Any:
+        # The scaling keys read as attributes in pecli spelling (scheme.factor, scheme.original_max_position),
+        # as the parameters name them; only reached for names that are not attributes.
+        if _key_name(name) in scaling_keys():
+            return getattr(self.rope_scaling, _key_name(name))
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @classmethod
     def defaults_for_length(cls, length: int) -> dict[str, Any]:
@@ -134,10 +151,7 @@ class RopeScheme(Scheme):
                 out[name] = block[hf_key]
         scaling = RopeScaling.from_hf(block)
         out["scaling"] = scaling.rope_type
-        for hf_key, name in _SCALING_FIELDS.items():
-            value = getattr(scaling, hf_key)
-            if value is not None:
-                out[name] = value
+        out.update({_attribute(key): value for key, value in scaling.given})
         return out
 
     def __post_init__(self) -> None:
@@ -177,14 +191,7 @@ class RopeScheme(Scheme):
         """The same rotary embedding without its context-extension scaling: what pre-training saw."""
         if self.scaling == "none":
             return self
-        cleared = {name: None for name in _SCALING_FIELDS.values()}
-        return dataclasses.replace(self, scaling="none", max_position_embeddings=None, **cleared)
-
-    @property
-    def rope_scaling(self) -> RopeScaling:
-        """The scaling as the HF-style record of :mod:`pecli.schemes.rope_scaling`."""
-        values = {hf_key: getattr(self, name) for hf_key, name in _SCALING_FIELDS.items()}
-        return RopeScaling(rope_type=self.scaling, **values)
+        return dataclasses.replace(self, rope_scaling=RopeScaling(), max_position_embeddings=None)
 
     @cached_property
     def frequencies(self) -> ScaledFrequencies:
@@ -201,7 +208,7 @@ class RopeScheme(Scheme):
         except (OverflowError, FloatingPointError):
             frequencies = None
         if frequencies is None or not np.all(np.isfinite(frequencies.inv_freq)) or not np.isfinite(frequencies.attention_scaling):
-            raise ConfigError("factor", f"base {self.base:g} with factor {self.factor} overflows float64; use smaller values")
+            raise ConfigError("factor", f"base {self.base:g} with factor {self.rope_scaling.factor} overflows float64; use smaller values")
         return frequencies
 
     # -- frequencies ----------------------------------------------------------------------------
@@ -313,3 +320,14 @@ class RopeScheme(Scheme):
             "inv_freq": self.inv_freq,
             "positions": positions,
         }
+
+
+def _attribute(key: str) -> str:
+    """A scaling key's name among the rope parameters (``original_max_position_embeddings`` →
+    ``original_max_position``): pecli's spelling, the one :attr:`RopeScheme.aliases` maps to."""
+    return RopeScheme.aliases.get(key, key)
+
+
+def _key_name(name: str) -> str:
+    """The HF name of the scaling key that the rope parameter ``name`` is (``name`` if none is)."""
+    return {_attribute(key): key for key in scaling_keys()}.get(name, name)

@@ -14,6 +14,19 @@ caller), ``b`` the RoPE base (``rope_theta``), ``i = 0 .. d/2 - 1`` the pair ind
 
 the unscaled inverse frequency of pair ``i``; its wavelength is ``2 pi / theta_i`` positions.
 
+The types form a registry, :data:`SCALINGS` (as transformers' ``ROPE_INIT_FUNCTIONS``): one
+:class:`ScalingType` record per type, holding its keys (each a :class:`pecli.params.Parameter`, so that
+their type and range are checked in one place), its required keys, its defaults, its own rules across
+keys and the function that computes its :class:`ScaledFrequencies`. :class:`RopeScaling` is one scaling
+value (the type and the keys given); :func:`compute_inv_freq` validates it and calls its record.
+
+How to add a scaling type: write its rule, ``def _mine(scaling, model) -> ScaledFrequencies`` (read the
+keys as ``scaling.<key>`` or ``scaling.value(key)`` for the defaults, the model's ``base``,
+``rotated_dim``, ``theta``, lengths from ``model``; return ``_frequencies(model, scaling, inv, ...)``),
+declare any new key as a ``Parameter`` with its help and range, and add a ``ScalingType`` record to
+:data:`SCALINGS`, with a ``validate`` function if the type has rules across keys. Nothing else: the
+``rope`` scheme's parameters (YAML keys, ``--set``, ``rope_scaling`` blocks) come from the records.
+
 Conventions (where HF versions differ or HF is silent):
 
 * Reference read: transformers v4.4x ``modeling_rope_utils.py`` and the v4.5x / v5
@@ -40,28 +53,35 @@ Conventions (where HF versions differ or HF is silent):
 * ``attention_scaling`` is the factor HF multiplies both cos and sin by, so attention logits scale by
   its square.
 """
-
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from numbers import Integral, Real
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from numbers import Integral
 from typing import Any
 
 import numpy as np
 
 from pecli.errors import ConfigError
+from pecli.params import Parameter, base_type, excerpt, type_word
+from pecli.schemes.base import geometric_inv_freq
 
 __all__ = [
+    "SCALINGS",
     "SCALING_TYPES",
     "HF_TYPE_ALIASES",
     "LLAMA3_DEFAULTS",
     "YARN_DEFAULTS",
+    "RopeModel",
     "RopeScaling",
     "ScaledFrequencies",
+    "ScalingType",
     "compute_inv_freq",
     "default_inv_freq",
+    "scaling_keys",
+    "shared_scaling_keys",
     "ntk_base",
     "dynamic_ntk_base",
     "yarn_get_mscale",
@@ -70,9 +90,6 @@ __all__ = [
     "yarn_correction_range",
     "longrope_attention_factor",
 ]
-
-SCALING_TYPES: tuple[str, ...] = ("none", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
-"""The scaling types pecli knows, by pecli name."""
 
 HF_TYPE_ALIASES: dict[str, str] = {"default": "none", "su": "longrope", "mrope": "none"}
 """HF ``rope_type`` / legacy ``type`` names that map to another pecli name.
@@ -92,160 +109,191 @@ LLAMA3_DEFAULTS: dict[str, Any] = {
 }
 """Llama 3.1's values (Meta ``apply_scaling``), supplied by pecli when a llama3 block omits them."""
 
-# Keys each type accepts besides "rope_type"/"type" (HF's required + optional keys).
-_ALLOWED_KEYS: dict[str, tuple[str, ...]] = {
-    "none": (),
-    "linear": ("factor",),
-    "ntk": ("factor",),
-    "dynamic": ("factor", "original_max_position_embeddings"),
-    "yarn": (
-        "factor",
-        "original_max_position_embeddings",
-        "attention_factor",
-        "beta_fast",
-        "beta_slow",
-        "mscale",
-        "mscale_all_dim",
-        "truncate",
-    ),
-    "llama3": ("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"),
-    "longrope": ("short_factor", "long_factor", "factor", "attention_factor", "original_max_position_embeddings"),
-}
-_REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
-    "none": (),
-    "linear": ("factor",),
-    "ntk": ("factor",),
-    "dynamic": ("factor",),
-    "yarn": ("factor",),
-    "llama3": ("factor",),
-    "longrope": ("short_factor", "long_factor"),
-}
 # Keys the reader leaves to its caller (rope_theta, partial_rotary_factor) or that HF accepts without
 # using them in the frequencies (``finetuned``, shipped by YaRN's Llama 2 checkpoints).
 _IGNORED_HF_KEYS = frozenset({"rope_theta", "partial_rotary_factor", "finetuned", "mrope_section"})
 
 
 # --------------------------------------------------------------------------------------------
-# small checks
+# the keys, each declared once (HF spelling); a record lists the ones its type takes
 # --------------------------------------------------------------------------------------------
-def _is_real(value: object) -> bool:
-    return isinstance(value, Real) and not isinstance(value, bool)
+FACTOR = Parameter("factor", float, None, "scaling factor s (context ratio)", minimum=1)
+ORIGINAL_LENGTH = Parameter(
+    "original_max_position_embeddings", int, None, "original_max_position_embeddings: pre-training context",
+    minimum=1, default_text="llama3: 8192; yarn, longrope: max_position_embeddings",
+)
+BETA_FAST = Parameter("beta_fast", float, None, "yarn: rotations where extrapolation ends", exclusive_minimum=0,
+                      default_text="32")
+BETA_SLOW = Parameter("beta_slow", float, None, "yarn: rotations where interpolation starts", exclusive_minimum=0,
+                      default_text="1")
+MSCALE = Parameter("mscale", float, None, "yarn, DeepSeek style: mscale")
+MSCALE_ALL_DIM = Parameter("mscale_all_dim", float, None, "yarn, DeepSeek style: mscale_all_dim")
+ATTENTION_FACTOR = Parameter("attention_factor", float, None, "yarn, longrope: explicit attention scaling",
+                             exclusive_minimum=0)
+TRUNCATE = Parameter("truncate", bool, None, "yarn: floor/ceil the correction range", default_text="true")
+LOW_FREQ_FACTOR = Parameter("low_freq_factor", float, None, "llama3: low-frequency band edge", exclusive_minimum=0,
+                            default_text="1")
+HIGH_FREQ_FACTOR = Parameter("high_freq_factor", float, None, "llama3: high-frequency band edge",
+                             exclusive_minimum=0, default_text="4")
+SHORT_FACTOR = Parameter("short_factor", tuple[float, ...], None,
+                         "longrope: per-pair factors up to the original length", exclusive_minimum=0)
+LONG_FACTOR = Parameter("long_factor", tuple[float, ...], None, "longrope: per-pair factors beyond it",
+                        exclusive_minimum=0)
 
 
-def _real(key: str, value: object, *, minimum: float | None = None, strict: bool = False, what: str = "") -> float:
-    """Return ``value`` as a finite float, or raise ConfigError naming ``key``."""
-    bound = ""
-    if minimum is not None:
-        bound = f" {'>' if strict else '>='} {minimum:g}"
-    allowed = what or f"a finite number{bound}"
-    if not _is_real(value) or not math.isfinite(float(value)):  # type: ignore[arg-type]
-        raise ConfigError(key, f"must be {allowed}, got {value!r}")
-    out = float(value)  # type: ignore[arg-type]
-    if minimum is not None and (out <= minimum if strict else out < minimum):
-        raise ConfigError(key, f"must be {allowed}, got {value!r}")
-    return out
+# --------------------------------------------------------------------------------------------
+# the registry's record
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RopeModel:
+    """What a scaling rule reads besides its own keys: the model's RoPE and lengths.
+
+    Attributes
+    ----------
+    base : float
+        ``b`` (``rope_theta``), > 0.
+    rotated_dim : int
+        ``d``, even.
+    max_position_embeddings : int or None
+        The model's (extended) context.
+    context : int or None
+        The current sequence length (dynamic, longrope).
+    """
+
+    base: float
+    rotated_dim: int
+    max_position_embeddings: int | None = None
+    context: int | None = None
+
+    @cached_property
+    def theta(self) -> np.ndarray:
+        """``θ_i = b^(−2i/d)``, read-only."""
+        theta = geometric_inv_freq(self.rotated_dim, self.base)
+        theta.setflags(write=False)
+        return theta
+
+    @cached_property
+    def base_powers(self) -> np.ndarray:
+        """``b^(2i/d)``: yarn and longrope divide by ``factor · b^(2i/d)`` as HF does.
+
+        Dividing ``θ_i`` by the factor instead can differ in the last bit; these keep HF's numbers.
+        ``1 / base_powers`` is ``θ_i`` exactly as :func:`~pecli.schemes.base.geometric_inv_freq` gives it.
+        """
+        return np.power(self.base, np.arange(0, self.rotated_dim, 2, dtype=np.float64) / self.rotated_dim)
+
+    @property
+    def pairs(self) -> int:
+        return self.rotated_dim // 2
 
 
-def _positive_int(key: str, value: object) -> int:
-    """Return ``value`` as an int >= 1 (an integral float is accepted), or raise ConfigError."""
-    if isinstance(value, bool):
-        raise ConfigError(key, f"must be a positive integer, got {value!r}")
-    if isinstance(value, Integral):
-        out = int(value)
-    elif isinstance(value, Real) and math.isfinite(float(value)) and float(value).is_integer():
-        out = int(float(value))
-    else:
-        raise ConfigError(key, f"must be a positive integer, got {value!r}")
-    if out < 1:
-        raise ConfigError(key, f"must be a positive integer, got {value!r}")
-    return out
+Validator = Callable[["RopeScaling", int, "int | None"], None]
+Rule = Callable[["RopeScaling", RopeModel], "ScaledFrequencies"]
 
 
-def _check_rotated_dim(rotated_dim: object, *, minimum: int = 2) -> int:
-    if isinstance(rotated_dim, bool) or not isinstance(rotated_dim, Integral):
-        raise ConfigError("rotated_dim", f"must be an even integer >= {minimum}, got {rotated_dim!r}")
-    d = int(rotated_dim)
-    if d < minimum or d % 2:
-        raise ConfigError("rotated_dim", f"must be an even integer >= {minimum}, got {rotated_dim!r}")
-    return d
+@dataclass(frozen=True)
+class ScalingType:
+    """One RoPE scaling type: its keys and its rule.
 
+    Attributes
+    ----------
+    name : str
+        pecli's name (HF's ``rope_type``, but ``none`` for ``default``).
+    summary : str
+        One line: what the rule does and its source.
+    keys : tuple of Parameter
+        The keys a ``rope_scaling`` block of this type may hold (HF spelling); their types and ranges
+        are checked by :meth:`Parameter.coerce`.
+    compute : callable
+        ``compute(scaling, model) -> ScaledFrequencies``, on a validated scaling.
+    required : tuple of str
+        Keys that must be given.
+    defaults : mapping
+        Values the rule uses for keys not given (see :meth:`RopeScaling.value`).
+    validate : callable or None
+        ``validate(scaling, rotated_dim, max_position_embeddings)``: only the type's own rules across
+        keys (the keys themselves are already checked); raises :class:`ConfigError`.
+    """
 
-def _check_base(base: object, *, above_one: bool = False) -> float:
-    if above_one:
-        return _real("base", base, minimum=1.0, strict=True)
-    return _real("base", base, minimum=0.0, strict=True)
+    name: str
+    summary: str
+    keys: tuple[Parameter, ...]
+    compute: Rule
+    required: tuple[str, ...] = ()
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    validate: Validator | None = None
 
+    @property
+    def key_names(self) -> tuple[str, ...]:
+        return tuple(key.name for key in self.keys)
 
-def _as_factor_tuple(key: str, value: object) -> tuple[float, ...]:
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise ConfigError(key, f"must be a list of numbers, got {value!r}")
-    items = tuple(value)  # type: ignore[arg-type]
-    for item in items:
-        if not _is_real(item):
-            raise ConfigError(key, f"must be a list of numbers, got element {item!r}")
-    return tuple(float(x) for x in items)
+    def key(self, name: str) -> Parameter:
+        return next(key for key in self.keys if key.name == name)
 
 
 # --------------------------------------------------------------------------------------------
 # the scaling configuration
 # --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False, repr=False)
 class RopeScaling:
     """A RoPE context-extension scaling, as HF's ``rope_scaling`` / ``rope_parameters`` describes it.
+
+    ``RopeScaling("yarn", factor=4.0, original_max_position_embeddings=4096)``: the type and the keys
+    given, in HF spelling. Every key of :func:`scaling_keys` reads as an attribute (None when not
+    given); :meth:`value` adds the type's defaults.
 
     Parameters
     ----------
     rope_type : str
         One of :data:`SCALING_TYPES`. HF's ``"default"`` maps to ``"none"``, legacy ``"su"`` to
         ``"longrope"``.
-    factor : float, optional
-        Context-extension factor ``s`` (>= 1). Required for linear, ntk, dynamic, yarn and llama3;
-        optional for longrope (then only used for the attention factor).
-    original_max_position_embeddings : int, optional
-        Pre-training context length ``L``. yarn and longrope fall back to ``max_position_embeddings``;
-        llama3 defaults to 8192; dynamic uses it only when ``max_position_embeddings`` is not given.
-    beta_fast, beta_slow : float, optional
-        YaRN rotation-count bounds ``alpha``/``beta`` of the ramp (defaults 32 and 1).
-    mscale, mscale_all_dim : float, optional
-        DeepSeek-style YaRN attention factor ``get_mscale(s, mscale) / get_mscale(s, mscale_all_dim)``
-        (used only when both are non-zero).
-    attention_factor : float, optional
-        Explicit attention scaling (yarn, longrope); wins over every formula.
-    truncate : bool, optional
-        YaRN: floor/ceil the correction range (default True; gpt-oss ships False).
-    low_freq_factor, high_freq_factor : float, optional
-        Llama 3.1 band edges (defaults 1 and 4).
-    short_factor, long_factor : tuple of float, optional
-        LongRoPE per-pair rescale factors, ``d/2`` each.
+    **keys
+        The scaling's keys (see each record of :data:`SCALINGS`); None counts as not given, lists
+        become tuples.
 
     Notes
     -----
-    Source: HF transformers ``modeling_rope_utils.py`` (``rope_config_validation``). The dataclass does
-    not check itself on construction; :meth:`validate` does (and :func:`compute_inv_freq` calls it).
+    Source: HF transformers ``modeling_rope_utils.py`` (``rope_config_validation``). Construction does
+    not check the values; :meth:`validate` does (and :func:`compute_inv_freq` calls it).
     """
 
-    rope_type: str = "none"
-    factor: float | None = None
-    original_max_position_embeddings: int | None = None
-    beta_fast: float | None = None
-    beta_slow: float | None = None
-    mscale: float | None = None
-    mscale_all_dim: float | None = None
-    attention_factor: float | None = None
-    truncate: bool | None = None
-    low_freq_factor: float | None = None
-    high_freq_factor: float | None = None
-    short_factor: tuple[float, ...] | None = None
-    long_factor: tuple[float, ...] | None = None
+    rope_type: str
+    given: tuple[tuple[str, Any], ...]
 
-    def __post_init__(self) -> None:
-        if isinstance(self.rope_type, str):
-            object.__setattr__(self, "rope_type", HF_TYPE_ALIASES.get(self.rope_type, self.rope_type))
-        for name in ("short_factor", "long_factor"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, tuple) and not isinstance(value, (str, bytes)):
-                if hasattr(value, "__iter__"):
-                    object.__setattr__(self, name, tuple(float(x) if _is_real(x) else x for x in value))
+    def __init__(self, rope_type: str = "none", **keys: Any) -> None:
+        if isinstance(rope_type, str):
+            rope_type = HF_TYPE_ALIASES.get(rope_type, rope_type)
+        known = scaling_keys()
+        for key in keys:
+            if key not in known:
+                raise ConfigError(key, f"is not a RoPE scaling key (the keys: {', '.join(known)})")
+        given = tuple((key, _frozen(keys[key])) for key in known if keys.get(key) is not None)
+        object.__setattr__(self, "rope_type", rope_type)
+        object.__setattr__(self, "given", given)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names that are not attributes: the scaling keys read as attributes.
+        if name in scaling_keys():
+            return self.values.get(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        keys = "".join(f", {key}={value!r}" for key, value in self.given)
+        return f"RopeScaling({self.rope_type!r}{keys})"
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The keys given, with their values."""
+        return dict(self.given)
+
+    @property
+    def record(self) -> ScalingType:
+        """The type's record in :data:`SCALINGS` (ConfigError naming ``rope_type`` if unknown)."""
+        return scaling_type(self.rope_type)
+
+    def value(self, key: str) -> Any:
+        """The key's value, or the type's default for it (None when it has none)."""
+        given = self.values.get(key)
+        return self.record.defaults.get(key) if given is None else given
 
     # ---------------------------------------------------------------- construction from HF
     @classmethod
@@ -269,7 +317,7 @@ class RopeScaling:
         ------
         ConfigError
             Unknown type (key ``rope_type``), a key the type does not use (names the key and the allowed
-            keys), or a value of the wrong kind.
+            keys), or a value of the wrong kind (a JSON string where a number belongs, too).
 
         Notes
         -----
@@ -281,43 +329,24 @@ class RopeScaling:
         if not isinstance(block, Mapping):
             raise ConfigError("rope_scaling", f"must be a mapping (dict) or null, got {type(block).__name__}")
         raw = {str(k): v for k, v in block.items() if v is not None}
-        if "rope_type" in raw:
-            type_name = raw.pop("rope_type")
-            raw.pop("type", None)
-            type_key = "rope_type"
-        elif "type" in raw:
-            type_name = raw.pop("type")
-            type_key = "type"
-        else:
-            type_name = "default"
-            type_key = "rope_type"
+        type_key = "rope_type" if "rope_type" in raw or "type" not in raw else "type"
+        type_name = raw.pop(type_key, "default")
+        raw.pop("type", None)
         if not isinstance(type_name, str):
             raise ConfigError(type_key, f"must be a string, one of {_valid_types_text()}, got {type_name!r}")
-        rope_type = HF_TYPE_ALIASES.get(type_name, type_name)
-        if rope_type not in SCALING_TYPES:
-            raise ConfigError(type_key, f"unknown RoPE scaling type {type_name!r}; allowed: {_valid_types_text()}")
-        allowed = _ALLOWED_KEYS[rope_type]
-        kwargs: dict[str, Any] = {}
+        record = scaling_type(type_name, key=type_key)
+        keys: dict[str, Any] = {}
         for key, value in raw.items():
             if key in _IGNORED_HF_KEYS:
                 continue
-            if key not in allowed:
-                allowed_text = ", ".join(allowed) if allowed else "none besides rope_type"
-                raise ConfigError(key, f"not a key of rope_type {type_name!r}; allowed keys: {allowed_text}")
-            if key in ("short_factor", "long_factor"):
-                kwargs[key] = _as_factor_tuple(key, value)
-            elif key == "original_max_position_embeddings":
-                kwargs[key] = _positive_int(key, value)
-            elif key == "truncate":
-                if not isinstance(value, bool):
-                    raise ConfigError(key, f"must be true or false, got {value!r}")
-                kwargs[key] = value
-            else:  # a float key
-                kwargs[key] = _real(key, value)
-        return cls(rope_type=rope_type, **kwargs)
+            if key not in record.key_names:
+                allowed = ", ".join(record.key_names) or "none besides rope_type"
+                raise ConfigError(key, f"not a key of rope_type {type_name!r}; allowed keys: {allowed}")
+            keys[key] = _read_document_value(record.key(key), value)
+        return cls(record.name, **keys)
 
     def to_hf(self) -> dict[str, Any]:
-        """Return the HF ``rope_scaling`` dict of this scaling (``rope_type`` plus the set fields).
+        """Return the HF ``rope_scaling`` dict of this scaling (``rope_type`` plus the keys given).
 
         Returns
         -------
@@ -326,15 +355,27 @@ class RopeScaling:
             equivalent and is written as ``"ntk"``.
         """
         out: dict[str, Any] = {"rope_type": "default" if self.rope_type == "none" else self.rope_type}
-        for f in fields(self):
-            if f.name == "rope_type":
-                continue
-            value = getattr(self, f.name)
-            if value is not None:
-                out[f.name] = list(value) if isinstance(value, tuple) else value
+        out.update({key: list(value) if isinstance(value, tuple) else value for key, value in self.given})
         return out
 
     # ---------------------------------------------------------------- validation
+    def validated(self, *, rotated_dim: int, max_position_embeddings: int | None) -> RopeScaling:
+        """This scaling with every key converted and checked; see :meth:`validate`."""
+        record = self.record
+        _check_rotated_dim(rotated_dim)
+        if max_position_embeddings is not None:
+            max_position_embeddings = _MODEL_LENGTH.coerce(max_position_embeddings)
+        for key, _ in self.given:
+            if key not in record.key_names:
+                raise ConfigError(key, _foreign_key_message(key, record))
+        for key in record.required:
+            if self.values.get(key) is None:
+                raise ConfigError(key, f"required for rope_type {record.name!r}")
+        checked = RopeScaling(record.name, **{key: record.key(key).coerce(value) for key, value in self.given})
+        if record.validate is not None:
+            record.validate(checked, int(rotated_dim), max_position_embeddings)
+        return checked
+
     def validate(self, *, rotated_dim: int, max_position_embeddings: int | None) -> None:
         """Check this scaling as HF's ``rope_config_validation`` does, raising instead of warning.
 
@@ -349,130 +390,84 @@ class RopeScaling:
         Raises
         ------
         ConfigError
-            Naming the offending key and what is allowed:
-
-            * ``rope_type`` not in :data:`SCALING_TYPES`; a field the type does not use is set;
-            * ``factor`` missing (linear, ntk, dynamic, yarn, llama3) or < 1;
-            * yarn: ``beta_fast``/``beta_slow`` not > 0 or ``beta_fast <= beta_slow`` (after defaults
-              32/1); ``attention_factor`` not > 0; no ``original_max_position_embeddings`` and no
-              ``max_position_embeddings``;
-            * llama3: ``low_freq_factor`` not > 0, ``high_freq_factor <= low_freq_factor``,
-              ``original_max_position_embeddings >= max_position_embeddings`` (when the latter is given);
-            * longrope: ``short_factor``/``long_factor`` missing, not positive, or not ``d/2`` long;
-              no original length; no way to get the attention factor's ``f``.
+            Naming the offending key and what is allowed: an unknown ``rope_type``; a key the type does
+            not take (the message says which types take it); a required key missing; a value outside its
+            key's range (:data:`scaling_keys`); a rule of the type across keys (its record's ``validate``).
 
         Notes
         -----
         Source: HF ``_validate_{linear,dynamic,yarn,longrope,llama3}_rope_parameters`` (v4.4x and v5).
         """
-        rope_type = self.rope_type
-        if not isinstance(rope_type, str) or rope_type not in SCALING_TYPES:
-            raise ConfigError("rope_type", f"unknown RoPE scaling type {rope_type!r}; allowed: {_valid_types_text()}")
-        d = _check_rotated_dim(rotated_dim, minimum=4 if rope_type in ("ntk", "dynamic") else 2)
-        if max_position_embeddings is not None:
-            max_position_embeddings = _positive_int("max_position_embeddings", max_position_embeddings)
+        self.validated(rotated_dim=rotated_dim, max_position_embeddings=max_position_embeddings)
 
-        allowed = _ALLOWED_KEYS[rope_type]
-        for f in fields(self):
-            if f.name == "rope_type" or getattr(self, f.name) is None:
-                continue
-            if f.name not in allowed:
-                if not allowed:
-                    users = ", ".join(t for t in SCALING_TYPES if f.name in _ALLOWED_KEYS[t])
-                    raise ConfigError(f.name, f"applies only with a scaling ({users}); none is set (rope_type / --scaling)")
-                raise ConfigError(f.name, f"not used by rope_type {rope_type!r}; allowed keys: {', '.join(allowed)}")
-        for key in _REQUIRED_KEYS[rope_type]:
-            if getattr(self, key) is None:
-                raise ConfigError(key, f"required for rope_type {rope_type!r}")
 
-        if self.factor is not None:
-            _real("factor", self.factor, minimum=1.0)
-        if self.original_max_position_embeddings is not None:
-            _positive_int("original_max_position_embeddings", self.original_max_position_embeddings)
-        if self.attention_factor is not None:
-            _real("attention_factor", self.attention_factor, minimum=0.0, strict=True)
+_MODEL_LENGTH = Parameter("max_position_embeddings", int, minimum=1)
+_CONTEXT = Parameter("context", int, minimum=1)
+_BASE = Parameter("base", float, exclusive_minimum=0)
 
-        if rope_type == "yarn":
-            for key in ("beta_fast", "beta_slow"):
-                if getattr(self, key) is not None:
-                    _real(key, getattr(self, key), minimum=0.0, strict=True)
-            fast, slow = _yarn_betas(self)
-            if not fast > slow:
-                raise ConfigError(
-                    "beta_fast",
-                    f"must be greater than beta_slow (defaults 32 and 1), got beta_fast={fast:g}, beta_slow={slow:g}",
-                )
-            for key in ("mscale", "mscale_all_dim"):
-                if getattr(self, key) is not None:
-                    _real(key, getattr(self, key))
-            if self.truncate is not None and not isinstance(self.truncate, bool):
-                raise ConfigError("truncate", f"must be true or false, got {self.truncate!r}")
-            if self.original_max_position_embeddings is None and max_position_embeddings is None:
-                raise ConfigError(
-                    "original_max_position_embeddings",
-                    "yarn needs the pre-training context length: set it or give max_position_embeddings",
-                )
-        elif rope_type == "llama3":
-            low, high, original = _llama3_params(self)
-            _real("low_freq_factor", low, minimum=0.0, strict=True)
-            _real("high_freq_factor", high)
-            if not high > low:
-                raise ConfigError(
-                    "high_freq_factor",
-                    f"must be greater than low_freq_factor, got high_freq_factor={high:g}, low_freq_factor={low:g}",
-                )
-            if max_position_embeddings is not None and original >= max_position_embeddings:
-                raise ConfigError(
-                    "original_max_position_embeddings",
-                    f"must be less than max_position_embeddings ({max_position_embeddings}), got {original}",
-                )
-        elif rope_type == "longrope":
-            half = d // 2
-            for key in ("short_factor", "long_factor"):
-                values = _as_factor_tuple(key, getattr(self, key))
-                if len(values) != half:
-                    raise ConfigError(key, f"must have rotated_dim/2 = {half} entries, got {len(values)}")
-                if not all(math.isfinite(v) and v > 0 for v in values):
-                    raise ConfigError(key, "entries must be finite numbers > 0")
-            if self.original_max_position_embeddings is None and max_position_embeddings is None:
-                raise ConfigError(
-                    "original_max_position_embeddings",
-                    "longrope needs the pre-training context length: set it or give max_position_embeddings",
-                )
-            if (
-                self.attention_factor is None
-                and self.factor is None
-                and self.original_max_position_embeddings is not None
-                and max_position_embeddings is None
-            ):
-                raise ConfigError(
-                    "max_position_embeddings",
-                    "longrope needs it (or factor, or attention_factor) for the attention factor "
-                    "sqrt(1 + ln f / ln original), f = max_position_embeddings / original",
-                )
+
+def _frozen(value: Any) -> Any:
+    """Lists as tuples (floats where numbers), so that a scaling is hashable."""
+    if isinstance(value, list):
+        return tuple(float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else x for x in value)
+    return value
+
+
+def _read_document_value(key: Parameter, value: Any) -> Any:
+    """A value from config.json or a YAML block: as :meth:`Parameter.coerce`, but a string is not a number.
+
+    ``coerce`` accepts strings because the command line gives nothing else; in a document a quoted
+    ``"2"`` where a number belongs is a mistake worth naming.
+    """
+    items = value if key.is_list and isinstance(value, (list, tuple)) else [value]
+    if base_type(key.type) is not str and any(isinstance(item, str) for item in items):
+        raise ConfigError(key.name, f"expected {type_word(key.type)}, got {excerpt(value)}")
+    return key.coerce(value)
+
+
+def _check_rotated_dim(rotated_dim: object, *, minimum: int = 2) -> int:
+    """``d`` as the caller computed it: an int (not a float, not a bool), even and at least ``minimum``."""
+    if isinstance(rotated_dim, bool) or not isinstance(rotated_dim, Integral) or rotated_dim < minimum or rotated_dim % 2:
+        raise ConfigError("rotated_dim", f"must be an even integer >= {minimum}, got {rotated_dim!r}")
+    return int(rotated_dim)
 
 
 def _valid_types_text() -> str:
-    return ", ".join(SCALING_TYPES) + " (HF 'default' = none, legacy 'su' = longrope)"
+    return ", ".join(SCALINGS) + " (HF 'default' = none, legacy 'su' = longrope)"
 
 
-def _yarn_betas(scaling: RopeScaling) -> tuple[float, float]:
-    # HF: ``rope_scaling.get("beta_fast") or 32`` -- None (and 0, which validate() refuses) -> default.
-    fast = float(scaling.beta_fast) if scaling.beta_fast else YARN_DEFAULTS["beta_fast"]
-    slow = float(scaling.beta_slow) if scaling.beta_slow else YARN_DEFAULTS["beta_slow"]
-    return fast, slow
+def _foreign_key_message(key: str, record: ScalingType) -> str:
+    takers = ", ".join(name for name, other in SCALINGS.items() if key in other.key_names)
+    if not record.keys:
+        return f"applies only with a scaling ({takers}); none is set (rope_type / --scaling)"
+    return (f"not used by rope_type {record.name!r} (allowed keys: {', '.join(record.key_names)}); "
+            f"it is a key of {takers}")
 
 
-def _llama3_params(scaling: RopeScaling) -> tuple[float, float, int]:
-    low = LLAMA3_DEFAULTS["low_freq_factor"] if scaling.low_freq_factor is None else scaling.low_freq_factor
-    high = LLAMA3_DEFAULTS["high_freq_factor"] if scaling.high_freq_factor is None else scaling.high_freq_factor
-    original = (
-        LLAMA3_DEFAULTS["original_max_position_embeddings"]
-        if scaling.original_max_position_embeddings is None
-        else scaling.original_max_position_embeddings
+def scaling_type(name: str, *, key: str = "rope_type") -> ScalingType:
+    """The record of scaling type ``name`` (HF aliases accepted); ConfigError naming ``key`` if unknown."""
+    record = SCALINGS.get(HF_TYPE_ALIASES.get(name, name)) if isinstance(name, str) else None
+    if record is None:
+        raise ConfigError(key, f"unknown RoPE scaling type {name!r}; allowed: {_valid_types_text()}")
+    return record
+
+
+def scaling_keys() -> dict[str, Parameter]:
+    """Every scaling key once, by HF name, in the order the records of :data:`SCALINGS` first list them."""
+    keys: dict[str, Parameter] = {}
+    for record in SCALINGS.values():
+        for key in record.keys:
+            keys.setdefault(key.name, key)
+    return keys
+
+
+def shared_scaling_keys() -> tuple[str, ...]:
+    """The keys at least half of the scaling types take (factor, the original length)."""
+    extending = [record for record in SCALINGS.values() if record.keys]
+    return tuple(
+        name for name in scaling_keys()
+        if 2 * sum(name in record.key_names for record in extending) >= len(extending)
     )
-    return low, high, original
-
 
 # --------------------------------------------------------------------------------------------
 # the result
@@ -570,9 +565,7 @@ def default_inv_freq(base: float, rotated_dim: int) -> np.ndarray:
     -----
     Source: Su et al. 2021 (RoFormer) eq. 15; HF ``_compute_default_rope_parameters``.
     """
-    b = _check_base(base)
-    d = _check_rotated_dim(rotated_dim)
-    return 1.0 / (b ** (np.arange(0, d, 2, dtype=np.float64) / d))
+    return geometric_inv_freq(_check_rotated_dim(rotated_dim), _BASE.coerce(base))
 
 
 def ntk_base(base: float, factor: float, rotated_dim: int) -> float:
@@ -597,7 +590,7 @@ def ntk_base(base: float, factor: float, rotated_dim: int) -> float:
     Source: bloc97, "NTK-Aware Scaled RoPE", r/LocalLLaMA (2023); HF v4.4x ``_compute_ntk_parameters``.
     """
     d = _check_rotated_dim(rotated_dim, minimum=4)
-    return _check_base(base) * _real("factor", factor, minimum=1.0) ** (d / (d - 2))
+    return _BASE.coerce(base) * FACTOR.coerce(factor) ** (d / (d - 2))
 
 
 def dynamic_ntk_base(base: float, factor: float, rotated_dim: int, seq_len: int, original: int) -> float:
@@ -623,10 +616,10 @@ def dynamic_ntk_base(base: float, factor: float, rotated_dim: int, seq_len: int,
     Source: emozilla, "Dynamically Scaled RoPE", r/LocalLLaMA (2023); HF ``_compute_dynamic_ntk_parameters``.
     """
     d = _check_rotated_dim(rotated_dim, minimum=4)
-    b = _check_base(base)
-    s = _real("factor", factor, minimum=1.0)
-    seq = _positive_int("context", seq_len)
-    orig = _positive_int("max_position_embeddings", original)
+    b = _BASE.coerce(base)
+    s = FACTOR.coerce(factor)
+    seq = _CONTEXT.coerce(seq_len)
+    orig = _MODEL_LENGTH.coerce(original)
     if seq <= orig:
         return b
     return b * ((s * seq / orig) - (s - 1.0)) ** (d / (d - 2))
@@ -774,6 +767,255 @@ def longrope_attention_factor(factor: float, original: int) -> float:
 
 
 # --------------------------------------------------------------------------------------------
+# the rules, one per type
+# --------------------------------------------------------------------------------------------
+def _frequencies(model: RopeModel, scaling: RopeScaling, inv: np.ndarray, **facts: Any) -> ScaledFrequencies:
+    """The read-only result of a rule: ``inv`` with the facts the rule reports (base, regimes, …)."""
+    inv = np.asarray(inv, dtype=np.float64)
+    inv.setflags(write=False)
+    original = model.theta.copy()
+    original.setflags(write=False)
+    ramp = facts.pop("ramp", None)
+    if ramp is not None:
+        ramp = np.asarray(ramp, dtype=np.float64)
+        ramp.setflags(write=False)
+    facts.setdefault("attention_scaling", 1.0)
+    facts.setdefault("base", model.base)
+    facts.setdefault("original_base", model.base)
+    return ScaledFrequencies(inv_freq=inv, original_inv_freq=original, rope_type=scaling.rope_type,
+                             context=model.context, ramp=ramp, **facts)
+
+
+def _scaled_or_unchanged(inv: np.ndarray, theta: np.ndarray) -> tuple[str, ...]:
+    return tuple("unchanged" if new == old else "scaled" for new, old in zip(inv, theta))
+
+
+def _no_scaling(scaling: RopeScaling, model: RopeModel) -> ScaledFrequencies:
+    """``θ_i`` (HF ``_compute_default_rope_parameters``)."""
+    return _frequencies(model, scaling, model.theta.copy(), regimes=("unchanged",) * model.pairs)
+
+
+def _linear(scaling: RopeScaling, model: RopeModel) -> ScaledFrequencies:
+    """``θ_i / s`` (kaiokendev; Chen et al. 2023, position interpolation)."""
+    s = scaling.factor
+    inv = model.theta / s
+    return _frequencies(model, scaling, inv, regimes=_scaled_or_unchanged(inv, model.theta), factor=s)
+
+
+def _ntk_needs_d_above_2(scaling: RopeScaling, rotated_dim: int, max_position_embeddings: int | None) -> None:
+    _check_rotated_dim(rotated_dim, minimum=4)  # the exponent d / (d - 2)
+
+
+def _ntk(scaling: RopeScaling, model: RopeModel) -> ScaledFrequencies:
+    """``θ'_i = b'^(−2i/d)`` with ``b' = b · s^(d/(d−2))`` (bloc97 2023)."""
+    s = scaling.factor
+    new_base = ntk_base(model.base, s, model.rotated_dim)
+    inv = geometric_inv_freq(model.rotated_dim, new_base)
+    return _frequencies(model, scaling, inv, regimes=_scaled_or_unchanged(inv, model.theta), factor=s, base=new_base)
+
+
+def _dynamic(scaling: RopeScaling, model: RopeModel) -> ScaledFrequencies:
+    """ntk's rule with ``b' = b · (s C / L − (s − 1))^(d/(d−2))`` once the context ``C`` exceeds ``L``.
+
+    ``L`` is ``max_position_embeddings`` (HF), or ``original_max_position_embeddings`` without it.
+    """
+    s = scaling.factor
+    given_original = scaling.original_max_position_embeddings
+    original = model.max_position_embeddings
+    notes: list[str] = []
+    if original is None and given_original is not None:
+        original = given_original
+        notes.append("original length from original_max_position_embeddings (max_position_embeddings not given)")
+    elif given_original is not None and given_original != model.max_position_embeddings:
+        notes.append("original_max_position_embeddings ignored: HF's dynamic NTK uses max_position_embeddings as "
+                     "the original length")
+    context = model.context
+    if context is None or (original is not None and context <= original):
+        notes.append("no growth: context not above the original length" if context else "no growth: no context")
+        return _frequencies(model, scaling, model.theta.copy(), regimes=("unchanged",) * model.pairs, factor=s,
+                            original_context=original, notes=tuple(notes))
+    if original is None:
+        raise ConfigError("max_position_embeddings", "dynamic scaling with a context needs the original length "
+                          "(or original_max_position_embeddings)")
+    new_base = dynamic_ntk_base(model.base, s, model.rotated_dim, context, original)
+    inv = geometric_inv_freq(model.rotated_dim, new_base)
+    notes.append(f"context {context} > original {original}: base grown")
+    return _frequencies(model, scaling, inv, regimes=_scaled_or_unchanged(inv, model.theta), factor=s,
+                        base=new_base, original_context=original, notes=tuple(notes))
+
+
+def _needs_original_length(type_name: str) -> Validator:
+    def validate(scaling: RopeScaling, rotated_dim: int, max_position_embeddings: int | None) -> None:
+        if scaling.original_max_position_embeddings is None and max_position_embeddings is None:
+            raise ConfigError("original_max_position_embeddings",
+                              f"{type_name} needs the pre-training context length: set it or give max_position_embeddings")
+    return validate
+
+
+def _validate_yarn(scaling: RopeScaling, rotated_dim: int, max_position_embeddings: int | None) -> None:
+    fast, slow = scaling.value("beta_fast"), scaling.value("beta_slow")
+    if not fast > slow:
+        raise ConfigError("beta_fast", f"must be greater than beta_slow (defaults 32 and 1), got beta_fast={fast:g}, "
+                          f"beta_slow={slow:g}")
+    _needs_original_length("yarn")(scaling, rotated_dim, max_position_embeddings)
+
+
+def _yarn(scaling: RopeScaling, model: RopeModel) -> ScaledFrequencies:
+    """``θ'_i = θ_i / s · r_i + θ_i · (1 − r_i)``, ``r_i = clip((i − low) / (high − low), 0, 1)``.
+
+    ``(low, high)`` from :func:`yarn_correction_range`; attention scaling :func:`yarn_attention_factor`
+    (Peng et al. 2023; HF ``_compute_yarn_parameters``).
+    """
+    if model.base <= 1:
+        raise ConfigError("base", f"must be > 1 for yarn (its correction range divides by ln base), got {model.base:g}")
+    s = scaling.factor
+    notes = []
+    original = scaling.original_max_position_embeddings
+    if original is None:
+        original = model.max_position_embeddings
+        notes.append("original length from max_position_embeddings")
+    elif model.max_position_embeddings is not None:
+        implicit = model.max_position_embeddings / original
+        if implicit not in (1.0, s):
+            notes.append(f"factor {s:g} differs from max_position_embeddings/original = {implicit:g}; the explicit "
+                         "factor is used (HF v4.5x/v5)")
+    low, high = yarn_correction_range(scaling.value("beta_fast"), scaling.value("beta_slow"), model.rotated_dim,
+                                      model.base, original, bool(scaling.value("truncate")))
+    if low == high:
+        high += 0.001  # HF: prevent singularity
+    ramp = np.clip((np.arange(model.pairs, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+    extrapolation = 1.0 - ramp
+    inv = (1.0 / (s * model.base_powers)) * (1.0 - extrapolation) + model.theta * extrapolation
+    regimes = tuple("extrapolated" if r == 0.0 else "interpolated" if r == 1.0 else "blended" for r in ramp)
+    attention = yarn_attention_factor(s, mscale=scaling.mscale, mscale_all_dim=scaling.mscale_all_dim,
+                                      attention_factor=scaling.attention_factor)
+    if scaling.attention_factor is not None:
+        notes.append("attention factor given explicitly")
+    elif scaling.mscale and scaling.mscale_all_dim:
+        notes.append("attention factor get_mscale(s, mscale) / get_mscale(s, mscale_all_dim) (DeepSeek)")
+    else:
+        notes.append("attention factor 0.1 ln(s) + 1")
+    return _frequencies(model, scaling, inv, regimes=regimes, factor=s, original_context=original,
+                        attention_scaling=attention, correction_range=(float(low), float(high)), ramp=ramp,
+                        notes=tuple(notes))
+
+
+def _validate_llama3(scaling: RopeScaling, rotated_dim: int, max_position_embeddings: int | None) -> None:
+    low, high = scaling.value("low_freq_factor"), scaling.value("high_freq_factor")
+    if not high > low:
+        raise ConfigError("high_freq_factor", f"must be greater than low_freq_factor, got high_freq_factor={high:g}, "
+                          f"low_freq_factor={low:g}")
+    original = scaling.value("original_max_position_embeddings")
+    if max_position_embeddings is not None and original >= max_position_embeddings:
+        raise ConfigError("original_max_position_embeddings",
+                          f"must be less than max_position_embeddings ({max_position_embeddings}), got {original}")
+
+
+def _llama3(scaling: RopeScaling, model: RopeModel) -> ScaledFrequencies:
+    """By wavelength ``w_i = 2π / θ_i``: ``w_i < L / high`` keeps ``θ_i``, ``w_i > L / low`` gives ``θ_i / s``,
+    between them ``(1 − g) θ_i / s + g θ_i`` with ``g = (L / w_i − low) / (high − low)`` (Meta ``apply_scaling``).
+    """
+    s = scaling.factor
+    low, high = float(scaling.value("low_freq_factor")), float(scaling.value("high_freq_factor"))
+    original = scaling.value("original_max_position_embeddings")
+    notes = tuple(f"{key} defaulted to {default}" for key, default in LLAMA3_DEFAULTS.items()
+                  if scaling.values.get(key) is None)
+    theta = model.theta
+    wavelength = 2.0 * math.pi / theta
+    divided = wavelength > original / low
+    unchanged = wavelength < original / high
+    medium = ~divided & ~unchanged
+    smooth = (original / wavelength - low) / (high - low)
+    inv = np.where(divided, theta / s, theta)
+    inv = np.where(medium, (1.0 - smooth) * inv / s + smooth * inv, inv)
+    regimes = tuple("divided" if dv else "unchanged" if un else "smoothed" for dv, un in zip(divided, unchanged))
+    ramp = np.where(divided, 1.0, np.where(unchanged, 0.0, 1.0 - smooth))
+    return _frequencies(model, scaling, inv, regimes=regimes, factor=s, original_context=int(original), ramp=ramp,
+                        notes=notes)
+
+
+def _validate_longrope(scaling: RopeScaling, rotated_dim: int, max_position_embeddings: int | None) -> None:
+    half = rotated_dim // 2
+    for key in ("short_factor", "long_factor"):
+        count = len(scaling.values[key])
+        if count != half:
+            raise ConfigError(key, f"must have rotated_dim/2 = {half} entries, got {count}")
+    _needs_original_length("longrope")(scaling, rotated_dim, max_position_embeddings)
+    if (scaling.attention_factor is None and scaling.factor is None and max_position_embeddings is None):
+        raise ConfigError("max_position_embeddings", "longrope needs it (or factor, or attention_factor) for the "
+                          "attention factor sqrt(1 + ln f / ln original), f = max_position_embeddings / original")
+
+
+def _longrope(scaling: RopeScaling, model: RopeModel) -> ScaledFrequencies:
+    """``θ'_i = 1 / (e_i · b^(2i/d))``, ``e`` the long factors once the context exceeds ``L`` (strictly),
+    else the short ones; attention scaling :func:`longrope_attention_factor` (Phi-3; HF
+    ``_compute_longrope_parameters``).
+    """
+    notes = []
+    original = scaling.original_max_position_embeddings
+    if original is None:
+        original = model.max_position_embeddings
+        notes.append("original length from max_position_embeddings")
+    if scaling.factor is not None:
+        f = scaling.factor
+    elif model.max_position_embeddings is not None:
+        f = model.max_position_embeddings / original
+    else:  # only reachable with an explicit attention_factor (the validation guarantees it)
+        f = None
+    if scaling.attention_factor is not None:
+        attention = scaling.attention_factor
+        notes.append("attention factor given explicitly")
+    else:
+        attention = longrope_attention_factor(f, original)
+    use_long = model.context is not None and model.context > original
+    which = "long" if use_long else "short"
+    if model.context is None:
+        notes.append("short factors: no context given")
+    else:
+        notes.append(f"{which} factors: context {model.context} {'>' if use_long else '<='} original {original}")
+    extension = np.asarray(scaling.long_factor if use_long else scaling.short_factor, dtype=np.float64)
+    inv = 1.0 / (extension * model.base_powers)
+    return _frequencies(model, scaling, inv, regimes=(which,) * model.pairs, factor=f, original_context=original,
+                        attention_scaling=attention, longrope_factors=which, short_factor=scaling.short_factor,
+                        long_factor=scaling.long_factor, notes=tuple(notes))
+
+
+# --------------------------------------------------------------------------------------------
+# the registry
+# --------------------------------------------------------------------------------------------
+SCALINGS: dict[str, ScalingType] = {
+    record.name: record
+    for record in (
+        ScalingType("none", "no scaling: θ_i = base^(−2i/d)", (), _no_scaling),
+        ScalingType("linear", "position interpolation: θ_i / s (kaiokendev; Chen et al. 2023)", (FACTOR,), _linear,
+                    required=("factor",)),
+        ScalingType("ntk", "NTK-aware: base · s^(d/(d−2)) (bloc97 2023)", (FACTOR,), _ntk, required=("factor",),
+                    validate=_ntk_needs_d_above_2),
+        ScalingType("dynamic", "dynamic NTK: the base grows with the context past L (emozilla 2023)",
+                    (FACTOR, ORIGINAL_LENGTH), _dynamic, required=("factor",), validate=_ntk_needs_d_above_2),
+        ScalingType("yarn", "YaRN: ramp between θ_i and θ_i / s by rotations in L, attention 0.1 ln s + 1 "
+                    "(Peng et al. 2023)",
+                    (FACTOR, ORIGINAL_LENGTH, BETA_FAST, BETA_SLOW, MSCALE, MSCALE_ALL_DIM, ATTENTION_FACTOR, TRUNCATE),
+                    _yarn, required=("factor",), defaults=YARN_DEFAULTS, validate=_validate_yarn),
+        ScalingType("llama3", "Llama 3.1: keep short wavelengths, divide long ones by s, blend between (Meta 2024)",
+                    (FACTOR, ORIGINAL_LENGTH, LOW_FREQ_FACTOR, HIGH_FREQ_FACTOR), _llama3, required=("factor",),
+                    defaults=LLAMA3_DEFAULTS, validate=_validate_llama3),
+        ScalingType("longrope", "LongRoPE: per-pair factors, short up to L and long past it (Ding et al. 2024; Phi-3)",
+                    (SHORT_FACTOR, LONG_FACTOR, FACTOR, ATTENTION_FACTOR, ORIGINAL_LENGTH), _longrope,
+                    required=("short_factor", "long_factor"), validate=_validate_longrope),
+    )
+}
+"""Every scaling type pecli knows, by pecli name: its keys, its rules and the function computing it."""
+
+SCALING_TYPES: tuple[str, ...] = tuple(SCALINGS)
+"""The scaling types pecli ships, by pecli name (a snapshot of :data:`SCALINGS`' names)."""
+
+# The keys of each type, derived from the records, for callers written before the registry
+# (pecli.cli.common until it asks scaling_keys()).
+_ALLOWED_KEYS: dict[str, tuple[str, ...]] = {name: record.key_names for name, record in SCALINGS.items()}
+
+
+# --------------------------------------------------------------------------------------------
 # the entry point
 # --------------------------------------------------------------------------------------------
 def compute_inv_freq(
@@ -786,20 +1028,8 @@ def compute_inv_freq(
 ) -> ScaledFrequencies:
     """Inverse frequencies of RoPE under a scaling, as HF transformers computes them, in float64.
 
-    With ``theta_i = b ** (-2 i / d)``, ``s`` the factor and ``L`` the original context:
-
-    * none: ``theta_i``.
-    * linear: ``theta_i / s`` (kaiokendev; Chen et al. 2023, position interpolation).
-    * ntk: ``b' = b * s ** (d / (d - 2))``, ``theta'_i = b' ** (-2 i / d)``.
-    * dynamic: as ntk with ``b' = b * (s * C / L - (s - 1)) ** (d / (d - 2))`` when the context
-      ``C > L``; unchanged for ``C <= L`` or ``context=None``. ``L = max_position_embeddings``.
-    * yarn: ``theta'_i = theta_i / s * r_i + theta_i * (1 - r_i)``, ``r_i = clip((i - low) / (high - low),
-      0, 1)`` with ``(low, high)`` from :func:`yarn_correction_range`; attention scaling from
-      :func:`yarn_attention_factor`.
-    * llama3: wavelength ``w_i = 2 pi / theta_i``; ``w_i < L / high`` -> ``theta_i``; ``w_i > L / low`` ->
-      ``theta_i / s``; otherwise ``(1 - g) theta_i / s + g theta_i``, ``g = (L / w_i - low) / (high - low)``.
-    * longrope: ``theta'_i = 1 / (e_i * b ** (2 i / d))``, ``e = long_factor`` if ``C > L`` (strictly), else
-      ``short_factor``; attention scaling ``sqrt(1 + ln f / ln L)``.
+    Validates ``scaling`` (:meth:`RopeScaling.validate`) and applies its type's rule (the ``compute``
+    of its record in :data:`SCALINGS`, each documented with its formula).
 
     Parameters
     ----------
@@ -833,166 +1063,11 @@ def compute_inv_freq(
     scaling = RopeScaling() if scaling is None else scaling
     if not isinstance(scaling, RopeScaling):
         raise ConfigError("rope_scaling", f"must be a RopeScaling, got {type(scaling).__name__}")
-    scaling.validate(rotated_dim=rotated_dim, max_position_embeddings=max_position_embeddings)
-    if max_position_embeddings is not None:
-        max_position_embeddings = _positive_int("max_position_embeddings", max_position_embeddings)
-    if context is not None:
-        context = _positive_int("context", context)
-    d = int(rotated_dim)
-    rope_type = scaling.rope_type
-    b = _check_base(base, above_one=rope_type == "yarn")
-    exponent = np.arange(0, d, 2, dtype=np.float64) / d  # 2i/d
-    theta = 1.0 / (b**exponent)
-    half = d // 2
-
-    def _scaled_or_unchanged(new: np.ndarray) -> tuple[str, ...]:
-        return tuple("unchanged" if n == o else "scaled" for n, o in zip(new, theta))
-
-    def _done(inv: np.ndarray, **kw: Any) -> ScaledFrequencies:
-        inv = np.asarray(inv, dtype=np.float64)
-        inv.setflags(write=False)
-        orig = theta.copy()
-        orig.setflags(write=False)
-        ramp = kw.pop("ramp", None)
-        if ramp is not None:
-            ramp = np.asarray(ramp, dtype=np.float64)
-            ramp.setflags(write=False)
-        kw.setdefault("attention_scaling", 1.0)
-        kw.setdefault("base", b)
-        kw.setdefault("original_base", b)
-        return ScaledFrequencies(
-            inv_freq=inv, original_inv_freq=orig, rope_type=rope_type, context=context, ramp=ramp, **kw
-        )
-
-    if rope_type == "none":
-        return _done(theta.copy(), regimes=("unchanged",) * half)
-
-    if rope_type == "linear":
-        s = float(scaling.factor)  # type: ignore[arg-type]
-        inv = theta / s
-        return _done(inv, regimes=_scaled_or_unchanged(inv), factor=s)
-
-    if rope_type == "ntk":
-        s = float(scaling.factor)  # type: ignore[arg-type]
-        new_base = b * s ** (d / (d - 2))
-        inv = 1.0 / (new_base**exponent)
-        return _done(inv, regimes=_scaled_or_unchanged(inv), factor=s, base=new_base)
-
-    if rope_type == "dynamic":
-        s = float(scaling.factor)  # type: ignore[arg-type]
-        notes: list[str] = []
-        original = max_position_embeddings
-        if original is None and scaling.original_max_position_embeddings is not None:
-            original = scaling.original_max_position_embeddings
-            notes.append("original length from original_max_position_embeddings (max_position_embeddings not given)")
-        elif (
-            scaling.original_max_position_embeddings is not None
-            and scaling.original_max_position_embeddings != max_position_embeddings
-        ):
-            notes.append(
-                "original_max_position_embeddings ignored: HF's dynamic NTK uses max_position_embeddings as the "
-                "original length"
-            )
-        if context is None or (original is not None and context <= original):
-            notes.append("no growth: context not above the original length" if context else "no growth: no context")
-            return _done(theta.copy(), regimes=("unchanged",) * half, factor=s, original_context=original,
-                         notes=tuple(notes))
-        if original is None:
-            raise ConfigError(
-                "max_position_embeddings", "dynamic scaling with a context needs the original length (or "
-                "original_max_position_embeddings)"
-            )
-        new_base = dynamic_ntk_base(b, s, d, context, original)
-        inv = 1.0 / (new_base**exponent)
-        notes.append(f"context {context} > original {original}: base grown")
-        return _done(inv, regimes=_scaled_or_unchanged(inv), factor=s, base=new_base, original_context=original,
-                     notes=tuple(notes))
-
-    if rope_type == "yarn":
-        s = float(scaling.factor)  # type: ignore[arg-type]
-        notes = []
-        if scaling.original_max_position_embeddings is not None:
-            original = int(scaling.original_max_position_embeddings)
-            if max_position_embeddings is not None:
-                implicit = max_position_embeddings / original
-                if implicit != 1.0 and implicit != s:
-                    notes.append(
-                        f"factor {s:g} differs from max_position_embeddings/original = {implicit:g}; the explicit "
-                        "factor is used (HF v4.5x/v5)"
-                    )
-        else:
-            original = int(max_position_embeddings)  # type: ignore[arg-type]
-            notes.append("original length from max_position_embeddings")
-        fast, slow = _yarn_betas(scaling)
-        truncate = True if scaling.truncate is None else bool(scaling.truncate)
-        low, high = yarn_correction_range(fast, slow, d, b, original, truncate)
-        if low == high:
-            high += 0.001  # HF: prevent singularity
-        ramp = np.clip((np.arange(half, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
-        extrapolation = 1.0 - ramp
-        pos_freqs = b**exponent
-        inv = (1.0 / (s * pos_freqs)) * (1.0 - extrapolation) + (1.0 / pos_freqs) * extrapolation
-        regimes = tuple("extrapolated" if r == 0.0 else "interpolated" if r == 1.0 else "blended" for r in ramp)
-        attention = yarn_attention_factor(
-            s, mscale=scaling.mscale, mscale_all_dim=scaling.mscale_all_dim, attention_factor=scaling.attention_factor
-        )
-        if scaling.attention_factor is not None:
-            notes.append("attention factor given explicitly")
-        elif scaling.mscale and scaling.mscale_all_dim:
-            notes.append("attention factor get_mscale(s, mscale) / get_mscale(s, mscale_all_dim) (DeepSeek)")
-        else:
-            notes.append("attention factor 0.1 ln(s) + 1")
-        return _done(inv, regimes=regimes, factor=s, original_context=original, attention_scaling=attention,
-                     correction_range=(float(low), float(high)), ramp=ramp, notes=tuple(notes))
-
-    if rope_type == "llama3":
-        s = float(scaling.factor)  # type: ignore[arg-type]
-        low_ff, high_ff, original = _llama3_params(scaling)
-        low_ff, high_ff = float(low_ff), float(high_ff)
-        notes = [
-            f"{key} defaulted to {LLAMA3_DEFAULTS[key]}"
-            for key in LLAMA3_DEFAULTS
-            if getattr(scaling, key) is None
-        ]
-        low_freq_wavelen = original / low_ff
-        high_freq_wavelen = original / high_ff
-        wavelen = 2.0 * math.pi / theta
-        divided = wavelen > low_freq_wavelen
-        unchanged = wavelen < high_freq_wavelen
-        medium = ~divided & ~unchanged
-        smooth = (original / wavelen - low_ff) / (high_ff - low_ff)
-        inv = np.where(divided, theta / s, theta)
-        inv = np.where(medium, (1.0 - smooth) * inv / s + smooth * inv, inv)
-        regimes = tuple("divided" if dv else "unchanged" if un else "smoothed" for dv, un in zip(divided, unchanged))
-        ramp = np.where(divided, 1.0, np.where(unchanged, 0.0, 1.0 - smooth))
-        return _done(inv, regimes=regimes, factor=s, original_context=int(original), ramp=ramp, notes=tuple(notes))
-
-    # longrope
-    notes = []
-    if scaling.original_max_position_embeddings is not None:
-        original = int(scaling.original_max_position_embeddings)
-    else:
-        original = int(max_position_embeddings)  # type: ignore[arg-type]
-        notes.append("original length from max_position_embeddings")
-    if scaling.factor is not None:
-        f = float(scaling.factor)
-    elif max_position_embeddings is not None:
-        f = max_position_embeddings / original
-    else:  # only reachable with an explicit attention_factor (validate() guarantees it)
-        f = None
-    if scaling.attention_factor is not None:
-        attention = float(scaling.attention_factor)
-        notes.append("attention factor given explicitly")
-    else:
-        attention = longrope_attention_factor(f, original)  # type: ignore[arg-type]
-    use_long = context is not None and context > original
-    which = "long" if use_long else "short"
-    if context is None:
-        notes.append("short factors: no context given")
-    else:
-        notes.append(f"{which} factors: context {context} {'>' if use_long else '<='} original {original}")
-    ext = np.asarray(scaling.long_factor if use_long else scaling.short_factor, dtype=np.float64)
-    inv = 1.0 / (ext * b**exponent)
-    return _done(inv, regimes=(which,) * half, factor=f, original_context=original, attention_scaling=attention,
-                 longrope_factors=which, short_factor=tuple(scaling.short_factor), long_factor=tuple(scaling.long_factor),
-                 notes=tuple(notes))
+    scaling = scaling.validated(rotated_dim=rotated_dim, max_position_embeddings=max_position_embeddings)
+    model = RopeModel(
+        base=_BASE.coerce(base),
+        rotated_dim=int(rotated_dim),
+        max_position_embeddings=None if max_position_embeddings is None else _MODEL_LENGTH.coerce(max_position_embeddings),
+        context=None if context is None else _CONTEXT.coerce(context),
+    )
+    return scaling.record.compute(scaling, model)
