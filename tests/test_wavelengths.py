@@ -168,7 +168,7 @@ def test_table_output_names_the_bound():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--scheme", "alibi"), "wavelengths works with sinusoidal and rope"),
+        (("--scheme", "alibi"), "wavelengths needs a scheme that has frequency pairs"),
         (("--scheme", "rope", "--scaling", "yarn"), "factor"),
         (("--scheme", "rope", "--scaling", "yarn", "--factor", "0.5"), "factor"),
         (("--scheme", "rope", "--scaling", "yarn", "--factor", "4", "--beta-fast", "1", "--beta-slow", "2"), "beta_fast"),
