@@ -122,11 +122,7 @@ def compare_document(
         if dim is not None and "dim" in scheme_parameters(SCHEMES[name]) and "dim" not in params:
             params["dim"] = dim
         scheme = build_scheme(name, params, length=length)
-
-        def rebuild(n: int, name: str = name, params: dict = params):
-            return build_scheme(name, params, length=n)
-
-        options = CheckOptions(length=length, dtype=dtype, train_length=train_length, strict=strict, rebuild=rebuild)
+        options = CheckOptions(length=length, dtype=dtype, train_length=train_length, strict=strict)
         results = {r.property: r.to_dict() for r in run_checks(scheme, "all", options)}
         marks: dict[str, list[int]] = {}
         for prop, claim in claims_for(name).items():
