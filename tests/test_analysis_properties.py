@@ -283,3 +283,16 @@ def test_integer_bfloat16_precision_fails():
     result = check_precision(scheme("integer", 300, dim=2), 300)
     assert result.verdict == "fail"
     assert result.figures["first_adjacent_collision"] == 257
+
+
+# -- what schemes declare --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("name", "expected"), [("integer", True), ("sinusoidal", True), ("rope", True), ("binary", False), ("learned", False)])
+def test_shift_isometry_is_declared_by_the_scheme(name, expected):
+    assert scheme(name, 16).shift_isometric is expected
+
+
+def test_extrapolation_trains_the_scheme_at_T_keeping_what_the_user_gave():
+    # bits given by the user stay 9 at T = 256, so nothing is undefined past T.
+    result = check_extrapolation(scheme("binary", 512, bits=9), 512, train_length=256)
+    assert result.figures["first_undefined"] is None
+    assert result.figures["trained_with"] == {"bits": 9}

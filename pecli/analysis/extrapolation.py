@@ -29,7 +29,7 @@ class AngleRanges:
     Attributes
     ----------
     inv_freq:
-        θ_i the test scheme uses (``scheme.inv_freq``, scalings included).
+        θ_i the test scheme uses (its frequency pairs' ``inv_freq``, scalings included).
     train_inv_freq:
         θ_i of the trained scheme (the same unless a scaled scheme is compared with its original).
     train_max_angle:
