@@ -29,8 +29,7 @@ def small_scheme(name: str, length: int = LENGTH):
 @pytest.mark.parametrize("name", list(SCHEMES))
 def test_every_analysis_on_every_scheme(name, analysis):
     scheme = small_scheme(name)
-    params = {k: v for k, v in SMALL.items() if k in scheme.parameter_names()}
-    options = CheckOptions(length=LENGTH, rebuild=lambda n: build_scheme(name, params, length=n))
+    options = CheckOptions(length=LENGTH)
     (result,) = run_checks(scheme, analysis, options)
     assert isinstance(result, PropertyResult)
     assert result.property == analysis

@@ -16,17 +16,14 @@ from pecli.analysis.distinguishability import check_distinguishability
 from pecli.analysis.extrapolation import angle_ranges, check_extrapolation
 from pecli.analysis.precision import check_precision, precision_profile
 from pecli.analysis.relativity import check_relativity, score_by_distance
-from pecli.analysis.structure import Pairs, collisions, rotation_blocks
+from pecli.analysis.structure import collisions, rotation_blocks
 from pecli.analysis.uniqueness import check_uniqueness
 from pecli.config import build_scheme
+from pecli.schemes.base import FrequencyPairs
 
 
 def scheme(name, length=512, **params):
     return build_scheme(name, params, length=length)
-
-
-def rebuild(name, **params):
-    return lambda n: build_scheme(name, params, length=n)
 
 
 # -- uniqueness ------------------------------------------------------------------------------------
@@ -116,7 +113,7 @@ def test_distinguishability_fails(name):
 # -- composability ---------------------------------------------------------------------------------------
 def test_rotation_block_is_seed_001_matrix():
     # seed 001: M_k = [[cos ω k, sin ω k], [−sin ω k, cos ω k]] on (sin, cos) pairs; ω = 1, k = 1.
-    pairs = Pairs(np.array([0]), np.array([1]), True, np.array([1.0]))
+    pairs = FrequencyPairs(np.array([1.0]), np.array([1.0]), np.array([0]), np.array([1]), True, 2, 10000.0)
     expected = np.array([[math.cos(1), math.sin(1)], [-math.sin(1), math.cos(1)]])
     np.testing.assert_allclose(rotation_blocks(pairs, 1)[0], expected, rtol=0, atol=1e-15)
 
@@ -182,7 +179,7 @@ def test_score_by_distance_samples_say_so():
 
 # -- extrapolation ---------------------------------------------------------------------------------------------
 def test_learned_undefined_past_max_length():
-    result = check_extrapolation(scheme("learned", 512, dim=8), 512, train_length=256, rebuild=rebuild("learned", dim=8))
+    result = check_extrapolation(scheme("learned", 512, dim=8), 512, train_length=256)
     assert result.verdict == "fail"
     assert "undefined past max_length" in result.reason
     assert result.figures["first_undefined"] == 256
@@ -191,14 +188,14 @@ def test_learned_undefined_past_max_length():
 def test_binary_overflow_after_256_names_300():
     # seed 000: trained on 256 positions → ⌈log2 256⌉ = 8 bits; 256 = 2**8 is the first overflow, and
     # 300 = 0b100101100 needs 9 bits.
-    result = check_extrapolation(scheme("binary", 512), 512, train_length=256, rebuild=rebuild("binary"))
+    result = check_extrapolation(scheme("binary", 512), 512, train_length=256)
     assert result.verdict == "fail"
     assert result.figures["first_undefined"] == 256
     assert "position 300 needs 9 bits" in result.reason
 
 
 def test_integer_unbounded():
-    result = check_extrapolation(scheme("integer", 512, dim=4), 512, train_length=256, rebuild=rebuild("integer", dim=4))
+    result = check_extrapolation(scheme("integer", 512, dim=4), 512, train_length=256)
     assert result.verdict == "fail"
     assert result.figures["train_range"] == [0.0, 255.0]
     assert result.figures["test_range"] == [256.0, 511.0]
@@ -286,3 +283,16 @@ def test_integer_bfloat16_precision_fails():
     result = check_precision(scheme("integer", 300, dim=2), 300)
     assert result.verdict == "fail"
     assert result.figures["first_adjacent_collision"] == 257
+
+
+# -- what schemes declare --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("name", "expected"), [("integer", True), ("sinusoidal", True), ("rope", True), ("binary", False), ("learned", False)])
+def test_shift_isometry_is_declared_by_the_scheme(name, expected):
+    assert scheme(name, 16).shift_isometric is expected
+
+
+def test_extrapolation_trains_the_scheme_at_T_keeping_what_the_user_gave():
+    # bits given by the user stay 9 at T = 256, so nothing is undefined past T.
+    result = check_extrapolation(scheme("binary", 512, bits=9), 512, train_length=256)
+    assert result.figures["first_undefined"] is None
+    assert result.figures["trained_with"] == {"bits": 9}

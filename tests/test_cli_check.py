@@ -148,3 +148,16 @@ def test_options_a_property_does_not_read_are_refused(args, message):
 def test_quiet_prints_nothing_and_keeps_the_exit_code():
     result = run("distinguishability", "--scheme", "binary", "--length", "16", "--quiet")
     assert result.exit_code == 1 and result.stdout == ""
+
+
+def test_check_report_is_typed_and_its_dict_is_the_json():
+    from pecli import build_scheme
+    from pecli.analysis import CheckOptions, CheckReport, check_report
+
+    report = check_report(build_scheme("binary", {}, length=16), ["uniqueness", "extrapolation"], CheckOptions(length=16))
+    assert isinstance(report, CheckReport)
+    assert [r.property for r in report.results] == ["uniqueness", "extrapolation"]
+    assert report.verdict == "fail" and not report.passed  # 8 bits past T = 8 need a fourth bit
+    document = report.to_dict()
+    assert list(document) == ["scheme", "kind", "params", "length", "property", "verdict", "passed", "results"]
+    assert {r["property"]: r["verdict"] for r in document["results"]} == {"uniqueness": "pass", "extrapolation": "fail"}

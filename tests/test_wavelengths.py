@@ -168,7 +168,7 @@ def test_table_output_names_the_bound():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--scheme", "alibi"), "wavelengths works with sinusoidal and rope"),
+        (("--scheme", "alibi"), "wavelengths needs a scheme that has frequency pairs"),
         (("--scheme", "rope", "--scaling", "yarn"), "factor"),
         (("--scheme", "rope", "--scaling", "yarn", "--factor", "0.5"), "factor"),
         (("--scheme", "rope", "--scaling", "yarn", "--factor", "4", "--beta-fast", "1", "--beta-slow", "2"), "beta_fast"),
@@ -323,3 +323,18 @@ def test_p_rope_pairs_that_never_rotate_are_not_counted_as_untrained():
     document = run_json("--scheme", "rope", "--rope-fraction", "0.5", "--context", "8192", "--train-length", "4096")
     assert document["summary"]["pairs_not_completed_in_training"] == 0
     assert [p["completed_in_training"] for p in document["pairs"][32:]] == [None] * 32
+
+
+def test_wavelength_report_carries_the_bound_for_rotary_schemes_only():
+    from pecli.analysis.spectrum import BaseBound, wavelength_report
+
+    rope = wavelength_report(build_scheme("rope", {"dim": 16}), 256, target_context=512)
+    assert isinstance(rope.spectrum.summary.base_lower_bound, BaseBound)
+    assert rope.suggested_base.context == 512
+    summary = rope.to_dict()["summary"]
+    assert summary["scaling"] == "none" and "base_meets_bound" in summary and "theoretical_context_limit" not in summary
+    sinusoidal = wavelength_report(build_scheme("sinusoidal", {"dim": 16}), 256)
+    assert sinusoidal.spectrum.summary.base_lower_bound is None
+    assert set(sinusoidal.to_dict()["summary"]) == {
+        "pairs", "largest_wavelength", "smallest_wavelength", "attention_scaling", "theoretical_context_limit",
+    }

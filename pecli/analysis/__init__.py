@@ -20,7 +20,7 @@ from pecli.analysis.distinguishability import check_distinguishability
 from pecli.analysis.extrapolation import check_extrapolation
 from pecli.analysis.precision import check_precision
 from pecli.analysis.relativity import check_relativity
-from pecli.analysis.result import VERDICTS, PropertyResult
+from pecli.analysis.result import VERDICTS, CheckReport, PropertyResult
 from pecli.analysis.uniqueness import check_uniqueness
 from pecli.errors import PecliError
 from pecli.schemes.base import Scheme
@@ -49,8 +49,8 @@ class CheckOptions:
         turn warnings into failures.
     samples:
         force sampled all-pairs scans with this many query positions.
-    rebuild:
-        ``rebuild(T)``: the scheme as trained on T positions (:meth:`pecli.config.Spec.rebuild`).
+
+    The scheme as trained on T positions is ``scheme.at_length(T)``.
     """
 
     length: int = 512
@@ -61,7 +61,6 @@ class CheckOptions:
     train_length: int | None = None
     strict: bool = False
     samples: int | None = None
-    rebuild: Callable[[int], Scheme] | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ class AnalysisInfo:
     name: str
     summary: str
     run: Callable[[Scheme, CheckOptions], PropertyResult]
-    #: The :class:`CheckOptions` fields it reads besides ``length``, ``strict`` and ``rebuild``.
+    #: The :class:`CheckOptions` fields it reads besides ``length`` and ``strict``.
     options: tuple[str, ...] = ()
 
 
@@ -92,7 +91,7 @@ def _relativity(scheme: Scheme, o: CheckOptions) -> PropertyResult:
 
 
 def _extrapolation(scheme: Scheme, o: CheckOptions) -> PropertyResult:
-    return check_extrapolation(scheme, o.length, train_length=o.train_length, rebuild=o.rebuild)
+    return check_extrapolation(scheme, o.length, train_length=o.train_length)
 
 
 def _precision(scheme: Scheme, o: CheckOptions) -> PropertyResult:
@@ -133,7 +132,15 @@ def run_checks(scheme: Scheme, names: str | Sequence[str], options: CheckOptions
     return [r.strict() for r in results] if options.strict else results
 
 
+def check_report(scheme: Scheme, names: str | Sequence[str], options: CheckOptions | None = None) -> CheckReport:
+    """:func:`run_checks` with what the report says about the scheme: what ``pecli check`` prints."""
+    options = options or CheckOptions()
+    results = run_checks(scheme, names, options)
+    asked = names if isinstance(names, str) else ", ".join(names)
+    return CheckReport(scheme.name, scheme.kind, scheme.params(), options.length, asked, tuple(results))
+
+
 __all__ = [
-    "ANALYSES", "PROPERTIES", "VERDICTS", "AnalysisInfo", "CheckOptions", "PropertyResult", "get_analysis",
-    "run_checks",
+    "ANALYSES", "PROPERTIES", "VERDICTS", "AnalysisInfo", "CheckOptions", "CheckReport", "PropertyResult",
+    "check_report", "get_analysis", "run_checks",
 ]

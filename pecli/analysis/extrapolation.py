@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
-
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.spectrum import wavelengths_of
 from pecli.analysis.structure import bias_domain, collisions, has_vectors, rotation_pairs, vectors
 from pecli.errors import PecliError, PositionError
-from pecli.schemes.base import Scheme
+from pecli.schemes.base import Capability, Scheme, require
 
 #: The position seed 000 takes as its example of a binary overflow after training on 256 positions.
 SEED_EXAMPLE_POSITION = 300
@@ -31,7 +29,7 @@ class AngleRanges:
     Attributes
     ----------
     inv_freq:
-        θ_i the test scheme uses (``scheme.inv_freq``, scalings included).
+        θ_i the test scheme uses (its frequency pairs' ``inv_freq``, scalings included).
     train_inv_freq:
         θ_i of the trained scheme (the same unless a scaled scheme is compared with its original).
     train_max_angle:
@@ -69,21 +67,19 @@ def angle_ranges(scheme: Scheme, train_length: int, length: int, *, train_scheme
     Parameters
     ----------
     scheme:
-        A scheme with ``inv_freq`` (sinusoidal, rope and variants); its θ_i are used as they are, context
-        extension scalings included.
+        A scheme with frequency pairs (sinusoidal, rope and variants); its θ_i are used as they are,
+        context extension scalings included.
     train_length, length:
         T and L, with L > T ≥ 1.
     train_scheme:
         The scheme training used, when it differs (a scaled RoPE compared with the unscaled original);
         default ``scheme``.
     """
-    inv_freq = getattr(scheme, "inv_freq", None)
-    if inv_freq is None:
-        raise PecliError(f"scheme {scheme.name!r} has no rotation frequencies (inv_freq)")
+    require(scheme, Capability.FREQUENCIES, "angle ranges")
     if not 1 <= train_length < length:
         raise PecliError(f"train_length must be in 1 … length − 1 ({length - 1}), got {train_length}")
-    inv_freq = np.asarray(inv_freq, dtype=np.float64)
-    train_inv_freq = np.asarray(getattr(train_scheme or scheme, "inv_freq"), dtype=np.float64)
+    inv_freq = np.asarray(scheme.frequency_pairs().inv_freq, dtype=np.float64)
+    train_inv_freq = np.asarray((train_scheme or scheme).frequency_pairs().inv_freq, dtype=np.float64)
     train_max = (train_length - 1) * train_inv_freq
     test_max = (length - 1) * inv_freq
     wavelength = wavelengths_of(inv_freq)
@@ -99,19 +95,13 @@ def angle_ranges(scheme: Scheme, train_length: int, length: int, *, train_scheme
 def default_train_length(length: int, scheme: Scheme | None = None) -> int:
     """T when none is given: a scaled RoPE's pre-training length (the original length its scaling
     starts from) when it is below L, else half of L (512 → 256, seed 000's binary example)."""
-    original = getattr(scheme, "pretraining_length", None)
+    original = None if scheme is None else scheme.pretraining_length
     if original is not None and original < length:
         return int(original)
     return max(1, length // 2)
 
 
-def check_extrapolation(
-    scheme: Scheme,
-    length: int,
-    *,
-    train_length: int | None = None,
-    rebuild: Callable[[int], Scheme] | None = None,
-) -> PropertyResult:
+def check_extrapolation(scheme: Scheme, length: int, *, train_length: int | None = None) -> PropertyResult:
     """Can the scheme, as trained on T positions, encode positions T … L − 1, and how?
 
     Parameters
@@ -121,11 +111,10 @@ def check_extrapolation(
     length:
         L.
     train_length:
-        T < L (default L // 2).
-    rebuild:
-        ``rebuild(T)`` gives the scheme as trained (binary fixes ``bits`` and learned ``max_length`` from
-        it: :meth:`pecli.config.Spec.rebuild`); default: the scheme's parameters with those that equal
-        their length-derived default at L (e.g. ``bits = ⌈log2 L⌉``) derived from T instead.
+        T < L (default L // 2, or a scaled RoPE's pre-training length below L).
+
+    The scheme as trained is ``scheme.at_length(T)``: parameters filled from the length (binary
+    ``bits``, learned ``max_length``) are filled from T, those the user gave stay.
 
     Returns
     -------
@@ -141,21 +130,10 @@ def check_extrapolation(
     train_length = default_train_length(length, scheme) if train_length is None else int(train_length)
     if not 1 <= train_length < length:
         raise PecliError(f"train_length must be below the length {length} (and at least 1), got {train_length}; pass --length")
-    if rebuild is None:
-        rebuild = _rebuild_from_params(scheme, length)
-    trained = rebuild(train_length)
+    trained = scheme.at_length(train_length)
     if has_vectors(scheme):
-        return _vector_extrapolation(scheme, trained, train_length, length, rebuild)
+        return _vector_extrapolation(scheme, trained, train_length, length)
     return _bias_extrapolation(trained, train_length, length)
-
-
-def _rebuild_from_params(scheme: Scheme, length: int) -> Callable[[int], Scheme]:
-    """``rebuild`` for a bare scheme: parameters equal to their length-derived default at L follow T."""
-    from pecli.config import build_scheme
-
-    derived = type(scheme).defaults_for_length(length)
-    params = {k: v for k, v in scheme.params().items() if v is not None and derived.get(k, object()) != v}
-    return lambda n: build_scheme(scheme.name, params, length=n)
 
 
 def _first_undefined(scheme: Scheme, start: int, stop: int) -> int | None:
@@ -176,7 +154,7 @@ def _first_undefined(scheme: Scheme, start: int, stop: int) -> int | None:
     return high
 
 
-def _vector_extrapolation(scheme, trained, train_length, length, rebuild) -> PropertyResult:
+def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, length: int) -> PropertyResult:
     figures: dict = {"train_length": train_length, "length": length}
     fixed_by_training = {k: v for k, v in trained.params().items() if k in type(trained).length_defaults}
     if fixed_by_training:  # what the scheme looked like when trained (binary bits, learned rows)
@@ -197,10 +175,10 @@ def _vector_extrapolation(scheme, trained, train_length, length, rebuild) -> Pro
     if trained.kind == "additive" and trained.parameter_count > 0:
         # A trained table (learned): rows T … L−1 exist but training never updated them.
         figures.update({"defined": True, "first_undefined": None, "untrained_rows": length - train_length})
+        table = ", ".join(f"{k} {v}" for k, v in fixed_by_training.items()) or "its size"
         reason = (
-            f"positions {train_length} … {length - 1} have rows in the table (max_length "
-            f"{getattr(trained, 'max_length', '?')}) that training never updated: they hold their random "
-            "initialisation"
+            f"positions {train_length} … {length - 1} have rows in the table ({table}) that training never "
+            "updated: they hold their random initialisation"
         )
         return PropertyResult("extrapolation", "fail", reason, figures, "untrained_rows")
     encoding = vectors(trained, length)
@@ -217,12 +195,12 @@ def _vector_extrapolation(scheme, trained, train_length, length, rebuild) -> Pro
     warnings: list[str] = []
     frozen = np.flatnonzero((np.ptp(seen, axis=0) == 0) & (np.ptp(encoding, axis=0) > 0))
     figures["components_constant_in_training"] = int(frozen.size)
-    if frozen.size and rotation_pairs(scheme) is None:
+    pairs = rotation_pairs(scheme)
+    if frozen.size and pairs is None:
         warnings.append(
             f"{frozen.size} component(s) never changed in training but change past it (first: component "
             f"{int(frozen[0])}, constant {float(seen[0, frozen[0]]):.4g} on positions 0 … {train_length - 1})"
         )
-    pairs = rotation_pairs(scheme)
     if pairs is not None:
         # Pre-training saw the frequencies without any context-extension scaling.
         ranges = angle_ranges(scheme, train_length, length, train_scheme=trained.without_extension())
@@ -241,25 +219,24 @@ def _vector_extrapolation(scheme, trained, train_length, length, rebuild) -> Pro
                 f"{ranges.test_max_angle[i]:.4g} rad against {ranges.train_max_angle[i]:.4g} in training; the "
                 f"worst, pair {worst}, goes {overshoot[worst]:.3g}× past its training range)"
             )
-    if rebuild is not None:
-        at_length = rebuild(length)
-        if at_length.params() != trained.params():
-            changed = [k for k, v in at_length.params().items() if trained.params().get(k) != v]
-            other = vectors(at_length, train_length)
-            if other.shape == seen.shape:
-                difference = float(np.max(np.abs(other - seen)))
-                figures["length_dependence"] = difference
-                if difference > 0:
-                    warnings.append(
-                        f"the same position encodes differently at length {length} than at {train_length} "
-                        f"(largest difference {difference:.4g}, via {', '.join(changed)})"
-                    )
-            else:
-                figures["length_dependence"] = None
+    at_length = scheme.at_length(length)
+    if at_length.params() != trained.params():
+        changed = [k for k, v in at_length.params().items() if trained.params().get(k) != v]
+        other = vectors(at_length, train_length)
+        if other.shape == seen.shape:
+            difference = float(np.max(np.abs(other - seen)))
+            figures["length_dependence"] = difference
+            if difference > 0:
                 warnings.append(
-                    f"the encoding's width depends on the length: {seen.shape[1]} at {train_length}, "
-                    f"{other.shape[1]} at {length} ({', '.join(changed)})"
+                    f"the same position encodes differently at length {length} than at {train_length} "
+                    f"(largest difference {difference:.4g}, via {', '.join(changed)})"
                 )
+        else:
+            figures["length_dependence"] = None
+            warnings.append(
+                f"the encoding's width depends on the length: {seen.shape[1]} at {train_length}, "
+                f"{other.shape[1]} at {length} ({', '.join(changed)})"
+            )
     if not bounded:
         far = int(np.argmax(np.abs(new).max(axis=1))) + train_length
         reason = (

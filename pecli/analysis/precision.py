@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
-from pecli.analysis.structure import Pairs, bias_domain, collisions, has_vectors, rotation_pairs, vectors
+from pecli.analysis.structure import bias_domain, collisions, has_vectors, rotation_pairs, vectors
 from pecli.dtypes import DTYPES, cast
 from pecli.errors import PecliError
-from pecli.schemes.base import Scheme
+from pecli.schemes.base import FrequencyPairs, Scheme
 
 #: dtype the precision check uses when none is given.
 DEFAULT_DTYPE = "bfloat16"
@@ -71,19 +71,20 @@ def _check_dtype(key: str, name: str | None) -> None:
         raise PecliError(f"{key}: must be one of {', '.join(DTYPES)}, got {name!r}")
 
 
-def computed_encoding(scheme: Scheme, pairs: Pairs, positions: np.ndarray, compute_dtype: str) -> np.ndarray:
+def computed_encoding(scheme: Scheme, pairs: FrequencyPairs, positions: np.ndarray, compute_dtype: str) -> np.ndarray:
     """The encoding with positions, θ_i, angles and cos/sin each rounded to ``compute_dtype`` (float64 out).
 
     ``angle = round(round(p) · round(θ_i))`` (a float64 product of two numbers of at most 24 significant
     bits is exact, so rounding it once is the correctly rounded low-precision product), then
-    ``round(cos(angle))`` and ``round(sin(angle))``, scaled by rope's ``attention_scaling`` (rounded too).
+    ``round(cos(angle))`` and ``round(sin(angle))``, scaled by the pairs' ``attention_scaling`` (rounded too;
+    a context-extension scaling of rope sets it).
     """
     def low(x):
         return cast(np.asarray(x, dtype=np.float64), compute_dtype).astype(np.float64)
 
     angle = low(np.outer(low(positions.astype(np.float64)), low(pairs.inv_freq)))
     sin, cos = low(np.sin(angle)), low(np.cos(angle))
-    scaling = float(getattr(scheme, "attention_scaling", 1.0))
+    scaling = float(pairs.attention_scaling)
     out = np.zeros((positions.size, scheme.width))
     if pairs.sin_first:
         out[:, pairs.first], out[:, pairs.second] = sin, cos

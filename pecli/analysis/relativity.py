@@ -13,7 +13,7 @@ import numpy as np
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.structure import BLOCK_BYTES, EXACT_WORK, rotation_pairs, sample_queries, score_factors
 from pecli.errors import PecliError
-from pecli.schemes.base import Scheme
+from pecli.schemes.base import Capability, Scheme
 
 #: Relative spread (largest spread of S(m, m+Δ) over m, over the score scale) counted as "Δ only".
 SPREAD_TOL = 1e-9
@@ -162,7 +162,8 @@ def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None)
     worst_delta = int(profile.distance[column])
     relative = float(spread[channel, column]) / scale
     symmetric = bool(np.allclose(profile.mean[:, ::-1], profile.mean, rtol=1e-9, atol=1e-12 * scale, equal_nan=True))
-    pairs = rotation_pairs(scheme) if scheme.kind == "additive" else None
+    # Seed 000's identity is about the vectors themselves; a rotary score also carries the scaling.
+    pairs = None if scheme.has(Capability.ROTARY) else rotation_pairs(scheme)
     identity = None
     table = []
     for delta in table_distances(length - 1, symmetric):

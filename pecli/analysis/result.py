@@ -76,3 +76,51 @@ class PropertyResult:
             "sampled": self.sampled,
             "notes": list(self.notes),
         }
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """What ``pecli check`` reports: the results of the selected properties on one scheme.
+
+    Attributes
+    ----------
+    scheme, kind, params:
+        The scheme's name, kind and parameters (JSON-friendly).
+    length:
+        L, the positions 0 … L − 1 measured.
+    property:
+        What was asked for: a property's name or ``all``.
+    results:
+        One :class:`PropertyResult` per property, in the order they ran.
+    """
+
+    scheme: str
+    kind: str
+    params: dict[str, Any]
+    length: int
+    property: str
+    results: tuple[PropertyResult, ...]
+
+    @property
+    def passed(self) -> bool:
+        """True unless some result failed."""
+        return all(result.passed for result in self.results)
+
+    @property
+    def verdict(self) -> str:
+        """The worst verdict of the results: ``fail``, else ``warn``, else ``pass``."""
+        verdicts = {result.verdict for result in self.results}
+        return next((v for v in ("fail", "warn") if v in verdicts), "pass")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``pecli check --json``."""
+        return {
+            "scheme": self.scheme,
+            "kind": self.kind,
+            "params": dict(self.params),
+            "length": self.length,
+            "property": self.property,
+            "verdict": self.verdict,
+            "passed": self.passed,
+            "results": [result.to_dict() for result in self.results],
+        }

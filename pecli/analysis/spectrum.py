@@ -9,14 +9,15 @@ two bounds from the literature that relate the base to the context length.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from pecli.errors import PecliError
-from pecli.schemes.base import Scheme
+from pecli.schemes.base import Capability, Scheme, require
 from pecli.schemes.rope_scaling import dynamic_ntk_base
 
 TWO_PI = 2.0 * math.pi
@@ -39,6 +40,85 @@ class PairRow:
 
 
 @dataclass(frozen=True)
+class LengthBase:
+    """Dynamic NTK's base at one sequence length."""
+
+    length: int
+    base: float
+
+
+@dataclass(frozen=True)
+class SpectrumSummary:
+    """The facts below the per-pair table; a fact that does not apply to the scheme is None.
+
+    Attributes
+    ----------
+    pairs:
+        Number of frequency pairs.
+    largest_wavelength, smallest_wavelength:
+        Over the pairs that rotate, tokens; None when none does.
+    attention_scaling:
+        The factor a scaling multiplies cos and sin by (1 without one).
+    critical_dimension, pairs_not_completed_in_training:
+        Liu et al.'s critical dimension and the pairs that never turned fully in training (given T).
+    theoretical_context_limit:
+        The longest wavelength of an additive sinusoid, past which its slowest pair repeats (seeds 001/003).
+    scaling, effective_base:
+        The context-extension scaling (``"none"`` without one) and the base it leaves in effect.
+    yarn_correction_range, longrope_factors_in_use, longrope_switch, dynamic_base_by_length:
+        What yarn, longrope and dynamic NTK did.
+    notes:
+        The scaling's notes.
+    base_lower_bound, base_meets_bound:
+        Men et al.'s bound for the context (rotary schemes) and whether the base in effect meets it.
+    """
+
+    pairs: int
+    largest_wavelength: float | None
+    smallest_wavelength: float | None
+    attention_scaling: float
+    critical_dimension: int | None = None
+    pairs_not_completed_in_training: int | None = None
+    theoretical_context_limit: float | None = None
+    scaling: str | None = None
+    effective_base: float | None = None
+    yarn_correction_range: tuple[float, float] | None = None
+    longrope_factors_in_use: str | None = None
+    longrope_switch: str | None = None
+    dynamic_base_by_length: tuple[LengthBase, ...] | None = None
+    notes: tuple[str, ...] = ()
+    base_lower_bound: BaseBound | None = None
+    base_meets_bound: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: the first four facts always, the others only where they apply."""
+        out: dict[str, Any] = {
+            "pairs": self.pairs,
+            "largest_wavelength": self.largest_wavelength,
+            "smallest_wavelength": self.smallest_wavelength,
+            "attention_scaling": self.attention_scaling,
+        }
+        optional: dict[str, Any] = {
+            "critical_dimension": self.critical_dimension,
+            "pairs_not_completed_in_training": self.pairs_not_completed_in_training,
+            "theoretical_context_limit": self.theoretical_context_limit,
+            "scaling": self.scaling,
+            "effective_base": self.effective_base,
+            "yarn_correction_range": None if self.yarn_correction_range is None else list(self.yarn_correction_range),
+            "longrope_factors_in_use": self.longrope_factors_in_use,
+            "longrope_switch": self.longrope_switch,
+            "dynamic_base_by_length": None if self.dynamic_base_by_length is None else [
+                {"length": row.length, "base": row.base} for row in self.dynamic_base_by_length
+            ],
+            "notes": list(self.notes) or None,
+            "base_lower_bound": None if self.base_lower_bound is None else self.base_lower_bound.as_dict(),
+            "base_meets_bound": self.base_meets_bound,
+        }
+        out.update({key: value for key, value in optional.items() if value is not None})
+        return out
+
+
+@dataclass(frozen=True)
 class Spectrum:
     """The per-pair table and its summary for one scheme at one context length."""
 
@@ -48,7 +128,49 @@ class Spectrum:
     context: int
     train_length: int | None
     pairs: list[PairRow]
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: SpectrumSummary
+
+
+@dataclass(frozen=True)
+class WavelengthReport:
+    """What ``pecli wavelengths`` reports: the spectrum of a scheme at a context, with the base bounds.
+
+    Attributes
+    ----------
+    scheme:
+        The scheme as configured at the context (dynamic NTK and LongRoPE depend on it).
+    spectrum:
+        Its table and summary, Men et al.'s bound included for rotary schemes.
+    suggested_base:
+        Men et al.'s bound for the target context, when one was asked for.
+    out:
+        Where the inverse frequencies were written, if anywhere (set by the caller that writes them).
+    """
+
+    scheme: Scheme
+    spectrum: Spectrum
+    suggested_base: BaseBound | None = None
+    out: str | None = None
+
+    @property
+    def inv_freq(self) -> np.ndarray:
+        """The final inverse frequencies, float64 (0 for pairs that do not rotate)."""
+        return np.asarray(self.scheme.frequency_pairs().inv_freq, dtype=np.float64)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``pecli wavelengths --json``."""
+        document: dict[str, Any] = {
+            "scheme": self.spectrum.scheme,
+            "params": self.scheme.params(),
+            "context": self.spectrum.context,
+            "train_length": self.spectrum.train_length,
+            "pairs": [dataclasses.asdict(row) for row in self.spectrum.pairs],
+            "summary": self.spectrum.summary.to_dict(),
+            "out": self.out,
+        }
+        if self.suggested_base is not None:
+            document["suggested_base"] = self.suggested_base.as_dict()
+        return document
 
 
 def wavelengths_of(inv_freq: Any) -> np.ndarray:
@@ -203,79 +325,53 @@ def _refine(failing: float, passing: float, dim: int, context: int, *, want_firs
 
 
 def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -> Spectrum:
-    """The per-pair frequency table of a sinusoidal or rotary scheme, with its summary.
+    """The per-pair frequency table of a scheme with frequency pairs, with its summary.
 
     Parameters
     ----------
     scheme : Scheme
-        A ``sinusoidal`` or ``rope`` scheme (rope with any scaling and p-RoPE).
+        A scheme with :attr:`~pecli.schemes.base.Capability.FREQUENCIES` (sinusoidal; rope with any
+        scaling and p-RoPE).
     context : int
         The context length C: rotations within it are ``C θ_i / 2π``.
     train_length : int, optional
         The training length T: a pair completed a full rotation in training when its wavelength under
         the pre-training frequencies (before any scaling) is at most T; the critical dimension likewise.
     """
-    inv_freq = getattr(scheme, "inv_freq", None)
-    if inv_freq is None:
-        raise PecliError(f"scheme {scheme.name!r} has no frequencies; wavelengths works with sinusoidal and rope")
-    inv_freq = np.asarray(inv_freq, dtype=np.float64)
-    original = np.asarray(getattr(scheme, "original_inv_freq", inv_freq), dtype=np.float64)
-    frequencies = getattr(scheme, "frequencies", None)
-    regimes = list(frequencies.regimes) if frequencies is not None else ["unchanged"] * inv_freq.size
-    rotating = getattr(scheme, "rotating_pairs", inv_freq.size)
-    short = getattr(scheme, "short_factor", None) if frequencies is not None and frequencies.rope_type == "longrope" else None
-    long = getattr(scheme, "long_factor", None) if short is not None else None
+    require(scheme, Capability.FREQUENCIES, "wavelengths")
+    pairs = scheme.frequency_pairs()
+    scaled = pairs.scaled
+    inv_freq = np.asarray(pairs.inv_freq, dtype=np.float64)
+    original = np.asarray(pairs.original_inv_freq, dtype=np.float64)
+    regimes = list(scaled.regimes) if scaled is not None else ["unchanged"] * inv_freq.size
+    rotating = pairs.count if pairs.rotating is None else pairs.rotating
+    longrope = scaled is not None and scaled.rope_type == "longrope"
+    short = scaled.short_factor if longrope else None
+    long = scaled.long_factor if longrope else None
     # Training (T) ran on the frequencies before any context-extension scaling; p-RoPE is architecture.
-    pretraining_wavelengths = wavelengths_of(scheme.without_extension().inv_freq)
+    pretraining_inv_freq = scheme.without_extension().frequency_pairs().inv_freq
+    pretraining_wavelengths = wavelengths_of(pretraining_inv_freq)
     rows = []
     for i, (theta, theta0, wavelength) in enumerate(zip(inv_freq, original, wavelengths_of(inv_freq))):
-        trained_wavelength = pretraining_wavelengths[i]
         regime = regimes[i] if i < rotating else "not rotated (p-RoPE)"
         rows.append(PairRow(
             index=i,
             inv_freq=float(theta),
             wavelength=float(wavelength),
             rotations=float(context * theta / TWO_PI),
-            completed_in_training=None if train_length is None or i >= rotating else bool(trained_wavelength <= train_length),
+            completed_in_training=None if train_length is None or i >= rotating else bool(pretraining_wavelengths[i] <= train_length),
             original_inv_freq=float(theta0),
             ratio=float(theta / theta0),
             regime=regime,
             short_factor=None if short is None else float(short[i]),
             long_factor=None if long is None else float(long[i]),
         ))
-    finite = np.array([r.wavelength for r in rows if math.isfinite(r.wavelength)])
-    dim = int(getattr(scheme, "rotated_dim", getattr(scheme, "dim")))
-    summary: dict[str, Any] = {
-        "pairs": len(rows),
-        "largest_wavelength": float(finite.max()) if finite.size else None,
-        "smallest_wavelength": float(finite.min()) if finite.size else None,
-        "attention_scaling": float(getattr(scheme, "attention_scaling", 1.0)),
-    }
-    if train_length is not None:
-        summary["critical_dimension"] = critical_dimension(scheme.without_extension().inv_freq, train_length)
-        summary["pairs_not_completed_in_training"] = sum(1 for r in rows if r.completed_in_training is False)
-    if scheme.name == "sinusoidal":
-        # Seeds 001/003: the longest wavelength, 2π·base^((d−2)/d) ≈ 2π·base, is the theoretical limit
-        # beyond which positions start to repeat on the slowest pair.
-        summary["theoretical_context_limit"] = float(finite.max())
-    if frequencies is not None:
-        summary["scaling"] = frequencies.rope_type
-        summary["effective_base"] = float(frequencies.base)
-        if frequencies.correction_range is not None:
-            summary["yarn_correction_range"] = [float(x) for x in frequencies.correction_range]
-        if frequencies.longrope_factors is not None:
-            summary["longrope_factors_in_use"] = frequencies.longrope_factors
-            summary["longrope_switch"] = (
-                f"long factors when the context exceeds {frequencies.original_context} tokens, short ones up to it"
-            )
-        if frequencies.rope_type == "dynamic":
-            summary["dynamic_base_by_length"] = dynamic_bases(scheme, context)
-        if frequencies.notes:
-            summary["notes"] = list(frequencies.notes)
+    summary = _summary(scheme, rows, context, train_length, pretraining_inv_freq)
+    configured_base = scaled.original_base if scaled is not None and scaled.original_base is not None else pairs.base
     return Spectrum(
         scheme=scheme.name,
-        dim=dim,
-        base=float(getattr(scheme, "base")),
+        dim=int(pairs.dim),
+        base=float(configured_base),
         context=int(context),
         train_length=train_length,
         pairs=rows,
@@ -283,22 +379,106 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
     )
 
 
-def dynamic_bases(scheme: Scheme, context: int) -> list[dict[str, float]]:
+def _summary(
+    scheme: Scheme, rows: list[PairRow], context: int, train_length: int | None, pretraining_inv_freq: np.ndarray
+) -> SpectrumSummary:
+    """The :class:`SpectrumSummary` of the rows of :func:`spectrum` (without Men et al.'s bound)."""
+    pairs = scheme.frequency_pairs()
+    finite = np.array([r.wavelength for r in rows if math.isfinite(r.wavelength)])
+    facts: dict[str, Any] = {
+        "pairs": len(rows),
+        "largest_wavelength": float(finite.max()) if finite.size else None,
+        "smallest_wavelength": float(finite.min()) if finite.size else None,
+        "attention_scaling": float(pairs.attention_scaling),
+    }
+    if train_length is not None:
+        facts["critical_dimension"] = critical_dimension(pretraining_inv_freq, train_length)
+        facts["pairs_not_completed_in_training"] = sum(1 for r in rows if r.completed_in_training is False)
+    if not scheme.has(Capability.ROTARY):
+        # Seeds 001/003: the longest wavelength, 2π·base^((d−2)/d) ≈ 2π·base, is the theoretical limit
+        # beyond which the encoding's slowest pair, and with it the position, starts to repeat.
+        facts["theoretical_context_limit"] = float(finite.max())
+    if scheme.has(Capability.CONTEXT_EXTENSION):
+        facts.update(_scaling_facts(scheme, context))
+    return SpectrumSummary(**facts)
+
+
+def _scaling_facts(scheme: Scheme, context: int) -> dict[str, Any]:
+    """What the context-extension scaling did, as :class:`SpectrumSummary` fields."""
+    pairs = scheme.frequency_pairs()
+    scaled = pairs.scaled
+    facts: dict[str, Any] = {"scaling": "none" if scaled is None else scaled.rope_type, "effective_base": float(pairs.base)}
+    if scaled is None:
+        return facts
+    if scaled.correction_range is not None:
+        facts["yarn_correction_range"] = tuple(float(x) for x in scaled.correction_range)
+    if scaled.longrope_factors is not None:
+        facts["longrope_factors_in_use"] = scaled.longrope_factors
+        facts["longrope_switch"] = f"long factors when the context exceeds {scaled.original_context} tokens, short ones up to it"
+    if scaled.rope_type == "dynamic":
+        facts["dynamic_base_by_length"] = tuple(dynamic_bases(scheme, context))
+    facts["notes"] = tuple(scaled.notes)
+    return facts
+
+
+def dynamic_bases(scheme: Scheme, context: int) -> list[LengthBase]:
     """Dynamic NTK's base at doubling sequence lengths from the original length up to ``context``.
 
     Keys cached at one length were rotated with that length's base: the table shows how far apart
-    the bases of a prefill and of a later decoding step can be.
+    the bases of a prefill and of a later decoding step can be. ``b' = b·(s·L'/L − (s − 1))^(d/(d−2))``
+    (:func:`pecli.schemes.rope_scaling.dynamic_ntk_base`), with the configured base b, the factor s and
+    the original length L of the scheme's scaling.
     """
-    original = scheme.max_position_embeddings or scheme.original_max_position
-    if original is None:
+    pairs = scheme.frequency_pairs()
+    scaled = pairs.scaled
+    if scaled is None or scaled.original_context is None:
         return []
-    lengths, length = [], int(original)
+    original = int(scaled.original_context)
+    base = scaled.original_base if scaled.original_base is not None else pairs.base
+    lengths, length = [], original
     while length < context:
         lengths.append(length)
         length *= 2
-    lengths.append(max(int(context), int(original)))
-    rows = []
-    for n in sorted(set(lengths)):
-        base = dynamic_ntk_base(scheme.base, scheme.factor, scheme.rotated_dim, n, int(original))
-        rows.append({"length": int(n), "base": float(base)})
-    return rows
+    lengths.append(max(int(context), original))
+    return [
+        LengthBase(int(n), float(dynamic_ntk_base(base, scaled.factor, pairs.dim, n, original)))
+        for n in sorted(set(lengths))
+    ]
+
+
+#: Contexts beyond this make Men et al.'s bound slow (seconds per million tokens); it is then skipped.
+BOUND_CONTEXT_LIMIT = 1 << 22
+
+
+def wavelength_report(
+    scheme: Scheme, context: int, train_length: int | None = None, target_context: int | None = None
+) -> WavelengthReport:
+    """Everything ``pecli wavelengths`` reports about ``scheme`` at context C.
+
+    Parameters
+    ----------
+    scheme : Scheme
+        A scheme with frequency pairs; it is taken as configured at ``context`` (:meth:`Scheme.at_length`).
+    context : int
+        C.
+    train_length : int, optional
+        T; default the pre-training length of a context-extension scaling, if any.
+    target_context : int, optional
+        Suggest a base for this context (Men et al. 2024, :func:`base_lower_bound`).
+
+    Notes
+    -----
+    For rotary schemes up to :data:`BOUND_CONTEXT_LIMIT` tokens, the summary carries Men et al.'s
+    bound for C and whether the base in effect (ntk and dynamic change it) meets it.
+    """
+    require(scheme, Capability.FREQUENCIES, "wavelengths")
+    scheme = scheme.at_length(context)
+    train = train_length or scheme.pretraining_length
+    table = spectrum(scheme, context=context, train_length=train)
+    pairs = scheme.frequency_pairs()
+    if scheme.has(Capability.ROTARY) and context <= BOUND_CONTEXT_LIMIT:
+        bound = base_lower_bound(context, pairs.dim)
+        meets = long_term_decay_holds(pairs.base, pairs.dim, context)
+        table = dataclasses.replace(table, summary=dataclasses.replace(table.summary, base_lower_bound=bound, base_meets_bound=meets))
+    suggested = base_lower_bound(target_context, pairs.dim) if target_context else None
+    return WavelengthReport(scheme, table, suggested)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from pecli.schemes.base import Scheme
+from pecli.schemes.base import Capability, FrequencyPairs, Scheme
 
 #: Seed of every sample an analysis draws (sampled query positions, shift-invariance probes).
 SAMPLE_SEED = 1234
@@ -35,7 +35,7 @@ BLOCK_BYTES = 64 << 20
 
 def has_vectors(scheme: Scheme) -> bool:
     """True for schemes with per-position vectors (additive and rotary)."""
-    return scheme.kind in ("additive", "rotary")
+    return scheme.has(Capability.VECTORS)
 
 
 def vectors(scheme: Scheme, length: int) -> np.ndarray:
@@ -143,12 +143,12 @@ def collisions(rows: np.ndarray) -> Collisions:
 def is_shift_isometric(scheme: Scheme, encoding: np.ndarray) -> bool:
     """True when ``||E_p − E_q||`` depends on ``q − p`` only, so that one pass over Δ is exact.
 
-    Holds by construction for schemes that rotate pairs by ``p θ_i`` (sinusoidal and rotary schemes,
-    which have ``inv_freq``: ``E_{p+k} = R_k E_p`` with R_k orthogonal, seeds 001/003) and for the integer
-    encoding (``E_p = c·p·1``). The structural condition is confirmed on a seeded sample of pairs, so a
+    Holds by construction for the schemes that say so (:attr:`Scheme.shift_isometric`: those that rotate
+    pairs by ``p θ_i``, ``E_{p+k} = R_k E_p`` with R_k orthogonal, seeds 001/003, and the integer
+    encoding ``E_p = c·p·1``). The structural condition is confirmed on a seeded sample of pairs, so a
     variant that breaks it (an axial layout, say) falls back to the general path.
     """
-    if not has_vectors(scheme) or not (hasattr(scheme, "inv_freq") or scheme.name == "integer"):
+    if not has_vectors(scheme) or not scheme.shift_isometric:
         return False
     length = encoding.shape[0]
     if length < 3:
@@ -290,46 +290,15 @@ def bias_domain(scheme: Any, length: int) -> BiasDomain:
 
 
 # -- rotation pairs ----------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Pairs:
-    """Which components of ``E`` hold each rotating pair, and in which order.
-
-    ``first``/``second`` index the two components of pair i; ``sin_first`` is True when the first holds
-    ``sin(p θ_i)`` and the second ``cos(p θ_i)`` (the sinusoidal encoding) and False for
-    ``(cos, sin)`` (rope's rotated reference vector). ``inv_freq`` is the scheme's θ_i.
-    """
-
-    first: np.ndarray
-    second: np.ndarray
-    sin_first: bool
-    inv_freq: np.ndarray
-
-
-def rotation_pairs(scheme: Any) -> Pairs | None:
-    """The :class:`Pairs` of a sinusoidal or rotary scheme; None for schemes without that structure."""
-    inv_freq = getattr(scheme, "inv_freq", None)
-    if inv_freq is None or not has_vectors(scheme):
+def rotation_pairs(scheme: Scheme) -> FrequencyPairs | None:
+    """The :class:`~pecli.schemes.base.FrequencyPairs` of a scheme whose vectors rotate pairs by
+    ``p θ_i`` (sinusoidal, rotary); None for schemes without that structure."""
+    if not (has_vectors(scheme) and scheme.has(Capability.FREQUENCIES)):
         return None
-    inv_freq = np.asarray(inv_freq, dtype=np.float64)
-    if hasattr(scheme, "pair_indices"):
-        first, second = scheme.pair_indices()
-    elif scheme.name == "sinusoidal":
-        half = scheme.dim // 2
-        if scheme.layout == "half":
-            first, second = np.arange(half), np.arange(half) + half
-        else:
-            first, second = np.arange(0, scheme.dim, 2), np.arange(1, scheme.dim, 2)
-    else:
-        return None
-    first, second = np.asarray(first), np.asarray(second)
-    if first.size != inv_freq.size:
-        return None
-    origin = np.asarray(scheme.encode(np.array([0])), dtype=np.float64)[0]
-    sin_first = bool(np.all(np.abs(origin[first]) < 1e-12) and np.all(np.abs(origin[second]) > 0))
-    return Pairs(first, second, sin_first, inv_freq)
+    return scheme.frequency_pairs()
 
 
-def rotation_blocks(pairs: Pairs, shift: int) -> np.ndarray:
+def rotation_blocks(pairs: FrequencyPairs, shift: int) -> np.ndarray:
     """The (n_pairs, 2, 2) blocks of the shift map ``E_{p+k} = R_k E_p`` (seeds 001 and 003).
 
     For (sin, cos) pairs, ``sin((p+k)ω) = cos(kω) sin(pω) + sin(kω) cos(pω)`` and

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 import numpy as np
 import typer
 
-from pecli.analysis import ANALYSES, CheckOptions, run_checks
+from pecli.analysis import ANALYSES, CheckOptions, check_report
 from pecli.cli.common import JsonOption, QuietOption, print_json, scheme_command, stdout_console
 from pecli.config import Setting, Spec
 from pecli.dtypes import DTYPES
@@ -63,34 +63,20 @@ def check(
         train_length=settings["train_length"],
         strict=bool(settings["strict"]),
         samples=settings["samples"],
-        rebuild=spec.rebuild,
     )
     name = prop.value if isinstance(prop, Enum) else str(prop)
     _check_applicable(name, {**settings, "dtype": spec.dtype})
     from pecli.cli.common import errors_to_exit
 
     with errors_to_exit():
-        results = run_checks(spec.scheme, name, options)
-    passed = all(r.passed for r in results)
-    verdicts = [r.verdict for r in results]
-    document = {
-        "scheme": spec.scheme.name,
-        "kind": spec.scheme.kind,
-        "params": spec.scheme.params(),
-        "length": spec.length,
-        "property": name,
-        "verdict": "fail" if "fail" in verdicts else "warn" if "warn" in verdicts else "pass",
-        "passed": passed,
-        "results": [r.to_dict() for r in results],
-    }
+        report = check_report(spec.scheme, name, options)
     if json:
-        print_json(document)
+        print_json(report.to_dict())
     elif not quiet:  # --quiet: the exit code is the answer
-        from pecli.cli.common import jsonable
         from pecli.render.check import check_renderable
 
-        stdout_console().print(check_renderable(jsonable(document)))
-    if not passed:
+        stdout_console().print(check_renderable(report))
+    if not report.passed:
         raise typer.Exit(1)
 
 

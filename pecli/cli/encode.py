@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+import dataclasses
+from typing import Annotated, Optional
 
 import numpy as np
 import typer
 
-from pecli.analysis.summary import summarize
+from pecli.analysis.summary import EncodeReport, array_summary, summarize
 from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, memory_budget, print_json,
     scheme_command, stdout_console,
@@ -68,34 +69,29 @@ def encode(
     main_key = next(iter(arrays))
     main = arrays[main_key]
     with np.errstate(invalid="ignore", over="ignore"):  # ±inf values (float16 overflow) are counted below
-        facts = summarize(scheme, positions, main) if main_key != "result" else _result_facts(main)
-    document: dict[str, Any] = {
-        **spec.describe(),
-        "dtype": dtype,
-        "kind": scheme.kind,
-        "positions": {"count": int(positions.size), "first": int(positions[0]), "last": int(positions[-1])},
-        "main": main_key,
-        **facts,
-        "out": None,
-    }
+        facts = summarize(scheme, positions, main) if main_key != "result" else array_summary(main)
     overflowed = int(np.count_nonzero(~np.isfinite(main.astype(np.float64)))) if main.dtype.kind != "i" else 0
+    report = EncodeReport(
+        scheme.name, scheme.kind, scheme.params(), spec.length,
+        (int(positions.size), int(positions[0]), int(positions[-1])), main_key, facts, non_finite_values=overflowed,
+    )
     if overflowed:
-        document["non_finite_values"] = overflowed
         message(f"warning: {overflowed:,} values overflow {dtype} (stored as ±inf)", quiet=quiet)
     if target is not None:
+        document = report.to_dict()
         metadata = {k: document[k] for k in ("scheme", "kind", "params", "length", "dtype")}
         if target.suffix.lower() == ".npy":
             save_npy(target, main, force=force)
         else:
             save_npz(target, arrays, metadata, force=force)
-        document["out"] = str(target)
+        report = dataclasses.replace(report, out=str(target))
 
     if json:
-        print_json(document)
+        print_json(report.to_dict())
     elif not quiet:
         from pecli.render.encode import encode_table
 
-        stdout_console().print(encode_table(document))
+        stdout_console().print(encode_table(report))
     if target is not None:
         message(f"wrote {target}", quiet=quiet or json)
 
@@ -111,10 +107,3 @@ def _check_budget(needed: int, budget: int) -> None:
 def _gib(n: int) -> str:
     return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
 
-
-def _result_facts(result: np.ndarray) -> dict[str, Any]:
-    wide = result.astype(np.float64)
-    return {
-        "shape": list(result.shape), "dtype": str(result.dtype), "bytes": int(result.nbytes),
-        "min": float(wide.min()), "max": float(wide.max()),
-    }

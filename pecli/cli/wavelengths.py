@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
-import numpy as np
 import typer
 
-from pecli.analysis.spectrum import base_lower_bound, long_term_decay_holds, spectrum
+from pecli.analysis.spectrum import wavelength_report
 from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, print_json, scheme_command, stdout_console,
 )
-from pecli.config import Setting, Spec, build_scheme
+from pecli.config import Setting, Spec
 from pecli.errors import PecliError
 from pecli.io import check_target, save_npy
+from pecli.schemes.base import Capability, require
 
 SETTINGS = (
     Setting("context", int, None, "context length to lay the pairs against", minimum=1),
@@ -22,8 +22,6 @@ SETTINGS = (
     Setting("target_context", int, None, "suggest a base for this context length", minimum=2),
     Setting("out", str, None, ".npy of the final inverse frequencies"),
 )
-#: Contexts beyond this make Men et al.'s bound slow (seconds per million tokens); it is then skipped.
-BOUND_CONTEXT_LIMIT = 1 << 22
 
 
 @scheme_command(*SETTINGS)
@@ -46,47 +44,23 @@ def wavelengths(
     attention scaling. Works with --hf-config to read a model's config.json.
     """
     settings = spec.settings
-    scheme = spec.scheme
     if spec.dtype is not None or spec.given_positions is not None:
         raise PecliError("wavelengths reads frequencies only: --dtype and --positions do not apply (use --context)")
-    if scheme.name not in ("sinusoidal", "rope"):
-        raise PecliError(f"wavelengths works with sinusoidal and rope, not {scheme.name!r}")
+    require(spec.scheme, Capability.FREQUENCIES, "wavelengths")
     target = check_target(settings["out"], suffixes=(".npy",), force=force) if settings["out"] else None
     context = settings["context"] or spec.length  # the length defaults to max_position_embeddings
-    if scheme.name == "rope":  # dynamic NTK and LongRoPE depend on the context
-        scheme = build_scheme("rope", {**spec.given_params, "context": context}, length=spec.length)
-    train = settings["train_length"] or scheme.pretraining_length if scheme.name == "rope" else settings["train_length"]
-    table = spectrum(scheme, context=context, train_length=train)
-
-    document: dict[str, Any] = {
-        "scheme": scheme.name,
-        "params": scheme.params(),
-        "context": context,
-        "train_length": train,
-        "pairs": [dataclasses.asdict(row) for row in table.pairs],
-        "summary": dict(table.summary),
-        "out": None,
-    }
-    if scheme.name == "rope" and context <= BOUND_CONTEXT_LIMIT:
-        bound = base_lower_bound(context, scheme.rotated_dim)
-        document["summary"]["base_lower_bound"] = bound.as_dict()
-        effective = scheme.frequencies.base  # ntk and dynamic change the base itself
-        document["summary"]["base_meets_bound"] = long_term_decay_holds(effective, scheme.rotated_dim, context)
-    if settings["target_context"]:
-        dim = scheme.rotated_dim if scheme.name == "rope" else scheme.dim
-        document["suggested_base"] = base_lower_bound(settings["target_context"], dim).as_dict()
+    report = wavelength_report(spec.scheme, context, settings["train_length"], settings["target_context"])
     if target is not None:
-        rotated = np.asarray(scheme.inv_freq, dtype=np.float64)
-        save_npy(target, rotated, force=force)
-        document["out"] = str(target)
+        save_npy(target, report.inv_freq, force=force)
+        report = dataclasses.replace(report, out=str(target))
 
     if json:
-        print_json(document)
+        print_json(report.to_dict())
     elif not quiet:
         from pecli.render.wavelengths import wavelengths_tables
 
         console = stdout_console()
-        for renderable in wavelengths_tables(document):
+        for renderable in wavelengths_tables(report):
             console.print(renderable)
     if target is not None:
         message(f"wrote {target}", quiet=quiet or json)

@@ -8,7 +8,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from pecli.render.tables import format_value
+from pecli.analysis.result import CheckReport, PropertyResult
+from pecli.render.tables import format_value, plain
 
 #: Styles of the verdicts (plain text when NO_COLOR is set or stdout is not a terminal).
 VERDICT_STYLES = {"pass": "green", "warn": "yellow", "fail": "bold red"}
@@ -18,82 +19,87 @@ def verdict_text(verdict: str) -> Text:
     return Text(verdict.upper(), style=VERDICT_STYLES.get(verdict, ""))
 
 
-def _figure(result: dict[str, Any]) -> str:
-    key = result.get("key_figure")
+def _figure(result: PropertyResult) -> str:
+    key = result.key_figure
     if not key:
         return "—"
-    return f"{key} = {format_value(result['figures'].get(key))}"
+    return f"{key} = {_value(result.figures.get(key))}"
 
 
-def summary_table(document: dict[str, Any]) -> Table:
+def _value(value: Any) -> str:
+    """A figure as the table shows it: the value ``--json`` holds, in short form."""
+    return format_value(plain(value))
+
+
+def summary_table(report: CheckReport) -> Table:
     """One row per property: verdict, key figure, reason."""
-    table = Table(title=_title(document), title_justify="left")
+    table = Table(title=_title(report), title_justify="left")
     table.add_column("property", style="bold")
     table.add_column("verdict")
     table.add_column("key figure")
     table.add_column("reason", overflow="fold")
-    for result in document["results"]:
-        table.add_row(result["property"], verdict_text(result["verdict"]), _figure(result), result["reason"])
+    for result in report.results:
+        table.add_row(result.property, verdict_text(result.verdict), _figure(result), result.reason)
     return table
 
 
-def _title(document: dict[str, Any]) -> str:
-    return f"pecli check {document['property']}: {document['scheme']} ({document['kind']}), L = {document['length']}"
+def _title(report: CheckReport) -> str:
+    return f"pecli check {report.property}: {report.scheme} ({report.kind}), L = {report.length}"
 
 
-def result_table(document: dict[str, Any], result: dict[str, Any]) -> Table:
+def result_table(report: CheckReport, result: PropertyResult) -> Table:
     """A single property: verdict, reason, every figure."""
-    table = Table(title=_title(document), show_header=False, title_justify="left")
+    table = Table(title=_title(report), show_header=False, title_justify="left")
     table.add_column("key", style="bold")
     table.add_column("value", overflow="fold")
-    table.add_row("verdict", verdict_text(result["verdict"]))
-    table.add_row("reason", result["reason"])
-    table.add_row("parameters", format_value(document["params"]))
-    for key, value in result["figures"].items():
-        table.add_row(key.replace("_", " "), format_value(value))
-    for warning in result["warnings"]:
+    table.add_row("verdict", verdict_text(result.verdict))
+    table.add_row("reason", result.reason)
+    table.add_row("parameters", _value(report.params))
+    for key, value in result.figures.items():
+        table.add_row(key.replace("_", " "), _value(value))
+    for warning in result.warnings:
         table.add_row("warning", warning)
-    for note in result["notes"]:
+    for note in result.notes:
         table.add_row("note", note)
-    if result["sampled"]:
+    if result.sampled:
         table.add_row("sampled", "yes (see the notes)")
     return table
 
 
-def detail_table(result: dict[str, Any]) -> Table | None:
+def detail_table(result: PropertyResult) -> Table | None:
     """The detail rows of a result (relativity: the dot-product-vs-distance table), or None."""
-    rows = result.get("table")
+    rows = result.table
     if not rows:
         return None
     titles = {
         "relativity": "score S(m, m+Δ) against the distance Δ = n − m (mean and spread over m)",
         "composability": "least-squares fit of E_(p+k) ≈ M_k E_p per shift k",
     }
-    table = Table(title=titles.get(result["property"], result["property"]), title_justify="left")
+    table = Table(title=titles.get(result.property, result.property), title_justify="left")
     names = {"sum_cos": "Σ cos(ω_i Δ) (seed 000)", "distance": "Δ"}
     for key in rows[0]:
         table.add_column(names.get(key, key.replace("_", " ")), justify="right")
     for row in rows:
-        table.add_row(*(format_value(value) for value in row.values()))
+        table.add_row(*(_value(value) for value in row.values()))
     return table
 
 
-def check_renderable(document: dict[str, Any]) -> Group:
+def check_renderable(report: CheckReport) -> Group:
     """What ``pecli check`` prints: the summary (``all``) or the single result with its detail table."""
-    results = document["results"]
+    results = report.results
     if len(results) == 1:
-        parts: list[Any] = [result_table(document, results[0])]
+        parts: list[Any] = [result_table(report, results[0])]
         detail = detail_table(results[0])
         if detail is not None:
             parts.append(detail)
         return Group(*parts)
-    parts = [summary_table(document)]
+    parts = [summary_table(report)]
     for result in results:
-        for warning in result["warnings"]:
-            parts.append(Text(f"warning ({result['property']}): {warning}"))
-        label = "sampled" if result["sampled"] else "note"
-        for note in result["notes"]:
-            parts.append(Text(f"{label} ({result['property']}): {note}"))
+        for warning in result.warnings:
+            parts.append(Text(f"warning ({result.property}): {warning}"))
+        label = "sampled" if result.sampled else "note"
+        for note in result.notes:
+            parts.append(Text(f"{label} ({result.property}): {note}"))
     return Group(*parts)
 
 

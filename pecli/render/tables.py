@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Iterable
 
+import numpy as np
 from rich.table import Table
+
+
+def plain(value: Any) -> Any:
+    """``value`` as the JSON output holds it: NumPy scalars and arrays as Python values, tuples as
+    lists and non-finite floats as None, so that a table shows what ``--json`` shows."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return plain(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def format_value(value: Any) -> str:

@@ -273,6 +273,16 @@ class Scheme:
         """The current sequence length the scheme was configured for, when it depends on it, or None."""
         return None
 
+    @property
+    def shift_isometric(self) -> bool:
+        """Whether ``||E_p − E_q||`` depends on ``q − p`` only, by construction.
+
+        Then one row of distances, ``||E_Δ − E_0||``, gives every distance. Schemes with frequency
+        pairs have it: ``E_{p+k} = R_k E_p`` with ``R_k`` orthogonal (seeds 001 and 003); a scheme
+        states it otherwise (integer: ``E_p = c·p·1``).
+        """
+        return self.has(Capability.FREQUENCIES)
+
     def frequency_pairs(self) -> FrequencyPairs:
         """The frequency pairs of a scheme with :attr:`Capability.FREQUENCIES`."""
         raise PecliError(f"scheme {self.name!r} has no frequency pairs")

@@ -36,6 +36,11 @@ class IntegerScheme(AdditiveScheme):
         return {"norm_length": length}
 
     @property
+    def shift_isometric(self) -> bool:
+        """``||E_p − E_q|| = c·|q − p|·√dim``: a function of ``q − p`` alone."""
+        return True
+
+    @property
     def width(self) -> int:
         return self.dim
 
