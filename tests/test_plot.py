@@ -341,3 +341,59 @@ def test_precision_curves_per_dtype():
     assert axes.get_xlabel() == "position (tokens)" and axes.get_yscale() == "log"
     # float16 has an 11-bit significand: rounding a value in [0.5, 1] errs by at most 2^-12.
     assert 0 < np.nanmax(axes.lines[0].get_ydata()) <= 2.0 ** -12
+
+
+# -- the registry: one record per kind ---------------------------------------------------------------------
+def test_settings_and_applicability_come_from_the_records():
+    from pecli.cli.plot import KINDS, SETTINGS
+
+    assert KINDS == tuple(figures.PLOTS)
+    options = list(dict.fromkeys(option.name for record in figures.PLOTS.values() for option in record.options))
+    assert [setting.name for setting in SETTINGS] == ["kind", "out", "dpi", "size", "title", *options]
+    assert figures.applies_to("head") == ("heatmap", "bias")
+    assert figures.applies_to("dtype") == ("heatmap", "similarity", "precision")
+    assert figures.supported_schemes("circle") == ("sinusoidal", "rope")
+
+
+def test_figure_returns_the_notes_and_takes_the_style():
+    request = figures.PlotRequest(build_scheme("sinusoidal", {"dim": 4}), 3000)
+    figure, notes = figures.figure("heatmap", request, figures.Style(title="mine", size=(3, 2), dpi=30))
+    assert notes == [
+        "positions: each row is the mean of 3 consecutive positions of 3000 "
+        "(sampling every row instead would alias the fast components)"
+    ]
+    assert figure._suptitle.get_text() == "mine" and "note: positions" in figure._supxlabel.get_text()
+    assert tuple(figure.get_size_inches()) == (3, 2) and figure.dpi == 30
+
+
+def test_a_new_kind_is_one_record_and_its_function(monkeypatch):
+    def draw_points(figure, request):
+        axes = figure.add_subplot()
+        axes.plot(request.position_ids, request.position_ids)
+        return figures.Drawing(f"{request.scheme.name}: points", ["one note"])
+
+    record = figures.PlotKind("points", "positions against themselves", None, (), draw_points)
+    monkeypatch.setitem(figures.PLOTS, "points", record)
+    figure, notes = figures.figure("points", figures.PlotRequest(build_scheme("t5", {}), 5), figures.Style(dpi=40))
+    assert notes == ["one note"] and figure._suptitle.get_text() == "t5: points"
+    assert figures.supported_schemes("points") == tuple(__import__("pecli.schemes").schemes.SCHEMES)
+
+
+def test_drawing_functions_compose_on_one_figure():
+    figure = figures.new_figure((6, 3), 40)
+    left, right = figure.subplots(1, 2)
+    bias = figures.draw_bias(left, build_scheme("alibi", {"heads": 2}), 6)
+    waves = figures.draw_wavelengths(right, build_scheme("sinusoidal", {"dim": 8}))
+    assert len(left.lines) == 2 + 1 and len(right.lines) == 1
+    assert bias.title.startswith("alibi heads=2: bias") and waves.notes == []
+
+
+def test_bias_schemes_describe_what_their_plots_show():
+    # t5 and relative stop changing beyond a distance (buckets, clipping); alibi's heads differ by slope.
+    t5, relative, alibi = (build_scheme(name, {}) for name in ("t5", "relative", "alibi"))
+    assert t5.piecewise_constant_bias and relative.piecewise_constant_bias and not alibi.piecewise_constant_bias
+    assert t5.bias_limit()[0] == 128 and relative.bias_limit()[0] == 16 and alibi.bias_limit() is None
+    assert alibi.channel_quantity(0) == ("m", 0.5) and t5.channel_quantity(0) is None
+    (axes,) = panels(draw(figures.draw_bias, t5, 200)[0])
+    assert [line.get_xdata()[0] for line in axes.lines[2:4]] == [-128, 128]
+    assert axes.texts[0].get_text() == " max_distance 128"

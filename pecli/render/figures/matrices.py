@@ -108,6 +108,9 @@ def draw_bias_heatmap(figure: "Figure", scheme: Scheme, positions: Any, *, head:
     heads = [head] if head is not None else list(range(min(channels, MAX_GRID_HEADS)))
     shown, step = downsample(positions, MAX_MATRIX_SIDE if len(heads) == 1 else MAX_GRID_SIDE)
     bias = scheme.bias(shown[None, :] - shown[:, None])
+    several = len(heads) > 1
+    by_position = square_extent(shown)[1]
+    unit = "" if several else " (tokens)"
     rows, columns = grid(len(heads))
     panels = figure.subplots(rows, columns, squeeze=False)
     image = None
@@ -115,20 +118,17 @@ def draw_bias_heatmap(figure: "Figure", scheme: Scheme, positions: Any, *, head:
         if index >= len(heads):
             axes.set_visible(False)
             continue
-        image = _bias_panel(axes, scheme, bias[heads[index]], shown, heads[index], several=len(heads) > 1)
-        several = len(heads) > 1
-        unit = "" if several else " (tokens)"
-        by_position = square_extent(shown)[1]
-        if not several or index + columns >= len(heads):
+        image = _bias_panel(axes, scheme, bias[heads[index]], shown, heads[index], several=several)
+        if not several or index + columns >= len(heads):  # no panel below it
             axes.set_xlabel(f"key position j{unit}" if by_position else "key row of --positions")
-        if not several or index % columns == 0:
+        if not several or index % columns == 0:  # first of its row
             axes.set_ylabel(f"query position i{unit}" if by_position else "query row of --positions")
     notes = []
-    if len(heads) == 1:
+    if not several:
         figure.colorbar(image, ax=panels.ravel().tolist(), label=scheme.bias_label)
     else:
         notes.append(f"colour: {scheme.bias_label}, one scale per head")
-    which = f"head {head}" if head is not None else (f"{len(heads)} heads" if len(heads) > 1 else "one head")
+    which = f"head {head}" if head is not None else (f"{len(heads)} heads" if several else "one head")
     if step > 1:
         notes.append(stride_note("positions", shown.size, positions.size, step))
     if len(heads) < channels and head is None:

@@ -115,8 +115,8 @@ def draw_bias(axes: "Axes", scheme: Scheme, length: int, *, head: int | None = N
     heads = [head] if head is not None else list(range(min(channels, MAX_LINES)))
     drawstyle = "steps-mid" if scheme.piecewise_constant_bias else "default"
     for h in heads:
-        several = channels > 1 or scheme.channel_quantity(h) is not None
-        axes.plot(delta, bias[h], drawstyle=drawstyle, linewidth=1.2, label=channel_title(scheme, h, 4) if several else None)
+        named = channels > 1 or scheme.channel_quantity(h) is not None  # one unnamed head needs no legend
+        axes.plot(delta, bias[h], drawstyle=drawstyle, linewidth=1.2, label=channel_title(scheme, h, 4) if named else None)
     axes.set_xlabel("relative distance Δ = j − i (tokens; key minus query)")
     axes.set_ylabel(scheme.bias_label)
     axes.axvline(0, color="0.7", linewidth=0.8)
