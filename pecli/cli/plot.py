@@ -7,6 +7,7 @@ matplotlib is imported only when a figure is drawn.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Annotated, Any, Optional
 
 import typer
@@ -59,14 +60,7 @@ def plot(
     json: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Draw a scheme and write the figure as .png, .svg or .pdf.
-
-    KIND is one of: heatmap (the (L, d) encoding, or the (L, L) bias of bias schemes), circle
-    (positions on the sin/cos circle of one frequency pair, one panel per base), dot-distance (the
-    position-only score against distance), similarity (cosine similarity between positions),
-    wavelengths (per frequency pair), extrapolation (angles seen in training vs at test length), bias
-    (bias against distance, one line per head), precision (error against float64 per dtype).
-    """
+    """Draw a scheme and write the figure as .png, .svg or .pdf."""
     settings = spec.settings
     kind = settings["kind"]
     record = lookup(kind)
@@ -89,6 +83,12 @@ def plot(
     for note in notes:
         message(f"note: {note}", quiet=quiet or json)
     message(f"wrote {target}", quiet=quiet or json)
+
+
+# The help's list of kinds, from the records' summaries.
+plot.__doc__ = (plot.__doc__ or "") + "\n\n" + textwrap.fill(
+    "KIND is one of: " + ", ".join(f"{kind} ({record.summary})" for kind, record in PLOTS.items()) + ".", 100
+)
 
 
 def _given(spec: Spec) -> set[str]:

@@ -252,7 +252,7 @@ PLOTS: dict[str, PlotKind] = {
         PlotKind("dot-distance", "the position-only score against distance", None, (SCHEMES_OPTION, BASES, BAND), _dot_distance),
         PlotKind("similarity", "cosine similarity between positions", Capability.VECTORS, (), _similarity,
                  reads=RUN_KEYS, size=(6.5, 5.5)),
-        PlotKind("wavelengths", "wavelengths per frequency pair", Capability.FREQUENCIES, (TRAIN_LENGTH,), _wavelengths),
+        PlotKind("wavelengths", "per frequency pair", Capability.FREQUENCIES, (TRAIN_LENGTH,), _wavelengths),
         PlotKind("extrapolation", "angles seen in training vs at test length", Capability.FREQUENCIES, (TRAIN_LENGTH,),
                  _extrapolation),
         PlotKind("bias", "bias against distance, one line per head", Capability.BIAS, (HEAD,), _bias),
