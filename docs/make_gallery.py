@@ -6,7 +6,8 @@ Run from anywhere, with pecli installed::
     python docs/make_gallery.py circle bias  # only these kinds
 
 Each figure is drawn by the real command line, ``pecli plot --config sample_configs/plot-KIND.yaml
---out docs/gallery/KIND.png --force``, so the gallery shows exactly what users get.
+--out docs/gallery/KIND.png --force``, so the gallery shows exactly what users get. The kinds are those
+of the registry (:data:`pecli.render.figures.PLOTS`); a kind without a sample config is reported.
 """
 
 from __future__ import annotations
@@ -15,16 +16,25 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pecli.render.figures import PLOTS
+
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "sample_configs"
 GALLERY = ROOT / "docs" / "gallery"
 
 
 def main(kinds: list[str]) -> int:
+    unknown = [kind for kind in kinds if kind not in PLOTS]
+    if unknown:
+        sys.stderr.write(f"unknown plot kind(s) {', '.join(unknown)}; kinds: {', '.join(PLOTS)}\n")
+        return 2
+    wanted = kinds or list(PLOTS)
+    configs = [CONFIGS / f"plot-{kind}.yaml" for kind in wanted]
+    for config in configs:
+        if not config.exists():
+            sys.stderr.write(f"{config.relative_to(ROOT)}: missing, no gallery figure for this kind\n")
+    configs = [config for config in configs if config.exists()]
     GALLERY.mkdir(parents=True, exist_ok=True)
-    configs = sorted(CONFIGS.glob("plot-*.yaml"))
-    if kinds:
-        configs = [c for c in configs if c.stem.removeprefix("plot-") in kinds]
     failed = 0
     for config in configs:
         out = GALLERY / f"{config.stem.removeprefix('plot-')}.png"

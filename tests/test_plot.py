@@ -1,4 +1,4 @@
-"""Tests of ``pecli plot`` and of the figures of :mod:`pecli.render.plots`.
+"""Tests of ``pecli plot`` and of the figures of :mod:`pecli.render.figures`.
 
 Figures are checked for structure (panels, labels, notes) and, where cheap, for the plotted numbers
 against values derived by hand in the comments; files for their magic bytes. Sizes and dpi are kept
@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from pecli.cli import app
 from pecli.config import build_scheme
-from pecli.render import plots
+from pecli.render import figures
 
 PECLI = str(Path(sys.executable).with_name("pecli"))
 MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF-", ".svg": b"<svg"}
@@ -39,6 +39,17 @@ def assert_figure_file(path: Path) -> None:
     magic = MAGIC[path.suffix]
     assert (magic in data[:400]) if path.suffix == ".svg" else data.startswith(magic)
     assert len(data) > 2000
+
+
+def draw(function, *args, size=(4, 3), dpi=40, on_figure=False, **kwargs):
+    """Draw with one of the drawing functions on a fresh Figure (on its one Axes unless ``on_figure``).
+
+    Returns the finished figure and the drawing's notes.
+    """
+    figure = figures.new_figure(size, dpi)
+    drawing = function(figure if on_figure else figure.add_subplot(), *args, **kwargs)
+    figures.finish(figure, drawing)
+    return figure, drawing.notes
 
 
 def panels(figure) -> list:
@@ -153,7 +164,7 @@ def test_usage_errors_are_one_line_from_the_console_script(tmp_path):
 
 
 def test_importing_the_cli_does_not_import_matplotlib():
-    code = "import sys, pecli.cli, pecli.cli.plot, pecli.render.plots; sys.exit('matplotlib' in sys.modules)"
+    code = "import sys, pecli.cli, pecli.cli.plot, pecli.render.figures; sys.exit('matplotlib' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
 
 
@@ -162,7 +173,7 @@ def test_circle_points_are_sin_and_cos_of_the_pair_angle():
     # pair 1 of d = 4: ω_1 = base^(−2/4) = base^(−1/2); base 1 → ω_1 = 1, base 100 → ω_1 = 0.1.
     # Point p is (sin pω_1, cos pω_1): for base 1, (sin p, cos p).
     schemes = [build_scheme("sinusoidal", {"dim": 4, "base": b}) for b in (1, 5, 10, 100)]
-    figure = plots.circle_figure(schemes, range(5), pair=1, dpi=40)
+    figure, _ = draw(figures.draw_circles, schemes, range(5), pair=1, on_figure=True)
     axes = panels(figure)
     assert len(axes) == 4
     p = np.arange(5)
@@ -179,7 +190,8 @@ def test_circle_default_is_the_second_pair_of_d4_with_four_bases(runner, tmp_pat
     # draws pair 1 of d = 4 instead, where the four bases differ.
     out = tmp_path / "c.png"
     assert run(runner, "circle", *SMALL, "--out", str(out)).exit_code == 0
-    figure = plots.circle_figure([build_scheme("sinusoidal", {"dim": 4, "base": b}) for b in (1, 5, 10, 100)], range(8), pair=1, dpi=40)
+    schemes = [build_scheme("sinusoidal", {"dim": 4, "base": b}) for b in (1, 5, 10, 100)]
+    figure, _ = draw(figures.draw_circles, schemes, range(8), pair=1, on_figure=True)
     titles = [a.get_title() for a in panels(figure)]
     assert len(set(titles)) == 4
 
@@ -187,7 +199,7 @@ def test_circle_default_is_the_second_pair_of_d4_with_four_bases(runner, tmp_pat
 def test_heatmap_of_sinusoidal_holds_the_encoding():
     # d = 8: ω_i = 10000^(−2i/8) = 10^(−i): E[p, 0] = sin p, E[p, 1] = cos p, E[p, 2] = sin(p/10).
     scheme = build_scheme("sinusoidal", {"dim": 8})
-    figure = plots.heatmap_figure(scheme, range(16), dpi=40)
+    figure, notes = draw(figures.draw_encoding_heatmap, scheme, range(16))
     (axes,) = panels(figure)
     assert len(figure.axes) == 2  # the matrix and its colour bar
     image = np.asarray(axes.images[0].get_array())
@@ -196,18 +208,18 @@ def test_heatmap_of_sinusoidal_holds_the_encoding():
     assert image[3, 2] == pytest.approx(math.sin(0.3))
     assert axes.get_xlabel() == "component (dimension index)" and axes.get_ylabel() == "position (tokens)"
     assert "sinusoidal dim=8 base=10000" in figure._suptitle.get_text()
-    assert plots.figure_notes(figure) == []
+    assert notes == []
 
 
 def test_large_heatmap_is_downsampled_with_a_note():
     scheme = build_scheme("sinusoidal", {"dim": 4})
-    figure = plots.heatmap_figure(scheme, range(3000), dpi=30, size=(3, 2))
+    figure, notes = draw(figures.draw_encoding_heatmap, scheme, range(3000), dpi=30, size=(3, 2))
     image = np.asarray(panels(figure)[0].images[0].get_array())
     assert image.shape == (1000, 4)  # blocks of ceil(3000 / 1024) = 3 positions
     # Row 0 averages positions 0, 1, 2; component 0 is sin(p·ω_0) with ω_0 = 1:
     # (sin 0 + sin 1 + sin 2) / 3 = (0 + 0.841471 + 0.909297) / 3 = 0.583589.
     assert image[0, 0] == pytest.approx((np.sin(0) + np.sin(1) + np.sin(2)) / 3)
-    assert plots.figure_notes(figure) == [
+    assert notes == [
         "positions: each row is the mean of 3 consecutive positions of 3000 "
         "(sampling every row instead would alias the fast components)"
     ]
@@ -217,11 +229,11 @@ def test_large_heatmap_is_downsampled_with_a_note():
 def test_heatmap_of_alibi_one_head_and_every_head():
     # 8 heads: slopes 2^(−k), k = 1 … 8; head 2 has m = 1/8, so bias[i=0, j=5] = −5/8.
     scheme = build_scheme("alibi", {"heads": 8})
-    one = plots.heatmap_figure(scheme, range(10), head=2, dpi=40)
+    one, _ = draw(figures.draw_bias_heatmap, scheme, range(10), head=2, on_figure=True)
     (axes,) = panels(one)
     assert np.asarray(axes.images[0].get_array())[0, 5] == pytest.approx(-0.625)
     assert axes.get_xlabel() == "key position j (tokens)" and axes.get_ylabel() == "query position i (tokens)"
-    every = plots.heatmap_figure(scheme, range(10), dpi=40)
+    every, _ = draw(figures.draw_bias_heatmap, scheme, range(10), on_figure=True)
     assert len(panels(every)) == 8
     assert [a.get_title() for a in panels(every)][:2] == ["head 0, m=0.5", "head 1, m=0.25"]
 
@@ -229,7 +241,7 @@ def test_heatmap_of_alibi_one_head_and_every_head():
 def test_similarity_of_d2_sinusoid_is_cos_of_distance():
     # d = 2: E_p = (sin p, cos p), unit vectors, so cos-sim(p, q) = cos(p − q).
     scheme = build_scheme("sinusoidal", {"dim": 2})
-    figure = plots.similarity_figure(scheme, range(12), dpi=40)
+    figure, _ = draw(figures.draw_similarity, scheme, range(12))
     (axes,) = panels(figure)
     p = np.arange(12)
     np.testing.assert_allclose(np.asarray(axes.images[0].get_array()), np.cos(p[:, None] - p[None, :]), atol=1e-12)
@@ -239,7 +251,7 @@ def test_similarity_of_d2_sinusoid_is_cos_of_distance():
 def test_wavelengths_are_2pi_over_the_frequencies():
     # d = 8, base 10000: ω_i = 10^(−i), wavelengths 2π·10^i for i = 0 … 3.
     scheme = build_scheme("sinusoidal", {"dim": 8})
-    figure = plots.wavelengths_figure(scheme, context=100, train_length=50, dpi=40)
+    figure, _ = draw(figures.draw_wavelengths, scheme, context=100, train_length=50)
     (axes,) = panels(figure)
     assert axes.get_yscale() == "log" and axes.get_ylabel() == "wavelength (tokens)"
     np.testing.assert_allclose(axes.lines[0].get_ydata(), 2 * np.pi * 10.0 ** np.arange(4))
@@ -251,7 +263,7 @@ def test_wavelengths_are_2pi_over_the_frequencies():
 def test_wavelengths_of_a_scaled_rope_show_both():
     # linear scaling by 4 multiplies every wavelength by 4 (θ_i / 4).
     scheme = build_scheme("rope", {"dim": 8, "scaling": "linear", "factor": 4})
-    (axes,) = panels(plots.wavelengths_figure(scheme, context=1000, dpi=40))
+    (axes,) = panels(draw(figures.draw_wavelengths, scheme, context=1000)[0])
     original, scaled = axes.lines[0].get_ydata(), axes.lines[1].get_ydata()
     np.testing.assert_allclose(scaled, 4 * original)
     assert axes.get_legend_handles_labels()[1][:2] == ["original (unscaled)", "in use (scaled)"]
@@ -260,7 +272,7 @@ def test_wavelengths_of_a_scaled_rope_show_both():
 def test_bias_lines_are_the_alibi_slopes_times_distance():
     # 4 heads: slopes 2^(−8k/4) = 4^(−k), k = 1 … 4; bias = −m·|Δ|.
     scheme = build_scheme("alibi", {"heads": 4})
-    figure = plots.bias_figure(scheme, 6, dpi=40)
+    figure, _ = draw(figures.draw_bias, scheme, 6)
     (axes,) = panels(figure)
     assert len(axes.lines) == 4 + 1  # one per head, and the Δ = 0 line
     delta = np.arange(-5, 6)
@@ -273,31 +285,31 @@ def test_bias_lines_are_the_alibi_slopes_times_distance():
 def test_bias_of_t5_is_the_bucket():
     # bidirectional, 32 buckets: 16 per side; Δ = 0 → 0, Δ = +1 → 16 + 1 = 17, Δ = −1 → 1.
     scheme = build_scheme("t5", {})
-    (axes,) = panels(plots.bias_figure(scheme, 3, dpi=40))
+    (axes,) = panels(draw(figures.draw_bias, scheme, 3)[0])
     assert list(axes.lines[0].get_ydata()) == [2, 1, 0, 17, 18]
 
 
 def test_describe_and_size():
-    assert plots.describe(build_scheme("rope", {"dim": 64, "rope_theta": 500000})) == "rope dim=64 base=500000 layout=half"
-    assert plots.parse_figure_size("8x5") == (8.0, 5.0)
+    assert figures.describe(build_scheme("rope", {"dim": 64, "rope_theta": 500000})) == "rope dim=64 base=500000 layout=half"
+    assert figures.parse_figure_size("8x5") == (8.0, 5.0)
 
 
 def test_dot_distance_of_d2_sinusoid_is_cos_of_distance():
     # d = 2: ω_0 = 1, E_m · E_(m+Δ) = cos(Δ) for every m: the mean is cos Δ and there is no band.
     scheme = build_scheme("sinusoidal", {"dim": 2})
-    figure = plots.dot_distance_figure([scheme], 10, dpi=40)
+    figure, notes = draw(figures.draw_dot_distance, [scheme], 10)
     (axes,) = panels(figure)
     curve = axes.lines[0]
     np.testing.assert_allclose(curve.get_xdata(), np.arange(-9, 10))
     np.testing.assert_allclose(curve.get_ydata(), np.cos(np.arange(-9, 10)), atol=1e-12)
     assert not axes.collections  # no band: the score depends on Δ only
     assert axes.get_xlabel() == "distance Δ (tokens)"
-    assert plots.figure_notes(figure) == ["no band: the score does not vary with m at any distance (it depends on Δ only)"]
+    assert notes == ["no band: the score does not vary with m at any distance (it depends on Δ only)"]
 
 
 def test_dot_distance_overlays_schemes_with_a_band_where_the_score_varies():
     schemes = [build_scheme("learned", {"dim": 8, "max_length": 20}), build_scheme("sinusoidal", {"dim": 8})]
-    (axes,) = panels(plots.dot_distance_figure(schemes, 20, dpi=40))
+    (axes,) = panels(draw(figures.draw_dot_distance, schemes, 20)[0])
     labels = axes.get_legend_handles_labels()[1]
     assert labels == ["learned dim=8 max_length=20 seed=0", "sinusoidal dim=8 base=10000 layout=interleaved"]
     assert len(axes.collections) == 1  # the learned table's score varies with m; the sinusoid's does not
@@ -307,7 +319,7 @@ def test_extrapolation_bars_are_the_largest_angles():
     # d = 8, base 10000: θ_i = 10^(−i). T = 100: (T−1)θ = 99, 9.9, 0.99, 0.099; L = 1000: 999θ.
     # Training completed a turn (2π ≈ 6.28) on pairs 0 and 1 only; pairs 2 and 3 go further at test: unseen.
     scheme = build_scheme("sinusoidal", {"dim": 8})
-    figure = plots.extrapolation_figure(scheme, train_length=100, length=1000, dpi=40)
+    figure, _ = draw(figures.draw_extrapolation, scheme, train_length=100, length=1000)
     (axes,) = panels(figure)
     test, train = axes.containers
     theta = 10.0 ** -np.arange(4)
@@ -321,11 +333,67 @@ def test_extrapolation_bars_are_the_largest_angles():
 
 def test_precision_curves_per_dtype():
     scheme = build_scheme("sinusoidal", {"dim": 8})
-    figure = plots.precision_figure(scheme, 64, dtypes=("float64", "float16"), dpi=40)
+    figure, notes = draw(figures.draw_precision, scheme, 64, dtypes=("float64", "float16"))
     (axes,) = panels(figure)
     labels = axes.get_legend_handles_labels()[1]
     assert len(labels) == 1 and labels[0].startswith("float16: max ")
-    assert plots.figure_notes(figure) == ["exact in float64 (error 0 everywhere, nothing to draw on a log scale)"]
+    assert notes == ["exact in float64 (error 0 everywhere, nothing to draw on a log scale)"]
     assert axes.get_xlabel() == "position (tokens)" and axes.get_yscale() == "log"
     # float16 has an 11-bit significand: rounding a value in [0.5, 1] errs by at most 2^-12.
     assert 0 < np.nanmax(axes.lines[0].get_ydata()) <= 2.0 ** -12
+
+
+# -- the registry: one record per kind ---------------------------------------------------------------------
+def test_settings_and_applicability_come_from_the_records():
+    from pecli.cli.plot import KINDS, SETTINGS
+
+    assert KINDS == tuple(figures.PLOTS)
+    options = list(dict.fromkeys(option.name for record in figures.PLOTS.values() for option in record.options))
+    assert [setting.name for setting in SETTINGS] == ["kind", "out", "dpi", "size", "title", *options]
+    assert figures.applies_to("head") == ("heatmap", "bias")
+    assert figures.applies_to("dtype") == ("heatmap", "similarity", "precision")
+    assert figures.supported_schemes("circle") == ("sinusoidal", "rope")
+
+
+def test_figure_returns_the_notes_and_takes_the_style():
+    request = figures.PlotRequest(build_scheme("sinusoidal", {"dim": 4}), 3000)
+    figure, notes = figures.figure("heatmap", request, figures.Style(title="mine", size=(3, 2), dpi=30))
+    assert notes == [
+        "positions: each row is the mean of 3 consecutive positions of 3000 "
+        "(sampling every row instead would alias the fast components)"
+    ]
+    assert figure._suptitle.get_text() == "mine" and "note: positions" in figure._supxlabel.get_text()
+    assert tuple(figure.get_size_inches()) == (3, 2) and figure.dpi == 30
+
+
+def test_a_new_kind_is_one_record_and_its_function(monkeypatch):
+    def draw_points(figure, request):
+        axes = figure.add_subplot()
+        axes.plot(request.position_ids, request.position_ids)
+        return figures.Drawing(f"{request.scheme.name}: points", ["one note"])
+
+    record = figures.PlotKind("points", "positions against themselves", None, (), draw_points)
+    monkeypatch.setitem(figures.PLOTS, "points", record)
+    figure, notes = figures.figure("points", figures.PlotRequest(build_scheme("t5", {}), 5), figures.Style(dpi=40))
+    assert notes == ["one note"] and figure._suptitle.get_text() == "t5: points"
+    assert figures.supported_schemes("points") == tuple(__import__("pecli.schemes").schemes.SCHEMES)
+
+
+def test_drawing_functions_compose_on_one_figure():
+    figure = figures.new_figure((6, 3), 40)
+    left, right = figure.subplots(1, 2)
+    bias = figures.draw_bias(left, build_scheme("alibi", {"heads": 2}), 6)
+    waves = figures.draw_wavelengths(right, build_scheme("sinusoidal", {"dim": 8}))
+    assert len(left.lines) == 2 + 1 and len(right.lines) == 1
+    assert bias.title.startswith("alibi heads=2: bias") and waves.notes == []
+
+
+def test_bias_schemes_describe_what_their_plots_show():
+    # t5 and relative stop changing beyond a distance (buckets, clipping); alibi's heads differ by slope.
+    t5, relative, alibi = (build_scheme(name, {}) for name in ("t5", "relative", "alibi"))
+    assert t5.piecewise_constant_bias and relative.piecewise_constant_bias and not alibi.piecewise_constant_bias
+    assert t5.bias_limit()[0] == 128 and relative.bias_limit()[0] == 16 and alibi.bias_limit() is None
+    assert alibi.channel_quantity(0) == ("m", 0.5) and t5.channel_quantity(0) is None
+    (axes,) = panels(draw(figures.draw_bias, t5, 200)[0])
+    assert [line.get_xdata()[0] for line in axes.lines[2:4]] == [-128, 128]
+    assert axes.texts[0].get_text() == " max_distance 128"

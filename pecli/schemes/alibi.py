@@ -51,6 +51,7 @@ class AlibiScheme(BiasScheme):
     name: ClassVar[str] = "alibi"
     summary: ClassVar[str] = "-m_h·|i-j| added to the logits, geometric slopes per head (Press et al. 2022)"
     main_key: ClassVar[str] = "bias"
+    bias_label: ClassVar[str] = "bias −m_h·|i−j| (logit units)"
 
     heads: int = param(8, "number of attention heads", minimum=1, maximum=4096)
 
@@ -65,6 +66,9 @@ class AlibiScheme(BiasScheme):
     @property
     def slopes(self) -> np.ndarray:
         return alibi_slopes(self.heads)
+
+    def channel_quantity(self, channel: int) -> tuple[str, float]:
+        return "m", float(self.slopes[channel])
 
     def bias(self, delta: Any) -> np.ndarray:
         distance = np.abs(np.asarray(delta, dtype=np.float64))

@@ -283,6 +283,26 @@ class Scheme:
         """
         return self.has(Capability.FREQUENCIES)
 
+    # -- what figures and reports may say about a scheme's bias and channels ------------------
+    #: What the values of ``bias`` are, as an axis label (bias schemes).
+    bias_label: ClassVar[str] = "bias (logit units)"
+    #: Whether the bias is constant over runs of distances (buckets, clipping), so drawn as steps.
+    piecewise_constant_bias: ClassVar[bool] = False
+    #: What the position-only score is when it is not a logit (t5: a bucket index), else None.
+    score_caveat: ClassVar[str | None] = None
+
+    def channel_quantity(self, channel: int) -> tuple[str, float] | None:
+        """The number that sets channel ``channel`` apart, as (symbol, value) (alibi: its slope m), or None."""
+        return None
+
+    def bias_limit(self) -> tuple[int, str, str] | None:
+        """The distance beyond which the bias no longer changes, or None where it changes at every distance.
+
+        Returns ``(distance, label, side)``: ``label`` names the limit, ``side`` (``"top"`` or
+        ``"bottom"``) is the edge of a plot where the label stays clear of the curve.
+        """
+        return None
+
     def frequency_pairs(self) -> FrequencyPairs:
         """The frequency pairs of a scheme with :attr:`Capability.FREQUENCIES`."""
         raise PecliError(f"scheme {self.name!r} has no frequency pairs")

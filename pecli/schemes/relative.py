@@ -30,6 +30,8 @@ class RelativeScheme(BiasScheme):
     name: ClassVar[str] = "relative"
     summary: ClassVar[str] = "learned vectors for j-i clipped to ±K (Shaw et al. 2018)"
     main_key: ClassVar[str] = "embeddings"
+    bias_label: ClassVar[str] = "q·a[clip(j−i)] (reference query)"
+    piecewise_constant_bias: ClassVar[bool] = True
 
     dim: int = param(64, "size of each relative embedding (the head dimension)", minimum=1)
     max_relative_position: int = param(16, "K: distances beyond ±K are clipped", minimum=1)
@@ -53,6 +55,10 @@ class RelativeScheme(BiasScheme):
         """``clip(delta, −K, K) + K`` for relative distances ``delta = j − i``."""
         k = self.max_relative_position
         return np.clip(np.asarray(delta, dtype=np.int64), -k, k) + k
+
+    def bias_limit(self) -> tuple[int, str, str]:
+        k = self.max_relative_position
+        return k, f"±K = {k}: clipped beyond", "top"
 
     def bias(self, delta: Any) -> np.ndarray:
         reference_query = np.random.default_rng(REFERENCE_SEED).standard_normal(self.dim)

@@ -67,6 +67,9 @@ class T5Scheme(BiasScheme):
     name: ClassVar[str] = "t5"
     summary: ClassVar[str] = "relative distances in exact then logarithmic buckets (Raffel et al. 2020)"
     main_key: ClassVar[str] = "buckets"
+    bias_label: ClassVar[str] = "bucket index (each bucket has a learned bias)"
+    piecewise_constant_bias: ClassVar[bool] = True
+    score_caveat: ClassVar[str | None] = "the bucket index (each bucket's bias is learned), not a logit"
 
     buckets: int = param(32, "number of buckets", minimum=2)
     max_distance: int = param(128, "distance from which every pair shares the last bucket", minimum=1)
@@ -90,6 +93,9 @@ class T5Scheme(BiasScheme):
     @property
     def parameter_count(self) -> int:
         return self.buckets  # one scalar per bucket, per head in a model
+
+    def bias_limit(self) -> tuple[int, str, str]:
+        return self.max_distance, f"max_distance {self.max_distance}", "bottom"
 
     def bias(self, delta: Any) -> np.ndarray:
         return self.buckets_of(delta).astype(np.float64)[None]

@@ -1,0 +1,234 @@
+"""What every figure shares: the :class:`Style`, the blank Figure, titles, notes, saving, and sampling.
+
+matplotlib is imported only inside the functions that create or save a Figure, never at module
+import, so that ``import pecli.cli`` stays fast. Figures are built on :class:`matplotlib.figure.Figure`
+with an Agg canvas, never through pyplot's global state.
+
+A drawing function returns a :class:`Drawing`: the title it suggests and its notes (what was
+downsampled, clipped or left out). :func:`finish` writes both on the Figure: the caller's title wins
+over the suggested one, and the notes go in small print under the axes, so nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, BinaryIO, Sequence
+
+import numpy as np
+
+from pecli.errors import ConfigError
+from pecli.schemes import Scheme
+from pecli.schemes.base import Capability
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+#: File formats a figure can be saved in (by ``--out`` suffix).
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+DEFAULT_DPI = 100
+#: Default figure size in inches (width, height) of a kind that does not set its own.
+DEFAULT_SIZE = (8.0, 5.0)
+
+#: Most rows (positions) and columns (components) a heatmap draws; beyond, a regular stride.
+MAX_HEATMAP_ROWS = 1024
+MAX_HEATMAP_COLUMNS = 1024
+#: Most positions per side of an (L, L) matrix (similarity, bias heatmap of one head).
+MAX_MATRIX_SIDE = 1024
+#: Most positions per side of each panel of a grid of heads, and most heads in the grid.
+MAX_GRID_SIDE = 256
+MAX_GRID_HEADS = 16
+#: Most heads drawn as separate lines (bias, dot-distance).
+MAX_LINES = 16
+#: Most points of a curve (distances, positions); beyond, a regular stride.
+MAX_CURVE_POINTS = 8192
+#: Most points labelled with their position on the circle plot.
+MAX_LABELLED_POINTS = 32
+#: Largest figure side in pixels (Agg's own limit is 2^16).
+MAX_PIXELS = 16384
+#: Longest suggested title kept on one line; longer ones break after the scheme.
+TITLE_WIDTH = 80
+#: rope scalings whose frequencies depend on the context (HF dynamic NTK, LongRoPE): only there is
+#: rope's ``context`` worth a place in a title.
+CONTEXT_SCALINGS = ("dynamic", "longrope")
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a figure looks, whatever it shows.
+
+    Attributes
+    ----------
+    title:
+        Replaces the title the drawing suggests; None keeps the suggestion.
+    size:
+        (width, height) in inches; None takes the kind's own size.
+    dpi:
+        Resolution in dots per inch.
+    """
+
+    title: str | None = None
+    size: tuple[float, float] | None = None
+    dpi: float = DEFAULT_DPI
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """What a drawing function reports: the title it suggests and its notes, in the order they arose."""
+
+    title: str
+    notes: list[str] = field(default_factory=list)
+
+
+# -- figures: creating, finishing, saving ------------------------------------------------------------
+def parse_figure_size(value: Any) -> tuple[float, float]:
+    """``"8x6"`` → ``(8.0, 6.0)`` inches."""
+    text = str(value).strip().lower().replace("×", "x")
+    parts = text.split("x")
+    try:
+        width, height = (float(part) for part in parts)
+    except ValueError:
+        raise ConfigError("size", f"expected WxH in inches, such as 8x5, got {value!r}") from None
+    if not (0 < width <= 100 and 0 < height <= 100):
+        raise ConfigError("size", f"width and height must be in (0, 100] inches, got {value!r}")
+    return width, height
+
+
+def new_figure(size: tuple[float, float] = DEFAULT_SIZE, dpi: float = DEFAULT_DPI) -> "Figure":
+    """An empty constrained-layout Figure on an Agg canvas (no pyplot)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    width, height = size
+    if max(width, height) * dpi > MAX_PIXELS:
+        raise ConfigError("dpi", f"{width:g}x{height:g} inches at {dpi:g} dpi exceeds {MAX_PIXELS} pixels a side")
+    figure = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def finish(figure: "Figure", drawing: Drawing, title: str | None = None) -> None:
+    """Write the title (``title`` if given, else the drawing's) and the drawing's notes on ``figure``."""
+    set_title(figure, drawing.title, title)
+    if drawing.notes:
+        figure.supxlabel("\n".join(f"note: {note}" for note in drawing.notes), fontsize=8, color="0.3")
+
+
+def set_title(figure: "Figure", default: str, title: str | None) -> None:
+    """``title`` if given, else ``default`` ("scheme params: what"), broken after the scheme when long."""
+    if title is None and len(default) > TITLE_WIDTH and ": " in default:
+        import textwrap
+
+        head, tail = default.split(": ", 1)
+        default = "\n".join([*textwrap.wrap(head + ":", 95), *textwrap.wrap(tail, 95)])
+    figure.suptitle(title if title is not None else default, fontsize=11)
+
+
+def save_figure(figure: "Figure", stream: BinaryIO, fmt: str) -> None:
+    """Write ``figure`` to ``stream`` as ``png``, ``svg`` or ``pdf``, without timestamps."""
+    import matplotlib
+
+    metadata: dict[str, Any] = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
+    with matplotlib.rc_context({"svg.hashsalt": "pecli", "svg.fonttype": "path"}):
+        figure.savefig(stream, format=fmt, metadata=metadata)
+
+
+# -- describing ---------------------------------------------------------------------------------------
+def number_text(value: Any) -> str:
+    """A parameter value as a title writes it: ``10000`` for 10000.0, ``true`` for True."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def describe(scheme: Scheme, *, skip: Sequence[str] = ()) -> str:
+    """``"rope dim=128 base=10000 layout=half"``: the scheme and its parameters, for titles and legends.
+
+    The first three parameters are always shown; the others only where they differ from their default
+    (a scaling's ``factor``, say), and rope's ``context`` only under the scalings that read it.
+    """
+    parts = [scheme.name]
+    values = scheme.params()
+    for index, (name, parameter) in enumerate(scheme.parameters().items()):
+        value = values[name]
+        if name in skip or value is None or isinstance(value, (dict, list)):
+            continue
+        if index >= 3 and value == parameter.default:
+            continue
+        if name == "context" and not _reads_context(scheme):
+            continue
+        parts.append(f"{name}={number_text(value)}")
+    return " ".join(parts)
+
+
+def _reads_context(scheme: Scheme) -> bool:
+    """Whether the scheme's frequencies depend on its context (sequence) length."""
+    if not scheme.has(Capability.FREQUENCIES):
+        return False
+    scaled = scheme.frequency_pairs().scaled
+    return scaled is not None and scaled.rope_type in CONTEXT_SCALINGS
+
+
+# -- sampling and axes ---------------------------------------------------------------------------------
+def downsample(values: np.ndarray, limit: int) -> tuple[np.ndarray, int]:
+    """Every ``step``-th value so that at most ``limit`` remain; returns (values, step)."""
+    step = max(1, math.ceil(values.size / limit))
+    return values[::step], step
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def stride_note(what: str, shown: int, total: int, step: int) -> str:
+    """The note of a regular downsampling: ``"positions: every 3rd of 3000 drawn (1000 shown)"``."""
+    return f"{what}: every {_ordinal(step)} of {total} drawn ({shown} shown)"
+
+
+def grid(count: int) -> tuple[int, int]:
+    """(rows, columns) of the most nearly square grid of ``count`` panels."""
+    columns = math.ceil(math.sqrt(count))
+    return math.ceil(count / columns), columns
+
+
+def _position_axis(positions: np.ndarray) -> tuple[float, float] | None:
+    """(first, last) if positions are evenly spaced (then axes show position ids), else None."""
+    if positions.size < 2:
+        return float(positions[0]), float(positions[0])
+    steps = np.diff(positions)
+    if np.all(steps == steps[0]) and steps[0] > 0:
+        return float(positions[0]), float(positions[-1])
+    return None
+
+
+def row_extent(rows: np.ndarray, columns: tuple[float, float]) -> tuple[tuple[float, float, float, float], bool]:
+    """imshow extent with position ids on the rows when they are evenly spaced; and whether they are."""
+    span = _position_axis(rows)
+    left, right = columns
+    if span is None:
+        return (left, right, rows.size - 0.5, -0.5), False
+    first, last = span
+    half = (last - first) / max(rows.size - 1, 1) / 2 if rows.size > 1 else 0.5
+    return (left, right, last + half, first - half), True
+
+
+def square_extent(positions: np.ndarray) -> tuple[tuple[float, float, float, float], bool]:
+    """imshow extent of an (n, n) matrix over positions: position ids when evenly spaced, else rows."""
+    span = _position_axis(positions)
+    if span is None:
+        return (-0.5, positions.size - 0.5, positions.size - 0.5, -0.5), False
+    first, last = span
+    half = (last - first) / (positions.size - 1) / 2 if positions.size > 1 else 0.5
+    return (first - half, last + half, last + half, first - half), True
+
+
+def diverging(matrix: np.ndarray) -> dict[str, Any]:
+    """imshow colour settings: a symmetric red-blue scale when values take both signs, else viridis."""
+    finite = matrix[np.isfinite(matrix)]
+    if finite.size and finite.min() < 0 < finite.max():
+        limit = float(np.abs(finite).max())
+        return {"cmap": "RdBu_r", "vmin": -limit, "vmax": limit}
+    return {"cmap": "viridis"}

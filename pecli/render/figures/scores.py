@@ -1,0 +1,192 @@
+"""Curves of the attention logit's position-only part: against distance, per head, per dtype.
+
+The numbers are the core's: :func:`pecli.analysis.relativity.score_by_distance`, the schemes' own
+``bias``, and :func:`pecli.analysis.precision.precision_profile`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from pecli.errors import PecliError
+from pecli.render.figures.canvas import MAX_CURVE_POINTS, MAX_LINES, Drawing, describe, downsample, stride_note
+from pecli.render.figures.matrices import channel_title, check_head
+from pecli.schemes import Scheme
+from pecli.schemes.base import Capability
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
+DEFAULT_DTYPES = ("float32", "float16", "bfloat16")
+
+
+# -- dot product against distance ---------------------------------------------------------------------------
+def score_label(schemes: Sequence[Scheme]) -> str:
+    """The y label of a score curve: what the score is when every scheme is of one family."""
+    if all(scheme.has(Capability.ROTARY) for scheme in schemes):
+        return "(R_m 1)·(R_(m+Δ) 1), mean over m"
+    if all(scheme.has(Capability.BIAS) for scheme in schemes):
+        return "bias(Δ), mean over m"
+    if all(scheme.has(Capability.VECTORS) and not scheme.has(Capability.ROTARY) for scheme in schemes):
+        return "E_m · E_(m+Δ), mean over m"
+    return "position-only score, mean over m"
+
+
+def draw_dot_distance(axes: "Axes", schemes: Sequence[Scheme], length: int, *, band: bool = True) -> Drawing:
+    """The position-only score against the distance Δ, one curve per scheme (and per head), overlaid.
+
+    The numbers are :func:`pecli.analysis.relativity.score_by_distance`: for each Δ the mean over the
+    query positions m of ``score(m, m + Δ)``, and with ``band`` its range over m (zero width for a
+    scheme whose score depends on Δ only).
+    """
+    from pecli.analysis.relativity import score_by_distance
+
+    if not schemes:
+        raise PecliError("dot-distance: no scheme to draw")
+    several = len(schemes) > 1
+    sampled = banded = False
+    notes: list[str] = []
+    for index, scheme in enumerate(schemes):
+        profile = score_by_distance(scheme, length)
+        sampled = sampled or bool(profile.sampled)
+        distance = np.asarray(profile.distance)
+        mean, low, high = (np.asarray(a) for a in (profile.mean, profile.minimum, profile.maximum))
+        keep, step = downsample(np.arange(distance.size), MAX_CURVE_POINTS)
+        channels = mean.shape[0]
+        drawn = range(min(channels, MAX_LINES))
+        for channel in drawn:
+            if several:  # one colour per scheme; its heads fade
+                color, alpha = f"C{index % 10}", 1.0 - 0.6 * channel / channels
+                label = describe(scheme) if channel == 0 else None
+            else:  # one colour per head
+                color, alpha = f"C{channel % 10}", 1.0
+                label = f"head {channel}" if channels > 1 else None
+            axes.plot(distance[keep], mean[channel, keep], color=color, alpha=alpha, linewidth=1.2, label=label)
+            if band:
+                lower, upper = low[channel, keep], high[channel, keep]
+                if np.any(upper - lower > 1e-9 * max(1.0, float(np.abs(upper).max()))):
+                    axes.fill_between(distance[keep], lower, upper, color=color, alpha=0.15, linewidth=0)
+                    banded = True
+        notes.extend(_scheme_notes(scheme, distance.size, keep.size, step, channels, len(drawn), several))
+    axes.axhline(0, color="0.7", linewidth=0.8)
+    axes.set_xlabel("distance Δ (tokens)")
+    axes.set_ylabel(score_label(schemes))
+    axes.grid(True, alpha=0.3)
+    if any(axes.get_legend_handles_labels()[1]):
+        axes.legend(fontsize=8)
+    if band and not banded:
+        notes.append("no band: the score does not vary with m at any distance (it depends on Δ only)")
+    if sampled:
+        notes.append("the mean and range over m are taken over a sample of query positions")
+    what = describe(schemes[0]) if not several else ", ".join(scheme.name for scheme in schemes)
+    title = f"{what}: score against distance, L = {length}" + (" (band: range over m)" if banded else "")
+    return Drawing(title, notes)
+
+
+def _scheme_notes(scheme: Scheme, total: int, shown: int, step: int, channels: int, drawn: int, several: bool) -> list[str]:
+    """What a dot-distance curve of ``scheme`` leaves out, and what its score is when not a logit."""
+    notes = []
+    if step > 1:
+        notes.append(stride_note(f"distances of {scheme.name}", shown, total, step))
+    if channels > drawn:
+        notes.append(f"{scheme.name}: first {drawn} of {channels} heads drawn")
+    if scheme.score_caveat is not None and several:
+        notes.append(f"{scheme.name}: the curve is {scheme.score_caveat}")
+    if scheme.has(Capability.ROTARY):
+        notes.append(f"{scheme.name}: q = k = all-ones (RoFormer's long-term decay): 2·Σ cos(Δθ_i) "
+                     "× attention scaling², + the unrotated components")
+    return notes
+
+
+# -- bias ----------------------------------------------------------------------------------------------
+def draw_bias(axes: "Axes", scheme: Scheme, length: int, *, head: int | None = None) -> Drawing:
+    """The bias against the relative distance ``Δ = j − i`` in ``−(L−1) … L−1``, one line per head.
+
+    A piecewise-constant bias (buckets, clipping) is drawn as steps; the distance beyond which it
+    stops changing (:meth:`~pecli.schemes.Scheme.bias_limit`) is marked on both sides.
+    """
+    check_head(scheme, head)
+    channels = scheme.channels
+    delta_all = np.arange(-(length - 1), length, dtype=np.int64)
+    delta, step = downsample(delta_all, MAX_CURVE_POINTS)
+    bias = scheme.bias(delta)
+    heads = [head] if head is not None else list(range(min(channels, MAX_LINES)))
+    drawstyle = "steps-mid" if scheme.piecewise_constant_bias else "default"
+    for h in heads:
+        named = channels > 1 or scheme.channel_quantity(h) is not None  # one unnamed head needs no legend
+        axes.plot(delta, bias[h], drawstyle=drawstyle, linewidth=1.2, label=channel_title(scheme, h, 4) if named else None)
+    axes.set_xlabel("relative distance Δ = j − i (tokens; key minus query)")
+    axes.set_ylabel(scheme.bias_label)
+    axes.axvline(0, color="0.7", linewidth=0.8)
+    _mark_limit(axes, scheme)
+    if any(axes.get_legend_handles_labels()[1]):
+        axes.legend(fontsize=8, ncol=2 if len(heads) > 8 else 1)
+    axes.grid(True, alpha=0.3)
+    notes = []
+    if step > 1:
+        notes.append(stride_note("distances", delta.size, delta_all.size, step))
+    if head is None and len(heads) < channels:
+        notes.append(f"first {len(heads)} of {channels} heads drawn; choose one with --head")
+    return Drawing(f"{describe(scheme)}: bias against distance, L = {length}", notes)
+
+
+def _mark_limit(axes: "Axes", scheme: Scheme) -> None:
+    """Dotted lines at ±the distance beyond which the bias no longer changes, labelled on the + side."""
+    limit = scheme.bias_limit()
+    if limit is None:
+        return
+    distance, label, side = limit
+    for edge in (-distance, distance):
+        axes.axvline(edge, color="C3", linewidth=0.8, linestyle=":")
+    bottom, top = axes.get_ylim()
+    y, align = (top, "top") if side == "top" else (bottom, "bottom")
+    axes.text(distance, y, f" {label}", color="C3", fontsize=8, va=align)
+
+
+# -- precision --------------------------------------------------------------------------------------------
+def draw_precision(
+    axes: "Axes", scheme: Scheme, length: int, *, dtypes: Sequence[str] = DEFAULT_DTYPES, computed: bool = False
+) -> Drawing:
+    """The largest absolute error of each position's row against float64, one curve per dtype.
+
+    The numbers are :func:`pecli.analysis.precision.precision_profile`: the float64 encoding rounded
+    to each dtype, or with ``computed`` the angles formed in that dtype (as a model that builds its
+    cache in bfloat16 does). The first position that collides with its neighbour is marked.
+    """
+    from pecli.analysis.precision import precision_profile
+
+    notes: list[str] = []
+    exact = []
+    for index, dtype in enumerate(dtypes):
+        profile = precision_profile(scheme, length, dtype=dtype, compute_dtype=dtype if computed else None)
+        positions, error = np.asarray(profile.positions), np.asarray(profile.error, dtype=np.float64)
+        keep, step = downsample(np.arange(positions.size), MAX_CURVE_POINTS)
+        if step > 1:  # the largest error of each stride, so that spikes survive the downsampling
+            ends = np.append(keep[1:], positions.size)
+            error_shown = np.array([error[a:b].max() for a, b in zip(keep, ends)])
+            notes.append(f"{dtype}: largest error of each run of {step} positions drawn ({keep.size} of {positions.size})")
+        else:
+            error_shown = error[keep]
+        if not np.any(error_shown > 0):
+            exact.append(dtype)
+            continue
+        color = f"C{index % 10}"
+        axes.plot(positions[keep], np.where(error_shown > 0, error_shown, np.nan), color=color, linewidth=1,
+                  label=f"{dtype}: max {profile.max_error:.3g}, {profile.collisions} collision(s)")
+        if profile.first_adjacent_collision is not None:
+            axes.axvline(profile.first_adjacent_collision, color=color, linestyle=":", linewidth=1,
+                         label=f"{dtype}: first position equal to its neighbour, {profile.first_adjacent_collision}")
+        if profile.note:
+            notes.append(profile.note)
+    axes.set_yscale("log")
+    axes.set_xlabel("relative distance Δ (tokens)" if scheme.has(Capability.BIAS) else "position (tokens)")
+    axes.set_ylabel("largest |error| of the row vs float64")
+    axes.grid(True, which="major", alpha=0.3)
+    if axes.get_legend_handles_labels()[1]:
+        axes.legend(fontsize=8, loc="lower right")
+    if exact:
+        notes.append(f"exact in {', '.join(exact)} (error 0 everywhere, nothing to draw on a log scale)")
+    how = "angles formed in each dtype" if computed else "float64 values rounded to each dtype"
+    return Drawing(f"{describe(scheme)}: precision over {length} positions, {how}", notes)
