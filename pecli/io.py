@@ -59,10 +59,21 @@ def _stale(path: Path) -> bool:
         return True
     except OSError:  # alive, another user's
         return False
-    try:  # the pid is alive: stale only if the file is older than that process (the pid was reused)
-        return path.stat().st_mtime < os.stat(f"/proc/{pid}").st_mtime
+    started = _process_start(pid)  # the pid is alive: stale only if the file is older (the pid was reused)
+    try:
+        return started is not None and path.stat().st_mtime < started
     except OSError:
         return False
+
+
+def _process_start(pid: int) -> float | None:
+    """When process ``pid`` started (seconds since the epoch), from /proc; None where unknown."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime"))
+        return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, StopIteration):
+        return None
 
 
 def remove_stale_temporaries(folder: Path) -> None:

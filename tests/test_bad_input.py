@@ -175,18 +175,38 @@ def test_reader_going_away_is_a_quiet_exit_141():
     assert process.stderr == b""
 
 
-def _big_write(tmp_path: Path) -> subprocess.Popen:
+#: A pecli run whose write of ``--out`` stalls after its first bytes, so that a test can stop it mid-write.
+STALLED_WRITE = """
+import sys, time
+import pecli.io as io
+
+write_atomic = io.write_atomic
+
+def stalled(path, write, *, force):
+    def write_slowly(stream):
+        stream.write(b"partial")
+        stream.flush()
+        time.sleep(120)
+    return write_atomic(path, write_slowly, force=force)
+
+io.write_atomic = stalled
+sys.argv = ["pecli", "encode", "--length", "8", "--dim", "8", "--out", sys.argv[1], "--quiet"]
+from pecli.cli import main
+main()
+"""
+
+
+def _stalled_write(tmp_path: Path) -> subprocess.Popen:
     env = {**os.environ, **TEST_ENV}
     return subprocess.Popen(
-        [sys.executable, "-m", "pecli", "encode", "--scheme", "sinusoidal", "--dim", "1024", "--length", "400000",
-         "--dtype", "float32", "--out", str(tmp_path / "big.npy"), "--quiet", "--max-memory", "20G"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        [sys.executable, "-c", STALLED_WRITE, str(tmp_path / "out.npy")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=env,
     )
 
 
 def _wait_for_temporary(tmp_path: Path, process: subprocess.Popen) -> list[Path]:
-    for _ in range(600):
-        found = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    for _ in range(1200):
+        found = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp") and p.stat().st_size]
         if found or process.poll() is not None:
             return found
         time.sleep(0.05)
@@ -195,10 +215,8 @@ def _wait_for_temporary(tmp_path: Path, process: subprocess.Popen) -> list[Path]
 
 @pytest.mark.parametrize("signum, code, line", [(signal.SIGTERM, 143, "pecli: terminated\n"), (signal.SIGINT, 130, "pecli: interrupted\n")])
 def test_a_signal_mid_write_leaves_nothing(tmp_path, signum, code, line):
-    process = _big_write(tmp_path)
-    if not _wait_for_temporary(tmp_path, process):
-        process.kill()
-        pytest.skip("the write finished before a temporary file was seen")
+    process = _stalled_write(tmp_path)
+    assert _wait_for_temporary(tmp_path, process), process.communicate()
     process.send_signal(signum)
     _, err = process.communicate(timeout=60)
     assert process.returncode == code and err.decode() == line
@@ -206,12 +224,10 @@ def test_a_signal_mid_write_leaves_nothing(tmp_path, signum, code, line):
 
 
 def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path, run_pecli):
-    process = _big_write(tmp_path)
-    found = _wait_for_temporary(tmp_path, process)
+    process = _stalled_write(tmp_path)
+    assert _wait_for_temporary(tmp_path, process), process.communicate()
     process.kill()
     process.wait(timeout=60)
-    if not found:
-        pytest.skip("the write finished before a temporary file was seen")
     assert [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # SIGKILL cannot clean up
     result = run_pecli("encode", "--length", "4", "--dim", "4", "--out", "small.npy", "--quiet", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
