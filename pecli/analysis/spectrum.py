@@ -9,6 +9,7 @@ two bounds from the literature that relate the base to the context length.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import PecliError
-from pecli.schemes.base import Scheme
+from pecli.schemes.base import Scheme, geometric_inv_freq
 from pecli.schemes.rope_scaling import dynamic_ntk_base
 
 TWO_PI = 2.0 * math.pi
@@ -84,7 +85,7 @@ def long_term_decay(base: float, dim: int, context: int, *, stop_at_negative: bo
     ``context · d/2`` cosines, exact up to float64 rounding. With ``stop_at_negative`` the values
     end with the first group of blocks that holds a negative one.
     """
-    theta = np.power(float(base), -np.arange(0, dim, 2, dtype=np.float64) / dim)
+    theta = geometric_inv_freq(dim, base)
     block = max(16, int(math.isqrt(context + 1)))
     offsets = np.arange(block, dtype=np.float64)[:, None] * theta
     cos_offsets, sin_offsets = np.cos(offsets), np.sin(offsets)
@@ -100,13 +101,102 @@ def long_term_decay(base: float, dim: int, context: int, *, stop_at_negative: bo
 
 
 def long_term_decay_holds(base: float, dim: int, context: int) -> bool:
-    """Whether ``B(m) ≥ 0`` for every m in [0, context] (see :func:`long_term_decay`)."""
-    return bool(long_term_decay(base, dim, context, stop_at_negative=True).min() >= 0.0)
+    """Whether ``B(m) ≥ 0`` for every integer m in [0, context] (see :class:`DecayScan` for the rounding)."""
+    return DecayScan(dim, context).holds(base)
+
+
+class DecayScan:
+    """Whether ``B(m) = Σ_{i<d/2} cos(m θ_i) ≥ 0`` for every integer ``m ≤ L``, for many bases of one (d, L).
+
+    Notes
+    -----
+    A base *passes* when every ``B(m)``, m = 0 … L, evaluated in float64 with ``θ_i = base^(−2i/d)``
+    (:func:`pecli.schemes.base.geometric_inv_freq`), is ``≥ 0``; one negative value is a certificate of
+    failure, so a failing base is settled at its first negative m, and a passing one needs all of them.
+
+    ``B`` is evaluated by blocks of ``s ≈ √L`` offsets through the angle addition
+    ``cos((m₀+k)θ) = cos(m₀θ)cos(kθ) − sin(m₀θ)sin(kθ)``: one (s × d) by (d × L/s) matrix product
+    per base. The product is first taken in float32; any block whose float32 minimum is below
+    ``SCREEN_MARGIN`` (above the float32 error bound, ``d · 2⁻²⁴ · d/2 ≈ 1e-3`` for d = 128) is
+    evaluated again in float64, and only float64 values decide. The float64 values themselves carry an
+    absolute error of order ``m · 2⁻⁵³`` (the angle ``m θ_i``): below 1e-9 for m ≤ 2²⁰, so only bases
+    within about 1e-12 (relative) of the edge of a window of passing bases can be classified by
+    rounding rather than by the sign of the exact sum; no tolerance is applied.
+
+    The m's that made recent bases fail are tried first: neighbouring bases tend to fail at the same
+    offsets, which settles most failing bases with a few hundred cosines. The m's are scanned in
+    growing chunks so that a base failing at small m costs little.
+    """
+
+    SCREEN_MARGIN = 4e-3
+    WITNESSES = 64
+
+    def __init__(self, dim: int, context: int) -> None:
+        self.dim, self.context = int(dim), int(context)
+        self.block = min(1024, max(16, math.isqrt(self.context + 1)))
+        self.starts = np.arange(0, self.context + 1, self.block, dtype=np.float64)
+        self.witnesses: list[int] = []
+        self._verdicts: dict[float, bool] = {}
+
+    def holds(self, base: float) -> bool:
+        """Whether ``B(m) ≥ 0`` for every m in [0, L] with this base."""
+        base = float(base)
+        if base not in self._verdicts:
+            self._verdicts[base] = self.first_negative(base) < 0
+        return self._verdicts[base]
+
+    def first_negative(self, base: float) -> int:
+        """An offset m ≤ L where ``B(m) < 0`` (a witness of failure), or −1 when the base passes."""
+        theta = geometric_inv_freq(self.dim, base)
+        if self.witnesses:
+            offsets = np.asarray(self.witnesses, dtype=np.float64)
+            values = np.cos(offsets[:, None] * theta).sum(axis=1)
+            negative = np.flatnonzero(values < 0)
+            if negative.size:
+                return self._remember(int(offsets[negative[0]]))
+        found = self._scan(theta)
+        return found if found < 0 else self._remember(found)
+
+    def _remember(self, offset: int) -> int:
+        if offset in self.witnesses:
+            self.witnesses.remove(offset)
+        self.witnesses.insert(0, offset)
+        del self.witnesses[self.WITNESSES:]
+        return offset
+
+    def _scan(self, theta: np.ndarray) -> int:
+        """A negative offset of ``B`` or −1, scanning blocks from the far end down (failures near the
+        bound happen at large m) in chunks that double in size."""
+        steps = np.arange(self.block, dtype=np.float64)[:, None] * theta
+        left = np.concatenate([np.cos(steps), -np.sin(steps)], axis=1)
+        left32 = left.astype(np.float32)
+        end, chunk = self.starts.size, 4
+        while end > 0:
+            starts = self.starts[max(0, end - chunk): end]
+            angles = starts[:, None] * theta
+            right = np.concatenate([np.cos(angles), np.sin(angles)], axis=1).T
+            screened = left32 @ right.astype(np.float32)
+            suspects = np.flatnonzero(screened.min(axis=0) < self.SCREEN_MARGIN)
+            if suspects.size:
+                values = left @ right[:, suspects]
+                offsets = starts[suspects][None, :] + np.arange(self.block)[:, None]
+                negative = (values < 0) & (offsets <= self.context)
+                if negative.any():
+                    return int(offsets[negative][np.argmin(values[negative])])
+            end -= chunk
+            chunk *= 2
+        return -1
 
 
 @dataclass(frozen=True)
 class BaseBound:
-    """Men et al.'s bound on the base for one context length."""
+    """Men et al.'s bound on the base for one context length.
+
+    ``every_base_above`` is the robust figure: every base above it passed, on the coarse grid up to
+    ``checked_up_to``. ``smallest_base`` is the smallest passing base found (rounded up to a short
+    number that itself passes); it usually sits in an isolated window of passing bases,
+    ``smallest_window = (low, high)``, with failing bases just above it as well as below.
+    """
 
     context: int
     dim: int
@@ -114,40 +204,56 @@ class BaseBound:
     every_base_above: float | None
     steps_per_decade: int
     checked_up_to: float
+    smallest_window: tuple[float, float] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "context": self.context, "dim": self.dim, "smallest_base": self.smallest_base,
+            "smallest_window": None if self.smallest_window is None else list(self.smallest_window),
             "every_base_above": self.every_base_above, "steps_per_decade": self.steps_per_decade,
             "checked_up_to": self.checked_up_to,
         }
 
 
-def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 200, decades_past: float = 1.0) -> BaseBound:
-    """The smallest RoPE base whose long-term decay holds up to ``context``, and the base above which every base does.
+#: The coarse log grid (bases per decade) that brackets the transition and verifies the bases above it.
+COARSE_STEPS_PER_DECADE = 50
+#: How far below the first coarse pass the fine grid looks for a narrower, lower window (decades).
+LOOKBACK_DECADES = 0.3
+#: Relative precision of the edges found by bisection.
+EDGE_PRECISION = 1e-6
+_LOWEST_BASE, _HIGHEST_BASE = 2.0, 1e30
+
+
+def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 4000, decades_past: float = 0.5) -> BaseBound:
+    """The base above which every RoPE base keeps ``B(m) ≥ 0`` up to ``context``, and the smallest base that does.
 
     Parameters
     ----------
     context : int
-        Context length L: ``B(m) ≥ 0`` is required for every ``m ≤ L``.
+        Context length L: ``B(m) ≥ 0`` is required for every integer ``m ≤ L``.
     dim : int
         The rotated head dimension d.
     steps_per_decade : int
-        Resolution of the scan over bases (log-spaced); each boundary found is then refined by
-        bisection to 0.1 % and rounded up to a short number that itself passes. Passing islands
-        narrower than a grid step below the smallest base found can be missed: it is the smallest
-        base found on the grid.
+        Resolution of the fine log grid used near the transition: below the first base that passes
+        on the coarse grid (50 per decade) down to half of it, to find the lowest window of passing
+        bases, and between the last failing and the first passing coarse base at the top.
     decades_past : float
-        How far above the last failing base the scan continues to look for another failure.
+        How far above the last failing base the coarse grid keeps checking for another failure.
 
     Notes
     -----
-    ``B(m) = Σ_{i=0}^{d/2−1} cos(m θ_i)`` with ``θ_i = b^(−2i/d)`` (Men et al. 2024, eq. 9 and
-    Table 1: the bound is about 4.3e3 for 1K tokens and 8.4e4 for 8K with d = 128; None when no base
-    up to 1e30 satisfies it, as for d = 2 where B(m) = cos m). The condition is
-    not monotone in the base: some bases above the smallest one fail again, so both the smallest base
-    that satisfies it and the base above which every scanned base does are reported. The scan covers
-    bases from 2 upwards on a log grid; a failing island narrower than one grid step could be missed.
+    ``B(m) = Σ_{i=0}^{d/2−1} cos(m θ_i)`` with ``θ_i = b^(−2i/d)`` (Men et al. 2024, eq. 9); the
+    bound for L is the smallest base with ``B(m) ≥ 0`` for all ``m ≤ L`` (their Table 1 for d = 128:
+    4.3e3 for 1K tokens, 2.7e4 for 4K, 8.4e4 for 8K, 6.4e5 for 32K). The condition is not monotone
+    in the base: below the point above which every base passes there are narrow windows of passing
+    bases between failing ones (for 4K: 26,95x–26,97x passes, 27,000 fails; for 32K: a window at
+    6.30e5 while 6.4e5 fails), so both are reported. What "passes" means, and how rounding near 0 is
+    treated, is in :class:`DecayScan`. Search: a coarse log grid from 2 up to ``decades_past``
+    decades above its last failure; the fine grid around the two transitions; bisection of each edge
+    to a relative 1e-6. Windows and failing islands narrower than a grid step can be missed: the
+    lowest window below the first coarse pass at fine resolution, a failing island above the last
+    coarse failure at coarse resolution (at most ``checked_up_to``). None when no base up to 1e30
+    passes, as for d = 2 where ``B(m) = cos m``. Results are cached per (L, d) for the process.
 
     References
     ----------
@@ -155,51 +261,120 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 200, dec
     """
     if context < 1 or dim < 2 or dim % 2:
         raise PecliError(f"base bound needs a positive context and an even dim >= 2, got {context}, {dim}")
-    step = 10.0 ** (1.0 / steps_per_decade)
-    base, smallest, last_fail, limit = 2.0, None, 2.0, math.inf
-    previous = base / step
-    while base <= limit and base < 1e30:
-        if long_term_decay_holds(base, dim, context):
-            if smallest is None:
-                smallest = _refine(previous, base, dim, context, want_first_pass=True)
-                limit = base * 10.0**decades_past
+    return _cached_bound(int(context), int(dim), int(steps_per_decade), float(decades_past))
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_bound(context: int, dim: int, steps_per_decade: int, decades_past: float) -> BaseBound:
+    scan = DecayScan(dim, context)
+    coarse = _LogGrid(COARSE_STEPS_PER_DECADE)
+    first_pass, last_fail = _coarse_transition(scan, coarse, decades_past)
+    checked_up_to = coarse.base(last_fail + round(decades_past * COARSE_STEPS_PER_DECADE) + 1) if last_fail is not None else coarse.base(0)
+    if first_pass is None:  # d = 2: B(m) = cos m turns negative at m = 2 whatever the base
+        return BaseBound(context, dim, None, None, steps_per_decade, checked_up_to)
+    fine = _LogGrid(steps_per_decade)
+    low, high = _lowest_window(scan, fine, coarse.base(first_pass))
+    if last_fail is None or coarse.base(last_fail) < low:
+        every_above = low
+    else:
+        every_above = _top_edge(scan, fine, coarse.base(last_fail), coarse.base(last_fail + 1))
+    smallest = _short_passing(scan, low, high)
+    window = (_round(low, 6, math.ceil), _round(high, 6, math.floor))
+    every_above = max(smallest, _round(every_above, 3, math.ceil))
+    return BaseBound(context, dim, smallest, every_above, steps_per_decade, checked_up_to, window)
+
+
+@dataclass(frozen=True)
+class _LogGrid:
+    """Bases ``2 · 10^(j / steps)``: index j ↔ base."""
+
+    steps: int
+
+    def base(self, index: float) -> float:
+        return _LOWEST_BASE * 10.0 ** (index / self.steps)
+
+    def index_at_or_below(self, base: float) -> int:
+        return math.floor(self.steps * math.log10(base / _LOWEST_BASE) + 1e-9)
+
+
+def _coarse_transition(scan: DecayScan, grid: _LogGrid, decades_past: float) -> tuple[int | None, int | None]:
+    """Indices of the first passing and the last failing base on the coarse grid, scanning upwards
+    until ``decades_past`` decades past the last failure have passed."""
+    first_pass = last_fail = None
+    beyond = round(decades_past * grid.steps)
+    index = 0
+    while grid.base(index) < _HIGHEST_BASE:
+        if scan.holds(grid.base(index)):
+            first_pass = index if first_pass is None else first_pass
+            if index - (last_fail if last_fail is not None else -1) > beyond:
+                break
         else:
-            last_fail = base
-            if smallest is not None:
-                limit = base * 10.0**decades_past
-        previous, base = base, base * step
-    if smallest is None:  # d = 2: B(m) = cos m turns negative at m = 2 whatever the base
-        return BaseBound(context, dim, None, None, steps_per_decade, previous)
-    every_above = smallest if last_fail < smallest else _refine(last_fail, last_fail * step, dim, context, want_first_pass=True)
-    smallest = _round_passing(smallest, dim, context)
-    return BaseBound(context, dim, smallest, max(smallest, _round_up(every_above, 3)), steps_per_decade, previous)
+            last_fail = index
+        index += 1
+    return first_pass, last_fail
 
 
-def _round_up(value: float, digits: int) -> float:
+def _lowest_window(scan: DecayScan, grid: _LogGrid, coarse_pass: float) -> tuple[float, float]:
+    """Edges ``(low, high)`` of the lowest window of passing bases on the fine grid, looking down to
+    ``LOOKBACK_DECADES`` below the first coarse pass."""
+    start = max(grid.index_at_or_below(coarse_pass / 10.0**LOOKBACK_DECADES), 0)
+    index = start
+    while not scan.holds(grid.base(index)):
+        index += 1
+    low = grid.base(index) if index == 0 else _bisect_edge(scan, grid.base(index - 1), grid.base(index))
+    top = index
+    while scan.holds(grid.base(top + 1)) and top - index < grid.steps:
+        top += 1
+    high = _bisect_edge(scan, grid.base(top + 1), grid.base(top))
+    return low, high
+
+
+def _top_edge(scan: DecayScan, grid: _LogGrid, failing: float, passing: float) -> float:
+    """The lowest base above which the fine-grid bases between ``failing`` and ``passing`` pass:
+    bisection on the fine grid, checked at eight fine bases above the edge found (a failure there
+    restarts the bisection above it)."""
+    low, end = grid.index_at_or_below(failing), grid.index_at_or_below(passing) + 1
+    while True:
+        high = end
+        while high - low > 1:
+            middle = (low + high) // 2
+            if scan.holds(grid.base(middle)):
+                high = middle
+            else:
+                low = middle
+        probes = sorted({int(i) for i in np.linspace(high + 1, end, 8)} - {high, end})
+        failures = [index for index in probes if not scan.holds(grid.base(index))]
+        if not failures:
+            return _bisect_edge(scan, grid.base(low), grid.base(high))
+        low = failures[-1]
+
+
+def _bisect_edge(scan: DecayScan, failing: float, passing: float) -> float:
+    """The edge between a failing and a passing base (in either order), to ``EDGE_PRECISION``:
+    the passing side of it."""
+    while abs(passing / failing - 1.0) > EDGE_PRECISION:
+        middle = math.sqrt(failing * passing)
+        if scan.holds(middle):
+            passing = middle
+        else:
+            failing = middle
+    return passing
+
+
+def _round(value: float, digits: int, direction: Any) -> float:
     unit = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
-    return math.ceil(value / unit - 1e-9) * unit
+    scaled = value / unit - 1e-9 if direction is math.ceil else value / unit  # 4300.0000001 is 4300
+    return float(direction(scaled) * unit)
 
 
-def _round_passing(base: float, dim: int, context: int) -> float:
-    """``base`` rounded up to the fewest significant digits (3 to 6) whose value itself passes, so that
-    the number printed is one a user can take as it is."""
-    for digits in range(3, 7):
-        candidate = _round_up(base, digits)
-        if long_term_decay_holds(candidate, dim, context):
+def _short_passing(scan: DecayScan, low: float, high: float) -> float:
+    """``low`` rounded up to the fewest significant digits (3 to 7) whose value is inside the window and
+    itself passes, so that the number printed is one a user can take as it is."""
+    for digits in range(3, 8):
+        candidate = _round(low, digits, math.ceil)
+        if candidate <= high and scan.holds(candidate):
             return candidate
-    return base
-
-
-def _refine(failing: float, passing: float, dim: int, context: int, *, want_first_pass: bool) -> float:
-    """Bisect (in log space) between a failing and a passing base down to 0.1 %."""
-    low, high = failing, passing
-    while high / low > 1.001:
-        middle = math.sqrt(low * high)
-        if long_term_decay_holds(middle, dim, context):
-            high = middle
-        else:
-            low = middle
-    return high
+    return low
 
 
 def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -> Spectrum:
