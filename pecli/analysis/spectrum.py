@@ -192,10 +192,12 @@ class DecayScan:
 class BaseBound:
     """Men et al.'s bound on the base for one context length.
 
-    ``every_base_above`` is the robust figure: every base above it passed, on the coarse grid up to
-    ``checked_up_to``. ``smallest_base`` is the smallest passing base found (rounded up to a short
-    number that itself passes); it usually sits in an isolated window of passing bases,
-    ``smallest_window = (low, high)``, with failing bases just above it as well as below.
+    ``every_base_above`` is the robust figure: every base above it passed, on a grid of
+    ``verified_steps_per_decade`` bases per decade up to ``checked_up_to``. ``smallest_base`` is the
+    smallest passing base found on the fine grid of ``steps_per_decade`` (rounded up to a short number
+    that itself passes); it usually sits in an isolated window of passing bases,
+    ``smallest_window = (low, high)`` (``high`` None when every base above ``low`` passed), with
+    failing bases above it as well as below.
     """
 
     context: int
@@ -204,19 +206,23 @@ class BaseBound:
     every_base_above: float | None
     steps_per_decade: int
     checked_up_to: float
-    smallest_window: tuple[float, float] | None = None
+    smallest_window: tuple[float, float | None] | None = None
+    verified_steps_per_decade: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "context": self.context, "dim": self.dim, "smallest_base": self.smallest_base,
             "smallest_window": None if self.smallest_window is None else list(self.smallest_window),
             "every_base_above": self.every_base_above, "steps_per_decade": self.steps_per_decade,
-            "checked_up_to": self.checked_up_to,
+            "checked_up_to": self.checked_up_to, "verified_steps_per_decade": self.verified_steps_per_decade,
         }
 
 
-#: The coarse log grid (bases per decade) that brackets the transition and verifies the bases above it.
+#: The coarse log grid (bases per decade) that finds the first passing base.
 COARSE_STEPS_PER_DECADE = 50
+#: The verification grid above the first pass has about ``VERIFY_WORK / context`` bases per decade
+#: (clipped to 50 … 500): failing islands narrow as the context grows while each check costs more.
+VERIFY_WORK = 1 << 23
 #: How far below the first coarse pass the fine grid looks for a narrower, lower window (decades).
 LOOKBACK_DECADES = 0.3
 #: Relative precision of the edges found by bisection.
@@ -234,26 +240,32 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 4000, de
     dim : int
         The rotated head dimension d.
     steps_per_decade : int
-        Resolution of the fine log grid used near the transition: below the first base that passes
-        on the coarse grid (50 per decade) down to half of it, to find the lowest window of passing
-        bases, and between the last failing and the first passing coarse base at the top.
+        Resolution of the fine log grid that finds the lowest window of passing bases and the top
+        edge of the last failing one.
     decades_past : float
-        How far above the last failing base the coarse grid keeps checking for another failure.
+        How far above the last failing base the verification grid keeps looking for another failure.
 
     Notes
     -----
-    ``B(m) = Σ_{i=0}^{d/2−1} cos(m θ_i)`` with ``θ_i = b^(−2i/d)`` (Men et al. 2024, eq. 9); the
+    ``B(m) = Σ_{i=0}^{d/2−1} cos(m θ_i)`` with ``θ_i = b^(−2i/d)`` (Men et al. 2024, eq. 9); their
     bound for L is the smallest base with ``B(m) ≥ 0`` for all ``m ≤ L`` (their Table 1 for d = 128:
     4.3e3 for 1K tokens, 2.7e4 for 4K, 8.4e4 for 8K, 6.4e5 for 32K). The condition is not monotone
     in the base: below the point above which every base passes there are narrow windows of passing
-    bases between failing ones (for 4K: 26,95x–26,97x passes, 27,000 fails; for 32K: a window at
-    6.30e5 while 6.4e5 fails), so both are reported. What "passes" means, and how rounding near 0 is
-    treated, is in :class:`DecayScan`. Search: a coarse log grid from 2 up to ``decades_past``
-    decades above its last failure; the fine grid around the two transitions; bisection of each edge
-    to a relative 1e-6. Windows and failing islands narrower than a grid step can be missed: the
-    lowest window below the first coarse pass at fine resolution, a failing island above the last
-    coarse failure at coarse resolution (at most ``checked_up_to``). None when no base up to 1e30
-    passes, as for d = 2 where ``B(m) = cos m``. Results are cached per (L, d) for the process.
+    bases between failing ones (4K: 26,952–26,973 passes, 27,000 fails; 32K: 629,979–630,983 passes,
+    640,000 fails), so both figures are reported. What "passes" means, and how rounding near 0 is
+    treated, is in :class:`DecayScan`.
+
+    Search: (1) a coarse log grid (50 per decade) from 2 up to the first passing base; (2) the fine
+    grid from ``LOOKBACK_DECADES`` below it up to the first passing fine base, whose lower edge is
+    bisected; (3) a verification grid (:func:`verify_steps_per_decade`) from there up to
+    ``decades_past`` decades past its last failure; (4) the fine grid, by bisection, between that last
+    failure and the next verified pass, checked at eight fine bases above the edge, and the upper edge
+    of the lowest window. Edges are bisected to a relative ``EDGE_PRECISION``. A window narrower than a
+    fine step, or lower than the look-back, and a failing island narrower than a verification step
+    can be missed: failing islands above the lowest window get narrower as L grows (for 32K some are
+    under 0.1 % wide), so the verification grid is what bounds the trust in ``every_base_above``.
+    None when no base up to 1e30 passes, as for d = 2 where ``B(m) = cos m``. Results are cached
+    per (L, d, resolution) for the process.
 
     References
     ----------
@@ -268,20 +280,27 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 4000, de
 def _cached_bound(context: int, dim: int, steps_per_decade: int, decades_past: float) -> BaseBound:
     scan = DecayScan(dim, context)
     coarse = _LogGrid(COARSE_STEPS_PER_DECADE)
-    first_pass, last_fail = _coarse_transition(scan, coarse, decades_past)
-    checked_up_to = coarse.base(last_fail + round(decades_past * COARSE_STEPS_PER_DECADE) + 1) if last_fail is not None else coarse.base(0)
+    first_pass = _first_pass(scan, coarse)
     if first_pass is None:  # d = 2: B(m) = cos m turns negative at m = 2 whatever the base
-        return BaseBound(context, dim, None, None, steps_per_decade, checked_up_to)
+        return BaseBound(context, dim, None, None, steps_per_decade, _HIGHEST_BASE)
     fine = _LogGrid(steps_per_decade)
-    low, high = _lowest_window(scan, fine, coarse.base(first_pass))
-    if last_fail is None or coarse.base(last_fail) < low:
-        every_above = low
+    low, low_index = _lowest_pass(scan, fine, coarse.base(first_pass))
+    verify = _LogGrid(verify_steps_per_decade(context))
+    last_fail, checked_up_to = _last_failure(scan, verify, verify.index_at_or_below(low) + 1, decades_past)
+    if last_fail is None:
+        high, every_above = None, low
     else:
-        every_above = _top_edge(scan, fine, coarse.base(last_fail), coarse.base(last_fail + 1))
-    smallest = _short_passing(scan, low, high)
-    window = (_round(low, 6, math.ceil), _round(high, 6, math.floor))
+        high = _window_top(scan, fine, low_index, verify.base(last_fail))
+        every_above = _top_edge(scan, fine, verify.base(last_fail), verify.base(last_fail + 1))
+    smallest = _short_passing(scan, low, math.inf if high is None else high)
+    window = (_round(low, 6, math.ceil), None if high is None else _round(high, 6, math.floor))
     every_above = max(smallest, _round(every_above, 3, math.ceil))
-    return BaseBound(context, dim, smallest, every_above, steps_per_decade, checked_up_to, window)
+    return BaseBound(context, dim, smallest, every_above, steps_per_decade, checked_up_to, window, verify.steps)
+
+
+def verify_steps_per_decade(context: int) -> int:
+    """Bases per decade of the grid that checks the bases above the first pass (see ``VERIFY_WORK``)."""
+    return int(min(500, max(50, VERIFY_WORK // max(context, 1))))
 
 
 @dataclass(frozen=True)
@@ -297,36 +316,49 @@ class _LogGrid:
         return math.floor(self.steps * math.log10(base / _LOWEST_BASE) + 1e-9)
 
 
-def _coarse_transition(scan: DecayScan, grid: _LogGrid, decades_past: float) -> tuple[int | None, int | None]:
-    """Indices of the first passing and the last failing base on the coarse grid, scanning upwards
-    until ``decades_past`` decades past the last failure have passed."""
-    first_pass = last_fail = None
-    beyond = round(decades_past * grid.steps)
+def _first_pass(scan: DecayScan, grid: _LogGrid) -> int | None:
+    """Index of the first passing base of ``grid`` (None when none passes up to 1e30)."""
     index = 0
     while grid.base(index) < _HIGHEST_BASE:
         if scan.holds(grid.base(index)):
-            first_pass = index if first_pass is None else first_pass
-            if index - (last_fail if last_fail is not None else -1) > beyond:
-                break
-        else:
+            return index
+        index += 1
+    return None
+
+
+def _last_failure(scan: DecayScan, grid: _LogGrid, start: int, decades_past: float) -> tuple[int | None, float]:
+    """Index of the last failing base of ``grid`` from ``start`` upwards, scanning until
+    ``decades_past`` decades past it have passed, and the last base checked."""
+    last_fail, index, beyond = None, start, max(1, round(decades_past * grid.steps))
+    while index - (start - 1 if last_fail is None else last_fail) <= beyond:
+        if not scan.holds(grid.base(index)):
             last_fail = index
         index += 1
-    return first_pass, last_fail
+    return last_fail, grid.base(index - 1)
 
 
-def _lowest_window(scan: DecayScan, grid: _LogGrid, coarse_pass: float) -> tuple[float, float]:
-    """Edges ``(low, high)`` of the lowest window of passing bases on the fine grid, looking down to
-    ``LOOKBACK_DECADES`` below the first coarse pass."""
-    start = max(grid.index_at_or_below(coarse_pass / 10.0**LOOKBACK_DECADES), 0)
-    index = start
-    while not scan.holds(grid.base(index)):
-        index += 1
+def _lowest_pass(scan: DecayScan, grid: _LogGrid, coarse_pass: float) -> tuple[float, int]:
+    """The lower edge of the lowest window of passing bases on the fine grid, looking down to
+    ``LOOKBACK_DECADES`` below the first coarse pass, and the fine index of its first base."""
+    index = max(grid.index_at_or_below(coarse_pass / 10.0**LOOKBACK_DECADES), 0)
+    if scan.holds(grid.base(index)):  # the look-back starts inside a window: find its lower end
+        while index > 0 and scan.holds(grid.base(index - 1)):
+            index -= 1
+    else:
+        while not scan.holds(grid.base(index)):
+            index += 1
     low = grid.base(index) if index == 0 else _bisect_edge(scan, grid.base(index - 1), grid.base(index))
-    top = index
-    while scan.holds(grid.base(top + 1)) and top - index < grid.steps:
-        top += 1
-    high = _bisect_edge(scan, grid.base(top + 1), grid.base(top))
-    return low, high
+    return low, index
+
+
+def _window_top(scan: DecayScan, grid: _LogGrid, index: int, failing: float) -> float:
+    """The upper edge of the window of passing bases that starts at fine index ``index``, below the
+    failing base ``failing``: fine steps one at a time, then doubling strides for a wide window."""
+    top, stride = index, 1
+    while grid.base(top + stride) < failing and scan.holds(grid.base(top + stride)):
+        top += stride
+        stride = stride * 2 if top - index >= 32 else 1
+    return _bisect_edge(scan, min(failing, grid.base(top + stride)), grid.base(top))
 
 
 def _top_edge(scan: DecayScan, grid: _LogGrid, failing: float, passing: float) -> float:
@@ -363,8 +395,8 @@ def _bisect_edge(scan: DecayScan, failing: float, passing: float) -> float:
 
 def _round(value: float, digits: int, direction: Any) -> float:
     unit = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
-    scaled = value / unit - 1e-9 if direction is math.ceil else value / unit  # 4300.0000001 is 4300
-    return float(direction(scaled) * unit)
+    scaled = value / unit - 1e-6 if direction is math.ceil else value / unit  # 4300.0000001 is 4300
+    return float(f"{direction(scaled) * unit:.{digits}g}")
 
 
 def _short_passing(scan: DecayScan, low: float, high: float) -> float:
