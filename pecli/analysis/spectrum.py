@@ -112,28 +112,30 @@ class DecayScan:
     -----
     A base *passes* when every ``B(m)``, m = 0 … L, evaluated in float64 with ``θ_i = base^(−2i/d)``
     (:func:`pecli.schemes.base.geometric_inv_freq`), is ``≥ 0``; one negative value is a certificate of
-    failure, so a failing base is settled at its first negative m, and a passing one needs all of them.
+    failure, so a failing base is settled by the first negative value found, and a passing one needs
+    all of them.
 
     ``B`` is evaluated by blocks of ``s ≈ √L`` offsets through the angle addition
     ``cos((m₀+k)θ) = cos(m₀θ)cos(kθ) − sin(m₀θ)sin(kθ)``: one (s × d) by (d × L/s) matrix product
     per base. The product is first taken in float32; any block whose float32 minimum is below
-    ``SCREEN_MARGIN`` (above the float32 error bound, ``d · 2⁻²⁴ · d/2 ≈ 1e-3`` for d = 128) is
-    evaluated again in float64, and only float64 values decide. The float64 values themselves carry an
-    absolute error of order ``m · 2⁻⁵³`` (the angle ``m θ_i``): below 1e-9 for m ≤ 2²⁰, so only bases
-    within about 1e-12 (relative) of the edge of a window of passing bases can be classified by
-    rounding rather than by the sign of the exact sum; no tolerance is applied.
+    ``screen_margin`` — four times the float32 error bound of a length-d dot product whose terms sum
+    to at most d/2 in absolute value, ``(d + 2) · d/2 · 2⁻²⁴`` (5e-4 for d = 128) — is evaluated again
+    in float64, and only float64 values decide. The float64 values themselves carry an absolute error
+    of order ``d/2 · m · 2⁻⁵³`` (from the angles ``m θ_i``): below 1e-8 for d = 128 and m ≤ 2²⁰, so
+    only bases within about 1e-9 (relative) of the edge of a window of passing bases can be classified
+    by rounding rather than by the sign of the exact sum; no tolerance is applied.
 
     The m's that made recent bases fail are tried first: neighbouring bases tend to fail at the same
-    offsets, which settles most failing bases with a few hundred cosines. The m's are scanned in
-    growing chunks so that a base failing at small m costs little.
+    offsets, which settles many failing bases with a few thousand cosines. The blocks are then scanned
+    from the far end (m = L) down, in chunks that double in size: bases near the bound fail at large m.
     """
 
-    SCREEN_MARGIN = 4e-3
     WITNESSES = 64
 
     def __init__(self, dim: int, context: int) -> None:
         self.dim, self.context = int(dim), int(context)
         self.block = min(1024, max(16, math.isqrt(self.context + 1)))
+        self.screen_margin = 4.0 * (self.dim + 2) * (self.dim // 2) * 2.0**-24
         self.starts = np.arange(0, self.context + 1, self.block, dtype=np.float64)
         self.witnesses: list[int] = []
         self._verdicts: dict[float, bool] = {}
@@ -176,7 +178,7 @@ class DecayScan:
             angles = starts[:, None] * theta
             right = np.concatenate([np.cos(angles), np.sin(angles)], axis=1).T
             screened = left32 @ right.astype(np.float32)
-            suspects = np.flatnonzero(screened.min(axis=0) < self.SCREEN_MARGIN)
+            suspects = np.flatnonzero(screened.min(axis=0) < self.screen_margin)
             if suspects.size:
                 values = left @ right[:, suspects]
                 offsets = starts[suspects][None, :] + np.arange(self.block)[:, None]
