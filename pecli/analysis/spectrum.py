@@ -10,6 +10,7 @@ two bounds from the literature that relate the base to the context length.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import PecliError
-from pecli.schemes.base import Capability, Scheme, require
+from pecli.schemes.base import Capability, Scheme, geometric_inv_freq, require
 from pecli.schemes.rope_scaling import dynamic_ntk_base
 
 TWO_PI = 2.0 * math.pi
@@ -206,7 +207,7 @@ def long_term_decay(base: float, dim: int, context: int, *, stop_at_negative: bo
     ``context · d/2`` cosines, exact up to float64 rounding. With ``stop_at_negative`` the values
     end with the first group of blocks that holds a negative one.
     """
-    theta = np.power(float(base), -np.arange(0, dim, 2, dtype=np.float64) / dim)
+    theta = geometric_inv_freq(dim, base)
     block = max(16, int(math.isqrt(context + 1)))
     offsets = np.arange(block, dtype=np.float64)[:, None] * theta
     cos_offsets, sin_offsets = np.cos(offsets), np.sin(offsets)
@@ -222,13 +223,106 @@ def long_term_decay(base: float, dim: int, context: int, *, stop_at_negative: bo
 
 
 def long_term_decay_holds(base: float, dim: int, context: int) -> bool:
-    """Whether ``B(m) ≥ 0`` for every m in [0, context] (see :func:`long_term_decay`)."""
-    return bool(long_term_decay(base, dim, context, stop_at_negative=True).min() >= 0.0)
+    """Whether ``B(m) ≥ 0`` for every integer m in [0, context] (see :class:`DecayScan` for the rounding)."""
+    return DecayScan(dim, context).holds(base)
+
+
+class DecayScan:
+    """Whether ``B(m) = Σ_{i<d/2} cos(m θ_i) ≥ 0`` for every integer ``m ≤ L``, for many bases of one (d, L).
+
+    Notes
+    -----
+    A base *passes* when every ``B(m)``, m = 0 … L, evaluated in float64 with ``θ_i = base^(−2i/d)``
+    (:func:`pecli.schemes.base.geometric_inv_freq`), is ``≥ 0``; one negative value is a certificate of
+    failure, so a failing base is settled by the first negative value found, and a passing one needs
+    all of them.
+
+    ``B`` is evaluated by blocks of ``s ≈ √L`` offsets through the angle addition
+    ``cos((m₀+k)θ) = cos(m₀θ)cos(kθ) − sin(m₀θ)sin(kθ)``: one (s × d) by (d × L/s) matrix product
+    per base. The product is first taken in float32; any block whose float32 minimum is below
+    ``screen_margin`` — four times the float32 error bound of a length-d dot product whose terms sum
+    to at most d/2 in absolute value, ``(d + 2) · d/2 · 2⁻²⁴`` (5e-4 for d = 128) — is evaluated again
+    in float64, and only float64 values decide. The float64 values themselves carry an absolute error
+    of order ``d/2 · m · 2⁻⁵³`` (from the angles ``m θ_i``): below 1e-8 for d = 128 and m ≤ 2²⁰, so
+    only bases within about 1e-9 (relative) of the edge of a window of passing bases can be classified
+    by rounding rather than by the sign of the exact sum; no tolerance is applied.
+
+    The m's that made recent bases fail are tried first: neighbouring bases tend to fail at the same
+    offsets, which settles many failing bases with a few thousand cosines. The blocks are then scanned
+    from the far end (m = L) down, in chunks that double in size: bases near the bound fail at large m.
+    """
+
+    WITNESSES = 64
+
+    def __init__(self, dim: int, context: int) -> None:
+        self.dim, self.context = int(dim), int(context)
+        self.block = min(1024, max(16, math.isqrt(self.context + 1)))
+        self.screen_margin = 4.0 * (self.dim + 2) * (self.dim // 2) * 2.0**-24
+        self.starts = np.arange(0, self.context + 1, self.block, dtype=np.float64)
+        self.witnesses: list[int] = []
+        self._verdicts: dict[float, bool] = {}
+
+    def holds(self, base: float) -> bool:
+        """Whether ``B(m) ≥ 0`` for every m in [0, L] with this base."""
+        base = float(base)
+        if base not in self._verdicts:
+            self._verdicts[base] = self.first_negative(base) < 0
+        return self._verdicts[base]
+
+    def first_negative(self, base: float) -> int:
+        """An offset m ≤ L where ``B(m) < 0`` (a witness of failure), or −1 when the base passes."""
+        theta = geometric_inv_freq(self.dim, base)
+        if self.witnesses:
+            offsets = np.asarray(self.witnesses, dtype=np.float64)
+            values = np.cos(offsets[:, None] * theta).sum(axis=1)
+            negative = np.flatnonzero(values < 0)
+            if negative.size:
+                return self._remember(int(offsets[negative[0]]))
+        found = self._scan(theta)
+        return found if found < 0 else self._remember(found)
+
+    def _remember(self, offset: int) -> int:
+        if offset in self.witnesses:
+            self.witnesses.remove(offset)
+        self.witnesses.insert(0, offset)
+        del self.witnesses[self.WITNESSES:]
+        return offset
+
+    def _scan(self, theta: np.ndarray) -> int:
+        """A negative offset of ``B`` or −1, scanning blocks from the far end down (failures near the
+        bound happen at large m) in chunks that double in size."""
+        steps = np.arange(self.block, dtype=np.float64)[:, None] * theta
+        left = np.concatenate([np.cos(steps), -np.sin(steps)], axis=1)
+        left32 = left.astype(np.float32)
+        end, chunk = self.starts.size, 4
+        while end > 0:
+            starts = self.starts[max(0, end - chunk): end]
+            angles = starts[:, None] * theta
+            right = np.concatenate([np.cos(angles), np.sin(angles)], axis=1).T
+            screened = left32 @ right.astype(np.float32)
+            suspects = np.flatnonzero(screened.min(axis=0) < self.screen_margin)
+            if suspects.size:
+                values = left @ right[:, suspects]
+                offsets = starts[suspects][None, :] + np.arange(self.block)[:, None]
+                negative = (values < 0) & (offsets <= self.context)
+                if negative.any():
+                    return int(offsets[negative][np.argmin(values[negative])])
+            end -= chunk
+            chunk *= 2
+        return -1
 
 
 @dataclass(frozen=True)
 class BaseBound:
-    """Men et al.'s bound on the base for one context length."""
+    """Men et al.'s bound on the base for one context length.
+
+    ``every_base_above`` is the robust figure: every base above it passed, on a grid of
+    ``verified_steps_per_decade`` bases per decade up to ``checked_up_to``. ``smallest_base`` is the
+    smallest passing base found on the fine grid of ``steps_per_decade`` (rounded up to a short number
+    that itself passes); it usually sits in an isolated window of passing bases,
+    ``smallest_window = (low, high)`` (``high`` None when every base above ``low`` passed), with
+    failing bases above it as well as below.
+    """
 
     context: int
     dim: int
@@ -236,40 +330,66 @@ class BaseBound:
     every_base_above: float | None
     steps_per_decade: int
     checked_up_to: float
+    smallest_window: tuple[float, float | None] | None = None
+    verified_steps_per_decade: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "context": self.context, "dim": self.dim, "smallest_base": self.smallest_base,
+            "smallest_window": None if self.smallest_window is None else list(self.smallest_window),
             "every_base_above": self.every_base_above, "steps_per_decade": self.steps_per_decade,
-            "checked_up_to": self.checked_up_to,
+            "checked_up_to": self.checked_up_to, "verified_steps_per_decade": self.verified_steps_per_decade,
         }
 
 
-def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 200, decades_past: float = 1.0) -> BaseBound:
-    """The smallest RoPE base whose long-term decay holds up to ``context``, and the base above which every base does.
+#: The coarse log grid (bases per decade) that finds the first passing base.
+COARSE_STEPS_PER_DECADE = 50
+#: The verification grid above the first pass has about ``VERIFY_WORK / context`` bases per decade
+#: (clipped to 50 … 500): failing islands narrow as the context grows while each check costs more.
+VERIFY_WORK = 1 << 23
+#: How far below the first coarse pass the fine grid looks for a narrower, lower window (decades).
+LOOKBACK_DECADES = 0.3
+#: Relative precision of the edges found by bisection.
+EDGE_PRECISION = 1e-6
+_LOWEST_BASE, _HIGHEST_BASE = 2.0, 1e30
+
+
+def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 4000, decades_past: float = 0.5) -> BaseBound:
+    """The base above which every RoPE base keeps ``B(m) ≥ 0`` up to ``context``, and the smallest base that does.
 
     Parameters
     ----------
     context : int
-        Context length L: ``B(m) ≥ 0`` is required for every ``m ≤ L``.
+        Context length L: ``B(m) ≥ 0`` is required for every integer ``m ≤ L``.
     dim : int
         The rotated head dimension d.
     steps_per_decade : int
-        Resolution of the scan over bases (log-spaced); each boundary found is then refined by
-        bisection to 0.1 % and rounded up to a short number that itself passes. Passing islands
-        narrower than a grid step below the smallest base found can be missed: it is the smallest
-        base found on the grid.
+        Resolution of the fine log grid that finds the lowest window of passing bases and the top
+        edge of the last failing one.
     decades_past : float
-        How far above the last failing base the scan continues to look for another failure.
+        How far above the last failing base the verification grid keeps looking for another failure.
 
     Notes
     -----
-    ``B(m) = Σ_{i=0}^{d/2−1} cos(m θ_i)`` with ``θ_i = b^(−2i/d)`` (Men et al. 2024, eq. 9 and
-    Table 1: the bound is about 4.3e3 for 1K tokens and 8.4e4 for 8K with d = 128; None when no base
-    up to 1e30 satisfies it, as for d = 2 where B(m) = cos m). The condition is
-    not monotone in the base: some bases above the smallest one fail again, so both the smallest base
-    that satisfies it and the base above which every scanned base does are reported. The scan covers
-    bases from 2 upwards on a log grid; a failing island narrower than one grid step could be missed.
+    ``B(m) = Σ_{i=0}^{d/2−1} cos(m θ_i)`` with ``θ_i = b^(−2i/d)`` (Men et al. 2024, eq. 9); their
+    bound for L is the smallest base with ``B(m) ≥ 0`` for all ``m ≤ L`` (their Table 1 for d = 128:
+    4.3e3 for 1K tokens, 2.7e4 for 4K, 8.4e4 for 8K, 6.4e5 for 32K). The condition is not monotone
+    in the base: below the point above which every base passes there are narrow windows of passing
+    bases between failing ones (4K: 26,952–26,973 passes, 27,000 fails; 32K: 629,979–630,983 passes,
+    640,000 fails), so both figures are reported. What "passes" means, and how rounding near 0 is
+    treated, is in :class:`DecayScan`.
+
+    Search: (1) a coarse log grid (50 per decade) from 2 up to the first passing base; (2) the fine
+    grid from ``LOOKBACK_DECADES`` below it up to the first passing fine base, whose lower edge is
+    bisected; (3) a verification grid (:func:`verify_steps_per_decade`) from there up to
+    ``decades_past`` decades past its last failure; (4) the fine grid, by bisection, between that last
+    failure and the next verified pass, checked at eight fine bases above the edge, and the upper edge
+    of the lowest window. Edges are bisected to a relative ``EDGE_PRECISION``. A window narrower than a
+    fine step, or lower than the look-back, and a failing island narrower than a verification step
+    can be missed: failing islands above the lowest window get narrower as L grows (for 32K some are
+    under 0.1 % wide), so the verification grid is what bounds the trust in ``every_base_above``.
+    None when no base up to 1e30 passes, as for d = 2 where ``B(m) = cos m``. Results are cached
+    per (L, d, resolution) for the process.
 
     References
     ----------
@@ -277,51 +397,140 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 200, dec
     """
     if context < 1 or dim < 2 or dim % 2:
         raise PecliError(f"base bound needs a positive context and an even dim >= 2, got {context}, {dim}")
-    step = 10.0 ** (1.0 / steps_per_decade)
-    base, smallest, last_fail, limit = 2.0, None, 2.0, math.inf
-    previous = base / step
-    while base <= limit and base < 1e30:
-        if long_term_decay_holds(base, dim, context):
-            if smallest is None:
-                smallest = _refine(previous, base, dim, context, want_first_pass=True)
-                limit = base * 10.0**decades_past
+    return _cached_bound(int(context), int(dim), int(steps_per_decade), float(decades_past))
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_bound(context: int, dim: int, steps_per_decade: int, decades_past: float) -> BaseBound:
+    scan = DecayScan(dim, context)
+    coarse = _LogGrid(COARSE_STEPS_PER_DECADE)
+    first_pass = _first_pass(scan, coarse)
+    if first_pass is None:  # d = 2: B(m) = cos m turns negative at m = 2 whatever the base
+        return BaseBound(context, dim, None, None, steps_per_decade, _HIGHEST_BASE)
+    fine = _LogGrid(steps_per_decade)
+    low, low_index = _lowest_pass(scan, fine, coarse.base(first_pass))
+    verify = _LogGrid(verify_steps_per_decade(context))
+    last_fail, checked_up_to = _last_failure(scan, verify, verify.index_at_or_below(low) + 1, decades_past)
+    if last_fail is None:
+        high, every_above = None, low
+    else:
+        high = _window_top(scan, fine, low_index, verify.base(last_fail))
+        every_above = _top_edge(scan, fine, verify.base(last_fail), verify.base(last_fail + 1))
+    smallest = _short_passing(scan, low, math.inf if high is None else high)
+    window = (_round(low, 6, math.ceil), None if high is None else _round(high, 6, math.floor))
+    every_above = max(smallest, _round(every_above, 3, math.ceil))
+    return BaseBound(context, dim, smallest, every_above, steps_per_decade, checked_up_to, window, verify.steps)
+
+
+def verify_steps_per_decade(context: int) -> int:
+    """Bases per decade of the grid that checks the bases above the first pass (see ``VERIFY_WORK``)."""
+    return int(min(500, max(50, VERIFY_WORK // max(context, 1))))
+
+
+@dataclass(frozen=True)
+class _LogGrid:
+    """Bases ``2 · 10^(j / steps)``: index j ↔ base."""
+
+    steps: int
+
+    def base(self, index: float) -> float:
+        return _LOWEST_BASE * 10.0 ** (index / self.steps)
+
+    def index_at_or_below(self, base: float) -> int:
+        return math.floor(self.steps * math.log10(base / _LOWEST_BASE) + 1e-9)
+
+
+def _first_pass(scan: DecayScan, grid: _LogGrid) -> int | None:
+    """Index of the first passing base of ``grid`` (None when none passes up to 1e30)."""
+    index = 0
+    while grid.base(index) < _HIGHEST_BASE:
+        if scan.holds(grid.base(index)):
+            return index
+        index += 1
+    return None
+
+
+def _last_failure(scan: DecayScan, grid: _LogGrid, start: int, decades_past: float) -> tuple[int | None, float]:
+    """Index of the last failing base of ``grid`` from ``start`` upwards, scanning until
+    ``decades_past`` decades past it have passed, and the last base checked."""
+    last_fail, index, beyond = None, start, max(1, round(decades_past * grid.steps))
+    while index - (start - 1 if last_fail is None else last_fail) <= beyond:
+        if not scan.holds(grid.base(index)):
+            last_fail = index
+        index += 1
+    return last_fail, grid.base(index - 1)
+
+
+def _lowest_pass(scan: DecayScan, grid: _LogGrid, coarse_pass: float) -> tuple[float, int]:
+    """The lower edge of the lowest window of passing bases on the fine grid, looking down to
+    ``LOOKBACK_DECADES`` below the first coarse pass, and the fine index of its first base."""
+    index = max(grid.index_at_or_below(coarse_pass / 10.0**LOOKBACK_DECADES), 0)
+    if scan.holds(grid.base(index)):  # the look-back starts inside a window: find its lower end
+        while index > 0 and scan.holds(grid.base(index - 1)):
+            index -= 1
+    else:
+        while not scan.holds(grid.base(index)):
+            index += 1
+    low = grid.base(index) if index == 0 else _bisect_edge(scan, grid.base(index - 1), grid.base(index))
+    return low, index
+
+
+def _window_top(scan: DecayScan, grid: _LogGrid, index: int, failing: float) -> float:
+    """The upper edge of the window of passing bases that starts at fine index ``index``, below the
+    failing base ``failing``: fine steps one at a time, then doubling strides for a wide window."""
+    top, stride = index, 1
+    while grid.base(top + stride) < failing and scan.holds(grid.base(top + stride)):
+        top += stride
+        stride = stride * 2 if top - index >= 32 else 1
+    return _bisect_edge(scan, min(failing, grid.base(top + stride)), grid.base(top))
+
+
+def _top_edge(scan: DecayScan, grid: _LogGrid, failing: float, passing: float) -> float:
+    """The lowest base above which the fine-grid bases between ``failing`` and ``passing`` pass:
+    bisection on the fine grid, checked at eight fine bases above the edge found (a failure there
+    restarts the bisection above it)."""
+    low, end = grid.index_at_or_below(failing), grid.index_at_or_below(passing) + 1
+    while True:
+        high = end
+        while high - low > 1:
+            middle = (low + high) // 2
+            if scan.holds(grid.base(middle)):
+                high = middle
+            else:
+                low = middle
+        probes = sorted({int(i) for i in np.linspace(high + 1, end, 8)} - {high, end})
+        failures = [index for index in probes if not scan.holds(grid.base(index))]
+        if not failures:
+            return _bisect_edge(scan, grid.base(low), grid.base(high))
+        low = failures[-1]
+
+
+def _bisect_edge(scan: DecayScan, failing: float, passing: float) -> float:
+    """The edge between a failing and a passing base (in either order), to ``EDGE_PRECISION``:
+    the passing side of it."""
+    while abs(passing / failing - 1.0) > EDGE_PRECISION:
+        middle = math.sqrt(failing * passing)
+        if scan.holds(middle):
+            passing = middle
         else:
-            last_fail = base
-            if smallest is not None:
-                limit = base * 10.0**decades_past
-        previous, base = base, base * step
-    if smallest is None:  # d = 2: B(m) = cos m turns negative at m = 2 whatever the base
-        return BaseBound(context, dim, None, None, steps_per_decade, previous)
-    every_above = smallest if last_fail < smallest else _refine(last_fail, last_fail * step, dim, context, want_first_pass=True)
-    smallest = _round_passing(smallest, dim, context)
-    return BaseBound(context, dim, smallest, max(smallest, _round_up(every_above, 3)), steps_per_decade, previous)
+            failing = middle
+    return passing
 
 
-def _round_up(value: float, digits: int) -> float:
+def _round(value: float, digits: int, direction: Any) -> float:
     unit = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
-    return math.ceil(value / unit - 1e-9) * unit
+    scaled = value / unit - 1e-6 if direction is math.ceil else value / unit  # 4300.0000001 is 4300
+    return float(f"{direction(scaled) * unit:.{digits}g}")
 
 
-def _round_passing(base: float, dim: int, context: int) -> float:
-    """``base`` rounded up to the fewest significant digits (3 to 6) whose value itself passes, so that
-    the number printed is one a user can take as it is."""
-    for digits in range(3, 7):
-        candidate = _round_up(base, digits)
-        if long_term_decay_holds(candidate, dim, context):
+def _short_passing(scan: DecayScan, low: float, high: float) -> float:
+    """``low`` rounded up to the fewest significant digits (3 to 7) whose value is inside the window and
+    itself passes, so that the number printed is one a user can take as it is."""
+    for digits in range(3, 8):
+        candidate = _round(low, digits, math.ceil)
+        if candidate <= high and scan.holds(candidate):
             return candidate
-    return base
-
-
-def _refine(failing: float, passing: float, dim: int, context: int, *, want_first_pass: bool) -> float:
-    """Bisect (in log space) between a failing and a passing base down to 0.1 %."""
-    low, high = failing, passing
-    while high / low > 1.001:
-        middle = math.sqrt(low * high)
-        if long_term_decay_holds(middle, dim, context):
-            high = middle
-        else:
-            low = middle
-    return high
+    return low
 
 
 def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -> Spectrum:
