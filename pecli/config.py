@@ -20,9 +20,9 @@ from pecli.config_files import parse_yaml, read_yaml_mapping
 from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
+from pecli.hf_config import read_hf_config  # noqa: F401 (re-exported: pecli.config.read_hf_config)
 from pecli.params import Parameter, choice_error, coerce, excerpt
 from pecli.schemes.base import Positions, as_positions
-from pecli.hf_config import ROPE_MODEL_TYPES, read_hf_config  # noqa: F401 (callers import them from here)
 
 DEFAULT_SCHEME = "sinusoidal"
 DEFAULT_LENGTH = 512
@@ -275,13 +275,16 @@ def scheme_entries(value: Any, key: str = "schemes") -> list[tuple[str, dict[str
     return entries
 
 
-def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> Spec:
+def resolve(
+    options: Mapping[str, Any], settings: tuple[Setting, ...] = (), *,
+    run_keys: tuple[str, ...] = tuple(s.name for s in RUN_SETTINGS),
+) -> Spec:
     """Validate merged options into a :class:`Spec`.
 
-    ``options`` holds the scheme's parameters, the run keys of :data:`RUN_SETTINGS` and the command's
-    own ``settings``; anything else is an error that lists the valid keys.
+    ``options`` holds the scheme's parameters, the ``run_keys`` of :data:`RUN_SETTINGS` the command
+    reads and the command's own ``settings``; anything else is an error that lists the valid keys.
     """
-    command = {s.name: s for s in (*RUN_SETTINGS, *settings)}
+    command = {s.name: s for s in (*RUN_SETTINGS, *settings) if s.name in run_keys or s in settings}
     options = dict(options)
     hf_config = None if "hf_config" in command else options.pop("hf_config", None)
     if options.get("scheme") is None:  # absent or null: the default
@@ -292,7 +295,7 @@ def resolve(options: Mapping[str, Any], settings: tuple[Setting, ...] = ()) -> S
         if options.get("scheme", "rope") != "rope":
             raise ConfigError("hf_config", f"reads a RoPE model; it cannot go with scheme {options['scheme']!r}")
         options = merge(read_hf_config(hf_config), options)
-    scheme_name = command["scheme"].coerce(options.get("scheme", DEFAULT_SCHEME))
+    scheme_name = RUN_SETTINGS[0].coerce(options.get("scheme", DEFAULT_SCHEME)) if "scheme" in command else DEFAULT_SCHEME
     cls = get_scheme_class(scheme_name)
     own_names = accepted_keys(cls)
     # A command that draws several schemes (``schemes``) accepts the parameters of each of them.

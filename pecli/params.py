@@ -42,6 +42,9 @@ class Parameter:
         The valid values; ranges apply to numbers and to each element of a list.
     default_text:
         How ``--help`` states a default that is not a constant (``"ceil(log2 L)"``).
+    group:
+        The family of keys it belongs to (``"RoPE scaling"``), where ``--help`` lists it; None: with the
+        other parameters of its scheme.
     """
 
     name: str
@@ -53,6 +56,7 @@ class Parameter:
     exclusive_minimum: float | None = None
     maximum: float | None = None
     default_text: str | None = None
+    group: str | None = None
 
     @property
     def base_type(self) -> Any:
@@ -92,12 +96,13 @@ def param(
     exclusive_minimum: float | None = None,
     maximum: float | None = None,
     default_text: str | None = None,
+    group: str | None = None,
 ) -> Any:
     """Declare a scheme parameter as a dataclass field; :func:`dataclass_parameters` reads it back."""
     metadata = {
         "parameter": dict(
             help=help, choices=choices, minimum=minimum, exclusive_minimum=exclusive_minimum, maximum=maximum,
-            default_text=default_text,
+            default_text=default_text, group=group,
         )
     }
     return field(default=default, metadata=metadata)

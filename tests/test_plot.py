@@ -138,7 +138,7 @@ def test_config_file_holds_the_kind(runner, tmp_path):
         (["heatmap", "--computed"], "--computed does not apply to plot heatmap (it applies to precision)"),
         (["extrapolation", "--length", "64", "--train-length", "64"], "train_length: must be below the test length 64 (--length), got 64"),
         (["precision", "--dtypes", "float8"], "dtypes: unknown dtype 'float8'; valid: float64, float32, float16, bfloat16"),
-        (["dot-distance", "--schemes", "sinusoidal,nope"], "schemes: unknown scheme 'nope'; valid: " + ", ".join(__import__("pecli.schemes").schemes.SCHEMES)),
+        (["dot-distance", "--schemes", "sinusoidal,nope"], "schemes: must be one of " + ", ".join(__import__("pecli.schemes").schemes.SCHEMES) + "; got 'nope' (did you mean rope?)"),
         (["circle", "--pair", "2"], "pair: must be between 0 and 1 for sinusoidal dim=4 base=1 layout=interleaved (2 pairs), got 2"),
         (["heatmap", "--scheme", "alibi", "--heads", "4", "--head", "4"], "head: must be between 0 and 3 (alibi has 4 head(s)), got 4"),
         (["heatmap", "--out", "x.jpg"], "--out x.jpg: unsupported suffix .jpg; use one of .png, .svg, .pdf"),

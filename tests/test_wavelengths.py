@@ -254,9 +254,18 @@ def test_gptj_rotary_dim_and_interleaved_layout(tmp_path):
     assert len(document["pairs"]) == 32
 
 
-def test_options_wavelengths_does_not_read_are_refused():
+def test_options_wavelengths_does_not_read_are_refused(tmp_path):
+    # not even an option: --help lists only what wavelengths reads
     result = run("--scheme", "rope", "--dtype", "float16")
-    assert result.exit_code == 2 and "--dtype and --positions do not apply" in result.stderr
+    assert result.exit_code == 2 and "No such option: --dtype" in result.stderr
+    for option in ("--dtype", "--positions", "--heads", "--buckets"):
+        assert option not in run("--help").stdout
+    path = tmp_path / "c.yaml"
+    path.write_text("scheme: rope\npositions: 0:8\n")
+    result = run("--config", str(path))
+    assert result.exit_code == 2 and "positions: unknown key" in result.stderr
+    result = run("--scheme", "alibi")
+    assert result.exit_code == 2 and "wavelengths needs a scheme that has frequency pairs" in result.stderr
 
 
 def test_switching_off_a_v5_scaling_keeps_the_models_base(tmp_path):

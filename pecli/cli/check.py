@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import numpy as np
 import typer
@@ -13,35 +12,28 @@ from pecli.cli.common import JsonOption, QuietOption, print_json, scheme_command
 from pecli.config import Setting, Spec
 from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError
-
-Property = Enum("Property", {name: name for name in (*ANALYSES, "all")}, type=str)  # type: ignore[misc]
+from pecli.params import choice_error
 
 CHECK_PANEL = "Check"
 
 SETTINGS = (
-    Setting("train_length", int, None, "extrapolation: training length T (default L // 2)", minimum=1),
-    Setting("tol", float, 0.0, "uniqueness: encodings within this distance collide", minimum=0),
-    Setting("shifts", tuple[float, ...], None, "composability: shifts k, e.g. 1,2,4"),
-    Setting("compute_dtype", str, None, "precision: dtype the angles are computed in", choices=DTYPES),
-    Setting("strict", bool, False, "warnings fail"),
-    Setting("samples", int, None, "sample this many query positions in all-pairs scans", minimum=2),
+    Setting("train_length", int, None, "extrapolation: training length T", minimum=1,
+            default_text="L // 2, or a scaled RoPE's original length", group=CHECK_PANEL),
+    Setting("tol", float, 0.0, "uniqueness: encodings within this Euclidean distance collide (0: exact in --dtype)",
+            minimum=0, group=CHECK_PANEL),
+    Setting("shifts", tuple[float, ...], None, "composability: shifts k", default_text="1,2,4,8,64", group=CHECK_PANEL),
+    Setting("compute_dtype", str, None, "precision: compute the angles in this dtype instead of casting the exact result",
+            choices=DTYPES, group=CHECK_PANEL),
+    Setting("strict", bool, False, "turn warnings (unseen angles, untrained buckets) into failures", group=CHECK_PANEL),
+    Setting("samples", int, None, "sample this many query positions in all-pairs scans", minimum=2,
+            default_text="exact when cheap", group=CHECK_PANEL),
 )
-
-
-def _opt(*names: str, help: str) -> Any:
-    return typer.Option(*names, help=help, rich_help_panel=CHECK_PANEL, show_default=False)
 
 
 @scheme_command(*SETTINGS)
 def check(
     spec: Spec,
-    prop: Annotated[Property, typer.Argument(metavar="PROPERTY", help="uniqueness, distinguishability, composability, relativity, extrapolation, precision or all", show_default=True)] = Property("all"),
-    train_length: Annotated[Optional[int], _opt("--train-length", "-T", help="extrapolation: training length T [default: L // 2]")] = None,
-    tol: Annotated[Optional[float], _opt("--tol", help="uniqueness: encodings within this Euclidean distance collide [default: 0, exact in --dtype]")] = None,
-    shifts: Annotated[Optional[str], _opt("--shifts", help="composability: shifts k, comma-separated [default: 1,2,4,8,64]")] = None,
-    compute_dtype: Annotated[Optional[str], _opt("--compute-dtype", help="precision: compute the angles in this dtype instead of casting the exact result")] = None,
-    strict: Annotated[Optional[bool], _opt("--strict/--no-strict", help="turn warnings (unseen angles, untrained buckets) into failures")] = None,
-    samples: Annotated[Optional[int], _opt("--samples", help="sample this many query positions in all-pairs scans [default: exact when cheap]")] = None,
+    prop: Annotated[str, typer.Argument(metavar="PROPERTY", help="a registered property (uniqueness, distinguishability, composability, relativity, extrapolation, precision) or all [default: all]", show_default=False)] = "all",
     json: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -51,6 +43,8 @@ def check(
     all of them. Each prints the measured figures, the verdict and the reason in words. --dtype sets the
     dtype of uniqueness (default float64) and of precision (default bfloat16).
     """
+    if prop not in (*ANALYSES, "all"):
+        raise choice_error("property", prop, (*ANALYSES, "all"))
     if not np.array_equal(spec.positions, np.arange(spec.length)):
         raise _bad("positions", "check measures positions 0 … L − 1; use --length instead of --positions")
     settings = spec.settings
@@ -64,7 +58,7 @@ def check(
         strict=bool(settings["strict"]),
         samples=settings["samples"],
     )
-    name = prop.value if isinstance(prop, Enum) else str(prop)
+    name = prop
     _check_applicable(name, {**settings, "dtype": spec.dtype})
     from pecli.cli.common import errors_to_exit
 

@@ -24,13 +24,13 @@ import typer
 
 from pecli.cli.exits import Interrupted, ReaderGone
 from pecli.cli.options import (
-    CONFIG_PANEL, OUTPUT_PANEL, SCALING_PANEL, SCHEME_PANEL, ForceOption, JsonOption, QuietOption, make_option,
+    CONFIG_PANEL, OUTPUT_PANEL, SCHEME_PANEL, ForceOption, JsonOption, QuietOption, make_option,
 )
 from pecli.config import RUN_SETTINGS, Setting, Spec, load_yaml, merge, parse_sets, resolve
 from pecli.errors import PecliError
 from pecli.params import Parameter
 from pecli.schemes import SCHEMES
-from pecli.schemes.base import Capability
+from pecli.schemes.base import Capability, require
 
 #: Keys that choose where options come from rather than configure anything themselves.
 CONFIG_OPTIONS: dict[str, Any] = {
@@ -52,22 +52,10 @@ def scheme_parameter_options(schemes: typing.Iterable[type] | None = None) -> di
     for cls in schemes if schemes is not None else SCHEMES.values():
         for name, parameter in cls.parameters().items():
             owners.setdefault(name, []).append((cls.name, parameter))
-    scaling_keys = _scaling_keys()
     return {
-        name: make_option(
-            declarations[0][1], panel=SCALING_PANEL if name in scaling_keys else SCHEME_PANEL, owners=declarations
-        )
+        name: make_option(declarations[0][1], panel=declarations[0][1].group or SCHEME_PANEL, owners=declarations)
         for name, declarations in owners.items()
     }
-
-
-def _scaling_keys() -> set[str]:
-    """Parameters that belong to rope's context-extension scalings (listed in a panel of their own)."""
-    from pecli.schemes.rope_scaling import SCALING_TYPES, _ALLOWED_KEYS  # noqa: F401 (until the registry lands)
-
-    keys = {key for allowed in _ALLOWED_KEYS.values() for key in allowed}
-    keys = {"original_max_position" if key == "original_max_position_embeddings" else key for key in keys}
-    return keys | {"scaling", "max_position_embeddings", "context"}
 
 
 # -- errors -----------------------------------------------------------------------------------------
@@ -111,7 +99,7 @@ class SchemeCommand:
     def _shared(self) -> dict[str, Any]:
         schemes = [cls for cls in SCHEMES.values() if self.needs is None or cls.has(self.needs)]
         run = {s.name: make_option(s, panel=SCHEME_PANEL) for s in RUN_SETTINGS if s.name in self.run_keys}
-        own = {s.name: make_option(s, panel=self.func.__name__.capitalize()) for s in self.settings}
+        own = {s.name: make_option(s, panel=s.group or self.func.__name__.capitalize()) for s in self.settings}
         return {**run, **scheme_parameter_options(schemes), **own, **CONFIG_OPTIONS}
 
     @property
@@ -139,7 +127,9 @@ class SchemeCommand:
             if config_path == "":
                 raise PecliError("config: the file name is empty")
             from_file = load_yaml(config_path) if config_path is not None else {}
-            spec = resolve(merge(from_file, given, parse_sets(sets)), self.settings)
+            spec = resolve(merge(from_file, given, parse_sets(sets)), self.settings, run_keys=self.run_keys)
+            if self.needs is not None:
+                require(spec.scheme, self.needs, self.func.__name__)
             return self.func(spec, **own)
 
 
@@ -208,7 +198,7 @@ def memory_budget() -> int:
 
 
 __all__ = [
-    "CONFIG_PANEL", "OUTPUT_PANEL", "SCALING_PANEL", "SCHEME_PANEL",
+    "CONFIG_PANEL", "OUTPUT_PANEL", "SCHEME_PANEL",
     "ForceOption", "JsonOption", "QuietOption", "Spec", "errors_to_exit", "fail", "jsonable",
     "memory_budget", "message", "print_json", "scheme_command", "stdout_console",
 ]

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Optional
 
 import numpy as np
-import typer
 
 from pecli.analysis.summary import EncodeReport, array_summary, summarize
 from pecli.cli.common import (
@@ -23,18 +21,16 @@ SUFFIXES = (".npy", ".npz")
 WORKING_COPIES = 4
 
 SETTINGS = (
-    Setting("out", str, None, "output file (.npy: the main array; .npz: every part)"),
-    Setting("apply", str, None, ".npy array to encode: rope rotates its last axis, additive schemes add"),
-    Setting("max_memory", str, None, "refuse to compute beyond this many bytes (e.g. 2G)"),
+    Setting("out", str, None, ".npy: the main array; .npz: every part with stable names", group=OUTPUT_PANEL),
+    Setting("apply", str, None, ".npy array to encode: rope rotates its last axis (positions on the second-to-last), "
+            "additive schemes add the encoding"),
+    Setting("max_memory", str, None, "refuse beyond this many bytes, e.g. 2G", default_text="a quarter of RAM"),
 )
 
 
 @scheme_command(*SETTINGS)
 def encode(
     spec: Spec,
-    out: Annotated[Optional[str], typer.Option("--out", "-o", help=".npy: the main array; .npz: every part with stable names", rich_help_panel=OUTPUT_PANEL)] = None,
-    apply: Annotated[Optional[str], typer.Option("--apply", help=".npy array to encode: rope rotates its last axis (positions on the second-to-last), additive schemes add the encoding")] = None,
-    max_memory: Annotated[Optional[str], typer.Option("--max-memory", help="refuse beyond this many bytes, e.g. 2G [default: a quarter of RAM]")] = None,
     force: ForceOption = False,
     json: JsonOption = False,
     quiet: QuietOption = False,

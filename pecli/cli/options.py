@@ -17,7 +17,6 @@ import typer
 from pecli.params import Parameter
 
 SCHEME_PANEL = "Scheme"
-SCALING_PANEL = "RoPE scaling"
 CONFIG_PANEL = "Configuration"
 OUTPUT_PANEL = "Output"
 

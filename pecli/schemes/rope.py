@@ -13,7 +13,7 @@ from pecli.errors import ConfigError
 from pecli.params import Parameter, dataclass_parameters, param
 from pecli.schemes.base import Capability, FrequencyPairs, Scheme, as_positions, check_apply_input, factored_score
 from pecli.schemes.rope_scaling import (
-    SCALINGS, RopeScaling, ScaledFrequencies, compute_inv_freq, scaling_keys, shared_scaling_keys,
+    SCALING_GROUP, SCALINGS, RopeScaling, ScaledFrequencies, compute_inv_freq, scaling_keys, shared_scaling_keys,
 )
 
 
@@ -89,8 +89,10 @@ class RopeScheme(Scheme):
     )
     #: The context-extension scaling: its type and keys are the parameters ``scaling``, ``factor``, …
     rope_scaling: RopeScaling = field(default=RopeScaling())
-    max_position_embeddings: int | None = param(None, "the model's max_position_embeddings", minimum=1)
-    context: int | None = param(None, "current sequence length, for dynamic and longrope (default: the length)", minimum=1)
+    max_position_embeddings: int | None = param(None, "the model's max_position_embeddings", minimum=1, group=SCALING_GROUP)
+    context: int | None = param(
+        None, "current sequence length, for dynamic and longrope", minimum=1, default_text="the length", group=SCALING_GROUP
+    )
 
     # -- parameters: the scheme's own and the scaling's, from the registry's records -----------------
     @classmethod
@@ -102,13 +104,19 @@ class RopeScheme(Scheme):
         keys of fewer types come last.
         """
         own = dataclass_parameters(cls)
-        keys = {_attribute(name): dataclasses.replace(key, name=_attribute(name)) for name, key in scaling_keys().items()}
+        keys = {
+            _attribute(name): dataclasses.replace(key, name=_attribute(name))
+            for name, key in scaling_keys().items()
+        }
         shared = [_attribute(name) for name in shared_scaling_keys()]
         types = tuple(SCALINGS)
         out: dict[str, Parameter] = {}
         for name in (f.name for f in dataclasses.fields(cls)):
             if name == "rope_scaling":
-                out["scaling"] = Parameter("scaling", str, "none", "context extension of the frequencies (HF rope_type)", choices=types)
+                out["scaling"] = Parameter(
+                    "scaling", str, "none", "context extension of the frequencies (HF rope_type)", choices=types,
+                    group=SCALING_GROUP,
+                )
                 out.update({key: keys[key] for key in shared})
             elif name in own:
                 out[name] = own[name]

@@ -117,27 +117,35 @@ _IGNORED_HF_KEYS = frozenset({"rope_theta", "partial_rotary_factor", "finetuned"
 # --------------------------------------------------------------------------------------------
 # the keys, each declared once (HF spelling); a record lists the ones its type takes
 # --------------------------------------------------------------------------------------------
-FACTOR = Parameter("factor", float, None, "scaling factor s (context ratio)", minimum=1)
-ORIGINAL_LENGTH = Parameter(
+#: Where ``--help`` lists these keys.
+SCALING_GROUP = "RoPE scaling"
+
+
+def _key(*args: Any, **kwargs: Any) -> Parameter:
+    return Parameter(*args, **kwargs, group=SCALING_GROUP)
+
+
+FACTOR = _key("factor", float, None, "scaling factor s (context ratio)", minimum=1)
+ORIGINAL_LENGTH = _key(
     "original_max_position_embeddings", int, None, "original_max_position_embeddings: pre-training context",
     minimum=1, default_text="llama3: 8192; yarn, longrope: max_position_embeddings",
 )
-BETA_FAST = Parameter("beta_fast", float, None, "yarn: rotations where extrapolation ends", exclusive_minimum=0,
+BETA_FAST = _key("beta_fast", float, None, "yarn: rotations where extrapolation ends", exclusive_minimum=0,
                       default_text="32")
-BETA_SLOW = Parameter("beta_slow", float, None, "yarn: rotations where interpolation starts", exclusive_minimum=0,
+BETA_SLOW = _key("beta_slow", float, None, "yarn: rotations where interpolation starts", exclusive_minimum=0,
                       default_text="1")
-MSCALE = Parameter("mscale", float, None, "yarn, DeepSeek style: mscale")
-MSCALE_ALL_DIM = Parameter("mscale_all_dim", float, None, "yarn, DeepSeek style: mscale_all_dim")
-ATTENTION_FACTOR = Parameter("attention_factor", float, None, "yarn, longrope: explicit attention scaling",
+MSCALE = _key("mscale", float, None, "yarn, DeepSeek style: mscale")
+MSCALE_ALL_DIM = _key("mscale_all_dim", float, None, "yarn, DeepSeek style: mscale_all_dim")
+ATTENTION_FACTOR = _key("attention_factor", float, None, "yarn, longrope: explicit attention scaling",
                              exclusive_minimum=0)
-TRUNCATE = Parameter("truncate", bool, None, "yarn: floor/ceil the correction range", default_text="true")
-LOW_FREQ_FACTOR = Parameter("low_freq_factor", float, None, "llama3: low-frequency band edge", exclusive_minimum=0,
+TRUNCATE = _key("truncate", bool, None, "yarn: floor/ceil the correction range", default_text="true")
+LOW_FREQ_FACTOR = _key("low_freq_factor", float, None, "llama3: low-frequency band edge", exclusive_minimum=0,
                             default_text="1")
-HIGH_FREQ_FACTOR = Parameter("high_freq_factor", float, None, "llama3: high-frequency band edge",
+HIGH_FREQ_FACTOR = _key("high_freq_factor", float, None, "llama3: high-frequency band edge",
                              exclusive_minimum=0, default_text="4")
-SHORT_FACTOR = Parameter("short_factor", tuple[float, ...], None,
+SHORT_FACTOR = _key("short_factor", tuple[float, ...], None,
                          "longrope: per-pair factors up to the original length", exclusive_minimum=0)
-LONG_FACTOR = Parameter("long_factor", tuple[float, ...], None, "longrope: per-pair factors beyond it",
+LONG_FACTOR = _key("long_factor", tuple[float, ...], None, "longrope: per-pair factors beyond it",
                         exclusive_minimum=0)
 
 
