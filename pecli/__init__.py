@@ -9,6 +9,7 @@ The library API, for notebooks and scripts (nothing here needs the command line)
     results = pecli.run_checks(rope, "all", pecli.CheckOptions(length=4096))
     table = pecli.spectrum(rope, context=8192, train_length=4096)  # per-pair wavelengths
     side_by_side = pecli.compare([rope, pecli.build_scheme("alibi")], length=1024)
+    figure, notes = pecli.plot("dot-distance", rope, length=2048)
 
 ``pecli.SCHEMES`` is the registry of schemes and ``pecli.ANALYSES`` that of the properties. Names are
 imported on first use, so ``import pecli`` stays light.
@@ -77,11 +78,15 @@ def encode(name: str, positions: Iterable[int], **params: Any):
     return next(iter(scheme.arrays(positions).values()))
 
 
-def plot(kind: str, scheme, **options: Any):
-    """Draw plot ``kind`` of ``scheme`` and return the matplotlib Figure (see ``pecli plot --help``)."""
-    from pecli.render import figures
+def plot(kind: str, scheme, *, length: int = 512, dtype: str | None = None, title: str | None = None, **options: Any):
+    """Draw plot ``kind`` of ``scheme`` over positions 0 … length − 1: ``(Figure, notes)``.
 
-    return figures.draw(kind, scheme, **options)
+    ``options`` are the kind's own (``bases``, ``pair``, ``head``, …; see ``pecli plot --help``), given
+    as Python values; the notes say what the figure leaves out. Save with ``figure.savefig(path)``.
+    """
+    from pecli.render.figures import PlotRequest, Style, figure
+
+    return figure(kind, PlotRequest(scheme, int(length), None, dtype, options), Style(title=title))
 
 
 __all__ = ["__version__", "build_scheme", "check", "encode", "plot", *_EXPORTS]

@@ -56,32 +56,9 @@ class Spec:
     #: The scheme parameters as the user gave them, before length-dependent defaults were filled in.
     given_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
-    def rebuild(self, length: int) -> Scheme:
-        """The same scheme with its length-dependent defaults taken from ``length`` instead.
-
-        ``binary`` fixes ``bits`` and ``learned`` its ``max_length`` from the length it was trained on:
-        ``spec.rebuild(train_length)`` is that trained scheme.
-        """
-        return self.scheme.at_length(length)
-
     def variant(self, name: str | None = None, params: Mapping[str, Any] | None = None, **changes: Any) -> Scheme:
-        """Scheme ``name`` (default: this spec's) built with the user's parameters that it takes.
-
-        A command that sets several schemes side by side (``compare``, ``plot dot-distance``) builds each
-        one here: the keys the user gave that the scheme takes (``--base`` reaches sinusoidal and rope,
-        ``--heads`` alibi), then ``params`` (one entry's own keys), then ``changes`` (a base swept by the
-        command); a key given under an alias is replaced by a change to the key it names.
-        """
-        name = name or self.scheme.name
-        cls = get_scheme_class(name)
-        own = accepted_keys(cls)
-        values = {key: value for key, value in self.given_params.items() if key in own}
-        for key, value in {**(params or {}), **changes}.items():
-            key = normalize_key(key)
-            for alias in [a for a, target in cls.aliases.items() if target == key]:
-                values.pop(alias, None)
-            values[key] = value
-        return build_scheme(name, values, length=self.length)
+        """Scheme ``name`` (default: this spec's) built with the user's parameters it takes; see :func:`variant`."""
+        return variant(name or self.scheme.name, self.given_params, self.length, params, **changes)
 
     @property
     def count(self) -> int:
@@ -210,6 +187,29 @@ def build_scheme(name: str, params: Mapping[str, Any], *, length: int = DEFAULT_
     filled = [key for key in cls.defaults_for_length(length) if values.get(key) is None]
     values.update({key: cls.defaults_for_length(length)[key] for key in filled})
     return cls.from_params({**values, "length_filled": tuple(filled)})
+
+
+def variant(
+    name: str, given: Mapping[str, Any], length: int, params: Mapping[str, Any] | None = None, **changes: Any
+) -> Scheme:
+    """Scheme ``name`` built from the parameters a user gave for a run, as a command setting several
+    schemes side by side needs it (``compare``, ``plot dot-distance``, ``plot circle``'s bases).
+
+    The keys of ``given`` that the scheme takes (``--base`` reaches sinusoidal and rope, ``--heads``
+    alibi), then ``params`` (one entry's own keys, which must be the scheme's), then ``changes`` (a base
+    the command sweeps), each applied only where the scheme takes it; a key given under an alias is
+    replaced by a change to the key it names.
+    """
+    cls = get_scheme_class(name)
+    own = accepted_keys(cls)
+    values = {key: value for key, value in given.items() if key in own}
+    values.update({normalize_key(key): value for key, value in (params or {}).items()})
+    for key, value in changes.items():
+        if key in own:
+            for alias in [a for a, target in cls.aliases.items() if target == key]:
+                values.pop(alias, None)
+            values[key] = value
+    return build_scheme(name, values, length=length)
 
 
 def parse_positions(value: Any, rank: int = 1) -> np.ndarray:

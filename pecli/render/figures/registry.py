@@ -108,22 +108,11 @@ class PlotRequest:
         return any(aliases.get(key, key) == parameter for key in self.given_params)
 
     def variant(self, name: str | None = None, **changes: Any) -> Scheme:
-        """Scheme ``name`` (default: this one) from the user's parameters that apply to it and ``changes``.
+        """Scheme ``name`` (default: this one) from the user's parameters that apply to it and ``changes``
+        (:func:`pecli.config.variant`)."""
+        from pecli.config import variant
 
-        A change to a parameter the scheme does not take is ignored; it replaces any alias the user gave.
-        """
-        from pecli.config import build_scheme
-
-        name = name or self.scheme.name
-        cls = get_scheme_class(name)
-        known = set(cls.parameters()) | set(cls.aliases)
-        params = {key: value for key, value in self.given_params.items() if key in known}
-        for key, value in changes.items():
-            if key in known:
-                for alias in [alias for alias, target in cls.aliases.items() if target == key]:
-                    params.pop(alias, None)
-                params[key] = value
-        return build_scheme(name, params, length=self.length)
+        return variant(name or self.scheme.name, self.given_params, self.length, **changes)
 
 
 @dataclass(frozen=True)

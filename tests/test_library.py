@@ -1,0 +1,37 @@
+"""The library API: a notebook user never imports from ``pecli.cli``."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pecli
+
+
+def test_encode_and_build_are_top_level():
+    # d = 2, base 10000: ω_0 = 1, so PE[1] = (sin 1, cos 1) in the paper's interleaved layout
+    np.testing.assert_allclose(pecli.encode("sinusoidal", range(2), dim=2), [[0.0, 1.0], [math.sin(1), math.cos(1)]])
+    assert pecli.build_scheme("binary", length=256).at_length(512).bits == 9
+
+
+def test_checks_spectrum_compare_and_plot_are_top_level():
+    rope = pecli.build_scheme("rope", {"dim": 8})
+    (result,) = pecli.check(rope, "relativity", length=64)
+    assert result.verdict == "pass"
+    assert [r.property for r in pecli.run_checks(rope, "all", pecli.CheckOptions(length=32))] == list(pecli.ANALYSES)
+    # pair 1 of d = 8, base 10000: θ_1 = 10000^(−1/4) = 0.1, wavelength 20π
+    assert pecli.spectrum(rope, context=100).pairs[1].wavelength == pytest.approx(20 * math.pi)
+    table = pecli.compare([("mine", rope), pecli.build_scheme("alibi")], length=16)
+    assert [row.label for row in table.rows] == ["mine", "alibi"]
+    figure, notes = pecli.plot("wavelengths", rope, length=64)
+    assert figure.axes and isinstance(notes, list)
+    assert "rope" in pecli.SCHEMES and pecli.Capability.FREQUENCIES in type(rope).capabilities()
+
+
+def test_import_pecli_is_light():
+    code = "import sys, pecli; print(sorted(m for m in ('numpy', 'typer', 'matplotlib', 'rich') if m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"
