@@ -10,6 +10,7 @@ that names the key and what is allowed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import numbers
 import types
@@ -110,7 +111,12 @@ def param(
 
 def dataclass_parameters(cls: type) -> dict[str, Parameter]:
     """The :class:`Parameter` of every field of ``cls`` declared with :func:`param`, in field order."""
-    hints = typing.get_type_hints(cls)
+    return dict(_dataclass_parameters(cls))
+
+
+@functools.lru_cache(maxsize=None)
+def _dataclass_parameters(cls: type) -> dict[str, Parameter]:
+    hints = typing.get_type_hints(cls)  # slow: read once per class
     return {
         f.name: Parameter(f.name, hints[f.name], f.default, **f.metadata["parameter"])
         for f in dataclasses.fields(cls)

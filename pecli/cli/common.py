@@ -95,6 +95,7 @@ class SchemeCommand:
         functools.update_wrapper(self, func)
         self.func, self.settings, self.needs = func, settings, needs
         self.run_keys = run_keys
+        self._signature: tuple[Any, inspect.Signature] | None = None  # (the registry it was made from, it)
 
     def _shared(self) -> dict[str, Any]:
         schemes = [cls for cls in SCHEMES.values() if self.needs is None or cls.has(self.needs)]
@@ -104,6 +105,12 @@ class SchemeCommand:
 
     @property
     def __signature__(self) -> inspect.Signature:
+        registry = tuple((name, cls, tuple(cls.parameters().values())) for name, cls in SCHEMES.items())
+        if self._signature is None or self._signature[0] != registry:
+            self._signature = (registry, self._make_signature())
+        return self._signature[1]
+
+    def _make_signature(self) -> inspect.Signature:
         signature = inspect.signature(self.func)
         hints = typing.get_type_hints(self.func, include_extras=True)
         own = [
