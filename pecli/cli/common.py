@@ -137,7 +137,11 @@ class SchemeCommand:
             spec = resolve(merge(from_file, given, parse_sets(sets)), self.settings, run_keys=self.run_keys)
             if self.needs is not None:
                 require(spec.scheme, self.needs, self.func.__name__)
-            return self.func(spec, **own)
+            from pecli.cli.progress import reporter_for
+            from pecli.progress import reporting
+
+            with reporting(reporter_for(quiet=bool(own.get("quiet") or own.get("json")))):
+                return self.func(spec, **own)
 
 
 def scheme_command(

@@ -1,0 +1,78 @@
+"""Progress of long work: the core reports it, whoever runs the core decides whether to show it.
+
+The core never prints. A long computation opens a task and advances it::
+
+    from pecli.progress import task
+
+    with task("encode", total=n_chunks) as bar:
+        for chunk in chunks:
+            ...
+            bar.advance()
+
+By default nothing is shown. The command line installs a reporter (a Rich bar on stderr, only when
+stderr is a terminal and neither ``--quiet`` nor ``--json`` asks for silence) with :func:`reporting`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from typing import Iterator, Protocol
+
+
+class Reporter(Protocol):
+    """Where progress goes: one task at a time may be open."""
+
+    def start(self, label: str, total: int | None) -> None: ...
+
+    def advance(self, amount: int) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+class _Silent:
+    def start(self, label: str, total: int | None) -> None:
+        pass
+
+    def advance(self, amount: int) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+_reporter: contextvars.ContextVar[Reporter] = contextvars.ContextVar("pecli_progress", default=_Silent())
+
+
+class Task:
+    """An open task; :meth:`advance` by the units of work done (chunks, positions, schemes)."""
+
+    def __init__(self, reporter: Reporter) -> None:
+        self._reporter = reporter
+
+    def advance(self, amount: int = 1) -> None:
+        self._reporter.advance(int(amount))
+
+
+@contextlib.contextmanager
+def task(label: str, total: int | None = None) -> Iterator[Task]:
+    """Report the progress of one piece of long work (``total`` units, or None when unknown)."""
+    reporter = _reporter.get()
+    reporter.start(label, total)
+    try:
+        yield Task(reporter)
+    finally:
+        reporter.finish()
+
+
+@contextlib.contextmanager
+def reporting(reporter: Reporter) -> Iterator[None]:
+    """Send the progress of the work done inside to ``reporter``."""
+    token = _reporter.set(reporter)
+    try:
+        yield
+    finally:
+        _reporter.reset(token)
+
+
+__all__ = ["Reporter", "Task", "reporting", "task"]
