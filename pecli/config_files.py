@@ -80,7 +80,10 @@ def _expanded_size(node: yaml.Node) -> int:
 
 def parse_yaml(text: str, where: str) -> Any:
     """The value of YAML ``text``; ``where`` names it in errors (a file name, ``--set dim``)."""
-    loader = _StrictLoader(text)
+    try:
+        loader = _StrictLoader(text)
+    except yaml.YAMLError:  # characters YAML does not allow (control characters)
+        raise ConfigError("config", f"{where} holds characters YAML does not allow") from None
     try:
         node = loader.get_single_node()
         if node is None:

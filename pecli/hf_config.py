@@ -11,7 +11,6 @@ block itself is read by :meth:`pecli.schemes.rope_scaling.RopeScaling.from_hf` w
 
 from __future__ import annotations
 
-import json
 import numbers
 from typing import Any
 
@@ -86,13 +85,9 @@ def read_hf_config(path: str) -> dict[str, Any]:
 
 
 def _load(path: str) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as stream:
-            data = json.load(stream)
-    except OSError as error:
-        raise ConfigError("hf_config", f"cannot read {path}: {error.strerror or error}") from None
-    except ValueError as error:
-        raise ConfigError("hf_config", f"{path} is not valid JSON ({error})") from None
+    from pecli.config_files import read_json
+
+    data = read_json(path, "hf_config")
     if not isinstance(data, dict):
         raise ConfigError("hf_config", f"{path} must hold a JSON object")
     return data

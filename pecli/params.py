@@ -16,6 +16,7 @@ import numbers
 import types
 import typing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pecli.errors import ConfigError
@@ -33,8 +34,9 @@ class Parameter:
     name:
         The key in snake_case (``max_relative_position``); the option is ``--max-relative-position``.
     type:
-        ``int``, ``float``, ``bool``, ``str`` or ``tuple[float, ...]`` (a list: a comma list on the
-        command line, a YAML list in a file); ``object`` takes any value and leaves it to the caller.
+        ``int``, ``float``, ``bool``, ``str``, ``Path`` (a file name: a non-empty string) or
+        ``tuple[float, ...]`` (a list: a comma list on the command line, a YAML list in a file);
+        ``object`` takes any value and leaves it to the caller.
     default:
         The value used when the key is not given (None: the owner fills it in, e.g. from the length).
     help:
@@ -148,7 +150,9 @@ def type_word(kind: Any) -> str:
     kind = base_type(kind)
     if typing.get_origin(kind) is tuple:
         return "a list of numbers"
-    return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(kind, str(kind))
+    return {int: "an integer", float: "a number", bool: "true or false", str: "a string", Path: "a file name"}.get(
+        kind, str(kind)
+    )
 
 
 def number_text(x: float) -> str:
@@ -202,6 +206,10 @@ def coerce(
     elif kind is str:
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise bad
+        result = str(value)
+    elif kind is Path:
+        if not isinstance(value, (str, Path)) or not str(value).strip():
+            raise ConfigError(key, f"expected a file name, got {excerpt(value)}")
         result = str(value)
     else:
         result = value

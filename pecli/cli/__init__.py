@@ -13,7 +13,7 @@ import importlib
 import os
 import signal
 import sys
-from typing import Annotated
+from typing import Annotated, Any, Callable
 
 import typer
 
@@ -101,18 +101,27 @@ class _ClosedStream:
 
 
 def main() -> None:
-    """Console entry point: run the app; every failure becomes one line on stderr and an exit code.
+    """Console entry point: run the command line; every failure becomes one line on stderr and an exit code.
 
     The codes are those of :mod:`pecli.cli.exits`.
     """
-    args = sys.argv[1:] or ["--help"]
     signal.signal(signal.SIGTERM, _on_sigterm)
     if sys.stdout is None:
         sys.stdout = _ClosedStream()  # type: ignore[assignment]
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - nowhere to say anything; the exit code still tells
+    sys.exit(run(sys.argv[1:] or ["--help"]))
+
+
+def run(args: list[str], *, command: Callable[..., Any] | None = None) -> int:
+    """Run ``pecli ARGS…`` and return its exit code, having said any failure in one line on stderr.
+
+    ``command`` is the click command of the whole app when the caller runs many command lines (a
+    fuzzer); by default the app is built with only the command that runs.
+    """
     try:
-        code = build_app(only=_command_of(args) or "")(args=args, prog_name="pecli", standalone_mode=False)
+        command = command or build_app(only=_command_of(args) or "")
+        code = command(args=args, prog_name="pecli", standalone_mode=False)
         sys.stdout.flush()
     except _CLICK_ERROR as error:
         code = _say(f"pecli: error: {error.format_message()}", error.exit_code)
@@ -138,12 +147,17 @@ def main() -> None:
         sys.stdout.flush()
     except (OSError, ValueError):
         code = _quiet_broken_pipe() if code == 0 else code
-    sys.exit(code)
+    return code
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks and other control characters escaped: a message stays one line."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def _say(line: str, code: int) -> int:
     try:
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(one_line(line) + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass  # stderr closed or gone: the exit code is all there is

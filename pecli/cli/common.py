@@ -61,7 +61,9 @@ def scheme_parameter_options(schemes: typing.Iterable[type] | None = None) -> di
 # -- errors -----------------------------------------------------------------------------------------
 def fail(message: str) -> typer.Exit:
     """Print ``message`` as one line on stderr and return the exit for bad input (code 2)."""
-    sys.stderr.write(f"pecli: error: {message}\n")
+    from pecli.cli import one_line
+
+    sys.stderr.write(f"pecli: error: {one_line(message)}\n")
     return typer.Exit(2)
 
 
