@@ -95,14 +95,14 @@ def make_option(
     default = _default_text(declarations)
     if default is not None:
         text += f" [default: {default}]"
-    metavar = None if kind is bool else ("LIST" if parameter.is_list else None)
+    metavar = " " if kind is bool else ("LIST" if parameter.is_list else None)
     info = typer.Option(*names, help=text, rich_help_panel=panel, show_default=False, metavar=metavar)
     return Annotated[Optional[kind], info]
 
 
 def plain_flag(*names: str, help: str, panel: str = OUTPUT_PANEL) -> Any:
     """An on/off flag without a ``--no-`` form (``--json``, ``--force``)."""
-    return Annotated[bool, typer.Option(*names, help=help, rich_help_panel=panel, show_default=False)]
+    return Annotated[bool, typer.Option(*names, help=help, rich_help_panel=panel, show_default=False, metavar=" ")]
 
 
 JsonOption = plain_flag("--json", help="print one JSON document on stdout, nothing else")
