@@ -19,9 +19,9 @@ import numpy as np
 from pecli.config_files import parse_yaml, read_yaml_mapping
 from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError, PecliError, PositionError
-from pecli.schemes import SCHEMES, Scheme, get_scheme_class
 from pecli.hf_config import read_hf_config  # noqa: F401 (re-exported: pecli.config.read_hf_config)
 from pecli.params import Parameter, choice_error, coerce, excerpt
+from pecli.schemes import SCHEMES, Scheme, get_scheme_class
 from pecli.schemes.base import Positions, as_positions
 
 DEFAULT_SCHEME = "sinusoidal"
@@ -55,6 +55,16 @@ class Spec:
     settings: Mapping[str, Any]
     #: The scheme parameters as the user gave them, before length-dependent defaults were filled in.
     given_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def memory_budget(self) -> int:
+        """Bytes the command may hold: ``max_memory``, else a quarter of the machine's memory."""
+        given = self.settings.get("max_memory")
+        return parse_size("max_memory", given) if given else default_memory_budget()
+
+    def check_memory(self, needed: float, what: str = "this") -> None:
+        """Refuse, before any work, what would need more than :attr:`memory_budget` bytes."""
+        check_memory(needed, self.memory_budget, what)
 
     def variant(self, name: str | None = None, params: Mapping[str, Any] | None = None, **changes: Any) -> Scheme:
         """Scheme ``name`` (default: this spec's) built with the user's parameters it takes; see :func:`variant`."""
@@ -184,8 +194,9 @@ def build_scheme(name: str, params: Mapping[str, Any], *, length: int = DEFAULT_
         if value is None:  # null in YAML: the default
             continue
         values[key] = known[key].coerce(value)
-    filled = [key for key in cls.defaults_for_length(length) if values.get(key) is None]
-    values.update({key: cls.defaults_for_length(length)[key] for key in filled})
+    length_defaults = cls.defaults_for_length(length)
+    filled = [key for key in length_defaults if values.get(key) is None]
+    values.update({key: length_defaults[key] for key in filled})
     return cls.from_params({**values, "length_filled": tuple(filled)})
 
 
@@ -349,3 +360,35 @@ def parse_size(key: str, value: Any) -> int:
     if not np.isfinite(number) or number <= 0:
         raise ConfigError(key, f"must be a positive size, got {value!r}")
     return int(number * scale)
+
+
+#: The memory key every command takes: work that would need more is refused before it starts.
+MEMORY_SETTING = Setting(
+    "max_memory", str, None, "refuse to start work that needs more memory than this, e.g. 2G",
+    default_text="a quarter of RAM", group="Configuration",
+)
+
+
+def default_memory_budget() -> int:
+    """A quarter of the machine's physical memory (4 GiB where it cannot be read)."""
+    import os
+
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
+    except (ValueError, OSError, AttributeError):
+        return 4 << 30
+
+
+def size_text(n: float) -> str:
+    """``1.50 GiB``, ``12.0 MiB``: a byte count as a message states it."""
+    return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
+
+
+def check_memory(needed: float, budget: int | None, what: str = "this") -> None:
+    """Raise :class:`PecliError` before any work when ``needed`` bytes exceed the budget."""
+    budget = default_memory_budget() if budget is None else budget
+    if needed > budget:
+        raise PecliError(
+            f"{what} needs about {size_text(needed)} of memory, over the budget of {size_text(budget)}; "
+            "ask for fewer positions or raise --max-memory"
+        )

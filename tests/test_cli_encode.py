@@ -347,9 +347,9 @@ def test_max_memory_bad_value(invoke):
 
 
 def test_huge_length_refused_with_the_figure(invoke):
-    # 10^15 positions: the estimate (10^15 × 512 × 8 bytes) must be refused before anything is allocated,
-    # with the figure — not a generic "out of memory" after trying.
-    result = invoke("encode", "--length", str(10 ** 15), "--max-memory", "1G")
+    # 10^9 positions: the estimate (10^9 × 512 × 8 bytes) must be refused before anything is allocated,
+    # with the figure — not a generic "out of memory" after trying. (10^15 is over the length cap, 2^32.)
+    result = invoke("encode", "--length", str(10 ** 9), "--max-memory", "1G")
     assert result.exit_code == 2
     assert "over the budget of 1.00 GiB" in result.stderr, result.stderr
 

@@ -14,7 +14,6 @@ import functools
 import inspect
 import json
 import math
-import os
 import sys
 import typing
 from pathlib import Path
@@ -26,7 +25,9 @@ from pecli.cli.exits import Interrupted, ReaderGone
 from pecli.cli.options import (
     CONFIG_PANEL, OUTPUT_PANEL, SCHEME_PANEL, ForceOption, JsonOption, QuietOption, make_option,
 )
-from pecli.config import RUN_SETTINGS, Setting, Spec, load_yaml, merge, parse_sets, resolve
+from pecli.config import (
+    MEMORY_SETTING, RUN_SETTINGS, Setting, Spec, default_memory_budget, load_yaml, merge, parse_sets, resolve,
+)
 from pecli.errors import PecliError
 from pecli.params import Parameter
 from pecli.schemes import SCHEMES
@@ -95,7 +96,9 @@ class SchemeCommand:
         run_keys: tuple[str, ...],
     ) -> None:
         functools.update_wrapper(self, func)
-        self.func, self.settings, self.needs = func, settings, needs
+        self.func, self.needs = func, needs
+        # every command takes --max-memory; a command may declare its own spelling of it
+        self.settings = settings if any(s.name == MEMORY_SETTING.name for s in settings) else (*settings, MEMORY_SETTING)
         self.run_keys = run_keys
         self._signature: tuple[Any, inspect.Signature] | None = None  # (the registry it was made from, it)
 
@@ -203,11 +206,7 @@ def message(text: str, *, quiet: bool = False) -> None:
 
 def memory_budget() -> int:
     """Default memory budget: a quarter of the machine's physical memory."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
-    except (ValueError, OSError, AttributeError):
-        return 4 << 30
-
+    return default_memory_budget()
 
 
 __all__ = [

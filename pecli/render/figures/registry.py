@@ -47,14 +47,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Circle defaults where the base matters (seed 000 draws d=2, whose only pair has ω = 1 for any base).
 CIRCLE_DIM, CIRCLE_PAIR, CIRCLE_BASES, CIRCLE_POINTS = 4, 1, (1.0, 5.0, 10.0, 100.0), 8
+#: More points than a circle can show apart (beyond this the ring is solid); keeps memory bounded.
+MAX_CIRCLE_POINTS = 100_000
 #: Run keys (not plot options) that only some kinds honour.
 RUN_KEYS = ("positions", "dtype")
 
 # -- the options of the kinds, each declared once (None: not given; the kind fills its default) ---------
-HEAD = Parameter("head", int, None, "the head of a bias scheme to draw [default: every head]", minimum=0)
-BASES = Parameter("bases", tuple[float, ...], None, "one panel or curve per base")
+HEAD = Parameter("head", int, None, "the head of a bias scheme to draw", minimum=0, default_text="every head")
+BASES = Parameter("bases", tuple[float, ...], None, "one panel or curve per base", exclusive_minimum=0)
 PAIR = Parameter("pair", int, None, "the frequency pair drawn", minimum=0, default_text=str(CIRCLE_PAIR))
-POINTS = Parameter("points", int, None, "how many positions (0 … N−1) to place", minimum=1, default_text=str(CIRCLE_POINTS))
+POINTS = Parameter(
+    "points", int, None, "how many positions (0 … N−1) to place", minimum=1, maximum=MAX_CIRCLE_POINTS,
+    default_text=str(CIRCLE_POINTS),
+)
 SCHEMES_OPTION = Parameter("schemes", object, None, "schemes overlaid (comma-separated or a list)")
 BAND = Parameter("band", bool, None, "draw the range over m as a band", default_text="true")
 TRAIN_LENGTH = Parameter("train_length", int, None, "the training length", minimum=1)
