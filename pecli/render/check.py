@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Group
 from rich.table import Table
@@ -34,7 +35,7 @@ def _value(value: Any) -> str:
 
 
 #: Widest the key-figure column gets before its words wrap.
-KEY_FIGURE_WIDTH = 24
+KEY_FIGURE_WIDTH = 18
 
 
 def summary_table(report: CheckReport) -> Table:

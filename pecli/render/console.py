@@ -12,7 +12,8 @@ numbers or names and keeps its full width; any other column holds text and may w
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rich.console import Console, Group, RenderableType
 from rich.measure import Measurement
@@ -71,7 +72,7 @@ class FittingConsole(Console):
     """A Rich console that, when stdout is not a terminal, prints at its natural width anything that
     would otherwise be cut (see the module's docstring)."""
 
-    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: A003 - Rich's name
+    def print(self, *objects: Any, **kwargs: Any) -> None:
         if self.is_terminal or not objects:
             super().print(*objects, **kwargs)
             return

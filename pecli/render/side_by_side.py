@@ -9,7 +9,7 @@ its own (a YAML entry's ``dim``, a model's config.json), and say so with :func:`
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 #: The dimension of schemes set side by side when the user gives none: the head size of most models.
 SIDE_BY_SIDE_DIM = 128
