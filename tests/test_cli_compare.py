@@ -34,12 +34,13 @@ def test_issue_example_json():
     assert rows["binary"]["max_wavelength"] is None
 
 
-def test_footnotes_where_measurement_disagrees_with_a_seed():
+def test_footnotes_where_measurement_disagrees_with_an_article():
     document = json.loads(run("--schemes", "sinusoidal,rope", "--length", "128", "--dim", "16", "--json").output)
     notes = {(n["scheme"], n["property"]) for n in document["footnotes"]}
-    # seed 002 says fixed sinusoids cannot adapt to long sequences: measured defined, bounded, unique
+    # Common-PE says fixed sinusoids cannot adapt to long sequences: measured defined, bounded, unique
     assert ("sinusoidal", "extrapolation") in notes
-    # seeds 002/003 say RoPE extrapolates well: measured, low-frequency pairs reach unseen angles (warning)
+    # Common-PE and EulerBlind say RoPE extrapolates well: measured, low-frequency pairs reach unseen
+    # angles (warning)
     assert ("rope", "extrapolation") in notes
 
 
@@ -87,3 +88,63 @@ def test_hf_config_as_a_yaml_key(tmp_path):
 def test_null_in_compare_settings_is_the_default():
     document = json.loads(run("--schemes", "alibi", "--set", "length=null", "--set", "strict=null", "--json").output)
     assert document["length"] == 512
+
+
+def test_footnotes_say_what_was_measured_and_what_the_claim_says():
+    document = json.loads(run("--schemes", "sinusoidal,rope", "--length", "128", "--dim", "16", "--json").output)
+    texts = {(n["scheme"], n["property"]): n["text"] for n in document["footnotes"]}
+    sinusoidal = texts[("sinusoidal", "extrapolation")]
+    assert "Common-PE" in sinusoidal and "(fixed encoding: cannot adapt to long sequences)" in sinusoidal
+    assert "measured WARN" in sinusoidal and "the claim says FAIL" in sinusoidal
+    assert "the claim says PASS without reservation" in texts[("rope", "extrapolation")]
+
+
+def test_no_article_is_called_a_seed():
+    from pecli.analysis.claims import ARTICLES, CLAIMS
+
+    result = run("--length", "64")
+    assert "seed 0" not in result.output.lower()
+    for claim in CLAIMS:
+        assert all(label in ARTICLES for label in claim.source.split(", ")), claim
+        assert "(" in claim.quote or claim.quote.isascii(), claim  # an English translation next to the original
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "seed 00" not in readme.lower() and "seeds 00" not in readme.lower()
+    for label in ARTICLES:
+        assert f"[{label}]" in readme, label  # cited in README's References
+
+
+def dims(*args):
+    document = json.loads(run("--length", "32", "--json", *args).output)
+    return {row["label"]: row["params"].get("dim") for row in document["rows"]}
+
+
+def test_one_dim_for_every_scheme_side_by_side():
+    # sinusoidal defaults to d = 512 and rope to 128 on their own; side by side both get one d.
+    assert dims("--schemes", "sinusoidal,rope,integer,alibi") == {"sinusoidal": 128, "rope": 128, "integer": 128, "alibi": None}
+    assert dims("--schemes", "sinusoidal,rope", "--dim", "16") == {"sinusoidal": 16, "rope": 16}
+
+
+def test_a_scheme_keeps_the_dim_of_its_own_entry(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("schemes: [sinusoidal, {scheme: rope, dim: 32}]\n")
+    assert dims("--config", str(path)) == {"sinusoidal": 128, "rope(dim=32)": 32}
+    table = run("--config", str(path), "--length", "32").output
+    note = " ".join(table.split())
+    assert "d = 128 for every scheme that has a dimension" in note and "own: rope(dim=32)" in note
+
+
+def test_key_figure_legend_names_each_property_in_column_order():
+    table = run("--schemes", "rope,alibi,t5", "--length", "32").output
+    legend = table.split("key figures")[1]
+    rows = [line.split()[0] for line in legend.splitlines()[1:7]]
+    assert rows == ["unique", "distinct", "compose", "relative", "extrap.", "precision"]
+    extrapolation = " ".join(legend.split("extrap.")[1].split("precision")[0].split())
+    assert extrapolation.index("(rope)") < extrapolation.index("(alibi)") < extrapolation.index("(t5)")
+
+
+def test_model_rows_break_after_hyphens_not_inside_words():
+    from pecli.render.check import row_label
+
+    assert row_label("meta-llama--llama-3.1-8b") == "meta-llama--\nllama-3.1-8b"
+    assert row_label("mistralai--mistral-7b-instruct-v0.3") == "mistralai--\nmistral-7b-\ninstruct-v0.3"
+    assert row_label("rope(base=500000)") == "rope(base=500000)"

@@ -41,7 +41,7 @@ def test_critical_dimension_of_llama2_is_92():
 
 # -- the table -----------------------------------------------------------------------------------------
 def test_sinusoidal_wavelengths_run_from_2pi_to_about_2pi_base():
-    # Seeds 001/003: λ_i = 2π·10000^(2i/d), from 2π (i = 0) to 2π·10000^((d−2)/d) ≈ 2π·10000 = 62,832.
+    # Fleetwood and EulerBlind (README, References): λ_i = 2π·10000^(2i/d), from 2π (i = 0) to 2π·10000^((d−2)/d) ≈ 2π·10000 = 62,832.
     document = run_json("--scheme", "sinusoidal", "--dim", "512", "--context", "1000")
     summary = document["summary"]
     assert summary["smallest_wavelength"] == pytest.approx(2 * math.pi)
@@ -321,3 +321,15 @@ def test_wavelength_report_carries_the_bound_for_rotary_schemes_only():
     assert set(sinusoidal.to_dict()["summary"]) == {
         "pairs", "largest_wavelength", "smallest_wavelength", "attention_scaling", "theoretical_context_limit",
     }
+
+
+def test_the_bound_leads_with_the_robust_figure():
+    # The condition is not monotone in the base: the table leads with "every base above X passes" and
+    # shows the smallest passing bases (26,952 … 26,973 for d = 128 at 4K) as the isolated window they are.
+    from pecli.analysis.spectrum import wavelength_report
+    from pecli.render.wavelengths import summary_table
+
+    table = summary_table(wavelength_report(build_scheme("rope", {"dim": 128}), 4096, None, None))
+    rows = dict(zip(table.columns[0].cells, table.columns[1].cells))
+    bound = next(value for key, value in rows.items() if "Men et al." in key)
+    assert bound.startswith("every base above ") and "26,952 to 26,973, are an isolated window" in bound

@@ -193,9 +193,11 @@ def print_json(document: Any) -> None:
 
 
 def stdout_console():
-    from rich.console import Console
+    """The console of stdout: a table that cannot fit is printed whole in a pipe, never cut
+    (:mod:`pecli.render.console`)."""
+    from pecli.render.console import stdout_console as fitting_console
 
-    return Console(highlight=False, soft_wrap=False)
+    return fitting_console()
 
 
 def message(text: str, *, quiet: bool = False) -> None:

@@ -37,38 +37,44 @@ def compare(
 
     Each row also gives the parameter count, where the scheme acts (input, q,k or logits), the value
     range and the largest wavelength. Scheme options (--base, --heads, --set key=value) reach every
-    compared scheme that takes them. Where a measurement disagrees with a claim of the articles pecli
+    compared scheme that takes them; every scheme with a dimension gets the same one (--dim, default
+    128) unless its own entry or config.json sets it. Where a measurement disagrees with a claim of the articles pecli
     comes from, a footnote says so.
     """
     from pecli.analysis.comparison import compare as run_comparison
     from pecli.config import read_hf_config
+    from pecli.render.side_by_side import SIDE_BY_SIDE_DIM, has_dim, one_dim_note
 
     settings = spec.settings
     if spec.length < 3:
         raise ConfigError("length", f"must be >= 3, got {spec.length}")
-    rows = []
+    given_dim = "dim" in spec.given_params
+    dim = int(spec.given_params["dim"]) if given_dim else SIDE_BY_SIDE_DIM
+    rows, own_dim = [], []
     models = _paths(settings["hf_config"])
     if not models or settings["schemes"] != SETTINGS[0].default:
         for name, params in scheme_entries(settings["schemes"]):
-            scheme = spec.variant(name, params)
             shown = {k: v for k, v in params.items() if not isinstance(v, (dict, list, tuple))}
             label = name + (f"({', '.join(f'{k}={v}' for k, v in shown.items())})" if shown else "")
-            rows.append((label, scheme))
+            if "dim" in params and has_dim(name):
+                own_dim.append(label)
+            rows.append((label, spec.variant(name, params, **({} if "dim" in params else {"dim": dim}))))
     for path in models:
         options = read_hf_config(path)
         options.pop("scheme")
         rows.append((Path(path).stem, spec.variant("rope", options)))
+        own_dim.append(Path(path).stem)
     comparison = run_comparison(
         rows, length=spec.length, train_length=settings["train_length"], dtype=spec.dtype, strict=bool(settings["strict"])
     )
-    document = comparison.to_dict()
     if json:
-        print_json(document)
+        print_json(comparison.to_dict())
     elif not quiet:
-        from pecli.cli.common import jsonable
         from pecli.render.check import compare_renderable
 
-        stdout_console().print(compare_renderable(jsonable(document)))
+        with_dim = any("dim" in scheme.params() for _, scheme in rows)
+        notes = [one_dim_note(dim, given=given_dim, own=own_dim)] if with_dim else []
+        stdout_console().print(compare_renderable(comparison, notes=notes))
 
 
 def _paths(value: Any) -> list[str]:

@@ -17,6 +17,7 @@ SETTINGS = (
             default_text="--length, itself max_position_embeddings with --hf-config, else 512"),
     Setting("train_length", int, None, "training length T", minimum=1, default_text="the original length of a RoPE scaling"),
     Setting("target_context", int, None, "suggest a base for this context length (Men et al. 2024)", minimum=2),
+    Setting("wide", bool, False, "every column, even past 80 characters (longrope's short and long factors)", group=OUTPUT_PANEL),
     Setting("out", str, None, ".npy: the final inverse frequencies of the rotated pairs (float64)", group=OUTPUT_PANEL),
 )
 
@@ -50,7 +51,7 @@ def wavelengths(
         from pecli.render.wavelengths import wavelengths_tables
 
         console = stdout_console()
-        for renderable in wavelengths_tables(report):
+        for renderable in wavelengths_tables(report, wide=bool(settings["wide"])):
             console.print(renderable)
     if target is not None:
         message(f"wrote {target}", quiet=quiet or json)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from pecli.analysis.comparison import ACTS_ON, Comparison
 from pecli.analysis.result import CheckReport, PropertyResult
-from pecli.render.tables import format_value, plain
+from pecli.render.tables import KEY_WIDTH, format_value, number, plain
 
 #: Styles of the verdicts (plain text when NO_COLOR is set or stdout is not a terminal).
 VERDICT_STYLES = {"pass": "green", "warn": "yellow", "fail": "bold red"}
@@ -23,7 +26,7 @@ def _figure(result: PropertyResult) -> str:
     key = result.key_figure
     if not key:
         return "—"
-    return f"{key} = {_value(result.figures.get(key))}"
+    return f"{key.replace('_', ' ')} = {_value(result.figures.get(key))}"
 
 
 def _value(value: Any) -> str:
@@ -31,12 +34,16 @@ def _value(value: Any) -> str:
     return format_value(plain(value))
 
 
+#: Widest the key-figure column gets before its words wrap.
+KEY_FIGURE_WIDTH = 18
+
+
 def summary_table(report: CheckReport) -> Table:
     """One row per property: verdict, key figure, reason."""
     table = Table(title=_title(report), title_justify="left")
-    table.add_column("property", style="bold")
-    table.add_column("verdict")
-    table.add_column("key figure")
+    table.add_column("property", style="bold", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("key figure", max_width=KEY_FIGURE_WIDTH)
     table.add_column("reason", overflow="fold")
     for result in report.results:
         table.add_row(result.property, verdict_text(result.verdict), _figure(result), result.reason)
@@ -50,7 +57,7 @@ def _title(report: CheckReport) -> str:
 def result_table(report: CheckReport, result: PropertyResult) -> Table:
     """A single property: verdict, reason, every figure."""
     table = Table(title=_title(report), show_header=False, title_justify="left")
-    table.add_column("key", style="bold")
+    table.add_column("key", style="bold", max_width=KEY_WIDTH)
     table.add_column("value", overflow="fold")
     table.add_row("verdict", verdict_text(result.verdict))
     table.add_row("reason", result.reason)
@@ -76,9 +83,9 @@ def detail_table(result: PropertyResult) -> Table | None:
         "composability": "least-squares fit of E_(p+k) ≈ M_k E_p per shift k",
     }
     table = Table(title=titles.get(result.property, result.property), title_justify="left")
-    names = {"sum_cos": "Σ cos(ω_i Δ) (seed 000)", "distance": "Δ"}
+    names = {"sum_cos": "Σ cos(ω_i Δ)\n(Conditions)", "distance": "Δ"}
     for key in rows[0]:
-        table.add_column(names.get(key, key.replace("_", " ")), justify="right")
+        table.add_column(names.get(key, key.replace("_", " ")), justify="right", no_wrap=True)
     for row in rows:
         table.add_row(*(_value(value) for value in row.values()))
     return table
@@ -108,54 +115,106 @@ SHORT_NAMES = {
     "uniqueness": "unique", "distinguishability": "distinct", "composability": "compose",
     "relativity": "relative", "extrapolation": "extrap.", "precision": "precision",
 }
+#: Significant digits of a key figure in the narrow cells of the compare table.
+CELL_DIGITS = 3
 
 
-def compare_renderable(document: dict[str, Any]) -> Group:
-    """What ``pecli compare`` prints: the schemes' facts, their verdicts, a legend, then the footnotes."""
-    facts = Table(title=f"pecli compare: L = {document['length']}", title_justify="left")
-    facts.add_column("scheme", style="bold", overflow="fold")
-    facts.add_column("acts on")
-    facts.add_column("trainable", justify="right")
-    facts.add_column("value range", overflow="fold")
-    facts.add_column("max wavelength", justify="right")
-    properties = document["properties"]
-    verdicts = Table(title="verdicts (key figure below; \\[n]: footnote)", title_justify="left")
-    verdicts.add_column("scheme", style="bold", overflow="fold")
-    for name in properties:
-        verdicts.add_column(SHORT_NAMES.get(name, name), overflow="fold")
-    legend: dict[str, list[str]] = {}
-    for row in document["rows"]:
-        facts.add_row(
-            row["label"], row["acts_on"], f"{row['parameter_count']:,}", format_value(row["value_range"]),
-            format_value(row["max_wavelength"]),
-        )
-        cells = []
-        for name in properties:
-            result = row["results"][name]
-            text = verdict_text(result["verdict"])
-            key = result.get("key_figure")
-            if key:
-                text.append(f"\n{_short(result['figures'].get(key))}")
-                names = legend.setdefault(name, [])
-                if key.replace("_", " ") not in names:
-                    names.append(key.replace("_", " "))
-            marks = "".join(f"[{n}]" for n in row["footnotes"].get(name, []))
-            if marks:
-                text.append(" " + marks)
-            cells.append(text)
-        verdicts.add_row(row["label"], *cells)
-    parts: list[Any] = [facts, verdicts]
-    if legend:
-        parts.append(Text("key figures: " + "; ".join(f"{SHORT_NAMES.get(k, k)} = {' / '.join(v)}" for k, v in legend.items())))
-    for note in document["footnotes"]:
-        parts.append(Text(f"[{note['number']}] {note['text']}"))
+def compare_renderable(comparison: Comparison, *, notes: Sequence[str] = ()) -> Group:
+    """What ``pecli compare`` prints: the schemes' facts, their verdicts with the key figure of each, the
+    legend of the key figures, ``notes`` (how the schemes were set side by side), then the footnotes."""
+    properties = list(comparison.rows[0].results) if comparison.rows else []
+    parts: list[Any] = [facts_table(comparison), verdicts_table(comparison, properties)]
+    legend = legend_table(comparison, properties)
+    if legend.row_count:
+        parts.append(legend)
+    parts += [Text(f"note: {note}") for note in notes]
+    parts += [Text(f"[{note['number']}] {note['text']}") for note in comparison.footnotes]
     return Group(*parts)
 
 
-def _short(value: Any) -> str:
-    """A key figure in a narrow cell: three significant digits."""
+def facts_table(comparison: Comparison) -> Table:
+    """One row per scheme: where it acts, its trainable parameters, its value range, its longest wavelength."""
+    table = Table(title=f"pecli compare: L = {comparison.length}", title_justify="left")
+    table.add_column("scheme", style="bold", overflow="fold")
+    for header in ("acts on", "trainable", "min value", "max value", "max λ"):
+        table.add_column(header, justify="left" if header == "acts on" else "right", no_wrap=True)
+    for row in comparison.rows:
+        low, high = row.value_range
+        table.add_row(
+            row_label(row.label), ACTS_ON.get(row.scheme.kind, row.scheme.kind), f"{int(row.scheme.parameter_count):,}",
+            format_value(plain(low)), format_value(plain(high)), wavelength(row.max_wavelength),
+        )
+    return table
+
+
+def wavelength(value: float | None) -> str:
+    """A wavelength in whole tokens (four significant digits past ten million); — for none."""
+    if value is None:
+        return "—"
+    return f"{value:,.0f}" if value < 1e7 else number(value)
+
+
+def verdicts_table(comparison: Comparison, properties: list[str]) -> Table:
+    """One row per scheme, one column per property: the verdict, its key figure below, footnote marks."""
+    table = Table(title="verdicts (key figure below each; \\[n]: footnote)", title_justify="left")
+    table.add_column("scheme", style="bold", overflow="fold")
+    for name in properties:
+        table.add_column(SHORT_NAMES.get(name, name), no_wrap=True)
+    for row in comparison.rows:
+        cells = []
+        for name in properties:
+            result = row.results[name]
+            text = verdict_text(result.verdict)
+            marks = "".join(f"[{n}]" for n in row.footnotes.get(name, []))
+            if marks:
+                text.append(" " + marks)
+            if result.key_figure:
+                text.append(f"\n{cell_value(result.figures.get(result.key_figure))}")
+            cells.append(text)
+        table.add_row(row_label(row.label), *cells)
+    return table
+
+
+def legend_table(comparison: Comparison, properties: list[str]) -> Table:
+    """Which key figure each verdict cell shows: per property (in the columns' order) the figure's name,
+    and where the schemes differ, which schemes each name belongs to (in the rows' order)."""
+    table = Table(title="key figures", title_justify="left", box=None, show_header=False, padding=(0, 1))
+    table.add_column("property", no_wrap=True)
+    table.add_column("figure")
+    for name in properties:
+        owners: dict[str, list[str]] = {}
+        for row in comparison.rows:
+            key = row.results[name].key_figure
+            if key:
+                owners.setdefault(key.replace("_", " "), []).append(row.label)
+        if len(owners) == 1:
+            table.add_row(SHORT_NAMES.get(name, name), next(iter(owners)))
+        elif owners:
+            table.add_row(SHORT_NAMES.get(name, name), "; ".join(f"{key} ({', '.join(rows)})" for key, rows in owners.items()))
+    return table
+
+
+#: Longest line of a row label before it breaks after a hyphen.
+LABEL_WIDTH = 16
+
+
+def row_label(label: str) -> str:
+    """A row's label for a narrow column: a long name without spaces (a model's file name) breaks after
+    its hyphens into lines of at most :data:`LABEL_WIDTH` characters where it can
+    (``meta-llama--`` / ``llama-3.1-8b``), never inside a word."""
+    if len(label) <= LABEL_WIDTH or " " in label:
+        return label
+    lines = [""]
+    for piece in re.findall(r"[^-]*-+|[^-]+$", label):
+        if lines[-1] and len(lines[-1]) + len(piece) > LABEL_WIDTH:
+            lines.append("")
+        lines[-1] += piece
+    return "\n".join(lines)
+
+
+def cell_value(value: Any) -> str:
+    """A key figure in a narrow cell: three significant digits, a list as one word."""
+    value = plain(value)
     if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_short(v) for v in value) + "]"
-    return format_value(value)
+        return number(value, CELL_DIGITS)
+    return format_value(value, narrow=True)

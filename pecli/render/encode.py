@@ -7,7 +7,7 @@ from typing import Any
 from rich.table import Table
 
 from pecli.analysis.summary import EncodeReport
-from pecli.render.tables import key_value_table
+from pecli.render.tables import key_value_table, number
 
 
 def encode_table(report: EncodeReport) -> Table:
@@ -19,7 +19,7 @@ def encode_table(report: EncodeReport) -> Table:
         ("parameters", report.params),
         ("positions", f"{count} ({first} … {last})"),
         (report.main, f"shape {array.shape}, {array.dtype}, {array.bytes:,} bytes"),
-        ("value range", f"[{array.min:.6g}, {array.max:.6g}]"),
+        ("value range", f"[{number(array.min)}, {number(array.max)}]"),
     ]
     adjacency = array.adjacency
     if adjacency is not None:
@@ -28,7 +28,7 @@ def encode_table(report: EncodeReport) -> Table:
         if adjacency.constant:
             where = " (the same for every adjacent pair)"
         distance = adjacency.min_distance
-        rows.append(("min adjacent distance", f"{distance:.6g}{where}" if distance is not None else None))
+        rows.append(("min adjacent distance", f"{number(distance)}{where}" if distance is not None else None))
         rows.append(("colliding positions", adjacency.colliding_positions))
     if report.out:
         rows.append(("written to", report.out))

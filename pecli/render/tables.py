@@ -25,28 +25,48 @@ def plain(value: Any) -> Any:
     return value
 
 
-def format_value(value: Any) -> str:
-    """A short human form of a value: floats with 6 significant digits, lists joined."""
+#: Significant digits of a float in a table (``--json`` keeps every digit).
+DIGITS = 4
+
+
+def number(value: float, digits: int = DIGITS) -> str:
+    """A float for a table: whole values below 10⁷ as integers, others with ``digits`` significant digits
+    and a short exponent (``1.743e-14``, ``1.95e4``): never wider than ``digits + 6`` characters."""
+    if not math.isfinite(value):
+        return str(value)
+    if value == int(value) and abs(value) < 1e7:
+        return str(int(value))
+    text = f"{value:.{digits}g}"
+    mantissa, _, exponent = text.partition("e")
+    return f"{mantissa}e{int(exponent)}" if exponent else text
+
+
+def format_value(value: Any, *, narrow: bool = False) -> str:
+    """A short human form of a value: floats with :data:`DIGITS` significant digits, lists joined
+    (without spaces when ``narrow``, so that a list stays one word in a narrow cell)."""
     if value is None:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:.6g}"
+        return number(value)
     if isinstance(value, (list, tuple)):
-        if len(value) > 8:
-            return "[" + ", ".join(format_value(v) for v in value[:8]) + ", …]"
-        return "[" + ", ".join(format_value(v) for v in value) + "]"
+        items = [format_value(v, narrow=narrow) for v in value[:8]] + (["…"] if len(value) > 8 else [])
+        return "[" + ("," if narrow else ", ").join(items) + "]"
     if isinstance(value, dict):
-        return ", ".join(f"{k}={format_value(v)}" for k, v in value.items() if v is not None)
+        return ", ".join(f"{k}={format_value(v, narrow=True)}" for k, v in value.items() if v is not None)
     return str(value)
+
+
+#: Widest the name column of a two-column table gets before its names wrap.
+KEY_WIDTH = 30
 
 
 def key_value_table(title: str, rows: Iterable[tuple[str, Any]]) -> Table:
     """A two-column table of named facts."""
     table = Table(title=title, show_header=False, title_justify="left")
-    table.add_column("property", style="bold")
-    table.add_column("value")
+    table.add_column("property", style="bold", max_width=KEY_WIDTH)
+    table.add_column("value", overflow="fold")
     for key, value in rows:
         table.add_row(key, format_value(value))
     return table

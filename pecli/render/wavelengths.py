@@ -7,55 +7,63 @@ from typing import Any
 from rich.table import Table
 
 from pecli.analysis.spectrum import BaseBound, PairRow, WavelengthReport
-from pecli.render.tables import format_value, key_value_table
+from pecli.render.tables import format_value, key_value_table, number
 
 #: Longest table drawn in full; longer ones show their first and last rows.
 MAX_ROWS = 80
 
 
-def wavelengths_tables(report: WavelengthReport) -> list[Table]:
-    """The per-pair table and the summary table of a ``wavelengths`` report."""
-    return [pairs_table(report), summary_table(report)]
+def wavelengths_tables(report: WavelengthReport, *, wide: bool = False) -> list[Table]:
+    """The per-pair table and the summary table of a ``wavelengths`` report; ``wide`` adds the columns
+    that do not fit 80 characters (longrope's two factor sets)."""
+    return [pairs_table(report, wide=wide), summary_table(report)]
 
 
-def pairs_table(report: WavelengthReport) -> Table:
-    """One row per frequency pair; the columns of a scaling, of longrope and of T only where they apply."""
+def pairs_table(report: WavelengthReport, *, wide: bool = False) -> Table:
+    """One row per frequency pair; the columns of a scaling, of longrope and of T only where they apply.
+
+    Every column holds numbers or single words and is never wrapped; the default columns fit 80
+    characters (at most 9 characters a number), ``wide`` adds longrope's short and long factors.
+    """
     spectrum = report.spectrum
     pairs = spectrum.pairs
     scaled = spectrum.summary.scaling not in ("none", None) or any(p.regime != "unchanged" for p in pairs)
-    longrope = any(p.short_factor is not None for p in pairs)
+    factors = wide and any(p.short_factor is not None for p in pairs)
     trained = spectrum.train_length is not None
 
-    params = report.scheme.params()
-    title = f"{spectrum.scheme}: dim {params.get('dim')}, base {format_value(params.get('base'))}, context C = {spectrum.context:,}"
+    table = Table(title=_title(report), title_justify="left")
+    columns = [("i", "right"), ("θ\nrad/tok", "right"), ("λ\ntokens", "right"), ("turns\nin C", "right")]
     if trained:
-        title += f", training length T = {spectrum.train_length:,}"
-    table = Table(title=title, title_justify="left")
-    table.add_column("i", justify="right", no_wrap=True, min_width=2)
-    for header in ("θ rad/tok", "λ tokens", "turns in C"):
-        table.add_column(header, justify="right", no_wrap=True)
-    if trained:
-        table.add_column("turned in T (θ₀)", justify="center", no_wrap=True)
+        columns.append(("turned\nin T", "center"))
     if scaled:
-        table.add_column("θ/θ₀", justify="right", no_wrap=True)
-        table.add_column("scaling did", no_wrap=True)
-    if longrope:
-        table.add_column("short", justify="right", no_wrap=True, min_width=5)
-        table.add_column("long", justify="right", no_wrap=True, min_width=5)
+        columns += [("θ/θ₀", "right"), ("scaling\ndid", "left")]
+    if factors:
+        columns += [("short\nfactor", "right"), ("long\nfactor", "right")]
+    for header, justify in columns:
+        table.add_column(header, justify=justify, no_wrap=True)
     shown: list[PairRow | None] = list(pairs) if len(pairs) <= MAX_ROWS else [*pairs[: MAX_ROWS // 2], None, *pairs[-MAX_ROWS // 2 :]]
     for pair in shown:
         if pair is None:
             table.add_row(*(["…"] * len(table.columns)))
             continue
-        row = [str(pair.index), f"{pair.inv_freq:.4g}", _tokens(pair.wavelength), f"{pair.rotations:.4g}"]
+        row = [str(pair.index), number(pair.inv_freq), _tokens(pair.wavelength, short=True), number(pair.rotations)]
         if trained:
             row.append("yes" if pair.completed_in_training else "no")
         if scaled:
-            row += [f"{pair.ratio:.4g}", pair.regime]
-        if longrope:
+            row += [number(pair.ratio), pair.regime]
+        if factors:
             row += [format_value(pair.short_factor), format_value(pair.long_factor)]
         table.add_row(*row)
     return table
+
+
+def _title(report: WavelengthReport) -> str:
+    spectrum = report.spectrum
+    params = report.scheme.params()
+    title = f"{spectrum.scheme}: dim {params.get('dim')}, base {format_value(params.get('base'))}, context C = {spectrum.context:,}"
+    if spectrum.train_length is not None:
+        title += f", training length T = {spectrum.train_length:,} (turned in T: with the pre-training θ₀)"
+    return title
 
 
 def summary_table(report: WavelengthReport) -> Table:
@@ -83,7 +91,7 @@ def summary_table(report: WavelengthReport) -> Table:
         rows.append(("longrope", f"{summary.longrope_factors_in_use} factors in use; {summary.longrope_switch}"))
     if summary.dynamic_base_by_length is not None:
         rows.append(("dynamic NTK base by length", ", ".join(
-            f"{r.length:,}: {r.base:.6g}" for r in summary.dynamic_base_by_length
+            f"{r.length:,}: {number(r.base)}" for r in summary.dynamic_base_by_length
         )))
     bound = summary.base_lower_bound
     if bound is not None:
@@ -100,16 +108,30 @@ def summary_table(report: WavelengthReport) -> Table:
     return key_value_table("summary", rows)
 
 
-def _tokens(value: float | None) -> str:
+def _tokens(value: float | None, *, short: bool = False) -> str:
+    """A wavelength in tokens: one decimal below a million, else four significant digits."""
     if value is None:
-        return "∞ (not rotated)"
-    return f"{value:,.1f}" if value < 1e6 else f"{value:.4g}"
+        return "∞" if short else "∞ (not rotated)"
+    return f"{value:,.1f}" if value < 1e6 else number(value)
 
 
 def _bound_text(bound: BaseBound) -> str:
+    """Men et al.'s bound, the robust figure first: the condition is not monotone in the base, so the
+    smallest passing base sits in an isolated window with failing bases above it."""
     if bound.smallest_base is None:
         return f"no base satisfies it (d = {bound.dim})"
+    text = f"every base above {_base(bound.every_base_above)} passes"
+    window = bound.smallest_window
+    if window is None or window[1] is None:
+        return text + f"; the smallest passing base is {_base(bound.smallest_base)}"
+    low, high = window
     return (
-        f"smallest found {bound.smallest_base:.6g} (grid of {bound.steps_per_decade} per decade); "
-        f"every base above {bound.every_base_above:.6g}"
+        text + f"; the smallest passing bases, {_base(low)} to {_base(high)}, are an isolated window "
+        "(bases just above it fail)"
     )
+
+
+def _base(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.0f}" if value < 1e7 else number(value)

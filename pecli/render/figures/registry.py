@@ -39,13 +39,14 @@ from pecli.render.figures.canvas import DEFAULT_SIZE, Drawing, Style, finish, ne
 from pecli.render.figures.frequencies import draw_circles, draw_extrapolation, draw_wavelengths
 from pecli.render.figures.matrices import draw_bias_heatmap, draw_encoding_heatmap, draw_similarity
 from pecli.render.figures.scores import DEFAULT_DTYPES, draw_bias, draw_dot_distance, draw_precision
+from pecli.render.side_by_side import SIDE_BY_SIDE_DIM, one_dim_note
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
 from pecli.schemes.base import Capability
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-#: Circle defaults where the base matters (seed 000 draws d=2, whose only pair has ω = 1 for any base).
+#: Circle defaults where the base matters (the Conditions article draws d=2, whose only pair has ω = 1 for any base).
 CIRCLE_DIM, CIRCLE_PAIR, CIRCLE_BASES, CIRCLE_POINTS = 4, 1, (1.0, 5.0, 10.0, 100.0), 8
 #: More points than a circle can show apart (beyond this the ring is solid); keeps memory bounded.
 MAX_CIRCLE_POINTS = 100_000
@@ -184,7 +185,13 @@ def _circle(figure: "Figure", request: PlotRequest) -> Drawing:
 
 
 def _dot_distance(figure: "Figure", request: PlotRequest) -> Drawing:
-    return draw_dot_distance(figure.add_subplot(), overlaid(request), request.length, band=request.option("band") is not False)
+    """Every overlaid scheme at one dimension (:mod:`pecli.render.side_by_side`), with a note saying so."""
+    schemes = overlaid(request)
+    drawing = draw_dot_distance(figure.add_subplot(), schemes, request.length, band=request.option("band") is not False)
+    if len({s.name for s in schemes}) > 1 and any("dim" in s.params() for s in schemes):
+        dim = request.given_params.get("dim", SIDE_BY_SIDE_DIM)
+        drawing.notes.append(one_dim_note(int(dim), given="dim" in request.given_params))
+    return drawing
 
 
 def _similarity(figure: "Figure", request: PlotRequest) -> Drawing:
@@ -305,14 +312,16 @@ def figure(kind: str, request: PlotRequest, style: Style = Style()) -> tuple["Fi
 
 # -- options given as lists ------------------------------------------------------------------------------
 def overlaid(request: PlotRequest) -> list[Scheme]:
-    """The schemes a dot-distance plot overlays: --schemes × --bases (a base only where the scheme has one)."""
+    """The schemes a dot-distance plot overlays: --schemes × --bases (a base only where the scheme has one),
+    every scheme that has a dimension at the same one (``--dim``, else :data:`SIDE_BY_SIDE_DIM`)."""
     given = request.option("schemes")
     names = name_list("schemes", given) if given else [request.scheme.name]
     bases = request.option("bases")
+    one_dim = {} if len(set(names)) < 2 or request.gave("dim") else {"dim": SIDE_BY_SIDE_DIM}
     out = []
     for name in names:
         for base in bases if bases and "base" in get_scheme_class(name).parameters() else (None,):
-            out.append(request.variant(name, **({"base": base} if base is not None else {})))
+            out.append(request.variant(name, **one_dim, **({"base": base} if base is not None else {})))
     return out
 
 

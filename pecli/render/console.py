@@ -1,0 +1,93 @@
+"""The console pecli prints its tables on: it never cuts a number, a name or a header.
+
+Rich cuts a table that is wider than the console: it folds or truncates cells (``0.00085…``,
+``sinusoida``/``l``) and drops what still does not fit. A pipe has no width, so when stdout is not
+a terminal a table that cannot fit without cutting is printed at its natural width instead (one
+line per row, nothing wrapped). On a terminal Rich's layout stands: the tables are designed to fit
+80 columns by default (``--wide`` asks for the rest).
+
+What may not be cut is declared by the tables themselves: a column with ``no_wrap=True`` holds
+numbers or names and keeps its full width; any other column holds text and may wrap between words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.measure import Measurement
+from rich.table import Table
+
+#: Width used to measure a renderable unconstrained.
+UNBOUNDED = 1 << 16
+
+
+def uncut_width(console: Console, renderable: RenderableType) -> int:
+    """The narrowest width at which ``renderable`` prints without cutting anything.
+
+    For a table: every ``no_wrap`` column at its widest cell (header included), every other column at
+    its longest word, plus padding and borders. For anything else: its longest word.
+    """
+    options = console.options.update(width=UNBOUNDED)
+    if not isinstance(renderable, Table):
+        return Measurement.get(console, options, renderable).minimum
+    left, right = table_padding(renderable)
+    total = 0
+    for column in renderable.columns:
+        cells = [*([column.header] if renderable.show_header else []), *column.cells]
+        sizes = [Measurement.get(console, options, cell) for cell in cells]
+        widest = max((size.maximum if column.no_wrap else size.minimum for size in sizes), default=0)
+        total += max(widest, column.min_width or 0) + left + right
+    return total + border_width(renderable)
+
+
+def natural_width(console: Console, renderable: RenderableType) -> int:
+    """The width at which ``renderable`` prints with nothing wrapped."""
+    return Measurement.get(console, console.options.update(width=UNBOUNDED), renderable).maximum
+
+
+def table_padding(table: Table) -> tuple[int, int]:
+    """The left and right padding of each cell of ``table``."""
+    _, right, _, left = table.padding
+    return left, right
+
+
+def border_width(table: Table) -> int:
+    """The characters the borders of ``table`` take on each line."""
+    if table.box is None:
+        return 0
+    return len(table.columns) - 1 + (2 if table.show_edge else 0)
+
+
+def parts(renderables: Iterable[Any]) -> list[Any]:
+    """The renderables with every :class:`~rich.console.Group` opened, so each part is fitted alone."""
+    out: list[Any] = []
+    for renderable in renderables:
+        out.extend(parts(renderable.renderables) if isinstance(renderable, Group) else [renderable])
+    return out
+
+
+class FittingConsole(Console):
+    """A Rich console that, when stdout is not a terminal, prints at its natural width anything that
+    would otherwise be cut (see the module's docstring)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        if self.is_terminal or not objects:
+            super().print(*objects, **kwargs)
+            return
+        for part in parts(objects):
+            if isinstance(part, str) or uncut_width(self, part) <= self.width:
+                super().print(part, **kwargs)
+                continue
+            width = self.width
+            self.width = max(width, natural_width(self, part))
+            try:
+                super().print(part, **kwargs)
+            finally:
+                self.width = width
+
+
+def stdout_console() -> Console:
+    """The console of stdout: plain text unless a colour terminal, no highlighting, nothing cut in a pipe."""
+    return FittingConsole(highlight=False, soft_wrap=False)

@@ -1,0 +1,164 @@
+"""Tables a person can read in a pipe and in 80 columns: no number, name or header is ever cut.
+
+Every README example of a command that prints a table and every sample config is run in-process at
+80 columns to a non-terminal (what ``pecli … | less`` gets), and the output must hold no ``…`` glued
+to a number or a word — Rich's mark of a cut cell (``0.00085…``, ``θ rad/t…``). ``plot`` prints no
+table (its figure goes to a file), and ``--json`` examples print none either; they are left out.
+
+To keep this fast, lengths and contexts above a few thousand are lowered (see :func:`shrink`): the
+tables keep their shape, because which columns a table has does not depend on the length and every
+number is formatted to a bounded width (:func:`pecli.render.tables.number`, tested below).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rich.console import Console
+from rich.table import Table
+from typer.testing import CliRunner
+
+from pecli.cli import app
+from pecli.render.console import FittingConsole, uncut_width
+from pecli.render.tables import number
+
+REPO = Path(__file__).resolve().parents[1]
+README = (REPO / "README.md").read_text(encoding="utf-8")
+SAMPLES = REPO / "sample_configs"
+#: Rich's ellipsis right after a character of a number or a word: a cut cell.
+CUT = re.compile(r"[0-9A-Za-z_.,+\-/)(θλ₀]…")
+#: Commands whose output is a table.
+TABLE_COMMANDS = ("encode", "check", "compare", "wavelengths")
+#: Largest length (and context) run here, and the length of a compare; see the module's docstring.
+MAX_LENGTH, COMPARE_LENGTH = 1024, 64
+#: Box-drawing characters: a border line is not a word.
+BOX = set("─━│┃┏┓┗┛┡┩╇┳┻┼┬┴├┤┌┐└┘╭╮╰╯")
+
+
+def readme_examples() -> list[str]:
+    """The example commands of README's command sections that print a table."""
+    commands = []
+    for name in TABLE_COMMANDS:
+        section = re.search(rf"^## `pecli {name}`\n(.*?)(?=^## )", README, flags=re.MULTILINE | re.DOTALL).group(1)
+        for block in re.findall(r"```bash\n(.*?)```", section, flags=re.DOTALL):
+            for line in block.replace("\\\n", " ").splitlines():
+                command = line.split("#")[0].strip()
+                if command.startswith("pecli ") and "--json" not in command:
+                    commands.append(command)
+    return commands
+
+
+def sample_commands() -> list[str]:
+    """The command of every sample config that prints a table, and ``wavelengths`` of every HF config."""
+    commands = []
+    for path in sorted(SAMPLES.glob("*.yaml")):
+        first = path.read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()
+        if not first.startswith("pecli plot"):
+            commands.append(first)
+    models = [p.name for p in sorted((SAMPLES / "hf").glob("*.json")) if "gpt2" not in p.name]  # GPT-2 has no RoPE
+    commands += [f"pecli wavelengths --hf-config sample_configs/hf/{name}" for name in models]
+    return commands
+
+
+def shrink(args: list[str]) -> list[str]:
+    """``args`` with lengths and contexts capped at :data:`MAX_LENGTH`, a compare at
+    :data:`COMPARE_LENGTH` positions and a model's wavelengths over a 1024-token context."""
+    out = []
+    for previous, arg in zip(["", *args], args):
+        if previous in ("--length", "-L", "--context") and int(arg) > MAX_LENGTH:
+            arg = str(MAX_LENGTH)
+        elif previous == "--set" and arg.startswith("length="):
+            arg = f"length={COMPARE_LENGTH}"
+        out.append(arg.replace("sample_configs/", f"{SAMPLES}/"))
+    if out[0] == "compare":
+        out += ["--length", str(COMPARE_LENGTH)]
+    elif out[0] == "check" and not {"--length", "-L"} & set(out):
+        out += ["--length", "128"]
+    if out[0] == "wavelengths" and "--hf-config" in out and "--context" not in out:
+        out += ["--context", "1024"]  # Men et al.'s bound at a model's 128K context takes seconds
+    return out
+
+
+def run(command: str, tmp_path: Path, columns: int = 80) -> str:
+    args = shrink(shlex.split(command)[1:])
+    if "--apply" in args:
+        np.save(tmp_path / args[args.index("--apply") + 1], np.ones((37, 64)))
+    result = CliRunner(env={"NO_COLOR": "1", "COLUMNS": str(columns)}).invoke(app, args, catch_exceptions=False)
+    assert result.exit_code in (0, 1), f"{command}: {result.output}"
+    return result.stdout
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples write --out files
+    return tmp_path
+
+
+def test_the_examples_are_found():
+    examples = readme_examples()
+    assert any(c.startswith("pecli compare") for c in examples) and any(c.startswith("pecli wavelengths") for c in examples)
+    assert len(sample_commands()) >= 20
+
+
+@pytest.mark.parametrize("command", readme_examples() + sample_commands() + [
+    "pecli check all --scheme t5", "pecli check all --scheme relative",
+])
+def test_nothing_is_cut_at_80_columns_in_a_pipe(command, in_tmp):
+    output = run(command, in_tmp)
+    cut = [line for line in output.splitlines() if CUT.search(line)]
+    assert not cut, f"{command}: cut cells:\n" + "\n".join(cut)
+
+
+@pytest.mark.parametrize("command", [
+    "pecli compare --length 64",
+    ("pecli compare --hf-config sample_configs/hf/meta-llama--llama-3.1-8b.json "
+     "--hf-config sample_configs/hf/mistralai--mistral-7b-instruct-v0.3.json --set length=96"),
+    "pecli wavelengths --hf-config sample_configs/hf/microsoft--phi-3-mini-128k-instruct.json",
+])
+def test_no_word_or_number_is_split_across_lines(command, in_tmp):
+    # Every word at 80 columns is a word of the same output at 400: nothing was folded in two.
+    words = set(run(command, in_tmp, columns=400).split())
+    split = [word for word in run(command, in_tmp).split() if word not in words and not BOX & set(word)]
+    assert not split, f"{command}: split words {split[:10]}"
+
+
+def test_default_tables_fit_80_columns(in_tmp):
+    # The issue's offenders fit 80 columns by default: nothing needs the natural-width fallback.
+    for command in ("pecli compare --length 64", "pecli check all --scheme t5 --length 64",
+                    "pecli wavelengths --hf-config sample_configs/hf/microsoft--phi-3-mini-128k-instruct.json"):
+        widths = [len(line.rstrip()) for line in run(command, in_tmp).splitlines()]
+        assert max(widths) <= 80, command
+
+
+def test_wide_adds_longrope_factors(in_tmp):
+    command = "pecli wavelengths --hf-config sample_configs/hf/microsoft--phi-3-mini-128k-instruct.json"
+    assert "factor" not in run(command, in_tmp).split("summary")[0]
+    wide = run(command + " --wide", in_tmp)
+    assert "factor" in wide.split("summary")[0] and not CUT.search(wide)
+
+
+@pytest.mark.parametrize("value", [0.00085123, -1.743e-14, 121627.4, 9.556e-7, -0.0918798, 1e30, 5e5, 2.5, -123456789.0])
+def test_numbers_have_a_bounded_width(value):
+    text = number(value)
+    assert len(text) <= 10 and "…" not in text
+    assert float(text) == pytest.approx(value, rel=5e-4)
+
+
+def test_a_table_too_wide_for_a_pipe_prints_whole():
+    table = Table("a", "b")
+    for column in table.columns:
+        column.no_wrap = True
+    table.add_row("x" * 60, "0.000851234567891234")
+    table.add_row("y", "1" * 40)
+    console = FittingConsole(width=80, file=__import__("io").StringIO(), force_terminal=False)
+    assert uncut_width(console, table) > 80
+    console.print(table)
+    text = console.file.getvalue()
+    assert "0.000851234567891234" in text and "1" * 40 in text and "…" not in text
+    plain = Console(width=80, file=__import__("io").StringIO(), force_terminal=False)
+    plain.print(table)
+    assert "…" in plain.file.getvalue()  # what Rich alone does
