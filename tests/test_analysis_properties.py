@@ -74,7 +74,7 @@ def test_collisions_counts_pairs_exactly():
 
 # -- distinguishability -----------------------------------------------------------------------------------
 def test_binary_fails_naming_seven_to_eight():
-    # seed 000: 7 = 0111 and 8 = 1000 differ in all 4 bits, step √4 = 2; every other step is ≥ 1.
+    # [Conditions]: 7 = 0111 and 8 = 1000 differ in all 4 bits, step √4 = 2; every other step is ≥ 1.
     result = check_distinguishability(scheme("binary", 16), 16)
     assert result.verdict == "fail"
     assert result.figures["worst_jump"] == {"pair": [7, 8], "components_changed": 4, "of": 4}
@@ -112,7 +112,7 @@ def test_distinguishability_fails(name):
 
 # -- composability ---------------------------------------------------------------------------------------
 def test_rotation_block_is_seed_001_matrix():
-    # seed 001: M_k = [[cos ω k, sin ω k], [−sin ω k, cos ω k]] on (sin, cos) pairs; ω = 1, k = 1.
+    # [Fleetwood]: M_k = [[cos ω k, sin ω k], [−sin ω k, cos ω k]] on (sin, cos) pairs; ω = 1, k = 1.
     pairs = FrequencyPairs(np.array([1.0]), np.array([1.0]), np.array([0]), np.array([1]), True, 2, 10000.0)
     expected = np.array([[math.cos(1), math.sin(1)], [-math.sin(1), math.cos(1)]])
     np.testing.assert_allclose(rotation_blocks(pairs, 1)[0], expected, rtol=0, atol=1e-15)
@@ -186,7 +186,7 @@ def test_learned_undefined_past_max_length():
 
 
 def test_binary_overflow_after_256_names_300():
-    # seed 000: trained on 256 positions → ⌈log2 256⌉ = 8 bits; 256 = 2**8 is the first overflow, and
+    # [Conditions]: trained on 256 positions → ⌈log2 256⌉ = 8 bits; 256 = 2**8 is the first overflow, and
     # 300 = 0b100101100 needs 9 bits.
     result = check_extrapolation(scheme("binary", 512), 512, train_length=256)
     assert result.verdict == "fail"

@@ -186,7 +186,7 @@ def test_circle_points_are_sin_and_cos_of_the_pair_angle():
 
 
 def test_circle_default_is_the_second_pair_of_d4_with_four_bases(runner, tmp_path):
-    # seed 000 uses d = 2, whose only pair has ω_0 = base^0 = 1 whatever the base: the CLI's default
+    # [Conditions] uses d = 2, whose only pair has ω_0 = base^0 = 1 whatever the base: the CLI's default
     # draws pair 1 of d = 4 instead, where the four bases differ.
     out = tmp_path / "c.png"
     assert run(runner, "circle", *SMALL, "--out", str(out)).exit_code == 0

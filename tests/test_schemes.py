@@ -65,7 +65,7 @@ def test_sinusoidal_d8_frequencies_and_base():
 
 
 def test_sinusoidal_dot_product_depends_on_distance_only():
-    # Seeds 000/002: PE_p · PE_q = Σ_i [sin pω sin qω + cos pω cos qω] = Σ_i cos(ω_i (p − q)).
+    # [Conditions] and [Common-PE]: PE_p · PE_q = Σ_i [sin pω sin qω + cos pω cos qω] = Σ_i cos(ω_i (p − q)).
     # d = 8: ω = 1, .1, .01, .001; for p − q = 5 the sum is cos 5 + cos .5 + cos .05 + cos .005.
     expected = math.cos(5) + math.cos(0.5) + math.cos(0.05) + math.cos(0.005)
     for layout in ("interleaved", "half"):
@@ -86,7 +86,7 @@ def test_sinusoidal_large_position_angles_in_float64():
 
 # ================================================================================== binary / integer
 def test_binary_seed_001_example_252():
-    # Seed 001: 252 = 128 + 64 + 32 + 16 + 8 + 4 = 0b11111100; least significant bit first in the
+    # [Fleetwood]: 252 = 128 + 64 + 32 + 16 + 8 + 4 = 0b11111100; least significant bit first in the
     # components: [0, 0, 1, 1, 1, 1, 1, 1].
     scheme = build_scheme("binary", {"bits": 8})
     close(scheme.encode([252])[0], [0, 0, 1, 1, 1, 1, 1, 1])
@@ -95,7 +95,7 @@ def test_binary_seed_001_example_252():
 
 
 def test_binary_seven_and_eight_are_four_bits_apart():
-    # Seed 000: 7 = 0111, 8 = 1000 — all four low bits differ.
+    # [Conditions]: 7 = 0111, 8 = 1000 — all four low bits differ.
     e = build_scheme("binary", {"bits": 4}).encode([7, 8])
     assert int(np.sum(e[0] != e[1])) == 4
 
@@ -115,7 +115,7 @@ def test_binary_overflow_300_with_8_bits():
 
 
 def test_integer_p_and_p_over_n():
-    # Seed 001: E[p, k] = p in every component, or p / N. N = 10: 5 → 0.5, 9 → 0.9; with N = 20 the
+    # [Fleetwood]: E[p, k] = p in every component, or p / N. N = 10: 5 → 0.5, 9 → 0.9; with N = 20 the
     # same position 5 becomes 0.25 — the length dependence the seed criticises.
     raw = build_scheme("integer", {"dim": 3})
     close(raw.encode([0, 5, 9]), [[0, 0, 0], [5, 5, 5], [9, 9, 9]])

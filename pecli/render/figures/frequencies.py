@@ -34,7 +34,7 @@ def draw_circles(figure: "Figure", schemes: Sequence[Scheme], positions: Any, *,
     """Positions on the (sin, cos) plane of frequency pair ``pair``, one panel per scheme (per base).
 
     Point p of a panel is ``(sin(p ω_pair), cos(p ω_pair))`` with the scheme's ``ω_pair`` (for rope,
-    ``θ_pair``; its rotation of (1, 0) is (cos, sin), the same point with the axes swapped). Seed 000 draws
+    ``θ_pair``; its rotation of (1, 0) is (cos, sin), the same point with the axes swapped). [Conditions] draws
     pair 0, where ``ω_0 = base^0 = 1`` for every base; a higher pair shows the base.
     """
     positions = as_positions(positions)
