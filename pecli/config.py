@@ -37,7 +37,7 @@ Setting = Parameter
 #: Keys every command that builds a scheme accepts.
 RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("scheme", str, DEFAULT_SCHEME, "the scheme: " + ", ".join(SCHEMES)),
-    Setting("length", int, None, "number of positions 0 … L − 1", minimum=1, maximum=MAX_POSITIONS, default_text=f"{DEFAULT_LENGTH}, or a model's max_position_embeddings"),
+    Setting("length", int, None, "number of positions L (positions 0 to L − 1)", minimum=1, maximum=MAX_POSITIONS, default_text=f"{DEFAULT_LENGTH}, or a model's max_position_embeddings"),
     Setting("positions", object, None, "position ids: start:stop[:step], an .npy file of integers, or a list"),
     Setting("dtype", str, None, "dtype of the output", choices=tuple(DTYPES), default_text="float64"),
 )

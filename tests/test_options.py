@@ -54,3 +54,12 @@ def test_each_command_lists_only_what_it_reads(group):
     for key in ("dtype", "positions", "heads", "buckets", "bits", "max_relative_position"):
         assert key not in wavelengths, key
     assert "positions" not in _options(group.commands["compare"])
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_at_80_columns_cuts_nothing(runner, command):
+    from pecli.cli import app
+
+    result = runner.invoke(app, [command, "--help"], env={"NO_COLOR": "1", "COLUMNS": "80"})
+    assert result.exit_code == 0
+    assert "…" not in result.stdout, [line for line in result.stdout.splitlines() if "…" in line]

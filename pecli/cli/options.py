@@ -82,7 +82,9 @@ def make_option(
     names = [FLAG_SPELLINGS.get(parameter.name, option_name(parameter.name))]
     kind = _typer_type(parameter)
     if kind is bool and "/" not in names[0]:
-        names[0] = f"{names[0]}/--no-{names[0][2:]}"
+        # a flag turns it on; --set NAME=false turns off what a YAML file turned on (a "--no-" form
+        # would widen every --help table past 80 columns)
+        names[0] = f"{names[0]}/"
     if parameter.name in SHORT_FLAGS:
         names.append(SHORT_FLAGS[parameter.name])
     text = help or (SHARED_HELP.get(parameter.name) if len(declarations) > 1 else None) or parameter.help

@@ -127,8 +127,8 @@ def _key(*args: Any, **kwargs: Any) -> Parameter:
 
 FACTOR = _key("factor", float, None, "scaling factor s (context ratio)", minimum=1)
 ORIGINAL_LENGTH = _key(
-    "original_max_position_embeddings", int, None, "original_max_position_embeddings: pre-training context",
-    minimum=1, default_text="llama3: 8192; yarn, longrope: max_position_embeddings",
+    "original_max_position_embeddings", int, None, "the pre-training context length",
+    minimum=1, default_text="llama3: 8192; yarn, longrope: --max-position-embeddings",
 )
 BETA_FAST = _key("beta_fast", float, None, "yarn: rotations where extrapolation ends", exclusive_minimum=0,
                       default_text="32")

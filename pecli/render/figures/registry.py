@@ -58,7 +58,7 @@ HEAD = Parameter("head", int, None, "the head of a bias scheme to draw", minimum
 BASES = Parameter("bases", tuple[float, ...], None, "one panel or curve per base", exclusive_minimum=0)
 PAIR = Parameter("pair", int, None, "the frequency pair drawn", minimum=0, default_text=str(CIRCLE_PAIR))
 POINTS = Parameter(
-    "points", int, None, "how many positions (0 … N−1) to place", minimum=1, maximum=MAX_CIRCLE_POINTS,
+    "points", int, None, "how many positions (0 to N − 1) to place", minimum=1, maximum=MAX_CIRCLE_POINTS,
     default_text=str(CIRCLE_POINTS),
 )
 SCHEMES_OPTION = Parameter("schemes", object, None, "schemes overlaid (comma-separated or a list)")
