@@ -27,7 +27,7 @@ def _options(command) -> dict[str, list[str]]:
 def test_every_scheme_parameter_is_an_option_a_yaml_key_and_a_set_key(group, name):
     encode = _options(group.commands["encode"])
     for key, parameter in SCHEMES[name].parameters().items():
-        assert option_name(key) in encode[key][0], (name, key)
+        assert encode[key][0] in (option_name(key), "--no-" + option_name(key)[2:]), (name, key)
         if parameter.default is not None:  # the declared default round-trips through a layer
             spec = resolve({"scheme": name, key: parameter.default})
             assert spec.scheme.params()[key] == (list(parameter.default) if isinstance(parameter.default, tuple) else parameter.default)

@@ -23,7 +23,7 @@ import typer
 
 from pecli.cli.exits import Interrupted, ReaderGone
 from pecli.cli.options import (
-    CONFIG_PANEL, OUTPUT_PANEL, SCHEME_PANEL, ForceOption, JsonOption, QuietOption, make_option,
+    CONFIG_PANEL, OUTPUT_PANEL, SCHEME_PANEL, ForceOption, JsonOption, QuietOption, make_option, negated,
 )
 from pecli.config import (
     MEMORY_SETTING, RUN_SETTINGS, Setting, Spec, default_memory_budget, load_yaml, merge, parse_sets, resolve,
@@ -102,6 +102,11 @@ class SchemeCommand:
         self.run_keys = run_keys
         self._signature: tuple[Any, inspect.Signature] | None = None  # (the registry it was made from, it)
 
+    def _negated(self) -> set[str]:
+        """The flags spelled ``--no-NAME``, whose value arrives as True when given."""
+        declarations = [p for cls in SCHEMES.values() for p in cls.parameters().values()] + list(self.settings)
+        return {p.name for p in declarations if negated(p)}
+
     def _shared(self) -> dict[str, Any]:
         schemes = [cls for cls in SCHEMES.values() if self.needs is None or cls.has(self.needs)]
         run = {s.name: make_option(s, panel=SCHEME_PANEL) for s in RUN_SETTINGS if s.name in self.run_keys}
@@ -136,6 +141,8 @@ class SchemeCommand:
             config_path, sets = kwargs.pop("config", None), kwargs.pop("set", None)
             own = {name: kwargs.pop(name) for name in list(kwargs) if name in own_names}
             given = {name: value for name, value in kwargs.items() if value is not None}
+            for name in given.keys() & self._negated():
+                given[name] = not given[name]  # --no-NAME was given
             if config_path == "":
                 raise PecliError("config: the file name is empty")
             from_file = load_yaml(config_path) if config_path is not None else {}

@@ -3,7 +3,7 @@
 Every scheme parameter is declared once, as a :class:`~pecli.params.Parameter` on its scheme (or on
 its RoPE scaling type); every command setting likewise in its command module. This module turns those
 records into Typer options: ``max_relative_position`` becomes ``--max-relative-position``, a list
-becomes a comma list, a flag ``--name/--no-name``, and the help text states the default (per scheme,
+becomes a comma list, a flag ``--name`` (``--no-name`` where it is on by default), and the help text states the default (per scheme,
 where schemes differ). What is only presentation — short flags, the off-spelling of a flag, the panel
 an option is listed in — lives in the small tables below.
 """
@@ -49,6 +49,13 @@ def option_name(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def negated(parameter: Parameter) -> bool:
+    """Whether a flag is spelled ``--no-NAME`` (on by default): giving it means NAME = false."""
+    return parameter.base_type is bool and parameter.name not in FLAG_SPELLINGS and (
+        parameter.default is True or parameter.default_text == "true"
+    )
+
+
 def _typer_type(parameter: Parameter) -> Any:
     kind = parameter.base_type
     if parameter.is_list or kind not in (int, float, bool, str):
@@ -82,9 +89,9 @@ def make_option(
     names = [FLAG_SPELLINGS.get(parameter.name, option_name(parameter.name))]
     kind = _typer_type(parameter)
     if kind is bool and "/" not in names[0]:
-        # a flag turns it on; --set NAME=false turns off what a YAML file turned on (a "--no-" form
-        # would widen every --help table past 80 columns)
-        names[0] = f"{names[0]}/"
+        # One spelling, the one that changes something: --name where the default is off, --no-name where it
+        # is on (a second form would widen every --help table past 80 columns); --set NAME=… sets either way.
+        names[0] = f"--no-{names[0][2:]}" if negated(parameter) else names[0]
     if parameter.name in SHORT_FLAGS:
         names.append(SHORT_FLAGS[parameter.name])
     text = help or (SHARED_HELP.get(parameter.name) if len(declarations) > 1 else None) or parameter.help
