@@ -8,7 +8,7 @@ from typing import Iterator
 
 import numpy as np
 
-from pecli.analysis.summary import EncodeReport, StreamingSummary, array_summary
+from pecli.analysis.summary import VERIFY_VALUES, EncodeReport, StreamingSummary, array_summary
 from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, memory_budget, print_json,
     scheme_command, stdout_console,
@@ -26,9 +26,13 @@ SUFFIXES = (".npy", ".npz")
 WORKING_COPIES = 4
 #: Values computed at once: the rows of a block (at least one row) hold about this many values.
 BLOCK_VALUES = 1 << 20
-#: Bytes held per position whatever the block: the ids, the summary's hashes and squared steps, and the
-#: sort that groups equal hashes at the end.
-POSITION_BYTES = 64
+#: Bytes held per position for the whole run: the ids, the summary's row hashes and squared steps.
+POSITION_BYTES = 24
+#: Bytes per position the summary's last step adds, once the blocks are gone: sorting the hashes to
+#: group equal ones, the steps' square roots.
+FINISH_BYTES = 32
+#: Bytes per value of the candidate rows the summary compares at once (recomputed, cast, widened, sorted).
+VERIFY_BYTES_PER_VALUE = 48
 
 SETTINGS = (
     Setting("out", str, None, ".npy: the main array; .npz: every part with stable names", group=OUTPUT_PANEL),
@@ -91,18 +95,23 @@ def streamed(scheme: Scheme) -> bool:
 def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: list[str] | None = None) -> int:
     """Bytes ``pecli encode`` holds at its peak for ``count`` positions, writing the parts ``wanted``.
 
-    Streamed: a block (the scheme's ``block_bytes_per_value`` per value), :data:`POSITION_BYTES` per position,
-    the tables a scheme draws whole (learned's) and what it keeps to share work between parts (rope's
-    cos and sin); otherwise the whole arrays (:data:`WORKING_COPIES`).
+    Streamed: :data:`POSITION_BYTES` per position, the tables a scheme draws whole (learned's) and what
+    it keeps to share work between parts (rope's cos and sin), plus the larger of a block (the scheme's
+    ``block_bytes_per_value`` per value) and the summary's last step (:data:`FINISH_BYTES` per
+    position and a batch of candidate rows), which never coincide; otherwise the whole arrays (:data:`WORKING_COPIES`).
     """
-    main_bytes = int(np.prod(scheme.main_shape(count), dtype=np.float64)) * 8
     if not streamed(scheme):
         return scheme.estimate_bytes(count) * WORKING_COPIES
-    row_values = main_bytes // 8 // max(count, 1) if scheme.main_key != "bias" or len(scheme.main_shape(1)) < 3 else count
+    shape = scheme.main_shape(count)
+    main_bytes = int(np.prod(shape, dtype=np.float64)) * 8
+    # A block's rows: a query row of one head for a (heads, L, L) bias, else the array past its first axis.
+    row_values = shape[-1] if scheme.main_key == "bias" else int(np.prod(shape[1:], dtype=np.float64))
     block_values = min(block_rows(row_values), max(count, 1)) * row_values
     tables = scheme.estimate_bytes(count) - main_bytes
     shared = scheme.shared_bytes(count, numpy_dtype(dtype).itemsize, wanted)
-    return block_values * scheme.block_bytes_per_value + count * POSITION_BYTES + tables + shared
+    finish = count * FINISH_BYTES + VERIFY_VALUES * VERIFY_BYTES_PER_VALUE
+    working = max(block_values * scheme.block_bytes_per_value, finish)
+    return working + count * POSITION_BYTES + tables + shared
 
 
 def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet: bool) -> EncodeReport:
@@ -115,7 +124,7 @@ def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet:
     parts = scheme.parts(positions, exact=exact, dtype=dtype, wanted=wanted)
     main = parts[0]
     chosen = _chosen_parts(parts, spec.settings["parts"])
-    nbytes = int(np.prod(main.shape, dtype=np.int64)) * _itemsize(scheme, main, dtype)
+    nbytes = int(np.prod(main.shape, dtype=np.int64)) * _itemsize(main, dtype)
     summary = StreamingSummary(int(positions.size), main.shape, _dtype_name(main, dtype), nbytes)
     rows = block_rows(main.row_values)
     segments = int(np.prod(main.shape, dtype=np.int64)) // max(1, positions.size * main.row_values)
@@ -187,7 +196,7 @@ def _dtype_name(part: Part, dtype: str) -> str:
     return "int64" if sample is not None and sample.dtype.kind in "iu" else dtype
 
 
-def _itemsize(scheme: Scheme, part: Part, dtype: str) -> int:
+def _itemsize(part: Part, dtype: str) -> int:
     return 8 if _dtype_name(part, dtype) == "int64" else numpy_dtype(dtype).itemsize
 
 
