@@ -21,7 +21,7 @@ def cast(array: np.ndarray, name: str) -> np.ndarray:
     """Round a float array to dtype ``name`` (round to nearest even); integer arrays are kept."""
     if array.dtype.kind in "iub":
         return array
-    return np.asarray(array).astype(numpy_dtype(name))
+    return np.asarray(array).astype(numpy_dtype(name), copy=False)
 
 
 def storable(array: np.ndarray) -> np.ndarray:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from pecli.analysis.structure import collisions
-from pecli.schemes.base import Scheme
+from pecli.analysis.structure import _normalised, _row_hashes, collisions
+from pecli.schemes.base import Block, Scheme
 
 
 @dataclass(frozen=True)
@@ -121,3 +121,136 @@ def array_summary(array: np.ndarray) -> ArraySummary:
     """Shape, dtype, bytes and value range of any array (an ``--apply`` result)."""
     wide = array.astype(np.float64)
     return ArraySummary(tuple(array.shape), str(array.dtype), int(array.nbytes), float(wide.min()), float(wide.max()))
+
+
+#: Columns of each position row that are hashed to find candidate collisions (at least; every k-th).
+HASHED_COLUMNS = 16
+#: Values whose adjacent differences are formed at once (about 1 MiB of float64: they stay in cache).
+STEP_VALUES = 1 << 15
+#: Values of candidate rows compared at once when collisions are verified.
+VERIFY_VALUES = 1 << 18
+
+
+class StreamingSummary:
+    """The :class:`ArraySummary` of an encoding's main array, from its blocks as they are written.
+
+    Each :class:`~pecli.schemes.base.Block` (rows of one segment, already in the output dtype) updates
+    the value range, the squared steps ``||E_{p+1} − E_p||²`` between adjacent position rows and a
+    64-bit hash of a few columns of each row; nothing holds more than a block plus O(L) numbers.
+    Rows whose hashes agree are then compared in full (recomputed with ``rows_at``), so the collision
+    count is exact. For a main array with one segment every figure equals :func:`summarize`'s;
+    with several (alibi's heads) the steps are summed head by head, equal up to rounding.
+
+    Parameters
+    ----------
+    count:
+        Number of positions (rows).
+    shape, dtype, nbytes:
+        What the summary reports of the main array (``nbytes`` in the output dtype).
+    """
+
+    def __init__(self, count: int, shape: tuple[int, ...], dtype: str, nbytes: int) -> None:
+        self.count, self.shape, self.dtype, self.nbytes = count, tuple(shape), dtype, nbytes
+        self.squared_steps = np.zeros(max(count - 1, 0))
+        self.hashes = np.zeros(count, dtype=np.uint64)
+        self.lowest: float | None = None
+        self.highest: float | None = None
+        self.non_finite = 0
+        self._last: tuple[int, int, np.ndarray] | None = None  # (segment, row, values) of the last row seen
+
+    def add(self, block: Block, values: np.ndarray) -> None:
+        """Take ``values``, block ``block``'s rows in the output dtype (bfloat16 widened to float32)."""
+        rows = values.reshape(values.shape[0], -1)
+        if rows.size == 0:
+            return
+        with np.errstate(invalid="ignore", over="ignore"):
+            self._range(rows)
+            self._steps(block, rows)
+        self.hashes[block.start : block.start + rows.shape[0]] += self._hash(rows)
+        self._last = (block.segment, block.start + rows.shape[0] - 1, rows[-1])
+
+    def _range(self, rows: np.ndarray) -> None:
+        low, high = np.min(rows), np.max(rows)
+        self.lowest = float(low) if self.lowest is None else float(np.minimum(self.lowest, low))
+        self.highest = float(high) if self.highest is None else float(np.maximum(self.highest, high))
+        if rows.dtype.kind == "f" and not (np.isfinite(low) and np.isfinite(high)):  # else all are finite
+            self.non_finite += int(rows.size - np.count_nonzero(np.isfinite(rows)))
+
+    def _steps(self, block: Block, rows: np.ndarray) -> None:
+        if self._last is not None and self._last[:2] == (block.segment, block.start - 1):
+            boundary = np.subtract(rows[:1], self._last[2][None], dtype=np.float64)
+            self.squared_steps[block.start - 1] += np.add.reduce(np.square(boundary), axis=1)[0]
+        # A few rows at a time, so that the float64 differences stay in cache; each row's sum is
+        # np.linalg.norm's (a pairwise sum along the row), whatever the number of rows.
+        step = max(1, STEP_VALUES // rows.shape[1])
+        for first in range(0, rows.shape[0] - 1, step):
+            last = min(first + step, rows.shape[0] - 1)
+            wide = rows[first : last + 1].astype(np.float64)
+            differences = np.subtract(wide[1:], wide[:-1])
+            np.square(differences, out=differences)
+            self.squared_steps[block.start + first : block.start + last] += np.add.reduce(differences, axis=1)
+
+    def _hash(self, rows: np.ndarray) -> np.ndarray:
+        return _hashes(rows[:, :: max(1, rows.shape[1] // HASHED_COLUMNS)])
+
+    def finish(self, positions: np.ndarray, rows_at: Callable[[np.ndarray], np.ndarray]) -> ArraySummary:
+        """The summary, once every block was added; ``rows_at(index)`` recomputes position rows in the
+        output dtype for the rows whose hashes collide."""
+        repeated = self._repeated(rows_at)
+        if self.count > 1:
+            steps = np.sqrt(self.squared_steps)
+            at = int(np.argmin(steps))
+            # Shift-invariant encodings (sinusoidal, rope) step by the same distance everywhere: naming
+            # the pair with the smallest one would only name rounding noise.
+            constant = bool(np.ptp(steps) <= 1e-9 * max(float(steps.max()), 1e-300))
+            adjacency = Adjacency(float(steps[at]), (int(positions[at]), int(positions[at + 1])), constant, repeated)
+        else:
+            adjacency = Adjacency(None, None, None, repeated)
+        lowest = None if self.lowest is None else self.lowest + 0.0  # −0.0 reads as 0.0
+        highest = None if self.highest is None else self.highest + 0.0
+        return ArraySummary(self.shape, self.dtype, self.nbytes, lowest, highest, adjacency)
+
+    def _repeated(self, rows_at: Callable[[np.ndarray], np.ndarray]) -> int:
+        """Rows equal to an earlier row: only rows sharing a hash can be, and those are compared in full.
+
+        When many rows share the hash of their sampled columns (relative's rows, clipped alike far from
+        the diagonal), whole rows are hashed first, batch by batch, so that candidates stay few.
+        """
+        if self.count < 2:
+            return 0
+        width = max(1, int(np.prod(self.shape, dtype=np.int64)) // self.count)
+        batch = max(2, VERIFY_VALUES // width)
+        candidates, starts = _shared_hashes(self.hashes)
+        if candidates.size > max(batch, self.count // 8):
+            whole = np.concatenate([
+                _hashes(rows_at(np.arange(begin, min(begin + batch, self.count))))
+                for begin in range(0, self.count, batch)
+            ])
+            candidates, starts = _shared_hashes(whole)
+        repeated, begin = 0, 0
+        while begin < candidates.size:
+            # Whole groups of equal hashes, about ``batch`` rows at a time.
+            cut = int(np.searchsorted(starts, begin + batch, side="left"))
+            end = int(starts[cut]) if cut < starts.size else candidates.size
+            end = end if end > begin else (int(starts[cut + 1]) if cut + 1 < starts.size else candidates.size)
+            repeated += collisions(rows_at(np.sort(candidates[begin:end]))).repeated
+            begin = end
+        return repeated
+
+
+def _hashes(rows: np.ndarray) -> np.ndarray:
+    """A 64-bit hash per row, equal for rows equal in value (integers and every float dtype; −0.0 = 0.0)."""
+    return _row_hashes(np.ascontiguousarray(_normalised(np.asarray(rows, dtype=np.float64))))
+
+
+def _shared_hashes(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the rows whose hash another row shares, grouped by hash, and where each group starts."""
+    order = np.argsort(hashes, kind="stable")
+    ordered = hashes[order]
+    same = ordered[1:] == ordered[:-1]
+    shared = np.zeros(hashes.size, dtype=bool)
+    shared[1:] |= same
+    shared[:-1] |= same
+    kept = ordered[shared]
+    starts = np.flatnonzero(np.r_[True, kept[1:] != kept[:-1]]) if kept.size else np.zeros(0, dtype=np.int64)
+    return order[shared], starts

@@ -2,26 +2,42 @@
 
 from __future__ import annotations
 
-import dataclasses
+import collections
+from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
-from pecli.analysis.summary import EncodeReport, array_summary, summarize
+from pecli.analysis.summary import VERIFY_VALUES, EncodeReport, StreamingSummary, array_summary
 from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, memory_budget, print_json,
     scheme_command, stdout_console,
 )
 from pecli.config import Setting, Spec, parse_size
-from pecli.dtypes import cast
-from pecli.errors import PecliError
-from pecli.io import check_target, load_array, save_npy, save_npz
+from pecli.dtypes import cast, numpy_dtype, storable
+from pecli.errors import ConfigError, PecliError
+from pecli.io import check_target, load_array, save_npy, save_npz, stream_npy, stream_npz
+from pecli.progress import task
+from pecli.schemes.base import ANCHOR, Part, Scheme
 
 SUFFIXES = (".npy", ".npz")
-#: Peak memory over the main array: the float64 result, its cast copy and the other parts (cos, sin…).
+#: Peak memory over the main array when a scheme builds its arrays whole (--apply, schemes without
+#: :meth:`~pecli.schemes.base.Scheme.parts` of their own): the float64 result, its cast copy, the other parts.
 WORKING_COPIES = 4
+#: Values computed at once: the rows of a block (at least one row) hold about this many values.
+BLOCK_VALUES = 1 << 20
+#: Bytes held per position for the whole run: the ids, the summary's row hashes and squared steps.
+POSITION_BYTES = 24
+#: Bytes per position the summary's last step adds, once the blocks are gone: sorting the hashes to
+#: group equal ones, the steps' square roots.
+FINISH_BYTES = 32
+#: Bytes per value of the candidate rows the summary compares at once (recomputed, cast, widened, sorted).
+VERIFY_BYTES_PER_VALUE = 48
 
 SETTINGS = (
     Setting("out", str, None, ".npy: the main array; .npz: every part with stable names", group=OUTPUT_PANEL),
+    Setting("parts", str, None, ".npz: only these parts, comma-separated (rope: cos,sin)", default_text="every part",
+            group=OUTPUT_PANEL),
     Setting("apply", str, None, ".npy array to encode: rope rotates its last axis (positions on the second-to-last), "
             "additive schemes add the encoding"),
     Setting("max_memory", str, None, "refuse beyond this many bytes, e.g. 2G", default_text="a quarter of RAM"),
@@ -40,47 +56,20 @@ def encode(
     .npy holds the main array: the (L, d) per-position matrix of additive and rotary schemes (rope:
     the rotated reference vector, pairs (cos pθ, sin pθ)), alibi's (H, L, L) bias, t5's (L, L) buckets,
     relative's (L, L, d) embeddings. .npz holds every part by name, with the parameters as JSON
-    under "metadata".
+    under "metadata". Arrays are computed in blocks of rows and written as they come, so memory stays
+    flat in the length.
     """
-    scheme, settings = spec.scheme, spec.settings
+    settings = spec.settings
     if settings["apply"] and not settings["out"]:
         raise PecliError("--apply writes its result to --out: give --out x.npy")
     target = check_target(settings["out"], suffixes=SUFFIXES, force=force) if settings["out"] else None
+    if settings["parts"] and (target is None or target.suffix.lower() != ".npz"):
+        raise PecliError("--parts chooses the arrays of an .npz archive: give --out x.npz")
     budget = parse_size("max_memory", settings["max_memory"]) if settings["max_memory"] else memory_budget()
-    if not settings["apply"]:
-        _check_budget(scheme.estimate_bytes(spec.count) * WORKING_COPIES, budget)
-    positions = spec.positions
-
     if settings["apply"]:
-        x = load_array(settings["apply"])
-        _check_budget(x.size * 8 * WORKING_COPIES, budget)
-        dtype = spec.dtype or (x.dtype.name if x.dtype.kind == "f" else "float64")
-        with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
-            arrays = {"result": cast(scheme.apply(x, positions), dtype), "positions": positions}
+        report = _apply(spec, target, budget, force=force, quiet=quiet)
     else:
-        dtype = spec.output_dtype
-        with np.errstate(over="ignore"):  # inv_freq keeps float64: it is a parameter, not an output
-            arrays = {name: array if name == "inv_freq" else cast(array, dtype) for name, array in scheme.arrays(positions).items()}
-
-    main_key = next(iter(arrays))
-    main = arrays[main_key]
-    with np.errstate(invalid="ignore", over="ignore"):  # ±inf values (float16 overflow) are counted below
-        facts = summarize(scheme, positions, main) if main_key != "result" else array_summary(main)
-    overflowed = int(np.count_nonzero(~np.isfinite(main.astype(np.float64)))) if main.dtype.kind != "i" else 0
-    report = EncodeReport(
-        scheme.name, scheme.kind, scheme.params(), spec.length,
-        (int(positions.size), int(positions[0]), int(positions[-1])), main_key, facts, non_finite_values=overflowed,
-    )
-    if overflowed:
-        message(f"warning: {overflowed:,} values overflow {dtype} (stored as ±inf)", quiet=quiet)
-    if target is not None:
-        document = report.to_dict()
-        metadata = {k: document[k] for k in ("scheme", "kind", "params", "length", "dtype")}
-        if target.suffix.lower() == ".npy":
-            save_npy(target, main, force=force)
-        else:
-            save_npz(target, arrays, metadata, force=force)
-        report = dataclasses.replace(report, out=str(target))
+        report = _encode(spec, target, budget, force=force, quiet=quiet)
 
     if json:
         print_json(report.to_dict())
@@ -90,6 +79,153 @@ def encode(
         stdout_console().print(encode_table(report))
     if target is not None:
         message(f"wrote {target}", quiet=quiet or json)
+
+
+def block_rows(row_values: int) -> int:
+    """Rows per block: about :data:`BLOCK_VALUES` values, a multiple of the phasors' anchor when that many."""
+    rows = max(1, BLOCK_VALUES // max(1, row_values))
+    return rows - rows % ANCHOR if rows >= ANCHOR else rows
+
+
+def streamed(scheme: Scheme) -> bool:
+    """Whether the scheme produces its arrays block by block (its own :meth:`Scheme.parts`)."""
+    return type(scheme).parts is not Scheme.parts
+
+
+def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: list[str] | None = None) -> int:
+    """Bytes ``pecli encode`` holds at its peak for ``count`` positions, writing the parts ``wanted``.
+
+    Streamed: :data:`POSITION_BYTES` per position, the tables a scheme draws whole (learned's) and what
+    it keeps to share work between parts (rope's cos and sin), plus the larger of a block (the scheme's
+    ``block_bytes_per_value`` per value) and the summary's last step (:data:`FINISH_BYTES` per
+    position and a batch of candidate rows), which never coincide; otherwise the whole arrays (:data:`WORKING_COPIES`).
+    """
+    if not streamed(scheme):
+        return scheme.estimate_bytes(count) * WORKING_COPIES
+    shape = scheme.main_shape(count)
+    main_bytes = int(np.prod(shape, dtype=np.float64)) * 8
+    # A block's rows: a query row of one head for a (heads, L, L) bias, else the array past its first axis.
+    row_values = shape[-1] if scheme.main_key == "bias" else int(np.prod(shape[1:], dtype=np.float64))
+    block_values = min(block_rows(row_values), max(count, 1)) * row_values
+    tables = scheme.estimate_bytes(count) - main_bytes
+    shared = scheme.shared_bytes(count, numpy_dtype(dtype).itemsize, wanted)
+    finish = count * FINISH_BYTES + VERIFY_VALUES * VERIFY_BYTES_PER_VALUE
+    working = max(block_values * scheme.block_bytes_per_value, finish)
+    return working + count * POSITION_BYTES + tables + shared
+
+
+def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet: bool) -> EncodeReport:
+    scheme, dtype = spec.scheme, spec.output_dtype
+    archive = target is not None and target.suffix.lower() == ".npz"
+    wanted = _wanted(scheme, spec.settings["parts"]) if archive else [scheme.main_key]
+    _check_budget(memory_needed(scheme, spec.count, dtype, wanted), budget)
+    positions = spec.positions
+    exact = numpy_dtype(dtype).itemsize >= 8
+    parts = scheme.parts(positions, exact=exact, dtype=dtype, wanted=wanted)
+    main = parts[0]
+    chosen = _chosen_parts(parts, spec.settings["parts"])
+    nbytes = int(np.prod(main.shape, dtype=np.int64)) * _itemsize(main, dtype)
+    summary = StreamingSummary(int(positions.size), main.shape, _dtype_name(main, dtype), nbytes)
+    rows = block_rows(main.row_values)
+    segments = int(np.prod(main.shape, dtype=np.int64)) // max(1, positions.size * main.row_values)
+
+    def cast_rows(index: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            return storable(cast(main.rows_at(index), dtype))
+
+    def main_blocks(bar) -> Iterator[np.ndarray]:
+        for block in main.blocks(rows):
+            with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
+                values = storable(cast(block.values, dtype))
+            summary.add(block, values)
+            bar.advance()
+            yield values
+
+    def cast_blocks(part: Part) -> Iterator[np.ndarray]:
+        for block in part.blocks(block_rows(part.row_values)):
+            with np.errstate(over="ignore"):  # inv_freq keeps float64: it is a parameter, not an output
+                yield block.values if part.name == "inv_freq" else cast(block.values, dtype)
+
+    with task("encode", total=segments * -(-positions.size // rows)) as bar:
+        if target is None:
+            collections.deque(main_blocks(bar), maxlen=0)
+        elif target.suffix.lower() == ".npy":
+            stream_npy(target, main.shape, main_blocks(bar), force=force)
+        else:
+            if main not in chosen:
+                collections.deque(main_blocks(bar), maxlen=0)
+            members = [(p.name, p.shape, main_blocks(bar) if p is main else cast_blocks(p)) for p in chosen]
+            metadata = {
+                "scheme": scheme.name, "kind": scheme.kind, "params": scheme.params(), "length": spec.length,
+                "dtype": summary.dtype,
+            }
+            stream_npz(target, members, metadata, force=force)
+    with np.errstate(invalid="ignore", over="ignore"):
+        facts = summary.finish(positions, cast_rows)
+    if summary.non_finite:
+        message(f"warning: {summary.non_finite:,} values overflow {dtype} (stored as ±inf)", quiet=quiet)
+    return EncodeReport(
+        scheme.name, scheme.kind, scheme.params(), spec.length,
+        (int(positions.size), int(positions[0]), int(positions[-1])), main.name, facts,
+        out=None if target is None else str(target), non_finite_values=summary.non_finite,
+    )
+
+
+def _wanted(scheme: Scheme, names: str | None) -> list[str] | None:
+    """The parts an archive will hold and the main array (summarised either way); None for every part."""
+    if not names:
+        return None
+    return [scheme.main_key, *(name.strip() for name in names.split(",") if name.strip())]
+
+
+def _chosen_parts(parts: list[Part], names: str | None) -> list[Part]:
+    """The parts ``--parts`` names, in the scheme's order; every part without it."""
+    if not names:
+        return parts
+    wanted = [name.strip() for name in names.split(",") if name.strip()]
+    known = [part.name for part in parts]
+    unknown = [name for name in wanted if name not in known]
+    if unknown or not wanted:
+        raise ConfigError("parts", f"{', '.join(unknown) or names!r} not among this scheme's parts: {', '.join(known)}")
+    return [part for part in parts if part.name in wanted]
+
+
+def _dtype_name(part: Part, dtype: str) -> str:
+    """The dtype the report names: the output dtype, or int64 for integer arrays (t5's buckets)."""
+    sample = part.rows_at(np.zeros(1, dtype=np.int64)) if part.rows_at is not None else None
+    return "int64" if sample is not None and sample.dtype.kind in "iu" else dtype
+
+
+def _itemsize(part: Part, dtype: str) -> int:
+    return 8 if _dtype_name(part, dtype) == "int64" else numpy_dtype(dtype).itemsize
+
+
+def _apply(spec: Spec, target: Path, budget: int, *, force: bool, quiet: bool) -> EncodeReport:
+    """``--apply``: rotate (rope) or shift (additive schemes) a whole array read from a file."""
+    scheme, positions = spec.scheme, spec.positions
+    x = load_array(spec.settings["apply"])
+    _check_budget(x.size * 8 * WORKING_COPIES, budget)
+    dtype = spec.dtype or (x.dtype.name if x.dtype.kind == "f" else "float64")
+    with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
+        result = cast(scheme.apply(x, positions), dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        facts = array_summary(result)
+        overflowed = int(np.count_nonzero(~np.isfinite(result.astype(np.float64))))
+    if overflowed:
+        message(f"warning: {overflowed:,} values overflow {dtype} (stored as ±inf)", quiet=quiet)
+    if target.suffix.lower() == ".npy":
+        save_npy(target, result, force=force)
+    else:
+        report = EncodeReport(scheme.name, scheme.kind, scheme.params(), spec.length,
+                              (int(positions.size), int(positions[0]), int(positions[-1])), "result", facts)
+        document = report.to_dict()
+        metadata = {k: document[k] for k in ("scheme", "kind", "params", "length", "dtype")}
+        save_npz(target, {"result": result, "positions": positions}, metadata, force=force)
+    return EncodeReport(
+        scheme.name, scheme.kind, scheme.params(), spec.length,
+        (int(positions.size), int(positions[0]), int(positions[-1])), "result", facts, out=str(target),
+        non_finite_values=overflowed,
+    )
 
 
 def _check_budget(needed: int, budget: int) -> None:
@@ -102,4 +238,3 @@ def _check_budget(needed: int, budget: int) -> None:
 
 def _gib(n: int) -> str:
     return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
-

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Iterator
 
 import numpy as np
 
 from pecli.params import param
-from pecli.schemes.base import BiasScheme, as_positions
+from pecli.schemes.base import BiasScheme, Block, Part, as_positions, whole_part
 
 
 def alibi_slopes(heads: int) -> np.ndarray:
@@ -51,6 +51,7 @@ class AlibiScheme(BiasScheme):
     name: ClassVar[str] = "alibi"
     summary: ClassVar[str] = "-m_h·|i-j| added to the logits, geometric slopes per head (Press et al. 2022)"
     main_key: ClassVar[str] = "bias"
+    block_bytes_per_value: ClassVar[int] = 40
     bias_label: ClassVar[str] = "bias −m_h·|i−j| (logit units)"
 
     heads: int = param(8, "number of attention heads", minimum=1, maximum=4096)
@@ -84,3 +85,24 @@ class AlibiScheme(BiasScheme):
             "slopes": self.slopes,
             "positions": positions,
         }
+
+    def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
+        """The (H, L, L) bias head by head, query rows by blocks; then ``slopes`` and ``positions``."""
+        positions = as_positions(positions)
+        slopes, n = self.slopes, positions.size
+
+        def blocks(rows: int) -> Iterator[Block]:
+            for head, slope in enumerate(slopes):
+                for start in range(0, n, rows):
+                    distance = np.abs((positions[None, :] - positions[start : start + rows, None]).astype(np.float64))
+                    yield Block(head, start, -slope * distance)
+
+        def rows_at(index: np.ndarray) -> np.ndarray:
+            bias = self.bias(positions[None, :] - positions[index, None])
+            return np.moveaxis(bias, 0, 1).reshape(len(index), -1)
+
+        return [
+            Part("bias", (self.heads, n, n), blocks, n, rows_at),
+            whole_part("slopes", slopes),
+            whole_part("positions", positions),
+        ]

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar, Iterator
 
 import numpy as np
 
@@ -62,6 +63,59 @@ def geometric_inv_freq(dim: int, base: float) -> np.ndarray:
     """
     exponents = np.arange(0, dim, 2, dtype=np.float64) / dim
     return 1.0 / np.power(float(base), exponents)
+
+
+#: Positions per anchor of the angle-addition tables of :func:`unit_phasors` (``exact=False``).
+ANCHOR = 256
+
+
+def unit_phasors(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: bool = False, exact: bool = True) -> np.ndarray:
+    """``exp(i p θ_j)`` for every position p and frequency θ_j, complex128 of shape (N, len(inv_freq)).
+
+    Viewed as float64, each complex number is the pair ``(cos pθ_j, sin pθ_j)`` in adjacent slots, or
+    ``(sin pθ_j, cos pθ_j)`` with ``sin_first`` (the number ``i·conj(exp(i pθ_j))``).
+
+    ``exact=True`` evaluates ``cos`` and ``sin`` of the float64 angle ``p·θ_j``: the values every
+    scheme has always produced. ``exact=False`` uses the angle-addition formula
+    ``exp(i(a + k)θ) = exp(i aθ) · exp(i kθ)`` with ``p = a + k``, ``a`` a multiple of :data:`ANCHOR`
+    and ``0 <= k < ANCHOR``, so one complex multiply replaces two trigonometric evaluations; both
+    factors are exact evaluations, the product is within a few float64 ulps (≈ 1e-15) of the exact
+    value, far below the spacing of float32 and narrower dtypes, for which it is used. The value
+    of each position depends on p alone, not on which other positions are computed with it.
+    """
+    positions = np.asarray(positions, dtype=np.int64)
+    inv_freq = np.asarray(inv_freq, dtype=np.float64)
+    if exact or positions.size == 0:
+        out = np.empty((positions.size, inv_freq.size), dtype=np.complex128)
+        angles = np.outer(positions.astype(np.float64), inv_freq)
+        np.cos(angles, out=out.imag if sin_first else out.real)
+        np.sin(angles, out=out.real if sin_first else out.imag)
+        return out
+    steps = _phasor_steps(inv_freq.tobytes(), sin_first)
+    anchors_of = positions // ANCHOR
+    first, last = int(anchors_of[0]), int(anchors_of[-1])
+    consecutive = positions[-1] - positions[0] == positions.size - 1 and bool(np.all(np.diff(positions) == 1))
+    anchor_ids = np.arange(first, last + 1) if consecutive else np.unique(anchors_of)
+    angles = np.outer((anchor_ids * ANCHOR).astype(np.float64), inv_freq)
+    anchors = np.cos(angles) + 1j * np.sin(angles)
+    if sin_first:  # i·conj(z_a z_k) = conj(z_a) · (i·conj(z_k)), the steps' factor made once
+        anchors = np.conj(anchors)
+    if consecutive:
+        grid = anchors[:, None, :] * steps[None, :, :]
+        start = int(positions[0]) - first * ANCHOR
+        return grid.reshape(-1, inv_freq.size)[start : start + positions.size]
+    which = np.searchsorted(anchor_ids, anchors_of)
+    return anchors[which] * steps[positions - anchors_of * ANCHOR]
+
+
+@functools.lru_cache(maxsize=8)
+def _phasor_steps(inv_freq: bytes, sin_first: bool) -> np.ndarray:
+    """``exp(i kθ_j)`` for k = 0 … ANCHOR − 1 (``i·conj`` of it with ``sin_first``), read-only."""
+    offsets = np.outer(np.arange(ANCHOR, dtype=np.float64), np.frombuffer(inv_freq, dtype=np.float64))
+    steps = np.cos(offsets) + 1j * np.sin(offsets)
+    steps = 1j * np.conj(steps) if sin_first else steps
+    steps.setflags(write=False)
+    return steps
 
 
 def as_positions(positions: Any, rank: int = 1) -> np.ndarray:
@@ -173,6 +227,65 @@ class FrequencyPairs:
 
 
 @dataclass(frozen=True)
+class Block:
+    """A slab of one array in the order its values are stored: rows ``start`` … of segment ``segment``.
+
+    For arrays whose first axis is the positions, ``segment`` is 0 and ``values`` is
+    ``array[start : start + n]``; alibi's (H, L, L) bias comes head by head, ``values`` being
+    ``bias[segment, start : start + n]``. Parameters and ids (inv_freq, slopes, positions) come whole.
+    """
+
+    segment: int
+    start: int
+    values: np.ndarray
+
+
+@dataclass(frozen=True)
+class Part:
+    """One named array ``pecli encode`` writes, produced block by block so that it never needs to be whole.
+
+    Attributes
+    ----------
+    name, shape:
+        The array's stable name (``encoding``, ``cos``, ``bias``…) and full shape.
+    blocks:
+        ``blocks(rows)`` yields :class:`Block` s of at most ``rows`` rows, in storage (C) order.
+    row_values:
+        Values in one row of a block (for sizing blocks to memory).
+    rows_at:
+        For the main part: ``rows_at(index)`` is the position rows of ``positions[index]`` —
+        shape (n, values per position), as :func:`pecli.analysis.summary.position_rows` lays them
+        out — equal to those the blocks hold; None for other parts.
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    blocks: Callable[[int], Iterator[Block]]
+    row_values: int
+    rows_at: Callable[[np.ndarray], np.ndarray] | None = None
+
+
+def whole_part(name: str, array: np.ndarray) -> Part:
+    """A part that comes in one block (parameters, ids, or arrays of schemes that build them whole)."""
+    array = np.asarray(array)
+    return Part(name, tuple(array.shape), lambda rows: iter([Block(0, 0, array)]), max(1, int(array.size)))
+
+
+def row_part(name: str, positions: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray], width: tuple[int, ...], *, main: bool = False) -> Part:
+    """A part whose first axis is the positions: ``rows_of(ids)`` gives the rows of position ids ``ids``."""
+
+    def blocks(rows: int) -> Iterator[Block]:
+        for start in range(0, positions.size, rows):
+            yield Block(0, start, rows_of(positions[start : start + rows]))
+
+    def rows_at(index: np.ndarray) -> np.ndarray:
+        values = rows_of(positions[index])
+        return values.reshape(values.shape[0], -1)
+
+    return Part(name, (positions.size, *width), blocks, int(np.prod(width, dtype=np.int64)), rows_at if main else None)
+
+
+@dataclass(frozen=True)
 class Scheme:
     """Base of every scheme; subclasses are frozen dataclasses of their parameters."""
 
@@ -194,6 +307,10 @@ class Scheme:
     block_keys: ClassVar[tuple[str, ...]] = ()
     #: Parameters a block may give that describe the model rather than the block's own variant.
     block_model_keys: ClassVar[tuple[str, ...]] = ()
+
+    #: Bytes ``pecli encode`` holds per value of a block while it computes, writes and summarises it
+    #: (the block, its cast copy, the block being written, temporaries); measured, see tests/test_encode_streaming.py.
+    block_bytes_per_value: ClassVar[int] = 28
 
     #: Names of the parameters that were filled from the sequence length rather than given
     #: (see :meth:`at_length`); set by :func:`pecli.config.build_scheme`.
@@ -349,6 +466,28 @@ class Scheme:
         """Every array ``pecli encode --out x.npz`` writes, by stable name, main array first."""
         raise NotImplementedError
 
+    def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
+        """The arrays of :meth:`arrays`, same names and order, each produced block by block.
+
+        ``exact=False`` allows computations whose float64 values may differ from :meth:`arrays` by a few
+        ulps (see :func:`unit_phasors`); ``pecli encode`` asks for it only for outputs narrower than
+        float64. ``dtype`` (the output dtype's name) and ``wanted`` (the names that will be read; None:
+        all) let a
+        scheme share work between parts (rope's cos and sin tables, see :meth:`shared_bytes`); blocks
+        may then come already in ``dtype``. This default builds :meth:`arrays` whole; schemes override
+        it to produce rows on demand.
+        """
+        positions = as_positions(positions)
+        arrays = self.arrays(positions)
+        parts = [whole_part(name, array) for name, array in arrays.items()]
+        main = np.asarray(arrays[self.main_key])
+        rows = (np.moveaxis(main, 0, 1) if self.main_key == "bias" else main).reshape(positions.size, -1)
+        return [dataclasses.replace(parts[0], rows_at=lambda index: rows[index]), *parts[1:]]
+
+    def shared_bytes(self, n_positions: int, itemsize: int, wanted: Any) -> int:
+        """Bytes :meth:`parts` keeps for the whole run to share work between the ``wanted`` parts (0 here)."""
+        return 0
+
     def main_shape(self, n_positions: int) -> tuple[int, ...]:
         """Shape of the main array for ``n_positions`` positions (for memory estimates)."""
         return (n_positions, self.width)
@@ -408,6 +547,16 @@ class AdditiveScheme(Scheme):
     def arrays(self, positions: Any) -> dict[str, np.ndarray]:
         positions = as_positions(positions)
         return {"encoding": self.encode(positions), "positions": positions}
+
+    def row_encoder(self, positions: np.ndarray, *, exact: bool = True) -> Callable[[np.ndarray], np.ndarray]:
+        """A function giving the rows of :meth:`encode` for ids among ``positions`` (checked here, once)."""
+        self.check_positions(positions)
+        return self.encode
+
+    def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
+        positions = as_positions(positions)
+        encoder = self.row_encoder(positions, exact=exact)
+        return [row_part("encoding", positions, encoder, (self.width,), main=True), whole_part("positions", positions)]
 
     def apply(self, x: np.ndarray, positions: Any) -> np.ndarray:
         positions = as_positions(positions)

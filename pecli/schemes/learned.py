@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
@@ -65,3 +65,9 @@ class LearnedScheme(AdditiveScheme):
         positions = as_positions(positions)
         self.check_positions(positions)
         return self.table()[positions]
+
+    def row_encoder(self, positions: np.ndarray, *, exact: bool = True) -> Callable[[np.ndarray], np.ndarray]:
+        """Rows of the table, drawn once for every block."""
+        self.check_positions(positions)
+        table = self.table()
+        return lambda ids: table[ids]

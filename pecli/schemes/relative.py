@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pecli.params import param
-from pecli.schemes.base import REFERENCE_SEED, BiasScheme, as_positions
+from pecli.schemes.base import REFERENCE_SEED, BiasScheme, Part, as_positions, row_part, whole_part
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class RelativeScheme(BiasScheme):
     name: ClassVar[str] = "relative"
     summary: ClassVar[str] = "learned vectors for j-i clipped to ±K (Shaw et al. 2018)"
     main_key: ClassVar[str] = "embeddings"
+    block_bytes_per_value: ClassVar[int] = 40
     bias_label: ClassVar[str] = "q·a[clip(j−i)] (reference query)"
     piecewise_constant_bias: ClassVar[bool] = True
 
@@ -73,3 +74,18 @@ class RelativeScheme(BiasScheme):
         index = self.index(self.relative_distances(positions))
         table = self.table()
         return {"embeddings": table[index], "index": index, "table": table, "positions": positions}
+
+    def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
+        """``embeddings`` (L, L, d) and ``index`` (L, L) by blocks of query rows; ``table``, ``positions``."""
+        positions = as_positions(positions)
+        table, n = self.table(), positions.size
+
+        def index(queries: np.ndarray) -> np.ndarray:
+            return self.index(positions[None, :] - queries[:, None])
+
+        return [
+            row_part("embeddings", positions, lambda queries: table[index(queries)], (n, self.dim), main=True),
+            row_part("index", positions, index, (n,)),
+            whole_part("table", table),
+            whole_part("positions", positions),
+        ]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
 from pecli.params import param
-from pecli.schemes.base import AdditiveScheme, Capability, FrequencyPairs, as_positions, geometric_inv_freq
+from pecli.schemes.base import (
+    AdditiveScheme, Capability, FrequencyPairs, as_positions, geometric_inv_freq, unit_phasors,
+)
 
 
 @dataclass(frozen=True)
@@ -76,3 +78,16 @@ class SinusoidalScheme(AdditiveScheme):
         out[:, 0::2] = np.sin(angles)
         out[:, 1::2] = np.cos(angles)
         return out
+
+    def row_encoder(self, positions: np.ndarray, *, exact: bool = True) -> Callable[[np.ndarray], np.ndarray]:
+        """Rows of :meth:`encode`, from :func:`unit_phasors` (``exact=False``: angle addition)."""
+        inv_freq = self.inv_freq
+
+        def rows(ids: np.ndarray) -> np.ndarray:
+            if self.layout == "half":
+                phasors = unit_phasors(ids, inv_freq, exact=exact)
+                return np.concatenate([phasors.imag, phasors.real], axis=1)
+            # (sin pω_i, cos pω_i) side by side: the interleaved layout is the phasors' float64 view.
+            return unit_phasors(ids, inv_freq, sin_first=True, exact=exact).view(np.float64).reshape(len(ids), self.dim)
+
+        return rows

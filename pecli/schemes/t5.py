@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pecli.params import param
-from pecli.schemes.base import BiasScheme, as_positions
+from pecli.schemes.base import BiasScheme, Part, as_positions, row_part, whole_part
 
 
 def t5_buckets(
@@ -67,6 +67,7 @@ class T5Scheme(BiasScheme):
     name: ClassVar[str] = "t5"
     summary: ClassVar[str] = "relative distances in exact then logarithmic buckets (Raffel et al. 2020)"
     main_key: ClassVar[str] = "buckets"
+    block_bytes_per_value: ClassVar[int] = 64  # the int64 and float32 temporaries of the buckets
     bias_label: ClassVar[str] = "bucket index (each bucket has a learned bias)"
     piecewise_constant_bias: ClassVar[bool] = True
     score_caveat: ClassVar[str | None] = "the bucket index (each bucket's bias is learned), not a logit"
@@ -111,3 +112,9 @@ class T5Scheme(BiasScheme):
     def arrays(self, positions: Any) -> dict[str, np.ndarray]:
         positions = as_positions(positions)
         return {"buckets": self.buckets_of(self.relative_distances(positions)), "positions": positions}
+
+    def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
+        """The (L, L) buckets by blocks of query rows, then ``positions``."""
+        positions = as_positions(positions)
+        rows = row_part("buckets", positions, lambda queries: self.buckets_of(positions[None, :] - queries[:, None]), (positions.size,), main=True)
+        return [rows, whole_part("positions", positions)]

@@ -1,0 +1,240 @@
+"""Encode benchmark: ``pecli encode`` against the NumPy snippet a user would write instead, in one run.
+
+Run from the repository root::
+
+    python benchmarks/bench_encode.py              # the issue's sizes (about 3 minutes, 3 GiB of disk)
+    python benchmarks/bench_encode.py --scale 8    # lengths divided by 8: a quick look
+    python benchmarks/bench_encode.py --json       # one JSON document on stdout
+
+What is measured
+----------------
+Every command runs in a child process of its own (``python -m pecli encode …`` or ``python -c
+SNIPPET``); its wall time is taken around it and its peak memory is the child's maximum resident set
+size (``os.wait4``'s ``ru_maxrss``). Each pecli run is paired with a run of its reference just before
+it, ``--repeat`` pairs; a ratio is the median of the pairs' ratios, so that a slow moment of a shared
+machine weighs on both sides of a pair.
+
+1. ``sinusoidal``: ``encode --scheme sinusoidal --dim 1024 --length 262144 --dtype float32 --out pe.npy``
+   against: float64 angles, sin and cos into an (L, d) float64 matrix, ``astype(float32)``, ``np.save``.
+   Targets: time ≤ 0.25×, memory ≤ 0.10×, largest error of the file against the float64 matrix
+   ≤ 1e-6 (checked on blocks of rows spread over the file, the first and last included).
+2. ``rope``: ``encode --scheme rope --dim 128 --length 1048576 --dtype float32 --out rope.npz`` (encoding,
+   cos, sin (L, 128) each, inv_freq, positions) against: float64 angles (L, 64), float32 cos and sin,
+   ``np.savez``. Targets: time ≤ 1.0×, memory ≤ 1.0×.
+3. ``summary``: target 1 run in this process, the seconds spent in the summary (its work on every
+   block and at the end) against the seconds of everything else (computing, casting, writing).
+   Target: ≤ 0.25×.
+4. ``flat``: the peak memory of target 1 at L/4 and at L (≤ 1.25×: flat in L), and pecli's memory
+   estimate against the measured peak above the interpreter's own (``encode --length 1``).
+
+Times are seconds of wall clock; memory is MiB. Performance is measured here, never in timed unit
+tests; this file is not collected by pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MIB = float(1 << 20)
+
+SINUSOID_SNIPPET = """
+import sys, numpy as np
+L, d, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+inv_freq = 1.0 / np.power(10000.0, np.arange(0, d, 2, dtype=np.float64) / d)
+angles = np.outer(np.arange(L, dtype=np.float64), inv_freq)
+pe = np.empty((L, d), dtype=np.float64)
+pe[:, 0::2] = np.sin(angles)
+pe[:, 1::2] = np.cos(angles)
+np.save(out, pe.astype(np.float32))
+"""
+
+ROPE_SNIPPET = """
+import sys, numpy as np
+L, d, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+inv_freq = 1.0 / np.power(10000.0, np.arange(0, d, 2, dtype=np.float64) / d)
+angles = np.outer(np.arange(L, dtype=np.float64), inv_freq)
+np.savez(out, cos=np.cos(angles).astype(np.float32), sin=np.sin(angles).astype(np.float32))
+"""
+
+
+def run_child(argv: list[str]) -> tuple[float, float]:
+    """Run ``argv`` as a child process: (wall seconds, its peak resident memory in MiB)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {process.stderr.read().decode(errors='replace') if process.stderr else ''}")
+    return seconds, usage.ru_maxrss * 1024 / MIB  # Linux reports kilobytes
+
+
+def pecli(*args: Any) -> list[str]:
+    return [sys.executable, "-m", "pecli", "encode", *map(str, args), "--quiet", "--force"]
+
+
+def snippet(code: str, *args: Any) -> list[str]:
+    return [sys.executable, "-c", code, *map(str, args)]
+
+
+def paired(reference: list[str], candidate: list[str], repeat: int, cleanup: list[Path]) -> dict[str, Any]:
+    """``repeat`` pairs (reference, then candidate): medians of the times, of the peaks and of the ratios."""
+    pairs = []
+    for _ in range(repeat):
+        ref = run_child(reference)
+        for path in cleanup:
+            path.unlink(missing_ok=True)
+        ours = run_child(candidate)
+        pairs.append((ref, ours))
+    return {
+        "reference_seconds": statistics.median(r[0] for r, _ in pairs),
+        "seconds": statistics.median(o[0] for _, o in pairs),
+        "time_ratio": statistics.median(o[0] / r[0] for r, o in pairs),
+        "reference_mib": statistics.median(r[1] for r, _ in pairs),
+        "mib": statistics.median(o[1] for _, o in pairs),
+        "memory_ratio": statistics.median(o[1] / r[1] for r, o in pairs),
+    }
+
+
+def largest_error(path: Path, length: int, dim: int, samples: int = 33, rows: int = 300) -> float:
+    """Largest |file − float64 sinusoid| over ``samples`` blocks of ``rows`` rows spread over the file."""
+    stored = np.load(path, mmap_mode="r")
+    inv_freq = 1.0 / np.power(10000.0, np.arange(0, dim, 2, dtype=np.float64) / dim)
+    worst = 0.0
+    for start in np.unique(np.linspace(0, max(length - rows, 0), samples).astype(np.int64)):
+        angles = np.outer(np.arange(start, min(start + rows, length), dtype=np.float64), inv_freq)
+        exact = np.empty((angles.shape[0], dim))
+        exact[:, 0::2], exact[:, 1::2] = np.sin(angles), np.cos(angles)
+        worst = max(worst, float(np.abs(stored[start : start + angles.shape[0]] - exact).max()))
+    return worst
+
+
+def summary_share(length: int, dim: int, folder: Path) -> dict[str, float]:
+    """Target 1 run in this process: seconds spent in the summary, and in everything else (computing,
+    casting, writing the file)."""
+    from pecli.analysis.summary import StreamingSummary
+    from pecli.cli import encode as encode_command
+    from pecli.config import resolve
+
+    spent = {"summary": 0.0}
+    add, finish = StreamingSummary.add, StreamingSummary.finish
+
+    def timed(method):
+        def run(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                spent["summary"] += time.perf_counter() - t0
+
+        return run
+
+    StreamingSummary.add, StreamingSummary.finish = timed(add), timed(finish)
+    try:
+        spec = resolve({"scheme": "sinusoidal", "dim": dim, "length": length, "dtype": "float32"}, encode_command.SETTINGS)
+        t0 = time.perf_counter()
+        encode_command._encode(spec, folder / "summary.npy", 1 << 50, force=True, quiet=True)
+        total = time.perf_counter() - t0
+    finally:
+        StreamingSummary.add, StreamingSummary.finish = add, finish
+    rest = total - spent["summary"]
+    return {"encoding_seconds": rest, "summary_seconds": spent["summary"], "ratio": spent["summary"] / rest}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", type=int, default=1, help="divide the issue's lengths by this (default 1)")
+    parser.add_argument("--repeat", type=int, default=2, help="pairs of runs per target (default 2)")
+    parser.add_argument("--dir", default=None, help="folder for the files written (default: a temporary one)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
+    args = parser.parse_args(argv)
+    sin_length, sin_dim = 262144 // args.scale, 1024
+    rope_length, rope_dim = 1048576 // args.scale, 128
+
+    def progress(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    results: list[dict[str, Any]] = []
+    # Children first: a child's peak memory counts what it inherited at fork, so this process stays small
+    # until every child has run.
+    with tempfile.TemporaryDirectory(dir=args.dir) as folder:
+        work = Path(folder)
+        ref_npy, pe_npy = work / "ref.npy", work / "pe.npy"
+        progress(f"1. sinusoidal L={sin_length} d={sin_dim} float32 .npy, {args.repeat} pairs")
+        sinusoid = paired(snippet(SINUSOID_SNIPPET, sin_length, sin_dim, ref_npy),
+                          pecli("--scheme", "sinusoidal", "--dim", sin_dim, "--length", sin_length, "--dtype", "float32",
+                                "--out", pe_npy), args.repeat, [ref_npy])
+        ref_npy.unlink(missing_ok=True)
+
+        progress(f"4. flat memory: L={sin_length // 4} and the interpreter alone (L=1)")
+        quarter_npy = work / "quarter.npy"
+        quarter = run_child(pecli("--scheme", "sinusoidal", "--dim", sin_dim, "--length", sin_length // 4,
+                                  "--dtype", "float32", "--out", quarter_npy))
+        baseline = run_child(pecli("--scheme", "sinusoidal", "--dim", sin_dim, "--length", 1, "--dtype", "float32",
+                                   "--out", quarter_npy))
+        quarter_npy.unlink(missing_ok=True)
+
+        progress(f"2. rope L={rope_length} d={rope_dim} float32 .npz, {args.repeat} pairs")
+        ref_npz, rope_npz = work / "ref.npz", work / "rope.npz"
+        rope = paired(snippet(ROPE_SNIPPET, rope_length, rope_dim, ref_npz),
+                      pecli("--scheme", "rope", "--dim", rope_dim, "--length", rope_length, "--dtype", "float32",
+                            "--out", rope_npz), args.repeat, [ref_npz])
+        ref_npz.unlink(missing_ok=True)
+        rope_npz.unlink(missing_ok=True)
+
+        progress("1. largest error of the file against float64")
+        error = largest_error(pe_npy, sin_length, sin_dim)
+        pe_npy.unlink(missing_ok=True)
+
+        progress(f"3. summary against the rest of encode, L={sin_length} d={sin_dim}, in this process")
+        share = summary_share(sin_length, sin_dim, work)
+
+    from pecli.cli.encode import memory_needed
+    from pecli.config import build_scheme
+
+    estimate = memory_needed(build_scheme("sinusoidal", {"dim": sin_dim}), sin_length, "float32", ["encoding"]) / MIB
+    held = sinusoid["mib"] - baseline[1]
+    results += [
+        {"target": "sinusoidal time", "value": sinusoid["time_ratio"], "limit": 0.25, **sinusoid},
+        {"target": "sinusoidal memory", "value": sinusoid["memory_ratio"], "limit": 0.10},
+        {"target": "sinusoidal max error vs float64", "value": error, "limit": 1e-6},
+        {"target": "rope .npz time", "value": rope["time_ratio"], "limit": 1.0, **rope},
+        {"target": "rope .npz memory", "value": rope["memory_ratio"], "limit": 1.0},
+        {"target": "summary time / rest of encode", "value": share["ratio"], "limit": 0.25, **share},
+        {"target": "memory flat in L (peak at L / peak at L/4)", "value": sinusoid["mib"] / quarter[1], "limit": 1.25},
+        {"target": "estimate / measured (above the interpreter)", "value": estimate / held, "limit": 1.25,
+         "low": 0.75, "estimate_mib": estimate, "measured_mib": held},
+    ]
+
+    for result in results:
+        result["pass"] = result.get("low", -np.inf) <= result["value"] <= result["limit"]
+    if args.json:
+        print(json.dumps({"results": results, "numpy": np.__version__, "python": sys.version.split()[0]}, indent=2))
+    else:
+        for result in results:
+            detail = ""
+            if "reference_seconds" in result:
+                detail = (f"  (pecli {result['seconds']:.2f} s / {result['mib']:.0f} MiB, "
+                          f"reference {result['reference_seconds']:.2f} s / {result['reference_mib']:.0f} MiB)")
+            if "estimate_mib" in result:
+                detail = f"  (estimate {result['estimate_mib']:.0f} MiB, measured {result['measured_mib']:.0f} MiB)"
+            if "encoding_seconds" in result:
+                detail = f"  (summary {result['summary_seconds']:.2f} s, the rest {result['encoding_seconds']:.2f} s)"
+            verdict = "pass" if result["pass"] else "FAIL"
+            print(f"{result['target']:<48} {result['value']:>10.3g}  limit {result['limit']:<6g} {verdict}{detail}")
+    return 0 if all(r["pass"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,263 @@
+"""``pecli encode`` in blocks: every fast path against the plain float64 computation, the streamed files,
+the streamed summary against the whole-array one, and the memory estimate against what is really held.
+
+Sizes are small; block sizes are shrunk (monkeypatched) so that many block boundaries fall inside them.
+"""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pecli.analysis import summary as summary_module
+from pecli.analysis.summary import summarize
+from pecli.cli import encode as encode_module
+from pecli.config import build_scheme, resolve
+from pecli.dtypes import cast
+from pecli.schemes.base import ANCHOR, unit_phasors
+
+SCHEMES = [
+    ("sinusoidal", {"dim": 10}),
+    ("sinusoidal", {"dim": 10, "layout": "half"}),
+    ("rope", {"dim": 12}),
+    ("rope", {"dim": 12, "layout": "interleaved"}),
+    ("rope", {"dim": 12, "partial_rotary_factor": 0.5, "layout": "interleaved"}),
+    ("rope", {"dim": 8, "scaling": "yarn", "factor": 4.0, "original_max_position": 256}),
+    ("integer", {"dim": 3}),
+    ("binary", {"bits": 12}),
+    ("learned", {"dim": 5, "max_length": 3000}),
+    ("alibi", {"heads": 3}),
+    ("t5", {}),
+    ("relative", {"dim": 3, "max_relative_position": 4}),
+]
+#: An odd length, a range that starts off the anchor grid, and ids with gaps (repeats, out of order).
+POSITIONS = [
+    np.arange(1001),
+    np.arange(2 * ANCHOR + 37, 5 * ANCHOR + 2),
+    np.array([0, 5, 5, 2999, 7, 1024, 255, 256, 257, 1500, 3, 2000] * 50),
+]
+
+
+def whole(part, rows):
+    """The array a part's blocks make, put together (head by head for alibi's bias)."""
+    blocks = list(part.blocks(rows))
+    if len(part.shape) == 3 and blocks[0].values.ndim == 2 and len(blocks) > 1 and part.name == "bias":
+        return np.stack([np.concatenate([b.values for b in blocks if b.segment == h]) for h in range(part.shape[0])])
+    return np.concatenate([b.values for b in blocks]) if len(blocks) > 1 else blocks[0].values
+
+
+# ============================================================================== fast paths against float64
+@pytest.mark.parametrize("positions", POSITIONS, ids=["odd", "off-grid", "gaps"])
+@pytest.mark.parametrize("sin_first", [False, True])
+def test_angle_addition_matches_the_exact_phasors(positions, sin_first):
+    inv_freq = 10000.0 ** (-np.arange(0, 64, 2) / 64)
+    exact = unit_phasors(positions, inv_freq, sin_first=sin_first, exact=True)
+    fast = unit_phasors(positions, inv_freq, sin_first=sin_first, exact=False)
+    # Both are within a few ulps of the float64 angle p·θ, whose own rounding is ulp(p·θ_0).
+    tolerance = 8 * np.finfo(np.float64).eps * (positions.max() * inv_freq[0] + 1)
+    np.testing.assert_allclose(fast.view(np.float64), exact.view(np.float64), rtol=0, atol=tolerance)
+    # A position's value does not depend on the positions computed with it.
+    np.testing.assert_array_equal(unit_phasors(positions[-7:], inv_freq, sin_first=sin_first, exact=False), fast[-7:])
+
+
+def test_angle_addition_at_a_million_positions_stays_within_float32_resolution():
+    positions = np.arange(1_000_000 - 700, 1_000_000 + 700)
+    inv_freq = 500000.0 ** (-np.arange(0, 128, 2) / 128)
+    fast = unit_phasors(positions, inv_freq, exact=False).view(np.float64)
+    exact = unit_phasors(positions, inv_freq, exact=True).view(np.float64)
+    assert np.abs(fast - exact).max() < 1e-9  # the float64 angle itself is only good to ~1e-10 here
+
+
+@pytest.mark.parametrize("name,params", SCHEMES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(SCHEMES)])
+@pytest.mark.parametrize("positions", POSITIONS, ids=["odd", "off-grid", "gaps"])
+def test_parts_in_blocks_equal_the_whole_arrays(name, params, positions):
+    scheme = build_scheme(name, params, length=3000)
+    reference = scheme.arrays(positions)
+    exact_parts = scheme.parts(positions, exact=True)
+    assert [part.name for part in exact_parts] == list(reference)
+    for part in exact_parts:  # exact: bit for bit, blocks of 7 rows (alibi: 7 query rows per head)
+        assert whole(part, 7).shape == part.shape == reference[part.name].shape
+        np.testing.assert_array_equal(whole(part, 7), reference[part.name])
+    for part in scheme.parts(positions, exact=False):  # angle addition: a few float64 ulps
+        np.testing.assert_allclose(whole(part, 300), reference[part.name], rtol=0, atol=1e-11)
+    main = exact_parts[0]
+    index = np.array([0, positions.size - 1, positions.size // 2, 1])
+    rows = np.moveaxis(reference[scheme.main_key], 0, 1) if scheme.main_key == "bias" else reference[scheme.main_key]
+    np.testing.assert_array_equal(main.rows_at(index), rows.reshape(positions.size, -1)[index])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+def test_rope_shared_tables_give_the_cast_caches(dtype):
+    # Several of encoding, cos, sin: one (L, r/2) table of each in the dtype, the parts copied from it.
+    scheme = build_scheme("rope", {"dim": 16, "layout": "half"})
+    positions = np.arange(3 * ANCHOR + 5)
+    reference = {name: cast(array, dtype) for name, array in scheme.arrays(positions).items()}
+    parts = scheme.parts(positions, exact=dtype == "float64", dtype=dtype, wanted=None)
+    ulp = 0 if dtype == "float64" else float(np.finfo(np.float32).eps if dtype == "float32" else 2.0 ** -7)
+    for part in parts[:3]:
+        got = whole(part, 100)
+        assert got.dtype == reference[part.name].dtype
+        np.testing.assert_allclose(got.astype(np.float64), reference[part.name].astype(np.float64), rtol=0, atol=ulp)
+    assert scheme.shared_bytes(positions.size, 4, None) == positions.size * 16 * 4
+    assert scheme.shared_bytes(positions.size, 4, ["encoding"]) == 0
+
+
+# ============================================================================== files and summaries
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of a few hundred values, so that a small encoding crosses many block boundaries."""
+    monkeypatch.setattr(encode_module, "BLOCK_VALUES", 600)
+    monkeypatch.setattr(summary_module, "VERIFY_VALUES", 64)
+
+
+def encode_json(invoke, *args):
+    result = invoke("encode", *args, "--json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+CLI_CASES = [
+    ("sinusoidal", ["--dim", "16"], "float32"),
+    ("sinusoidal", ["--dim", "16", "--layout", "half"], "float64"),
+    ("rope", ["--dim", "8"], "bfloat16"),
+    ("integer", ["--dim", "2"], "float16"),  # collisions above 2048
+    ("binary", [], "float64"),
+    ("learned", ["--dim", "4"], "float32"),
+    ("alibi", ["--heads", "3"], "float16"),
+    ("t5", [], "float64"),
+    ("relative", ["--dim", "2", "--max-relative-position", "3"], "float32"),
+]
+
+
+@pytest.mark.parametrize("name,extra,dtype", CLI_CASES, ids=[c[0] + "-" + c[2] for c in CLI_CASES])
+def test_streamed_npy_and_summary_equal_the_whole_array(invoke, tmp_path, small_blocks, name, extra, dtype):
+    vector = name not in ("alibi", "t5", "relative")
+    positions = "1990:2600" if vector else "0:41"
+    out = tmp_path / "x.npy"
+    document = encode_json(invoke, "--scheme", name, *extra, "--positions", positions, "--dtype", dtype, "--out", out)
+    spec = resolve({"scheme": name, "positions": positions, "dtype": dtype,
+                    **{k.lstrip("-").replace("-", "_"): v for k, v in zip(extra[::2], extra[1::2])}}, encode_module.SETTINGS)
+    expected = cast(spec.scheme.arrays(spec.positions)[spec.scheme.main_key], dtype)
+    stored = np.load(out, mmap_mode="r")  # a streamed .npy maps like any other
+    np.testing.assert_allclose(np.asarray(stored, dtype=np.float64), expected.astype(np.float64), rtol=0,
+                               atol=0 if dtype == "float64" else float(np.finfo(np.float32).eps) * 4)
+    facts = summarize(spec.scheme, spec.positions, expected).to_dict()
+    for key in ("shape", "dtype", "bytes", "min", "max", "min_adjacent_pair", "adjacent_distance_constant"):
+        assert document[key] == facts[key], key
+    assert document["min_adjacent_distance"] == pytest.approx(facts["min_adjacent_distance"], rel=1e-12)
+    if dtype == "float64" or name in ("integer", "binary", "t5"):  # same values, so the same collisions
+        assert document["colliding_positions"] == facts["colliding_positions"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.npy"]
+
+
+def test_collisions_counted_exactly_across_blocks(invoke, small_blocks):
+    # integer, float16: above 2048 the spacing is 2 and above 4096 it is 4, so 2048 … 5119 take the even
+    # values 2048 … 4096 (1025, 4095 rounding up to 4096) and the multiples of 4 from 4100 to 5120 (256):
+    # 3072 positions, 1281 distinct values, 1791 repeats, spread over many blocks.
+    document = encode_json(invoke, "--scheme", "integer", "--dim", "3", "--positions", "2048:5120", "--dtype", "float16")
+    assert document["colliding_positions"] == 3072 - np.unique(np.arange(2048, 5120).astype(np.float16)).size == 1791
+    # relative: every row is the table clipped alike far from the diagonal; rows differ near it, none repeat.
+    document = encode_json(invoke, "--scheme", "relative", "--dim", "2", "--max-relative-position", "2", "--length", "300")
+    assert document["colliding_positions"] == 0
+
+
+def test_npz_parts_streamed_and_chosen(invoke, tmp_path, small_blocks):
+    out = tmp_path / "r.npz"
+    encode_json(invoke, "--scheme", "rope", "--dim", "8", "--length", "700", "--dtype", "float32", "--out", out)
+    scheme = build_scheme("rope", {"dim": 8})
+    reference = scheme.arrays(np.arange(700))
+    with np.load(out) as archive:
+        assert archive.files == ["encoding", "cos", "sin", "inv_freq", "positions", "metadata"]
+        for name in ("encoding", "cos", "sin"):
+            assert archive[name].dtype == np.float32
+            np.testing.assert_allclose(archive[name], reference[name], rtol=0, atol=2 * float(np.finfo(np.float32).eps))
+        assert json.loads(str(archive["metadata"]))["dtype"] == "float32"
+    only = tmp_path / "cs.npz"
+    document = encode_json(invoke, "--scheme", "rope", "--dim", "8", "--length", "700", "--out", only, "--parts", "cos,sin")
+    assert document["main"] == "encoding"  # the summary still describes the main array
+    with np.load(only) as archive:
+        assert archive.files == ["cos", "sin", "metadata"]
+        np.testing.assert_array_equal(archive["sin"], reference["sin"])
+
+
+def test_parts_errors(invoke, tmp_path):
+    result = invoke("encode", "--scheme", "rope", "--dim", "8", "--length", "4", "--out", tmp_path / "r.npz", "--parts", "tan")
+    assert result.exit_code == 2 and "parts: 'tan' not among this scheme's parts: encoding, cos, sin" in result.stderr
+    result = invoke("encode", "--scheme", "rope", "--dim", "8", "--length", "4", "--out", tmp_path / "r.npy", "--parts", "cos")
+    assert result.exit_code == 2 and "give --out x.npz" in result.stderr
+
+
+def test_progress_advances_over_the_blocks(small_blocks, tmp_path):
+    from pecli.progress import reporting
+
+    class Recorder:
+        def __init__(self):
+            self.events = []
+
+        def start(self, label, total):
+            self.events.append(("start", label, total))
+
+        def advance(self, amount):
+            self.events.append(("advance", amount))
+
+        def finish(self):
+            self.events.append(("finish",))
+
+    recorder = Recorder()
+    spec = resolve({"scheme": "sinusoidal", "dim": 8, "length": 1000}, encode_module.SETTINGS)
+    with reporting(recorder):
+        encode_module._encode(spec, tmp_path / "p.npy", 1 << 30, force=False, quiet=True)
+    assert recorder.events[0] == ("start", "encode", 14)  # 600 // 8 = 75 rows a block: 14 blocks
+    assert recorder.events.count(("advance", 1)) == 14 and recorder.events[-1] == ("finish",)
+
+
+# ============================================================================== memory
+@pytest.mark.parametrize("params,out", [
+    ({"scheme": "sinusoidal", "dim": 512, "length": 8192, "dtype": "float32"}, "pe.npy"),
+    ({"scheme": "rope", "dim": 128, "length": 65536, "dtype": "float32"}, "rope.npz"),
+    ({"scheme": "alibi", "heads": 4, "length": 2000}, "alibi.npy"),
+])
+def test_memory_estimate_is_what_the_process_holds(tmp_path, params, out):
+    # tracemalloc sees NumPy's buffers: the peak above what was held before must be the estimate ± 25 %.
+    spec = resolve(params, encode_module.SETTINGS)
+    target = tmp_path / out
+    wanted = None if target.suffix == ".npz" else [spec.scheme.main_key]
+    estimate = encode_module.memory_needed(spec.scheme, spec.count, spec.output_dtype, wanted)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        encode_module._encode(spec, target, 1 << 40, force=False, quiet=True)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert 0.75 * peak <= estimate <= 1.25 * peak, (estimate / 2**20, peak / 2**20)
+
+
+def test_default_budget_streams_outputs_larger_than_memory():
+    # 2^24 positions × 1024 float32 = 64 GiB on disk: pecli holds a block and O(L) numbers, about 1 GiB.
+    scheme = build_scheme("sinusoidal", {"dim": 1024})
+    needed = encode_module.memory_needed(scheme, 1 << 24, "float32", ["encoding"])
+    assert needed < 2 << 30 and needed < (1 << 24) * 1024 * 4 / 32
+
+
+def test_interrupted_stream_leaves_nothing(tmp_path, monkeypatch):
+    # A failure after some blocks were written: no target, no temporary file.
+    spec = resolve({"scheme": "sinusoidal", "dim": 8, "length": 5000}, encode_module.SETTINGS)
+    monkeypatch.setattr(encode_module, "BLOCK_VALUES", 800)
+    calls = {"n": 0}
+    real = summary_module.StreamingSummary.add
+
+    def failing(self, block, values):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise KeyboardInterrupt
+        real(self, block, values)
+
+    monkeypatch.setattr(summary_module.StreamingSummary, "add", failing)
+    with pytest.raises(KeyboardInterrupt):
+        encode_module._encode(spec, tmp_path / "p.npy", 1 << 30, force=False, quiet=True)
+    assert list(Path(tmp_path).iterdir()) == []
