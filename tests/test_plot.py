@@ -480,6 +480,7 @@ def test_symbols_are_mathtext_not_underscores():
         draw(figures.draw_dot_distance, [build_scheme("sinusoidal", {"dim": 4})], 8)[0],
         draw(figures.draw_dot_distance, [build_scheme("rope", {"dim": 4})], 8)[0],
         draw(figures.draw_wavelengths, build_scheme("rope", {"dim": 8}))[0],
+        draw(figures.draw_bias, build_scheme("alibi", {"heads": 2}), 8)[0],
     ]
     for text in (t for figure in drawn for t in texts(figure)):
         outside_math = re.sub(r"\$[^$]*\$", "", text)

@@ -12,7 +12,9 @@ import numpy as np
 
 from pecli.analysis.spectrum import wavelengths_of
 from pecli.errors import ConfigError, PecliError
-from pecli.render.figures.canvas import MAX_CURVE_POINTS, MAX_LABELLED_POINTS, Drawing, describe, downsample, grid, number_text, stride_note
+from pecli.render.figures.canvas import (
+    MAX_CURVE_POINTS, MAX_LABELLED_POINTS, Drawing, describe, describe_all, downsample, grid, number_text, stride_note,
+)
 from pecli.schemes import Scheme, as_positions
 from pecli.schemes.base import FrequencyPairs
 
@@ -53,9 +55,8 @@ def draw_circles(figure: "Figure", schemes: Sequence[Scheme], positions: Any, *,
         figure.colorbar(points, ax=panels.ravel().tolist(), label="position (tokens)", shrink=0.8)
     first = schemes[0]
     dim = first.frequency_pairs().dim
-    skip = ("base",) if len(schemes) > 1 else ()
     title = (
-        f"{describe(first, skip=skip)}: positions {shown[0]}–{shown[-1]} on the circle of pair {pair} "
+        f"{describe_all(schemes)}: positions {shown[0]}–{shown[-1]} on the circle of pair {pair} "
         f"of {dim // 2} ($\\omega_{{{pair}}}$ = base$^{{-{2 * pair}/{dim}}}$)"
     )
     notes = [stride_note("positions", shown.size, positions.size, step)] if step > 1 else []
