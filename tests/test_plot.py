@@ -76,7 +76,7 @@ FILE_CASES = [
     ("dot-distance", ["--scheme", "alibi", "--schemes", "learned,alibi", "--heads", "2", "--length", "40"], ".pdf"),
     ("extrapolation", ["--scheme", "sinusoidal", "--dim", "16", "--length", "400"], ".png"),
     ("extrapolation", ["--scheme", "rope", "--dim", "16", "--length", "400", "--train-length", "50"], ".svg"),
-    ("precision", ["--scheme", "rope", "--dim", "16", "--length", "300", "--computed"], ".png"),
+    ("precision", ["--scheme", "rope", "--dim", "16", "--length", "300", "--compute-dtype", "each"], ".png"),
     ("precision", ["--scheme", "integer", "--dim", "4", "--length", "300", "--dtypes", "float16"], ".pdf"),
     ("precision", ["--scheme", "t5", "--length", "50"], ".svg"),
 ]
@@ -135,7 +135,7 @@ def test_config_file_holds_the_kind(runner, tmp_path):
         (["nonsense"], "kind: must be one of heatmap, circle, dot-distance, similarity, wavelengths, extrapolation, bias, precision; got 'nonsense'"),
         (["circle", "--head", "1"], "--head does not apply to plot circle (it applies to heatmap, bias)"),
         (["circle", "--positions", "100:200"], "--positions does not apply to plot circle (it applies to heatmap, similarity)"),
-        (["heatmap", "--computed"], "--computed does not apply to plot heatmap (it applies to precision)"),
+        (["heatmap", "--compute-dtype", "each"], "--compute-dtype does not apply to plot heatmap (it applies to precision)"),
         (["extrapolation", "--length", "64", "--train-length", "64"], "train_length: must be below the test length 64 (--length), got 64"),
         (["precision", "--dtypes", "float8"], "dtypes: unknown dtype 'float8'; valid: float64, float32, float16, bfloat16"),
         (["dot-distance", "--schemes", "sinusoidal,nope"], "schemes: must be one of " + ", ".join(__import__("pecli.schemes").schemes.SCHEMES) + "; got 'nope' (did you mean rope?)"),
@@ -328,7 +328,7 @@ def test_extrapolation_bars_are_the_largest_angles():
     red = [bar.get_facecolor() == test[3].get_facecolor() for bar in test]
     assert red == [False, False, True, True]
     assert "pairs from i = 2 are out of distribution" in figure._suptitle.get_text()
-    assert axes.get_yscale() == "log" and axes.get_ylabel() == "largest angle p·θ_i (radians)"
+    assert axes.get_yscale() == "log" and axes.get_ylabel() == r"largest angle $p\,\theta_i$ (radians)"
 
 
 def test_precision_curves_per_dtype():
@@ -397,3 +397,91 @@ def test_bias_schemes_describe_what_their_plots_show():
     (axes,) = panels(draw(figures.draw_bias, t5, 200)[0])
     assert [line.get_xdata()[0] for line in axes.lines[2:4]] == [-128, 128]
     assert axes.texts[0].get_text() == " max_distance 128"
+
+
+# -- issue 11: the figure as drawn, one spelling, words and pictures ------------------------------------
+def test_json_describes_every_scheme_drawn_and_what_varied(runner, tmp_path):
+    import json
+
+    out = tmp_path / "c.png"
+    circle = json.loads(run(runner, "circle", *SMALL, "--out", str(out), "--json").stdout)
+    # The default circle is d = 4 at bases 1, 5, 10, 100, not the run's d = 512 base 10000.
+    assert "params" not in circle and [s["params"]["dim"] for s in circle["schemes"]] == [4] * 4
+    assert circle["varied"] == {"base": [1.0, 5.0, 10.0, 100.0]}
+    both = json.loads(run(runner, "dot-distance", "--schemes", "sinusoidal,rope", "--length", "16", *SMALL,
+                          "--out", str(out), "--force", "--json").stdout)
+    assert [s["scheme"] for s in both["schemes"]] == ["sinusoidal", "rope"]
+    assert {s["params"]["dim"] for s in both["schemes"]} == {128} and both["varied"]["scheme"] == ["sinusoidal", "rope"]
+    one = json.loads(run(runner, "similarity", "--scheme", "rope", "--dim", "8", "--length", "8", *SMALL,
+                         "--out", str(out), "--force", "--json").stdout)
+    assert one["scheme"] == "rope" and one["params"]["dim"] == 8 and "schemes" not in one
+
+
+def test_dot_distance_by_base_titles_the_bases_and_notes_once():
+    request = figures.PlotRequest(build_scheme("rope", {"dim": 8}), 16, options={"bases": (100.0, 10000.0)},
+                                  given_params={"dim": 8})
+    figure, drawing = figures.draw("dot-distance", request, figures.Style(size=(4, 3), dpi=40))
+    title = figure._suptitle.get_text()
+    assert "rope, rope" not in title and "base = 100, 10000" in title
+    assert len(drawing.notes) == len(set(drawing.notes)) and len(drawing.schemes) == 2
+    assert figure._supxlabel.get_text().count("long-term decay") == 1
+    assert panels(figure)[0].get_legend_handles_labels()[1] == ["base=100", "base=10000"]
+
+
+def test_precision_compute_dtype_is_checks_spelling(runner, tmp_path):
+    out = tmp_path / "p.png"
+    result = run(runner, "precision", "--scheme", "rope", "--dim", "8", "--length", "300", "--dtypes", "float32,bfloat16",
+                 "--compute-dtype", "bfloat16", *SMALL, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    scheme = build_scheme("rope", {"dim": 8})
+    drawing = figures.draw_precision(figures.new_figure((4, 3), 40).add_subplot(), scheme, 300,
+                                     dtypes=("float32",), compute_dtype="bfloat16")
+    assert drawing.title.endswith("angles formed in bfloat16, rounded to each dtype")
+    assert run(runner, "precision", "--computed", "--out", str(out), "--force").exit_code != 0
+
+
+def test_precision_of_alibi_shows_every_dtype_on_a_distance_axis():
+    from matplotlib.ticker import NullFormatter
+
+    scheme = build_scheme("alibi", {"heads": 2})
+    figure, notes = draw(figures.draw_precision, scheme, 2100, dtypes=("float16", "bfloat16"))
+    (axes,) = panels(figure)
+    labels = axes.get_legend_handles_labels()[1]
+    # float16 holds integers up to 2048 exactly: slope 1/2 first rounds Δ = −2049 onto its neighbour.
+    assert "float16: first distance equal to its neighbour, Δ = −2049" in labels
+    assert any(label.startswith("bfloat16: max ") for label in labels) and not any("position" in l for l in labels)
+    # Each dtype's worst-so-far curve is solid and drawn in its own line style, float16's above bfloat16's.
+    envelopes = [line for line in axes.lines if line.get_label().startswith("float16: max")
+                 or line.get_label().startswith("bfloat16: max")]
+    assert [line.get_linestyle() for line in envelopes] == ["-", "--"]
+    assert envelopes[0].get_zorder() > envelopes[1].get_zorder()
+    bottom, top = axes.get_ylim()
+    assert math.log10(bottom).is_integer() and isinstance(axes.yaxis.get_minor_formatter(), NullFormatter)
+    assert len(notes) == len(set(notes))
+
+
+def test_t5_heatmap_says_bucket_index():
+    figure, _ = draw(figures.draw_bias_heatmap, build_scheme("t5", {}), np.arange(8), head=0, on_figure=True)
+    assert "(L, L) bucket index, head 0" in figure._suptitle.get_text()
+
+
+def test_symbols_are_mathtext_not_underscores():
+    import re
+
+    def texts(figure) -> list[str]:
+        out = [figure._suptitle.get_text()]
+        for axes in figure.axes:
+            out += [axes.get_xlabel(), axes.get_ylabel(), axes.get_title(), *axes.get_legend_handles_labels()[1]]
+        return out
+
+    drawn = [
+        draw(figures.draw_similarity, build_scheme("sinusoidal", {"dim": 4}), np.arange(6))[0],
+        draw(figures.draw_extrapolation, build_scheme("rope", {"dim": 8}), train_length=10, length=400)[0],
+        draw(figures.draw_dot_distance, [build_scheme("sinusoidal", {"dim": 4})], 8)[0],
+        draw(figures.draw_dot_distance, [build_scheme("rope", {"dim": 4})], 8)[0],
+        draw(figures.draw_wavelengths, build_scheme("rope", {"dim": 8}))[0],
+        draw(figures.draw_bias, build_scheme("alibi", {"heads": 2}), 8)[0],
+    ]
+    for text in (t for figure in drawn for t in texts(figure)):
+        outside_math = re.sub(r"\$[^$]*\$", "", text)
+        assert not re.search(r"(?<![A-Za-z])[A-Za-zθωΔ]_[A-Za-z(]", outside_math), text

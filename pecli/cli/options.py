@@ -33,7 +33,7 @@ SHORT_FLAGS: dict[str, str] = {
 }
 
 #: Flags whose "off" spelling is a word of its own.
-FLAG_SPELLINGS: dict[str, str] = {"bidirectional": "--bidirectional/--causal", "computed": "--computed/--cast"}
+FLAG_SPELLINGS: dict[str, str] = {"bidirectional": "--bidirectional/--causal"}
 
 #: Help for a parameter that several schemes declare with scheme-specific wording.
 SHARED_HELP: dict[str, str] = {

@@ -59,10 +59,11 @@ def plot(
         spec.scheme, spec.length, spec.given_positions, spec.dtype,
         {option.name: settings[option.name] for option in OPTIONS}, spec.given_params,
     )
-    figure, notes = figures.figure(kind, request, style)
+    figure, drawing = figures.draw(kind, request, style)
+    notes = drawing.notes
     write_atomic(target, lambda stream: figures.save_figure(figure, stream, target.suffix.lower()[1:]), force=force)
     if json:
-        print_json({"kind": kind, **spec.describe(), "out": str(target), "notes": notes})
+        print_json({"kind": kind, **describe_drawn(spec, drawing), "out": str(target), "notes": notes})
     for note in notes:
         message(f"note: {note}", quiet=quiet or json)
     message(f"wrote {target}", quiet=quiet or json)
@@ -72,6 +73,22 @@ def plot(
 plot.__doc__ = (plot.__doc__ or "") + "\n\n" + textwrap.fill(
     "KIND is one of: " + ", ".join(f"{kind} ({record.summary})" for kind, record in PLOTS.items()) + ".", 100
 )
+
+
+def describe_drawn(spec: Spec, drawing: figures.Drawing) -> dict:
+    """The figure as drawn, for --json: with one scheme its name and parameters (as ``check --json``);
+    with several (variants by base, overlays) each of them under ``schemes`` and what differs under
+    ``varied``. Then the length and the dtype of the run."""
+    schemes = drawing.schemes
+    if len(schemes) == 1:
+        drawn = {"scheme": schemes[0].name, "params": schemes[0].params()}
+    else:
+        drawn = {
+            "schemes": [{"scheme": scheme.name, "params": scheme.params()} for scheme in schemes],
+            "varied": figures.varied(schemes),
+        }
+    run = spec.describe()
+    return {**drawn, "length": run["length"], "dtype": run["dtype"]}
 
 
 def _given(spec: Spec) -> set[str]:

@@ -52,7 +52,7 @@ class AlibiScheme(BiasScheme):
     summary: ClassVar[str] = "-m_h·|i-j| added to the logits, geometric slopes per head (Press et al. 2022)"
     main_key: ClassVar[str] = "bias"
     block_bytes_per_value: ClassVar[int] = 40
-    bias_label: ClassVar[str] = "bias −m_h·|i−j| (logit units)"
+    bias_label: ClassVar[str] = "bias −mₕ·|i−j| (logit units)"
 
     heads: int = param(8, "number of attention heads", minimum=1, maximum=4096)
 

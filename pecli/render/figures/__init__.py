@@ -12,19 +12,21 @@ imported only when something is drawn or saved.
 """
 
 from pecli.render.figures.canvas import (
-    DEFAULT_DPI, FIGURE_SUFFIXES, Drawing, Style, describe, downsample, finish, new_figure, parse_figure_size, save_figure,
+    DEFAULT_DPI, FIGURE_SUFFIXES, Drawing, Style, describe, describe_all, downsample, finish, new_figure, parse_figure_size,
+    save_figure, varied,
 )
 from pecli.render.figures.frequencies import draw_circle, draw_circles, draw_extrapolation, draw_wavelengths
 from pecli.render.figures.matrices import cosine_similarity, draw_bias_heatmap, draw_encoding_heatmap, draw_similarity
 from pecli.render.figures.registry import (
-    PLOTS, PlotKind, PlotRequest, applies_to, check_applicable, figure, lookup, plot_options, supported_schemes,
+    PLOTS, PlotKind, PlotRequest, applies_to, check_applicable, draw, figure, lookup, plot_options, supported_schemes,
 )
 from pecli.render.figures.scores import draw_bias, draw_dot_distance, draw_precision
 
 __all__ = [
     "DEFAULT_DPI", "FIGURE_SUFFIXES", "PLOTS", "Drawing", "PlotKind", "PlotRequest", "Style", "applies_to",
-    "check_applicable", "cosine_similarity", "describe", "downsample", "draw_bias", "draw_bias_heatmap", "draw_circle",
+    "check_applicable", "cosine_similarity", "describe", "describe_all", "downsample", "draw", "draw_bias",
+    "draw_bias_heatmap", "draw_circle",
     "draw_circles", "draw_dot_distance", "draw_encoding_heatmap", "draw_extrapolation", "draw_precision",
     "draw_similarity", "draw_wavelengths", "figure", "finish", "lookup", "new_figure", "parse_figure_size",
-    "plot_options", "save_figure", "supported_schemes",
+    "plot_options", "save_figure", "supported_schemes", "varied",
 ]

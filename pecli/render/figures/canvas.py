@@ -48,6 +48,8 @@ MAX_LABELLED_POINTS = 32
 MAX_PIXELS = 16384
 #: Longest suggested title kept on one line; longer ones break after the scheme.
 TITLE_WIDTH = 80
+#: Characters of a note (8-point type) that fit in an inch of figure width; longer notes are wrapped.
+NOTE_CHARACTERS_PER_INCH = 15
 #: rope scalings whose frequencies depend on the context (HF dynamic NTK, LongRoPE): only there is
 #: rope's ``context`` worth a place in a title.
 CONTEXT_SCALINGS = ("dynamic", "longrope")
@@ -74,10 +76,17 @@ class Style:
 
 @dataclass(frozen=True)
 class Drawing:
-    """What a drawing function reports: the title it suggests and its notes, in the order they arose."""
+    """What a drawing function reports: the title it suggests, its notes in the order they arose, and
+    the schemes it drew when they are not just the one it was given (variants by base, overlays)."""
 
     title: str
     notes: list[str] = field(default_factory=list)
+    schemes: list[Scheme] = field(default_factory=list)
+
+    @property
+    def unique_notes(self) -> list[str]:
+        """The notes, each once (overlaid variants of one scheme raise the same note)."""
+        return list(dict.fromkeys(self.notes))
 
 
 # -- figures: creating, finishing, saving ------------------------------------------------------------
@@ -111,7 +120,11 @@ def finish(figure: "Figure", drawing: Drawing, title: str | None = None) -> None
     """Write the title (``title`` if given, else the drawing's) and the drawing's notes on ``figure``."""
     set_title(figure, drawing.title, title)
     if drawing.notes:
-        figure.supxlabel("\n".join(f"note: {note}" for note in drawing.notes), fontsize=8, color="0.3")
+        import textwrap
+
+        width = max(40, int(figure.get_figwidth() * NOTE_CHARACTERS_PER_INCH))
+        lines = [line for note in drawing.unique_notes for line in textwrap.wrap(f"note: {note}", width, subsequent_indent="  ")]
+        figure.supxlabel("\n".join(lines), fontsize=8, color="0.3")
 
 
 def set_title(figure: "Figure", default: str, title: str | None) -> None:
@@ -161,6 +174,39 @@ def describe(scheme: Scheme, *, skip: Sequence[str] = ()) -> str:
             continue
         parts.append(f"{name}={number_text(value)}")
     return " ".join(parts)
+
+
+def varied(schemes: Sequence[Scheme]) -> dict[str, list[Any]]:
+    """What differs between ``schemes``: ``{"scheme": names}`` if the names differ, and every parameter
+    the schemes share whose value differs, with its values in drawing order (each once)."""
+    if len(schemes) < 2:
+        return {}
+    out: dict[str, list[Any]] = {}
+    names = [scheme.name for scheme in schemes]
+    if len(set(names)) > 1:
+        out["scheme"] = list(dict.fromkeys(names))
+    values = [scheme.params() for scheme in schemes]
+    shared = [name for name in values[0] if all(name in v for v in values[1:])]
+    for name in shared:
+        column = [v[name] for v in values]
+        if any(value != column[0] for value in column[1:]):
+            out[name] = [value for index, value in enumerate(column) if value not in column[:index]]
+    return out
+
+
+def describe_all(schemes: Sequence[Scheme]) -> str:
+    """The title words of several schemes drawn together: what they share, then what varies.
+
+    ``"rope dim=128 layout=half, base = 100, 10000"`` for variants of one scheme by base;
+    ``"sinusoidal, rope"`` for different schemes. One scheme is :func:`describe`'s.
+    """
+    if len(schemes) < 2:
+        return describe(schemes[0])
+    changes = varied(schemes)
+    if "scheme" in changes:
+        return ", ".join(changes["scheme"])
+    what = "; ".join(f"{name} = {', '.join(number_text(v) for v in values)}" for name, values in changes.items())
+    return f"{describe(schemes[0], skip=tuple(changes))}, {what}" if what else describe(schemes[0])
 
 
 def _reads_context(scheme: Scheme) -> bool:

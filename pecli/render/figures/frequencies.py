@@ -12,7 +12,9 @@ import numpy as np
 
 from pecli.analysis.spectrum import wavelengths_of
 from pecli.errors import ConfigError, PecliError
-from pecli.render.figures.canvas import MAX_CURVE_POINTS, MAX_LABELLED_POINTS, Drawing, describe, downsample, grid, number_text, stride_note
+from pecli.render.figures.canvas import (
+    MAX_CURVE_POINTS, MAX_LABELLED_POINTS, Drawing, describe, describe_all, downsample, grid, number_text, stride_note,
+)
 from pecli.schemes import Scheme, as_positions
 from pecli.schemes.base import FrequencyPairs
 
@@ -53,13 +55,12 @@ def draw_circles(figure: "Figure", schemes: Sequence[Scheme], positions: Any, *,
         figure.colorbar(points, ax=panels.ravel().tolist(), label="position (tokens)", shrink=0.8)
     first = schemes[0]
     dim = first.frequency_pairs().dim
-    skip = ("base",) if len(schemes) > 1 else ()
     title = (
-        f"{describe(first, skip=skip)}: positions {shown[0]}–{shown[-1]} on the circle of pair {pair} "
+        f"{describe_all(schemes)}: positions {shown[0]}–{shown[-1]} on the circle of pair {pair} "
         f"of {dim // 2} ($\\omega_{{{pair}}}$ = base$^{{-{2 * pair}/{dim}}}$)"
     )
     notes = [stride_note("positions", shown.size, positions.size, step)] if step > 1 else []
-    return Drawing(title, notes)
+    return Drawing(title, notes, schemes=list(schemes))
 
 
 def draw_circle(axes: "Axes", scheme: Scheme, positions: np.ndarray, *, pair: int):
@@ -161,11 +162,11 @@ def draw_extrapolation(
     axes.axhline(2 * np.pi, color="0.2", linestyle="--", linewidth=1)
     axes.set_yscale("log")
     axes.set_xlabel("frequency pair i")
-    axes.set_ylabel("largest angle p·θ_i (radians)")
+    axes.set_ylabel(r"largest angle $p\,\theta_i$ (radians)")
     turn = axes.lines[-1]
     turn.set_label("one full turn, 2π")
     handles = [
-        Patch(color="C0", label=f"seen in training: (T−1)·θ_i, T = {train_length}"),
+        Patch(color="C0", label=f"seen in training: $(T-1)\\,\\theta_i$, T = {train_length}"),
         Patch(color="0.78", label=f"reached at test length L = {length}, within the training range"),
         Patch(color="C3", label=f"reached at L, never seen in training ({int(unseen.sum())} pair(s))"),
         turn,
@@ -179,7 +180,7 @@ def draw_extrapolation(
     notes = []
     idle = index[np.asarray(ranges.inv_freq) == 0]
     if idle.size:
-        notes.append(f"pairs {idle[0]}–{idle[-1]} do not rotate (θ = 0) and have no bar")
+        notes.append(f"pairs {idle[0]}–{idle[-1]} do not rotate (frequency 0) and have no bar")
     if train_scheme is not None:
         notes.append(f"training angles from the unscaled scheme: {describe(train_scheme)}")
     return Drawing(f"{describe(scheme)}: trained on {train_length}, tested on {length}; {verdict}", notes)

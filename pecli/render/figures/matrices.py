@@ -96,6 +96,12 @@ def channel_title(scheme: Scheme, channel: int, precision: int) -> str:
     return f"head {channel}, {symbol}={value:.{precision}g}"
 
 
+def bias_quantity(scheme: Scheme) -> str:
+    """What a bias scheme's values are, in a title: "bias", or what the scheme returns instead (t5: the
+    bucket index, each bucket's bias being learned)."""
+    return "bias" if scheme.score_caveat is None else scheme.bias_label.split(" (", 1)[0]
+
+
 def draw_bias_heatmap(figure: "Figure", scheme: Scheme, positions: Any, *, head: int | None = None) -> Drawing:
     """The (L, L) bias ``bias[i, j]`` of one head, or a grid of every head (up to :data:`MAX_GRID_HEADS`).
 
@@ -133,7 +139,7 @@ def draw_bias_heatmap(figure: "Figure", scheme: Scheme, positions: Any, *, head:
         notes.append(stride_note("positions", shown.size, positions.size, step))
     if len(heads) < channels and head is None:
         notes.append(f"first {len(heads)} of {channels} heads drawn; choose one with --head")
-    return Drawing(f"{describe(scheme)}: (L, L) bias, {which}, {positions.size} positions (tokens)", notes)
+    return Drawing(f"{describe(scheme)}: (L, L) {bias_quantity(scheme)}, {which}, {positions.size} positions (tokens)", notes)
 
 
 def _bias_panel(axes: "Axes", scheme: Scheme, bias: np.ndarray, shown: np.ndarray, head: int, *, several: bool):
@@ -169,7 +175,7 @@ def draw_similarity(axes: "Axes", scheme: Scheme, positions: Any, *, dtype: str 
     image = axes.imshow(similarity, interpolation="nearest", extent=extent, cmap="RdBu_r", vmin=-1, vmax=1)
     axes.set_xlabel("position q (tokens)" if by_position else "row of --positions")
     axes.set_ylabel("position p (tokens)" if by_position else "row of --positions")
-    axes.figure.colorbar(image, ax=axes, label="cosine similarity of E_p and E_q")
+    axes.figure.colorbar(image, ax=axes, label="cosine similarity of $E_p$ and $E_q$")
     notes = []
     if step > 1:
         notes.append(stride_note("positions", shown.size, positions.size, step))

@@ -33,12 +33,13 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
+from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError, PecliError
 from pecli.params import Parameter
 from pecli.render.figures.canvas import DEFAULT_SIZE, Drawing, Style, finish, new_figure
 from pecli.render.figures.frequencies import draw_circles, draw_extrapolation, draw_wavelengths
 from pecli.render.figures.matrices import draw_bias_heatmap, draw_encoding_heatmap, draw_similarity
-from pecli.render.figures.scores import DEFAULT_DTYPES, draw_bias, draw_dot_distance, draw_precision
+from pecli.render.figures.scores import DEFAULT_DTYPES, EACH, draw_bias, draw_dot_distance, draw_precision
 from pecli.render.side_by_side import SIDE_BY_SIDE_DIM, one_dim_note
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
 from pecli.schemes.base import Capability
@@ -67,7 +68,11 @@ TRAIN_LENGTH = Parameter("train_length", int, None, "the training length", minim
 DTYPES_OPTION = Parameter(
     "dtypes", object, None, "dtypes compared with float64 (comma-separated or a list)", default_text=",".join(DEFAULT_DTYPES)
 )
-COMPUTED = Parameter("computed", bool, None, "form the angles in each dtype instead of rounding float64 values", default_text="false")
+COMPUTE_DTYPE = Parameter(
+    "compute_dtype", str, None,
+    f"form the angles in this dtype ({EACH}: in each of --dtypes) instead of rounding float64 values, as check's",
+    choices=(*DTYPES, EACH),
+)
 
 
 @dataclass(frozen=True)
@@ -239,7 +244,8 @@ def _bias(figure: "Figure", request: PlotRequest) -> Drawing:
 def _precision(figure: "Figure", request: PlotRequest) -> Drawing:
     given = request.option("dtypes")
     dtypes = dtype_list(given) if given else ((request.dtype,) if request.dtype else DEFAULT_DTYPES)
-    return draw_precision(figure.add_subplot(), request.scheme, request.length, dtypes=dtypes, computed=bool(request.option("computed")))
+    return draw_precision(figure.add_subplot(), request.scheme, request.length, dtypes=dtypes,
+                          compute_dtype=request.option("compute_dtype"))
 
 
 #: Every plot kind, in the order the help lists them.
@@ -257,7 +263,7 @@ PLOTS: dict[str, PlotKind] = {
         PlotKind("extrapolation", "angles seen in training vs at test length", Capability.FREQUENCIES, (TRAIN_LENGTH,),
                  _extrapolation),
         PlotKind("bias", "bias against distance, one line per head", Capability.BIAS, (HEAD,), _bias),
-        PlotKind("precision", "error against float64 per dtype", None, (DTYPES_OPTION, COMPUTED), _precision,
+        PlotKind("precision", "error against float64 per dtype", None, (DTYPES_OPTION, COMPUTE_DTYPE), _precision,
                  reads=("dtype",)),
     )
 }
@@ -302,12 +308,19 @@ def check_applicable(kind: str, given: set[str]) -> None:
 
 def figure(kind: str, request: PlotRequest, style: Style = Style()) -> tuple["Figure", list[str]]:
     """The Figure of plot ``kind`` for ``request`` in ``style``, and its notes (what was left out)."""
+    canvas, drawing = draw(kind, request, style)
+    return canvas, drawing.notes
+
+
+def draw(kind: str, request: PlotRequest, style: Style = Style()) -> tuple["Figure", Drawing]:
+    """The finished Figure of plot ``kind`` and its :class:`Drawing`, whose notes are each given once and
+    whose ``schemes`` are every scheme drawn (the request's scheme when the kind draws only it)."""
     record = lookup(kind)
     record.check(request.scheme)
     canvas = new_figure(style.size or record.size, style.dpi)
     drawing = record.draw(canvas, request)
     finish(canvas, drawing, style.title)
-    return canvas, list(drawing.notes)
+    return canvas, Drawing(drawing.title, drawing.unique_notes, list(drawing.schemes) or [request.scheme])
 
 
 # -- options given as lists ------------------------------------------------------------------------------

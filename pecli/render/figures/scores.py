@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from pecli.errors import PecliError
-from pecli.render.figures.canvas import MAX_CURVE_POINTS, MAX_LINES, Drawing, describe, downsample, stride_note
-from pecli.render.figures.matrices import channel_title, check_head
+from pecli.render.figures.canvas import (
+    MAX_CURVE_POINTS, MAX_LINES, Drawing, describe, describe_all, downsample, number_text, stride_note, varied,
+)
+from pecli.render.figures.matrices import bias_quantity, channel_title, check_head
 from pecli.schemes import Scheme
 from pecli.schemes.base import Capability
 
@@ -26,11 +28,11 @@ DEFAULT_DTYPES = ("float32", "float16", "bfloat16")
 def score_label(schemes: Sequence[Scheme]) -> str:
     """The y label of a score curve: what the score is when every scheme is of one family."""
     if all(scheme.has(Capability.ROTARY) for scheme in schemes):
-        return "(R_m 1)·(R_(m+Δ) 1), mean over m"
+        return r"$(R_m\mathbf{1})\cdot(R_{m+\Delta}\mathbf{1})$, mean over m"
     if all(scheme.has(Capability.BIAS) for scheme in schemes):
         return "bias(Δ), mean over m"
     if all(scheme.has(Capability.VECTORS) and not scheme.has(Capability.ROTARY) for scheme in schemes):
-        return "E_m · E_(m+Δ), mean over m"
+        return r"$E_m \cdot E_{m+\Delta}$, mean over m"
     return "position-only score, mean over m"
 
 
@@ -46,6 +48,7 @@ def draw_dot_distance(axes: "Axes", schemes: Sequence[Scheme], length: int, *, b
     if not schemes:
         raise PecliError("dot-distance: no scheme to draw")
     several = len(schemes) > 1
+    changes = varied(schemes)
     sampled = banded = False
     notes: list[str] = []
     for index, scheme in enumerate(schemes):
@@ -59,7 +62,7 @@ def draw_dot_distance(axes: "Axes", schemes: Sequence[Scheme], length: int, *, b
         for channel in drawn:
             if several:  # one colour per scheme; its heads fade
                 color, alpha = f"C{index % 10}", 1.0 - 0.6 * channel / channels
-                label = describe(scheme) if channel == 0 else None
+                label = _legend_label(scheme, changes) if channel == 0 else None
             else:  # one colour per head
                 color, alpha = f"C{channel % 10}", 1.0
                 label = f"head {channel}" if channels > 1 else None
@@ -80,9 +83,16 @@ def draw_dot_distance(axes: "Axes", schemes: Sequence[Scheme], length: int, *, b
         notes.append("no band: the score does not vary with m at any distance (it depends on Δ only)")
     if sampled:
         notes.append("the mean and range over m are taken over a sample of query positions")
-    what = describe(schemes[0]) if not several else ", ".join(scheme.name for scheme in schemes)
-    title = f"{what}: score against distance, L = {length}" + (" (band: range over m)" if banded else "")
-    return Drawing(title, notes)
+    title = f"{describe_all(schemes)}: score against distance, L = {length}" + (" (band: range over m)" if banded else "")
+    return Drawing(title, list(dict.fromkeys(notes)), schemes=list(schemes))
+
+
+def _legend_label(scheme: Scheme, changes: dict[str, list]) -> str:
+    """A curve's legend entry: the whole scheme when schemes differ, else only what varies (``base=100``)."""
+    if "scheme" in changes or not changes:
+        return describe(scheme)
+    values = scheme.params()
+    return " ".join(f"{name}={number_text(values[name])}" for name in changes)
 
 
 def _scheme_notes(scheme: Scheme, total: int, shown: int, step: int, channels: int, drawn: int, several: bool) -> list[str]:
@@ -95,8 +105,8 @@ def _scheme_notes(scheme: Scheme, total: int, shown: int, step: int, channels: i
     if scheme.score_caveat is not None and several:
         notes.append(f"{scheme.name}: the curve is {scheme.score_caveat}")
     if scheme.has(Capability.ROTARY):
-        notes.append(f"{scheme.name}: q = k = all-ones (RoFormer's long-term decay): 2·Σ cos(Δθ_i) "
-                     "× attention scaling², + the unrotated components")
+        notes.append(f"{scheme.name}: q = k = all-ones (RoFormer's long-term decay): twice the sum over pairs of "
+                     "cos(Δ·θ) × attention scaling², + the unrotated components")
     return notes
 
 
@@ -129,7 +139,7 @@ def draw_bias(axes: "Axes", scheme: Scheme, length: int, *, head: int | None = N
         notes.append(stride_note("distances", delta.size, delta_all.size, step))
     if head is None and len(heads) < channels:
         notes.append(f"first {len(heads)} of {channels} heads drawn; choose one with --head")
-    return Drawing(f"{describe(scheme)}: bias against distance, L = {length}", notes)
+    return Drawing(f"{describe(scheme)}: {bias_quantity(scheme)} against distance, L = {length}", notes)
 
 
 def _mark_limit(axes: "Axes", scheme: Scheme) -> None:
@@ -146,47 +156,95 @@ def _mark_limit(axes: "Axes", scheme: Scheme) -> None:
 
 
 # -- precision --------------------------------------------------------------------------------------------
+#: ``compute_dtype`` of :func:`draw_precision` that forms the angles in each compared dtype.
+EACH = "each"
+#: Line styles of the dtypes' curves, so that a curve lying on another stays visible.
+DTYPE_STYLES = ("-", "--", "-.", ":")
+
+
 def draw_precision(
-    axes: "Axes", scheme: Scheme, length: int, *, dtypes: Sequence[str] = DEFAULT_DTYPES, computed: bool = False
+    axes: "Axes", scheme: Scheme, length: int, *, dtypes: Sequence[str] = DEFAULT_DTYPES, compute_dtype: str | None = None
 ) -> Drawing:
     """The largest absolute error of each position's row against float64, one curve per dtype.
 
     The numbers are :func:`pecli.analysis.precision.precision_profile`: the float64 encoding rounded
-    to each dtype, or with ``computed`` the angles formed in that dtype (as a model that builds its
-    cache in bfloat16 does). The first position that collides with its neighbour is marked.
+    to each dtype, or with ``compute_dtype`` the angles formed in that dtype first (as a model that
+    builds its cache in bfloat16 does; :data:`EACH`: in each compared dtype). The error of a row
+    jumps between 0 and its bound from one position to the next (an exact bias such as ALiBi's m·Δ
+    rounds exactly at some Δ only), so each dtype is drawn as the worst error up to that distance from
+    the first position (solid) over the raw errors (faint). The first position (or distance Δ) that
+    collides with its neighbour is marked.
     """
     from pecli.analysis.precision import precision_profile
 
+    over_distance = scheme.has(Capability.BIAS)
     notes: list[str] = []
     exact = []
+    low, high = np.inf, 0.0
     for index, dtype in enumerate(dtypes):
-        profile = precision_profile(scheme, length, dtype=dtype, compute_dtype=dtype if computed else None)
+        angles = dtype if compute_dtype == EACH else compute_dtype
+        profile = precision_profile(scheme, length, dtype=dtype, compute_dtype=angles)
         positions, error = np.asarray(profile.positions), np.asarray(profile.error, dtype=np.float64)
-        keep, step = downsample(np.arange(positions.size), MAX_CURVE_POINTS)
-        if step > 1:  # the largest error of each stride, so that spikes survive the downsampling
-            ends = np.append(keep[1:], positions.size)
-            error_shown = np.array([error[a:b].max() for a, b in zip(keep, ends)])
-            notes.append(f"{dtype}: largest error of each run of {step} positions drawn ({keep.size} of {positions.size})")
-        else:
-            error_shown = error[keep]
-        if not np.any(error_shown > 0):
-            exact.append(dtype)
-            continue
-        color = f"C{index % 10}"
-        axes.plot(positions[keep], np.where(error_shown > 0, error_shown, np.nan), color=color, linewidth=1,
-                  label=f"{dtype}: max {profile.max_error:.3g}, {profile.collisions} collision(s)")
-        if profile.first_adjacent_collision is not None:
-            axes.axvline(profile.first_adjacent_collision, color=color, linestyle=":", linewidth=1,
-                         label=f"{dtype}: first position equal to its neighbour, {profile.first_adjacent_collision}")
         if profile.note:
             notes.append(profile.note)
+        if not np.any(error > 0):
+            exact.append(dtype)
+            continue
+        color, style, order = f"C{index % 10}", DTYPE_STYLES[index % len(DTYPE_STYLES)], 3 + len(dtypes) - index
+        keep, step = downsample(np.arange(positions.size), MAX_CURVE_POINTS)
+        raw, worst = _strided_max(error, keep), _strided_max(_worst_so_far(positions, error), keep)
+        if step > 1:
+            notes.append(f"{dtype}: largest error of each run of {step} positions drawn ({keep.size} of {positions.size})")
+        axes.plot(positions[keep], np.where(raw > 0, raw, np.nan), color=color, linewidth=0.5, alpha=0.3, zorder=order)
+        axes.plot(positions[keep], np.where(worst > 0, worst, np.nan), color=color, linestyle=style, linewidth=1.6,
+                  zorder=order + len(dtypes), label=f"{dtype}: max {profile.max_error:.3g}, {profile.collisions} collision(s)")
+        low, high = min(low, float(raw[raw > 0].min())), max(high, float(raw.max()))
+        first = profile.first_adjacent_collision
+        if first is not None:
+            where = f"Δ = {first}".replace("-", "−") if over_distance else f"position {first}"
+            axes.axvline(first, color=color, linestyle=":", linewidth=1,
+                         label=f"{dtype}: first {'distance' if over_distance else 'position'} equal to its neighbour, {where}")
     axes.set_yscale("log")
-    axes.set_xlabel("relative distance Δ (tokens)" if scheme.has(Capability.BIAS) else "position (tokens)")
-    axes.set_ylabel("largest |error| of the row vs float64")
+    if high > 0:
+        _whole_decades(axes, low, high)
+    axes.set_xlabel("relative distance Δ (tokens)" if over_distance else "position (tokens)")
+    axes.set_ylabel("|error| vs float64 (solid: worst so far; faint: each row)")
     axes.grid(True, which="major", alpha=0.3)
     if axes.get_legend_handles_labels()[1]:
         axes.legend(fontsize=8, loc="lower right")
     if exact:
         notes.append(f"exact in {', '.join(exact)} (error 0 everywhere, nothing to draw on a log scale)")
-    how = "angles formed in each dtype" if computed else "float64 values rounded to each dtype"
-    return Drawing(f"{describe(scheme)}: precision over {length} positions, {how}", notes)
+    if compute_dtype is None:
+        how = "float64 values rounded to each dtype"
+    elif compute_dtype == EACH:
+        how = "angles formed in each dtype"
+    else:
+        how = f"angles formed in {compute_dtype}, rounded to each dtype"
+    return Drawing(f"{describe(scheme)}: precision over {length} positions, {how}", list(dict.fromkeys(notes)))
+
+
+def _worst_so_far(positions: np.ndarray, error: np.ndarray) -> np.ndarray:
+    """The largest error of the rows from the one nearest position 0 (Δ = 0) out to each row."""
+    order = np.argsort(np.abs(positions), kind="stable")
+    worst = np.empty_like(error)
+    worst[order] = np.maximum.accumulate(error[order])
+    return worst
+
+
+def _strided_max(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The largest value of each run that starts at an index of ``keep`` (so that spikes survive a stride)."""
+    if keep.size == values.size:
+        return values
+    return np.maximum.reduceat(values, keep)
+
+
+def _whole_decades(axes: "Axes", low: float, high: float) -> None:
+    """Log y limits on whole powers of ten, labelled only there (no "4×10⁰" on minor ticks)."""
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    bottom, top = 10.0 ** np.floor(np.log10(low)), 10.0 ** np.ceil(np.log10(high))
+    if top <= bottom:
+        top = bottom * 10
+    axes.set_ylim(bottom, top * 1.05)
+    axes.yaxis.set_major_locator(LogLocator(base=10, numticks=12))
+    axes.yaxis.set_minor_formatter(NullFormatter())
