@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from pecli.analysis.spectrum import wavelength_report
+from pecli.analysis.spectrum import BOUND_CONTEXT_LIMIT, wavelength_report
 from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, print_json, scheme_command, stdout_console,
 )
@@ -16,7 +16,8 @@ SETTINGS = (
     Setting("context", int, None, "context length C", minimum=1,
             default_text="--length, itself max_position_embeddings with --hf-config, else 512"),
     Setting("train_length", int, None, "training length T", minimum=1, default_text="the original length of a RoPE scaling"),
-    Setting("target_context", int, None, "suggest a base for this context length (Men et al. 2024)", minimum=2),
+    Setting("target_context", int, None, "suggest a base for this context length (Men et al. 2024)", minimum=2,
+            maximum=BOUND_CONTEXT_LIMIT),
     Setting("wide", bool, False, "every column, even past 80 characters (longrope's short and long factors)", group=OUTPUT_PANEL),
     Setting("out", str, None, ".npy: the final inverse frequencies of the rotated pairs (float64)", group=OUTPUT_PANEL),
 )
