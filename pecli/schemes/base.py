@@ -30,6 +30,11 @@ from pecli.params import Parameter, dataclass_parameters
 
 KINDS = ("additive", "rotary", "bias")
 
+#: Widest vector any scheme is asked for (2^20 components: no model has a wider head or embedding).
+MAX_WIDTH = 1 << 20
+#: Most positions a length-like parameter may name (2^32, as the sequence length).
+MAX_LENGTH = 1 << 32
+
 #: Seed of the fixed reference vectors used by the position-only scores of rotary and relative schemes.
 REFERENCE_SEED = 20240601
 

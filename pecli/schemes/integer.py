@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pecli.params import param
-from pecli.schemes.base import AdditiveScheme, as_positions
+from pecli.schemes.base import MAX_LENGTH, MAX_WIDTH, AdditiveScheme, as_positions
 
 
 @dataclass(frozen=True)
@@ -27,9 +27,9 @@ class IntegerScheme(AdditiveScheme):
     summary: ClassVar[str] = "the position p (or p/N) added to every component (seed 001)"
     length_defaults: ClassVar[tuple[str, ...]] = ("norm_length",)
 
-    dim: int = param(64, "number of components (all equal to p or p/N)", minimum=1)
+    dim: int = param(64, "number of components (all equal to p or p/N)", minimum=1, maximum=MAX_WIDTH)
     normalize: str = param("none", "none: E = p; length: E = p / N", choices=("none", "length"))
-    norm_length: int | None = param(None, "N, what p is divided by under normalize=length", minimum=1, default_text="the sequence length")
+    norm_length: int | None = param(None, "N, what p is divided by under normalize=length", minimum=1, maximum=MAX_LENGTH, default_text="the sequence length")
 
     @classmethod
     def defaults_for_length(cls, length: int) -> dict[str, Any]:

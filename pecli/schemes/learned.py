@@ -9,7 +9,7 @@ import numpy as np
 
 from pecli.errors import PositionError
 from pecli.params import param
-from pecli.schemes.base import AdditiveScheme, as_positions
+from pecli.schemes.base import MAX_LENGTH, MAX_WIDTH, AdditiveScheme, as_positions
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,8 @@ class LearnedScheme(AdditiveScheme):
     summary: ClassVar[str] = "a trained table of max_length vectors, here at its N(0, std^2) initialisation"
     length_defaults: ClassVar[tuple[str, ...]] = ("max_length",)
 
-    dim: int = param(512, "vector size", minimum=1)
-    max_length: int | None = param(None, "rows of the table (default: the sequence length)", minimum=1)
+    dim: int = param(512, "vector size", minimum=1, maximum=MAX_WIDTH)
+    max_length: int | None = param(None, "rows of the table", minimum=1, maximum=MAX_LENGTH, default_text="the sequence length")
     seed: int = param(0, "seed of the initialisation", minimum=0)
     std: float = param(0.02, "standard deviation of the initialisation", exclusive_minimum=0)
 

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pecli.params import param
-from pecli.schemes.base import REFERENCE_SEED, BiasScheme, Part, as_positions, row_part, whole_part
+from pecli.schemes.base import MAX_LENGTH, MAX_WIDTH, REFERENCE_SEED, BiasScheme, Part, as_positions, row_part, whole_part
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,8 @@ class RelativeScheme(BiasScheme):
     bias_label: ClassVar[str] = "q·a[clip(j−i)] (reference query)"
     piecewise_constant_bias: ClassVar[bool] = True
 
-    dim: int = param(64, "size of each relative embedding (the head dimension)", minimum=1)
-    max_relative_position: int = param(16, "K: distances beyond ±K are clipped", minimum=1)
+    dim: int = param(64, "size of each relative embedding (the head dimension)", minimum=1, maximum=MAX_WIDTH)
+    max_relative_position: int = param(16, "K: distances beyond ±K are clipped", minimum=1, maximum=MAX_LENGTH)
     seed: int = param(0, "seed of the table's initialisation", minimum=0)
     std: float = param(0.02, "standard deviation of the initialisation", exclusive_minimum=0)
 

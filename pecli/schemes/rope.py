@@ -14,7 +14,7 @@ from pecli.dtypes import numpy_dtype
 from pecli.errors import ConfigError
 from pecli.params import Parameter, dataclass_parameters, param
 from pecli.schemes.base import (
-    Block, Capability, FrequencyPairs, Part, Scheme, as_positions, check_apply_input, factored_score, row_part, unit_phasors,
+    MAX_WIDTH, Block, Capability, FrequencyPairs, Part, Scheme, as_positions, check_apply_input, factored_score, row_part, unit_phasors,
     whole_part,
 )
 from pecli.schemes.rope_scaling import (
@@ -80,7 +80,7 @@ class RopeScheme(Scheme):
     length_defaults: ClassVar[tuple[str, ...]] = ("context",)
     main_key: ClassVar[str] = "encoding"
 
-    dim: int = param(128, "head dimension (even)", minimum=2)
+    dim: int = param(128, "head dimension (even)", minimum=2, maximum=MAX_WIDTH)
     base: float = param(10000.0, "base of the frequencies (rope_theta)", exclusive_minimum=0)
     layout: str = param(
         "half", "half: rotate_half pairs (i, i+d/2) as HF/GPT-NeoX; interleaved: pairs (2i, 2i+1) as GPT-J/Meta",

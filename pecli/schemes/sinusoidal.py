@@ -9,7 +9,7 @@ import numpy as np
 
 from pecli.params import param
 from pecli.schemes.base import (
-    AdditiveScheme, Capability, FrequencyPairs, as_positions, geometric_inv_freq, unit_phasors,
+    MAX_WIDTH, AdditiveScheme, Capability, FrequencyPairs, as_positions, geometric_inv_freq, unit_phasors,
 )
 
 
@@ -38,7 +38,7 @@ class SinusoidalScheme(AdditiveScheme):
     summary: ClassVar[str] = "sin/cos of p·base^(-2i/d) (Vaswani et al. 2017)"
     extra_capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.FREQUENCIES})
 
-    dim: int = param(512, "model dimension d (even)", minimum=2)
+    dim: int = param(512, "model dimension d (even)", minimum=2, maximum=MAX_WIDTH)
     base: float = param(10000.0, "base of the geometric frequencies", exclusive_minimum=0)
     layout: str = param(
         "interleaved", "interleaved: sin, cos pairs (the paper); half: all sines then all cosines (Marian)",

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pecli.params import param
-from pecli.schemes.base import BiasScheme, Part, as_positions, row_part, whole_part
+from pecli.schemes.base import MAX_LENGTH, BiasScheme, Part, as_positions, row_part, whole_part
 
 
 def t5_buckets(
@@ -72,8 +72,8 @@ class T5Scheme(BiasScheme):
     piecewise_constant_bias: ClassVar[bool] = True
     score_caveat: ClassVar[str | None] = "the bucket index (each bucket's bias is learned), not a logit"
 
-    buckets: int = param(32, "number of buckets", minimum=2)
-    max_distance: int = param(128, "distance from which every pair shares the last bucket", minimum=1)
+    buckets: int = param(32, "number of buckets", minimum=2, maximum=MAX_LENGTH)
+    max_distance: int = param(128, "distance from which every pair shares the last bucket", minimum=1, maximum=MAX_LENGTH)
     bidirectional: bool = param(True, "true: keys on both sides (encoder); false: causal (decoder)")
 
     def __post_init__(self) -> None:
