@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
-from pecli.analysis.structure import BLOCK_BYTES, EXACT_WORK, rotation_pairs, sample_queries, score_factors
+from pecli.analysis.structure import BLOCK_BYTES, EXACT_WORK, blas_pinned, rotation_pairs, sample_queries, score_factors
 from pecli.errors import PecliError
 from pecli.schemes.base import Capability, Scheme
 
@@ -21,6 +21,10 @@ SPREAD_TOL = 1e-9
 RELATIVITY_SAMPLES = 128
 #: Work (pairs × channels) of score evaluations through ``scheme.score`` done exactly.
 EXACT_SCORE_CALLS = 1 << 24
+#: Cells (queries × (keys + distances) × channels) of the aligned score table reduced exactly. Aligning
+#: a score by Δ costs a few elementwise passes per cell whatever the width, so this caps the exact
+#: work by operations: without it the exact path grew as L² up to a length where it took 20 s.
+EXACT_PROFILE_CELLS = 1 << 25
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class DistanceProfile:
         return int(delta - self.distance[0])
 
 
+@blas_pinned
 def score_by_distance(
     scheme: Scheme, length: int, *, max_distance: int | None = None, samples: int | None = None
 ) -> DistanceProfile:
@@ -72,8 +77,8 @@ def score_by_distance(
         D (default L − 1).
     samples:
         Measure only this many seeded query positions. By default every query position is measured
-        when ``L² × width`` is at most 4·10⁹ (score-call schemes: ``L² × channels`` at most 2²⁴), and 128
-        sampled queries otherwise.
+        when ``L² × width`` is at most 4·10⁹ (score-call schemes: ``L² × channels`` at most 2²⁴) and the
+        aligned table, ``L × (L + 2D + 1) × channels`` cells, at most 2²⁵; 128 sampled queries otherwise.
 
     Notes
     -----
@@ -88,10 +93,11 @@ def score_by_distance(
     factors = score_factors(scheme, length)
     width = factors[0].shape[1] if factors is not None else scheme.channels
     budget = EXACT_WORK if factors is not None else EXACT_SCORE_CALLS
-    exact = samples is None and length * length * max(width, 1) <= budget
-    queries = np.arange(length) if exact else sample_queries(length, samples or RELATIVITY_SAMPLES)
     channels = 1 if factors is not None else scheme.channels
     n = 2 * reach + 1
+    cells = length * (length + n) * channels
+    exact = samples is None and length * length * max(width, 1) <= budget and cells <= EXACT_PROFILE_CELLS
+    queries = np.arange(length) if exact else sample_queries(length, samples or RELATIVITY_SAMPLES)
     total = np.zeros((channels, n))
     low = np.full((channels, n), np.inf)
     high = np.full((channels, n), -np.inf)
