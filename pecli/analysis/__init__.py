@@ -112,15 +112,26 @@ def _bias_table(scheme: Scheme, length: int) -> int:
     return 0 if has_vectors(scheme) else 3 * 8 * _rows(scheme, length) * int(scheme.channels)
 
 
-def _grouping(rows: int) -> int:
-    return GROUPING_BYTES_PER_ROW * rows + CHUNKS_HELD * CHUNK_BYTES
+def _width(scheme: Scheme) -> int:
+    return max(int(scheme.width) if has_vectors(scheme) else int(scheme.channels), 1)
+
+
+def _chunk(scheme: Scheme, rows: int) -> int:
+    """Bytes of one chunk of a chunked pass: CHUNK_BYTES, or the whole (rows, width) array if smaller."""
+    width = _width(scheme)
+    return min(max(CHUNK_BYTES, 8 * 1024 * width), 8 * rows * width)
+
+
+def _grouping(scheme: Scheme, rows: int) -> int:
+    return GROUPING_BYTES_PER_ROW * rows + CHUNKS_HELD * _chunk(scheme, rows)
 
 
 def _scan(scheme: Scheme, o: CheckOptions) -> int:
     """An all-pairs scan's blocks, unless distances depend on Δ only (then one pass over Δ)."""
     if has_vectors(scheme) and is_shift_isometric_kind(scheme) and o.samples is None:
         return 4 * 8 * o.length
-    return BLOCKS_HELD * BLOCK_BYTES
+    rows = _rows(scheme, o.length)
+    return BLOCKS_HELD * min(BLOCK_BYTES, 8 * rows * rows) + 8 * rows * _width(scheme)
 
 
 def generic_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
@@ -131,19 +142,19 @@ def generic_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
 
 def _uniqueness_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     rows = _rows(scheme, o.length)
-    return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + _grouping(rows) + _scan(scheme, o)
+    return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + _grouping(scheme, rows) + _scan(scheme, o)
 
 
 def _distinguishability_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     rows = _rows(scheme, o.length)
-    return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + 8 * 8 * rows + CHUNKS_HELD * CHUNK_BYTES + _scan(scheme, o)
+    return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + 8 * 8 * rows + CHUNKS_HELD * _chunk(scheme, rows) + _scan(scheme, o)
 
 
 def _composability_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     from pecli.analysis.composability import EXACT_FIT_WORK, FIT_SAMPLES
 
-    if not has_vectors(scheme):
-        return 0, 4 * 8 * (2 * o.length) * int(scheme.channels)
+    if not has_vectors(scheme):  # the score of every distance before and after each shift, and its changes
+        return 0, 16 * 8 * (2 * o.length) * int(scheme.channels) + (1 << 20)
     width = int(scheme.width)
     # exact: the fitted rows at most EXACT_FIT_WORK / width² of them, or 2·width + 65 extended; Q, Y, the
     # pair columns; sampled: 2·n rows per shift and their products.
@@ -153,25 +164,43 @@ def _composability_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
 
 
 def _relativity_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
-    # the score factors (the rotated reference vectors and the apply's temporaries), then blocks of
-    # aligned scores; the profile's (channels, 2L − 1) statistics
-    factors = 4 * encoded_bytes(scheme, o.length)
-    stats = 8 * 8 * (2 * o.length) * (1 if has_vectors(scheme) else int(scheme.channels))
-    return 0, factors + stats + BLOCKS_HELD * BLOCK_BYTES
+    from pecli.analysis.relativity import EXACT_PROFILE_CELLS, RELATIVITY_SAMPLES
+
+    EXACT_QUERIES = int((EXACT_PROFILE_CELLS / 3) ** 0.5) + 1  # the most queries of an exact profile
+
+    # the queries' score factors; per chunk of keys their factors (with the temporaries of computing
+    # them) and the scores of every query against them; the (channels, 2L − 1) statistics
+    vectors_ = has_vectors(scheme)
+    channels = 1 if vectors_ else int(scheme.channels)
+    width = int(scheme.width) if vectors_ else 0
+    fewest_queries = min(o.length, o.samples or RELATIVITY_SAMPLES)
+    keys = min(o.length, BLOCK_BYTES // (8 * channels * max(fewest_queries, 1)))
+    queries = 8 * min(o.length, max(fewest_queries + 2, EXACT_QUERIES)) * width
+
+    stats = 4 * 8 * (2 * o.length) * channels
+    # a score-calling scheme builds its scores from (queries, keys) arrays of distances
+    scores = min(BLOCK_BYTES, 8 * o.length * o.length * channels) * (2 if vectors_ else 4)
+    return 0, queries + 4 * 8 * keys * width + scores + stats
 
 
 def _extrapolation_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
-    # the trained scheme's encoding over 0 … L − 1 (a second remembered array), the scheme at L over
-    # 0 … T − 1, and the collisions of the first
-    encoding = encoded_bytes(scheme, o.length)
-    return encoding, encoding + _bias_table(scheme, o.length) + 8 * _rows(scheme, o.length) * 4 + _grouping(_rows(scheme, o.length))
+    # the scheme's remembered encoding when training did not change it, else chunks encoded on demand;
+    # the collisions of its rows, and a chunk in a few forms
+    from pecli.analysis.extrapolation import default_train_length
+
+    rows = _rows(scheme, o.length)
+    held = 0
+    if has_vectors(scheme) and 1 <= (o.train_length or default_train_length(o.length, scheme)) < o.length:
+        trained = scheme.at_length(o.train_length or default_train_length(o.length, scheme))
+        held = encoded_bytes(scheme, o.length) if trained == scheme else 0
+    return held, _bias_table(scheme, o.length) + 8 * rows + _grouping(scheme, rows) + 4 * _chunk(scheme, rows)
 
 
 def _precision_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     rows = _rows(scheme, o.length)
     # two groupings (low precision and float64) one after the other, the per-row errors, and a chunk in
     # its exact, low, widened and difference forms
-    return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + _grouping(rows) + 2 * 8 * rows + 4 * CHUNK_BYTES
+    return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + _grouping(scheme, rows) + 2 * 8 * rows + 4 * _chunk(scheme, rows)
 
 
 def _uniqueness(scheme: Scheme, o: CheckOptions) -> PropertyResult:
@@ -248,17 +277,15 @@ def _names(names: str | Sequence[str]) -> list[str]:
 def estimate_check_bytes(scheme: Scheme, names: str | Sequence[str], options: CheckOptions | None = None) -> int:
     """An upper estimate of the peak bytes :func:`run_checks` holds for (scheme, names, options).
 
-    The remembered encodings the checks read (at most two stay remembered: the scheme's and, for
-    extrapolation, the trained scheme's) plus the largest working memory of any one check. It reads only
-    the scheme's shape (width, channels) and the options: nothing is encoded.
+    The scheme's remembered encoding (the one (L, d) array the checks share) plus the largest working
+    memory of any one check. It reads only the scheme's shape (width, channels), its parameters and the
+    options: nothing is encoded.
     """
     options = options or CheckOptions()
     footprints = [get_analysis(name)._footprint(scheme, options) for name in _names(names)]
     if not footprints:
         return 0
-    remembered = sorted((held for held, _ in footprints), reverse=True)
-    extra = encoded_bytes(scheme, options.length) if "extrapolation" in _names(names) and len(footprints) > 1 else 0
-    return remembered[0] + extra + max(work for _, work in footprints)
+    return max(held for held, _ in footprints) + max(work for _, work in footprints)
 
 
 def run_checks(

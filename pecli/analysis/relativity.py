@@ -11,7 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
-from pecli.analysis.structure import BLOCK_BYTES, EXACT_WORK, blas_pinned, rotation_pairs, sample_queries, score_factors
+from pecli.analysis.structure import (
+    BLOCK_BYTES, EXACT_WORK, blas_pinned, chunked_task, rotation_pairs, sample_queries,
+)
 from pecli.errors import PecliError
 from pecli.schemes.base import Capability, Scheme
 
@@ -82,18 +84,19 @@ def score_by_distance(
 
     Notes
     -----
-    Query positions are processed in blocks: the scores of a block of queries against every key are
-    shifted so that column Δ + D holds ``S(m, m + Δ)``, then reduced. Memory is O(block × L).
+    Keys are processed in chunks: the scores of every query against a chunk of consecutive keys, then
+    for each query the slice of distances those keys fall on is added to the statistics. Memory is
+    O(queries × chunk + D), whatever L; the keys' score factors are computed chunk by chunk.
     """
     if length < 1:
         raise PecliError("the distance profile needs at least one position")
     reach = length - 1 if max_distance is None else min(int(max_distance), length - 1)
     if reach < 0:
         raise PecliError(f"max_distance must be >= 0, got {max_distance}")
-    factors = score_factors(scheme, length)
-    width = factors[0].shape[1] if factors is not None else scheme.channels
-    budget = EXACT_WORK if factors is not None else EXACT_SCORE_CALLS
-    channels = 1 if factors is not None else scheme.channels
+    factored = scheme.score_factors(np.zeros(1, dtype=np.int64)) is not None
+    width = int(scheme.width) if factored else scheme.channels
+    budget = EXACT_WORK if factored else EXACT_SCORE_CALLS
+    channels = 1 if factored else scheme.channels
     n = 2 * reach + 1
     cells = length * (length + n) * channels
     exact = samples is None and length * length * max(width, 1) <= budget and cells <= EXACT_PROFILE_CELLS
@@ -102,24 +105,19 @@ def score_by_distance(
     low = np.full((channels, n), np.inf)
     high = np.full((channels, n), -np.inf)
     count = np.zeros(n, dtype=np.int64)
-    keys = np.arange(length)
-    block = max(1, BLOCK_BYTES // (8 * channels * (length + n)))
-    for start in range(0, queries.size, block):
-        m = queries[start : start + block]
-        if factors is not None:
-            scores = (factors[0][m] @ factors[1].T)[None]
-        else:
-            scores = np.asarray(scheme.score(m[:, None], keys[None, :]), dtype=np.float64).reshape(channels, m.size, length)
-        column = keys[None, :] - m[:, None] + reach
-        valid = (column >= 0) & (column < n)
-        row_index = np.broadcast_to(np.arange(m.size)[:, None], column.shape)[valid]
-        aligned = np.full((channels, m.size, n), np.nan)
-        aligned[:, row_index, column[valid]] = scores[:, valid]
-        present = ~np.isnan(aligned[0])
-        count += present.sum(axis=0)
-        total += np.where(present, aligned, 0.0).sum(axis=1)
-        low = np.minimum(low, np.where(present, aligned, np.inf).min(axis=1))
-        high = np.maximum(high, np.where(present, aligned, -np.inf).max(axis=1))
+    query_factors = scheme.score_factors(queries)[0] if factored else None
+    key_step = max(1, BLOCK_BYTES // (8 * channels * max(queries.size, 1)))
+    parts = range(0, length, key_step)
+    with chunked_task("relativity", len(parts)) as bar:
+        for start in parts:
+            keys = np.arange(start, min(start + key_step, length), dtype=np.int64)
+            if factored:
+                scores = (query_factors @ scheme.score_factors(keys)[1].T)[None]
+            else:
+                scores = np.asarray(scheme.score(queries[:, None], keys[None, :]), dtype=np.float64)
+                scores = scores.reshape(channels, queries.size, keys.size)
+            _accumulate(scores, queries, keys, reach, total, low, high, count)
+            bar.advance()
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = total / count
     low[:, count == 0] = np.nan
@@ -128,6 +126,28 @@ def score_by_distance(
         np.arange(-reach, reach + 1, dtype=np.int64), mean, high - low, low, high, count, not exact,
         int(queries.size), length,
     )
+
+
+def _accumulate(
+    scores: np.ndarray, queries: np.ndarray, keys: np.ndarray, reach: int,
+    total: np.ndarray, low: np.ndarray, high: np.ndarray, count: np.ndarray,
+) -> None:
+    """Add the scores of each query m against consecutive keys to the statistics of Δ = key − m.
+
+    The keys k0 … k1 − 1 of query m fall on the consecutive columns k − m + D, so each query's row is
+    one slice of the (channels, 2D + 1) statistics: no (queries, 2D + 1) aligned array.
+    """
+    n = total.shape[1]
+    for row, m in enumerate(queries):
+        first = keys[0] - m + reach
+        lo, hi = max(first, 0), min(first + keys.size, n)
+        if lo >= hi:
+            continue
+        values = scores[:, row, lo - first : hi - first]
+        total[:, lo:hi] += values
+        np.minimum(low[:, lo:hi], values, out=low[:, lo:hi])
+        np.maximum(high[:, lo:hi], values, out=high[:, lo:hi])
+        count[lo:hi] += 1
 
 
 def sinusoid_identity(inv_freq: np.ndarray, distance: np.ndarray) -> np.ndarray:

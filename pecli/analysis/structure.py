@@ -281,7 +281,8 @@ def is_shift_isometric(scheme: Scheme, encoding: np.ndarray) -> bool:
     low, high = np.minimum(p, q), np.maximum(p, q)
     direct = np.linalg.norm(encoding[high] - encoding[low], axis=1)
     from_zero = np.linalg.norm(encoding[high - low] - encoding[0], axis=1)
-    scale = max(float(np.abs(encoding).max()), 1e-300) * np.sqrt(encoding.shape[1])
+    largest = max(abs(float(encoding.max())), abs(float(encoding.min())))  # max |E| without an |E| copy
+    scale = max(largest, 1e-300) * np.sqrt(encoding.shape[1])
     return bool(np.allclose(direct, from_zero, rtol=1e-7, atol=1e-9 * scale))
 
 
