@@ -159,7 +159,7 @@ def _composability_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     # exact: the fitted rows at most EXACT_FIT_WORK / width² of them, or 2·width + 65 extended; Q, Y, the
     # pair columns; sampled: 2·n rows per shift and their products.
     rows = max(min(o.length, EXACT_FIT_WORK // max(width * width, 1) + 64), 2 * width + 65)
-    sampled = 2 * max(FIT_SAMPLES, 8 * width) * 4
+    sampled = 2 * max(FIT_SAMPLES, 2 * width) * 4
     return 8 * rows * width, 8 * 8 * max(rows, sampled) * width
 
 

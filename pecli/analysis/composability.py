@@ -21,7 +21,7 @@ DEFAULT_SHIFTS = (1, 2, 4, 8, 64)
 RESIDUAL_TOL = 1e-8
 #: Least-squares work (fitted rows × width²) up to which M_k is fitted on every position.
 EXACT_FIT_WORK = 1 << 27
-#: Positions (at least; 8 per component for wide encodings) M_k is fitted on above that, and as many
+#: Positions (at least; 2 per component for wide encodings) M_k is fitted on above that, and as many
 #: held-out positions it is measured on.
 FIT_SAMPLES = 2048
 
@@ -120,14 +120,20 @@ def _sampled_composability(scheme: Scheme, length: int, shifts: tuple[int, ...],
     only the sampled rows (and their shifts) are encoded.
     """
     rows_used = length - max(shifts)
-    fit = max(FIT_SAMPLES, 8 * scheme.width)
+    fit = max(FIT_SAMPLES, 2 * scheme.width)
     chosen = np.random.default_rng(SAMPLE_SEED).choice(rows_used, size=min(2 * fit, rows_used), replace=False)
     fitted, held = np.sort(chosen[:fit]), np.sort(chosen[fit:])
-    x_fit, x_held = rows_at(scheme, fitted), rows_at(scheme, held)
+    needed = np.unique(np.concatenate([np.concatenate([fitted, held]) + k for k in (0, *shifts)]))
+    table = rows_at(scheme, needed)  # one encode call: a learned table is built once
+
+    def at(positions: np.ndarray) -> np.ndarray:
+        return table[np.searchsorted(needed, positions)]
+
+    x_fit, x_held = at(fitted), at(held)
     fits = ShiftFits(x_fit)
     rows = []
     for k in shifts:
-        y_fit, y_held = rows_at(scheme, fitted + k), rows_at(scheme, held + k)
+        y_fit, y_held = at(fitted + k), at(held + k)
         solution = fits.solve(y_fit)
         miss = float(np.linalg.norm(y_held - x_held @ solution))
         row = {"shift": k, "residual": miss / (float(np.linalg.norm(y_held)) or 1.0), "held_out": True}

@@ -92,9 +92,21 @@ def vectors(scheme: Scheme, length: int) -> np.ndarray:
         return _encode(scheme, int(length))
 
 
+def builds_a_table(scheme: Scheme) -> bool:
+    """True when every ``encode`` call builds a table beyond its rows (learned: the whole random table),
+    as the scheme's :meth:`~pecli.schemes.base.Scheme.estimate_bytes` of one position says: such a
+    scheme is encoded in one call, not chunk by chunk."""
+    return scheme.estimate_bytes(1) > 8 * max(int(scheme.width), 1) + CHUNK_BYTES // 64
+
+
 def _encode(scheme: Scheme, length: int) -> np.ndarray:
     """Encode in chunks of positions into one array, so that the scheme's temporaries (angles, cos,
     sin) stay chunk-sized: ``encode`` is per position, so the rows are the same."""
+    if builds_a_table(scheme):
+        encoding = np.asarray(scheme.encode(np.arange(length, dtype=np.int64)), dtype=np.float64)
+        encoding = encoding.reshape(length, -1)
+        encoding.setflags(write=False)
+        return encoding
     first = np.asarray(scheme.encode(np.arange(min(length, 1), dtype=np.int64)), dtype=np.float64)
     width = first.shape[1] if first.ndim == 2 else 1
     encoding = np.empty((length, width), dtype=np.float64)
