@@ -12,7 +12,7 @@ import numpy as np
 
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.structure import (
-    BLOCK_BYTES, EXACT_WORK, blas_pinned, chunked_task, rotation_pairs, sample_queries,
+    BLOCK_BYTES, EXACT_WORK, blas_pinned, chunked_task, chunks, rotation_pairs, sample_queries,
 )
 from pecli.errors import PecliError
 from pecli.schemes.base import Capability, Scheme
@@ -152,7 +152,11 @@ def _accumulate(
 
 def sinusoid_identity(inv_freq: np.ndarray, distance: np.ndarray) -> np.ndarray:
     """Seed 000's ``PE_p · PE_q = Σ_i cos(ω_i (p − q))`` for each distance, from the frequencies alone."""
-    return np.cos(np.outer(np.asarray(distance, dtype=np.float64), inv_freq)).sum(axis=1)
+    distance = np.asarray(distance, dtype=np.float64).ravel()
+    out = np.empty(distance.size)
+    for part in chunks(distance.size, 4 * np.size(inv_freq)):  # no (distances, pairs) array at once
+        out[part] = np.cos(np.outer(distance[part], inv_freq)).sum(axis=1)
+    return out
 
 
 def table_distances(reach: int, symmetric: bool) -> list[int]:
