@@ -180,7 +180,7 @@ def _relativity_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     stats = 4 * 8 * (2 * o.length) * channels
     # a score-calling scheme builds its scores from (queries, keys) arrays of distances
     scores = min(BLOCK_BYTES, 8 * o.length * o.length * channels) * (2 if vectors_ else 4)
-    return 0, queries + 4 * 8 * keys * width + scores + stats
+    return 0, queries + 6 * 8 * keys * width + scores + stats
 
 
 def _extrapolation_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
