@@ -13,7 +13,7 @@ schemes that have a ``dim``, their own defaults for binary, t5 and alibi):
 
 - every property check of :data:`pecli.analysis.ANALYSES`, run once under :mod:`tracemalloc`: its wall
   time (``time.perf_counter``) and its peak traced memory;
-- the whole ``run_checks(scheme, "all", CheckOptions(length=L, rebuild=...))``: wall time, best of
+- the whole ``run_checks(scheme, "all", CheckOptions(length=L))``: wall time, best of
   ``--repeat`` runs without tracing, and its peak memory from one further traced run.
 
 Then Men et al.'s ``base_lower_bound(C, d)`` for C = 8192, 131072 and 1,048,576, and
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in SCHEMES:
         params = scheme_params(name, d)
         scheme = build_scheme(name, params, length=L)
-        options = CheckOptions(length=L, rebuild=lambda n, name=name, params=params: build_scheme(name, params, length=n))
+        options = CheckOptions(length=L)
         progress(f"{name}: {', '.join(ANALYSES)} (traced), then all x{args.repeat} + 1 traced")
         for prop, info in ANALYSES.items():
             result, seconds, peak = traced(lambda: info.run(scheme, options))

@@ -87,9 +87,10 @@ def compare(
     """
     rows, footnotes = [], []
     options = CheckOptions(length=length, dtype=dtype, train_length=train_length, strict=strict)
-    for entry in schemes:
+    for number, entry in enumerate(schemes, 1):
         label, scheme = entry if isinstance(entry, tuple) else (entry.name, entry)
-        results = {r.property: r for r in run_checks(scheme, "all", options)}
+        progress = f"{label} ({number}/{len(schemes)}): "
+        results = {r.property: r for r in run_checks(scheme, "all", options, label=progress)}
         marks: dict[str, list[int]] = {}
         for prop, claim in claims_for(scheme.name).items():
             words = disagreement(claim, results[prop].verdict)

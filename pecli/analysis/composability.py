@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
-from pecli.analysis.structure import has_vectors, rotation_blocks, rotation_pairs, vectors
+from pecli.analysis.structure import SAMPLE_SEED, blas_pinned, has_vectors, rotation_blocks, rotation_pairs, rows_at, vectors
 from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Scheme
 
@@ -19,8 +19,14 @@ from pecli.schemes.base import Scheme
 DEFAULT_SHIFTS = (1, 2, 4, 8, 64)
 #: Relative residual at or below which the fit counts as exact (numerical precision).
 RESIDUAL_TOL = 1e-8
+#: Least-squares work (fitted rows × width²) up to which M_k is fitted on every position.
+EXACT_FIT_WORK = 1 << 27
+#: Positions (at least; 2 per component for wide encodings) M_k is fitted on above that, and as many
+#: held-out positions it is measured on.
+FIT_SAMPLES = 2048
 
 
+@blas_pinned
 def check_composability(scheme: Scheme, length: int, *, shifts: Sequence[int] | None = None) -> PropertyResult:
     """Fit ``E_{p+k} ≈ M_k E_p`` by least squares over all p and report the relative residual.
 
@@ -58,6 +64,8 @@ def check_composability(scheme: Scheme, length: int, *, shifts: Sequence[int] | 
         return _bias_composability(scheme, length, shifts)
     notes: list[str] = []
     pairs = rotation_pairs(scheme)
+    if (length - max(shifts)) * scheme.width**2 > EXACT_FIT_WORK:
+        return _sampled_composability(scheme, length, shifts, pairs)
     fit_length = length
     rows = _fit_rows(scheme, fit_length, shifts, pairs)
     wanted = 2 * scheme.width + max(shifts) + 1
@@ -70,16 +78,21 @@ def check_composability(scheme: Scheme, length: int, *, shifts: Sequence[int] | 
             fit_length = wanted
             rows = _fit_rows(scheme, fit_length, shifts, pairs)
             notes.append(f"fitted over positions 0 … {wanted - 1}: with only {length}, any table fits exactly")
-    worst = max(rows, key=lambda r: r["residual"])
-    figures: dict = {"positions": fit_length, "shifts": list(shifts), "max_residual": worst["residual"]}
-    if pairs is not None:
-        figures["max_rotation_distance"] = max(r["rotation_distance"] for r in rows)
-        figures["max_rotation_residual"] = max(r["rotation_residual"] for r in rows)
     if any(r["held_out"] for r in rows):
         notes.append(
             "underdetermined (fewer positions than independent components): M_k fitted on the first half of "
             "the positions and measured on the second half"
         )
+    return _result(rows, fit_length, shifts, pairs, notes, sampled=False)
+
+
+def _result(rows: list[dict], positions: int, shifts: tuple[int, ...], pairs, notes: list[str], *, sampled: bool) -> PropertyResult:
+    """The verdict and reason from one row of figures per shift."""
+    worst = max(rows, key=lambda r: r["residual"])
+    figures: dict = {"positions": positions, "shifts": list(shifts), "max_residual": worst["residual"]}
+    if pairs is not None:
+        figures["max_rotation_distance"] = max(r["rotation_distance"] for r in rows)
+        figures["max_rotation_residual"] = max(r["rotation_residual"] for r in rows)
     if worst["residual"] <= RESIDUAL_TOL:
         reason = f"E_(p+k) = M_k E_p holds to a relative residual of {worst['residual']:.2g} for k = {_join(shifts)}"
         if pairs is not None:
@@ -94,7 +107,44 @@ def check_composability(scheme: Scheme, length: int, *, shifts: Sequence[int] | 
             f"residual of {worst['residual']:.3g}" + (" on held-out positions" if worst["held_out"] else "")
         )
         verdict = "fail"
-    return PropertyResult("composability", verdict, reason, figures, "max_residual", table=rows, notes=tuple(notes))
+    return PropertyResult(
+        "composability", verdict, reason, figures, "max_residual", table=rows, sampled=sampled, notes=tuple(notes)
+    )
+
+
+def _sampled_composability(scheme: Scheme, length: int, shifts: tuple[int, ...], pairs) -> PropertyResult:
+    """Fit M_k on a seeded sample of positions and measure it on as many held-out ones.
+
+    M_k is d × d, so a fit on n ≫ d positions whose rows span the encoding's space determines it; the
+    held-out positions then test it on rows it was not fitted to. Work O(n · d²) per shift, whatever L;
+    only the sampled rows (and their shifts) are encoded.
+    """
+    rows_used = length - max(shifts)
+    fit = max(FIT_SAMPLES, 2 * scheme.width)
+    chosen = np.random.default_rng(SAMPLE_SEED).choice(rows_used, size=min(2 * fit, rows_used), replace=False)
+    fitted, held = np.sort(chosen[:fit]), np.sort(chosen[fit:])
+    needed = np.unique(np.concatenate([np.concatenate([fitted, held]) + k for k in (0, *shifts)]))
+    table = rows_at(scheme, needed)  # one encode call: a learned table is built once
+
+    def at(positions: np.ndarray) -> np.ndarray:
+        return table[np.searchsorted(needed, positions)]
+
+    x_fit, x_held = at(fitted), at(held)
+    fits = ShiftFits(x_fit)
+    rows = []
+    for k in shifts:
+        y_fit, y_held = at(fitted + k), at(held + k)
+        solution = fits.solve(y_fit)
+        miss = float(np.linalg.norm(y_held - x_held @ solution))
+        row = {"shift": k, "residual": miss / (float(np.linalg.norm(y_held)) or 1.0), "held_out": True}
+        if pairs is not None:
+            row.update(_rotation_figures(np.concatenate([x_fit, x_held]), np.concatenate([y_fit, y_held]), pairs, k))
+        rows.append(row)
+    notes = [
+        f"M_k fitted on {fitted.size} seeded positions and measured on {held.size} held-out ones "
+        f"(of {rows_used}); the pair maps are fitted on both sets"
+    ]
+    return _result(rows, length, shifts, pairs, notes, sampled=True)
 
 
 def _fit_rows(scheme: Scheme, fit_length: int, shifts: tuple[int, ...], pairs) -> list[dict]:
@@ -102,13 +152,12 @@ def _fit_rows(scheme: Scheme, fit_length: int, shifts: tuple[int, ...], pairs) -
     encoding = vectors(scheme, fit_length)
     rows_used = fit_length - max(shifts)
     fits = ShiftFits(encoding[:rows_used])
-    columns = (encoding[:, pairs.first], encoding[:, pairs.second]) if pairs is not None else None
     rows = []
     for k in shifts:
         residual, held_out = fits.residual(encoding[k : k + rows_used])
         row = {"shift": k, "residual": residual, "held_out": held_out}
         if pairs is not None:
-            row.update(_rotation_figures(columns, pairs, k))
+            row.update(_rotation_figures(encoding[:-k], encoding[k:], pairs, k))
         rows.append(row)
     return rows
 
@@ -135,7 +184,8 @@ class ShiftFits:
 
     def solve(self, y: np.ndarray) -> np.ndarray:
         r = self.rank
-        return self.vt[:r].T @ ((self.u[:, :r].T @ (self.q.T @ y)) / self.s[:r, None])
+        projected = (y.T @ self.q).T  # Qᵀ Y, written so that BLAS sees the long axis as the inner one
+        return self.vt[:r].T @ ((self.u[:, :r].T @ projected) / self.s[:r, None])
 
     def residual(self, y: np.ndarray) -> tuple[float, bool]:
         """Relative residual ``||Y − X M̂ᵀ||_F / ||Y||_F``; held out (fit on the first half of the rows,
@@ -165,14 +215,14 @@ def _join(values: Sequence[int]) -> str:
     return ", ".join(str(v) for v in values)
 
 
-def _rotation_figures(columns: tuple[np.ndarray, np.ndarray], pairs, shift: int) -> dict:
+def _rotation_figures(x: np.ndarray, y: np.ndarray, pairs, shift: int) -> dict:
     """Per-pair 2×2 fits against the rotation blocks, and the residual of the rotation itself.
 
-    ``columns`` are the (L, n) first and second components of every pair.
+    ``x`` holds rows E_p and ``y`` the rows E_(p+shift) of the same positions p.
     """
     rotation = rotation_blocks(pairs, shift)  # (n, 2, 2), acting on column vectors (first, second)
-    xa, xb = columns[0][:-shift], columns[1][:-shift]  # (rows, n)
-    ya, yb = columns[0][shift:], columns[1][shift:]
+    xa, xb = x[:, pairs.first], x[:, pairs.second]  # (rows, n)
+    ya, yb = y[:, pairs.first], y[:, pairs.second]
 
     def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.einsum("rn,rn->n", a, b)

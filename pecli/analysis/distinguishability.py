@@ -10,8 +10,8 @@ import numpy as np
 
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.structure import (
-    bias_domain, distance_from_origin, has_vectors, is_shift_isometric, local_nearest_shift_isometric,
-    scan_pairs, vectors,
+    bias_domain, chunks, distance_from_origin, has_vectors, is_shift_isometric, local_nearest_shift_isometric,
+    row_norms, scan_pairs, step_norms, vectors,
 )
 from pecli.errors import PecliError
 from pecli.schemes.base import Scheme
@@ -68,12 +68,12 @@ def _verdict(min_step: float, max_step: float, scale: float, share: float) -> tu
 
 def _vector_distinguishability(scheme: Scheme, length: int, samples: int | None) -> PropertyResult:
     encoding = vectors(scheme, length)
-    steps = np.linalg.norm(np.diff(encoding, axis=0), axis=1)
+    steps = step_norms(encoding)
     small, large = int(np.argmin(steps)), int(np.argmax(steps))
     min_step, max_step = float(steps[small]), float(steps[large])
     ratio = max_step / min_step if min_step > 0 else None
     changed = int(np.count_nonzero(encoding[large + 1] != encoding[large]))
-    binary_rows = bool(np.all((encoding == 0) | (encoding == 1)))
+    binary_rows = all(bool(np.all((encoding[part] == 0) | (encoding[part] == 1))) for part in chunks(length, encoding.shape[1]))
     notes: list[str] = []
     sampled = False
     if is_shift_isometric(scheme, encoding) and samples is None:
@@ -83,7 +83,7 @@ def _vector_distinguishability(scheme: Scheme, length: int, samples: int | None)
     else:
         local, example, queries, sampled = _scan_nearest(encoding, samples, "positions (seeded)", notes)
     share = local / queries
-    scale = float(np.linalg.norm(encoding, axis=1).max()) or 1.0
+    scale = float(row_norms(encoding).max()) or 1.0
     noticeable, even, is_local = _verdict(min_step, max_step, scale, share)
     unit = "bits" if binary_rows else "components"
     jump = (

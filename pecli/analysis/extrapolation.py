@@ -12,7 +12,9 @@ import numpy as np
 
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.spectrum import wavelengths_of
-from pecli.analysis.structure import bias_domain, collisions, has_vectors, rotation_pairs, vectors
+from pecli.analysis.structure import (
+    RowSource, bias_domain, chunks, collisions_of, has_vectors, rotation_pairs, rows_at, vectors,
+)
 from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Capability, Scheme, require
 
@@ -181,25 +183,25 @@ def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, le
             "updated: they hold their random initialisation"
         )
         return PropertyResult("extrapolation", "fail", reason, figures, "untrained_rows")
-    encoding = vectors(trained, length)
-    seen, new = encoding[:train_length], encoding[train_length:]
-    low, high = float(seen.min()), float(seen.max())
-    new_low, new_high = float(new.min()), float(new.max())
+    rows_of = _row_source(scheme, trained, length)
+    spans = _spans(rows_of, train_length, length)
+    low, high = spans.seen_low, spans.seen_high
+    new_low, new_high = spans.new_low, spans.new_high
     slack = RANGE_SLACK * ((high - low) or 1.0)
     bounded = new_low >= low - slack and new_high <= high + slack
-    found = collisions(encoding)
+    found = collisions_of(length, rows_of, spans.width)
     figures.update({
         "defined": True, "first_undefined": None, "train_range": [low, high], "test_range": [new_low, new_high],
         "bounded": bounded, "colliding_pairs": found.pairs,
     })
     warnings: list[str] = []
-    frozen = np.flatnonzero((np.ptp(seen, axis=0) == 0) & (np.ptp(encoding, axis=0) > 0))
+    frozen = np.flatnonzero((spans.seen_spread == 0) & (spans.spread > 0))
     figures["components_constant_in_training"] = int(frozen.size)
     pairs = rotation_pairs(scheme)
     if frozen.size and pairs is None:
         warnings.append(
             f"{frozen.size} component(s) never changed in training but change past it (first: component "
-            f"{int(frozen[0])}, constant {float(seen[0, frozen[0]]):.4g} on positions 0 … {train_length - 1})"
+            f"{int(frozen[0])}, constant {float(rows_of(slice(0, 1))[0, frozen[0]]):.4g} on positions 0 … {train_length - 1})"
         )
     if pairs is not None:
         # Pre-training saw the frequencies without any context-extension scaling.
@@ -222,9 +224,9 @@ def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, le
     at_length = scheme.at_length(length)
     if at_length.params() != trained.params():
         changed = [k for k, v in at_length.params().items() if trained.params().get(k) != v]
-        other = vectors(at_length, train_length)
-        if other.shape == seen.shape:
-            difference = float(np.max(np.abs(other - seen)))
+        other_width = rows_at(at_length, np.zeros(1, dtype=np.int64)).shape[1]
+        if other_width == spans.width:
+            difference = _largest_difference(at_length, rows_of, train_length)
             figures["length_dependence"] = difference
             if difference > 0:
                 warnings.append(
@@ -234,11 +236,11 @@ def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, le
         else:
             figures["length_dependence"] = None
             warnings.append(
-                f"the encoding's width depends on the length: {seen.shape[1]} at {train_length}, "
-                f"{other.shape[1]} at {length} ({', '.join(changed)})"
+                f"the encoding's width depends on the length: {spans.width} at {train_length}, "
+                f"{other_width} at {length} ({', '.join(changed)})"
             )
     if not bounded:
-        far = int(np.argmax(np.abs(new).max(axis=1))) + train_length
+        far = spans.farthest
         reason = (
             f"unbounded: values reach [{new_low:.4g}, {new_high:.4g}] at positions {train_length} … {length - 1} "
             f"(largest at {far}), training saw [{low:.4g}, {high:.4g}]"
@@ -256,6 +258,65 @@ def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, le
     if warnings:
         return PropertyResult("extrapolation", "warn", reason + "; but " + "; ".join(warnings), figures, key, warnings=tuple(warnings))
     return PropertyResult("extrapolation", "pass", reason, figures, key)
+
+
+def _largest_difference(scheme: Scheme, rows_of: RowSource, count: int) -> float:
+    """``max |E'_p − E_p|`` over p < count, E' the encoding of ``scheme``, E that of ``rows_of``, by chunks."""
+    largest = 0.0
+    for part in chunks(count, 4 * rows_of(slice(0, 1)).shape[1]):
+        positions = np.arange(part.start, part.stop, dtype=np.int64)
+        largest = max(largest, float(np.max(np.abs(rows_at(scheme, positions) - rows_of(part)))))
+    return largest
+
+
+def _row_source(scheme: Scheme, trained: Scheme, length: int) -> RowSource:
+    """Rows of the trained scheme's encoding over 0 … L − 1: the remembered encoding when the trained
+    scheme is the scheme itself, else encoded chunk by chunk on demand (a second (L, d) array is never held)."""
+    if trained == scheme:
+        encoding = vectors(scheme, length)
+        return lambda rows: encoding[rows]
+    positions = np.arange(length, dtype=np.int64)
+    return lambda rows: rows_at(trained, positions[rows])
+
+
+@dataclass(frozen=True)
+class _Spans:
+    """Value ranges of an encoding on the training positions (``seen``) and past them (``new``)."""
+
+    width: int
+    seen_low: float
+    seen_high: float
+    new_low: float
+    new_high: float
+    #: (width,) per-component ranges (max − min) on the training positions and on all positions.
+    seen_spread: np.ndarray
+    spread: np.ndarray
+    #: The position past training whose largest |value| is largest.
+    farthest: int
+
+
+def _spans(rows_of: RowSource, train_length: int, length: int) -> _Spans:
+    """:class:`_Spans` in one chunked pass over the rows."""
+    width = rows_of(slice(0, 1)).shape[1]
+    column_low = {"seen": np.full(width, np.inf), "new": np.full(width, np.inf)}
+    column_high = {"seen": np.full(width, -np.inf), "new": np.full(width, -np.inf)}
+    farthest, farthest_value = train_length, -np.inf
+    for side, start, stop in (("seen", 0, train_length), ("new", train_length, length)):
+        for part in chunks(stop - start, 4 * width):
+            rows = rows_of(slice(start + part.start, start + part.stop))
+            np.minimum(column_low[side], rows.min(axis=0), out=column_low[side])
+            np.maximum(column_high[side], rows.max(axis=0), out=column_high[side])
+            if side == "new":
+                magnitude = np.abs(rows).max(axis=1)
+                at = int(np.argmax(magnitude))
+                if magnitude[at] > farthest_value:
+                    farthest, farthest_value = start + part.start + at, float(magnitude[at])
+    seen_spread = column_high["seen"] - column_low["seen"]
+    spread = np.maximum(column_high["seen"], column_high["new"]) - np.minimum(column_low["seen"], column_low["new"])
+    return _Spans(
+        width, float(column_low["seen"].min()), float(column_high["seen"].max()),
+        float(column_low["new"].min()), float(column_high["new"].max()), seen_spread, spread, farthest,
+    )
 
 
 def _bias_extrapolation(scheme: Scheme, train_length: int, length: int) -> PropertyResult:

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
-from pecli.analysis.structure import bias_domain, collisions, has_vectors, rotation_pairs, vectors
+from pecli.analysis.structure import (
+    bias_domain, chunked_task, chunks, collisions_of, has_vectors, rotation_pairs, vectors,
+)
 from pecli.dtypes import DTYPES, cast
 from pecli.errors import PecliError
 from pecli.schemes.base import FrequencyPairs, Scheme
@@ -118,39 +120,59 @@ def precision_profile(
     note = None
     if has_vectors(scheme):
         positions = np.arange(length, dtype=np.int64)
-        exact = vectors(scheme, length)
+        table = vectors(scheme, length)
         pairs = rotation_pairs(scheme)
     else:
         domain = bias_domain(scheme, length)
-        positions, exact, pairs = domain.deltas, domain.rows, None
+        positions, table, pairs = domain.deltas, domain.rows, None
         note = domain.note
-    if compute_dtype is not None and pairs is not None:
-        low = cast(computed_encoding(scheme, pairs, positions, compute_dtype), dtype)
-    elif compute_dtype is not None:
-        low = cast(cast(exact, compute_dtype).astype(np.float64), dtype)
+    if compute_dtype is not None and pairs is None:
         note = f"no angles to form: computing in {compute_dtype} is rounding the values to it"
-    else:
-        low = cast(exact, dtype)
-    wide = low.astype(np.float64)
-    with np.errstate(invalid="ignore"):
-        difference = np.abs(wide - exact)
-    difference[~np.isfinite(difference)] = np.inf
-    error = difference.max(axis=1) if difference.shape[1] else np.zeros(len(positions))
-    found, found_exact = collisions(low), collisions(exact)
-    same_low = np.all(wide[1:] == wide[:-1], axis=1)
-    same_exact = np.all(exact[1:] == exact[:-1], axis=1)
-    introduced = np.nonzero(same_low & ~same_exact)[0]
-    first_adjacent = int(positions[introduced[0] + 1]) if introduced.size else None
-    phase = None
-    if pairs is not None:
-        first, second = wide[:, pairs.first], wide[:, pairs.second]
-        sin, cos = (first, second) if pairs.sin_first else (second, first)
-        read = np.arctan2(sin, cos)
-        true = np.outer(positions.astype(np.float64), pairs.inv_freq)
-        phase = np.abs((read - true + np.pi) % (2 * np.pi) - np.pi).max(axis=0)
+
+    def low_of(rows: slice | np.ndarray) -> np.ndarray:
+        """The low-precision rows of the case asked for."""
+        if compute_dtype is not None and pairs is not None:
+            return cast(computed_encoding(scheme, pairs, positions[rows], compute_dtype), dtype)
+        if compute_dtype is not None:
+            return cast(cast(table[rows], compute_dtype).astype(np.float64), dtype)
+        return cast(table[rows], dtype)
+
+    n, width = positions.size, table.shape[1]
+    error = np.zeros(n)
+    phase = np.zeros(pairs.inv_freq.size) if pairs is not None else None
+    first_adjacent = None
+    parts = list(chunks(n, 4 * max(width, 1)))
+    with chunked_task("precision", len(parts)) as bar:
+        for part in parts:
+            # one row before the chunk, so that adjacent pairs across chunk boundaries are compared too
+            rows = slice(max(part.start - 1, 0), part.stop)
+            exact, wide = table[rows], low_of(rows).astype(np.float64)
+            own = part.start - rows.start
+            with np.errstate(invalid="ignore"):
+                difference = np.abs(wide[own:] - exact[own:])
+            difference[~np.isfinite(difference)] = np.inf
+            if width:
+                error[part] = difference.max(axis=1)
+            if first_adjacent is None:
+                same_low = np.all(wide[1:] == wide[:-1], axis=1)
+                same_exact = np.all(exact[1:] == exact[:-1], axis=1)
+                introduced = np.nonzero(same_low & ~same_exact)[0]
+                if introduced.size:
+                    first_adjacent = int(positions[rows.start + introduced[0] + 1])
+            if pairs is not None:
+                first, second = wide[own:, pairs.first], wide[own:, pairs.second]
+                sin, cos = (first, second) if pairs.sin_first else (second, first)
+                read = np.arctan2(sin, cos)
+                true = np.outer(positions[part].astype(np.float64), pairs.inv_freq)
+                if part.stop > part.start:
+                    phase = np.maximum(phase, np.abs((read - true + np.pi) % (2 * np.pi) - np.pi).max(axis=0))
+            bar.advance()
+    found = collisions_of(n, low_of, width)
+    found_exact = collisions_of(n, lambda rows: table[rows], width)
     return PrecisionProfile(
         "computed" if compute_dtype is not None else "cast", dtype, compute_dtype, positions, error,
-        float(error.max()) if error.size else 0.0, found.repeated, found_exact.repeated, first_adjacent, phase, note,
+        float(error.max()) if error.size else 0.0, found.repeated, found_exact.repeated, first_adjacent,
+        phase if n else None, note,
     )
 
 

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
-from pecli.analysis.structure import BLOCK_BYTES, EXACT_WORK, rotation_pairs, sample_queries, score_factors
+from pecli.analysis.structure import (
+    BLOCK_BYTES, EXACT_WORK, blas_pinned, chunked_task, chunks, rotation_pairs, sample_queries,
+)
 from pecli.errors import PecliError
 from pecli.schemes.base import Capability, Scheme
 
@@ -21,6 +23,10 @@ SPREAD_TOL = 1e-9
 RELATIVITY_SAMPLES = 128
 #: Work (pairs × channels) of score evaluations through ``scheme.score`` done exactly.
 EXACT_SCORE_CALLS = 1 << 24
+#: Cells (queries × (keys + distances) × channels) of the aligned score table reduced exactly. Aligning
+#: a score by Δ costs a few elementwise passes per cell whatever the width, so this caps the exact
+#: work by operations: without it the exact path grew as L² up to a length where it took 20 s.
+EXACT_PROFILE_CELLS = 1 << 25
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,7 @@ class DistanceProfile:
         return int(delta - self.distance[0])
 
 
+@blas_pinned
 def score_by_distance(
     scheme: Scheme, length: int, *, max_distance: int | None = None, samples: int | None = None
 ) -> DistanceProfile:
@@ -72,48 +79,45 @@ def score_by_distance(
         D (default L − 1).
     samples:
         Measure only this many seeded query positions. By default every query position is measured
-        when ``L² × width`` is at most 4·10⁹ (score-call schemes: ``L² × channels`` at most 2²⁴), and 128
-        sampled queries otherwise.
+        when ``L² × width`` is at most 4·10⁹ (score-call schemes: ``L² × channels`` at most 2²⁴) and the
+        aligned table, ``L × (L + 2D + 1) × channels`` cells, at most 2²⁵; 128 sampled queries otherwise.
 
     Notes
     -----
-    Query positions are processed in blocks: the scores of a block of queries against every key are
-    shifted so that column Δ + D holds ``S(m, m + Δ)``, then reduced. Memory is O(block × L).
+    Keys are processed in chunks: the scores of every query against a chunk of consecutive keys, then
+    for each query the slice of distances those keys fall on is added to the statistics. Memory is
+    O(queries × chunk + D), whatever L; the keys' score factors are computed chunk by chunk.
     """
     if length < 1:
         raise PecliError("the distance profile needs at least one position")
     reach = length - 1 if max_distance is None else min(int(max_distance), length - 1)
     if reach < 0:
         raise PecliError(f"max_distance must be >= 0, got {max_distance}")
-    factors = score_factors(scheme, length)
-    width = factors[0].shape[1] if factors is not None else scheme.channels
-    budget = EXACT_WORK if factors is not None else EXACT_SCORE_CALLS
-    exact = samples is None and length * length * max(width, 1) <= budget
-    queries = np.arange(length) if exact else sample_queries(length, samples or RELATIVITY_SAMPLES)
-    channels = 1 if factors is not None else scheme.channels
+    factored = scheme.score_factors(np.zeros(1, dtype=np.int64)) is not None
+    width = int(scheme.width) if factored else scheme.channels
+    budget = EXACT_WORK if factored else EXACT_SCORE_CALLS
+    channels = 1 if factored else scheme.channels
     n = 2 * reach + 1
+    cells = length * (length + n) * channels
+    exact = samples is None and length * length * max(width, 1) <= budget and cells <= EXACT_PROFILE_CELLS
+    queries = np.arange(length) if exact else sample_queries(length, samples or RELATIVITY_SAMPLES)
     total = np.zeros((channels, n))
     low = np.full((channels, n), np.inf)
     high = np.full((channels, n), -np.inf)
     count = np.zeros(n, dtype=np.int64)
-    keys = np.arange(length)
-    block = max(1, BLOCK_BYTES // (8 * channels * (length + n)))
-    for start in range(0, queries.size, block):
-        m = queries[start : start + block]
-        if factors is not None:
-            scores = (factors[0][m] @ factors[1].T)[None]
-        else:
-            scores = np.asarray(scheme.score(m[:, None], keys[None, :]), dtype=np.float64).reshape(channels, m.size, length)
-        column = keys[None, :] - m[:, None] + reach
-        valid = (column >= 0) & (column < n)
-        row_index = np.broadcast_to(np.arange(m.size)[:, None], column.shape)[valid]
-        aligned = np.full((channels, m.size, n), np.nan)
-        aligned[:, row_index, column[valid]] = scores[:, valid]
-        present = ~np.isnan(aligned[0])
-        count += present.sum(axis=0)
-        total += np.where(present, aligned, 0.0).sum(axis=1)
-        low = np.minimum(low, np.where(present, aligned, np.inf).min(axis=1))
-        high = np.maximum(high, np.where(present, aligned, -np.inf).max(axis=1))
+    query_factors = scheme.score_factors(queries)[0] if factored else None
+    key_step = max(1, BLOCK_BYTES // (8 * channels * max(queries.size, 1)))
+    parts = range(0, length, key_step)
+    with chunked_task("relativity", len(parts)) as bar:
+        for start in parts:
+            keys = np.arange(start, min(start + key_step, length), dtype=np.int64)
+            if factored:
+                scores = (query_factors @ scheme.score_factors(keys)[1].T)[None]
+            else:
+                scores = np.asarray(scheme.score(queries[:, None], keys[None, :]), dtype=np.float64)
+                scores = scores.reshape(channels, queries.size, keys.size)
+            _accumulate(scores, queries, keys, reach, total, low, high, count)
+            bar.advance()
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = total / count
     low[:, count == 0] = np.nan
@@ -124,9 +128,35 @@ def score_by_distance(
     )
 
 
+def _accumulate(
+    scores: np.ndarray, queries: np.ndarray, keys: np.ndarray, reach: int,
+    total: np.ndarray, low: np.ndarray, high: np.ndarray, count: np.ndarray,
+) -> None:
+    """Add the scores of each query m against consecutive keys to the statistics of Δ = key − m.
+
+    The keys k0 … k1 − 1 of query m fall on the consecutive columns k − m + D, so each query's row is
+    one slice of the (channels, 2D + 1) statistics: no (queries, 2D + 1) aligned array.
+    """
+    n = total.shape[1]
+    for row, m in enumerate(queries):
+        first = keys[0] - m + reach
+        lo, hi = max(first, 0), min(first + keys.size, n)
+        if lo >= hi:
+            continue
+        values = scores[:, row, lo - first : hi - first]
+        total[:, lo:hi] += values
+        np.minimum(low[:, lo:hi], values, out=low[:, lo:hi])
+        np.maximum(high[:, lo:hi], values, out=high[:, lo:hi])
+        count[lo:hi] += 1
+
+
 def sinusoid_identity(inv_freq: np.ndarray, distance: np.ndarray) -> np.ndarray:
     """Seed 000's ``PE_p · PE_q = Σ_i cos(ω_i (p − q))`` for each distance, from the frequencies alone."""
-    return np.cos(np.outer(np.asarray(distance, dtype=np.float64), inv_freq)).sum(axis=1)
+    distance = np.asarray(distance, dtype=np.float64).ravel()
+    out = np.empty(distance.size)
+    for part in chunks(distance.size, 4 * np.size(inv_freq)):  # no (distances, pairs) array at once
+        out[part] = np.cos(np.outer(distance[part], inv_freq)).sum(axis=1)
+    return out
 
 
 def table_distances(reach: int, symmetric: bool) -> list[int]:

@@ -15,22 +15,64 @@ positions otherwise, and then say so.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from pecli.progress import task
 from pecli.schemes.base import Capability, FrequencyPairs, Scheme
 
 #: Seed of every sample an analysis draws (sampled query positions, shift-invariance probes).
 SAMPLE_SEED = 1234
 #: All-pairs work (rows × rows × width multiply-adds) below which pairwise questions are answered exactly.
 EXACT_WORK = 4_000_000_000
-#: Query positions used when the all-pairs work is above :data:`EXACT_WORK`.
+#: Pairs (rows × rows) up to which an all-pairs scan is exact: a few elementwise passes per pair
+#: whatever the width, so this caps the exact work by operations (about a second), not by L alone.
+EXACT_PAIRS = 1 << 26
+#: Query positions used when the all-pairs work is above :data:`EXACT_WORK` or :data:`EXACT_PAIRS`.
 DEFAULT_SAMPLES = 256
 #: Rows per block of a blockwise all-pairs scan.
 BLOCK_BYTES = 64 << 20
+#: Bytes of float64 rows a chunked pass (encoding, hashing, precision) holds at once.
+CHUNK_BYTES = 32 << 20
+
+
+def one_blas_thread() -> contextlib.AbstractContextManager:
+    """Limit BLAS to one thread while many small or skinny products run (threadpoolctl, if installed).
+
+    Splitting a (d × L)·(L × d) product or a small block over threads that other work already keeps
+    busy costs more than it saves: measured 2–10× slower than one thread on a shared two-core machine.
+    Without threadpoolctl this does nothing; the analyses are written as few, large products anyway.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def blas_pinned(function: Callable) -> Callable:
+    """Run ``function`` under :func:`one_blas_thread`."""
+    @functools.wraps(function)
+    def pinned(*args: Any, **kwargs: Any) -> Any:
+        with one_blas_thread():
+            return function(*args, **kwargs)
+    return pinned
+
+
+def chunk_rows(width: int) -> int:
+    """Rows per chunk of a chunked pass over rows of ``width`` float64 values (:data:`CHUNK_BYTES`)."""
+    return max(1024, CHUNK_BYTES // (8 * max(int(width), 1)))
+
+
+def chunks(n: int, width: int) -> Iterator[slice]:
+    """Consecutive slices covering ``range(n)``, each of at most :func:`chunk_rows` rows."""
+    step = chunk_rows(width)
+    for start in range(0, n, step):
+        yield slice(start, min(start + step, n))
 
 
 def has_vectors(scheme: Scheme) -> bool:
@@ -50,10 +92,60 @@ def vectors(scheme: Scheme, length: int) -> np.ndarray:
         return _encode(scheme, int(length))
 
 
+def builds_a_table(scheme: Scheme) -> bool:
+    """True when every ``encode`` call builds a table beyond its rows (learned: the whole random table),
+    as the scheme's :meth:`~pecli.schemes.base.Scheme.estimate_bytes` of one position says: such a
+    scheme is encoded in one call, not chunk by chunk."""
+    return scheme.estimate_bytes(1) > 8 * max(int(scheme.width), 1) + CHUNK_BYTES // 64
+
+
 def _encode(scheme: Scheme, length: int) -> np.ndarray:
-    encoding = np.array(scheme.encode(np.arange(length, dtype=np.int64)), dtype=np.float64)
+    """Encode in chunks of positions into one array, so that the scheme's temporaries (angles, cos,
+    sin) stay chunk-sized: ``encode`` is per position, so the rows are the same."""
+    if builds_a_table(scheme):
+        encoding = np.asarray(scheme.encode(np.arange(length, dtype=np.int64)), dtype=np.float64)
+        encoding = encoding.reshape(length, -1)
+        encoding.setflags(write=False)
+        return encoding
+    first = np.asarray(scheme.encode(np.arange(min(length, 1), dtype=np.int64)), dtype=np.float64)
+    width = first.shape[1] if first.ndim == 2 else 1
+    encoding = np.empty((length, width), dtype=np.float64)
+    parts = list(chunks(length, 4 * width))
+    with chunked_task("encode", len(parts)) as bar:
+        for part in parts:
+            encoding[part] = scheme.encode(np.arange(part.start, part.stop, dtype=np.int64))
+            bar.advance()
     encoding.setflags(write=False)
     return encoding
+
+
+class _Quiet:
+    def advance(self, amount: int = 1) -> None:
+        pass
+
+
+#: Chunks of work from which a chunked pass reports its progress (fewer would only flicker a bar).
+PROGRESS_PARTS = 8
+
+
+@contextlib.contextmanager
+def chunked_task(label: str, parts: int) -> Iterator[Any]:
+    """A :func:`pecli.progress.task` of ``parts`` chunks, opened only when there are many of them."""
+    if parts < PROGRESS_PARTS:
+        yield _Quiet()
+        return
+    with task(label, total=parts) as bar:
+        yield bar
+
+
+def encoded_bytes(scheme: Scheme, length: int) -> int:
+    """Bytes of the (length, width) float64 encoding :func:`vectors` holds (0 without vectors)."""
+    return 8 * int(length) * int(scheme.width) if has_vectors(scheme) else 0
+
+
+def rows_at(scheme: Scheme, positions: np.ndarray) -> np.ndarray:
+    """The float64 encoding of the given positions only (``encode`` is per position)."""
+    return np.asarray(scheme.encode(np.asarray(positions, dtype=np.int64)), dtype=np.float64)
 
 
 @functools.lru_cache(maxsize=2)
@@ -67,7 +159,7 @@ def _normalised(rows: np.ndarray) -> np.ndarray:
     widened to float64, exact for every float dtype, with −0.0 folded into 0.0 and one NaN pattern."""
     rows = np.asarray(rows)
     if rows.dtype.kind in "fV" or rows.dtype.name == "bfloat16":
-        rows = rows.astype(np.float64) + 0.0
+        rows = (rows if rows.dtype == np.float64 else rows.astype(np.float64)) + 0.0  # one copy
         rows[np.isnan(rows)] = np.nan
     return rows.reshape(rows.shape[0], -1)
 
@@ -93,15 +185,43 @@ class Collisions:
     first_adjacent: int | None
 
 
+def _mix(words: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finaliser, elementwise (in place): every input bit reaches every output bit.
+
+    Rows of bfloat16 or float16 values widened to float64 have their low 45 (42) bits all zero; a hash
+    that only multiplies keeps them zero and collides far more often than 64 bits should.
+    """
+    words ^= words >> np.uint64(33)
+    words *= np.uint64(0xFF51AFD7ED558CCD)
+    words ^= words >> np.uint64(33)
+    words *= np.uint64(0xC4CEB9FE1A85EC53)
+    words ^= words >> np.uint64(33)
+    return words
+
+
 def _row_hashes(rows: np.ndarray) -> np.ndarray | None:
     """A 64-bit hash per row (equal rows, equal hashes), or None when the rows are not float64 words."""
     if rows.dtype != np.float64 or rows.ndim != 2 or rows.shape[1] == 0:
         return None
     words = np.ascontiguousarray(rows).view(np.uint64)
-    multipliers = np.random.default_rng(SAMPLE_SEED).integers(1, 2**63, size=words.shape[1], dtype=np.uint64) | np.uint64(1)
+    salts = np.random.default_rng(SAMPLE_SEED).integers(1, 2**63, size=words.shape[1], dtype=np.uint64)
     with np.errstate(over="ignore"):
-        mixed = words * multipliers
-        return np.bitwise_xor.reduce(mixed ^ (mixed >> np.uint64(29)), axis=1) + mixed.sum(axis=1, dtype=np.uint64)
+        mixed = _mix(words ^ salts)  # a different function per column, so that swapped values differ
+        return _mix(mixed.sum(axis=1, dtype=np.uint64))
+
+
+RowSource = Callable[[slice | np.ndarray], np.ndarray]
+
+
+def _chunked_hashes(n: int, rows_of: RowSource, width: int) -> np.ndarray | None:
+    """:func:`_row_hashes` of rows produced chunk by chunk (normalised per chunk): memory O(chunk)."""
+    hashes = np.empty(n, dtype=np.uint64)
+    for part in chunks(n, width):
+        piece = _row_hashes(_normalised(rows_of(part)))
+        if piece is None:
+            return None
+        hashes[part] = piece
+    return hashes
 
 
 def group_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -111,24 +231,52 @@ def group_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     member, so the result is exact; only if two different rows share a hash does it fall back to
     sorting the rows' bytes.
     """
-    wide = _normalised(rows)
-    hashes = _row_hashes(wide)
+    rows = np.asarray(rows)
+    return group_rows_of(rows.shape[0], lambda index: rows[index], int(np.prod(rows.shape[1:], dtype=np.int64)))
+
+
+def group_rows_of(n: int, rows_of: RowSource, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`group_rows` of n rows that ``rows_of(slice or indices)`` produces on demand.
+
+    The rows are produced chunk by chunk to be hashed, and again only where two rows share a hash (to
+    verify them), so a computed encoding never needs to exist whole; only the fallback, when two
+    different rows share a 64-bit hash, materialises every row.
+    """
+    hashes = _chunked_hashes(n, rows_of, width) if n else None
     if hashes is not None:
         _, first_index, inverse, counts = np.unique(hashes, return_index=True, return_inverse=True, return_counts=True)
         inverse = inverse.ravel()
-        shared = counts[inverse] > 1
-        if not shared.any() or np.array_equal(wide[shared], wide[first_index[inverse[shared]]], equal_nan=True):
+        shared = np.nonzero(counts[inverse] > 1)[0]
+        if not shared.size or _same_rows(rows_of, shared, first_index[inverse[shared]], width):
             return first_index, inverse, counts
+    wide = _normalised(rows_of(slice(0, n)))
     _, first_index, inverse, counts = np.unique(_hashable(wide), return_index=True, return_inverse=True, return_counts=True)
     return first_index, inverse.ravel(), counts
 
 
+def _same_rows(rows_of: RowSource, index: np.ndarray, other: np.ndarray, width: int) -> bool:
+    """True when row ``index[i]`` equals row ``other[i]`` for every i (NaN equal to NaN), chunk by chunk."""
+    step = chunk_rows(2 * width)
+    for start in range(0, index.size, step):
+        a = _normalised(rows_of(index[start : start + step]))
+        b = _normalised(rows_of(other[start : start + step]))
+        if not np.array_equal(a, b, equal_nan=True):
+            return False
+    return True
+
+
 def collisions(rows: np.ndarray) -> Collisions:
     """Exact collisions among ``rows`` (any float dtype, bfloat16 included; −0.0 equals 0.0)."""
-    n = np.asarray(rows).shape[0]
+    rows = np.asarray(rows)
+    return collisions_of(rows.shape[0], lambda index: rows[index], int(np.prod(rows.shape[1:], dtype=np.int64)))
+
+
+def collisions_of(n: int, rows_of: RowSource, width: int) -> Collisions:
+    """:func:`collisions` of n rows produced on demand by ``rows_of(slice or indices)`` (see
+    :func:`group_rows_of`): memory O(n) hashes plus one chunk of rows."""
     if n == 0:
         return Collisions(0, 0, None, None)
-    first_index, inverse, counts = group_rows(rows)
+    first_index, inverse, counts = group_rows_of(n, rows_of, width)
     inverse = inverse.ravel()
     pairs = int(np.sum(counts.astype(np.int64) * (counts - 1) // 2))
     repeated = int(n - counts.size)
@@ -159,13 +307,40 @@ def is_shift_isometric(scheme: Scheme, encoding: np.ndarray) -> bool:
     low, high = np.minimum(p, q), np.maximum(p, q)
     direct = np.linalg.norm(encoding[high] - encoding[low], axis=1)
     from_zero = np.linalg.norm(encoding[high - low] - encoding[0], axis=1)
-    scale = max(float(np.abs(encoding).max()), 1e-300) * np.sqrt(encoding.shape[1])
+    largest = max(abs(float(encoding.max())), abs(float(encoding.min())))  # max |E| without an |E| copy
+    scale = max(largest, 1e-300) * np.sqrt(encoding.shape[1])
     return bool(np.allclose(direct, from_zero, rtol=1e-7, atol=1e-9 * scale))
+
+
+def is_shift_isometric_kind(scheme: Scheme) -> bool:
+    """What :func:`is_shift_isometric` will find, as far as it is known before encoding: the scheme
+    says so (the sampled confirmation may still turn it down)."""
+    return has_vectors(scheme) and bool(scheme.shift_isometric)
 
 
 def distance_from_origin(encoding: np.ndarray) -> np.ndarray:
     """``f(Δ) = ||E_Δ − E_0||`` for Δ = 0 … L − 1; for shift-isometric schemes every distance is one of these."""
-    return np.linalg.norm(encoding - encoding[0], axis=1)
+    out = np.empty(encoding.shape[0])
+    for part in chunks(encoding.shape[0], encoding.shape[1]):
+        out[part] = np.linalg.norm(encoding[part] - encoding[0], axis=1)
+    return out
+
+
+def row_norms(rows: np.ndarray) -> np.ndarray:
+    """``||E_p||`` of every row, chunk by chunk."""
+    out = np.empty(rows.shape[0])
+    for part in chunks(rows.shape[0], rows.shape[1]):
+        out[part] = np.linalg.norm(rows[part], axis=1)
+    return out
+
+
+def step_norms(rows: np.ndarray) -> np.ndarray:
+    """``||E_{p+1} − E_p||`` for p = 0 … n − 2, chunk by chunk (no (n, width) difference array)."""
+    n = rows.shape[0]
+    out = np.empty(max(n - 1, 0))
+    for part in chunks(max(n - 1, 0), rows.shape[1]):
+        out[part] = np.linalg.norm(rows[part.start + 1 : part.stop + 1] - rows[part], axis=1)
+    return out
 
 
 # -- all pairs, blockwise or sampled -------------------------------------------------------------------
@@ -194,40 +369,46 @@ def sample_queries(n: int, samples: int) -> np.ndarray:
     return np.unique(np.concatenate([[0, n - 1], chosen]))
 
 
+@blas_pinned
 def scan_pairs(rows: np.ndarray, *, tol: float = 0.0, samples: int | None = None) -> PairScan:
     """Nearest neighbours of rows by Euclidean distance, blockwise (memory O(block × n)).
 
-    Exact over all pairs when ``n² · width`` is at most :data:`EXACT_WORK` and ``samples`` is None;
+    Exact over all pairs when ``n² · width`` is at most :data:`EXACT_WORK`, ``n²`` at most
+    :data:`EXACT_PAIRS` and ``samples`` is None;
     otherwise over ``samples`` (default :data:`DEFAULT_SAMPLES`) seeded query rows against every row.
     Distances use ``||a||² + ||b||² − 2 a·b``, exact for the integer-valued rows of integer and binary.
     """
     rows = np.asarray(rows, dtype=np.float64)
     n, width = rows.shape[0], max(rows.shape[1], 1)
-    exact = samples is None and n * n * width <= EXACT_WORK
+    exact = samples is None and n * n * width <= EXACT_WORK and n * n <= EXACT_PAIRS
     queries = np.arange(n) if exact else sample_queries(n, samples or DEFAULT_SAMPLES)
     squared = np.einsum("ij,ij->i", rows, rows)
     block = max(1, BLOCK_BYTES // (8 * max(n, 1)))
     best, best_pair = np.inf, (0, 0)
     local, within, example = 0, 0, None
-    index = np.arange(n)
     for start in range(0, queries.size, block):
         q = queries[start : start + block]
-        d2 = squared[q, None] + squared[None, :] - 2.0 * (rows[q] @ rows.T)
+        r = np.arange(q.size)
+        products = rows[q] @ rows.T
+        products *= 2.0
+        d2 = np.add.outer(squared[q], squared)
+        d2 -= products  # (||a||² + ||b||²) − 2 a·b, in that order
+        del products
         np.maximum(d2, 0.0, out=d2)
-        gap = np.abs(index[None, :] - q[:, None])
-        d2[gap == 0] = np.inf
+        d2[r, q] = np.inf  # a row is not its own neighbour
         at = np.unravel_index(int(np.argmin(d2)), d2.shape)
         if d2[at] < best:
             best, best_pair = float(d2[at]), (int(q[at[0]]), int(at[1]))
         within += int(np.count_nonzero(d2 <= tol * tol))
-        adjacent = np.where(gap == 1, d2, np.inf).min(axis=1)
-        other = np.where(gap >= 2, d2, np.inf)
-        other_min = other.min(axis=1)
+        before, after = np.maximum(q - 1, 0), np.minimum(q + 1, n - 1)
+        adjacent = np.minimum(np.where(q > 0, d2[r, before], np.inf), np.where(q < n - 1, d2[r, after], np.inf))
+        d2[r, before], d2[r, after] = np.inf, np.inf  # what is left: the rows at least two apart
+        other_min = d2.min(axis=1)
         good = adjacent < other_min
         local += int(np.count_nonzero(good))
         if example is None and not good.all():
-            r = int(np.nonzero(~good)[0][0])
-            example = (int(q[r]), int(np.argmin(other[r])))
+            bad = int(np.nonzero(~good)[0][0])
+            example = (int(q[bad]), int(np.argmin(d2[bad])))
     if exact:
         within //= 2
     return PairScan(float(np.sqrt(best)), tuple(sorted(best_pair)), local, int(queries.size), example, within, not exact)

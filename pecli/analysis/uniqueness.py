@@ -10,7 +10,7 @@ import numpy as np
 
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.structure import (
-    bias_domain, collisions, distance_from_origin, has_vectors, is_shift_isometric, scan_pairs, vectors,
+    bias_domain, collisions, collisions_of, distance_from_origin, has_vectors, is_shift_isometric, scan_pairs, vectors,
 )
 from pecli.dtypes import cast
 from pecli.errors import PecliError
@@ -60,7 +60,7 @@ def check_uniqueness(
 
 def _vector_uniqueness(scheme: Scheme, length: int, dtype: str, tol: float, samples: int | None) -> PropertyResult:
     encoding = vectors(scheme, length)
-    found = collisions(cast(encoding, dtype))
+    found = collisions_of(length, lambda rows: cast(encoding[rows], dtype), encoding.shape[1])
     notes: list[str] = []
     sampled = False
     pairs, first = found.pairs, found.first
