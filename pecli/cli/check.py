@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from pecli.analysis import ANALYSES, CheckOptions, check_report
+from pecli.analysis import ANALYSES, CheckOptions, check_report, estimate_check_bytes
 from pecli.cli.common import JsonOption, QuietOption, print_json, scheme_command, stdout_console
 from pecli.config import Setting, Spec
 from pecli.dtypes import DTYPES
@@ -60,10 +60,8 @@ def check(
     )
     name = prop
     _check_applicable(name, {**settings, "dtype": spec.dtype})
-    from pecli.cli.common import errors_to_exit
-
-    with errors_to_exit():
-        report = check_report(spec.scheme, name, options)
+    spec.check_memory(estimate_check_bytes(spec.scheme, name, options), f"check {name}")
+    report = check_report(spec.scheme, name, options)
     if json:
         print_json(report.to_dict())
     elif not quiet:  # --quiet: the exit code is the answer

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from pecli.analysis import CheckOptions, estimate_check_bytes
 from pecli.cli.common import CONFIG_PANEL, JsonOption, QuietOption, print_json, scheme_command, stdout_console
 from pecli.config import Setting, Spec, scheme_entries
 from pecli.errors import ConfigError
@@ -64,6 +65,9 @@ def compare(
         options.pop("scheme")
         rows.append((Path(path).stem, spec.variant("rope", options)))
         own_dim.append(Path(path).stem)
+    options = CheckOptions(length=spec.length, dtype=spec.dtype, train_length=settings["train_length"])
+    needed = max((estimate_check_bytes(scheme, "all", options) for _, scheme in rows), default=0)
+    spec.check_memory(needed, "compare")
     comparison = run_comparison(
         rows, length=spec.length, train_length=settings["train_length"], dtype=spec.dtype, strict=bool(settings["strict"])
     )
