@@ -1,6 +1,6 @@
 """Composability: a fixed linear map takes the encoding of p to that of p + k, for every p.
 
-Seed 001 (and 003) derive it for the sinusoidal encoding: ``PE_{p+k} = M_k PE_p`` with ``M_k`` block
+[Fleetwood] (and [EulerBlind]) derive it for the sinusoidal encoding: ``PE_{p+k} = M_k PE_p`` with ``M_k`` block
 diagonal, each block ``[[cos ω_i k, sin ω_i k], [−sin ω_i k, cos ω_i k]]`` — a rotation.
 """
 
@@ -46,8 +46,8 @@ def check_composability(scheme: Scheme, length: int, *, shifts: Sequence[int] | 
         ``pass`` when the relative residual ``||Y − X M_kᵀ||_F / ||Y||_F`` is at most 1e-8 for every k
         (X = E[0:L−k], Y = E[k:L]). For sinusoidal and rotary schemes the figures add
         ``rotation_distance``: the largest ``||M̂_i − R_i(k)||_F / √2`` over frequency pairs i, where
-        M̂_i is the 2×2 map fitted on pair i alone and R_i(k) the rotation of seeds 001/003, and
-        ``rotation_residual``, the residual of the seed's block-diagonal rotation itself.
+        M̂_i is the 2×2 map fitted on pair i alone and R_i(k) the rotation of [Fleetwood] and [EulerBlind], and
+        ``rotation_residual``, the residual of [Fleetwood]'s block-diagonal rotation itself.
 
     Notes
     -----
@@ -97,7 +97,7 @@ def _result(rows: list[dict], positions: int, shifts: tuple[int, ...], pairs, no
         reason = f"E_(p+k) = M_k E_p holds to a relative residual of {worst['residual']:.2g} for k = {_join(shifts)}"
         if pairs is not None:
             reason += (
-                f"; the fitted pair maps are the block-diagonal rotation of seed 001 within "
+                f"; the fitted pair maps are the block-diagonal rotation of [Fleetwood] within "
                 f"{figures['max_rotation_distance']:.2g}"
             )
         verdict = "pass"

@@ -1,6 +1,6 @@
 """Distinguishability: adjacent positions differ noticeably, and nearby positions look nearer than far ones.
 
-Seed 000 ("可区分性: 相邻位置编码差异明显") and its binary example: 7 = 0111 and 8 = 1000 are neighbours
+[Conditions] ("可区分性: 相邻位置编码差异明显") and its binary example: 7 = 0111 and 8 = 1000 are neighbours
 but differ in all four bits (Hamming distance 4), while 7 and 15 = 1111 differ in one.
 """
 

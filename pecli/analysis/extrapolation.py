@@ -1,7 +1,8 @@
 """Extrapolation: what happens to positions (distances) past the training length T.
 
-Seeds 000/001 (binary: trained on 256 positions with 8 bits, position 300 needs 9), 002/003/004
-(learned tables are undefined past max_len), 003 (ALiBi extrapolates best).
+[Conditions] and [Fleetwood] (binary: trained on 256 positions with 8 bits, position 300 needs 9),
+[Common-PE], [EulerBlind] and [PE-explained] (learned tables are undefined past max_len), [EulerBlind]
+(ALiBi extrapolates best). The labels are the articles of README's References.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pecli.analysis.structure import (
 from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Capability, Scheme, require
 
-#: The position seed 000 takes as its example of a binary overflow after training on 256 positions.
+#: The position [Conditions] takes as its example of a binary overflow after training on 256 positions.
 SEED_EXAMPLE_POSITION = 300
 #: Slack, as a share of the training range, before values count as outside it.
 RANGE_SLACK = 0.01
@@ -96,7 +97,7 @@ def angle_ranges(scheme: Scheme, train_length: int, length: int, *, train_scheme
 
 def default_train_length(length: int, scheme: Scheme | None = None) -> int:
     """T when none is given: a scaled RoPE's pre-training length (the original length its scaling
-    starts from) when it is below L, else half of L (512 → 256, seed 000's binary example)."""
+    starts from) when it is below L, else half of L (512 → 256, [Conditions]'s binary example)."""
     original = None if scheme is None else scheme.pretraining_length
     if original is not None and original < length:
         return int(original)

@@ -1,6 +1,6 @@
 """Relativity: the position-only attention score depends on the distance n − m only.
 
-Seeds 000 and 002: for the sinusoidal encoding ``PE_p · PE_q = Σ_i cos(ω_i (p − q))``; RoPE builds the
+[Conditions] and [Common-PE]: for the sinusoidal encoding ``PE_p · PE_q = Σ_i cos(ω_i (p − q))``; RoPE builds the
 same property into the logits (``R_mᵀ R_n = R_{n−m}``); bias schemes are functions of j − i by design.
 """
 
@@ -151,7 +151,7 @@ def _accumulate(
 
 
 def sinusoid_identity(inv_freq: np.ndarray, distance: np.ndarray) -> np.ndarray:
-    """Seed 000's ``PE_p · PE_q = Σ_i cos(ω_i (p − q))`` for each distance, from the frequencies alone."""
+    """[Conditions]'s ``PE_p · PE_q = Σ_i cos(ω_i (p − q))`` for each distance, from the frequencies alone."""
     distance = np.asarray(distance, dtype=np.float64).ravel()
     out = np.empty(distance.size)
     for part in chunks(distance.size, 4 * np.size(inv_freq)):  # no (distances, pairs) array at once
@@ -181,7 +181,7 @@ def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None)
     PropertyResult
         ``pass`` when the largest spread of S(m, m + Δ) over m, divided by the score scale (the largest
         |S|), is at most 1e-9. ``table`` holds the dot-product-vs-distance table (Δ, mean score, spread and,
-        for the sinusoidal encoding, seed 000's Σ_i cos(ω_i Δ) next to it).
+        for the sinusoidal encoding, [Conditions]'s Σ_i cos(ω_i Δ) next to it).
     """
     if length < 2:
         raise PecliError("relativity needs at least 2 positions")
@@ -192,7 +192,7 @@ def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None)
     worst_delta = int(profile.distance[column])
     relative = float(spread[channel, column]) / scale
     symmetric = bool(np.allclose(profile.mean[:, ::-1], profile.mean, rtol=1e-9, atol=1e-12 * scale, equal_nan=True))
-    # Seed 000's identity is about the vectors themselves; a rotary score also carries the scaling.
+    # [Conditions]'s identity is about the vectors themselves; a rotary score also carries the scaling.
     pairs = None if scheme.has(Capability.ROTARY) else rotation_pairs(scheme)
     identity = None
     table = []
@@ -229,7 +229,7 @@ def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None)
     if relative <= SPREAD_TOL:
         reason = f"S(m, m+Δ) depends on Δ only: largest spread over m is {relative:.2g} of the score scale"
         if identity is not None:
-            reason += f"; the mean equals seed 000's Σ_i cos(ω_i Δ) within {identity:.2g}"
+            reason += f"; the mean equals [Conditions]'s Σ_i cos(ω_i Δ) within {identity:.2g}"
         verdict = "pass"
     else:
         at = profile.at(worst_delta)

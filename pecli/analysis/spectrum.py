@@ -1,7 +1,7 @@
 """The frequency/wavelength table of sinusoidal and rotary encodings (``pecli wavelengths``).
 
 Pair i of a sinusoidal or rotary encoding turns at the angular frequency ``θ_i`` radians per token;
-its wavelength is ``λ_i = 2π/θ_i`` tokens (seeds 001 and 003: from 2π up to about 2π·base). This
+its wavelength is ``λ_i = 2π/θ_i`` tokens ([Fleetwood] and [EulerBlind]: from 2π up to about 2π·base). This
 module lays out, per pair, the frequency, the wavelength, how many turns fit in a context, whether
 the training positions completed a turn, and what a context-extension scaling did to the pair; and
 two bounds from the literature that relate the base to the context length.
@@ -63,7 +63,7 @@ class SpectrumSummary:
     critical_dimension, pairs_not_completed_in_training:
         Liu et al.'s critical dimension and the pairs that never turned fully in training (given T).
     theoretical_context_limit:
-        The longest wavelength of an additive sinusoid, past which its slowest pair repeats (seeds 001/003).
+        The longest wavelength of an additive sinusoid, past which its slowest pair repeats ([Fleetwood] and [EulerBlind]).
     scaling, effective_base:
         The context-extension scaling (``"none"`` without one) and the base it leaves in effect.
     yarn_correction_range, longrope_factors_in_use, longrope_switch, dynamic_base_by_length:
@@ -604,7 +604,7 @@ def _summary(
         facts["critical_dimension"] = critical_dimension(pretraining_inv_freq, train_length)
         facts["pairs_not_completed_in_training"] = sum(1 for r in rows if r.completed_in_training is False)
     if not scheme.has(Capability.ROTARY):
-        # Seeds 001/003: the longest wavelength, 2π·base^((d−2)/d) ≈ 2π·base, is the theoretical limit
+        # [Fleetwood] and [EulerBlind]: the longest wavelength, 2π·base^((d−2)/d) ≈ 2π·base, is the theoretical limit
         # beyond which the encoding's slowest pair, and with it the position, starts to repeat.
         facts["theoretical_context_limit"] = float(finite.max())
     if scheme.has(Capability.CONTEXT_EXTENSION):

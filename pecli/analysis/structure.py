@@ -292,7 +292,7 @@ def is_shift_isometric(scheme: Scheme, encoding: np.ndarray) -> bool:
     """True when ``||E_p − E_q||`` depends on ``q − p`` only, so that one pass over Δ is exact.
 
     Holds by construction for the schemes that say so (:attr:`Scheme.shift_isometric`: those that rotate
-    pairs by ``p θ_i``, ``E_{p+k} = R_k E_p`` with R_k orthogonal, seeds 001/003, and the integer
+    pairs by ``p θ_i``, ``E_{p+k} = R_k E_p`` with R_k orthogonal, [Fleetwood] and [EulerBlind], and the integer
     encoding ``E_p = c·p·1``). The structural condition is confirmed on a seeded sample of pairs, so a
     variant that breaks it (an axial layout, say) falls back to the general path.
     """
@@ -480,11 +480,11 @@ def rotation_pairs(scheme: Scheme) -> FrequencyPairs | None:
 
 
 def rotation_blocks(pairs: FrequencyPairs, shift: int) -> np.ndarray:
-    """The (n_pairs, 2, 2) blocks of the shift map ``E_{p+k} = R_k E_p`` (seeds 001 and 003).
+    """The (n_pairs, 2, 2) blocks of the shift map ``E_{p+k} = R_k E_p`` ([Fleetwood] and [EulerBlind]).
 
     For (sin, cos) pairs, ``sin((p+k)ω) = cos(kω) sin(pω) + sin(kω) cos(pω)`` and
     ``cos((p+k)ω) = −sin(kω) sin(pω) + cos(kω) cos(pω)``, so the block is
-    ``[[cos kω, sin kω], [−sin kω, cos kω]]`` — seed 001's M_k; for (cos, sin) pairs it is the transpose.
+    ``[[cos kω, sin kω], [−sin kω, cos kω]]`` — [Fleetwood]'s M_k; for (cos, sin) pairs it is the transpose.
     """
     c, s = np.cos(shift * pairs.inv_freq), np.sin(shift * pairs.inv_freq)
     if pairs.sin_first:

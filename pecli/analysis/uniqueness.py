@@ -1,6 +1,6 @@
 """Uniqueness: does every position (every relative distance, for bias schemes) get its own encoding?
 
-Seed 000 ("唯一性: 每个位置有唯一表示") and seed 001 list it first among the conditions a positional
+[Conditions] ("唯一性: 每个位置有唯一表示") and [Fleetwood] list it first among the conditions a positional
 encoding must meet.
 """
 

@@ -1,4 +1,4 @@
-"""ALiBi: attention with linear biases (Press et al. 2022; seed 003)."""
+"""ALiBi: attention with linear biases (Press et al. 2022; [EulerBlind])."""
 
 from __future__ import annotations
 

@@ -400,7 +400,7 @@ class Scheme:
         """Whether ``||E_p − E_q||`` depends on ``q − p`` only, by construction.
 
         Then one row of distances, ``||E_Δ − E_0||``, gives every distance. Schemes with frequency
-        pairs have it: ``E_{p+k} = R_k E_p`` with ``R_k`` orthogonal (seeds 001 and 003); a scheme
+        pairs have it: ``E_{p+k} = R_k E_p`` with ``R_k`` orthogonal ([Fleetwood] and [EulerBlind]); a scheme
         states it otherwise (integer: ``E_p = c·p·1``).
         """
         return self.has(Capability.FREQUENCIES)

@@ -1,4 +1,4 @@
-"""Binary positions: bit k of p in component k (seeds 000 and 001)."""
+"""Binary positions: bit k of p in component k ([Conditions] and [Fleetwood])."""
 
 from __future__ import annotations
 
@@ -19,14 +19,14 @@ class BinaryScheme(AdditiveScheme):
 
     Notes
     -----
-    ``E[p, k] = floor(p / 2**k) mod 2`` for ``k < bits``. Seed 001's example: 252 = 0b11111100, so
+    ``E[p, k] = floor(p / 2**k) mod 2`` for ``k < bits``. [Fleetwood]'s example: 252 = 0b11111100, so
     ``E[252] = [0, 0, 1, 1, 1, 1, 1, 1]`` (the string read from the right). With ``bits`` fixed by a
-    training length L, ``bits = ceil(log2 L)`` and positions ``>= 2**bits`` overflow: seed 000's 300
+    training length L, ``bits = ceil(log2 L)`` and positions ``>= 2**bits`` overflow: [Conditions]'s 300
     needs 9 bits after training on 256 with 8.
     """
 
     name: ClassVar[str] = "binary"
-    summary: ClassVar[str] = "bit k of the position in component k, least significant first (seeds 000, 001)"
+    summary: ClassVar[str] = "bit k of the position in component k, least significant first ([Conditions] and [Fleetwood])"
     length_defaults: ClassVar[tuple[str, ...]] = ("bits",)
 
     bits: int | None = param(None, "number of bits (default ceil(log2(length)))", minimum=1, maximum=62)

@@ -1,4 +1,4 @@
-"""Integer positions added to every component (seed 001, "整数位置编码")."""
+"""Integer positions added to every component ([Fleetwood], "整数位置编码")."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ class IntegerScheme(AdditiveScheme):
     Notes
     -----
     ``E[p, k] = p`` (``normalize="none"``) or ``E[p, k] = p / N`` (``normalize="length"``), N the
-    sequence length, for every component k < dim. Seed 001 builds it as the first, naive scheme: the
+    sequence length, for every component k < dim. [Fleetwood] builds it as the first, naive scheme: the
     raw values dwarf token embeddings (which sit near 0); dividing by N bounds them in [0, 1) but the same
     position then gets a different value at every length.
     """
 
     name: ClassVar[str] = "integer"
-    summary: ClassVar[str] = "the position p (or p/N) added to every component (seed 001)"
+    summary: ClassVar[str] = "the position p (or p/N) added to every component ([Fleetwood])"
     length_defaults: ClassVar[tuple[str, ...]] = ("norm_length",)
 
     dim: int = param(64, "number of components (all equal to p or p/N)", minimum=1, maximum=MAX_WIDTH)

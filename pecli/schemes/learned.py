@@ -1,4 +1,4 @@
-"""Learned absolute positions: an ``nn.Embedding(max_length, dim)`` table (seeds 002, 003, 004)."""
+"""Learned absolute positions: an ``nn.Embedding(max_length, dim)`` table ([Common-PE], [EulerBlind] and [PE-explained])."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class LearnedScheme(AdditiveScheme):
     -----
     ``E = T[p]`` with ``T ~ N(0, std²)`` of shape ``(max_length, dim)``, drawn from
     ``numpy.random.default_rng(seed)`` (std 0.02 as BERT and GPT-2 initialise it). The table has no row
-    for ``p >= max_length``: such positions are undefined, the extrapolation failure the seeds describe.
+    for ``p >= max_length``: such positions are undefined, the extrapolation failure [Common-PE], [EulerBlind] and [PE-explained] describe.
     """
 
     name: ClassVar[str] = "learned"

@@ -1,4 +1,4 @@
-"""Relative position representations (Shaw, Uszkoreit, Vaswani 2018; seeds 002, 004)."""
+"""Relative position representations (Shaw, Uszkoreit, Vaswani 2018; [Common-PE] and [PE-explained])."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rotary position embedding (Su et al. 2021; seeds 001, 002, 003)."""
+"""Rotary position embedding (Su et al. 2021; [Fleetwood], [Common-PE] and [EulerBlind])."""
 
 from __future__ import annotations
 
@@ -36,9 +36,9 @@ class RopeScheme(Scheme):
 
     Which components form pair i depends on ``layout``:
 
-    - ``interleaved`` (GPT-J, Meta's Llama code, seed 001): components (2i, 2i+1); the cos/sin caches
+    - ``interleaved`` (GPT-J, Meta's Llama code, [Fleetwood]): components (2i, 2i+1); the cos/sin caches
       repeat each angle twice adjacently;
-    - ``half`` (GPT-NeoX, HuggingFace ``rotate_half``, seed 002): components (i, i + r/2); the caches
+    - ``half`` (GPT-NeoX, HuggingFace ``rotate_half``, [Common-PE]): components (i, i + r/2); the caches
       are ``concat(cos θ, cos θ)``.
 
     Components r … dim − 1 are not rotated. Angles ``p θ_i`` are formed in float64.

@@ -21,12 +21,12 @@ class SinusoidalScheme(AdditiveScheme):
     -----
     With ``ω_i = base^(−2i/d)``:
 
-    - ``layout="interleaved"`` (the paper; DistilBERT, seed 000):
+    - ``layout="interleaved"`` (the paper; DistilBERT, [Conditions]):
       ``PE[p, 2i] = sin(p ω_i)``, ``PE[p, 2i+1] = cos(p ω_i)``;
     - ``layout="half"`` (Marian): ``PE[p] = [sin(p ω_0) … sin(p ω_{d/2−1}), cos(p ω_0) … cos(p ω_{d/2−1})]``.
 
     The two layouts are the same vectors with their components permuted, so every dot product
-    ``PE_p · PE_q = Σ_i cos(ω_i (p − q))`` (seeds 000, 002) is the same. Angles ``p ω_i`` are formed
+    ``PE_p · PE_q = Σ_i cos(ω_i (p − q))`` ([Conditions] and [Common-PE]) is the same. Angles ``p ω_i`` are formed
     in float64.
 
     References

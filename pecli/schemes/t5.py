@@ -1,4 +1,4 @@
-"""T5's relative position buckets (Raffel et al. 2020; seed 003)."""
+"""T5's relative position buckets (Raffel et al. 2020; [EulerBlind])."""
 
 from __future__ import annotations
 
