@@ -144,7 +144,7 @@ def _bias_uniqueness(scheme: Scheme, length: int, dtype: str, tol: float, sample
     if found.pairs:
         reason = (
             f"{deltas.size} relative distances get only {distinct} distinct biases; first collision: "
-            f"Δ = {first_deltas[0]} and Δ = {first_deltas[1]} (key − query) share one"
+            f"Δ = {first_deltas[0]} and Δ = {first_deltas[1]} (key − query) share one bias"
         )
         return PropertyResult("uniqueness", "fail", reason, figures, "colliding_pairs", sampled=sampled, notes=tuple(notes))
     reason = f"all {deltas.size} relative distances get distinct biases in {dtype}"
