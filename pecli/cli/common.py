@@ -13,10 +13,8 @@ import contextlib
 import functools
 import inspect
 import json
-import math
 import sys
 import typing
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import typer
@@ -176,22 +174,10 @@ def scheme_command(
 
 # -- output ---------------------------------------------------------------------------------------------
 def jsonable(value: Any) -> Any:
-    """Plain JSON values: NumPy scalars and arrays unwrapped, non-finite floats as null."""
-    import numpy as np
+    """Plain JSON values: NumPy scalars and arrays unwrapped, non-finite floats as null, paths as text."""
+    from pecli.render.tables import plain
 
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Path):
-        return str(value)
-    return value
+    return plain(value)
 
 
 def print_json(document: Any) -> None:

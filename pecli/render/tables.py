@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import PurePath
 from typing import Any, Iterable
 
 import numpy as np
@@ -22,6 +23,8 @@ def plain(value: Any) -> Any:
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, PurePath):
+        return str(value)
     return value
 
 

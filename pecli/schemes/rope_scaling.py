@@ -868,6 +868,15 @@ def _validate_yarn(scaling: RopeScaling, rotated_dim: int, max_position_embeddin
     _needs_original_length("yarn")(scaling, rotated_dim, max_position_embeddings)
 
 
+def _original_length(scaling: RopeScaling, model: RopeModel, notes: list[str]) -> int:
+    """yarn's and longrope's pre-training length: ``original_max_position_embeddings``, else (noted)
+    ``max_position_embeddings``, as HF falls back."""
+    if scaling.original_max_position_embeddings is not None:
+        return scaling.original_max_position_embeddings
+    notes.append("original length from max_position_embeddings")
+    return model.max_position_embeddings
+
+
 def _yarn(scaling: RopeScaling, model: RopeModel) -> ScaledFrequencies:
     """``θ'_i = θ_i / s · r_i + θ_i · (1 − r_i)``, ``r_i = clip((i − low) / (high − low), 0, 1)``.
 
@@ -877,12 +886,9 @@ def _yarn(scaling: RopeScaling, model: RopeModel) -> ScaledFrequencies:
     if model.base <= 1:
         raise ConfigError("base", f"must be > 1 for yarn (its correction range divides by ln base), got {model.base:g}")
     s = scaling.factor
-    notes = []
-    original = scaling.original_max_position_embeddings
-    if original is None:
-        original = model.max_position_embeddings
-        notes.append("original length from max_position_embeddings")
-    elif model.max_position_embeddings is not None:
+    notes: list[str] = []
+    original = _original_length(scaling, model, notes)
+    if scaling.original_max_position_embeddings is not None and model.max_position_embeddings is not None:
         implicit = model.max_position_embeddings / original
         if implicit not in (1.0, s):
             notes.append(f"factor {s:g} differs from max_position_embeddings/original = {implicit:g}; the explicit "
@@ -959,11 +965,8 @@ def _longrope(scaling: RopeScaling, model: RopeModel) -> ScaledFrequencies:
     else the short ones; attention scaling :func:`longrope_attention_factor` (Phi-3; HF
     ``_compute_longrope_parameters``).
     """
-    notes = []
-    original = scaling.original_max_position_embeddings
-    if original is None:
-        original = model.max_position_embeddings
-        notes.append("original length from max_position_embeddings")
+    notes: list[str] = []
+    original = _original_length(scaling, model, notes)
     if scaling.factor is not None:
         f = scaling.factor
     elif model.max_position_embeddings is not None:
