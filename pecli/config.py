@@ -19,6 +19,7 @@ import numpy as np
 from pecli.config_files import parse_yaml, read_yaml_mapping
 from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError, PecliError, PositionError
+from pecli.io import size_text
 from pecli.hf_config import read_hf_config  # noqa: F401 (re-exported: pecli.config.read_hf_config)
 from pecli.params import Parameter, choice_error, coerce, excerpt
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
@@ -377,11 +378,6 @@ def default_memory_budget() -> int:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
     except (ValueError, OSError, AttributeError):
         return 4 << 30
-
-
-def size_text(n: float) -> str:
-    """``1.50 GiB``, ``12.0 MiB``: a byte count as a message states it."""
-    return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
 
 
 def check_memory(needed: float, budget: int | None, what: str = "this") -> None:

@@ -15,6 +15,11 @@ from pecli.dtypes import storable
 from pecli.errors import PecliError
 
 
+def size_text(n: float) -> str:
+    """``1.50 GiB``, ``12.0 MiB``: a byte count as a message states it."""
+    return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
+
+
 def check_target(path: str | os.PathLike, *, suffixes: Iterable[str], force: bool) -> Path:
     """Check before any work that ``path`` can be written: a known suffix, a folder, no clobbering."""
     target = Path(path)
@@ -269,8 +274,8 @@ def load_array(path: str | os.PathLike, key: str = "apply", max_bytes: int | Non
     size = int(np.prod(shape, dtype=np.float64)) * 8  # the float64 copy the computation works on
     if max_bytes is not None and size > max_bytes:
         raise PecliError(
-            f"{key}: {path} holds {int(np.prod(shape, dtype=np.float64)):,} values ({size / (1 << 30):.2f} GiB as "
-            f"float64), over the memory budget of {max_bytes / (1 << 30):.2f} GiB; raise --max-memory"
+            f"{key}: {path} holds {int(np.prod(shape, dtype=np.float64)):,} values ({size_text(size)} as float64), "
+            f"over the memory budget of {size_text(max_bytes)}; raise --max-memory"
         )
     try:
         return np.load(path, allow_pickle=False)

@@ -10,10 +10,10 @@ import numpy as np
 
 from pecli.analysis.summary import VERIFY_VALUES, EncodeReport, StreamingSummary, array_summary
 from pecli.cli.common import (
-    OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, memory_budget, print_json,
+    OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, print_json,
     scheme_command, stdout_console,
 )
-from pecli.config import Setting, Spec, parse_size
+from pecli.config import Setting, Spec, check_memory
 from pecli.dtypes import cast, numpy_dtype, storable
 from pecli.errors import ConfigError, PecliError
 from pecli.io import check_target, load_array, save_npy, save_npz, stream_npy, stream_npz
@@ -35,12 +35,11 @@ FINISH_BYTES = 32
 VERIFY_BYTES_PER_VALUE = 48
 
 SETTINGS = (
-    Setting("out", str, None, ".npy: the main array; .npz: every part with stable names", group=OUTPUT_PANEL),
+    Setting("out", Path, None, ".npy: the main array; .npz: every part with stable names", group=OUTPUT_PANEL),
     Setting("parts", str, None, ".npz: only these parts, comma-separated (rope: cos,sin)", default_text="every part",
             group=OUTPUT_PANEL),
-    Setting("apply", str, None, ".npy array to encode: rope rotates its last axis (positions on the second-to-last), "
+    Setting("apply", Path, None, ".npy array to encode: rope rotates its last axis (positions on the second-to-last), "
             "additive schemes add the encoding"),
-    Setting("max_memory", str, None, "refuse beyond this many bytes, e.g. 2G", default_text="a quarter of RAM"),
 )
 
 
@@ -65,7 +64,7 @@ def encode(
     target = check_target(settings["out"], suffixes=SUFFIXES, force=force) if settings["out"] else None
     if settings["parts"] and (target is None or target.suffix.lower() != ".npz"):
         raise PecliError("--parts chooses the arrays of an .npz archive: give --out x.npz")
-    budget = parse_size("max_memory", settings["max_memory"]) if settings["max_memory"] else memory_budget()
+    budget = spec.memory_budget
     if settings["apply"]:
         report = _apply(spec, target, budget, force=force, quiet=quiet)
     else:
@@ -118,7 +117,7 @@ def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet:
     scheme, dtype = spec.scheme, spec.output_dtype
     archive = target is not None and target.suffix.lower() == ".npz"
     wanted = _wanted(scheme, spec.settings["parts"]) if archive else [scheme.main_key]
-    _check_budget(memory_needed(scheme, spec.count, dtype, wanted), budget)
+    check_memory(memory_needed(scheme, spec.count, dtype, wanted), budget)
     positions = spec.positions
     exact = numpy_dtype(dtype).itemsize >= 8
     parts = scheme.parts(positions, exact=exact, dtype=dtype, wanted=wanted)
@@ -203,16 +202,18 @@ def _itemsize(part: Part, dtype: str) -> int:
 def _apply(spec: Spec, target: Path, budget: int, *, force: bool, quiet: bool) -> EncodeReport:
     """``--apply``: rotate (rope) or shift (additive schemes) a whole array read from a file."""
     scheme, positions = spec.scheme, spec.positions
-    x = load_array(spec.settings["apply"])
-    _check_budget(x.size * 8 * WORKING_COPIES, budget)
+    x = load_array(spec.settings["apply"], max_bytes=budget // WORKING_COPIES)  # the header is checked first
     dtype = spec.dtype or (x.dtype.name if x.dtype.kind == "f" else "float64")
     with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
         result = cast(scheme.apply(x, positions), dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         facts = array_summary(result)
         overflowed = int(np.count_nonzero(~np.isfinite(result.astype(np.float64))))
-    if overflowed:
-        message(f"warning: {overflowed:,} values overflow {dtype} (stored as ±inf)", quiet=quiet)
+        given = int(np.count_nonzero(~np.isfinite(x))) if x.dtype.kind == "f" else 0
+    if given:
+        message(f"warning: the input holds {given:,} NaN or ±inf values; they stay non-finite", quiet=quiet)
+    if overflowed > given:
+        message(f"warning: {overflowed - given:,} values overflow {dtype} (stored as ±inf)", quiet=quiet)
     if target.suffix.lower() == ".npy":
         save_npy(target, result, force=force)
     else:
@@ -228,13 +229,3 @@ def _apply(spec: Spec, target: Path, budget: int, *, force: bool, quiet: bool) -
     )
 
 
-def _check_budget(needed: int, budget: int) -> None:
-    if needed > budget:
-        raise PecliError(
-            f"this needs about {_gib(needed)} of memory, over the budget of {_gib(budget)}; "
-            "use fewer positions or raise --max-memory"
-        )
-
-
-def _gib(n: int) -> str:
-    return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"

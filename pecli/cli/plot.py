@@ -7,6 +7,8 @@ matplotlib is imported only when a figure is drawn.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import textwrap
 from typing import Annotated, Optional
 
@@ -27,7 +29,7 @@ OPTIONS = plot_options()
 
 SETTINGS = (
     Setting("kind", str, "heatmap", "what to draw", choices=KINDS),
-    Setting("out", str, None, "output file: .png, .svg or .pdf", default_text="KIND.png", group=OUTPUT_PANEL),
+    Setting("out", Path, None, "output file: .png, .svg or .pdf", default_text="KIND.png", group=OUTPUT_PANEL),
     Setting("dpi", int, 100, "resolution in dots per inch", minimum=10, maximum=1200, group=PLOT_PANEL),
     Setting("size", str, None, "figure size WxH in inches, e.g. 8x5", group=PLOT_PANEL),
     Setting("title", str, None, "figure title", default_text="the scheme and its parameters", group=PLOT_PANEL),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import dataclasses
 
 from pecli.analysis.spectrum import BOUND_CONTEXT_LIMIT, wavelength_report
@@ -19,7 +21,7 @@ SETTINGS = (
     Setting("target_context", int, None, "suggest a base for this context length (Men et al. 2024)", minimum=2,
             maximum=BOUND_CONTEXT_LIMIT),
     Setting("wide", bool, False, "every column, even past 80 characters (longrope's short and long factors)", group=OUTPUT_PANEL),
-    Setting("out", str, None, ".npy: the final inverse frequencies of the rotated pairs (float64)", group=OUTPUT_PANEL),
+    Setting("out", Path, None, ".npy: the final inverse frequencies of the rotated pairs (float64)", group=OUTPUT_PANEL),
 )
 
 
