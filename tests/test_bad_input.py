@@ -242,3 +242,23 @@ def test_a_live_writers_temporary_is_left_alone(tmp_path, run_pecli):
     result = run_pecli("encode", "--length", "4", "--dim", "4", "--out", "small.npy", "--quiet", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert alive.exists() and not dead.exists()
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["check", "all", "--scheme", "rope", "--length", "4000000", "--dim", "256", "--max-memory", "2G"], ["check all needs about", "over the budget of 2.00 GiB"]),
+        (["compare", "--length", "1000000", "--max-memory", "500M"], ["compare needs about", "500.0 MiB"]),
+        (["plot", "dot-distance", "--scheme", "rope", "--length", "100000000", "--max-memory", "1G"], ["plot dot-distance needs about"]),
+        (["plot", "circle", "--points", "1000000000"], ["points: must be <= 100000"]),
+        (["wavelengths", "--scheme", "rope", "--target-context", "100000000"], ["target_context: must be <="]),
+        (["compare", "--dim", str(2**63), "--schemes", "sinusoidal"], ["dim: must be <= 1048576"]),
+        (["plot", "--length", str(2**62)], ["length: must be <= 4294967296"]),
+        (["encode", "--out", ""], ["out: expected a file name"]),
+    ],
+)
+def test_memory_is_bounded_before_work(monkeypatch, capsys, tmp_path, args, words):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_main(monkeypatch, capsys, *args)
+    assert_one_line_error(code, err, *words)
+    assert list(tmp_path.iterdir()) == []  # nothing written

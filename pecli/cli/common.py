@@ -24,7 +24,7 @@ from pecli.cli.options import (
     CONFIG_PANEL, OUTPUT_PANEL, SCHEME_PANEL, ForceOption, JsonOption, QuietOption, make_option, negated,
 )
 from pecli.config import (
-    MEMORY_SETTING, RUN_SETTINGS, Setting, Spec, default_memory_budget, load_yaml, merge, parse_sets, resolve,
+    MEMORY_SETTING, RUN_SETTINGS, Setting, Spec, load_yaml, merge, parse_sets, resolve,
 )
 from pecli.errors import PecliError
 from pecli.params import Parameter
@@ -141,8 +141,6 @@ class SchemeCommand:
             given = {name: value for name, value in kwargs.items() if value is not None}
             for name in given.keys() & self._negated():
                 given[name] = not given[name]  # --no-NAME was given
-            if config_path == "":
-                raise PecliError("config: the file name is empty")
             from_file = load_yaml(config_path) if config_path is not None else {}
             spec = resolve(merge(from_file, given, parse_sets(sets)), self.settings, run_keys=self.run_keys)
             if self.needs is not None:
@@ -199,13 +197,8 @@ def message(text: str, *, quiet: bool = False) -> None:
         sys.stderr.write(text + "\n")
 
 
-def memory_budget() -> int:
-    """Default memory budget: a quarter of the machine's physical memory."""
-    return default_memory_budget()
-
-
 __all__ = [
     "CONFIG_PANEL", "OUTPUT_PANEL", "SCHEME_PANEL",
     "ForceOption", "JsonOption", "QuietOption", "Spec", "errors_to_exit", "fail", "jsonable",
-    "memory_budget", "message", "print_json", "scheme_command", "stdout_console",
+    "message", "print_json", "scheme_command", "stdout_console",
 ]

@@ -16,6 +16,7 @@ import typer
 
 from pecli.cli.common import OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, print_json, scheme_command
 from pecli.config import Setting, Spec
+from pecli.schemes.base import Capability
 from pecli.io import check_target, write_atomic
 from pecli.render import figures
 from pecli.render.figures import FIGURE_SUFFIXES as SUFFIXES
@@ -61,6 +62,7 @@ def plot(
         spec.scheme, spec.length, spec.given_positions, spec.dtype,
         {option.name: settings[option.name] for option in OPTIONS}, spec.given_params,
     )
+    spec.check_memory(plot_bytes(spec), f"plot {kind}")
     figure, drawing = figures.draw(kind, request, style)
     notes = drawing.notes
     write_atomic(target, lambda stream: figures.save_figure(figure, stream, target.suffix.lower()[1:]), force=force)
@@ -98,3 +100,12 @@ def _given(spec: Spec) -> set[str]:
     given = {option.name for option in OPTIONS if spec.settings.get(option.name) is not None}
     run = {"positions": spec.given_positions, "dtype": spec.dtype}
     return given | {key for key in RUN_KEYS if run[key] is not None}
+
+
+def plot_bytes(spec: Spec) -> int:
+    """An upper estimate of what drawing holds: the per-position factors of every position (the
+    dot-distance curve needs them whole; heatmaps and the rest work in smaller chunks), three copies in
+    float64, plus the bias rows of every channel."""
+    scheme, count = spec.scheme, spec.count
+    vectors = 3 * 8 * scheme.width * count if scheme.has(Capability.VECTORS) else 0
+    return vectors + 4 * 8 * scheme.channels * count

@@ -182,11 +182,6 @@ class Positions:
             return self.given
         return np.arange(self.length, dtype=np.int64)
 
-    @property
-    def is_range(self) -> bool:
-        """True for 0 … N − 1 (rank 1)."""
-        return self.given is None
-
 
 @dataclass(frozen=True)
 class FrequencyPairs:
