@@ -96,12 +96,11 @@ def angle_ranges(scheme: Scheme, train_length: int, length: int, *, train_scheme
 
 
 def default_train_length(length: int, scheme: Scheme | None = None) -> int:
-    """T when none is given: a scaled RoPE's pre-training length (the original length its scaling
-    starts from) when it is below L, else half of L (512 → 256, [Conditions]'s binary example)."""
-    original = None if scheme is None else scheme.pretraining_length
-    if original is not None and original < length:
-        return int(original)
-    return max(1, length // 2)
+    """T when none is given: the model's own training length where the scheme knows it (a scaling's
+    pre-training length, else the model's ``max_position_embeddings``), whatever L is; else half of L
+    (512 → 256, [Conditions]'s binary example)."""
+    own = None if scheme is None else scheme.training_length
+    return int(own) if own is not None else max(1, length // 2)
 
 
 def check_extrapolation(scheme: Scheme, length: int, *, train_length: int | None = None) -> PropertyResult:
@@ -130,6 +129,13 @@ def check_extrapolation(scheme: Scheme, length: int, *, train_length: int | None
         seen in training (the resolution lost is reported); ALiBi continues its monotone penalty (the
         largest unseen bias is reported).
     """
+    if train_length is None and scheme.training_length is not None and scheme.training_length >= length:
+        own = scheme.training_length
+        return PropertyResult(
+            "extrapolation", "warn",
+            f"nothing to extrapolate: the model was trained on {own} positions and L = {length} goes no further; "
+            f"give --length above {own}", {"train_length": own, "length": length}, "train_length",
+        )
     train_length = default_train_length(length, scheme) if train_length is None else int(train_length)
     if not 1 <= train_length < length:
         raise PecliError(f"train_length must be below the length {length} (and at least 1), got {train_length}; pass --length")

@@ -683,7 +683,7 @@ def wavelength_report(
     """
     require(scheme, Capability.FREQUENCIES, "wavelengths")
     scheme = scheme.at_length(context)
-    train = train_length or scheme.pretraining_length
+    train = train_length or scheme.training_length
     table = spectrum(scheme, context=context, train_length=train)
     pairs = scheme.frequency_pairs()
     if scheme.has(Capability.ROTARY) and context <= BOUND_CONTEXT_LIMIT:

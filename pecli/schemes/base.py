@@ -386,6 +386,12 @@ class Scheme:
         return None
 
     @property
+    def training_length(self) -> int | None:
+        """The context the model was trained on, where the scheme knows it: a scaling's pre-training
+        length, else the model's own longest context (rope: ``max_position_embeddings``); else None."""
+        return self.pretraining_length or self.model_length
+
+    @property
     def context_length(self) -> int | None:
         """The current sequence length the scheme was configured for, when it depends on it, or None."""
         return None

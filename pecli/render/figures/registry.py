@@ -207,7 +207,7 @@ def _wavelengths(figure: "Figure", request: PlotRequest) -> Drawing:
     scheme = request.scheme
     return draw_wavelengths(
         figure.add_subplot(), scheme, context=request.context,
-        train_length=request.option("train_length") or scheme.pretraining_length, model_length=scheme.model_length,
+        train_length=request.option("train_length") or scheme.training_length, model_length=scheme.model_length,
     )
 
 
