@@ -18,7 +18,7 @@ CHECK_PANEL = "Check"
 
 SETTINGS = (
     Setting("train_length", int, None, "extrapolation: training length T", minimum=1,
-            default_text="L // 2, or a scaled RoPE's original length", group=CHECK_PANEL),
+            default_text="the model's own training length, else L // 2", group=CHECK_PANEL),
     Setting("tol", float, 0.0, "uniqueness: encodings within this Euclidean distance collide (0: exact in --dtype)",
             minimum=0, group=CHECK_PANEL),
     Setting("shifts", tuple[float, ...], None, "composability: shifts k", default_text="1,2,4,8,64", group=CHECK_PANEL),

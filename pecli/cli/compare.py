@@ -21,7 +21,7 @@ SETTINGS = (
         "schemes compared: comma-separated names (in YAML also mappings with their own parameters)",
         default_text="the eight base schemes",
     ),
-    Setting("train_length", int, None, "extrapolation: training length T", minimum=1, default_text="L // 2"),
+    Setting("train_length", int, None, "extrapolation: training length T", minimum=1, default_text="each model's own training length, else L // 2"),
     Setting("strict", bool, False, "warnings count as failures"),
     Setting("hf_config", object, None, "add the RoPE of a HuggingFace config.json as a row (repeatable)"),
 )
