@@ -23,7 +23,7 @@ from pecli.io import size_text
 from pecli.hf_config import read_hf_config  # noqa: F401 (re-exported: pecli.config.read_hf_config)
 from pecli.params import Parameter, choice_error, coerce, excerpt
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
-from pecli.schemes.base import Positions, as_positions
+from pecli.schemes.positions import Positions, as_positions
 
 DEFAULT_SCHEME = "sinusoidal"
 DEFAULT_LENGTH = 512

@@ -19,7 +19,7 @@ from pecli.analysis.relativity import check_relativity, score_by_distance
 from pecli.analysis.structure import collisions, rotation_blocks
 from pecli.analysis.uniqueness import check_uniqueness
 from pecli.config import build_scheme
-from pecli.schemes.base import FrequencyPairs
+from pecli.schemes.frequencies import FrequencyPairs
 
 
 def scheme(name, length=512, **params):

@@ -18,7 +18,7 @@ from pecli.analysis.summary import summarize
 from pecli.cli import encode as encode_module
 from pecli.config import build_scheme, resolve
 from pecli.dtypes import cast
-from pecli.schemes.base import ANCHOR, unit_phasors
+from pecli.schemes.frequencies import ANCHOR, unit_phasors
 
 SCHEMES = [
     ("sinusoidal", {"dim": 10}),

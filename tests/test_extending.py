@@ -14,7 +14,8 @@ import pytest
 from pecli.analysis import ANALYSES, AnalysisInfo, PropertyResult
 from pecli.params import Parameter, param
 from pecli.schemes import SCHEMES
-from pecli.schemes.base import AdditiveScheme, Capability, as_positions
+from pecli.schemes.base import AdditiveScheme, Capability
+from pecli.schemes.positions import as_positions
 from pecli.schemes.rope_scaling import FACTOR, SCALINGS, ScalingType, _frequencies
 
 

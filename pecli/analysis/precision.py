@@ -23,7 +23,8 @@ from pecli.analysis.structure import (
 )
 from pecli.dtypes import DTYPES, cast
 from pecli.errors import PecliError
-from pecli.schemes.base import FrequencyPairs, Scheme
+from pecli.schemes.base import Scheme
+from pecli.schemes.frequencies import FrequencyPairs
 
 #: dtype the precision check uses when none is given.
 DEFAULT_DTYPE = "bfloat16"

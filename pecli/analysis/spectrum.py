@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import PecliError
-from pecli.schemes.base import Capability, Scheme, geometric_inv_freq, require
+from pecli.schemes.base import Capability, Scheme, require
+from pecli.schemes.frequencies import geometric_inv_freq
 from pecli.schemes.rope_scaling import dynamic_ntk_base
 
 TWO_PI = 2.0 * math.pi

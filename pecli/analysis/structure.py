@@ -23,7 +23,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from pecli.progress import task
-from pecli.schemes.base import Capability, FrequencyPairs, Scheme
+from pecli.schemes.base import Capability, Scheme
+from pecli.schemes.frequencies import FrequencyPairs
 
 #: Seed of every sample an analysis draws (sampled query positions, shift-invariance probes).
 SAMPLE_SEED = 1234
@@ -472,7 +473,7 @@ def bias_domain(scheme: Any, length: int) -> BiasDomain:
 
 # -- rotation pairs ----------------------------------------------------------------------------------------
 def rotation_pairs(scheme: Scheme) -> FrequencyPairs | None:
-    """The :class:`~pecli.schemes.base.FrequencyPairs` of a scheme whose vectors rotate pairs by
+    """The :class:`~pecli.schemes.frequencies.FrequencyPairs` of a scheme whose vectors rotate pairs by
     ``p θ_i`` (sinusoidal, rotary); None for schemes without that structure."""
     if not (has_vectors(scheme) and scheme.has(Capability.FREQUENCIES)):
         return None

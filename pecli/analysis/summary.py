@@ -8,7 +8,8 @@ from typing import Any, Callable
 import numpy as np
 
 from pecli.analysis.structure import _normalised, _row_hashes, collisions
-from pecli.schemes.base import Block, Scheme
+from pecli.schemes.base import Scheme
+from pecli.schemes.parts import Block
 
 
 @dataclass(frozen=True)

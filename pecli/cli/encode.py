@@ -18,7 +18,9 @@ from pecli.dtypes import cast, numpy_dtype, storable
 from pecli.errors import ConfigError, PecliError
 from pecli.io import check_target, load_array, save_npy, save_npz, stream_npy, stream_npz
 from pecli.progress import task
-from pecli.schemes.base import ANCHOR, Part, Scheme
+from pecli.schemes.base import Scheme
+from pecli.schemes.frequencies import ANCHOR
+from pecli.schemes.parts import Part
 
 SUFFIXES = (".npy", ".npz")
 #: Peak memory over the main array when a scheme builds its arrays whole (--apply, schemes without

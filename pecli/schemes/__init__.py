@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pecli.params import choice_error
 from pecli.schemes.alibi import AlibiScheme
-from pecli.schemes.base import KINDS, Scheme, as_positions
+from pecli.schemes.base import KINDS, Scheme
+from pecli.schemes.positions import as_positions
 from pecli.schemes.binary import BinaryScheme
 from pecli.schemes.integer import IntegerScheme
 from pecli.schemes.learned import LearnedScheme

@@ -8,7 +8,9 @@ from typing import Any, ClassVar, Iterator
 import numpy as np
 
 from pecli.params import param
-from pecli.schemes.base import BiasScheme, Block, Part, as_positions, whole_part
+from pecli.schemes.base import BiasScheme
+from pecli.schemes.parts import Block, Part, whole_part
+from pecli.schemes.positions import as_positions
 
 
 def alibi_slopes(heads: int) -> np.ndarray:

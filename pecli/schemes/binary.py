@@ -10,7 +10,8 @@ import numpy as np
 
 from pecli.errors import PositionError
 from pecli.params import param
-from pecli.schemes.base import AdditiveScheme, as_positions
+from pecli.schemes.base import AdditiveScheme
+from pecli.schemes.positions import as_positions
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ import numpy as np
 
 from pecli.errors import PositionError
 from pecli.params import param
-from pecli.schemes.base import MAX_LENGTH, MAX_WIDTH, AdditiveScheme, as_positions
+from pecli.schemes.base import MAX_LENGTH, MAX_WIDTH, AdditiveScheme
+from pecli.schemes.positions import as_positions
 
 
 @dataclass(frozen=True)

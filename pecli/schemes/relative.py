@@ -8,7 +8,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pecli.params import param
-from pecli.schemes.base import MAX_LENGTH, MAX_WIDTH, REFERENCE_SEED, BiasScheme, Part, as_positions, row_part, whole_part
+from pecli.schemes.base import MAX_LENGTH, MAX_WIDTH, REFERENCE_SEED, BiasScheme
+from pecli.schemes.parts import Part, row_part, whole_part
+from pecli.schemes.positions import as_positions
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ import numpy as np
 from pecli.dtypes import numpy_dtype
 from pecli.errors import ConfigError
 from pecli.params import Parameter, dataclass_parameters, param
-from pecli.schemes.base import (
-    MAX_WIDTH, Block, Capability, FrequencyPairs, Part, Scheme, as_positions, check_apply_input, factored_score, row_part, unit_phasors,
-    whole_part,
-)
+from pecli.schemes.base import MAX_WIDTH, Capability, Scheme, check_apply_input, factored_score
+from pecli.schemes.frequencies import FrequencyPairs, unit_phasors
+from pecli.schemes.parts import Block, Part, row_part, whole_part
+from pecli.schemes.positions import as_positions
 from pecli.schemes.rope_scaling import (
     SCALING_GROUP, SCALINGS, RopeScaling, ScaledFrequencies, compute_inv_freq, scaling_keys, shared_scaling_keys,
 )

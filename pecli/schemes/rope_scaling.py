@@ -66,7 +66,7 @@ import numpy as np
 
 from pecli.errors import ConfigError
 from pecli.params import Parameter, base_type, excerpt, type_word
-from pecli.schemes.base import geometric_inv_freq
+from pecli.schemes.frequencies import geometric_inv_freq
 
 __all__ = [
     "SCALINGS",

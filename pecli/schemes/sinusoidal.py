@@ -8,9 +8,9 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from pecli.params import param
-from pecli.schemes.base import (
-    MAX_WIDTH, AdditiveScheme, Capability, FrequencyPairs, as_positions, geometric_inv_freq, unit_phasors,
-)
+from pecli.schemes.base import MAX_WIDTH, AdditiveScheme, Capability
+from pecli.schemes.frequencies import FrequencyPairs, geometric_inv_freq, unit_phasors
+from pecli.schemes.positions import as_positions
 
 
 @dataclass(frozen=True)

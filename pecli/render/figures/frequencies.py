@@ -16,7 +16,7 @@ from pecli.render.figures.canvas import (
     MAX_CURVE_POINTS, MAX_LABELLED_POINTS, Drawing, describe, describe_all, downsample, grid, number_text, stride_note,
 )
 from pecli.schemes import Scheme, as_positions
-from pecli.schemes.base import FrequencyPairs
+from pecli.schemes.frequencies import FrequencyPairs
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes

@@ -1,0 +1,115 @@
+"""The frequencies of sinusoids: ``θ_i = base^(−2i/d)``, the unit phasors ``exp(i p θ_i)`` built from
+them, and :class:`FrequencyPairs`, what a scheme with frequency pairs tells the analyses and figures."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+def geometric_inv_freq(dim: int, base: float) -> np.ndarray:
+    """``θ_i = base^(−2i/dim)`` for ``i = 0 … dim/2 − 1``, float64: the frequencies of every sinusoid.
+
+    The one place this formula is written (Vaswani et al. 2017, section 3.5; Su et al. 2021, eq. 15).
+    """
+    exponents = np.arange(0, dim, 2, dtype=np.float64) / dim
+    return 1.0 / np.power(float(base), exponents)
+
+
+#: Positions per anchor of the angle-addition tables of :func:`unit_phasors` (``exact=False``).
+ANCHOR = 256
+
+
+def unit_phasors(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: bool = False, exact: bool = True) -> np.ndarray:
+    """``exp(i p θ_j)`` for every position p and frequency θ_j, complex128 of shape (N, len(inv_freq)).
+
+    Viewed as float64, each complex number is the pair ``(cos pθ_j, sin pθ_j)`` in adjacent slots, or
+    ``(sin pθ_j, cos pθ_j)`` with ``sin_first`` (the number ``i·conj(exp(i pθ_j))``).
+
+    ``exact=True`` evaluates ``cos`` and ``sin`` of the float64 angle ``p·θ_j``: the values every
+    scheme has always produced. ``exact=False`` uses the angle-addition formula
+    ``exp(i(a + k)θ) = exp(i aθ) · exp(i kθ)`` with ``p = a + k``, ``a`` a multiple of :data:`ANCHOR`
+    and ``0 <= k < ANCHOR``, so one complex multiply replaces two trigonometric evaluations; both
+    factors are exact evaluations, the product is within a few float64 ulps (≈ 1e-15) of the exact
+    value, far below the spacing of float32 and narrower dtypes, for which it is used. The value
+    of each position depends on p alone, not on which other positions are computed with it.
+    """
+    positions = np.asarray(positions, dtype=np.int64)
+    inv_freq = np.asarray(inv_freq, dtype=np.float64)
+    if exact or positions.size == 0:
+        out = np.empty((positions.size, inv_freq.size), dtype=np.complex128)
+        angles = np.outer(positions.astype(np.float64), inv_freq)
+        np.cos(angles, out=out.imag if sin_first else out.real)
+        np.sin(angles, out=out.real if sin_first else out.imag)
+        return out
+    steps = _phasor_steps(inv_freq.tobytes(), sin_first)
+    anchors_of = positions // ANCHOR
+    first, last = int(anchors_of[0]), int(anchors_of[-1])
+    consecutive = positions[-1] - positions[0] == positions.size - 1 and bool(np.all(np.diff(positions) == 1))
+    anchor_ids = np.arange(first, last + 1) if consecutive else np.unique(anchors_of)
+    angles = np.outer((anchor_ids * ANCHOR).astype(np.float64), inv_freq)
+    anchors = np.cos(angles) + 1j * np.sin(angles)
+    if sin_first:  # i·conj(z_a z_k) = conj(z_a) · (i·conj(z_k)), the steps' factor made once
+        anchors = np.conj(anchors)
+    if consecutive:
+        grid = anchors[:, None, :] * steps[None, :, :]
+        start = int(positions[0]) - first * ANCHOR
+        return grid.reshape(-1, inv_freq.size)[start : start + positions.size]
+    which = np.searchsorted(anchor_ids, anchors_of)
+    return anchors[which] * steps[positions - anchors_of * ANCHOR]
+
+
+@functools.lru_cache(maxsize=8)
+def _phasor_steps(inv_freq: bytes, sin_first: bool) -> np.ndarray:
+    """``exp(i kθ_j)`` for k = 0 … ANCHOR − 1 (``i·conj`` of it with ``sin_first``), read-only."""
+    offsets = np.outer(np.arange(ANCHOR, dtype=np.float64), np.frombuffer(inv_freq, dtype=np.float64))
+    steps = np.cos(offsets) + 1j * np.sin(offsets)
+    steps = 1j * np.conj(steps) if sin_first else steps
+    steps.setflags(write=False)
+    return steps
+
+
+@dataclass(frozen=True)
+class FrequencyPairs:
+    """The frequency structure of a scheme with :attr:`Capability.FREQUENCIES`.
+
+    Component ``first[i]`` and ``second[i]`` of the per-position vector hold pair i, which turns at
+    ``inv_freq[i]`` radians per position: ``(sin pθ_i, cos pθ_i)`` when ``sin_first`` (the sinusoidal
+    encoding), else ``(cos pθ_i, sin pθ_i)`` (rope's rotated reference vector).
+
+    Attributes
+    ----------
+    inv_freq:
+        θ_i in use, float64: scaled by a context extension, 0 for pairs that do not rotate (p-RoPE).
+    original_inv_freq:
+        ``base^(−2i/dim)`` with the configured base, before any scaling.
+    dim:
+        The ``d`` of ``θ_i = base^(−2i/d)`` (rope: the rotated dimension).
+    base:
+        The base in effect (NTK and dynamic scalings change it).
+    attention_scaling:
+        The factor both cos and sin are multiplied by (1 unless a scaling sets one).
+    rotating:
+        How many pairs rotate (the rest are p-RoPE's unrotated pairs).
+    scaled:
+        What a context-extension scaling did (:class:`pecli.schemes.rope_scaling.ScaledFrequencies`),
+        or None.
+    """
+
+    inv_freq: np.ndarray
+    original_inv_freq: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    sin_first: bool
+    dim: int
+    base: float
+    attention_scaling: float = 1.0
+    rotating: int | None = None
+    scaled: Any = None
+
+    @property
+    def count(self) -> int:
+        return int(self.inv_freq.size)

@@ -1,0 +1,70 @@
+"""Position ids: one integer per token, or k coordinates per cell of a grid (n-D schemes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pecli.errors import PositionError
+
+
+def as_positions(positions: Any, rank: int = 1) -> np.ndarray:
+    """Return ``positions`` as int64 ids: shape (N,) for rank 1, (N, rank) for positions on a grid.
+
+    Raises
+    ------
+    PositionError
+        If the positions are not integers, have the wrong shape or are negative.
+    """
+    array = np.asarray(positions)
+    if array.ndim == 0:
+        array = array.reshape(1)
+    if rank == 1 and array.ndim != 1:
+        raise PositionError(f"positions must be one-dimensional, got shape {array.shape}")
+    if rank > 1 and (array.ndim != 2 or array.shape[1] != rank):
+        raise PositionError(f"positions must have shape (N, {rank}), got shape {array.shape}")
+    if array.dtype.kind == "f":
+        if not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
+            raise PositionError("positions must be whole numbers")
+    elif array.dtype.kind not in "iub":
+        raise PositionError(f"positions must be integers, got dtype {array.dtype}")
+    if array.size and array.dtype.kind in "fu" and array.max() >= 2**62:
+        raise PositionError(f"positions must be below 2**62, got {array.max()}")
+    array = array.astype(np.int64)
+    if array.size and array.min() < 0:
+        raise PositionError(f"positions must be >= 0, got {int(array.min())}")
+    return array
+
+
+@dataclass(frozen=True)
+class Positions:
+    """Position ids: (N,) integers, or (N, rank) coordinates for schemes whose positions live on a grid.
+
+    ``Positions.range(L)`` is 0 … L − 1 and is built only when its ids are asked for.
+    """
+
+    given: np.ndarray | None = None
+    length: int = 0
+    rank: int = 1
+
+    @classmethod
+    def range(cls, length: int, rank: int = 1) -> Positions:
+        return cls(None, int(length), rank)
+
+    @classmethod
+    def of(cls, ids: Any, rank: int = 1) -> Positions:
+        ids = as_positions(ids, rank)
+        return cls(ids, int(ids.shape[0]), rank)
+
+    @property
+    def count(self) -> int:
+        """Number of positions, known before any array is built (for memory estimates)."""
+        return self.length
+
+    @property
+    def ids(self) -> np.ndarray:
+        if self.given is not None:
+            return self.given
+        return np.arange(self.length, dtype=np.int64)
