@@ -30,7 +30,9 @@ class Reporter(Protocol):
     def finish(self) -> None: ...
 
 
-class _Silent:
+class Silent:
+    """Shows nothing: the reporter when nobody asked for progress."""
+
     def start(self, label: str, total: int | None) -> None:
         pass
 
@@ -41,7 +43,7 @@ class _Silent:
         pass
 
 
-_reporter: contextvars.ContextVar[Reporter] = contextvars.ContextVar("pecli_progress", default=_Silent())
+_reporter: contextvars.ContextVar[Reporter] = contextvars.ContextVar("pecli_progress", default=Silent())
 
 
 class Task:
@@ -75,4 +77,4 @@ def reporting(reporter: Reporter) -> Iterator[None]:
         _reporter.reset(token)
 
 
-__all__ = ["Reporter", "Task", "reporting", "task"]
+__all__ = ["Reporter", "Silent", "Task", "reporting", "task"]

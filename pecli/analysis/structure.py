@@ -155,7 +155,7 @@ def _remembered_vectors(scheme: Scheme, length: int) -> np.ndarray:
 
 
 # -- rows compared exactly ------------------------------------------------------------------------
-def _normalised(rows: np.ndarray) -> np.ndarray:
+def normalised_rows(rows: np.ndarray) -> np.ndarray:
     """Rows as 2-D arrays whose bytes are equal exactly when the values are: floats (bfloat16 too)
     widened to float64, exact for every float dtype, with −0.0 folded into 0.0 and one NaN pattern."""
     rows = np.asarray(rows)
@@ -166,7 +166,7 @@ def _normalised(rows: np.ndarray) -> np.ndarray:
 
 
 def _hashable(rows: np.ndarray) -> np.ndarray:
-    rows = np.ascontiguousarray(_normalised(rows))
+    rows = np.ascontiguousarray(normalised_rows(rows))
     if rows.shape[1] == 0:
         return np.zeros(rows.shape[0], dtype=np.int8)
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
@@ -200,7 +200,7 @@ def _mix(words: np.ndarray) -> np.ndarray:
     return words
 
 
-def _row_hashes(rows: np.ndarray) -> np.ndarray | None:
+def row_hashes(rows: np.ndarray) -> np.ndarray | None:
     """A 64-bit hash per row (equal rows, equal hashes), or None when the rows are not float64 words."""
     if rows.dtype != np.float64 or rows.ndim != 2 or rows.shape[1] == 0:
         return None
@@ -215,30 +215,21 @@ RowSource = Callable[[slice | np.ndarray], np.ndarray]
 
 
 def _chunked_hashes(n: int, rows_of: RowSource, width: int) -> np.ndarray | None:
-    """:func:`_row_hashes` of rows produced chunk by chunk (normalised per chunk): memory O(chunk)."""
+    """:func:`row_hashes` of rows produced chunk by chunk (normalised per chunk): memory O(chunk)."""
     hashes = np.empty(n, dtype=np.uint64)
     for part in chunks(n, width):
-        piece = _row_hashes(_normalised(rows_of(part)))
+        piece = row_hashes(normalised_rows(rows_of(part)))
         if piece is None:
             return None
         hashes[part] = piece
     return hashes
 
 
-def group_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``np.unique(rows, axis=0)``-like grouping: (first index, inverse, counts) per distinct row, exact.
-
-    Rows are grouped by a 64-bit hash, and each group is then verified row by row against its first
-    member, so the result is exact; only if two different rows share a hash does it fall back to
-    sorting the rows' bytes.
-    """
-    rows = np.asarray(rows)
-    return group_rows_of(rows.shape[0], lambda index: rows[index], int(np.prod(rows.shape[1:], dtype=np.int64)))
-
-
 def group_rows_of(n: int, rows_of: RowSource, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`group_rows` of n rows that ``rows_of(slice or indices)`` produces on demand.
+    """``np.unique(rows, axis=0)``-like grouping of the n rows ``rows_of(slice or indices)`` produces:
+    (first index, inverse, counts) per distinct row, exact.
 
+    Rows are grouped by a 64-bit hash and each group is verified row by row against its first member.
     The rows are produced chunk by chunk to be hashed, and again only where two rows share a hash (to
     verify them), so a computed encoding never needs to exist whole; only the fallback, when two
     different rows share a 64-bit hash, materialises every row.
@@ -250,7 +241,7 @@ def group_rows_of(n: int, rows_of: RowSource, width: int) -> tuple[np.ndarray, n
         shared = np.nonzero(counts[inverse] > 1)[0]
         if not shared.size or _same_rows(rows_of, shared, first_index[inverse[shared]], width):
             return first_index, inverse, counts
-    wide = _normalised(rows_of(slice(0, n)))
+    wide = normalised_rows(rows_of(slice(0, n)))
     _, first_index, inverse, counts = np.unique(_hashable(wide), return_index=True, return_inverse=True, return_counts=True)
     return first_index, inverse.ravel(), counts
 
@@ -259,8 +250,8 @@ def _same_rows(rows_of: RowSource, index: np.ndarray, other: np.ndarray, width: 
     """True when row ``index[i]`` equals row ``other[i]`` for every i (NaN equal to NaN), chunk by chunk."""
     step = chunk_rows(2 * width)
     for start in range(0, index.size, step):
-        a = _normalised(rows_of(index[start : start + step]))
-        b = _normalised(rows_of(other[start : start + step]))
+        a = normalised_rows(rows_of(index[start : start + step]))
+        b = normalised_rows(rows_of(other[start : start + step]))
         if not np.array_equal(a, b, equal_nan=True):
             return False
     return True

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pecli.analysis.structure import _normalised, _row_hashes, collisions
+from pecli.analysis.structure import normalised_rows, row_hashes, collisions
 from pecli.schemes.base import Scheme
 from pecli.schemes.parts import Block
 
@@ -241,7 +241,7 @@ class StreamingSummary:
 
 def _hashes(rows: np.ndarray) -> np.ndarray:
     """A 64-bit hash per row, equal for rows equal in value (integers and every float dtype; −0.0 = 0.0)."""
-    return _row_hashes(np.ascontiguousarray(_normalised(np.asarray(rows, dtype=np.float64))))
+    return row_hashes(np.ascontiguousarray(normalised_rows(np.asarray(rows, dtype=np.float64))))
 
 
 def _shared_hashes(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -41,9 +41,9 @@ class RichReporter:
 
 def reporter_for(*, quiet: bool) -> Any:
     """The reporter of a command: a bar on a terminal's stderr, else silence."""
-    from pecli.progress import _Silent
+    from pecli.progress import Silent
 
     stream = sys.stderr
     if quiet or stream is None or not hasattr(stream, "isatty") or not stream.isatty():
-        return _Silent()
+        return Silent()
     return RichReporter()
