@@ -77,9 +77,17 @@ class Spec:
         return self.where.count
 
     @property
+    def at_own_positions(self) -> bool:
+        """True when the positions are the scheme's own: 0 … L − 1, or every cell of an n-D scheme in order."""
+        if self.where.given is None:
+            return True
+        own = self.scheme.cells() if self.scheme.has_cells else np.arange(self.length)
+        return self.where.given.shape == own.shape and bool(np.array_equal(self.where.given, own))
+
+    @property
     def given_positions(self) -> np.ndarray | None:
-        """The ids given with ``positions``, or None for 0 … length − 1."""
-        return self.where.given
+        """The ids given with ``positions``, or None for the scheme's own (0 … length − 1, every cell)."""
+        return None if self.at_own_positions else self.where.given
 
     @property
     def positions(self) -> np.ndarray:
@@ -225,11 +233,19 @@ def variant(
 
 
 def parse_positions(value: Any, rank: int = 1) -> np.ndarray:
-    """Positions from ``start:stop[:step]``, an ``.npy`` file of integer ids, or a list of integers.
+    """Positions from ``start:stop[:step]``, an ``.npy`` file of integer ids, or a list of integers
+    (on the command line too: ``[0, 5, 9]``).
 
     For a scheme whose positions have ``rank`` > 1 coordinates, an ``.npy`` of shape (N, rank) or a list
     of N coordinate lists.
     """
+    if isinstance(value, str) and value.strip().startswith("["):  # a list on the command line: [3, 5] or [[0, 1], [2, 3]]
+        import yaml
+
+        try:
+            value = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise ConfigError("positions", f"expected a list such as [0, 5, 9] or [[0, 1], [2, 3]], got {excerpt(value)}") from None
     if isinstance(value, str) and ":" in value and not value.endswith(".npy"):
         parts = value.split(":")
         try:
@@ -328,6 +344,9 @@ def resolve(
             guess = difflib.get_close_matches(key, valid, n=1, cutoff=0.75)
             hint = f"; it is a parameter of {', '.join(other)}" if other else f"; did you mean {guess[0]}?" if guess else ""
             raise ConfigError(key, f"unknown key for scheme {scheme_name!r}{hint} (valid keys: {', '.join(valid)})")
+    own = {k: v for k, v in params.items() if k in own_names}
+    if cls.has_cells:
+        return _resolve_cells(scheme_name, own, chosen, settings, params)
     positions = parse_positions(chosen["positions"], cls.position_rank) if chosen.get("positions") is not None else None
     length = chosen.get("length")
     if positions is None:
@@ -336,7 +355,6 @@ def resolve(
         length = length or (coerce("max_position_embeddings", natural, int, minimum=1) if natural is not None else DEFAULT_LENGTH)
     elif length is None:
         length = int(positions.max()) + 1
-    own = {k: v for k, v in params.items() if k in own_names}
     if positions is not None and "context" in scheme_parameters(cls) and own.get("context") is None:
         # The current sequence length (dynamic NTK, LongRoPE) reaches the last position id, as in HF.
         own["context"] = max(int(length), int(positions.max()) + 1)
@@ -344,6 +362,34 @@ def resolve(
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
     where = Positions.range(length, cls.position_rank) if positions is None else Positions.of(positions, cls.position_rank)
     return Spec(scheme, int(length), where, chosen.get("dtype"), resolved, params)
+
+
+def _resolve_cells(
+    name: str, own: dict[str, Any], chosen: dict[str, Any], settings: tuple[Setting, ...], params: dict[str, Any],
+) -> Spec:
+    """The :class:`Spec` of an n-D scheme: its positions are its own cells (a grid's, a sequence's), so
+    ``length`` is their number; ``positions`` may pick some of them by their coordinates."""
+    scheme = build_scheme(name, own)
+    cells = scheme.cells()
+    length = chosen.get("length")
+    if length is not None and length != len(cells):
+        raise ConfigError(
+            "length", f"{name} encodes its {len(cells):,} cells ({describe_cells(scheme)}), not {length:,} "
+            "positions; set its grid or sequence instead",
+        )
+    given = chosen.get("positions")
+    where = Positions.of(cells if given is None else parse_positions(given, scheme.position_rank), scheme.position_rank)
+    resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
+    return Spec(scheme, len(cells), where, chosen.get("dtype"), resolved, params)
+
+
+def describe_cells(scheme: Scheme) -> str:
+    """The cells of an n-D scheme in a few words: ``a 16 x 16 grid`` or ``a sequence of 3 blocks``."""
+    grid = scheme.params().get("grid")
+    if grid:
+        return "a " + " x ".join(map(str, grid)) + " grid"
+    blocks = scheme.params().get("sequence") or []
+    return f"a sequence of {len(blocks)} block{'s' if len(blocks) != 1 else ''}"
 
 
 def parse_size(key: str, value: Any) -> int:

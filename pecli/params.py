@@ -149,7 +149,7 @@ def type_word(kind: Any) -> str:
     """How an error message names a type."""
     kind = base_type(kind)
     if typing.get_origin(kind) is tuple:
-        return "a list of numbers"
+        return "a list of integers" if typing.get_args(kind)[0] is int else "a list of numbers"
     return {int: "an integer", float: "a number", bool: "true or false", str: "a string", Path: "a file name"}.get(
         kind, str(kind)
     )
@@ -196,11 +196,13 @@ def coerce(
         if not math.isfinite(result):
             raise ConfigError(key, f"must be finite, got {excerpt(value)}")
     elif typing.get_origin(kind) is tuple:
-        items = [item.strip() for item in value.split(",")] if isinstance(value, str) else value
+        item_kind = typing.get_args(kind)[0]
+        separator = "x" if item_kind is int and isinstance(value, str) and "x" in value else ","
+        items = [item.strip() for item in value.split(separator)] if isinstance(value, str) else value
         if not isinstance(items, (list, tuple)):
             raise bad
         return tuple(
-            coerce(key, item, float, minimum=minimum, exclusive_minimum=exclusive_minimum, maximum=maximum)
+            coerce(key, item, item_kind, minimum=minimum, exclusive_minimum=exclusive_minimum, maximum=maximum)
             for item in items
         )
     elif kind is str:

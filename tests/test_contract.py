@@ -35,7 +35,20 @@ SMALL: dict[str, dict] = {
     "t5": {"buckets": 8, "max_distance": 12},
     "alibi": {"heads": 4},
     "rope": {"dim": 8},
+    "sinusoidal-nd": {"dim": 8, "grid": [4, 4]},
+    "rope-nd": {"dim": 8, "grid": [4, 4]},
+    "mrope": {"dim": 8, "mrope_section": [2, 1, 1], "sequence": "text:4,image:1x4x4,text:8"},
 }
+
+
+def at(scheme, ids):
+    """The scheme's positions of rows ``ids``: the ids themselves, or an n-D scheme's cells (16 of them)."""
+    ids = np.asarray(ids)
+    return scheme.cells()[ids] if scheme.has_cells else ids
+
+
+def stored(positions):
+    return positions if positions.ndim == 1 else positions.T
 
 
 def make(name: str):
@@ -60,18 +73,19 @@ def test_kind_and_docstring(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_arrays_main_key_and_main_shape(name):
     scheme = make(name)
-    for positions in (np.arange(LENGTH), np.array([3, 5, 9]), np.array([0])):
+    for ids in (np.arange(LENGTH), np.array([3, 5, 9]), np.array([0])):
+        positions = at(scheme, ids)
         arrays = scheme.arrays(positions)
         assert isinstance(arrays, dict) and arrays
         assert next(iter(arrays)) == scheme.main_key
         main = arrays[scheme.main_key]
         assert isinstance(main, np.ndarray)
-        assert main.shape == tuple(scheme.main_shape(positions.size))
+        assert main.shape == tuple(scheme.main_shape(ids.size))
         assert main.dtype.kind in "fi"
         if main.dtype.kind == "f":
             assert main.dtype == np.float64  # the core computes in float64; the CLI casts
         assert np.all(np.isfinite(main))
-        np.testing.assert_array_equal(arrays["positions"], positions)
+        np.testing.assert_array_equal(arrays["positions"], stored(positions))
         for key, value in arrays.items():
             assert isinstance(key, str) and isinstance(value, np.ndarray), key
 
@@ -79,7 +93,7 @@ def test_arrays_main_key_and_main_shape(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_encode_shape_dtype_and_agreement(name):
     scheme = make(name)
-    positions = np.arange(LENGTH)
+    positions = at(scheme, np.arange(LENGTH))
     if scheme.kind == "bias":
         with pytest.raises(PecliError):
             scheme.encode(positions)
@@ -90,27 +104,27 @@ def test_encode_shape_dtype_and_agreement(name):
     np.testing.assert_array_equal(scheme.arrays(positions)[scheme.main_key], encoding)
     np.testing.assert_array_equal(scheme.encode(positions), encoding)  # deterministic
     # A position's vector does not depend on which other positions are asked for.
-    np.testing.assert_allclose(scheme.encode([5])[0], encoding[5], rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(scheme.encode(at(scheme, [5]))[0], encoding[5], rtol=1e-13, atol=1e-15)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_score_shape(name):
     scheme = make(name)
     channels = scheme.channels
-    assert scheme.score(2, 5).shape == (channels,)
-    m = np.arange(3).reshape(3, 1)
-    n = np.arange(4).reshape(1, 4)
+    assert scheme.score(at(scheme, 2), at(scheme, 5)).shape == (channels,)
+    m = at(scheme, np.arange(3).reshape(3, 1))
+    n = at(scheme, np.arange(4).reshape(1, 4))
     scores = scheme.score(m, n)
     assert scores.shape == (channels, 3, 4)
     assert scores.dtype.kind == "f"
     assert np.all(np.isfinite(scores))
-    np.testing.assert_allclose(scores[:, 1, 2], scheme.score(1, 2), rtol=1e-12)
+    np.testing.assert_allclose(scores[:, 1, 2], scheme.score(at(scheme, 1), at(scheme, 2)), rtol=1e-12)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_score_matches_kind(name):
     scheme = make(name)
-    m, n = np.array([0, 3, 7, 2]), np.array([1, 3, 2, 9])
+    m, n = at(scheme, [0, 3, 7, 2]), at(scheme, [1, 3, 2, 9])
     if scheme.kind == "additive":
         # score(m, n) = E_m · E_n
         e_m, e_n = scheme.encode(m), scheme.encode(n)
@@ -123,7 +137,7 @@ def test_score_matches_kind(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_apply_by_kind(name):
     scheme = make(name)
-    positions = np.arange(5)
+    positions = at(scheme, np.arange(5))
     x = np.random.default_rng(0).standard_normal((2, 5, scheme.width))
     if scheme.kind == "bias":
         with pytest.raises(PecliError, match="--apply"):
@@ -136,7 +150,7 @@ def test_apply_by_kind(name):
     with pytest.raises(PecliError):
         scheme.apply(x[..., :-1], positions)  # wrong number of features
     with pytest.raises(PecliError):
-        scheme.apply(x, np.arange(4))  # positions do not match the second-to-last axis
+        scheme.apply(x, at(scheme, np.arange(4)))  # positions do not match the second-to-last axis
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -147,15 +161,16 @@ def test_params_json_and_round_trip(name):
     text = json.dumps(params)
     rebuilt = build_scheme(name, json.loads(text), length=LENGTH)
     assert rebuilt == scheme
-    np.testing.assert_array_equal(
-        rebuilt.arrays(np.arange(4))[rebuilt.main_key], scheme.arrays(np.arange(4))[scheme.main_key]
-    )
+    four = at(scheme, np.arange(4))
+    np.testing.assert_array_equal(rebuilt.arrays(four)[rebuilt.main_key], scheme.arrays(four)[scheme.main_key])
 
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("bad", [[-1, 2], [0.5, 1], [[0, 1]]], ids=["negative", "fractional", "2-D"])
 def test_positions_must_be_non_negative_integers(name, bad):
     scheme = make(name)
+    if scheme.has_cells:  # positions of k coordinates: each bad value as a cell, and bare ids for "2-D"
+        bad = [0, 1] if bad == [[0, 1]] else [[value] * scheme.position_rank for value in bad]
     with pytest.raises(PositionError):
         scheme.arrays(bad)
 
@@ -215,17 +230,19 @@ def test_bad_parameter_value_names_the_key(name, key, value):
 @pytest.mark.parametrize("name", NAMES)
 def test_every_scheme_through_the_cli(name, invoke, tmp_path):
     # pecli encode --scheme NAME writes the main array first in .npz, with metadata; --json has its shape.
-    sets = [arg for key, value in SMALL.get(name, {}).items() for arg in ("--set", f"{key}={value}")]
     out = tmp_path / f"{name}.npz"
-    result = invoke("encode", "--scheme", name, "--length", "6", *sets, "--out", out, "--json")
+    scheme = build_scheme(name, SMALL.get(name, {}), length=6)
+    length = len(scheme.cells()) if scheme.has_cells else 6  # an n-D scheme encodes its own cells
+    sets = [arg for key, value in SMALL.get(name, {}).items() for arg in ("--set", f"{key}={json.dumps(value)}")]
+    length_option = [] if scheme.has_cells else ["--length", "6"]
+    result = invoke("encode", "--scheme", name, *length_option, *sets, "--out", out, "--json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
-    scheme = build_scheme(name, SMALL.get(name, {}), length=6)
     assert document["scheme"] == name and document["kind"] == scheme.kind
     assert document["main"] == scheme.main_key
-    assert document["shape"] == list(scheme.main_shape(6))
+    assert document["shape"] == list(scheme.main_shape(length))
     with np.load(out) as archive:
         assert archive.files[0] == scheme.main_key
         assert "metadata" in archive.files and "positions" in archive.files
         assert json.loads(str(archive["metadata"]))["scheme"] == name
-        np.testing.assert_allclose(archive[scheme.main_key], scheme.arrays(np.arange(6))[scheme.main_key])
+        np.testing.assert_allclose(archive[scheme.main_key], scheme.arrays(at(scheme, np.arange(length)))[scheme.main_key])

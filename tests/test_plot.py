@@ -132,7 +132,7 @@ def test_config_file_holds_the_kind(runner, tmp_path):
         (["bias", "--scheme", "sinusoidal"], "plot bias does not support scheme 'sinusoidal' (additive); it supports: relative, t5, alibi"),
         (["similarity", "--scheme", "t5"], "plot similarity does not support scheme 't5' (bias); it supports: integer, binary, sinusoidal, learned, rope"),
         (["wavelengths", "--scheme", "learned"], "plot wavelengths does not support scheme 'learned' (additive); it supports: sinusoidal, rope"),
-        (["nonsense"], "kind: must be one of heatmap, circle, dot-distance, similarity, wavelengths, extrapolation, bias, precision; got 'nonsense'"),
+        (["nonsense"], "kind: must be one of heatmap, circle, dot-distance, similarity, similarity-2d, wavelengths, extrapolation, bias, precision; got 'nonsense'"),
         (["circle", "--head", "1"], "--head does not apply to plot circle (it applies to heatmap, bias)"),
         (["circle", "--positions", "100:200"], "--positions does not apply to plot circle (it applies to heatmap, similarity)"),
         (["heatmap", "--compute-dtype", "each"], "--compute-dtype does not apply to plot heatmap (it applies to precision)"),
@@ -351,7 +351,7 @@ def test_settings_and_applicability_come_from_the_records():
     options = list(dict.fromkeys(option.name for record in figures.PLOTS.values() for option in record.options))
     assert [setting.name for setting in SETTINGS] == ["kind", "out", "dpi", "size", "title", *options]
     assert figures.applies_to("head") == ("heatmap", "bias")
-    assert figures.applies_to("dtype") == ("heatmap", "similarity", "precision")
+    assert figures.applies_to("dtype") == ("heatmap", "similarity", "similarity-2d", "precision")
     assert figures.supported_schemes("circle") == ("sinusoidal", "rope")
 
 
@@ -376,7 +376,9 @@ def test_a_new_kind_is_one_record_and_its_function(monkeypatch):
     monkeypatch.setitem(figures.PLOTS, "points", record)
     figure, notes = figures.figure("points", figures.PlotRequest(build_scheme("t5", {}), 5), figures.Style(dpi=40))
     assert notes == ["one note"] and figure._suptitle.get_text() == "t5: points"
-    assert figures.supported_schemes("points") == tuple(__import__("pecli.schemes").schemes.SCHEMES)
+    # every scheme whose positions lie along a line (a kind for grids says on_grid=True)
+    lines = tuple(name for name, cls in __import__("pecli.schemes").schemes.SCHEMES.items() if not cls.has_cells)
+    assert figures.supported_schemes("points") == lines
 
 
 def test_drawing_functions_compose_on_one_figure():

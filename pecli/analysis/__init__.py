@@ -13,6 +13,7 @@ Before any work, :func:`estimate_check_bytes` bounds the memory a set of checks 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -23,6 +24,7 @@ from pecli.analysis.distinguishability import check_distinguishability
 from pecli.analysis.extrapolation import check_extrapolation
 from pecli.analysis.precision import check_precision
 from pecli.analysis.relativity import check_relativity
+from pecli.analysis.relativity_grid import check_grid_relativity
 from pecli.analysis.result import VERDICTS, CheckReport, PropertyResult
 from pecli.analysis.structure import BLOCK_BYTES, CHUNK_BYTES, encoded_bytes, has_vectors, is_shift_isometric_kind
 from pecli.analysis.uniqueness import check_uniqueness
@@ -82,6 +84,13 @@ class AnalysisInfo:
     options: tuple[str, ...] = ()
     #: Its :data:`Footprint` for (scheme, options); None: a generous default (:func:`generic_footprint`).
     footprint: Callable[[Scheme, CheckOptions], Footprint] | None = None
+    #: Whether it is defined for n-D schemes (positions with several coordinates, :attr:`Scheme.has_cells`);
+    #: otherwise it measures positions along a line, and on such a scheme its result is ``n/a``.
+    any_rank: bool = False
+
+    def applies_to(self, scheme: Scheme) -> bool:
+        """Whether the property is defined for ``scheme``'s positions."""
+        return self.any_rank or not scheme.has_cells
 
     def estimate_bytes(self, scheme: Scheme, options: CheckOptions) -> int:
         """An upper estimate of the peak bytes the check holds on (scheme, options), run on its own
@@ -165,6 +174,10 @@ def _composability_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
 
 def _relativity_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     from pecli.analysis.relativity import EXACT_PROFILE_CELLS, RELATIVITY_SAMPLES
+    from pecli.analysis.relativity_grid import EXACT_PAIRS
+
+    if scheme.has_cells:  # the scores and offset codes of the pairs measured, sorted
+        return 0, 48 * EXACT_PAIRS + 8 * 4 * o.length * int(scheme.width)
 
     EXACT_QUERIES = int((EXACT_PROFILE_CELLS / 3) ** 0.5) + 1  # the most queries of an exact profile
 
@@ -216,6 +229,8 @@ def _composability(scheme: Scheme, o: CheckOptions) -> PropertyResult:
 
 
 def _relativity(scheme: Scheme, o: CheckOptions) -> PropertyResult:
+    if scheme.has_cells:
+        return check_grid_relativity(scheme, samples=o.samples)
     return check_relativity(scheme, o.length, samples=o.samples)
 
 
@@ -233,7 +248,7 @@ ANALYSES: dict[str, AnalysisInfo] = {
     for info in (
         AnalysisInfo(
             "uniqueness", "no two positions (distances) share an encoding", _uniqueness, ("dtype", "tol", "samples"),
-            _uniqueness_footprint,
+            _uniqueness_footprint, any_rank=True,
         ),
         AnalysisInfo(
             "distinguishability", "adjacent positions differ evenly; nearest neighbours are p ± 1", _distinguishability,
@@ -244,6 +259,7 @@ ANALYSES: dict[str, AnalysisInfo] = {
         ),
         AnalysisInfo(
             "relativity", "the position-only score depends on n − m only", _relativity, ("samples",), _relativity_footprint,
+            any_rank=True,
         ),
         AnalysisInfo(
             "extrapolation", "positions past the training length are defined, bounded, unique", _extrapolation,
@@ -251,7 +267,7 @@ ANALYSES: dict[str, AnalysisInfo] = {
         ),
         AnalysisInfo(
             "precision", "positions stay apart in a low-precision dtype", _precision, ("dtype", "compute_dtype"),
-            _precision_footprint,
+            _precision_footprint, any_rank=True,
         ),
     )
 }
@@ -281,8 +297,10 @@ def estimate_check_bytes(scheme: Scheme, names: str | Sequence[str], options: Ch
     memory of any one check. It reads only the scheme's shape (width, channels), its parameters and the
     options: nothing is encoded.
     """
-    options = options or CheckOptions()
-    footprints = [get_analysis(name)._footprint(scheme, options) for name in _names(names)]
+    options = on_own_positions(scheme, options or CheckOptions())
+    footprints = [
+        get_analysis(name)._footprint(scheme, options) for name in _names(names) if get_analysis(name).applies_to(scheme)
+    ]
     if not footprints:
         return 0
     return max(held for held, _ in footprints) + max(work for _, work in footprints)
@@ -295,19 +313,38 @@ def run_checks(
 
     Each check is reported as a :func:`pecli.progress.task` (``label`` goes before its name).
     """
-    options = options or CheckOptions()
+    options = on_own_positions(scheme, options or CheckOptions())
     names = _names(names)
     results = []
     for number, name in enumerate(names, 1):
         analysis = get_analysis(name)
+        if not analysis.applies_to(scheme):
+            results.append(not_applicable(name, scheme))
+            continue
         with task(f"{label}{name} ({number}/{len(names)})"):
             results.append(analysis.run(scheme, options))
     return [r.strict() for r in results] if options.strict else results
 
 
+def on_own_positions(scheme: Scheme, options: CheckOptions) -> CheckOptions:
+    """``options`` with the length of an n-D scheme's own cells (a grid's, a sequence's), whatever was asked."""
+    if not scheme.has_cells:
+        return options
+    return dataclasses.replace(options, length=len(scheme.cells()))
+
+
+def not_applicable(name: str, scheme: Scheme) -> PropertyResult:
+    """The ``n/a`` result of property ``name`` on a scheme whose positions it is not defined for."""
+    able = ", ".join(info.name for info in ANALYSES.values() if info.applies_to(scheme))
+    return PropertyResult(
+        name, "n/a", f"defined for positions along a line; {scheme.name} has {scheme.position_rank}-D positions",
+        notes=(f"properties that apply to {scheme.name}: {able}",),
+    )
+
+
 def check_report(scheme: Scheme, names: str | Sequence[str], options: CheckOptions | None = None) -> CheckReport:
     """:func:`run_checks` with what the report says about the scheme: what ``pecli check`` prints."""
-    options = options or CheckOptions()
+    options = on_own_positions(scheme, options or CheckOptions())
     results = run_checks(scheme, names, options)
     asked = names if isinstance(names, str) else ", ".join(names)
     return CheckReport(scheme.name, scheme.kind, scheme.params(), options.length, asked, tuple(results))
@@ -315,5 +352,5 @@ def check_report(scheme: Scheme, names: str | Sequence[str], options: CheckOptio
 
 __all__ = [
     "ANALYSES", "PROPERTIES", "VERDICTS", "AnalysisInfo", "CheckOptions", "CheckReport", "PropertyResult",
-    "check_report", "estimate_check_bytes", "get_analysis", "run_checks",
+    "check_report", "estimate_check_bytes", "get_analysis", "not_applicable", "run_checks",
 ]

@@ -25,6 +25,7 @@ from pecli.dtypes import DTYPES, cast
 from pecli.errors import PecliError
 from pecli.schemes.base import Scheme
 from pecli.schemes.frequencies import FrequencyPairs
+from pecli.schemes.positions import position_label, position_text
 
 #: dtype the precision check uses when none is given.
 DEFAULT_DTYPE = "bfloat16"
@@ -48,9 +49,9 @@ class PrecisionProfile:
         Rows equal to an earlier row in the low-precision result (n minus the distinct rows).
     collisions_float64:
         The same count in float64 (collisions the encoding has anyway, like T5's shared buckets).
-    first_adjacent_collision:
-        The first position whose row equals the previous position's in low precision while they differ
-        in float64; None if there is none.
+    first_adjacent_row:
+        The first row that equals the previous row in low precision while they differ in float64; None
+        if there is none. :attr:`first_adjacent_collision` is its position.
     phase_error:
         (n_pairs,) largest absolute error, over positions, of the angle ``atan2`` reads back from each
         (sin, cos) pair, wrapped to [−π, π] — sinusoidal and rotary schemes only, otherwise None.
@@ -64,9 +65,19 @@ class PrecisionProfile:
     max_error: float
     collisions: int
     collisions_float64: int
-    first_adjacent_collision: int | None
+    first_adjacent_row: int | None
     phase_error: np.ndarray | None
     note: str | None = None
+
+    @property
+    def first_adjacent_collision(self) -> int | list[int] | None:
+        """The position of :attr:`first_adjacent_row` (a grid cell's coordinates on a grid), or None."""
+        return None if self.first_adjacent_row is None else position_label(self.positions[self.first_adjacent_row])
+
+    @property
+    def first_adjacent_previous(self) -> int | list[int] | None:
+        """The position of the row before :attr:`first_adjacent_row`, or None."""
+        return None if self.first_adjacent_row is None else position_label(self.positions[self.first_adjacent_row - 1])
 
 
 def _check_dtype(key: str, name: str | None) -> None:
@@ -85,10 +96,10 @@ def computed_encoding(scheme: Scheme, pairs: FrequencyPairs, positions: np.ndarr
     def low(x):
         return cast(np.asarray(x, dtype=np.float64), compute_dtype).astype(np.float64)
 
-    angle = low(np.outer(low(positions.astype(np.float64)), low(pairs.inv_freq)))
+    angle = low(low(pairs.coordinates(positions)) * low(pairs.inv_freq))
     sin, cos = low(np.sin(angle)), low(np.cos(angle))
     scaling = float(pairs.attention_scaling)
-    out = np.zeros((positions.size, scheme.width))
+    out = np.zeros((len(positions), scheme.width))
     if pairs.sin_first:
         out[:, pairs.first], out[:, pairs.second] = sin, cos
     else:
@@ -120,7 +131,7 @@ def precision_profile(
         raise PecliError("precision needs at least one position")
     note = None
     if has_vectors(scheme):
-        positions = np.arange(length, dtype=np.int64)
+        positions = scheme.sequence_positions(0, length)
         table = vectors(scheme, length)
         pairs = rotation_pairs(scheme)
     else:
@@ -138,7 +149,7 @@ def precision_profile(
             return cast(cast(table[rows], compute_dtype).astype(np.float64), dtype)
         return cast(table[rows], dtype)
 
-    n, width = positions.size, table.shape[1]
+    n, width = len(positions), table.shape[1]
     error = np.zeros(n)
     phase = np.zeros(pairs.inv_freq.size) if pairs is not None else None
     first_adjacent = None
@@ -159,12 +170,12 @@ def precision_profile(
                 same_exact = np.all(exact[1:] == exact[:-1], axis=1)
                 introduced = np.nonzero(same_low & ~same_exact)[0]
                 if introduced.size:
-                    first_adjacent = int(positions[rows.start + introduced[0] + 1])
+                    first_adjacent = int(rows.start + introduced[0] + 1)
             if pairs is not None:
                 first, second = wide[own:, pairs.first], wide[own:, pairs.second]
                 sin, cos = (first, second) if pairs.sin_first else (second, first)
                 read = np.arctan2(sin, cos)
-                true = np.outer(positions[part].astype(np.float64), pairs.inv_freq)
+                true = pairs.angles(positions[part])
                 if part.stop > part.start:
                     phase = np.maximum(phase, np.abs((read - true + np.pi) % (2 * np.pi) - np.pi).max(axis=0))
             bar.advance()
@@ -211,8 +222,7 @@ def check_precision(
     if new > 0 or profile.first_adjacent_collision is not None:
         reason = f"{where}: {new} {unit} collide with an earlier one"
         if profile.first_adjacent_collision is not None:
-            p = profile.first_adjacent_collision
-            previous = p - 1 if has_vectors(scheme) else int(profile.positions[list(profile.positions).index(p) - 1])
+            p, previous = position_text(profile.first_adjacent_collision), position_text(profile.first_adjacent_previous)
             low = compute_dtype or dtype
             if has_vectors(scheme):
                 reason += f"; the first adjacent pair is {previous} and {p} ({low} rounds them to one value)"

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-#: The three verdicts. ``warn`` passes (exit 0) but names something a user should know; ``--strict``
-#: turns it into a failure.
-VERDICTS = ("pass", "warn", "fail")
+#: The verdicts. ``warn`` passes (exit 0) but names something a user should know; ``--strict``
+#: turns it into a failure. ``n/a``: the property is not defined for the scheme (a property of positions
+#: along a line, asked of positions on a grid); it neither passes nor fails a run.
+VERDICTS = ("pass", "warn", "fail", "n/a")
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,7 @@ class PropertyResult:
     property:
         The property's registry name (``uniqueness``, ``distinguishability``, …).
     verdict:
-        ``pass``, ``warn`` or ``fail``.
+        ``pass``, ``warn``, ``fail`` or ``n/a``.
     reason:
         One sentence in words that says why, with the deciding numbers.
     figures:

@@ -25,6 +25,7 @@ import numpy as np
 from pecli.progress import task
 from pecli.schemes.base import Capability, Scheme
 from pecli.schemes.frequencies import FrequencyPairs
+from pecli.schemes.positions import position_label
 
 #: Seed of every sample an analysis draws (sampled query positions, shift-invariance probes).
 SAMPLE_SEED = 1234
@@ -82,7 +83,8 @@ def has_vectors(scheme: Scheme) -> bool:
 
 
 def vectors(scheme: Scheme, length: int) -> np.ndarray:
-    """The (length, width) float64 matrix ``E`` of positions 0 … length − 1 (read-only).
+    """The (length, width) float64 matrix ``E`` of positions 0 … length − 1 (read-only); of the first
+    ``length`` cells of an n-D scheme (:meth:`~pecli.schemes.base.Scheme.sequence_positions`).
 
     The last two are remembered (schemes are frozen, hashable dataclasses), so that ``check all`` encodes
     a long sequence once, not once per property.
@@ -104,17 +106,17 @@ def _encode(scheme: Scheme, length: int) -> np.ndarray:
     """Encode in chunks of positions into one array, so that the scheme's temporaries (angles, cos,
     sin) stay chunk-sized: ``encode`` is per position, so the rows are the same."""
     if builds_a_table(scheme):
-        encoding = np.asarray(scheme.encode(np.arange(length, dtype=np.int64)), dtype=np.float64)
+        encoding = np.asarray(scheme.encode(scheme.sequence_positions(0, length)), dtype=np.float64)
         encoding = encoding.reshape(length, -1)
         encoding.setflags(write=False)
         return encoding
-    first = np.asarray(scheme.encode(np.arange(min(length, 1), dtype=np.int64)), dtype=np.float64)
+    first = np.asarray(scheme.encode(scheme.sequence_positions(0, min(length, 1))), dtype=np.float64)
     width = first.shape[1] if first.ndim == 2 else 1
     encoding = np.empty((length, width), dtype=np.float64)
     parts = list(chunks(length, 4 * width))
     with chunked_task("encode", len(parts)) as bar:
         for part in parts:
-            encoding[part] = scheme.encode(np.arange(part.start, part.stop, dtype=np.int64))
+            encoding[part] = scheme.encode(scheme.sequence_positions(part.start, part.stop))
             bar.advance()
     encoding.setflags(write=False)
     return encoding
@@ -142,6 +144,11 @@ def chunked_task(label: str, parts: int) -> Iterator[Any]:
 def encoded_bytes(scheme: Scheme, length: int) -> int:
     """Bytes of the (length, width) float64 encoding :func:`vectors` holds (0 without vectors)."""
     return 8 * int(length) * int(scheme.width) if has_vectors(scheme) else 0
+
+
+def row_label(scheme: Scheme, row: int) -> int | list[int]:
+    """The position of row ``row`` of :func:`vectors`: the id itself, or an n-D scheme's cell."""
+    return position_label(scheme.sequence_positions(int(row), int(row) + 1)[0])
 
 
 def rows_at(scheme: Scheme, positions: np.ndarray) -> np.ndarray:

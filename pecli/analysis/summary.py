@@ -10,6 +10,7 @@ import numpy as np
 from pecli.analysis.structure import normalised_rows, row_hashes, collisions
 from pecli.schemes.base import Scheme
 from pecli.schemes.parts import Block
+from pecli.schemes.positions import position_label
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def summarize(scheme: Scheme, positions: np.ndarray, main: np.ndarray) -> ArrayS
         # Shift-invariant encodings (sinusoidal, rope) step by the same distance everywhere: naming
         # the pair with the smallest one would only name rounding noise.
         constant = bool(np.ptp(steps) <= 1e-9 * max(float(steps.max()), 1e-300))
-        adjacency = Adjacency(float(steps[at]), (int(positions[at]), int(positions[at + 1])), constant, repeated)
+        adjacency = Adjacency(float(steps[at]), (position_label(positions[at]), position_label(positions[at + 1])), constant, repeated)
     else:
         adjacency = Adjacency(None, None, None, repeated)
     return ArraySummary(tuple(main.shape), str(main.dtype), int(main.nbytes), lowest, highest, adjacency)
@@ -204,7 +205,7 @@ class StreamingSummary:
             # Shift-invariant encodings (sinusoidal, rope) step by the same distance everywhere: naming
             # the pair with the smallest one would only name rounding noise.
             constant = bool(np.ptp(steps) <= 1e-9 * max(float(steps.max()), 1e-300))
-            adjacency = Adjacency(float(steps[at]), (int(positions[at]), int(positions[at + 1])), constant, repeated)
+            adjacency = Adjacency(float(steps[at]), (position_label(positions[at]), position_label(positions[at + 1])), constant, repeated)
         else:
             adjacency = Adjacency(None, None, None, repeated)
         lowest = None if self.lowest is None else self.lowest + 0.0  # −0.0 reads as 0.0

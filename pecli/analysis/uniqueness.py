@@ -10,11 +10,13 @@ import numpy as np
 
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.structure import (
-    bias_domain, collisions, collisions_of, distance_from_origin, has_vectors, is_shift_isometric, scan_pairs, vectors,
+    bias_domain, collisions, collisions_of, distance_from_origin, has_vectors, is_shift_isometric, row_label, scan_pairs,
+    vectors,
 )
 from pecli.dtypes import cast
 from pecli.errors import PecliError
 from pecli.schemes.base import Scheme
+from pecli.schemes.positions import position_text
 
 
 def check_uniqueness(
@@ -83,24 +85,26 @@ def _vector_uniqueness(scheme: Scheme, length: int, dtype: str, tol: float, samp
         pairs = within
         if first is None and min_pair is not None:
             first = tuple(min_pair)
+    first = [row_label(scheme, row) for row in first] if first else None
+    min_pair = [row_label(scheme, row) for row in min_pair] if min_pair else None
     figures = {
         "positions": length,
         "dtype": dtype,
         "tol": tol,
         "colliding_pairs": pairs,
         "repeated_positions": found.repeated,
-        "first_collision": list(first) if first else None,
+        "first_collision": first,
         "min_distance": min_distance,
         "min_distance_pair": min_pair,
     }
     if pairs:
         how = f"within {tol:g}" if tol > 0 and found.pairs == 0 else f"identical in {dtype}"
-        reason = f"{pairs} pairs of positions collide ({how}); first: positions {first[0]} and {first[1]}"
+        reason = f"{pairs} pairs of positions collide ({how}); first: positions {position_text(first[0])} and {position_text(first[1])}"
         verdict = "fail"
     else:
         reason = f"all {length} positions are distinct in {dtype}"
         if min_distance is not None:
-            reason += f"; the closest two, {min_pair[0]} and {min_pair[1]}, are {min_distance:.4g} apart"
+            reason += f"; the closest two, {position_text(min_pair[0])} and {position_text(min_pair[1])}, are {min_distance:.4g} apart"
         verdict = "pass"
     return PropertyResult("uniqueness", verdict, reason, figures, "colliding_pairs", sampled=sampled, notes=tuple(notes))
 

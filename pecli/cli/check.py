@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from pecli.analysis import ANALYSES, CheckOptions, check_report, estimate_check_bytes
+from pecli.analysis import ANALYSES, CheckOptions, check_report, estimate_check_bytes, not_applicable
 from pecli.cli.common import JsonOption, QuietOption, print_json, scheme_command, stdout_console
 from pecli.config import Setting, Spec
 from pecli.dtypes import DTYPES
@@ -45,8 +45,11 @@ def check(
     """
     if prop not in (*ANALYSES, "all"):
         raise choice_error("property", prop, (*ANALYSES, "all"))
-    if not np.array_equal(spec.positions, np.arange(spec.length)):
-        raise _bad("positions", "check measures positions 0 … L − 1; use --length instead of --positions")
+    if not spec.at_own_positions:
+        raise _bad("positions", "check measures positions 0 … L − 1 (a grid's every cell); use --length instead of --positions")
+    if prop != "all" and not ANALYSES[prop].applies_to(spec.scheme):
+        result = not_applicable(prop, spec.scheme)
+        raise _bad("property", f"{prop} is {result.reason}; {result.notes[0]}")
     settings = spec.settings
     options = CheckOptions(
         length=spec.length,

@@ -21,6 +21,7 @@ from pecli.progress import task
 from pecli.schemes.base import Scheme
 from pecli.schemes.frequencies import ANCHOR
 from pecli.schemes.parts import Part
+from pecli.schemes.positions import position_range, stored_positions
 
 SUFFIXES = (".npy", ".npz")
 #: Peak memory over the main array when a scheme builds its arrays whole (--apply, schemes without
@@ -126,9 +127,9 @@ def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet:
     main = parts[0]
     chosen = _chosen_parts(parts, spec.settings["parts"])
     nbytes = int(np.prod(main.shape, dtype=np.int64)) * _itemsize(main, dtype)
-    summary = StreamingSummary(int(positions.size), main.shape, _dtype_name(main, dtype), nbytes)
+    summary = StreamingSummary(len(positions), main.shape, _dtype_name(main, dtype), nbytes)
     rows = block_rows(main.row_values)
-    segments = int(np.prod(main.shape, dtype=np.int64)) // max(1, positions.size * main.row_values)
+    segments = int(np.prod(main.shape, dtype=np.int64)) // max(1, len(positions) * main.row_values)
 
     def cast_rows(index: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore"):
@@ -147,7 +148,7 @@ def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet:
             with np.errstate(over="ignore"):  # inv_freq keeps float64: it is a parameter, not an output
                 yield block.values if part.name == "inv_freq" else cast(block.values, dtype)
 
-    with task("encode", total=segments * -(-positions.size // rows)) as bar:
+    with task("encode", total=segments * -(-len(positions) // rows)) as bar:
         if target is None:
             collections.deque(main_blocks(bar), maxlen=0)
         elif target.suffix.lower() == ".npy":
@@ -167,7 +168,7 @@ def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet:
         message(f"warning: {summary.non_finite:,} values overflow {dtype} (stored as ±inf)", quiet=quiet)
     return EncodeReport(
         scheme.name, scheme.kind, scheme.params(), spec.length,
-        (int(positions.size), int(positions[0]), int(positions[-1])), main.name, facts,
+        position_range(positions), main.name, facts,
         out=None if target is None else str(target), non_finite_values=summary.non_finite,
     )
 
@@ -220,13 +221,13 @@ def _apply(spec: Spec, target: Path, budget: int, *, force: bool, quiet: bool) -
         save_npy(target, result, force=force)
     else:
         report = EncodeReport(scheme.name, scheme.kind, scheme.params(), spec.length,
-                              (int(positions.size), int(positions[0]), int(positions[-1])), "result", facts)
+                              position_range(positions), "result", facts)
         document = report.to_dict()
         metadata = {k: document[k] for k in ("scheme", "kind", "params", "length", "dtype")}
-        save_npz(target, {"result": result, "positions": positions}, metadata, force=force)
+        save_npz(target, {"result": result, "positions": stored_positions(positions)}, metadata, force=force)
     return EncodeReport(
         scheme.name, scheme.kind, scheme.params(), spec.length,
-        (int(positions.size), int(positions[0]), int(positions[-1])), "result", facts, out=str(target),
+        position_range(positions), "result", facts, out=str(target),
         non_finite_values=overflowed,
     )
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Group
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -15,7 +16,7 @@ from pecli.analysis.result import CheckReport, PropertyResult
 from pecli.render.tables import KEY_WIDTH, format_value, number, plain
 
 #: Styles of the verdicts (plain text when NO_COLOR is set or stdout is not a terminal).
-VERDICT_STYLES = {"pass": "green", "warn": "yellow", "fail": "bold red"}
+VERDICT_STYLES = {"pass": "green", "warn": "yellow", "fail": "bold red", "n/a": "dim"}
 
 
 def verdict_text(verdict: str) -> Text:
@@ -30,8 +31,9 @@ def _figure(result: PropertyResult) -> str:
 
 
 def _value(value: Any) -> str:
-    """A figure as the table shows it: the value ``--json`` holds, in short form."""
-    return format_value(plain(value))
+    """A figure as the table shows it: the value ``--json`` holds, in short form (``[h, w]`` is text,
+    not Rich markup)."""
+    return escape(format_value(plain(value)))
 
 
 #: Widest the key-figure column gets before its words wrap.
@@ -82,6 +84,8 @@ def detail_table(result: PropertyResult) -> Table | None:
         "relativity": "score S(m, m+Δ) against the distance Δ = n − m (mean and spread over m)",
         "composability": "least-squares fit of E_(p+k) ≈ M_k E_p per shift k",
     }
+    if "offset" in rows[0]:  # positions with several coordinates
+        titles["relativity"] = "score S(m, n) against the offset n − m (mean and spread over the pairs)"
     table = Table(title=titles.get(result.property, result.property), title_justify="left")
     names = {"sum_cos": "Σ cos(ω_i Δ)\n(Conditions)", "distance": "Δ"}
     for key in rows[0]:

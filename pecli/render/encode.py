@@ -8,6 +8,7 @@ from rich.table import Table
 
 from pecli.analysis.summary import EncodeReport
 from pecli.render.tables import key_value_table, number
+from pecli.schemes.positions import position_text
 
 
 def encode_table(report: EncodeReport) -> Table:
@@ -17,14 +18,14 @@ def encode_table(report: EncodeReport) -> Table:
     rows: list[tuple[str, Any]] = [
         ("scheme", f"{report.scheme} ({report.kind})"),
         ("parameters", report.params),
-        ("positions", f"{count} ({first} … {last})"),
+        ("positions", f"{count} ({position_text(first)} … {position_text(last)})"),
         (report.main, f"shape {array.shape}, {array.dtype}, {array.bytes:,} bytes"),
         ("value range", f"[{number(array.min)}, {number(array.max)}]"),
     ]
     adjacency = array.adjacency
     if adjacency is not None:
         pair = adjacency.min_pair
-        where = f" (positions {pair[0]} → {pair[1]})" if pair else ""
+        where = f" (positions {position_text(pair[0])} → {position_text(pair[1])})" if pair else ""
         if adjacency.constant:
             where = " (the same for every adjacent pair)"
         distance = adjacency.min_distance

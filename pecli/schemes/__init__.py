@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pecli.params import choice_error
 from pecli.schemes.alibi import AlibiScheme
+from pecli.schemes.axial import RopeNDScheme
 from pecli.schemes.base import KINDS, Scheme
 from pecli.schemes.positions import as_positions
 from pecli.schemes.binary import BinaryScheme
@@ -17,6 +18,7 @@ from pecli.schemes.learned import LearnedScheme
 from pecli.schemes.relative import RelativeScheme
 from pecli.schemes.rope import RopeScheme
 from pecli.schemes.sinusoidal import SinusoidalScheme
+from pecli.schemes.sinusoidal_nd import SinusoidalNDScheme
 from pecli.schemes.t5 import T5Scheme
 
 #: Every registered scheme, by name, in the order tables list them.
@@ -31,6 +33,8 @@ SCHEMES: dict[str, type[Scheme]] = {
         T5Scheme,
         AlibiScheme,
         RopeScheme,
+        SinusoidalNDScheme,
+        RopeNDScheme,
     )
 }
 

@@ -28,7 +28,7 @@ from pecli.errors import ConfigError, PecliError
 from pecli.params import Parameter, dataclass_parameters
 from pecli.schemes.frequencies import FrequencyPairs
 from pecli.schemes.parts import Part, row_part, whole_part
-from pecli.schemes.positions import as_positions
+from pecli.schemes.positions import as_positions, stored_positions
 
 KINDS = ("additive", "rotary", "bias")
 
@@ -75,6 +75,11 @@ class Scheme:
     extra_capabilities: ClassVar[frozenset[Capability]] = frozenset()
     #: Coordinates per position: 1 for a sequence, k for positions on a k-dimensional grid.
     position_rank: ClassVar[int] = 1
+    #: Whether its positions are its own cells (a grid's, a multimodal sequence's; see :meth:`cells`)
+    #: rather than 0 … L − 1 for any L.
+    has_cells: ClassVar[bool] = False
+    #: Whether those cells are the cells of a grid (its shape: the ``grid`` parameter), in row-major order.
+    on_grid: ClassVar[bool] = False
     #: Alternative names of parameters, as users of other tools type them (``rope_theta`` for ``base``).
     aliases: ClassVar[dict[str, str]] = {}
     #: Name of the array that ``--out x.npy`` writes; the first entry of :meth:`arrays`.
@@ -152,6 +157,23 @@ class Scheme:
             out[name] = list(value) if isinstance(value, tuple) else value
         return out
 
+    # -- positions of more than one coordinate (n-D schemes) ---------------------------------
+    @property
+    def axis_names(self) -> tuple[str, ...]:
+        """Names of the coordinates of a position (``("h", "w")``, ``("t", "h", "w")``); () for 1-D."""
+        return ()
+
+    def cells(self) -> np.ndarray | None:
+        """The positions of an n-D scheme, shape (N, :attr:`position_rank`), in the order of its rows:
+        the cells of its grid in row-major order, or the tokens of its sequence. None for 1-D schemes,
+        whose positions are 0 … L − 1 for any L."""
+        return None
+
+    def sequence_positions(self, start: int, stop: int) -> np.ndarray:
+        """The positions of rows ``start`` … ``stop − 1``: those ids for 1-D schemes, else :meth:`cells`."""
+        cells = self.cells()
+        return np.arange(start, stop, dtype=np.int64) if cells is None else cells[start:stop]
+
     # -- facts about lengths (None where the scheme has no such length) -----------------------
     @property
     def pretraining_length(self) -> int | None:
@@ -182,7 +204,7 @@ class Scheme:
         pairs have it: ``E_{p+k} = R_k E_p`` with ``R_k`` orthogonal ([Fleetwood] and [EulerBlind]); a scheme
         states it otherwise (integer: ``E_p = c·p·1``).
         """
-        return self.has(Capability.FREQUENCIES)
+        return self.has(Capability.FREQUENCIES) and not self.has_cells  # on a grid, Δ is a vector
 
     # -- what figures and reports may say about a scheme's bias and channels ------------------
     #: What the values of ``bias`` are, as an axis label (bias schemes).
@@ -265,7 +287,7 @@ class Scheme:
         arrays = self.arrays(positions)
         parts = [whole_part(name, array) for name, array in arrays.items()]
         main = np.asarray(arrays[self.main_key])
-        rows = (np.moveaxis(main, 0, 1) if self.main_key == "bias" else main).reshape(positions.size, -1)
+        rows = (np.moveaxis(main, 0, 1) if self.main_key == "bias" else main).reshape(len(positions), -1)
         return [dataclasses.replace(parts[0], rows_at=lambda index: rows[index]), *parts[1:]]
 
     def shared_bytes(self, n_positions: int, itemsize: int, wanted: Any) -> int:
@@ -294,13 +316,20 @@ class Scheme:
 
 
 def factored_score(scheme: Scheme, m: Any, n: Any) -> np.ndarray:
-    """``score(m, n) = Q_m · K_n`` from :meth:`Scheme.score_factors`, shape ``(1, *broadcast(m, n))``."""
+    """``score(m, n) = Q_m · K_n`` from :meth:`Scheme.score_factors`, shape ``(1, *broadcast(m, n))``.
+
+    Positions of rank k > 1 carry their coordinates on a last axis of length k, which the result drops.
+    """
+    rank = scheme.position_rank
     m, n = np.broadcast_arrays(np.asarray(m), np.asarray(n))
-    flat_m, flat_n = as_positions(m.ravel()), as_positions(n.ravel())
-    unique, inverse = np.unique(np.concatenate([flat_m, flat_n]), return_inverse=True)
+    shape = m.shape if rank == 1 else m.shape[:-1]
+    flat_m, flat_n = (as_positions(x.reshape(-1) if rank == 1 else x.reshape(-1, rank), rank) for x in (m, n))
+    by_row = {} if rank == 1 else {"axis": 0}
+    unique, inverse = np.unique(np.concatenate([flat_m, flat_n]), return_inverse=True, **by_row)
+    inverse = inverse.reshape(-1)
     queries, keys = scheme.score_factors(unique)
-    left, right = queries[inverse[: flat_m.size]], keys[inverse[flat_m.size :]]
-    return np.einsum("id,id->i", left, right).reshape((1, *m.shape))
+    left, right = queries[inverse[: len(flat_m)]], keys[inverse[len(flat_m) :]]
+    return np.einsum("id,id->i", left, right).reshape((1, *shape))
 
 
 def check_apply_input(x: np.ndarray, positions: np.ndarray, width: int) -> None:
@@ -309,9 +338,9 @@ def check_apply_input(x: np.ndarray, positions: np.ndarray, width: int) -> None:
         raise PecliError(f"--apply needs an array of at least 2 dimensions (…, positions, features), got shape {x.shape}")
     if x.shape[-1] != width:
         raise PecliError(f"--apply: last axis has {x.shape[-1]} features, the scheme expects {width}")
-    if x.shape[-2] != positions.size:
+    if x.shape[-2] != len(positions):
         raise PecliError(
-            f"--apply: second-to-last axis has {x.shape[-2]} positions, but {positions.size} positions were given"
+            f"--apply: second-to-last axis has {x.shape[-2]} positions, but {len(positions)} positions were given"
         )
 
 
@@ -329,8 +358,8 @@ class AdditiveScheme(Scheme):
         return factored_score(self, m, n)
 
     def arrays(self, positions: Any) -> dict[str, np.ndarray]:
-        positions = as_positions(positions)
-        return {"encoding": self.encode(positions), "positions": positions}
+        positions = as_positions(positions, self.position_rank)
+        return {"encoding": self.encode(positions), "positions": stored_positions(positions)}
 
     def row_encoder(self, positions: np.ndarray, *, exact: bool = True) -> Callable[[np.ndarray], np.ndarray]:
         """A function giving the rows of :meth:`encode` for ids among ``positions`` (checked here, once)."""
@@ -338,12 +367,15 @@ class AdditiveScheme(Scheme):
         return self.encode
 
     def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
-        positions = as_positions(positions)
+        positions = as_positions(positions, self.position_rank)
         encoder = self.row_encoder(positions, exact=exact)
-        return [row_part("encoding", positions, encoder, (self.width,), main=True), whole_part("positions", positions)]
+        return [
+            row_part("encoding", positions, encoder, (self.width,), main=True),
+            whole_part("positions", stored_positions(positions)),
+        ]
 
     def apply(self, x: np.ndarray, positions: Any) -> np.ndarray:
-        positions = as_positions(positions)
+        positions = as_positions(positions, self.position_rank)
         check_apply_input(x, positions, self.width)
         return np.asarray(x, dtype=np.float64) + self.encode(positions)
 

@@ -97,6 +97,11 @@ class FrequencyPairs:
     scaled:
         What a context-extension scaling did (:class:`pecli.schemes.rope_scaling.ScaledFrequencies`),
         or None.
+    axis:
+        For positions of several coordinates: the coordinate each pair turns with (an index into
+        ``axis_names``), so pair i turns by ``p[axis[i]] · θ_i``; None for 1-D positions.
+    axis_names:
+        The names of the coordinates (``t``, ``h``, ``w``).
     """
 
     inv_freq: np.ndarray
@@ -109,7 +114,21 @@ class FrequencyPairs:
     attention_scaling: float = 1.0
     rotating: int | None = None
     scaled: Any = None
+    axis: np.ndarray | None = None
+    axis_names: tuple[str, ...] = ()
 
     @property
     def count(self) -> int:
         return int(self.inv_freq.size)
+
+    def coordinates(self, positions: np.ndarray) -> np.ndarray:
+        """The coordinate each pair turns with, float64: (N, 1) for ids of shape (N,), broadcasting
+        over the pairs; (N, pairs) ``p[axis_i]`` for positions of several coordinates."""
+        positions = np.asarray(positions)
+        if positions.ndim == 1:
+            return positions.astype(np.float64)[:, None]
+        return positions[:, self.axis].astype(np.float64)
+
+    def angles(self, positions: np.ndarray) -> np.ndarray:
+        """The (N, pairs) float64 angles ``p θ_i`` (``p[axis_i] θ_i`` on a grid)."""
+        return self.coordinates(positions) * self.inv_freq

@@ -54,14 +54,15 @@ def whole_part(name: str, array: np.ndarray) -> Part:
 
 
 def row_part(name: str, positions: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray], width: tuple[int, ...], *, main: bool = False) -> Part:
-    """A part whose first axis is the positions: ``rows_of(ids)`` gives the rows of position ids ``ids``."""
+    """A part whose first axis is the positions: ``rows_of(ids)`` gives the rows of position ids ``ids``
+    (``positions`` of shape (N,) or, for an n-D scheme, (N, rank))."""
 
     def blocks(rows: int) -> Iterator[Block]:
-        for start in range(0, positions.size, rows):
+        for start in range(0, len(positions), rows):
             yield Block(0, start, rows_of(positions[start : start + rows]))
 
     def rows_at(index: np.ndarray) -> np.ndarray:
         values = rows_of(positions[index])
         return values.reshape(values.shape[0], -1)
 
-    return Part(name, (positions.size, *width), blocks, int(np.prod(width, dtype=np.int64)), rows_at if main else None)
+    return Part(name, (len(positions), *width), blocks, int(np.prod(width, dtype=np.int64)), rows_at if main else None)

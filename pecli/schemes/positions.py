@@ -38,6 +38,37 @@ def as_positions(positions: Any, rank: int = 1) -> np.ndarray:
     return array
 
 
+def grid_cells(grid: tuple[int, ...]) -> np.ndarray:
+    """The cells of a grid of shape ``grid`` in row-major order, int64 of shape (prod(grid), len(grid)).
+
+    Cell ``(i_0, …, i_{k−1})`` is row ``Σ_a i_a · Π_{b>a} grid[b]``, as ``np.ravel_multi_index`` numbers it.
+    """
+    return np.indices(tuple(int(n) for n in grid), dtype=np.int64).reshape(len(grid), -1).T
+
+
+def stored_positions(positions: np.ndarray) -> np.ndarray:
+    """Position ids as ``encode`` writes them: (N,), or (rank, N) with one row per axis, as
+    HuggingFace's multimodal ``position_ids``."""
+    return positions if positions.ndim == 1 else positions.T.copy()
+
+
+def position_label(position: Any) -> int | list[int]:
+    """A position as JSON and messages show it: an int id, or the list of a grid cell's coordinates."""
+    array = np.asarray(position)
+    return int(array) if array.ndim == 0 else [int(v) for v in array]
+
+
+def position_range(positions: np.ndarray) -> tuple[int, Any, Any]:
+    """(count, first, last) of position ids, the first and last as :func:`position_label` gives them."""
+    return len(positions), position_label(positions[0]), position_label(positions[-1])
+
+
+def position_text(position: Any) -> str:
+    """A position in words: ``17``, or ``(2, 5)`` for a grid cell."""
+    label = position_label(position)
+    return str(label) if isinstance(label, int) else "(" + ", ".join(map(str, label)) + ")"
+
+
 @dataclass(frozen=True)
 class Positions:
     """Position ids: (N,) integers, or (N, rank) coordinates for schemes whose positions live on a grid.

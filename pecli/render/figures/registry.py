@@ -38,7 +38,7 @@ from pecli.errors import ConfigError, PecliError
 from pecli.params import Parameter
 from pecli.render.figures.canvas import DEFAULT_SIZE, Drawing, Style, finish, new_figure
 from pecli.render.figures.frequencies import draw_circles, draw_extrapolation, draw_wavelengths
-from pecli.render.figures.matrices import draw_bias_heatmap, draw_encoding_heatmap, draw_similarity
+from pecli.render.figures.matrices import draw_bias_heatmap, draw_encoding_heatmap, draw_similarity, draw_similarity_grid
 from pecli.render.figures.scores import DEFAULT_DTYPES, EACH, draw_bias, draw_dot_distance, draw_precision
 from pecli.render.side_by_side import SIDE_BY_SIDE_DIM, one_dim_note
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
@@ -62,6 +62,8 @@ POINTS = Parameter(
     "points", int, None, "how many positions (0 to N − 1) to place", minimum=1, maximum=MAX_CIRCLE_POINTS,
     default_text=str(CIRCLE_POINTS),
 )
+CELL = Parameter("cell", tuple[int, ...], None, "the grid cell compared with every cell, e.g. 3,5", minimum=0,
+                 default_text="the centre")
 SCHEMES_OPTION = Parameter("schemes", object, None, "schemes overlaid (comma-separated or a list)")
 BAND = Parameter("band", bool, None, "draw the range over m as a band", default_text="true")
 TRAIN_LENGTH = Parameter("train_length", int, None, "the training length", minimum=1)
@@ -144,6 +146,8 @@ class PlotKind:
         ``draw(figure, request) -> Drawing``: draws on the blank Figure.
     size:
         Default figure size in inches.
+    on_grid:
+        Whether it draws the cells of a grid (rope-nd, sinusoidal-nd) instead of positions along a line.
     """
 
     name: str
@@ -153,16 +157,24 @@ class PlotKind:
     draw: Callable[["Figure", PlotRequest], Drawing]
     reads: tuple[str, ...] = ()
     size: tuple[float, float] = DEFAULT_SIZE
+    on_grid: bool = False
 
     @property
     def option_names(self) -> tuple[str, ...]:
         return tuple(option.name for option in self.options)
 
     def accepts(self, scheme: Scheme | type[Scheme]) -> bool:
-        return self.needs is None or scheme.has(self.needs)
+        positions = scheme.on_grid if self.on_grid else not scheme.has_cells
+        return positions and (self.needs is None or scheme.has(self.needs))
 
     def check(self, scheme: Scheme) -> None:
         """Raise :class:`PecliError`, naming the schemes it can draw, unless the kind can draw ``scheme``."""
+        if scheme.has_cells and not self.on_grid:
+            grid_kinds = ", ".join(name for name, kind in PLOTS.items() if kind.on_grid)
+            raise PecliError(
+                f"plot {self.name} draws positions along a line; {scheme.name} has {scheme.position_rank}-D positions "
+                f"(kinds for a grid: {grid_kinds})"
+            )
         if not self.accepts(scheme):
             raise PecliError(
                 f"plot {self.name} does not support scheme {scheme.name!r} ({scheme.kind}); "
@@ -201,6 +213,10 @@ def _dot_distance(figure: "Figure", request: PlotRequest) -> Drawing:
 
 def _similarity(figure: "Figure", request: PlotRequest) -> Drawing:
     return draw_similarity(figure.add_subplot(), request.scheme, request.position_ids, dtype=request.dtype)
+
+
+def _similarity_grid(figure: "Figure", request: PlotRequest) -> Drawing:
+    return draw_similarity_grid(figure.add_subplot(), request.scheme, request.option("cell"), dtype=request.dtype)
 
 
 def _wavelengths(figure: "Figure", request: PlotRequest) -> Drawing:
@@ -259,6 +275,8 @@ PLOTS: dict[str, PlotKind] = {
         PlotKind("dot-distance", "the position-only score against distance", None, (SCHEMES_OPTION, BASES, BAND), _dot_distance),
         PlotKind("similarity", "cosine similarity between positions", Capability.VECTORS, (), _similarity,
                  reads=RUN_KEYS, size=(6.5, 5.5)),
+        PlotKind("similarity-2d", "cosine similarity of one grid cell to every cell, as an image", Capability.VECTORS,
+                 (CELL,), _similarity_grid, reads=("dtype",), size=(6.5, 5.5), on_grid=True),
         PlotKind("wavelengths", "per frequency pair", Capability.FREQUENCIES, (TRAIN_LENGTH,), _wavelengths),
         PlotKind("extrapolation", "angles seen in training vs at test length", Capability.FREQUENCIES, (TRAIN_LENGTH,),
                  _extrapolation),

@@ -1,0 +1,140 @@
+"""Relativity on a grid: the position-only score depends on the offset vector n − m only.
+
+For positions with several coordinates (an image's (h, w), a video's (t, h, w), a multimodal token's
+three ids), relativity means ``S(m, n) = f(n − m)`` for the offset *vector*: [Fleetwood] warns that
+rotating one pair by x and y together "mixes the x and y offsets", which this test catches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pecli.analysis.result import PropertyResult
+from pecli.analysis.structure import BLOCK_BYTES, EXACT_WORK, blas_pinned, chunked_task, sample_queries
+from pecli.errors import PecliError
+from pecli.schemes.base import Scheme
+from pecli.schemes.positions import position_text
+
+#: Relative spread counted as "offset only", as for 1-D positions.
+SPREAD_TOL = 1e-9
+#: Query cells sampled when the exact computation is too large.
+GRID_SAMPLES = 128
+#: (query, key) pairs whose scores are grouped at once; above it queries are sampled.
+EXACT_PAIRS = 1 << 23
+
+
+@blas_pinned
+def offset_profile(scheme: Scheme, *, samples: int | None = None) -> dict:
+    """Statistics of ``S(m, n)`` grouped by the offset vector ``n − m`` over the scheme's cells.
+
+    Every query cell against every cell when the pairs are at most 2²³ (and the multiply-adds at most
+    4·10⁹); otherwise ``samples`` (default 128) seeded query cells, the first and last included, fewer
+    where the pairs would pass 2²³. Memory: about 48 bytes per pair measured.
+    Returns the distinct offsets (G, k), and per offset the mean, min, max and number of pairs.
+    """
+    cells = scheme.cells()
+    n = len(cells)
+    exact = samples is None and n * n <= EXACT_PAIRS and n * n * max(int(scheme.width), 1) <= EXACT_WORK
+    # sampled: as many query cells as keep the pairs within EXACT_PAIRS (so memory is bounded), at least 2
+    queries = np.arange(n) if exact else sample_queries(n, max(2, min(samples or GRID_SAMPLES, EXACT_PAIRS // n)))
+    span = cells.max(axis=0) - cells.min(axis=0)
+    radix = 2 * span + 1  # offsets n − m on axis a lie in [−span_a, span_a]
+    factors = scheme.score_factors(cells[:1])
+    key_step = max(1, BLOCK_BYTES // (8 * 4 * max(queries.size, 1)))
+    codes, scores = [], []
+    parts = range(0, n, key_step)
+    query_factors = scheme.score_factors(cells[queries])[0] if factors is not None else None
+    with chunked_task("relativity", len(parts)) as bar:
+        for start in parts:
+            keys = np.arange(start, min(start + key_step, n))
+            if query_factors is not None:
+                block = query_factors @ scheme.score_factors(cells[keys])[1].T
+            else:
+                block = np.asarray(scheme.score(cells[queries][:, None, :], cells[keys][None, :, :]))[0]
+            offsets = cells[keys][None, :, :] - cells[queries][:, None, :] + span
+            codes.append(np.ravel_multi_index(tuple(np.moveaxis(offsets, -1, 0)), tuple(radix)).ravel())
+            scores.append(block.ravel())
+            bar.advance()
+    code, score = np.concatenate(codes), np.concatenate(scores)
+    order = np.argsort(code, kind="stable")
+    code, score = code[order], score[order]
+    starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+    offsets = np.stack(np.unravel_index(code[starts], tuple(radix)), axis=1) - span
+    count = np.diff(np.r_[starts, code.size])
+    return {
+        "offsets": offsets,
+        "mean": np.add.reduceat(score, starts) / count,
+        "min": np.minimum.reduceat(score, starts),
+        "max": np.maximum.reduceat(score, starts),
+        "count": count,
+        "sampled": not exact,
+        "queries": int(queries.size),
+    }
+
+
+def check_grid_relativity(scheme: Scheme, *, samples: int | None = None) -> PropertyResult:
+    """Does ``S(m, n)`` depend on the offset vector ``n − m`` only, and on each axis's offset alone?
+
+    Returns
+    -------
+    PropertyResult
+        ``pass`` when the largest spread of S over the pairs sharing an offset vector, divided by the
+        largest |S|, is at most 1e-9. Figures: that spread, the worst offset, and per axis the largest
+        spread among offsets along that axis only (``axis_spread``). The table lists offsets 0 … 4
+        along each axis.
+    """
+    cells = scheme.cells()
+    if cells is None or len(cells) < 2:
+        raise PecliError("relativity on a grid needs a scheme with at least 2 cells")
+    profile = offset_profile(scheme, samples=samples)
+    offsets, low, high = profile["offsets"], profile["min"], profile["max"]
+    scale = float(np.max(np.abs(np.concatenate([low, high])))) or 1.0
+    spread = high - low
+    worst = int(np.argmax(spread))
+    relative = float(spread[worst]) / scale
+    names = scheme.axis_names
+    per_axis = {}
+    table = []
+    for axis, name in enumerate(names):
+        along = np.all(np.delete(offsets, axis, axis=1) == 0, axis=1)
+        per_axis[name] = float(spread[along].max()) / scale if along.any() else 0.0
+        for step in range(5):
+            wanted = np.zeros(len(names), dtype=np.int64)
+            wanted[axis] = step
+            at = np.flatnonzero(np.all(offsets == wanted, axis=1))
+            if at.size and (step or axis == 0):
+                i = int(at[0])
+                table.append({
+                    "offset": position_text(offsets[i]), "mean": float(profile["mean"][i]),
+                    "spread": float(spread[i]), "pairs": int(profile["count"][i]),
+                })
+    worst_offset = [int(v) for v in offsets[worst]]
+    figures = {
+        "positions": len(cells),
+        "axes": list(names),
+        "offsets": int(len(offsets)),
+        "max_spread": float(spread[worst]),
+        "relative_spread": relative,
+        "worst_offset": worst_offset,
+        "axis_spread": per_axis,
+        "score_scale": scale,
+        "queries": profile["queries"],
+    }
+    notes = []
+    if profile["sampled"]:
+        notes.append(f"S(m, n) measured for {profile['queries']} sampled query cells m (seeded) against every cell")
+    axes = "(" + ", ".join(f"Δ{name}" for name in names) + ")"
+    if relative <= SPREAD_TOL:
+        reason = f"S(m, n) depends on the offset {axes} only: largest spread over pairs with one offset is {relative:.2g} of the score scale"
+        verdict = "pass"
+    else:
+        i = worst
+        reason = (
+            f"S(m, n) changes with the cells, not only their offset: at offset {position_text(offsets[i])} "
+            f"it ranges over [{low[i]:.4g}, {high[i]:.4g}] (spread {relative:.3g} of the score scale)"
+        )
+        verdict = "fail"
+    return PropertyResult(
+        "relativity", verdict, reason, figures, "relative_spread", table=table, sampled=profile["sampled"],
+        notes=tuple(notes),
+    )

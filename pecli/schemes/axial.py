@@ -1,0 +1,250 @@
+"""Rotary embeddings of positions with several coordinates: axial RoPE on a grid (``rope-nd``).
+
+[Fleetwood] ends with RoPE in n dimensions: pairing an image's x and y coordinates inside one rotation
+would mix the two offsets, so each pair of components rotates with the coordinate of one axis only.
+:class:`AxialRotaryScheme` is that construction for any assignment of pairs to axes; ``rope-nd`` (here)
+and multimodal RoPE (:mod:`pecli.schemes.mrope`) differ only in which pair follows which axis, at which
+frequency, and where the positions come from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pecli.errors import ConfigError
+from pecli.params import param
+from pecli.schemes.base import MAX_WIDTH, Scheme, check_apply_input, factored_score
+from pecli.schemes.frequencies import FrequencyPairs, geometric_inv_freq
+from pecli.schemes.parts import Part, row_part, whole_part
+from pecli.schemes.positions import as_positions, grid_cells, stored_positions
+
+#: Most cells a grid may have (as many as the positions of a 1-D sequence may be).
+MAX_CELLS = 1 << 26
+#: Axis names of grids of 2 and 3 axes.
+GRID_AXES = {1: ("x",), 2: ("h", "w"), 3: ("t", "h", "w")}
+
+
+@dataclass(frozen=True)
+class AxialRotaryScheme(Scheme):
+    """Rotate pair i of the query/key components by ``p[a_i] · θ_i``: the coordinate of its axis ``a_i``.
+
+    Notes
+    -----
+    A position p has k coordinates. Each frequency pair i follows one axis ``a_i``
+    (:attr:`pair_axis`) and turns by ``p[a_i] θ_i`` radians, so the rotation is
+    ``R_p = ⊕_i R(p[a_i] θ_i)`` and ``R_mᵀ R_n = R_{n−m}``: the score ``(R_m q)·(R_n k)`` depends on the
+    offset vector n − m only, each pair seeing only its own axis's offset ([Fleetwood], "rotate pairs
+    within one axis, never mix the x and y offsets"). Components of pair i sit at ``(i, i + d/2)``
+    (``layout="half"``, HuggingFace's ``rotate_half``) or ``(2i, 2i + 1)`` (``interleaved``). Angles
+    are formed in float64. :meth:`encode` is the rotated reference vector (1, 0) on every pair and
+    :meth:`score` uses the all-ones vector, as for ``rope``.
+    """
+
+    kind: ClassVar[str] = "rotary"
+    #: Its positions are its own cells (a grid's, a sequence's), not 0 … L − 1.
+    has_cells: ClassVar[bool] = True
+
+    # -- what a subclass defines ------------------------------------------------------------------
+    @property
+    def inv_freq(self) -> np.ndarray:
+        """θ_i of every pair, float64, shape (dim/2,)."""
+        raise NotImplementedError
+
+    @property
+    def pair_axis(self) -> np.ndarray:
+        """The axis each pair follows, int64, shape (dim/2,)."""
+        raise NotImplementedError
+
+    # -- shared --------------------------------------------------------------------------------------
+    @property
+    def width(self) -> int:
+        return self.dim
+
+    @property
+    def attention_scaling(self) -> float:
+        return 1.0
+
+    def pair_indices(self) -> tuple[np.ndarray, np.ndarray]:
+        """Component indices (first, second) of each pair in the chosen layout."""
+        half = self.dim // 2
+        if self.layout == "half":
+            first = np.arange(half)
+            return first, first + half
+        first = np.arange(0, self.dim, 2)
+        return first, first + 1
+
+    def frequency_pairs(self) -> FrequencyPairs:
+        first, second = self.pair_indices()
+        inv_freq = self.inv_freq
+        return FrequencyPairs(
+            inv_freq, inv_freq, first, second, False, self.dim, float(self.base),
+            axis=self.pair_axis, axis_names=self.axis_names,
+        )
+
+    def angles(self, positions: Any) -> np.ndarray:
+        """The (N, dim/2) angles ``p[a_i] θ_i``, float64, for positions of shape (N, rank)."""
+        coords = as_positions(positions, self.position_rank)
+        return coords[:, self.pair_axis].astype(np.float64) * self.inv_freq
+
+    def cos_sin(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The (N, dim) cos and sin caches of the layout: ``concat(cos θ, cos θ)`` for ``half`` (HF)."""
+        angles = self.angles(positions)
+        angles = np.concatenate([angles, angles], axis=1) if self.layout == "half" else np.repeat(angles, 2, axis=1)
+        return np.cos(angles), np.sin(angles)
+
+    def encode(self, positions: Any) -> np.ndarray:
+        angles = self.angles(positions)
+        out = np.zeros((angles.shape[0], self.dim))
+        first, second = self.pair_indices()
+        out[:, first] = np.cos(angles)
+        out[:, second] = np.sin(angles)
+        return out
+
+    def apply(self, x: np.ndarray, positions: Any) -> np.ndarray:
+        """Rotate the last axis of ``x``; positions (N, rank) run along its second-to-last axis."""
+        positions = as_positions(positions, self.position_rank)
+        x = np.asarray(x, dtype=np.float64)
+        check_apply_input(x, positions, self.dim)
+        angles = self.angles(positions)
+        cos, sin = np.cos(angles), np.sin(angles)
+        first, second = self.pair_indices()
+        a, b = x[..., first], x[..., second]
+        out = x.copy()
+        out[..., first] = a * cos - b * sin
+        out[..., second] = b * cos + a * sin
+        return out
+
+    def score_factors(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(R_p u, R_p u)`` for the all-ones vector u."""
+        positions = as_positions(positions, self.position_rank)
+        rotated = self.apply(np.ones((len(positions), self.dim)), positions)
+        return rotated, rotated
+
+    def score(self, m: Any, n: Any) -> np.ndarray:
+        return factored_score(self, m, n)
+
+    def arrays(self, positions: Any) -> dict[str, np.ndarray]:
+        positions = as_positions(positions, self.position_rank)
+        cos, sin = self.cos_sin(positions)
+        return {
+            "encoding": self.encode(positions), "cos": cos, "sin": sin, "inv_freq": self.inv_freq,
+            "pair_axis": self.pair_axis, "positions": stored_positions(positions),
+        }
+
+    def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
+        """``encoding``, ``cos``, ``sin`` row by row; ``positions`` as (rank, N), one row per axis as
+        HuggingFace's multimodal ``position_ids``."""
+        positions = as_positions(positions, self.position_rank)
+        caches = {
+            "cos": lambda ids: self.cos_sin(ids)[0],
+            "sin": lambda ids: self.cos_sin(ids)[1],
+        }
+        return [
+            row_part("encoding", positions, self.encode, (self.dim,), main=True),
+            *(row_part(name, positions, rows, (self.dim,)) for name, rows in caches.items()),
+            whole_part("inv_freq", self.inv_freq),
+            whole_part("pair_axis", self.pair_axis),
+            whole_part("positions", stored_positions(positions)),
+        ]
+
+
+def split_evenly(total: int, parts: int) -> tuple[int, ...]:
+    """``total`` split into ``parts`` near-equal integers, the larger ones first (64 in 3: 22, 21, 21)."""
+    size, extra = divmod(int(total), int(parts))
+    return tuple(size + (1 if axis < extra else 0) for axis in range(parts))
+
+
+def check_grid(grid: tuple[int, ...]) -> None:
+    """A grid has 1 to 3 axes, each of at least one cell, and at most :data:`MAX_CELLS` cells."""
+    if not 1 <= len(grid) <= 3:
+        raise ConfigError("grid", f"must have 1 to 3 axes ([H, W] or [T, H, W]), got {list(grid)}")
+    if any(n < 1 for n in grid):
+        raise ConfigError("grid", f"every axis needs at least one cell, got {list(grid)}")
+    if int(np.prod(grid, dtype=np.float64)) > MAX_CELLS:
+        raise ConfigError("grid", f"{' x '.join(map(str, grid))} is more than {MAX_CELLS:,} cells")
+
+
+@dataclass(frozen=True)
+class RopeNDScheme(AxialRotaryScheme):
+    """Axial RoPE on a grid of ``[H, W]`` or ``[T, H, W]`` cells: each axis rotates its own pairs.
+
+    Notes
+    -----
+    The ``dim/2`` pairs are split between the k axes, ``axis_dims[a]/2`` pairs for axis a (default: as
+    evenly as possible, earlier axes first), axis 0's pairs first. Each axis has its own geometric
+    ladder over its share of the components, ``θ_j = base^(−2j/d_a)`` for j = 0 … d_a/2 − 1: the
+    "RoPE-Axial" of Heo et al. 2024 (which uses base 100 for ViTs; pecli keeps rope's 10000 by default),
+    equivalent to concatenating a 1-D RoPE of width d_a per axis. Positions are the grid cells in
+    row-major order; ``encode --out x.npz`` writes them as ``positions`` (k, N), one row per axis.
+
+    References
+    ----------
+    Heo et al., "Rotary Position Embedding for Vision Transformer", ECCV 2024.
+    """
+
+    name: ClassVar[str] = "rope-nd"
+    on_grid: ClassVar[bool] = True
+    summary: ClassVar[str] = "axial RoPE on an [H, W] or [T, H, W] grid: each axis rotates its own pairs"
+
+    dim: int = param(128, "head dimension (even)", minimum=2, maximum=MAX_WIDTH)
+    base: float = param(10000.0, "base of each axis's frequencies", exclusive_minimum=0)
+    grid: tuple[int, ...] = param((16, 16), "cells per axis: H,W or T,H,W (also 16x16)", minimum=1)
+    axis_dims: tuple[int, ...] | None = param(
+        None, "components per axis, each even, summing to dim", minimum=2, default_text="an even split",
+    )
+    layout: str = param(
+        "half", "half: pairs (i, i+d/2) as HF rotate_half; interleaved: pairs (2i, 2i+1)", choices=("half", "interleaved"),
+    )
+
+    def __post_init__(self) -> None:
+        self._require_even("dim", self.dim)
+        check_grid(self.grid)
+        dims = self.dims
+        if len(dims) != len(self.grid):
+            raise ConfigError("axis_dims", f"gives {len(dims)} axes but grid has {len(self.grid)}")
+        if any(d % 2 or d < 2 for d in dims) or sum(dims) != self.dim:
+            raise ConfigError("axis_dims", f"must be even numbers (at least 2) summing to dim = {self.dim}, got {list(dims)}")
+
+    @property
+    def position_rank(self) -> int:  # type: ignore[override]
+        return len(self.grid)
+
+    @property
+    def axis_names(self) -> tuple[str, ...]:
+        return GRID_AXES[len(self.grid)]
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        """Components per axis: ``axis_dims``, or dim split into even shares."""
+        if self.axis_dims is not None:
+            return tuple(self.axis_dims)
+        return tuple(2 * pairs for pairs in split_evenly(self.dim // 2, len(self.grid)))
+
+    @cached_property
+    def _ladders(self) -> tuple[np.ndarray, np.ndarray]:
+        inv_freq = np.concatenate([geometric_inv_freq(d, self.base) for d in self.dims])
+        axis = np.repeat(np.arange(len(self.dims), dtype=np.int64), [d // 2 for d in self.dims])
+        inv_freq.setflags(write=False)
+        axis.setflags(write=False)
+        return inv_freq, axis
+
+    @property
+    def inv_freq(self) -> np.ndarray:
+        return self._ladders[0].copy()
+
+    @property
+    def pair_axis(self) -> np.ndarray:
+        return self._ladders[1].copy()
+
+    @cached_property
+    def _cells(self) -> np.ndarray:
+        cells = grid_cells(self.grid)
+        cells.setflags(write=False)
+        return cells
+
+    def cells(self) -> np.ndarray:
+        return self._cells
