@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from pecli.errors import ConfigError
+from pecli.schemes import multimodal
 from pecli.schemes.multimodal import (
     MAX_TOKENS,
     BlockSpan,
@@ -168,6 +169,7 @@ def test_token_count_and_block_spans():
 
 @pytest.mark.parametrize("value, message", [
     ("", "sequence: is empty"),
+    ("  ", "sequence: is empty"),
     ([], "sequence: is empty"),
     (5, "sequence: expected a list of blocks"),
     ("text:3,imgae:1x8x8", "sequence: block 2: unknown block kind 'imgae' (did you mean image?); must be one of text, image, video"),
@@ -241,7 +243,9 @@ def loop_ids(blocks, merge, temporal, second_per_grid_t, tokens_per_second):
     return np.array(rows, dtype=np.int64)
 
 
-def test_vectorised_ids_match_the_token_loop():
+@pytest.mark.parametrize("chunk_rows", [multimodal.CHUNK_ROWS, 7])
+def test_vectorised_ids_match_the_token_loop(chunk_rows, monkeypatch):
+    monkeypatch.setattr(multimodal, "CHUNK_ROWS", chunk_rows)  # 7: blocks cut across passes
     rng = np.random.default_rng(0)
     for _ in range(30):
         merge = int(rng.integers(1, 4))
@@ -259,9 +263,10 @@ def test_vectorised_ids_match_the_token_loop():
             np.testing.assert_array_equal(got, loop_ids(blocks, merge, temporal, 0.5, 2))
 
 
-def test_a_million_tokens_take_one_array_pass():
-    got = position_ids("text:10,video:16x512x512,text:10", temporal="time")  # 2^20 + 20 tokens
-    assert got.shape == (2**20 + 20, 3)
-    # τ of the last group is 15·1·2 = 30 < 255 = w' − 1, so the text after it starts at 10 + 256.
+def test_a_large_video_across_many_passes():
+    got = position_ids("text:10,video:4x512x512,text:10", temporal="time")  # 4·256·256 = 2^18 video tokens
+    assert got.shape == (2**18 + 20, 3)
+    # τ of the last group is 3·1·2 = 6 < 255 = w' − 1, so the text after it starts at 10 + 256.
     np.testing.assert_array_equal(got[-1], [10 + 256 + 9] * 3)
-    np.testing.assert_array_equal(got[-11], [10 + 30, 10 + 255, 10 + 255])
+    np.testing.assert_array_equal(got[-11], [10 + 6, 10 + 255, 10 + 255])
+    np.testing.assert_array_equal(got[10 + 2 * 256 * 256], [10 + 4, 10, 10])  # first token of group 2: τ = 2·1·2

@@ -24,6 +24,7 @@ The rule of the ids is the one of Hugging Face transformers' ``Qwen2VLModel.get_
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple, Union
@@ -110,12 +111,13 @@ def parse_sequence(value: Any, key: str = "sequence", *, merge: int | None = Non
         not a positive integer, a malformed compact item, an empty sequence.
     """
     if isinstance(value, str):
-        items: list[Any] = value.split(",")
+        items: list[Any] = value.split(",") if value.strip() else []
     elif isinstance(value, (list, tuple)):
         items = list(value)
     else:
-        raise ConfigError(key, f"expected a list of blocks or a string like 'text:3,image:1x8x12,text:2', got {excerpt(value)}")
-    if not items or items == [""]:
+        example = "'text:3,image:1x8x12,text:2'"
+        raise ConfigError(key, f"expected a list of blocks or a string like {example}, got {excerpt(value)}")
+    if not items:
         raise ConfigError(key, "is empty; give at least one block, e.g. 'text:3,image:1x8x12,text:2'")
     blocks = tuple(_parse_block(item, key, number) for number, item in enumerate(items, start=1))
     if merge is not None:
@@ -124,7 +126,7 @@ def parse_sequence(value: Any, key: str = "sequence", *, merge: int | None = Non
 
 
 def check_sequence(blocks: tuple[Block, ...], merge: int, key: str = "sequence") -> int:
-    """Check that every grid of parsed ``blocks`` divides by ``merge`` and the tokens fit :data:`MAX_TOKENS`.
+    """Check that every grid of parsed ``blocks`` divides by ``merge``, and the tokens fit :data:`MAX_TOKENS`.
 
     Returns
     -------
@@ -141,9 +143,8 @@ def check_sequence(blocks: tuple[Block, ...], merge: int, key: str = "sequence")
         if isinstance(block, VisionBlock):
             for axis, size in (("h", block.h), ("w", block.w)):
                 if size % merge:
-                    raise ConfigError(
-                        key, f"{_label(number, block.kind)}: {axis}={size} is not a multiple of spatial_merge_size {merge}"
-                    )
+                    problem = f"{axis}={size} is not a multiple of spatial_merge_size {merge}"
+                    raise ConfigError(key, f"{_label(number, block.kind)}: {problem}")
     total = sum(_block_tokens(block, merge) for block in blocks)
     if total > MAX_TOKENS:
         raise ConfigError(key, f"holds {total} tokens, more than 2^24 = {MAX_TOKENS}")
@@ -179,9 +180,8 @@ def _parse_block(item: Any, key: str, number: int) -> Block:
     if isinstance(item, str):
         return _parse_compact(item.strip(), key, number)
     if not isinstance(item, Mapping) or len(item) != 1:
-        raise ConfigError(
-            key, f"{_label(number)}: expected a one-key mapping such as {{text: 3}} or {{image: {{h: 8, w: 12}}}}, got {excerpt(item)}"
-        )
+        example = "{text: 3} or {image: {h: 8, w: 12}}"
+        raise ConfigError(key, f"{_label(number)}: expected a one-key mapping such as {example}, got {excerpt(item)}")
     ((kind, body),) = item.items()
     kind = _kind(kind, key, number)
     if kind == "text":
@@ -189,7 +189,8 @@ def _parse_block(item: Any, key: str, number: int) -> Block:
     if isinstance(body, str):
         return _vision_from_compact(kind, body.strip(), key, number)
     if not isinstance(body, Mapping):
-        raise ConfigError(key, f"{_label(number, kind)}: expected a mapping {{t: …, h: …, w: …}}, got {excerpt(body)}")
+        example = "{t: …, h: …, w: …}"
+        raise ConfigError(key, f"{_label(number, kind)}: expected a mapping {example}, got {excerpt(body)}")
     return _vision_from_mapping(kind, body, key, number)
 
 
@@ -201,10 +202,15 @@ def _kind(kind: Any, key: str, number: int) -> str:
 
 def _size(value: Any, key: str, label: str, name: str) -> int:
     """``value`` as a positive integer, or a ConfigError ``KEY: LABEL: NAME must be a positive integer``."""
-    try:
-        size = coerce(name, value, int)
-    except ConfigError:
-        size = 0
+    if type(value) is int:  # the common case, without coerce's general path
+        size = value
+    elif isinstance(value, str) and value.strip().isdecimal():
+        size = int(value)
+    else:
+        try:
+            size = coerce(name, value, int)
+        except ConfigError:
+            size = 0
     if size < 1:
         raise ConfigError(key, f"{label}: {name} must be a positive integer, got {excerpt(value)}")
     return size
@@ -242,7 +248,8 @@ def _vision_from_mapping(kind: str, body: Mapping, key: str, number: int) -> Vis
 def _parse_compact(item: str, key: str, number: int) -> Block:
     kind, colon, body = item.partition(":")
     if not colon:
-        raise ConfigError(key, f"{_label(number)}: expected KIND:SIZE such as text:3 or image:1x8x12, got {excerpt(item)}")
+        example = "text:3 or image:1x8x12"
+        raise ConfigError(key, f"{_label(number)}: expected KIND:SIZE such as {example}, got {excerpt(item)}")
     kind = _kind(kind.strip(), key, number)
     if kind == "text":
         return TextBlock(_size(body.strip(), key, _label(number, kind), "tokens"))
@@ -266,6 +273,8 @@ def _vision_from_compact(kind: str, body: str, key: str, number: int) -> VisionB
 
 def _rebuilt(block: Block, key: str, number: int) -> Block:
     """An already-built block, checked as a parsed one would be."""
+    if _well_formed(block):
+        return block
     if isinstance(block, TextBlock):
         return TextBlock(_size(block.tokens, key, _label(number, "text"), "tokens"))
     kind = _kind(block.kind, key, number)
@@ -277,6 +286,17 @@ def _rebuilt(block: Block, key: str, number: int) -> Block:
             raise ConfigError(key, f"{_label(number, kind)}: second_per_grid_t applies to videos only")
         body["second_per_grid_t"] = block.second_per_grid_t
     return _vision_from_mapping(kind, body, key, number)
+
+
+def _well_formed(block: Block) -> bool:
+    """Whether a built block passes every check of parsing (a fast test; failures are then explained)."""
+    if isinstance(block, TextBlock):
+        return type(block.tokens) is int and block.tokens >= 1
+    sizes = (block.t, block.h, block.w)
+    if not (block.kind in ("image", "video") and all(type(size) is int and size >= 1 for size in sizes)):
+        return False
+    interval = block.second_per_grid_t
+    return interval is None or (block.kind == "video" and type(interval) is float and 0 < interval < math.inf)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -304,38 +324,60 @@ def block_spans(blocks: Any, merge: int) -> tuple[BlockSpan, ...]:
     return tuple(BlockSpan(block.kind, stop - _block_tokens(block, merge), stop) for block, stop in zip(blocks, stops))
 
 
-def _temporal_offsets(block: VisionBlock, label: str, temporal: str, second_per_grid_t: float, tokens_per_second: float) -> np.ndarray:
-    """The temporal id of each of the block's ``t`` patch groups, relative to the block's start."""
-    index = np.arange(block.t, dtype=np.int64)
-    if temporal == "index" or block.kind == "image":
-        return index
-    interval = second_per_grid_t if block.second_per_grid_t is None else block.second_per_grid_t
-    if not (block.t - 1) * interval * tokens_per_second < MAX_ID:  # the same float64 product as below
+class _Layout(NamedTuple):
+    """Per block, as arrays: where its rows stop, its first row and first id, its merged grid
+    (1 × 1 for text) and, for videos under the time rule, its second_per_grid_t (0 elsewhere)."""
+
+    stops: np.ndarray
+    first_rows: np.ndarray
+    starts: np.ndarray
+    heights: np.ndarray
+    widths: np.ndarray
+    text: np.ndarray
+    intervals: np.ndarray
+
+
+def _last_temporal_id(groups: int, interval: float, tokens_per_second: float, number: int) -> int:
+    """τ of the last of ``groups`` temporal groups: ``groups − 1``, or its time under the time rule."""
+    if not interval:
+        return groups - 1
+    # The float64 product (i · second_per_grid_t) · tokens_per_second, as _fill_rows computes it.
+    time = (groups - 1) * interval * tokens_per_second
+    if not time < MAX_ID:
+        label = _label(number, "video")
         raise ConfigError("sequence", f"{label}: temporal ids reach 2^53; lower second_per_grid_t or tokens_per_second")
-    # HF: (arange(t) * second_per_grid_t * tokens_per_second).long(): a float product truncated
-    # toward zero, i.e. floored, since every factor is >= 0.
-    return (index.astype(np.float64) * interval * tokens_per_second).astype(np.int64)
+    return int(time)
 
 
-def _plan(blocks: tuple[Block, ...], merge: int, temporal: str, second_per_grid_t: float, tokens_per_second: float) -> tuple:
-    """Per block: its token count, its temporal offsets (None for text) and its start id; and the ids used."""
-    counts, offsets, starts = [], [], []
+def _layout(
+    blocks: tuple[Block, ...], merge: int, temporal: str, second_per_grid_t: float, tokens_per_second: float
+) -> _Layout:
+    """Lay the blocks out: each starts at the largest id before it + 1."""
+    facts = []  # (tokens, start id, merged height, merged width, interval) per block
     start = 0
     for number, block in enumerate(blocks, start=1):
-        starts.append(start)
-        counts.append(_block_tokens(block, merge))
         if isinstance(block, TextBlock):
-            offsets.append(None)
+            facts.append((block.tokens, start, 1, 1, 0.0))
             start += block.tokens
             continue
-        times = _temporal_offsets(block, _label(number, block.kind), temporal, second_per_grid_t, tokens_per_second)
-        offsets.append(times)
-        start += max(int(times[-1]) + 1, block.h // merge, block.w // merge)
+        timed = temporal == "time" and block.kind == "video"
+        interval = (second_per_grid_t if block.second_per_grid_t is None else block.second_per_grid_t) if timed else 0.0
+        height, width = block.h // merge, block.w // merge
+        facts.append((block.t * height * width, start, height, width, interval))
+        start += max(_last_temporal_id(block.t, interval, tokens_per_second, number) + 1, height, width)
         if start >= MAX_ID:
-            raise ConfigError(
-                "sequence", f"{_label(number, block.kind)}: position ids reach 2^53; lower second_per_grid_t or tokens_per_second"
-            )
-    return counts, offsets, starts
+            label = _label(number, block.kind)
+            raise ConfigError("sequence", f"{label}: position ids reach 2^53; lower second_per_grid_t")
+    counts, starts, heights, widths, intervals = zip(*facts)
+    stops = np.cumsum(counts, dtype=np.int64)
+    as_ints = [np.asarray(values, dtype=np.int64) for values in (starts, heights, widths)]
+    text = np.array([isinstance(block, TextBlock) for block in blocks])
+    first_rows = stops - np.asarray(counts, dtype=np.int64)
+    return _Layout(stops, first_rows, *as_ints, text, np.asarray(intervals, dtype=np.float64))
+
+
+#: Rows filled per pass: the temporaries of a pass stay small (a few MB) whatever the length.
+CHUNK_ROWS = 2**16
 
 
 def position_ids(
@@ -368,13 +410,14 @@ def position_ids(
 
     Notes
     -----
-    Transformers 4.5x cast ``second_per_grid_t`` to an integer *before* the product, so that
-    intervals below one second collapsed every temporal id to 0 (fixed in transformers PR #48669,
-    which restored the float product above, the one of the Qwen team's reference code). Releases
-    around 4.5x also gave images ``τ_i = 0`` in Qwen2.5-VL instead of ``i``; the two agree for the
-    single-group images (``t = 1``) that the image processor produces. The product is computed in
-    float64 here; HF's float32 may differ by one where ``i · second_per_grid_t · tokens_per_second``
-    lies within float32 rounding of an integer.
+    Some transformers releases (the 4.5x code, for one) cast ``second_per_grid_t`` to an integer
+    *before* the product, so that intervals below one second collapsed every temporal id to 0;
+    transformers PR #48669 restored the float product above, the one of the Qwen team's reference
+    code. For Qwen2.5-VL images, releases have differed too (``τ_i = 0`` in 4.x, ``i`` since
+    transformers issue #45325); they agree on single-group images (``t = 1``), the only ones the
+    image processor makes. The product is computed in float64 here; a float32 product may differ
+    by one where ``i · second_per_grid_t · tokens_per_second`` lies within float32 rounding of an
+    integer.
 
     Parameters
     ----------
@@ -404,25 +447,30 @@ def position_ids(
     second_per_grid_t = coerce("second_per_grid_t", second_per_grid_t, float, exclusive_minimum=0)
     tokens_per_second = coerce("tokens_per_second", tokens_per_second, float, exclusive_minimum=0)
     blocks = parse_sequence(blocks, merge=merge)
-    counts, offsets, starts = _plan(blocks, merge, temporal, second_per_grid_t, tokens_per_second)
-    total = sum(counts)
-    first_rows = np.cumsum([0, *counts[:-1]])
-    # Every row first gets its text id, start + (row − first row of its block); vision rows are then overwritten.
-    shift = np.repeat(np.asarray(starts, dtype=np.int64) - first_rows, counts)
+    layout = _layout(blocks, merge, temporal, second_per_grid_t, tokens_per_second)
+    total = int(layout.stops[-1])
     ids = np.empty((total, 3), dtype=np.int64)
-    ids[:] = (np.arange(total, dtype=np.int64) + shift)[:, None]
-    for block, count, times, start, first in zip(blocks, counts, offsets, starts, first_rows.tolist()):
-        if times is not None:
-            _fill_grid(ids[first : first + count], times, block.h // merge, block.w // merge, start)
+    for first in range(0, total, CHUNK_ROWS):
+        stop = min(first + CHUNK_ROWS, total)
+        _fill_rows(ids[first:stop], np.arange(first, stop, dtype=np.int64), layout, tokens_per_second)
     return ids
 
 
-def _fill_grid(rows: np.ndarray, times: np.ndarray, height: int, width: int, start: int) -> None:
-    """Write ``(start + τ_i, start + j, start + k)`` into ``rows`` in row-major (i, j, k) order."""
-    grid = rows.reshape(len(times), height, width, 3)
-    grid[..., 0] = (start + times)[:, None, None]
-    grid[..., 1] = (start + np.arange(height, dtype=np.int64))[None, :, None]
-    grid[..., 2] = (start + np.arange(width, dtype=np.int64))[None, None, :]
+def _fill_rows(out: np.ndarray, rows: np.ndarray, layout: _Layout, tokens_per_second: float) -> None:
+    """Write the ids of ``rows`` into ``out``: (s + p) ×3 for text, (s + τ_i, s + j, s + k) for vision."""
+    block = np.searchsorted(layout.stops, rows, side="right")
+    local = rows - layout.first_rows[block]
+    start = layout.starts[block]
+    group, grid_column = np.divmod(local, layout.widths[block])
+    index, grid_row = np.divmod(group, layout.heights[block])  # a text token is its own group: index = local
+    interval = layout.intervals[block]
+    timed = interval > 0
+    if timed.any():
+        index = np.where(timed, (index * interval * tokens_per_second).astype(np.int64), index)
+    text = layout.text[block]
+    out[:, 0] = start + index
+    out[:, 1] = start + np.where(text, local, grid_row)
+    out[:, 2] = start + np.where(text, local, grid_column)
 
 
 __all__ = [
