@@ -320,9 +320,12 @@ def resolve(
     if hf_config is not None:
         if not isinstance(hf_config, str) or not hf_config:
             raise ConfigError("hf_config", f"expected the path of a config.json, got {excerpt(hf_config)}")
-        if options.get("scheme", "rope") != "rope":
+        if options.get("scheme", "rope") not in ("rope", "mrope"):
             raise ConfigError("hf_config", f"reads a RoPE model; it cannot go with scheme {options['scheme']!r}")
-        options = merge(read_hf_config(hf_config), options)
+        from_model = read_hf_config(hf_config, options.get("scheme"))
+        if options.get("scheme", from_model["scheme"]) != from_model["scheme"]:
+            raise ConfigError("hf_config", f"{hf_config} describes 1-D RoPE, not scheme {options['scheme']!r}")
+        options = merge(from_model, options)
     scheme_name = RUN_SETTINGS[0].coerce(options.get("scheme", DEFAULT_SCHEME)) if "scheme" in command else DEFAULT_SCHEME
     cls = get_scheme_class(scheme_name)
     own_names = accepted_keys(cls)

@@ -31,8 +31,12 @@ ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "rotary_emb_base",
 TYPES_TAKING_TOP_LEVEL_ORIGINAL = ("llama3", "yarn", "longrope", "su")
 
 
-def read_hf_config(path: str) -> dict[str, Any]:
+def read_hf_config(path: str, scheme: str | None = None) -> dict[str, Any]:
     """The RoPE options of a HuggingFace model ``config.json``, as pecli keys.
+
+    A multimodal model whose RoPE block has an ``mrope_section`` (Qwen2-VL, Qwen2.5-VL, Qwen3-VL)
+    reads as the ``mrope`` scheme (see :func:`_mrope_options`), unless ``scheme`` is ``"rope"``: then
+    as the 1-D RoPE of its text, which has the same frequencies.
 
     ``head_dim`` wins over ``hidden_size / num_attention_heads`` (GPT-J: ``n_embd / n_head``) when
     present (they differ for Gemma, for instance); DeepSeek's ``qk_rope_head_dim`` wins over both, since
@@ -52,6 +56,7 @@ def read_hf_config(path: str) -> dict[str, Any]:
         ``head_dim``, ``rotary_dim``, …) is not a positive integer — a quoted ``"4096"`` included.
     """
     data = _load(path)
+    vision = data.get("vision_config") if isinstance(data.get("vision_config"), dict) else {}
     if isinstance(data.get("text_config"), dict) and "num_attention_heads" not in data:
         data = {**data["text_config"], **{k: v for k, v in data.items() if k.startswith("rope")}}
     if not any(data.get(key) is not None for key in ROPE_KEYS) and data.get("model_type") not in ROPE_MODEL_TYPES:
@@ -60,6 +65,8 @@ def read_hf_config(path: str) -> dict[str, Any]:
     options: dict[str, Any] = {"scheme": "rope", "dim": _head_dim(data, path)}
     block = data.get("rope_parameters", data.get("rope_scaling"))
     in_block = block if isinstance(block, dict) else {}
+    if in_block.get("mrope_section") is not None and scheme != "rope":
+        return _mrope_options(data, in_block, options["dim"], vision)
     # transformers v5 keeps rope_theta (and partial_rotary_factor) inside rope_parameters: they describe
     # the model, so they stay when the block (the scaling) is switched off.
     base = data.get("rope_theta", data.get("rotary_emb_base", in_block.get("rope_theta")))
@@ -81,6 +88,28 @@ def read_hf_config(path: str) -> dict[str, Any]:
         block = {**in_block, "original_max_position_embeddings": data["original_max_position_embeddings"]}
     if block is not None:
         options["rope_scaling"] = block
+    return options
+
+
+#: model_type values whose videos number frame groups by time (``second_per_grid_t × tokens_per_second``).
+TIMED_VIDEO_MODELS = ("qwen2_5_vl",)
+
+
+def _mrope_options(data: dict[str, Any], block: dict[str, Any], dim: int, vision: dict[str, Any]) -> dict[str, Any]:
+    """The ``mrope`` keys of a Qwen-VL config: head dim, ``rope_theta``, the block's ``mrope_section``
+    and ``mrope_interleaved`` (Qwen3-VL), and from ``vision_config`` the ``spatial_merge_size`` and
+    ``tokens_per_second``; Qwen2.5-VL numbers a video's frame groups by time."""
+    base = data.get("rope_theta", block.get("rope_theta"))
+    options: dict[str, Any] = {"scheme": "mrope", "dim": dim, "base": 10000.0 if base is None else base,
+                               "mrope_section": block["mrope_section"]}
+    if block.get("mrope_interleaved") is not None:
+        options["mrope_interleaved"] = block["mrope_interleaved"]
+    if vision.get("spatial_merge_size") is not None:
+        options["spatial_merge_size"] = vision["spatial_merge_size"]
+    if data.get("model_type") in TIMED_VIDEO_MODELS:
+        options["temporal"] = "time"
+    if vision.get("tokens_per_second") is not None:
+        options["tokens_per_second"] = vision["tokens_per_second"]
     return options
 
 

@@ -70,7 +70,8 @@ def compare(
     schemes: Sequence[Scheme | tuple[str, Scheme]], *, length: int, train_length: int | None = None,
     dtype: str | None = None, strict: bool = False,
 ) -> Comparison:
-    """Run every property check on every scheme at positions 0 … length − 1.
+    """Run every property check on every scheme at positions 0 … length − 1 (an n-D scheme: at its own
+    cells, with ``n/a`` for the properties of positions along a line).
 
     Parameters
     ----------
@@ -107,7 +108,9 @@ def compare(
 
 
 def value_range(scheme: Scheme, length: int) -> tuple[float, float]:
-    """The smallest and largest value of the encoding (vectors) or of the bias over 0 … length − 1."""
+    """The smallest and largest value of the encoding (vectors) or of the bias over 0 … length − 1 (an
+    n-D scheme: over its cells)."""
+    length = len(scheme.cells()) if scheme.has_cells else length
     values = vectors(scheme, length) if scheme.has(Capability.VECTORS) else bias_domain(scheme, length).rows
     return float(np.min(values)) + 0.0, float(np.max(values)) + 0.0
 

@@ -39,6 +39,23 @@ class PairRow:
     regime: str
     short_factor: float | None = None
     long_factor: float | None = None
+    #: The coordinate the pair turns with (positions on a grid, multimodal ids), else None.
+    axis: str | None = None
+
+
+@dataclass(frozen=True)
+class AxisShare:
+    """The frequency pairs one coordinate of an n-D scheme turns (rope-nd's axes, M-RoPE's t, h, w)."""
+
+    axis: str
+    pairs: tuple[int, ...]
+    largest_wavelength: float | None
+    smallest_wavelength: float | None
+    #: Positions the coordinate spans in the scheme's cells (largest id + 1).
+    span: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self) | {"pairs": list(self.pairs)}
 
 
 @dataclass(frozen=True)
@@ -73,6 +90,8 @@ class SpectrumSummary:
         The scaling's notes.
     base_lower_bound, base_meets_bound:
         Men et al.'s bound for the context (rotary schemes) and whether the base in effect meets it.
+    axes:
+        For positions with several coordinates: which pairs each coordinate turns (:class:`AxisShare`).
     """
 
     pairs: int
@@ -91,6 +110,7 @@ class SpectrumSummary:
     notes: tuple[str, ...] = ()
     base_lower_bound: BaseBound | None = None
     base_meets_bound: bool | None = None
+    axes: tuple[AxisShare, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: the first four facts always, the others only where they apply."""
@@ -115,6 +135,7 @@ class SpectrumSummary:
             "notes": list(self.notes) or None,
             "base_lower_bound": None if self.base_lower_bound is None else self.base_lower_bound.as_dict(),
             "base_meets_bound": self.base_meets_bound,
+            "axes": None if self.axes is None else [share.as_dict() for share in self.axes],
         }
         out.update({key: value for key, value in optional.items() if value is not None})
         return out
@@ -561,6 +582,9 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
     # Training (T) ran on the frequencies before any context-extension scaling; p-RoPE is architecture.
     pretraining_inv_freq = scheme.without_extension().frequency_pairs().inv_freq
     pretraining_wavelengths = wavelengths_of(pretraining_inv_freq)
+    # On a grid each pair turns with one coordinate, over the positions that coordinate spans.
+    spans = axis_spans(scheme)
+    reach = np.full(inv_freq.size, float(context)) if spans is None else spans[pairs.axis].astype(np.float64)
     rows = []
     for i, (theta, theta0, wavelength) in enumerate(zip(inv_freq, original, wavelengths_of(inv_freq))):
         regime = regimes[i] if i < rotating else "not rotated (p-RoPE)"
@@ -568,15 +592,18 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
             index=i,
             inv_freq=float(theta),
             wavelength=float(wavelength),
-            rotations=float(context * theta / TWO_PI),
+            rotations=float(reach[i] * theta / TWO_PI),
             completed_in_training=None if train_length is None or i >= rotating else bool(pretraining_wavelengths[i] <= train_length),
             original_inv_freq=float(theta0),
             ratio=float(theta / theta0),
             regime=regime,
             short_factor=None if short is None else float(short[i]),
             long_factor=None if long is None else float(long[i]),
+            axis=None if pairs.axis is None else pairs.axis_names[int(pairs.axis[i])],
         ))
     summary = _summary(scheme, rows, context, train_length, pretraining_inv_freq)
+    if spans is not None:
+        summary = dataclasses.replace(summary, axes=axis_shares(pairs, rows, spans))
     configured_base = scaled.original_base if scaled is not None and scaled.original_base is not None else pairs.base
     return Spectrum(
         scheme=scheme.name,
@@ -587,6 +614,24 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
         pairs=rows,
         summary=summary,
     )
+
+
+def axis_spans(scheme: Scheme) -> np.ndarray | None:
+    """Positions each coordinate of an n-D scheme's cells spans (largest id + 1), or None for 1-D schemes."""
+    cells = scheme.cells()
+    return None if cells is None else cells.max(axis=0) + 1
+
+
+def axis_shares(pairs: Any, rows: list[PairRow], spans: np.ndarray) -> tuple[AxisShare, ...]:
+    """Which pairs each coordinate turns, with their wavelengths (M-RoPE: h and w take the middle ones)."""
+    shares = []
+    for number, name in enumerate(pairs.axis_names):
+        own = [row for row in rows if row.axis == name]
+        finite = [row.wavelength for row in own if math.isfinite(row.wavelength)]
+        shares.append(AxisShare(
+            name, tuple(row.index for row in own), max(finite, default=None), min(finite, default=None), int(spans[number]),
+        ))
+    return tuple(shares)
 
 
 def _summary(
@@ -687,7 +732,8 @@ def wavelength_report(
     train = train_length or scheme.training_length
     table = spectrum(scheme, context=context, train_length=train)
     pairs = scheme.frequency_pairs()
-    if scheme.has(Capability.ROTARY) and context <= BOUND_CONTEXT_LIMIT:
+    # Men et al.'s bound is about one ladder θ_i = base^(−2i/d) over a 1-D context.
+    if scheme.has(Capability.ROTARY) and not scheme.has_cells and context <= BOUND_CONTEXT_LIMIT:
         bound = base_lower_bound(context, pairs.dim)
         meets = long_term_decay_holds(pairs.base, pairs.dim, context)
         table = dataclasses.replace(table, summary=dataclasses.replace(table.summary, base_lower_bound=bound, base_meets_bound=meets))

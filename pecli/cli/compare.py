@@ -9,7 +9,7 @@ import typer
 
 from pecli.analysis import CheckOptions, estimate_check_bytes
 from pecli.cli.common import CONFIG_PANEL, JsonOption, QuietOption, print_json, scheme_command, stdout_console
-from pecli.config import Setting, Spec, scheme_entries
+from pecli.config import Setting, Spec, describe_cells, scheme_entries
 from pecli.errors import ConfigError
 
 #: The schemes compared when none are given: the eight base families.
@@ -62,8 +62,7 @@ def compare(
             rows.append((label, spec.variant(name, params, **({} if "dim" in params else {"dim": dim}))))
     for path in models:
         options = read_hf_config(path)
-        options.pop("scheme")
-        rows.append((Path(path).stem, spec.variant("rope", options)))
+        rows.append((Path(path).stem, spec.variant(options.pop("scheme"), options)))
         own_dim.append(Path(path).stem)
     options = CheckOptions(length=spec.length, dtype=spec.dtype, train_length=settings["train_length"])
     needed = max((estimate_check_bytes(scheme, "all", options) for _, scheme in rows), default=0)
@@ -78,6 +77,12 @@ def compare(
 
         with_dim = any("dim" in scheme.params() for _, scheme in rows)
         notes = [one_dim_note(dim, given=given_dim, own=own_dim)] if with_dim else []
+        on_cells = [(label, scheme) for label, scheme in rows if scheme.has_cells]
+        if on_cells:
+            notes.append("N/A: a property of positions along a line; " + "; ".join(
+                f"{label} is measured on its own {len(scheme.cells()):,} positions ({describe_cells(scheme)})"
+                for label, scheme in on_cells
+            ))
         stdout_console().print(compare_renderable(comparison, notes=notes))
 
 

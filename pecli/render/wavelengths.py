@@ -30,9 +30,11 @@ def pairs_table(report: WavelengthReport, *, wide: bool = False) -> Table:
     scaled = spectrum.summary.scaling not in ("none", None) or any(p.regime != "unchanged" for p in pairs)
     factors = wide and any(p.short_factor is not None for p in pairs)
     trained = spectrum.train_length is not None
+    on_axes = any(p.axis is not None for p in pairs)
 
     table = Table(title=_title(report), title_justify="left")
-    columns = [("i", "right"), ("θ\nrad/tok", "right"), ("λ\ntokens", "right"), ("turns\nin C", "right")]
+    columns = [("i", "right")] + ([("axis", "center")] if on_axes else [])
+    columns += [("θ\nrad/tok", "right"), ("λ\ntokens", "right"), ("turns\nin C" if not on_axes else "turns\nin span", "right")]
     if trained:
         columns.append(("turned\nin T", "center"))
     if scaled:
@@ -46,7 +48,8 @@ def pairs_table(report: WavelengthReport, *, wide: bool = False) -> Table:
         if pair is None:
             table.add_row(*(["…"] * len(table.columns)))
             continue
-        row = [str(pair.index), number(pair.inv_freq), _tokens(pair.wavelength, short=True), number(pair.rotations)]
+        row = [str(pair.index), *([pair.axis] if on_axes else [])]
+        row += [number(pair.inv_freq), _tokens(pair.wavelength, short=True), number(pair.rotations)]
         if trained:
             row.append("yes" if pair.completed_in_training else "no")
         if scaled:
@@ -60,7 +63,11 @@ def pairs_table(report: WavelengthReport, *, wide: bool = False) -> Table:
 def _title(report: WavelengthReport) -> str:
     spectrum = report.spectrum
     params = report.scheme.params()
-    title = f"{spectrum.scheme}: dim {params.get('dim')}, base {format_value(params.get('base'))}, context C = {spectrum.context:,}"
+    title = f"{spectrum.scheme}: dim {params.get('dim')}, base {format_value(params.get('base'))}"
+    if spectrum.summary.axes:  # turns over the span of each pair's coordinate (see the summary)
+        title += f", {', '.join(f'{a.axis} spans {a.span:,}' for a in spectrum.summary.axes)}"
+    else:
+        title += f", context C = {spectrum.context:,}"
     if spectrum.train_length is not None:
         title += f", training length T = {spectrum.train_length:,} (turned in T: with the pre-training θ₀)"
     return title
@@ -85,6 +92,12 @@ def summary_table(report: WavelengthReport) -> Table:
         rows.append(("scaling", summary.scaling))
         rows.append(("effective base", summary.effective_base))
     rows.append(("attention scaling (cos and sin)", summary.attention_scaling))
+    for share in summary.axes or ():
+        rows.append((
+            f"axis {share.axis} (spans {share.span:,})",
+            f"{len(share.pairs)} pairs: {index_runs(share.pairs)}; λ {_tokens(share.smallest_wavelength, short=True)}"
+            f" … {_tokens(share.largest_wavelength, short=True)}",
+        ))
     if summary.yarn_correction_range is not None:
         rows.append(("yarn correction range (pairs)", list(summary.yarn_correction_range)))
     if summary.longrope_switch is not None:
@@ -106,6 +119,27 @@ def summary_table(report: WavelengthReport) -> Table:
     for note in summary.notes:
         rows.append(("note", note))
     return key_value_table("summary", rows)
+
+
+def index_runs(indices: tuple[int, ...]) -> str:
+    """Pair indices in short form: runs of equal steps as ``0–15`` (step 1) or ``1, 4 … 58`` (step 3)."""
+    if not indices:
+        return "none"
+    parts, start = [], 0
+    while start < len(indices):
+        step = indices[start + 1] - indices[start] if start + 1 < len(indices) else 1
+        end = start
+        while end + 1 < len(indices) and indices[end + 1] - indices[end] == step:
+            end += 1
+        first, last = indices[start], indices[end]
+        if end - start < 2:
+            parts += [str(i) for i in indices[start : end + 1]]
+        elif step == 1:
+            parts.append(f"{first}–{last}")
+        else:
+            parts.append(f"{first}, {indices[start + 1]} … {last}")
+        start = end + 1
+    return ", ".join(parts)
 
 
 def _tokens(value: float | None, *, short: bool = False) -> str:

@@ -15,6 +15,7 @@ from pecli.schemes.positions import as_positions
 from pecli.schemes.binary import BinaryScheme
 from pecli.schemes.integer import IntegerScheme
 from pecli.schemes.learned import LearnedScheme
+from pecli.schemes.mrope import MRopeScheme
 from pecli.schemes.relative import RelativeScheme
 from pecli.schemes.rope import RopeScheme
 from pecli.schemes.sinusoidal import SinusoidalScheme
@@ -35,6 +36,7 @@ SCHEMES: dict[str, type[Scheme]] = {
         RopeScheme,
         SinusoidalNDScheme,
         RopeNDScheme,
+        MRopeScheme,
     )
 }
 

@@ -15,7 +15,7 @@ from pecli.params import param
 from pecli.schemes.axial import AxialRotaryScheme
 from pecli.schemes.base import MAX_WIDTH
 from pecli.schemes.frequencies import geometric_inv_freq
-from pecli.schemes.multimodal import parse_sequence, position_ids
+from pecli.schemes.multimodal import format_sequence, parse_sequence, position_ids
 
 #: The example sequence of a scheme given none: a few text tokens around an 8 × 12-patch image.
 DEFAULT_SEQUENCE = "text:3,image:1x8x12,text:2"
@@ -66,12 +66,12 @@ class MRopeScheme(AxialRotaryScheme):
     temporal: str = param(
         "index", "video frame groups' t ids: index (Qwen2-VL) or time (Qwen2.5-VL)", choices=("index", "time"),
     )
-    second_per_grid_t: float = param(1.0, "time: seconds per frame group of a video", minimum=0)
-    tokens_per_second: float = param(2.0, "time: temporal ids per second of video", minimum=0)
+    second_per_grid_t: float = param(1.0, "time: seconds per frame group of a video", exclusive_minimum=0)
+    tokens_per_second: float = param(2.0, "time: temporal ids per second of video", exclusive_minimum=0)
 
     def __post_init__(self) -> None:
         self._require_even("dim", self.dim)
-        object.__setattr__(self, "sequence", parse_sequence(self.sequence))
+        object.__setattr__(self, "sequence", parse_sequence(self.sequence, merge=self.spatial_merge_size))
         sections = self.mrope_section
         if len(sections) != 3:
             raise ConfigError("mrope_section", f"needs 3 numbers (t, h, w), got {list(sections)}")
@@ -83,7 +83,7 @@ class MRopeScheme(AxialRotaryScheme):
 
     def params(self) -> dict[str, Any]:
         out = super().params()
-        out["sequence"] = [block.to_config() for block in self.sequence]
+        out["sequence"] = format_sequence(self.sequence)
         return out
 
     @property
