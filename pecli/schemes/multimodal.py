@@ -27,7 +27,7 @@ import difflib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple, Union
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -70,7 +70,7 @@ class VisionBlock:
     second_per_grid_t: float | None = None
 
 
-Block = Union[TextBlock, VisionBlock]
+Block = TextBlock | VisionBlock
 
 
 class BlockSpan(NamedTuple):
