@@ -377,22 +377,13 @@ def _resolve_cells(
     length = chosen.get("length")
     if length is not None and length != len(cells):
         raise ConfigError(
-            "length", f"{name} encodes its {len(cells):,} cells ({describe_cells(scheme)}), not {length:,} "
+            "length", f"{name} encodes its {len(cells):,} cells ({scheme.cells_text()}), not {length:,} "
             "positions; set its grid or sequence instead",
         )
     given = chosen.get("positions")
     where = Positions.of(cells if given is None else parse_positions(given, scheme.position_rank), scheme.position_rank)
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
     return Spec(scheme, len(cells), where, chosen.get("dtype"), resolved, params)
-
-
-def describe_cells(scheme: Scheme) -> str:
-    """The cells of an n-D scheme in a few words: ``a 16 x 16 grid`` or ``a sequence of 3 blocks``."""
-    grid = scheme.params().get("grid")
-    if grid:
-        return "a " + " x ".join(map(str, grid)) + " grid"
-    blocks = scheme.params().get("sequence") or []
-    return f"a sequence of {len(blocks)} block{'s' if len(blocks) != 1 else ''}"
 
 
 def parse_size(key: str, value: Any) -> int:

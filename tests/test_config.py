@@ -322,9 +322,13 @@ def test_hf_gpt2_has_no_rope():
 
 
 def test_hf_qwen2_vl_mrope_reads_as_default_frequencies():
-    # Qwen2-VL-7B: hidden 3584 / 28 heads = head dim 128, rope_theta 1e6; "mrope" has HF's default
-    # frequencies (its t/h/w sections pick position ids, not frequencies).
+    # Qwen2-VL-7B: hidden 3584 / 28 heads = head dim 128, rope_theta 1e6, mrope_section [16, 24, 24]:
+    # the mrope scheme; asked as 1-D rope, its text's RoPE with HF's default frequencies (the t/h/w
+    # sections pick position ids, not frequencies).
     spec = resolve({"hf_config": hf("qwen--qwen2-vl-7b-instruct-gptq-int8.json")})
+    assert spec.scheme.name == "mrope"
+    assert (spec.scheme.dim, spec.scheme.base, spec.scheme.mrope_section) == (128, 1e6, (16, 24, 24))
+    spec = resolve({"hf_config": hf("qwen--qwen2-vl-7b-instruct-gptq-int8.json"), "scheme": "rope"})
     assert (spec.scheme.dim, spec.scheme.base, spec.scheme.scaling) == (128, 1e6, "none")
 
 

@@ -76,11 +76,23 @@ def shrink(args: list[str]) -> list[str]:
         out.append(arg.replace("sample_configs/", f"{SAMPLES}/"))
     if out[0] == "compare":
         out += ["--length", str(COMPARE_LENGTH)]
-    elif out[0] == "check" and not {"--length", "-L"} & set(out):
+    elif out[0] == "check" and not {"--length", "-L"} & set(out) and not encodes_own_cells(out):
         out += ["--length", "128"]
     if out[0] == "wavelengths" and "--hf-config" in out and "--context" not in out:
         out += ["--context", "1024"]  # Men et al.'s bound at a model's 128K context takes seconds
     return out
+
+
+def encodes_own_cells(args: list[str]) -> bool:
+    """Whether the scheme of ``--config FILE`` is an n-D one, whose length is its number of cells."""
+    import yaml
+
+    from pecli.schemes import SCHEMES
+
+    if "--config" not in args:
+        return False
+    scheme = yaml.safe_load(Path(args[args.index("--config") + 1]).read_text(encoding="utf-8")).get("scheme")
+    return scheme in SCHEMES and SCHEMES[scheme].has_cells
 
 
 def run(command: str, tmp_path: Path, columns: int = 80) -> str:

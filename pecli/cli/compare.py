@@ -9,7 +9,7 @@ import typer
 
 from pecli.analysis import CheckOptions, estimate_check_bytes
 from pecli.cli.common import CONFIG_PANEL, JsonOption, QuietOption, print_json, scheme_command, stdout_console
-from pecli.config import Setting, Spec, describe_cells, scheme_entries
+from pecli.config import Setting, Spec, scheme_entries
 from pecli.errors import ConfigError
 
 #: The schemes compared when none are given: the eight base families.
@@ -80,7 +80,7 @@ def compare(
         on_cells = [(label, scheme) for label, scheme in rows if scheme.has_cells]
         if on_cells:
             notes.append("N/A: a property of positions along a line; " + "; ".join(
-                f"{label} is measured on its own {len(scheme.cells()):,} positions ({describe_cells(scheme)})"
+                f"{label} is measured on its own {len(scheme.cells()):,} positions ({scheme.cells_text()})"
                 for label, scheme in on_cells
             ))
         stdout_console().print(compare_renderable(comparison, notes=notes))

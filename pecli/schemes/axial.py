@@ -248,3 +248,6 @@ class RopeNDScheme(AxialRotaryScheme):
 
     def cells(self) -> np.ndarray:
         return self._cells
+
+    def cells_text(self) -> str:
+        return "the " + " x ".join(map(str, self.grid)) + " grid"

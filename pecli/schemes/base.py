@@ -169,6 +169,10 @@ class Scheme:
         whose positions are 0 … L − 1 for any L."""
         return None
 
+    def cells_text(self) -> str:
+        """The cells of an n-D scheme in a few words (``a 16 x 16 grid``); "" for 1-D schemes."""
+        return ""
+
     def sequence_positions(self, start: int, stop: int) -> np.ndarray:
         """The positions of rows ``start`` … ``stop − 1``: those ids for 1-D schemes, else :meth:`cells`."""
         cells = self.cells()

@@ -59,8 +59,8 @@ class MRopeScheme(AxialRotaryScheme):
     mrope_section: tuple[int, ...] = param((16, 24, 24), "frequency pairs per id: t,h,w (sum dim/2)", minimum=0)
     mrope_interleaved: bool = param(False, "pairs cycle t, h, w (Qwen3-VL) instead of taking contiguous sections")
     sequence: Any = param(
-        DEFAULT_SEQUENCE, "the tokens: text:N, image:TxHxW, video:TxHxW blocks (YAML: a list)",
-        default_text=DEFAULT_SEQUENCE,
+        DEFAULT_SEQUENCE, "the tokens: text:N, image:TxHxW, video:TxHxW blocks, comma-separated (YAML: a list)",
+        default_text="3 text tokens, a 1x8x12 image, 2 text tokens",
     )
     spatial_merge_size: int = param(2, "patches merged per token along h and w", minimum=1)
     temporal: str = param(
@@ -109,6 +109,9 @@ class MRopeScheme(AxialRotaryScheme):
 
     def cells(self) -> np.ndarray:
         return self._cells
+
+    def cells_text(self) -> str:
+        return f"the sequence {format_sequence(self.sequence)}"
 
 
 def mrope_pair_axis(section: tuple[int, ...], interleaved: bool = False) -> np.ndarray:

@@ -91,3 +91,6 @@ class SinusoidalNDScheme(AdditiveScheme):
 
     def cells(self) -> np.ndarray:
         return self._cells
+
+    def cells_text(self) -> str:
+        return "the " + " x ".join(map(str, self.grid)) + " grid"
