@@ -232,3 +232,26 @@ def test_plot_similarity_2d(invoke, tmp_path):
     assert bad.exit_code == 2 and "cell: must be a cell of the 5 x 7 grid" in bad.stderr
     line = invoke("plot", "circle", "--scheme", "rope-nd", "--out", tmp_path / "c.png")
     assert line.exit_code == 2 and "kinds for a grid: similarity-2d" in line.stderr
+
+
+def test_a_qwen2_5_vl_config_numbers_video_frames_by_time(tmp_path):
+    # Qwen2.5-VL: videos' temporal ids advance by second_per_grid_t × tokens_per_second (vision_config: 2).
+    config = {
+        "model_type": "qwen2_5_vl", "hidden_size": 2048, "num_attention_heads": 16, "rope_theta": 1000000.0,
+        "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+        "vision_config": {"spatial_merge_size": 2, "tokens_per_second": 2},
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    spec = resolve({"hf_config": str(path), "sequence": "text:1,video:2x2x2,text:1"})
+    assert (spec.scheme.temporal, spec.scheme.tokens_per_second) == ("time", 2.0)
+    # text (0,0,0); the video's two frame groups of one merged cell at start 1: t = 1 + 0·1·2, 1 + 1·1·2;
+    # the text after it starts at 1 + max(2 + 1, 1, 1) = 4
+    np.testing.assert_array_equal(spec.scheme.cells(), [[0, 0, 0], [1, 1, 1], [3, 1, 1], [4, 4, 4]])
+
+
+def test_default_sections_keep_qwen2_vl_proportions():
+    # Qwen2-VL: [16, 24, 24] of 64 pairs; the same split of 8 pairs: a quarter (2), then 3 and 3
+    assert build_scheme("mrope", {}).mrope_section == (16, 24, 24)
+    assert build_scheme("mrope", {"dim": 16}).mrope_section == (2, 3, 3)
+    assert build_scheme("mrope", {"dim": 20}).mrope_section == (2, 4, 4)

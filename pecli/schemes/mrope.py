@@ -56,7 +56,10 @@ class MRopeScheme(AxialRotaryScheme):
 
     dim: int = param(128, "head dimension (even)", minimum=2, maximum=MAX_WIDTH)
     base: float = param(1000000.0, "base of the frequencies (rope_theta; Qwen2-VL: 1e6)", exclusive_minimum=0)
-    mrope_section: tuple[int, ...] = param((16, 24, 24), "frequency pairs per id: t,h,w (sum dim/2)", minimum=0)
+    mrope_section: tuple[int, ...] | None = param(
+        None, "frequency pairs per id: t,h,w (sum dim/2)", minimum=0,
+        default_text="Qwen2-VL's split: a quarter for t, the rest halved (16,24,24 for dim 128)",
+    )
     mrope_interleaved: bool = param(False, "pairs cycle t, h, w (Qwen3-VL) instead of taking contiguous sections")
     sequence: Any = param(
         DEFAULT_SEQUENCE, "the tokens: text:N, image:TxHxW, video:TxHxW blocks, comma-separated (YAML: a list)",
@@ -72,6 +75,8 @@ class MRopeScheme(AxialRotaryScheme):
     def __post_init__(self) -> None:
         self._require_even("dim", self.dim)
         object.__setattr__(self, "sequence", parse_sequence(self.sequence, merge=self.spatial_merge_size))
+        if self.mrope_section is None:
+            object.__setattr__(self, "mrope_section", default_sections(self.dim // 2))
         sections = self.mrope_section
         if len(sections) != 3:
             raise ConfigError("mrope_section", f"needs 3 numbers (t, h, w), got {list(sections)}")
@@ -112,6 +117,14 @@ class MRopeScheme(AxialRotaryScheme):
 
     def cells_text(self) -> str:
         return f"the sequence {format_sequence(self.sequence)}"
+
+
+def default_sections(pairs: int) -> tuple[int, int, int]:
+    """Qwen2-VL's proportions for any number of pairs: a quarter for t, the rest halved between h and w
+    (h takes the odd one): 64 pairs → (16, 24, 24), 8 → (2, 3, 3)."""
+    t = pairs // 4
+    h = (pairs - t + 1) // 2
+    return t, h, pairs - t - h
 
 
 def mrope_pair_axis(section: tuple[int, ...], interleaved: bool = False) -> np.ndarray:
