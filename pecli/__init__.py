@@ -66,12 +66,20 @@ def check(scheme, prop: str = "all", **options: Any):
     return run_checks(scheme, prop, CheckOptions(**options))
 
 
-def encode(name: str, positions: Iterable[int], **params: Any):
-    """The main array of scheme ``name`` at ``positions`` (float64), e.g. ``encode("rope", range(8), dim=4)``."""
+def encode(name: str, positions: Iterable[Any] | None = None, **params: Any):
+    """The main array of scheme ``name`` at ``positions`` (float64), e.g. ``encode("rope", range(8), dim=4)``.
+
+    An n-D scheme takes positions of shape (N, k), and by default encodes its own cells:
+    ``encode("rope-nd", grid=[14, 14])``.
+    """
     import numpy as np
 
-    from pecli.schemes import as_positions
+    from pecli.schemes import as_positions, get_scheme_class
 
+    if get_scheme_class(name).has_cells:
+        scheme = build_scheme(name, params)
+        given = scheme.cells() if positions is None else as_positions(np.asarray(list(positions)), scheme.position_rank)
+        return next(iter(scheme.arrays(given).values()))
     positions = as_positions(np.fromiter(positions, dtype=np.int64) if not hasattr(positions, "__array__") else positions)
     length = int(positions.max()) + 1 if positions.size else 1
     scheme = build_scheme(name, params, length=length)

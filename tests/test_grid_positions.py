@@ -255,3 +255,12 @@ def test_default_sections_keep_qwen2_vl_proportions():
     assert build_scheme("mrope", {}).mrope_section == (16, 24, 24)
     assert build_scheme("mrope", {"dim": 16}).mrope_section == (2, 3, 3)
     assert build_scheme("mrope", {"dim": 20}).mrope_section == (2, 4, 4)
+
+
+def test_library_encodes_an_n_d_scheme_at_its_cells():
+    import pecli
+
+    np.testing.assert_array_equal(
+        pecli.encode("rope-nd", grid=[3, 4], dim=8), build_scheme("rope-nd", {"grid": [3, 4], "dim": 8}).encode(grid_cells((3, 4)))
+    )
+    assert pecli.encode("rope-nd", [[0, 1], [2, 2]], grid=[3, 4], dim=8).shape == (2, 8)
