@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from pecli.analysis.spectrum import BaseBound, PairRow, WavelengthReport
 from pecli.render.tables import format_value, key_value_table, number
@@ -13,10 +14,13 @@ from pecli.render.tables import format_value, key_value_table, number
 MAX_ROWS = 80
 
 
-def wavelengths_tables(report: WavelengthReport, *, wide: bool = False) -> list[Table]:
-    """The per-pair table and the summary table of a ``wavelengths`` report; ``wide`` adds the columns
-    that do not fit 80 characters (longrope's two factor sets)."""
-    return [pairs_table(report, wide=wide), summary_table(report)]
+def wavelengths_tables(report: WavelengthReport, *, wide: bool = False) -> list[Text | Table]:
+    """The title line, the per-pair table and the summary table of a ``wavelengths`` report; ``wide``
+    adds the columns that do not fit 80 characters (longrope's two factor sets). The title is a line of
+    its own, wrapped at the terminal's width rather than at the narrow table's."""
+    table = pairs_table(report, wide=wide)
+    title, table.title = Text(str(table.title)), None
+    return [title, table, summary_table(report)]
 
 
 def pairs_table(report: WavelengthReport, *, wide: bool = False) -> Table:
