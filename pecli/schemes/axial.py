@@ -192,7 +192,7 @@ class RopeNDScheme(AxialRotaryScheme):
 
     dim: int = param(128, "head dimension (even)", minimum=2, maximum=MAX_WIDTH)
     base: float = param(10000.0, "base of each axis's frequencies", exclusive_minimum=0)
-    grid: tuple[int, ...] = param((16, 16), "cells per axis: H,W or T,H,W (also 16x16)", minimum=1)
+    grid: tuple[int, ...] = param((16, 16), "cells per axis: H,W or T,H,W (also 16x16)", minimum=1, default_text="16x16")
     axis_dims: tuple[int, ...] | None = param(
         None, "components per axis, each even, summing to dim", minimum=2, default_text="an even split",
     )

@@ -41,7 +41,7 @@ class SinusoidalNDScheme(AdditiveScheme):
 
     dim: int = param(256, "vector size d (concat: d/k per axis, each even)", minimum=2, maximum=MAX_WIDTH)
     base: float = param(10000.0, "base of the geometric frequencies", exclusive_minimum=0)
-    grid: tuple[int, ...] = param((16, 16), "cells per axis: H,W or T,H,W (also 16x16)", minimum=1)
+    grid: tuple[int, ...] = param((16, 16), "cells per axis: H,W or T,H,W (also 16x16)", minimum=1, default_text="16x16")
     combine: str = param("concat", "concat: one d/k-wide encoding per axis; add: d-wide encodings summed",
                          choices=("concat", "add"))
     layout: str = param(
