@@ -299,14 +299,18 @@ def resolve(
     command = {s.name: s for s in (*RUN_SETTINGS, *settings) if s.name in run_keys or s in settings}
     options = dict(options)
     hf_config = None if "hf_config" in command else options.pop("hf_config", None)
+    model = None if "model" in command else options.pop("model", None)
     if options.get("scheme") is None:  # absent or null: the default
         options.pop("scheme", None)
-    if hf_config is not None:
-        if not isinstance(hf_config, str) or not hf_config:
-            raise ConfigError("hf_config", f"expected the path of a config.json, got {excerpt(hf_config)}")
+    if hf_config is not None and model is not None:
+        raise ConfigError("model", "give either --model or --hf-config, not both")
+    if hf_config is not None or model is not None:
+        key = "hf_config" if model is None else "model"
         if options.get("scheme", "rope") != "rope":
-            raise ConfigError("hf_config", f"reads a RoPE model; it cannot go with scheme {options['scheme']!r}")
-        options = merge(read_hf_config(hf_config), options)
+            raise ConfigError(key, f"reads a RoPE model; it cannot go with scheme {options['scheme']!r}")
+        options = merge(model_options(hf_config, model), options)
+    elif options.get("weights") is not None and "scheme" not in options and "scheme" in command:
+        options["scheme"] = "learned"  # a checkpoint's position table
     scheme_name = RUN_SETTINGS[0].coerce(options.get("scheme", DEFAULT_SCHEME)) if "scheme" in command else DEFAULT_SCHEME
     cls = get_scheme_class(scheme_name)
     own_names = accepted_keys(cls)
@@ -317,7 +321,8 @@ def resolve(
     chosen: dict[str, Any] = {}
     params: dict[str, Any] = {}
     for key, value in options.items():
-        if key in command:
+        # A checkpoint key configures the scheme when it takes it (learned: its table), else the command.
+        if key in command and not (key in CHECKPOINT_KEYS and key in own_names):
             if value is not None:
                 chosen[key] = command[key].coerce(value)
         elif key in parameter_names:
@@ -341,9 +346,34 @@ def resolve(
         # The current sequence length (dynamic NTK, LongRoPE) reaches the last position id, as in HF.
         own["context"] = max(int(length), int(positions.max()) + 1)
     scheme = build_scheme(scheme_name, own, length=length)
+    if positions is None and chosen.get("length") is None and scheme.model_length and scheme.model_length != length:
+        length = scheme.model_length  # a checkpoint's position table: its rows
+        scheme = scheme.at_length(length)
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
     where = Positions.range(length, cls.position_rank) if positions is None else Positions.of(positions, cls.position_rank)
     return Spec(scheme, int(length), where, chosen.get("dtype"), resolved, params)
+
+
+#: Keys naming a checkpoint: the ``learned`` scheme's table, or the q/k projections a command reads.
+CHECKPOINT_KEYS = ("weights", "tensor")
+
+
+def model_options(hf_config: Any, model: Any) -> dict[str, Any]:
+    """The RoPE options of a config.json given by path (``hf_config``) or by model id (``model``,
+    resolved through the HuggingFace cache by :func:`pecli.models.hub.config_path`)."""
+    if model is not None:
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigError("model", f"expected ORG/NAME[@REVISION], got {excerpt(model)}")
+        from pecli.models.hub import config_path
+
+        path = config_path(model)
+        try:
+            return read_hf_config(path)
+        except ConfigError as error:
+            raise ConfigError("model", f"{model}: {str(error).removeprefix('hf_config: ')}") from None
+    if not isinstance(hf_config, str) or not hf_config:
+        raise ConfigError("hf_config", f"expected the path of a config.json, got {excerpt(hf_config)}")
+    return read_hf_config(hf_config)
 
 
 def parse_size(key: str, value: Any) -> int:
