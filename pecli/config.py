@@ -309,9 +309,10 @@ def resolve(
         if options.get("scheme", "rope") != "rope":
             raise ConfigError(key, f"reads a RoPE model; it cannot go with scheme {options['scheme']!r}")
         options = merge(model_options(hf_config, model), options)
-    elif options.get("weights") is not None and "scheme" not in options and "scheme" in command:
-        options["scheme"] = "learned"  # a checkpoint's position table
-    scheme_name = RUN_SETTINGS[0].coerce(options.get("scheme", DEFAULT_SCHEME)) if "scheme" in command else DEFAULT_SCHEME
+    elif options.get("weights") is not None and "scheme" not in options and command.get("scheme") is RUN_SETTINGS[0]:
+        options["scheme"] = "learned"  # a checkpoint's position table (unless the command has its own default scheme)
+    # A command may declare its own ``scheme`` setting, with its own default (inspect: rope).
+    scheme_name = command["scheme"].coerce(options.get("scheme", command["scheme"].default)) if "scheme" in command else DEFAULT_SCHEME
     cls = get_scheme_class(scheme_name)
     own_names = accepted_keys(cls)
     # A command that draws several schemes (``schemes``) accepts the parameters of each of them.
