@@ -143,3 +143,13 @@ def test_plot_similarity_of_a_checkpoint(invoke, gpt2, tmp_path):
     result = invoke("plot", "similarity", "--weights", gpt2, "--out", out, "--json", "--dpi", "20")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["params"]["tensor"] == "wpe.weight" and out.stat().st_size > 0
+
+
+def test_missing_safetensors_names_the_extra(gpt2, monkeypatch):
+    import sys
+
+    from pecli.models.checkpoint import Checkpoint
+
+    monkeypatch.setitem(sys.modules, "safetensors", None)
+    with pytest.raises(PecliError, match=r"pip install 'pecli\[models\]'"):
+        Checkpoint(gpt2).read("wpe.weight")

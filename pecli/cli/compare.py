@@ -60,9 +60,10 @@ def compare(
         for name, params in scheme_entries(settings["schemes"]):
             shown = {k: v for k, v in params.items() if not isinstance(v, (dict, list, tuple))}
             label = name + (f"({', '.join(f'{k}={v}' for k, v in shown.items())})" if shown else "")
-            if "dim" in params and has_dim(name):
+            sized = "dim" in params or _sized_by_checkpoint(name, params, spec)
+            if sized and has_dim(name):
                 own_dim.append(label)
-            rows.append((label, spec.variant(name, params, **({} if "dim" in params else {"dim": dim}))))
+            rows.append((label, spec.variant(name, params, **({} if sized else {"dim": dim}))))
     for path, model_id in models:
         options = model_options(path, model_id)
         options.pop("scheme")
@@ -83,6 +84,13 @@ def compare(
         with_dim = any("dim" in scheme.params() for _, scheme in rows)
         notes = [one_dim_note(dim, given=given_dim, own=own_dim)] if with_dim else []
         stdout_console().print(compare_renderable(comparison, notes=notes))
+
+
+def _sized_by_checkpoint(name: str, params: dict[str, Any], spec: Spec) -> bool:
+    """Whether the scheme's size comes from a checkpoint it reads (learned ``weights``): it keeps its own dim."""
+    from pecli.schemes import get_scheme_class
+
+    return "weights" in get_scheme_class(name).parameters() and (params.get("weights") or spec.given_params.get("weights")) is not None
 
 
 def _paths(value: Any, key: str = "hf_config") -> list[str]:

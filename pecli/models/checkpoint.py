@@ -18,7 +18,7 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Mapping
 
 import numpy as np
 
@@ -318,9 +318,3 @@ def _cached_table(path: str, size: int, mtime: int, tensor: str, row_offset: int
     table = np.array(values, dtype=np.float64)
     table.flags.writeable = False
     return table
-
-
-def tensors_matching(checkpoint: Checkpoint, names: Iterable[str]) -> list[str]:
-    """The names of ``names`` the checkpoint holds, in order."""
-    held = set(checkpoint.names())
-    return [name for name in names if name in held]

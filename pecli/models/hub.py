@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from dataclasses import dataclass
 
 from pecli.errors import ConfigError
@@ -71,6 +72,11 @@ def config_path(model: str) -> str:
     wanted = ModelId.parse(model)
     hub = optional_import("huggingface_hub", f"--model {model}")
     errors = optional_import("huggingface_hub.utils", f"--model {model}")
+    # The hub's retry warnings and download bars would break the one-line contract of stderr.
+    errors.logging.set_verbosity_error()
+    with warnings.catch_warnings():  # HF_HUB_DISABLE_PROGRESS_BARS=0 wins, with a warning
+        warnings.simplefilter("ignore")
+        errors.disable_progress_bars()
     try:
         return str(hub.hf_hub_download(
             wanted.repo, "config.json", revision=wanted.revision, cache_dir=cache_dir(), local_files_only=offline(),
