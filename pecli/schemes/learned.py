@@ -95,7 +95,9 @@ class LearnedScheme(AdditiveScheme):
         return int(self.max_length or 0) * self.dim
 
     def estimate_bytes(self, n_positions: int) -> int:
-        return super().estimate_bytes(n_positions) + int(self.max_length or 0) * self.dim * 8
+        table = int(self.max_length or 0) * self.dim * 8
+        # Reading a checkpoint's table holds the stored tensor and its float32 copy besides (at most 2 × float64).
+        return super().estimate_bytes(n_positions) + table * (3 if self.weights is not None else 1)
 
     def table(self) -> np.ndarray:
         """The (max_length, dim) table: the checkpoint's (read once, read-only), else drawn from the seed."""
