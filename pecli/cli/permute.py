@@ -9,7 +9,7 @@ import numpy as np
 import typer
 
 from pecli.cli.common import OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, errors_to_exit, message, print_json
-from pecli.cli.options import make_option
+from pecli.cli.options import CONFIG_PANEL, make_option
 from pecli.config import MEMORY_SETTING, Setting, default_memory_budget, parse_size
 from pecli.errors import ConfigError
 from pecli.models.permute import LAYOUTS, permute_layout
@@ -42,7 +42,7 @@ def permute(
     head_dim: make_option(HEAD_DIM, panel=PERMUTE_PANEL) = None,
     tensor: make_option(TENSOR, panel=PERMUTE_PANEL) = None,
     out: make_option(OUT, panel=OUTPUT_PANEL) = None,
-    max_memory: make_option(MEMORY_SETTING, panel="Configuration") = None,
+    max_memory: make_option(MEMORY_SETTING, panel=CONFIG_PANEL) = None,
     force: ForceOption = False,
     json: JsonOption = False,
     quiet: QuietOption = False,

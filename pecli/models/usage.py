@@ -92,8 +92,7 @@ def row_energy(weight: np.ndarray, head_dim: int, what: str) -> np.ndarray:
     rows, hidden = weight.shape if weight.ndim == 2 else (0, 0)
     if weight.ndim != 2 or rows % head_dim:
         raise PecliError(f"{what} has shape {list(weight.shape)}: its rows are not a whole number of heads of {head_dim}")
-    energy = np.square(weight.reshape(rows // head_dim, head_dim, hidden)).sum(axis=-1, dtype=np.float64)
-    return energy
+    return np.square(weight.reshape(rows // head_dim, head_dim, hidden)).sum(axis=-1, dtype=np.float64)
 
 
 def pair_norms(energy: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -159,20 +158,20 @@ class RopeUsage:
         return energy[:, self.pairs // 2 :].sum(axis=1) / np.where(total > 0, total, 1.0)
 
     def to_dict(self) -> dict[str, Any]:
+        q_layers, k_layers = self.layer_pair("q"), self.layer_pair("k")
+        q_slow, k_slow = self.low_frequency_share("q"), self.low_frequency_share("k")
+        per_pair = zip(q_layers.mean(axis=0), k_layers.mean(axis=0), self.pair_share("q"), self.pair_share("k"))
         return {
             "checkpoint": self.checkpoint, "layout": self.layout, "head_dim": self.head_dim, "heads": self.heads,
             "kv_heads": self.kv_heads, "layers": list(self.layers),
             "pairs": [
                 {"pair": i, "inv_freq": float(self.inv_freq[i]), "wavelength": float(self.wavelengths[i]),
                  "q_norm": float(q), "k_norm": float(k), "q_share": float(qs), "k_share": float(ks)}
-                for i, (q, k, qs, ks) in enumerate(zip(
-                    self.layer_pair("q").mean(axis=0), self.layer_pair("k").mean(axis=0), self.pair_share("q"), self.pair_share("k"),
-                ))
+                for i, (q, k, qs, ks) in enumerate(per_pair)
             ],
             "per_layer": [
-                {"layer": layer, "q_norm": self.layer_pair("q")[n].tolist(), "k_norm": self.layer_pair("k")[n].tolist(),
-                 "q_low_frequency_share": float(self.low_frequency_share("q")[n]),
-                 "k_low_frequency_share": float(self.low_frequency_share("k")[n])}
+                {"layer": layer, "q_norm": q_layers[n].tolist(), "k_norm": k_layers[n].tolist(),
+                 "q_low_frequency_share": float(q_slow[n]), "k_low_frequency_share": float(k_slow[n])}
                 for n, layer in enumerate(self.layers)
             ],
             "q_heads": self.q.tolist(),
