@@ -315,18 +315,24 @@ def resolve(
     command = {s.name: s for s in (*RUN_SETTINGS, *settings) if s.name in run_keys or s in settings}
     options = dict(options)
     hf_config = None if "hf_config" in command else options.pop("hf_config", None)
+    model = None if "model" in command else options.pop("model", None)
     if options.get("scheme") is None:  # absent or null: the default
         options.pop("scheme", None)
-    if hf_config is not None:
-        if not isinstance(hf_config, str) or not hf_config:
-            raise ConfigError("hf_config", f"expected the path of a config.json, got {excerpt(hf_config)}")
-        if options.get("scheme", "rope") not in ("rope", "mrope"):
-            raise ConfigError("hf_config", f"reads a RoPE model; it cannot go with scheme {options['scheme']!r}")
-        from_model = read_hf_config(hf_config, options.get("scheme"))
-        if options.get("scheme", from_model["scheme"]) != from_model["scheme"]:
-            raise ConfigError("hf_config", f"{hf_config} describes 1-D RoPE, not scheme {options['scheme']!r}")
+    if hf_config is not None and model is not None:
+        raise ConfigError("model", "give either --model or --hf-config, not both")
+    if hf_config is not None or model is not None:
+        key = "hf_config" if model is None else "model"
+        asked = options.get("scheme")
+        if asked not in (None, "rope", "mrope"):
+            raise ConfigError(key, f"reads a RoPE model; it cannot go with scheme {asked!r}")
+        from_model = model_options(hf_config, model, asked)
+        if asked not in (None, from_model["scheme"]):
+            raise ConfigError(key, f"{hf_config if model is None else model} describes 1-D RoPE, not scheme {asked!r}")
         options = merge(from_model, options)
-    scheme_name = RUN_SETTINGS[0].coerce(options.get("scheme", DEFAULT_SCHEME)) if "scheme" in command else DEFAULT_SCHEME
+    elif options.get("weights") is not None and "scheme" not in options and command.get("scheme") is RUN_SETTINGS[0]:
+        options["scheme"] = "learned"  # a checkpoint's position table (unless the command has its own default scheme)
+    # A command may declare its own ``scheme`` setting, with its own default (inspect: rope).
+    scheme_name = command["scheme"].coerce(options.get("scheme", command["scheme"].default)) if "scheme" in command else DEFAULT_SCHEME
     cls = get_scheme_class(scheme_name)
     own_names = accepted_keys(cls)
     # A command that draws several schemes (``schemes``) accepts the parameters of each of them.
@@ -336,7 +342,8 @@ def resolve(
     chosen: dict[str, Any] = {}
     params: dict[str, Any] = {}
     for key, value in options.items():
-        if key in command:
+        # A checkpoint key configures the scheme when it takes it (learned: its table), else the command.
+        if key in command and not (key in CHECKPOINT_KEYS and key in own_names):
             if value is not None:
                 chosen[key] = command[key].coerce(value)
         elif key in parameter_names:
@@ -362,6 +369,9 @@ def resolve(
         # The current sequence length (dynamic NTK, LongRoPE) reaches the last position id, as in HF.
         own["context"] = max(int(length), int(positions.max()) + 1)
     scheme = build_scheme(scheme_name, own, length=length)
+    if positions is None and chosen.get("length") is None and scheme.model_length and scheme.model_length != length:
+        length = scheme.model_length  # a checkpoint's position table: its rows
+        scheme = scheme.at_length(length)
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
     where = Positions.range(length, cls.position_rank) if positions is None else Positions.of(positions, cls.position_rank)
     return Spec(scheme, int(length), where, chosen.get("dtype"), resolved, params)
@@ -384,6 +394,29 @@ def _resolve_cells(
     where = Positions.of(cells if given is None else parse_positions(given, scheme.position_rank), scheme.position_rank)
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
     return Spec(scheme, len(cells), where, chosen.get("dtype"), resolved, params)
+
+
+#: Keys naming a checkpoint: the ``learned`` scheme's table, or the q/k projections a command reads.
+CHECKPOINT_KEYS = ("weights", "tensor")
+
+
+def model_options(hf_config: Any, model: Any, scheme: str | None = None) -> dict[str, Any]:
+    """The RoPE options of a config.json given by path (``hf_config``) or by model id (``model``,
+    resolved through the HuggingFace cache by :func:`pecli.models.hub.config_path`); ``scheme`` as
+    :func:`pecli.hf_config.read_hf_config` takes it (a Qwen-VL model read as ``rope``)."""
+    if model is not None:
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigError("model", f"expected ORG/NAME[@REVISION], got {excerpt(model)}")
+        from pecli.models.hub import config_path
+
+        path = config_path(model)
+        try:
+            return read_hf_config(path, scheme)
+        except ConfigError as error:
+            raise ConfigError("model", f"{model}: {str(error).removeprefix('hf_config: ')}") from None
+    if not isinstance(hf_config, str) or not hf_config:
+        raise ConfigError("hf_config", f"expected the path of a config.json, got {excerpt(hf_config)}")
+    return read_hf_config(hf_config, scheme)
 
 
 def parse_size(key: str, value: Any) -> int:

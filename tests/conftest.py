@@ -24,6 +24,9 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE_CONFIGS = REPO / "sample_configs"
 HF_CONFIGS = SAMPLE_CONFIGS / "hf"
 TEST_ENV = {"NO_COLOR": "1", "COLUMNS": "100"}
+# No test touches the network: a model id (--model, also from the fuzzer) is looked up in the cache only.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
 @pytest.fixture

@@ -132,7 +132,7 @@ def test_config_file_holds_the_kind(runner, tmp_path):
         (["bias", "--scheme", "sinusoidal"], "plot bias does not support scheme 'sinusoidal' (additive); it supports: relative, t5, alibi"),
         (["similarity", "--scheme", "t5"], "plot similarity does not support scheme 't5' (bias); it supports: integer, binary, sinusoidal, learned, rope"),
         (["wavelengths", "--scheme", "learned"], "plot wavelengths does not support scheme 'learned' (additive); it supports: sinusoidal, rope"),
-        (["nonsense"], "kind: must be one of heatmap, circle, dot-distance, similarity, similarity-2d, wavelengths, extrapolation, bias, precision; got 'nonsense'"),
+        (["nonsense"], "kind: must be one of heatmap, circle, dot-distance, similarity, similarity-2d, wavelengths, extrapolation, bias, precision, rope-usage; got 'nonsense'"),
         (["circle", "--head", "1"], "--head does not apply to plot circle (it applies to heatmap, bias)"),
         (["circle", "--positions", "100:200"], "--positions does not apply to plot circle (it applies to heatmap, similarity)"),
         (["heatmap", "--compute-dtype", "each"], "--compute-dtype does not apply to plot heatmap (it applies to precision)"),

@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("pecli.cli.compare", "Measure every property of several schemes side by side."),
     "wavelengths": ("pecli.cli.wavelengths", "The frequency and wavelength of every pair of a sinusoidal or rotary encoding."),
     "plot": ("pecli.cli.plot", "Draw a scheme and write the figure as .png, .svg or .pdf."),
+    "inspect": ("pecli.cli.inspect", "Which RoPE frequency pairs a checkpoint's q and k projections use."),
+    "permute": ("pecli.cli.permute", "Convert a q or k projection between the interleaved and half RoPE layouts."),
 }
 
 

@@ -27,13 +27,18 @@ SETTINGS = (
     Setting("strict", bool, False, "turn warnings (unseen angles, untrained buckets) into failures", group=CHECK_PANEL),
     Setting("samples", int, None, "sample this many query positions in all-pairs scans", minimum=2,
             default_text="exact when cheap", group=CHECK_PANEL),
+    Setting("weights", str, None, "layout: the checkpoint of the q/k projections (learned: of the position table)",
+            group=CHECK_PANEL),
 )
+
+#: The property of weights rather than of a scheme: routed to :mod:`pecli.models.usage`, not in ``all``.
+LAYOUT = "layout"
 
 
 @scheme_command(*SETTINGS)
 def check(
     spec: Spec,
-    prop: Annotated[str, typer.Argument(metavar="PROPERTY", help="a registered property (uniqueness, distinguishability, composability, relativity, extrapolation, precision) or all [default: all]", show_default=False)] = "all",
+    prop: Annotated[str, typer.Argument(metavar="PROPERTY", help="a registered property (uniqueness, distinguishability, composability, relativity, extrapolation, precision), all, or layout (of --weights) [default: all]", show_default=False)] = "all",
     json: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -41,13 +46,14 @@ def check(
 
     Properties: uniqueness, distinguishability, composability, relativity, extrapolation, precision, or
     all of them. Each prints the measured figures, the verdict and the reason in words. --dtype sets the
-    dtype of uniqueness (default float64) and of precision (default bfloat16).
+    dtype of uniqueness (default float64) and of precision (default bfloat16). layout reads the q/k
+    projections of --weights and says whether they were trained in the configured RoPE layout.
     """
-    if prop not in (*ANALYSES, "all"):
-        raise choice_error("property", prop, (*ANALYSES, "all"))
+    if prop not in (*ANALYSES, "all", LAYOUT):
+        raise choice_error("property", prop, (*ANALYSES, "all", LAYOUT))
     if not spec.at_own_positions:
         raise _bad("positions", "check measures positions 0 … L − 1 (a grid's every cell); use --length instead of --positions")
-    if prop != "all" and not ANALYSES[prop].applies_to(spec.scheme):
+    if prop in ANALYSES and not ANALYSES[prop].applies_to(spec.scheme):
         result = not_applicable(prop, spec.scheme)
         raise _bad("property", f"{prop} is {result.reason}; {result.notes[0]}")
     settings = spec.settings
@@ -63,8 +69,11 @@ def check(
     )
     name = prop
     _check_applicable(name, {**settings, "dtype": spec.dtype})
-    spec.check_memory(estimate_check_bytes(spec.scheme, name, options), f"check {name}")
-    report = check_report(spec.scheme, name, options)
+    if name == LAYOUT:
+        report = _layout_report(spec)
+    else:
+        spec.check_memory(estimate_check_bytes(spec.scheme, name, options), f"check {name}")
+        report = check_report(spec.scheme, name, options)
     if json:
         print_json(report.to_dict())
     elif not quiet:  # --quiet: the exit code is the answer
@@ -75,9 +84,31 @@ def check(
         raise typer.Exit(1)
 
 
+def _layout_report(spec: Spec):
+    """``check layout``: the q/k weights of ``--weights`` against the layout of the rotary scheme."""
+    from pecli.analysis import CheckReport
+    from pecli.models.checkpoint import Checkpoint
+    from pecli.models.usage import check_layout, find_projections, pairs_layout, projection_bytes
+    from pecli.schemes.base import Capability, require
+
+    require(spec.scheme, Capability.ROTARY, "check layout")
+    if not spec.settings.get("weights"):
+        raise _bad("weights", "check layout reads the q/k projections of a checkpoint: give --weights FILE")
+    checkpoint = Checkpoint(spec.settings["weights"])
+    spec.check_memory(projection_bytes(checkpoint, find_projections(checkpoint)), "check layout")
+    pairs = spec.scheme.frequency_pairs()
+    result = check_layout(checkpoint, head_dim=spec.scheme.width, rotated_dim=2 * pairs.count,
+                          configured=pairs_layout(pairs))
+    scheme = spec.scheme
+    return CheckReport(scheme.name, scheme.kind, scheme.params(), spec.length, LAYOUT, (result,))
+
+
 def _check_applicable(name: str, given: dict[str, Any]) -> None:
     """An option that no selected property reads is an error, not silently ignored."""
-    if name == "all":
+    if given.get("weights") is not None and name != LAYOUT:
+        raise _bad("weights", f"--weights with a rotary scheme applies to check layout, not {name} "
+                              "(with the learned scheme it is the checkpoint of its table)")
+    if name in ("all", LAYOUT):
         return
     for option in ("dtype", "tol", "shifts", "compute_dtype", "train_length", "samples"):
         if given.get(option) in (None, 0.0) or option in ANALYSES[name].options:

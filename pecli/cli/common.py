@@ -37,6 +37,10 @@ CONFIG_OPTIONS: dict[str, Any] = {
     "hf_config": make_option(
         Parameter("hf_config", str, help="a HuggingFace model config.json: its RoPE settings"), panel=CONFIG_PANEL
     ),
+    "model": make_option(
+        Parameter("model", str, help="a HuggingFace model id ORG/NAME[@REVISION]: its config.json's RoPE settings, "
+                  "from the local cache, else downloaded (needs pecli[models])"), panel=CONFIG_PANEL
+    ),
     "set": typing.Annotated[
         typing.Optional[list[str]],
         typer.Option("--set", help="override any key: key=value (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False),

@@ -24,6 +24,7 @@ SETTINGS = (
     Setting("train_length", int, None, "extrapolation: training length T", minimum=1, default_text="each model's own training length, else L // 2"),
     Setting("strict", bool, False, "warnings count as failures"),
     Setting("hf_config", object, None, "add the RoPE of a HuggingFace config.json as a row (repeatable)"),
+    Setting("model", object, None, "add the RoPE of a HuggingFace model ORG/NAME[@REVISION] as a row (repeatable)"),
 )
 
 
@@ -31,6 +32,7 @@ SETTINGS = (
 def compare(
     spec: Spec,
     hf_config: Annotated[Optional[list[str]], typer.Option("--hf-config", help="add the RoPE of a HuggingFace config.json as a row (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
+    model: Annotated[Optional[list[str]], typer.Option("--model", help="add the RoPE of a HuggingFace model ORG/NAME[@REVISION] as a row (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
     json: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -43,7 +45,7 @@ def compare(
     comes from, a footnote says so.
     """
     from pecli.analysis.comparison import compare as run_comparison
-    from pecli.config import read_hf_config
+    from pecli.config import model_options
     from pecli.render.side_by_side import SIDE_BY_SIDE_DIM, has_dim, one_dim_note
 
     settings = spec.settings
@@ -52,18 +54,21 @@ def compare(
     given_dim = "dim" in spec.given_params
     dim = int(spec.given_params["dim"]) if given_dim else SIDE_BY_SIDE_DIM
     rows, own_dim = [], []
-    models = _paths(settings["hf_config"])
+    models = [(path, None) for path in _paths(settings["hf_config"])]
+    models += [(None, model_id) for model_id in _paths(settings["model"], "model")]
     if not models or settings["schemes"] != SETTINGS[0].default:
         for name, params in scheme_entries(settings["schemes"]):
             shown = {k: v for k, v in params.items() if not isinstance(v, (dict, list, tuple))}
             label = name + (f"({', '.join(f'{k}={v}' for k, v in shown.items())})" if shown else "")
-            if "dim" in params and has_dim(name):
+            sized = "dim" in params or _sized_by_checkpoint(name, params, spec)
+            if sized and has_dim(name):
                 own_dim.append(label)
-            rows.append((label, spec.variant(name, params, **({} if "dim" in params else {"dim": dim}))))
-    for path in models:
-        options = read_hf_config(path)
-        rows.append((Path(path).stem, spec.variant(options.pop("scheme"), options)))
-        own_dim.append(Path(path).stem)
+            rows.append((label, spec.variant(name, params, **({} if sized else {"dim": dim}))))
+    for path, model_id in models:
+        options = model_options(path, model_id)
+        label = Path(path).stem if model_id is None else model_id
+        rows.append((label, spec.variant(options.pop("scheme"), options)))
+        own_dim.append(label)
     options = CheckOptions(length=spec.length, dtype=spec.dtype, train_length=settings["train_length"])
     needed = max((estimate_check_bytes(scheme, "all", options) for _, scheme in rows), default=0)
     spec.check_memory(needed, "compare")
@@ -86,11 +91,19 @@ def compare(
         stdout_console().print(compare_renderable(comparison, notes=notes))
 
 
-def _paths(value: Any) -> list[str]:
-    """Config paths from one string or a list of strings."""
+def _sized_by_checkpoint(name: str, params: dict[str, Any], spec: Spec) -> bool:
+    """Whether the scheme's size comes from a checkpoint it reads (learned ``weights``): it keeps its own dim."""
+    from pecli.schemes import get_scheme_class
+
+    return "weights" in get_scheme_class(name).parameters() and (params.get("weights") or spec.given_params.get("weights")) is not None
+
+
+def _paths(value: Any, key: str = "hf_config") -> list[str]:
+    """Config paths (or model ids) from one string or a list of strings."""
     if value is None:
         return []
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not all(isinstance(item, str) and item for item in items):
-        raise ConfigError("hf_config", "expected the path of a config.json, or a list of paths")
+        what = "a model id ORG/NAME, or a list of ids" if key == "model" else "the path of a config.json, or a list of paths"
+        raise ConfigError(key, f"expected {what}")
     return list(items)

@@ -1,4 +1,5 @@
-"""Learned absolute positions: an ``nn.Embedding(max_length, dim)`` table ([Common-PE], [EulerBlind] and [PE-explained])."""
+"""Learned absolute positions: an ``nn.Embedding(max_length, dim)`` table ([Common-PE], [EulerBlind] and [PE-explained]),
+at its initialisation or read from a checkpoint (``weights``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from pecli.errors import PositionError
+from pecli.errors import ConfigError, PositionError
 from pecli.params import param
 from pecli.schemes.base import MAX_LENGTH, MAX_WIDTH, AdditiveScheme
 from pecli.schemes.positions import as_positions
@@ -22,6 +23,12 @@ class LearnedScheme(AdditiveScheme):
     ``E = T[p]`` with ``T ~ N(0, std²)`` of shape ``(max_length, dim)``, drawn from
     ``numpy.random.default_rng(seed)`` (std 0.02 as BERT and GPT-2 initialise it). The table has no row
     for ``p >= max_length``: such positions are undefined, the extrapolation failure [Common-PE], [EulerBlind] and [PE-explained] describe.
+
+    With ``weights`` (a ``.safetensors`` file or ``model.safetensors.index.json``) the table is a
+    trained one: ``T[p] = W[p + row_offset]`` for the checkpoint's tensor ``W`` (GPT-2 ``wpe.weight``,
+    OPT ``embed_positions.weight`` with its offset of 2, BERT ``position_embeddings.weight``;
+    :mod:`pecli.models.checkpoint`). ``dim`` and ``max_length`` are then the tensor's; the scheme holds
+    the path and the tensor's name, and the table is read once, when first needed.
     """
 
     name: ClassVar[str] = "learned"
@@ -32,6 +39,48 @@ class LearnedScheme(AdditiveScheme):
     max_length: int | None = param(None, "rows of the table", minimum=1, maximum=MAX_LENGTH, default_text="the sequence length")
     seed: int = param(0, "seed of the initialisation", minimum=0)
     std: float = param(0.02, "standard deviation of the initialisation", exclusive_minimum=0)
+    weights: str | None = param(
+        None, "a .safetensors checkpoint (or its index .json): the table is its position embedding",
+        default_text="a random table",
+    )
+    tensor: str | None = param(
+        None, "with weights: the table's tensor", default_text="found by the usual names (GPT-2, OPT, BERT)"
+    )
+    row_offset: int | None = param(
+        None, "with weights: rows of the tensor before position 0", minimum=0, default_text="2 for OPT and RoBERTa, else 0"
+    )
+
+    @classmethod
+    def from_params(cls, values: dict[str, Any]) -> "LearnedScheme":
+        """The scheme; with ``weights``, sized by the checkpoint's table (whose header is read here)."""
+        if values.get("weights") is None:
+            for key in ("tensor", "row_offset"):
+                if values.get(key) is not None:
+                    raise ConfigError(key, "applies to a table read from a checkpoint: give weights too")
+            return cls(**values)
+        from pecli.models.checkpoint import find_table
+
+        for key in ("seed", "std"):
+            if key in values:
+                raise ConfigError(key, "does not apply to a table read from a checkpoint (weights)")
+        found = find_table(values["weights"], values.get("tensor"), values.get("row_offset"))
+        if values.get("dim") is not None and values["dim"] != found.dim:
+            raise ConfigError("dim", f"{values['dim']} differs from the {found.dim} columns of {found.tensor!r}")
+        filled = tuple(values.get("length_filled", ()))
+        rows = values.get("max_length")
+        if rows is None or "max_length" in filled:
+            rows = found.rows
+        elif rows > found.rows:
+            raise ConfigError("max_length", f"{rows} is more than the {found.rows} positions of {found.tensor!r}")
+        return cls(**{
+            **values, "dim": found.dim, "max_length": rows, "tensor": found.tensor, "row_offset": found.row_offset,
+            "length_filled": tuple(key for key in filled if key != "max_length"),
+        })
+
+    @property
+    def model_length(self) -> int | None:
+        """A checkpoint's table: its rows (the positions the model was trained on); else None."""
+        return self.max_length if self.weights is not None else None
 
     @classmethod
     def defaults_for_length(cls, length: int) -> dict[str, Any]:
@@ -46,10 +95,16 @@ class LearnedScheme(AdditiveScheme):
         return int(self.max_length or 0) * self.dim
 
     def estimate_bytes(self, n_positions: int) -> int:
-        return super().estimate_bytes(n_positions) + int(self.max_length or 0) * self.dim * 8
+        table = int(self.max_length or 0) * self.dim * 8
+        # Reading a checkpoint's table holds the stored tensor and its float32 copy besides (at most 2 × float64).
+        return super().estimate_bytes(n_positions) + table * (3 if self.weights is not None else 1)
 
     def table(self) -> np.ndarray:
-        """The (max_length, dim) table."""
+        """The (max_length, dim) table: the checkpoint's (read once, read-only), else drawn from the seed."""
+        if self.weights is not None:
+            from pecli.models.checkpoint import read_table
+
+            return read_table(self.weights, str(self.tensor), int(self.row_offset or 0), int(self.max_length or 0))
         rng = np.random.default_rng(self.seed)
         return rng.normal(0.0, self.std, size=(int(self.max_length or 0), self.dim))
 

@@ -70,6 +70,7 @@ TRAIN_LENGTH = Parameter("train_length", int, None, "the training length", minim
 DTYPES_OPTION = Parameter(
     "dtypes", object, None, "dtypes compared with float64 (comma-separated or a list)", default_text=",".join(DEFAULT_DTYPES)
 )
+WEIGHTS = Parameter("weights", str, None, "the checkpoint of the q/k projections (.safetensors or its index)")
 COMPUTE_DTYPE = Parameter(
     "compute_dtype", str, None,
     f"form the angles in this dtype ({EACH}: in each of --dtypes) instead of rounding float64 values, as check's",
@@ -264,6 +265,13 @@ def _precision(figure: "Figure", request: PlotRequest) -> Drawing:
                           compute_dtype=request.option("compute_dtype"))
 
 
+def _rope_usage(figure: "Figure", request: PlotRequest) -> Drawing:
+    from pecli.models.usage import usage_of
+    from pecli.render.figures.usage import draw_rope_usage
+
+    return draw_rope_usage(figure, usage_of(request.option("weights"), request.scheme))
+
+
 #: Every plot kind, in the order the help lists them.
 PLOTS: dict[str, PlotKind] = {
     kind.name: kind
@@ -283,6 +291,8 @@ PLOTS: dict[str, PlotKind] = {
         PlotKind("bias", "bias against distance, one line per head", Capability.BIAS, (HEAD,), _bias),
         PlotKind("precision", "error against float64 per dtype", None, (DTYPES_OPTION, COMPUTE_DTYPE), _precision,
                  reads=("dtype",)),
+        PlotKind("rope-usage", "a checkpoint's q/k norm per layer and frequency pair", Capability.ROTARY, (WEIGHTS,),
+                 _rope_usage, size=(10.0, 5.0)),
     )
 }
 

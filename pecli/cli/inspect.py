@@ -1,0 +1,110 @@
+"""``pecli inspect rope``: which rotary frequency pairs a checkpoint's q and k projections use."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pecli.cli.common import JsonOption, QuietOption, print_json, scheme_command, stdout_console
+from pecli.config import Setting, Spec
+from pecli.params import choice_error
+from pecli.schemes import SCHEMES
+from pecli.schemes.base import Capability
+
+INSPECT_PANEL = "Inspect"
+#: The schemes that rotate q and k.
+ROTARY_SCHEMES = tuple(name for name, cls in SCHEMES.items() if cls.has(Capability.ROTARY))
+#: What ``inspect`` can look at.
+SUBJECTS = ("rope",)
+
+SETTINGS = (
+    Setting("scheme", str, "rope", "the rotary scheme the weights were trained with", choices=ROTARY_SCHEMES),
+    Setting("weights", str, None, "the checkpoint: a .safetensors file or a sharded checkpoint's index .json",
+            group=INSPECT_PANEL),
+)
+
+
+@scheme_command(*SETTINGS, needs=Capability.ROTARY, run_keys=("scheme",))
+def inspect(
+    spec: Spec,
+    subject: Annotated[str, typer.Argument(metavar="WHAT", help="rope: the per-pair usage of the q/k projections")] = "rope",
+    json: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Which RoPE frequencies a model uses: per layer and pair i, the norm of the q and k projection rows feeding i.
+
+    Reads --weights (a .safetensors checkpoint or its index) tensor by tensor; the head dimension, base,
+    scaling and layout come from --model or --hf-config (or --scheme rope --dim …). Heads are split by
+    the head dimension, keys by their own (grouped-query) heads. Prints one row per pair with its
+    wavelength and its share of the squared norm, then per layer the share held by the slower half of
+    the pairs: trained models put most of it in the low frequencies (Barbero et al. 2024, "Round and
+    round we go! What makes rotary positional encodings useful?").
+    """
+    if subject not in SUBJECTS:
+        raise choice_error("what", subject, SUBJECTS)
+    usage = measure_usage(spec)
+    if json:
+        print_json(usage.to_dict())
+    elif not quiet:
+        console = stdout_console()
+        console.print(pairs_table(usage))
+        console.print(layers_table(usage))
+
+
+def measure_usage(spec: Spec):
+    """The :class:`~pecli.models.usage.RopeUsage` of ``spec.settings['weights']`` read with ``spec.scheme``'s pairs."""
+    from pecli.models.usage import usage_of
+
+    return usage_of(spec.settings.get("weights"), spec.scheme, spec.memory_budget)
+
+
+# -- tables ---------------------------------------------------------------------------------------------
+#: Longest table drawn in full; longer ones show their first and last rows.
+MAX_ROWS = 80
+
+
+def _shown(rows: list) -> list:
+    return rows if len(rows) <= MAX_ROWS else [*rows[: MAX_ROWS // 2], None, *rows[-MAX_ROWS // 2 :]]
+
+
+def pairs_table(usage):
+    """One row per pair: θ_i, wavelength, mean q and k norm over layers and heads, share of the squared norm."""
+    from rich.table import Table
+
+    from pecli.render.tables import number
+
+    table = Table(
+        title=(f"rope usage of {usage.checkpoint}: {len(usage.layers)} layers, {usage.heads} q heads, "
+               f"{usage.kv_heads} kv heads, head_dim {usage.head_dim}, {usage.layout} layout"),
+        title_justify="left",
+    )
+    for header in ("i", "θ\nrad/tok", "λ\ntokens", "q norm", "k norm", "q share", "k share"):
+        table.add_column(header, justify="right", no_wrap=True)
+    q, k = usage.layer_pair("q").mean(axis=0), usage.layer_pair("k").mean(axis=0)
+    q_share, k_share = usage.pair_share("q"), usage.pair_share("k")
+    for i in _shown(list(range(usage.pairs))):
+        if i is None:
+            table.add_row(*(["…"] * 7))
+            continue
+        table.add_row(str(i), number(usage.inv_freq[i]), number(usage.wavelengths[i]), number(q[i]), number(k[i]),
+                      f"{100 * q_share[i]:.1f}%", f"{100 * k_share[i]:.1f}%")
+    return table
+
+
+def layers_table(usage):
+    """Per layer: the share of the squared norm in the slower half of the pairs, and the busiest pair."""
+    from rich.table import Table
+
+    half = usage.pairs // 2
+    table = Table(title=f"per layer: share in the slow pairs i ≥ {half} (long wavelengths)", title_justify="left")
+    for header in ("layer", "q slow share", "k slow share", "q busiest i", "k busiest i"):
+        table.add_column(header, justify="right", no_wrap=True)
+    q_low, k_low = usage.low_frequency_share("q"), usage.low_frequency_share("k")
+    q_top, k_top = usage.layer_pair("q").argmax(axis=1), usage.layer_pair("k").argmax(axis=1)
+    for n in _shown(list(range(len(usage.layers)))):
+        if n is None:
+            table.add_row(*(["…"] * 5))
+            continue
+        table.add_row(str(usage.layers[n]), f"{100 * q_low[n]:.1f}%", f"{100 * k_low[n]:.1f}%", str(q_top[n]), str(k_top[n]))
+    return table
