@@ -265,15 +265,20 @@ def parse_positions(value: Any, rank: int = 1) -> np.ndarray:
         except PecliError as error:
             raise ConfigError("positions", str(error).removeprefix("positions: ")) from None
     elif isinstance(value, (list, tuple)):
-        positions = np.asarray(value)
+        try:
+            positions = np.asarray(value)
+        except ValueError:  # ragged: rows of different lengths
+            raise ConfigError("positions", f"every position needs the same number of coordinates, got {excerpt(value)}") from None
     else:
         raise ConfigError("positions", f"expected start:stop[:step], an .npy file or a list, got {value!r}")
     if positions.size == 0:
         raise ConfigError("positions", f"{value!r} gives no positions")
+    if rank > 1 and positions.ndim == 2 and positions.shape[0] == rank != positions.shape[1]:
+        positions = positions.T  # (rank, N), one row per axis, as encode writes them and HF's position_ids
     try:
         return as_positions(positions, rank)
     except PositionError as error:
-        raise ConfigError("positions", str(error)) from None
+        raise ConfigError("positions", str(error).removeprefix("positions ")) from None
 
 
 def accepted_keys(cls: type[Scheme]) -> set[str]:
@@ -383,17 +388,17 @@ def _resolve_cells(
     """The :class:`Spec` of an n-D scheme: its positions are its own cells (a grid's, a sequence's), so
     ``length`` is their number; ``positions`` may pick some of them by their coordinates."""
     scheme = build_scheme(name, own)
-    cells = scheme.cells()
+    count, rank = scheme.cell_count, scheme.position_rank
     length = chosen.get("length")
-    if length is not None and length != len(cells):
+    if length is not None and length != count:
         raise ConfigError(
-            "length", f"{name} encodes its {len(cells):,} cells ({scheme.cells_text()}), not {length:,} "
-            "positions; set its grid or sequence instead",
+            "length", f"{name} encodes its {count:,} cells ({scheme.cells_text()}), not {length:,} positions; "
+            f"set its {'grid' if scheme.on_grid else 'sequence'} instead",
         )
     given = chosen.get("positions")
-    where = Positions.of(cells if given is None else parse_positions(given, scheme.position_rank), scheme.position_rank)
+    where = Positions.cells(count, rank, scheme.cells) if given is None else Positions.of(parse_positions(given, rank), rank)
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
-    return Spec(scheme, len(cells), where, chosen.get("dtype"), resolved, params)
+    return Spec(scheme, count, where, chosen.get("dtype"), resolved, params)
 
 
 #: Keys naming a checkpoint: the ``learned`` scheme's table, or the q/k projections a command reads.

@@ -57,6 +57,7 @@ def read_hf_config(path: str, scheme: str | None = None) -> dict[str, Any]:
     """
     data = _load(path)
     vision = data.get("vision_config") if isinstance(data.get("vision_config"), dict) else {}
+    model_type = data.get("model_type")  # the model's, before a nested text_config (``qwen2_5_vl_text``)
     if isinstance(data.get("text_config"), dict) and "num_attention_heads" not in data:
         data = {**data["text_config"], **{k: v for k, v in data.items() if k.startswith("rope")}}
     if not any(data.get(key) is not None for key in ROPE_KEYS) and data.get("model_type") not in ROPE_MODEL_TYPES:
@@ -66,7 +67,7 @@ def read_hf_config(path: str, scheme: str | None = None) -> dict[str, Any]:
     block = data.get("rope_parameters", data.get("rope_scaling"))
     in_block = block if isinstance(block, dict) else {}
     if in_block.get("mrope_section") is not None and scheme != "rope":
-        return _mrope_options(data, in_block, options["dim"], vision)
+        return _mrope_options(data, in_block, options["dim"], vision, model_type)
     # transformers v5 keeps rope_theta (and partial_rotary_factor) inside rope_parameters: they describe
     # the model, so they stay when the block (the scaling) is switched off.
     base = data.get("rope_theta", data.get("rotary_emb_base", in_block.get("rope_theta")))
@@ -95,7 +96,9 @@ def read_hf_config(path: str, scheme: str | None = None) -> dict[str, Any]:
 TIMED_VIDEO_MODELS = ("qwen2_5_vl",)
 
 
-def _mrope_options(data: dict[str, Any], block: dict[str, Any], dim: int, vision: dict[str, Any]) -> dict[str, Any]:
+def _mrope_options(
+    data: dict[str, Any], block: dict[str, Any], dim: int, vision: dict[str, Any], model_type: Any,
+) -> dict[str, Any]:
     """The ``mrope`` keys of a Qwen-VL config: head dim, ``rope_theta``, the block's ``mrope_section``
     and ``mrope_interleaved`` (Qwen3-VL), and from ``vision_config`` the ``spatial_merge_size`` and
     ``tokens_per_second``; Qwen2.5-VL numbers a video's frame groups by time."""
@@ -106,7 +109,7 @@ def _mrope_options(data: dict[str, Any], block: dict[str, Any], dim: int, vision
         options["mrope_interleaved"] = block["mrope_interleaved"]
     if vision.get("spatial_merge_size") is not None:
         options["spatial_merge_size"] = vision["spatial_merge_size"]
-    if data.get("model_type") in TIMED_VIDEO_MODELS:
+    if model_type in TIMED_VIDEO_MODELS:
         options["temporal"] = "time"
     if vision.get("tokens_per_second") is not None:
         options["tokens_per_second"] = vision["tokens_per_second"]

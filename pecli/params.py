@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import math
 import numbers
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -197,8 +198,11 @@ def coerce(
             raise ConfigError(key, f"must be finite, got {excerpt(value)}")
     elif typing.get_origin(kind) is tuple:
         item_kind = typing.get_args(kind)[0]
-        separator = "x" if item_kind is int and isinstance(value, str) and "x" in value else ","
-        items = [item.strip() for item in value.split(separator)] if isinstance(value, str) else value
+        if isinstance(value, str):  # "1,2,3", "[1, 2, 3]", and sizes as "16x16"
+            text = value.strip().removeprefix("[").removesuffix("]")
+            separator = "x" if item_kind is int and re.fullmatch(r"\s*\d+(\s*x\s*\d+)+\s*", text) else ","
+            value = [item.strip() for item in text.split(separator)]
+        items = value
         if not isinstance(items, (list, tuple)):
             raise bad
         return tuple(

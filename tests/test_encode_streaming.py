@@ -220,6 +220,9 @@ def test_progress_advances_over_the_blocks(small_blocks, tmp_path):
     ({"scheme": "sinusoidal", "dim": 512, "length": 8192, "dtype": "float32"}, "pe.npy"),
     ({"scheme": "rope", "dim": 128, "length": 65536, "dtype": "float32"}, "rope.npz"),
     ({"scheme": "alibi", "heads": 4, "length": 2000}, "alibi.npy"),
+    ({"scheme": "rope-nd", "dim": 64, "grid": [256, 256], "dtype": "float32"}, "rope-nd.npz"),
+    ({"scheme": "sinusoidal-nd", "dim": 64, "grid": [256, 256], "dtype": "float32"}, "pe2d.npy"),
+    ({"scheme": "mrope", "dim": 64, "sequence": "text:100,video:4x256x256,text:10", "dtype": "float32"}, "mrope.npz"),
 ])
 def test_memory_estimate_is_what_the_process_holds(tmp_path, params, out):
     # tracemalloc sees NumPy's buffers: the peak above what was held before must be the estimate ± 25 %.

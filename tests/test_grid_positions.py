@@ -43,7 +43,7 @@ def test_rope_nd_uneven_axes_and_bad_axis_dims():
     assert build_scheme("rope-nd", {"dim": 128, "grid": [2, 3, 4]}).dims == (44, 42, 42)
     with pytest.raises(ConfigError, match="axis_dims: must be even numbers"):
         build_scheme("rope-nd", {"dim": 8, "grid": [2, 2], "axis_dims": [2, 4]})
-    with pytest.raises(ConfigError, match="grid: must have 1 to 3 axes"):
+    with pytest.raises(ConfigError, match="grid: must have 2 or 3 axes"):
         build_scheme("rope-nd", {"grid": [2, 2, 2, 2]})
 
 
@@ -231,7 +231,7 @@ def test_plot_similarity_2d(invoke, tmp_path):
     bad = invoke("plot", "similarity-2d", "--scheme", "rope-nd", "--grid", "5x7", "--cell", "5,0", "--out", out, "--force")
     assert bad.exit_code == 2 and "cell: must be a cell of the 5 x 7 grid" in bad.stderr
     line = invoke("plot", "circle", "--scheme", "rope-nd", "--out", tmp_path / "c.png")
-    assert line.exit_code == 2 and "kinds for a grid: similarity-2d" in line.stderr
+    assert line.exit_code == 2 and "kinds that draw it: similarity-2d" in line.stderr
 
 
 def test_a_qwen2_5_vl_config_numbers_video_frames_by_time(tmp_path):
@@ -264,3 +264,53 @@ def test_library_encodes_an_n_d_scheme_at_its_cells():
         pecli.encode("rope-nd", grid=[3, 4], dim=8), build_scheme("rope-nd", {"grid": [3, 4], "dim": 8}).encode(grid_cells((3, 4)))
     )
     assert pecli.encode("rope-nd", [[0, 1], [2, 2]], grid=[3, 4], dim=8).shape == (2, 8)
+
+
+def test_mrope_has_no_plot_kind_and_says_so(invoke, tmp_path):
+    result = invoke("plot", "heatmap", "--scheme", "mrope", "--out", tmp_path / "h.png")
+    assert result.exit_code == 2
+    assert "mrope has 3-D positions (no plot kind draws it yet; see pecli wavelengths)" in result.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--grid", "4"], "grid: must have 2 or 3 axes ([H, W] or [T, H, W]), got [4]"),
+    (["--grid", "4x4", "--dim", "2"], "dim: needs a pair per axis: at least 4 for 2 axes, got 2"),
+    (["--axis-dims", "x"], "axis_dims: expected an integer, got 'x'"),
+    (["--positions", "[[0, 0], [1]]"], "positions: every position needs the same number of coordinates, got [[0, 0], [1]]"),
+    (["--positions", "[0, 1]"], "positions: must have shape (N, 2), got shape (2,)"),
+])
+def test_bad_grid_input_is_one_line(invoke, args, message):
+    result = invoke("encode", "--scheme", "rope-nd", *args)
+    assert result.exit_code == 2 and result.stderr == f"pecli: error: {message}\n"
+
+
+def test_positions_as_written_by_encode_are_read_back(invoke, tmp_path):
+    # encode writes positions (k, N), one row per axis as HF's position_ids; --positions takes them back
+    np.save(tmp_path / "ids.npy", np.array([[0, 1, 3], [2, 2, 0]]))
+    result = invoke("encode", "--scheme", "rope-nd", "--dim", "8", "--positions", tmp_path / "ids.npy", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["positions"] == {"count": 3, "first": [0, 2], "last": [3, 0]}
+
+
+def test_interleaved_sections_must_be_what_the_pairs_get(invoke):
+    result = invoke("encode", "--scheme", "mrope", "--mrope-section", "10,30,24", "--mrope-interleaved")
+    assert result.exit_code == 2
+    assert "interleaved, [10, 30, 24] gives t, h, w [22, 21, 21] pairs" in result.stderr
+
+
+def test_a_nested_qwen2_5_vl_config_and_qwen3_vl_read_as_rope(tmp_path):
+    # transformers saves newer VL configs with the text model nested in text_config (model_type
+    # qwen2_5_vl_text): the model's own type still says its videos are timed.
+    nested = {"model_type": "qwen2_5_vl", "vision_config": {"tokens_per_second": 4}, "text_config": {
+        "model_type": "qwen2_5_vl_text", "hidden_size": 256, "num_attention_heads": 2, "rope_theta": 1e6,
+        "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}}
+    path = tmp_path / "nested.json"
+    path.write_text(json.dumps(nested), encoding="utf-8")
+    scheme = resolve({"hf_config": str(path)}).scheme
+    assert (scheme.name, scheme.temporal, scheme.tokens_per_second) == ("mrope", "time", 4.0)
+    qwen3 = {"model_type": "qwen3_vl", "hidden_size": 256, "num_attention_heads": 2, "rope_theta": 5e6,
+             "rope_scaling": {"rope_type": "default", "mrope_section": [24, 20, 20], "mrope_interleaved": True}}
+    path.write_text(json.dumps(qwen3), encoding="utf-8")
+    assert resolve({"hf_config": str(path)}).scheme.mrope_interleaved is True
+    rope = resolve({"hf_config": str(path), "scheme": "rope"}).scheme
+    assert (rope.name, rope.base, rope.scaling) == ("rope", 5e6, "none")

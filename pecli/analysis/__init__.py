@@ -14,6 +14,7 @@ Before any work, :func:`estimate_check_bytes` bounds the memory a set of checks 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -174,10 +175,13 @@ def _composability_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
 
 def _relativity_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     from pecli.analysis.relativity import EXACT_PROFILE_CELLS, RELATIVITY_SAMPLES
-    from pecli.analysis.relativity_grid import EXACT_PAIRS
+    from pecli.analysis.relativity_grid import EXACT_PAIRS, GRID_SAMPLES
 
-    if scheme.has_cells:  # the scores and offset codes of the pairs measured, sorted
-        return 0, 48 * EXACT_PAIRS + 8 * 4 * o.length * int(scheme.width)
+    if scheme.has_cells:
+        # the scores and offset codes of the pairs measured, sorted; the queries' factors (at most
+        # √EXACT_PAIRS queries exactly, else the sample) and a block of keys' factors and scores
+        queries = min(o.length, max(GRID_SAMPLES, math.isqrt(EXACT_PAIRS) + 1))
+        return 0, 48 * EXACT_PAIRS + 2 * 8 * queries * int(scheme.width) + 4 * BLOCK_BYTES
 
     EXACT_QUERIES = int((EXACT_PROFILE_CELLS / 3) ** 0.5) + 1  # the most queries of an exact profile
 
@@ -301,9 +305,10 @@ def estimate_check_bytes(scheme: Scheme, names: str | Sequence[str], options: Ch
     footprints = [
         get_analysis(name)._footprint(scheme, options) for name in _names(names) if get_analysis(name).applies_to(scheme)
     ]
+    cells = 8 * scheme.position_rank * options.length if scheme.has_cells else 0  # an n-D scheme's ids
     if not footprints:
-        return 0
-    return max(held for held, _ in footprints) + max(work for _, work in footprints)
+        return cells
+    return cells + max(held for held, _ in footprints) + max(work for _, work in footprints)
 
 
 def run_checks(
@@ -330,7 +335,7 @@ def on_own_positions(scheme: Scheme, options: CheckOptions) -> CheckOptions:
     """``options`` with the length of an n-D scheme's own cells (a grid's, a sequence's), whatever was asked."""
     if not scheme.has_cells:
         return options
-    return dataclasses.replace(options, length=len(scheme.cells()))
+    return dataclasses.replace(options, length=scheme.cell_count)
 
 
 def not_applicable(name: str, scheme: Scheme) -> PropertyResult:

@@ -110,7 +110,7 @@ def compare(
 def value_range(scheme: Scheme, length: int) -> tuple[float, float]:
     """The smallest and largest value of the encoding (vectors) or of the bias over 0 … length − 1 (an
     n-D scheme: over its cells)."""
-    length = len(scheme.cells()) if scheme.has_cells else length
+    length = scheme.cell_count if scheme.has_cells else length
     values = vectors(scheme, length) if scheme.has(Capability.VECTORS) else bias_domain(scheme, length).rows
     return float(np.min(values)) + 0.0, float(np.max(values)) + 0.0
 

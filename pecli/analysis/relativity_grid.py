@@ -80,7 +80,7 @@ def check_grid_relativity(scheme: Scheme, *, samples: int | None = None) -> Prop
     PropertyResult
         ``pass`` when the largest spread of S over the pairs sharing an offset vector, divided by the
         largest |S|, is at most 1e-9. Figures: that spread, the worst offset, and per axis the largest
-        spread among offsets along that axis only (``axis_spread``). The table lists offsets 0 … 4
+        spread among the non-zero offsets along that axis only (``axis_spread``). The table lists offsets 0 … 4
         along each axis.
     """
     cells = scheme.cells()
@@ -96,7 +96,7 @@ def check_grid_relativity(scheme: Scheme, *, samples: int | None = None) -> Prop
     per_axis = {}
     table = []
     for axis, name in enumerate(names):
-        along = np.all(np.delete(offsets, axis, axis=1) == 0, axis=1)
+        along = np.all(np.delete(offsets, axis, axis=1) == 0, axis=1) & (offsets[:, axis] != 0)
         per_axis[name] = float(spread[along].max()) / scale if along.any() else 0.0
         for step in range(5):
             wanted = np.zeros(len(names), dtype=np.int64)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pecli.errors import PecliError
+from pecli.errors import ConfigError, PecliError
 from pecli.schemes.base import Capability, Scheme, require
 from pecli.schemes.frequencies import geometric_inv_freq
 from pecli.schemes.rope_scaling import dynamic_ntk_base
@@ -583,7 +583,7 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
     pretraining_inv_freq = scheme.without_extension().frequency_pairs().inv_freq
     pretraining_wavelengths = wavelengths_of(pretraining_inv_freq)
     # On a grid each pair turns with one coordinate, over the positions that coordinate spans.
-    spans = axis_spans(scheme)
+    spans = scheme.axis_spans()
     reach = np.full(inv_freq.size, float(context)) if spans is None else spans[pairs.axis].astype(np.float64)
     rows = []
     for i, (theta, theta0, wavelength) in enumerate(zip(inv_freq, original, wavelengths_of(inv_freq))):
@@ -614,12 +614,6 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
         pairs=rows,
         summary=summary,
     )
-
-
-def axis_spans(scheme: Scheme) -> np.ndarray | None:
-    """Positions each coordinate of an n-D scheme's cells spans (largest id + 1), or None for 1-D schemes."""
-    cells = scheme.cells()
-    return None if cells is None else cells.max(axis=0) + 1
 
 
 def axis_shares(pairs: Any, rows: list[PairRow], spans: np.ndarray) -> tuple[AxisShare, ...]:
@@ -737,5 +731,10 @@ def wavelength_report(
         bound = base_lower_bound(context, pairs.dim)
         meets = long_term_decay_holds(pairs.base, pairs.dim, context)
         table = dataclasses.replace(table, summary=dataclasses.replace(table.summary, base_lower_bound=bound, base_meets_bound=meets))
+    if target_context and scheme.has_cells:
+        raise ConfigError(
+            "target_context", f"Men et al.'s bound is for one ladder of frequencies over a line of positions; "
+            f"{scheme.name} turns its pairs over {scheme.position_rank} axes",
+        )
     suggested = base_lower_bound(target_context, pairs.dim) if target_context else None
     return WavelengthReport(scheme, table, suggested)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import numpy as np
 import typer
 
 from pecli.analysis import ANALYSES, CheckOptions, check_report, estimate_check_bytes, not_applicable

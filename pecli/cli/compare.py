@@ -85,7 +85,7 @@ def compare(
         on_cells = [(label, scheme) for label, scheme in rows if scheme.has_cells]
         if on_cells:
             notes.append("N/A: a property of positions along a line; " + "; ".join(
-                f"{label} is measured on its own {len(scheme.cells()):,} positions ({scheme.cells_text()})"
+                f"{label} is measured on its own {scheme.cell_count:,} positions ({scheme.cells_text()})"
                 for label, scheme in on_cells
             ))
         stdout_console().print(compare_renderable(comparison, notes=notes))

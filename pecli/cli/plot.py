@@ -108,4 +108,5 @@ def plot_bytes(spec: Spec) -> int:
     float64, plus the bias rows of every channel."""
     scheme, count = spec.scheme, spec.count
     vectors = 3 * 8 * scheme.width * count if scheme.has(Capability.VECTORS) else 0
-    return vectors + 4 * 8 * scheme.channels * count
+    cells = 8 * scheme.position_rank * count if scheme.has_cells else 0
+    return vectors + 4 * 8 * scheme.channels * count + cells

@@ -11,6 +11,7 @@ from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, print_json, scheme_command, stdout_console,
 )
 from pecli.config import Setting, Spec
+from pecli.errors import ConfigError
 from pecli.io import check_target, save_npy
 from pecli.schemes.base import Capability
 
@@ -42,6 +43,9 @@ def wavelengths(
     """
     settings = spec.settings
     target = check_target(settings["out"], suffixes=(".npy",), force=force) if settings["out"] else None
+    if settings["context"] and spec.scheme.has_cells:
+        spans = ", ".join(f"{a} {n:,}" for a, n in zip(spec.scheme.axis_names, spec.scheme.axis_spans()))
+        raise ConfigError("context", f"{spec.scheme.name} turns each pair over the span of its axis ({spans}), not a context")
     context = settings["context"] or spec.length  # the length defaults to max_position_embeddings
     report = wavelength_report(spec.scheme, context, settings["train_length"], settings["target_context"])
     if target is not None:

@@ -20,12 +20,9 @@ from pecli.params import param
 from pecli.schemes.base import MAX_WIDTH, Scheme, check_apply_input, factored_score
 from pecli.schemes.frequencies import FrequencyPairs, geometric_inv_freq
 from pecli.schemes.parts import Part, row_part, whole_part
-from pecli.schemes.positions import as_positions, grid_cells, stored_positions
+from pecli.schemes.grid import OnGrid, check_grid
+from pecli.schemes.positions import as_positions, stored_positions
 
-#: Most cells a grid may have (as many as the positions of a 1-D sequence may be).
-MAX_CELLS = 1 << 26
-#: Axis names of grids of 2 and 3 axes.
-GRID_AXES = {1: ("x",), 2: ("h", "w"), 3: ("t", "h", "w")}
 
 
 @dataclass(frozen=True)
@@ -60,6 +57,10 @@ class AxialRotaryScheme(Scheme):
         raise NotImplementedError
 
     # -- shared --------------------------------------------------------------------------------------
+    def estimate_bytes(self, n_positions: int) -> int:
+        """The main array, and the cells: their (N, rank) ids and the (rank, N) copy ``encode`` writes."""
+        return super().estimate_bytes(n_positions) + 2 * 8 * int(n_positions) * self.position_rank
+
     @property
     def width(self) -> int:
         return self.dim
@@ -93,8 +94,11 @@ class AxialRotaryScheme(Scheme):
     def cos_sin(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
         """The (N, dim) cos and sin caches of the layout: ``concat(cos θ, cos θ)`` for ``half`` (HF)."""
         angles = self.angles(positions)
-        angles = np.concatenate([angles, angles], axis=1) if self.layout == "half" else np.repeat(angles, 2, axis=1)
-        return np.cos(angles), np.sin(angles)
+        return self._cache(np.cos(angles)), self._cache(np.sin(angles))
+
+    def _cache(self, half: np.ndarray) -> np.ndarray:
+        """(N, dim/2) values per pair laid out as the layout's (N, dim) cache."""
+        return np.concatenate([half, half], axis=1) if self.layout == "half" else np.repeat(half, 2, axis=1)
 
     def encode(self, positions: Any) -> np.ndarray:
         angles = self.angles(positions)
@@ -140,8 +144,8 @@ class AxialRotaryScheme(Scheme):
         HuggingFace's multimodal ``position_ids``."""
         positions = as_positions(positions, self.position_rank)
         caches = {
-            "cos": lambda ids: self.cos_sin(ids)[0],
-            "sin": lambda ids: self.cos_sin(ids)[1],
+            "cos": lambda ids: self._cache(np.cos(self.angles(ids))),
+            "sin": lambda ids: self._cache(np.sin(self.angles(ids))),
         }
         return [
             row_part("encoding", positions, self.encode, (self.dim,), main=True),
@@ -158,18 +162,8 @@ def split_evenly(total: int, parts: int) -> tuple[int, ...]:
     return tuple(size + (1 if axis < extra else 0) for axis in range(parts))
 
 
-def check_grid(grid: tuple[int, ...]) -> None:
-    """A grid has 1 to 3 axes, each of at least one cell, and at most :data:`MAX_CELLS` cells."""
-    if not 1 <= len(grid) <= 3:
-        raise ConfigError("grid", f"must have 1 to 3 axes ([H, W] or [T, H, W]), got {list(grid)}")
-    if any(n < 1 for n in grid):
-        raise ConfigError("grid", f"every axis needs at least one cell, got {list(grid)}")
-    if int(np.prod(grid, dtype=np.float64)) > MAX_CELLS:
-        raise ConfigError("grid", f"{' x '.join(map(str, grid))} is more than {MAX_CELLS:,} cells")
-
-
 @dataclass(frozen=True)
-class RopeNDScheme(AxialRotaryScheme):
+class RopeNDScheme(OnGrid, AxialRotaryScheme):
     """Axial RoPE on a grid of ``[H, W]`` or ``[T, H, W]`` cells: each axis rotates its own pairs.
 
     Notes
@@ -187,7 +181,6 @@ class RopeNDScheme(AxialRotaryScheme):
     """
 
     name: ClassVar[str] = "rope-nd"
-    on_grid: ClassVar[bool] = True
     summary: ClassVar[str] = "axial RoPE on an [H, W] or [T, H, W] grid: each axis rotates its own pairs"
 
     dim: int = param(128, "head dimension (even)", minimum=2, maximum=MAX_WIDTH)
@@ -203,19 +196,13 @@ class RopeNDScheme(AxialRotaryScheme):
     def __post_init__(self) -> None:
         self._require_even("dim", self.dim)
         check_grid(self.grid)
+        if self.axis_dims is None and self.dim < 2 * len(self.grid):
+            raise ConfigError("dim", f"needs a pair per axis: at least {2 * len(self.grid)} for {len(self.grid)} axes, got {self.dim}")
         dims = self.dims
         if len(dims) != len(self.grid):
             raise ConfigError("axis_dims", f"gives {len(dims)} axes but grid has {len(self.grid)}")
         if any(d % 2 or d < 2 for d in dims) or sum(dims) != self.dim:
             raise ConfigError("axis_dims", f"must be even numbers (at least 2) summing to dim = {self.dim}, got {list(dims)}")
-
-    @property
-    def position_rank(self) -> int:  # type: ignore[override]
-        return len(self.grid)
-
-    @property
-    def axis_names(self) -> tuple[str, ...]:
-        return GRID_AXES[len(self.grid)]
 
     @property
     def dims(self) -> tuple[int, ...]:
@@ -239,15 +226,3 @@ class RopeNDScheme(AxialRotaryScheme):
     @property
     def pair_axis(self) -> np.ndarray:
         return self._ladders[1].copy()
-
-    @cached_property
-    def _cells(self) -> np.ndarray:
-        cells = grid_cells(self.grid)
-        cells.setflags(write=False)
-        return cells
-
-    def cells(self) -> np.ndarray:
-        return self._cells
-
-    def cells_text(self) -> str:
-        return "the " + " x ".join(map(str, self.grid)) + " grid"

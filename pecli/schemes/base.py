@@ -170,8 +170,19 @@ class Scheme:
         return None
 
     def cells_text(self) -> str:
-        """The cells of an n-D scheme in a few words (``a 16 x 16 grid``); "" for 1-D schemes."""
+        """The cells of an n-D scheme in a few words (``the 16 x 16 grid``); "" for 1-D schemes."""
         return ""
+
+    @property
+    def cell_count(self) -> int | None:
+        """How many cells :meth:`cells` holds, known without building them; None for 1-D schemes."""
+        cells = self.cells()
+        return None if cells is None else len(cells)
+
+    def axis_spans(self) -> np.ndarray | None:
+        """Positions each coordinate spans over the cells (its largest id + 1); None for 1-D schemes."""
+        cells = self.cells()
+        return None if cells is None else cells.max(axis=0) + 1
 
     def sequence_positions(self, start: int, stop: int) -> np.ndarray:
         """The positions of rows ``start`` … ``stop − 1``: those ids for 1-D schemes, else :meth:`cells`."""

@@ -15,7 +15,7 @@ from pecli.params import param
 from pecli.schemes.axial import AxialRotaryScheme
 from pecli.schemes.base import MAX_WIDTH
 from pecli.schemes.frequencies import geometric_inv_freq
-from pecli.schemes.multimodal import format_sequence, parse_sequence, position_ids
+from pecli.schemes.multimodal import check_sequence, format_sequence, last_ids, parse_sequence, position_ids, token_count
 
 #: The example sequence of a scheme given none: a few text tokens around an 8 × 12-patch image.
 DEFAULT_SEQUENCE = "text:3,image:1x8x12,text:2"
@@ -84,7 +84,14 @@ class MRopeScheme(AxialRotaryScheme):
             raise ConfigError(
                 "mrope_section", f"{list(sections)} sums to {sum(sections)}; the sections must sum to dim/2 = {self.dim // 2}"
             )
-        self._cells  # the sequence's ids are checked now, not at first use
+        if self.mrope_interleaved:
+            counts = np.bincount(self.pair_axis, minlength=3).tolist()
+            if counts != list(sections):
+                raise ConfigError(
+                    "mrope_section", f"interleaved, {list(sections)} gives t, h, w {counts} pairs: h and w take "
+                    f"every third pair below 3·s, so 3·s_h and 3·s_w must fit in dim/2 = {self.dim // 2}",
+                )
+        check_sequence(self.sequence, self.spatial_merge_size)
 
     def params(self) -> dict[str, Any]:
         out = super().params()
@@ -103,14 +110,25 @@ class MRopeScheme(AxialRotaryScheme):
     def pair_axis(self) -> np.ndarray:
         return mrope_pair_axis(self.mrope_section, self.mrope_interleaved)
 
+    @property
+    def _rule(self) -> dict[str, Any]:
+        return {
+            "merge": self.spatial_merge_size, "temporal": self.temporal, "second_per_grid_t": self.second_per_grid_t,
+            "tokens_per_second": self.tokens_per_second,
+        }
+
     @cached_property
     def _cells(self) -> np.ndarray:
-        ids = position_ids(
-            self.sequence, merge=self.spatial_merge_size, temporal=self.temporal,
-            second_per_grid_t=self.second_per_grid_t, tokens_per_second=self.tokens_per_second,
-        )
+        ids = position_ids(self.sequence, **self._rule)
         ids.setflags(write=False)
         return ids
+
+    @property
+    def cell_count(self) -> int:
+        return token_count(self.sequence, self.spatial_merge_size)
+
+    def axis_spans(self) -> np.ndarray:
+        return last_ids(self.sequence, **self._rule) + 1
 
     def cells(self) -> np.ndarray:
         return self._cells

@@ -456,6 +456,19 @@ def position_ids(
     return ids
 
 
+def last_ids(
+    blocks: Any, *, merge: int = 2, temporal: str = "index", second_per_grid_t: float = 1.0, tokens_per_second: float = 2,
+) -> np.ndarray:
+    """The (t, h, w) ids of the last token, computed from the layout alone: each block starts past the
+    largest id before it and a block's last token holds its largest id on every component, so these are
+    the largest ids of the whole sequence (arguments as :func:`position_ids`)."""
+    blocks = parse_sequence(blocks, merge=merge)
+    layout = _layout(blocks, merge, temporal, second_per_grid_t, tokens_per_second)
+    out = np.empty((1, 3), dtype=np.int64)
+    _fill_rows(out, layout.stops[-1:] - 1, layout, tokens_per_second)
+    return out[0]
+
+
 def _fill_rows(out: np.ndarray, rows: np.ndarray, layout: _Layout, tokens_per_second: float) -> None:
     """Write the ids of ``rows`` into ``out``: (s + p) ×3 for text, (s + τ_i, s + j, s + k) for vision."""
     block = np.searchsorted(layout.stops, rows, side="right")

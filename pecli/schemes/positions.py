@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -79,10 +79,17 @@ class Positions:
     given: np.ndarray | None = None
     length: int = 0
     rank: int = 1
+    #: Builds the ids when they are first asked for (an n-D scheme's cells), instead of 0 … L − 1.
+    make: Callable[[], np.ndarray] | None = None
 
     @classmethod
     def range(cls, length: int, rank: int = 1) -> Positions:
         return cls(None, int(length), rank)
+
+    @classmethod
+    def cells(cls, count: int, rank: int, make: Callable[[], np.ndarray]) -> Positions:
+        """The ``count`` cells of an n-D scheme, built by ``make`` only when their ids are asked for."""
+        return cls(None, int(count), rank, make)
 
     @classmethod
     def of(cls, ids: Any, rank: int = 1) -> Positions:
@@ -98,4 +105,6 @@ class Positions:
     def ids(self) -> np.ndarray:
         if self.given is not None:
             return self.given
+        if self.make is not None:
+            return self.make()
         return np.arange(self.length, dtype=np.int64)

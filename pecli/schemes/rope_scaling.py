@@ -111,7 +111,7 @@ LLAMA3_DEFAULTS: dict[str, Any] = {
 
 # Keys the reader leaves to its caller (rope_theta, partial_rotary_factor) or that HF accepts without
 # using them in the frequencies (``finetuned``, shipped by YaRN's Llama 2 checkpoints).
-_IGNORED_HF_KEYS = frozenset({"rope_theta", "partial_rotary_factor", "finetuned", "mrope_section"})
+_IGNORED_HF_KEYS = frozenset({"rope_theta", "partial_rotary_factor", "finetuned", "mrope_section", "mrope_interleaved"})
 
 
 # --------------------------------------------------------------------------------------------

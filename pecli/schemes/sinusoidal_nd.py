@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
 
 from pecli.errors import ConfigError
 from pecli.params import param
-from pecli.schemes.axial import GRID_AXES, check_grid
+from pecli.schemes.grid import OnGrid, check_grid
 from pecli.schemes.base import MAX_WIDTH, AdditiveScheme
-from pecli.schemes.positions import as_positions, grid_cells
+from pecli.schemes.positions import as_positions
 from pecli.schemes.sinusoidal import SinusoidalScheme
 
 
 @dataclass(frozen=True)
-class SinusoidalNDScheme(AdditiveScheme):
+class SinusoidalNDScheme(OnGrid, AdditiveScheme):
     """The sinusoidal encoding of each coordinate of a grid cell, combined into one vector.
 
     Notes
@@ -36,8 +35,6 @@ class SinusoidalNDScheme(AdditiveScheme):
 
     name: ClassVar[str] = "sinusoidal-nd"
     summary: ClassVar[str] = "a sinusoidal encoding per grid axis, concatenated or added"
-    has_cells: ClassVar[bool] = True
-    on_grid: ClassVar[bool] = True
 
     dim: int = param(256, "vector size d (concat: d/k per axis, each even)", minimum=2, maximum=MAX_WIDTH)
     base: float = param(10000.0, "base of the geometric frequencies", exclusive_minimum=0)
@@ -57,14 +54,6 @@ class SinusoidalNDScheme(AdditiveScheme):
             raise ConfigError("dim", f"concat gives each of the {axes} axes an even share: use a multiple of {2 * axes}, got {self.dim}")
 
     @property
-    def position_rank(self) -> int:  # type: ignore[override]
-        return len(self.grid)
-
-    @property
-    def axis_names(self) -> tuple[str, ...]:
-        return GRID_AXES[len(self.grid)]
-
-    @property
     def width(self) -> int:
         return self.dim
 
@@ -72,6 +61,10 @@ class SinusoidalNDScheme(AdditiveScheme):
     def axis_width(self) -> int:
         """Width of each axis's 1-D encoding: d/k for ``concat``, d for ``add``."""
         return self.dim // len(self.grid) if self.combine == "concat" else self.dim
+
+    def estimate_bytes(self, n_positions: int) -> int:
+        """The main array, and the cells: their (N, rank) ids and the (rank, N) copy ``encode`` writes."""
+        return super().estimate_bytes(n_positions) + 2 * 8 * int(n_positions) * self.position_rank
 
     def axis_encoding(self) -> SinusoidalScheme:
         """The 1-D encoding every axis uses."""
@@ -82,15 +75,3 @@ class SinusoidalNDScheme(AdditiveScheme):
         one = self.axis_encoding()
         per_axis = [one.encode(coords[:, axis]) for axis in range(coords.shape[1])]
         return np.concatenate(per_axis, axis=1) if self.combine == "concat" else np.sum(per_axis, axis=0)
-
-    @cached_property
-    def _cells(self) -> np.ndarray:
-        cells = grid_cells(self.grid)
-        cells.setflags(write=False)
-        return cells
-
-    def cells(self) -> np.ndarray:
-        return self._cells
-
-    def cells_text(self) -> str:
-        return "the " + " x ".join(map(str, self.grid)) + " grid"

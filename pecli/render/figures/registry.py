@@ -171,10 +171,10 @@ class PlotKind:
     def check(self, scheme: Scheme) -> None:
         """Raise :class:`PecliError`, naming the schemes it can draw, unless the kind can draw ``scheme``."""
         if scheme.has_cells and not self.on_grid:
-            grid_kinds = ", ".join(name for name, kind in PLOTS.items() if kind.on_grid)
+            able = [name for name, kind in PLOTS.items() if kind.accepts(scheme)]
+            others = f"kinds that draw it: {', '.join(able)}" if able else "no plot kind draws it yet; see pecli wavelengths"
             raise PecliError(
-                f"plot {self.name} draws positions along a line; {scheme.name} has {scheme.position_rank}-D positions "
-                f"(kinds for a grid: {grid_kinds})"
+                f"plot {self.name} draws positions along a line; {scheme.name} has {scheme.position_rank}-D positions ({others})"
             )
         if not self.accepts(scheme):
             raise PecliError(
