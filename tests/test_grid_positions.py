@@ -314,3 +314,17 @@ def test_a_nested_qwen2_5_vl_config_and_qwen3_vl_read_as_rope(tmp_path):
     assert resolve({"hf_config": str(path)}).scheme.mrope_interleaved is True
     rope = resolve({"hf_config": str(path), "scheme": "rope"}).scheme
     assert (rope.name, rope.base, rope.scaling) == ("rope", 5e6, "none")
+
+
+def test_rope_nd_half_is_qwen2_vl_vision_rope():
+    # Qwen2-VL's VisionRotaryEmbedding, step by step: dim = head_dim / 2, inv_freq = 1 / 10000^(arange(0,
+    # dim, 2) / dim); a cell's freqs = [h · inv_freq, w · inv_freq]; emb = cat(freqs, freqs); cos, sin.
+    head_dim = 16
+    inv_freq = 1.0 / 10000 ** (np.arange(0, head_dim // 2, 2) / (head_dim // 2))
+    cells = grid_cells((3, 5))
+    freqs = np.concatenate([cells[:, :1] * inv_freq, cells[:, 1:] * inv_freq], axis=1)
+    emb = np.concatenate([freqs, freqs], axis=1)
+    scheme = build_scheme("rope-nd", {"dim": head_dim, "grid": [3, 5]})
+    cos, sin = scheme.cos_sin(cells)
+    np.testing.assert_allclose(cos, np.cos(emb), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(sin, np.sin(emb), rtol=0, atol=1e-15)

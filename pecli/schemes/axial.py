@@ -170,14 +170,21 @@ class RopeNDScheme(OnGrid, AxialRotaryScheme):
     -----
     The ``dim/2`` pairs are split between the k axes, ``axis_dims[a]/2`` pairs for axis a (default: as
     evenly as possible, earlier axes first), axis 0's pairs first. Each axis has its own geometric
-    ladder over its share of the components, ``θ_j = base^(−2j/d_a)`` for j = 0 … d_a/2 − 1: the
-    "RoPE-Axial" of Heo et al. 2024 (which uses base 100 for ViTs; pecli keeps rope's 10000 by default),
-    equivalent to concatenating a 1-D RoPE of width d_a per axis. Positions are the grid cells in
-    row-major order; ``encode --out x.npz`` writes them as ``positions`` (k, N), one row per axis.
+    ladder over its share of the components, ``θ_j = base^(−2j/d_a)`` for j = 0 … d_a/2 − 1, as in the
+    "RoPE-Axial" of Heo et al. 2024 (base 100 for ViTs there; pecli keeps rope's 10000 by default).
+    Positions are the grid cells in row-major order (h before w); ``encode --out x.npz`` writes them as
+    ``positions`` (k, N), one row per axis.
+
+    With ``layout="half"`` (the default) this is the 2-D RoPE of Qwen2-VL's vision encoder
+    (``VisionRotaryEmbedding``: an h ladder and a w ladder over d/2 components each, concatenated, then
+    ``rotate_half``). With ``layout="interleaved"`` it is a 1-D interleaved RoPE of width d_a per axis,
+    concatenated: Heo et al.'s code puts the column (x) axis first, so its caches are ours with the two
+    halves of the components swapped; the rotations, and every score, are the same.
 
     References
     ----------
-    Heo et al., "Rotary Position Embedding for Vision Transformer", ECCV 2024.
+    Heo et al., "Rotary Position Embedding for Vision Transformer", ECCV 2024; Wang et al., "Qwen2-VL",
+    2024 (its vision encoder).
     """
 
     name: ClassVar[str] = "rope-nd"

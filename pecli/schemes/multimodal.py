@@ -410,14 +410,12 @@ def position_ids(
 
     Notes
     -----
-    Some transformers releases (the 4.5x code, for one) cast ``second_per_grid_t`` to an integer
-    *before* the product, so that intervals below one second collapsed every temporal id to 0;
-    transformers PR #48669 restored the float product above, the one of the Qwen team's reference
-    code. For Qwen2.5-VL images, releases have differed too (``τ_i = 0`` in 4.x, ``i`` since
-    transformers issue #45325); they agree on single-group images (``t = 1``), the only ones the
-    image processor makes. The product is computed in float64 here; a float32 product may differ
-    by one where ``i · second_per_grid_t · tokens_per_second`` lies within float32 rounding of an
-    integer.
+    transformers releases have differed in details this rule fixes: some cast ``second_per_grid_t``
+    to an integer before the product (so intervals below one second collapsed every temporal id to
+    0; the float product is the Qwen team's reference), and for Qwen2.5-VL images some used
+    ``τ_i = 0`` and others ``i`` — the same for single-group images (``t = 1``), the only ones the
+    image processor makes. The product is computed in float64 here; a float32 product may differ by
+    one where ``i · second_per_grid_t · tokens_per_second`` lies within float32 rounding of an integer.
 
     Parameters
     ----------
