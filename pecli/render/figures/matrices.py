@@ -193,24 +193,25 @@ def draw_similarity_grid(axes: "Axes", scheme: Scheme, cell: Any = None, *, dtyp
     similarity falls off with the offset from the chosen cell along both axes. On a [T, H, W] grid the
     image is the H × W slice at the cell's t. ``cell`` defaults to the centre.
     """
-    grid_shape = tuple(int(n) for n in scheme.params()["grid"])
+    grid_shape = tuple(int(n) for n in scheme.axis_spans())  # a grid's spans are its shape
     cell = tuple(n // 2 for n in grid_shape) if cell is None else tuple(int(c) for c in cell)
     if len(cell) != len(grid_shape) or any(not 0 <= c < n for c, n in zip(cell, grid_shape)):
         raise ConfigError("cell", f"must be a cell of the {' x '.join(map(str, grid_shape))} grid, got {list(cell)}")
     cells = scheme.cells()
-    in_slice = np.ones(len(cells), dtype=bool) if len(grid_shape) < 3 else cells[:, 0] == cell[0]
-    plane = cells[in_slice]
-    vectors = _cast(scheme.encode(plane), dtype)
+    plane = cells if len(grid_shape) == 2 else cells[cells[:, 0] == cell[0]]
     target = _cast(scheme.encode(np.asarray([cell])), dtype)[0]
-    norms = np.linalg.norm(vectors, axis=1) * np.linalg.norm(target)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        similarity = np.where(norms > 0, vectors @ target / np.where(norms > 0, norms, 1.0), np.nan)
-    height, width = grid_shape[-2:] if len(grid_shape) > 1 else (1, grid_shape[0])
-    image = axes.imshow(similarity.reshape(height, width), interpolation="nearest", cmap="RdBu_r", vmin=-1, vmax=1)
-    axes.plot([cell[-1]], [cell[-2] if len(cell) > 1 else 0], marker="x", color="black", markersize=8)
+    similarity = np.empty(len(plane))
+    step = max(1, (1 << 22) // max(int(scheme.width), 1))  # cells encoded at once: 32 MiB of float64
+    for start in range(0, len(plane), step):
+        vectors = _cast(scheme.encode(plane[start : start + step]), dtype)
+        norms = np.linalg.norm(vectors, axis=1) * np.linalg.norm(target)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            similarity[start : start + step] = np.where(norms > 0, vectors @ target / np.where(norms > 0, norms, 1.0), np.nan)
+    image = axes.imshow(similarity.reshape(grid_shape[-2:]), interpolation="nearest", cmap="RdBu_r", vmin=-1, vmax=1)
+    axes.plot([cell[-1]], [cell[-2]], marker="x", color="black", markersize=8)
     names = scheme.axis_names
     axes.set_xlabel(f"{names[-1]} (cell)")
-    axes.set_ylabel(f"{names[-2]} (cell)" if len(names) > 1 else "")
+    axes.set_ylabel(f"{names[-2]} (cell)")
     axes.figure.colorbar(image, ax=axes, label="cosine similarity to the marked cell")
     where = ", ".join(f"{name}={c}" for name, c in zip(names, cell))
     return Drawing(f"{describe(scheme)}: similarity to cell ({where}){_dtype_text(dtype)}", [])
