@@ -19,7 +19,8 @@ from pecli.errors import ConfigError
 from pecli.params import param
 from pecli.schemes.base import MAX_WIDTH, Scheme, check_apply_input, factored_score
 from pecli.schemes.frequencies import FrequencyPairs, geometric_inv_freq
-from pecli.schemes.parts import Part, row_part, whole_part
+from pecli.schemes.parts import Part, whole_part
+from pecli.schemes.rope import rotary_parts, shares_tables
 from pecli.schemes.grid import OnGrid, check_grid
 from pecli.schemes.positions import as_positions, stored_positions
 
@@ -139,17 +140,25 @@ class AxialRotaryScheme(Scheme):
             "pair_axis": self.pair_axis, "positions": stored_positions(positions),
         }
 
+    def shared_bytes(self, n_positions: int, itemsize: int, wanted: Any) -> int:
+        """The (N, dim/2) cos and sin tables :meth:`parts` keeps when several of encoding, cos, sin are wanted."""
+        return n_positions * self.dim * itemsize if shares_tables(wanted) else 0
+
     def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
-        """``encoding``, ``cos``, ``sin`` row by row; ``positions`` as (rank, N), one row per axis as
-        HuggingFace's multimodal ``position_ids``."""
+        """``encoding``, ``cos``, ``sin`` row by row (:func:`~pecli.schemes.rope.rotary_parts`), then
+        ``inv_freq``, ``pair_axis`` and ``positions`` as (rank, N), one row per axis as HuggingFace's
+        multimodal ``position_ids``."""
         positions = as_positions(positions, self.position_rank)
-        caches = {
-            "cos": lambda ids: self._cache(np.cos(self.angles(ids))),
-            "sin": lambda ids: self._cache(np.sin(self.angles(ids))),
-        }
+
+        def phasors(ids: np.ndarray) -> np.ndarray:
+            angles = self.angles(ids)
+            z = np.empty(angles.shape, dtype=np.complex128)
+            np.cos(angles, out=z.real)
+            np.sin(angles, out=z.imag)
+            return z
+
         return [
-            row_part("encoding", positions, self.encode, (self.dim,), main=True),
-            *(row_part(name, positions, rows, (self.dim,)) for name, rows in caches.items()),
+            *rotary_parts(positions, phasors, self.dim, self.dim, self.layout, dtype, wanted),
             whole_part("inv_freq", self.inv_freq),
             whole_part("pair_axis", self.pair_axis),
             whole_part("positions", stored_positions(positions)),

@@ -334,29 +334,15 @@ class RopeScheme(Scheme):
             "positions": positions,
         }
 
-    #: Parts made from the same cos and sin values (``pecli encode`` shares them when it writes several).
-    TRIGONOMETRIC_PARTS: ClassVar[frozenset[str]] = frozenset({"encoding", "cos", "sin"})
-
     def shared_bytes(self, n_positions: int, itemsize: int, wanted: Any) -> int:
         """The (L, r/2) cos and sin tables :meth:`parts` keeps when several of encoding, cos, sin are wanted."""
-        return n_positions * self.rotated_dim * itemsize if self._shares(wanted) else 0
-
-    def _shares(self, wanted: Any) -> bool:
-        return wanted is None or len(self.TRIGONOMETRIC_PARTS & set(wanted)) > 1
+        return n_positions * self.rotated_dim * itemsize if shares_tables(wanted) else 0
 
     def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
-        """``encoding``, ``cos``, ``sin`` row by row from the (n, r/2) phasors ``exp(i pθ_j)``, then
-        ``inv_freq`` and ``positions``.
-
-        When several of the three are ``wanted`` in a ``dtype``, cos and sin of every angle are computed
-        once into (L, r/2) tables in that dtype, and each part is made by copying from them (the caches
-        in the layout's convention, the encoding with each pair on its components); otherwise each
-        part computes its blocks' angles itself.
-        """
+        """``encoding``, ``cos``, ``sin`` row by row from the (n, r/2) phasors ``exp(i pθ_j)`` (see
+        :func:`rotary_parts`), then ``inv_freq`` and ``positions``."""
         positions = as_positions(positions)
         inv_freq, scaling = self.inv_freq, self.attention_scaling
-        r, n = self.rotated_dim, positions.size
-        first, second = (slice(0, r // 2), slice(r // 2, r)) if self.layout == "half" else (slice(0, r, 2), slice(1, r, 2))
 
         def phasors(ids: np.ndarray) -> np.ndarray:
             z = unit_phasors(ids, inv_freq, exact=exact)
@@ -364,51 +350,80 @@ class RopeScheme(Scheme):
                 z.view(np.float64)[...] *= scaling
             return z
 
-        def caches(half: np.ndarray) -> np.ndarray:
-            return np.concatenate([half, half], axis=1) if self.layout == "half" else np.repeat(half, 2, axis=1)
-
-        def encoding(cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-            out = np.zeros((cos.shape[0], self.dim), dtype=cos.dtype)
-            out[:, first] = cos  # the components pair_indices() names, as slices
-            out[:, second] = sin
-            return out
-
-        builders = {
-            "encoding": (self.dim, encoding),
-            "cos": (r, lambda cos, sin: caches(cos)),
-            "sin": (r, lambda cos, sin: caches(sin)),
-        }
-        if dtype is not None and self._shares(wanted):
-            tables = functools.cache(lambda: _trigonometric_tables(positions, phasors, numpy_dtype(dtype)))
-
-            def shared(name: str) -> Part:
-                width, build = builders[name]
-
-                def blocks(rows: int) -> Iterator[Block]:
-                    cos, sin = tables()
-                    for start in range(0, n, rows):
-                        yield Block(0, start, build(cos[start : start + rows], sin[start : start + rows]))
-
-                def rows_at(index: np.ndarray) -> np.ndarray:
-                    cos, sin = tables()
-                    return build(cos[index], sin[index]).reshape(len(index), -1)
-
-                return Part(name, (n, width), blocks, width, rows_at if name == "encoding" else None)
-
-            trigonometric = [shared(name) for name in builders]
-        else:
-            def rows_of(build: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
-                def rows(ids: np.ndarray) -> np.ndarray:
-                    z = phasors(ids)
-                    return build(z.real, z.imag)
-
-                return rows
-
-            trigonometric = [
-                row_part(name, positions, rows_of(build), (width,), main=name == "encoding")
-                for name, (width, build) in builders.items()
-            ]
+        trigonometric = rotary_parts(positions, phasors, self.dim, self.rotated_dim, self.layout, dtype, wanted)
         return [*trigonometric, whole_part("inv_freq", inv_freq), whole_part("positions", positions)]
+
+
+#: Parts made from the same cos and sin values (``pecli encode`` shares them when it writes several).
+TRIGONOMETRIC_PARTS: frozenset[str] = frozenset({"encoding", "cos", "sin"})
+
+
+def shares_tables(wanted: Any) -> bool:
+    """Whether several of :data:`TRIGONOMETRIC_PARTS` are ``wanted`` (None: every part)."""
+    return wanted is None or len(TRIGONOMETRIC_PARTS & set(wanted)) > 1
+
+
+def rotary_parts(
+    positions: np.ndarray, phasors: Callable[[np.ndarray], np.ndarray], dim: int, rotated: int, layout: str,
+    dtype: str | None, wanted: Any,
+) -> list[Part]:
+    """The ``encoding``, ``cos`` and ``sin`` parts of a rotary scheme, from its phasors.
+
+    ``phasors(ids)`` is the (n, r/2) complex ``exp(i·angle)`` of each pair (scaled); ``layout`` says
+    where pair j's components are (``half``: j and j + r/2; ``interleaved``: 2j and 2j + 1). The
+    caches are in the layout's convention, the encoding has each pair on its components and zeros past
+    ``rotated``. When several of the three are ``wanted`` in a ``dtype``, cos and sin of every angle are
+    computed once into (L, r/2) tables in that dtype and each part is made by copying from them;
+    otherwise each part computes its blocks' phasors itself.
+    """
+    n = len(positions)
+    first, second = (slice(0, rotated // 2), slice(rotated // 2, rotated)) if layout == "half" else (
+        slice(0, rotated, 2), slice(1, rotated, 2))
+
+    def caches(half: np.ndarray) -> np.ndarray:
+        return np.concatenate([half, half], axis=1) if layout == "half" else np.repeat(half, 2, axis=1)
+
+    def encoding(cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+        out = np.zeros((cos.shape[0], dim), dtype=cos.dtype)
+        out[:, first] = cos  # the components of each pair, as slices
+        out[:, second] = sin
+        return out
+
+    builders = {
+        "encoding": (dim, encoding),
+        "cos": (rotated, lambda cos, sin: caches(cos)),
+        "sin": (rotated, lambda cos, sin: caches(sin)),
+    }
+    if dtype is not None and shares_tables(wanted):
+        tables = functools.cache(lambda: _trigonometric_tables(positions, phasors, numpy_dtype(dtype)))
+
+        def shared(name: str) -> Part:
+            width, build = builders[name]
+
+            def blocks(rows: int) -> Iterator[Block]:
+                cos, sin = tables()
+                for start in range(0, n, rows):
+                    yield Block(0, start, build(cos[start : start + rows], sin[start : start + rows]))
+
+            def rows_at(index: np.ndarray) -> np.ndarray:
+                cos, sin = tables()
+                return build(cos[index], sin[index]).reshape(len(index), -1)
+
+            return Part(name, (n, width), blocks, width, rows_at if name == "encoding" else None)
+
+        return [shared(name) for name in builders]
+
+    def rows_of(build: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+        def rows(ids: np.ndarray) -> np.ndarray:
+            z = phasors(ids)
+            return build(z.real, z.imag)
+
+        return rows
+
+    return [
+        row_part(name, positions, rows_of(build), (width,), main=name == "encoding")
+        for name, (width, build) in builders.items()
+    ]
 
 
 def _trigonometric_tables(
@@ -416,10 +431,10 @@ def _trigonometric_tables(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The (L, r/2) tables of (scaled) cos and sin, in ``dtype``, filled ``rows`` positions at a time."""
     first = phasors(positions[:1])
-    cos = np.empty((positions.size, first.shape[1]), dtype=dtype)
+    cos = np.empty((len(positions), first.shape[1]), dtype=dtype)
     sin = np.empty_like(cos)
     with np.errstate(over="ignore"):
-        for start in range(0, positions.size, rows):
+        for start in range(0, len(positions), rows):
             z = phasors(positions[start : start + rows])
             cos[start : start + rows] = z.real
             sin[start : start + rows] = z.imag
