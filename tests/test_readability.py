@@ -78,9 +78,16 @@ def shrink(args: list[str]) -> list[str]:
         out += ["--length", str(COMPARE_LENGTH)]
     elif out[0] == "check" and not {"--length", "-L"} & set(out) and not encodes_own_cells(out):
         out += ["--length", "128"]
-    if out[0] == "wavelengths" and "--hf-config" in out and "--context" not in out:
+    if out[0] == "wavelengths" and "--hf-config" in out and "--context" not in out and not multimodal(out):
         out += ["--context", "1024"]  # Men et al.'s bound at a model's 128K context takes seconds
     return out
+
+
+def multimodal(args: list[str]) -> bool:
+    """Whether ``--hf-config FILE`` describes a multimodal RoPE (whose pairs turn over each id's span)."""
+    from pecli.hf_config import read_hf_config
+
+    return read_hf_config(args[args.index("--hf-config") + 1])["scheme"] != "rope"
 
 
 def encodes_own_cells(args: list[str]) -> bool:
