@@ -20,7 +20,7 @@ from pecli.params import param
 from pecli.schemes.base import MAX_WIDTH, Scheme, check_apply_input, factored_score
 from pecli.schemes.frequencies import FrequencyPairs, geometric_inv_freq
 from pecli.schemes.parts import Part, whole_part
-from pecli.schemes.rope import rotary_parts, shares_tables
+from pecli.schemes.rope import pair_components, rotary_parts, rotate_pairs, shares_tables
 from pecli.schemes.grid import OnGrid, check_grid
 from pecli.schemes.positions import as_positions, stored_positions
 
@@ -72,12 +72,7 @@ class AxialRotaryScheme(Scheme):
 
     def pair_indices(self) -> tuple[np.ndarray, np.ndarray]:
         """Component indices (first, second) of each pair in the chosen layout."""
-        half = self.dim // 2
-        if self.layout == "half":
-            first = np.arange(half)
-            return first, first + half
-        first = np.arange(0, self.dim, 2)
-        return first, first + 1
+        return pair_components(self.dim, self.layout)
 
     def frequency_pairs(self) -> FrequencyPairs:
         first, second = self.pair_indices()
@@ -115,13 +110,7 @@ class AxialRotaryScheme(Scheme):
         x = np.asarray(x, dtype=np.float64)
         check_apply_input(x, positions, self.dim)
         angles = self.angles(positions)
-        cos, sin = np.cos(angles), np.sin(angles)
-        first, second = self.pair_indices()
-        a, b = x[..., first], x[..., second]
-        out = x.copy()
-        out[..., first] = a * cos - b * sin
-        out[..., second] = b * cos + a * sin
-        return out
+        return rotate_pairs(x, np.cos(angles), np.sin(angles), *self.pair_indices())
 
     def score_factors(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(R_p u, R_p u)`` for the all-ones vector u."""

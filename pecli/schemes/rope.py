@@ -263,12 +263,7 @@ class RopeScheme(Scheme):
 
     def pair_indices(self) -> tuple[np.ndarray, np.ndarray]:
         """Component indices (first, second) of each rotated pair in the chosen layout."""
-        half = self.rotated_dim // 2
-        if self.layout == "half":
-            first = np.arange(half)
-            return first, first + half
-        first = np.arange(0, self.rotated_dim, 2)
-        return first, first + 1
+        return pair_components(self.rotated_dim, self.layout)
 
     def cos_sin(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
         """The (L, r) cos and sin caches in the framework convention of the layout.
@@ -290,14 +285,8 @@ class RopeScheme(Scheme):
         x = np.asarray(x, dtype=np.float64)
         check_apply_input(x, positions, self.dim)
         angles = self.angles(positions)
-        cos = np.cos(angles) * self.attention_scaling
-        sin = np.sin(angles) * self.attention_scaling
-        first, second = self.pair_indices()
-        a, b = x[..., first], x[..., second]
-        out = x.copy()
-        out[..., first] = a * cos - b * sin
-        out[..., second] = b * cos + a * sin
-        return out
+        return rotate_pairs(x, np.cos(angles) * self.attention_scaling, np.sin(angles) * self.attention_scaling,
+                            *self.pair_indices())
 
     def reference_vector(self) -> np.ndarray:
         """(1, 0) on every rotated pair, 0 on the unrotated tail."""
@@ -352,6 +341,25 @@ class RopeScheme(Scheme):
 
         trigonometric = rotary_parts(positions, phasors, self.dim, self.rotated_dim, self.layout, dtype, wanted)
         return [*trigonometric, whole_part("inv_freq", inv_freq), whole_part("positions", positions)]
+
+
+def pair_components(rotated: int, layout: str) -> tuple[np.ndarray, np.ndarray]:
+    """Component indices (first, second) of each of the ``rotated / 2`` pairs: (i, i + r/2) for
+    ``half`` (HuggingFace ``rotate_half``), (2i, 2i + 1) for ``interleaved`` (GPT-J, Meta)."""
+    if layout == "half":
+        first = np.arange(rotated // 2)
+        return first, first + rotated // 2
+    first = np.arange(0, rotated, 2)
+    return first, first + 1
+
+
+def rotate_pairs(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``x`` with each pair (a, b) of its last axis turned: (a cos − b sin, b cos + a sin), float64."""
+    a, b = x[..., first], x[..., second]
+    out = x.copy()
+    out[..., first] = a * cos - b * sin
+    out[..., second] = b * cos + a * sin
+    return out
 
 
 #: Parts made from the same cos and sin values (``pecli encode`` shares them when it writes several).
