@@ -181,7 +181,7 @@ def _relativity_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
         # the scores and offset codes of the pairs measured, sorted; the queries' factors (at most
         # √EXACT_PAIRS queries exactly, else the sample) and a block of keys' factors and scores
         queries = min(o.length, max(GRID_SAMPLES, math.isqrt(EXACT_PAIRS) + 1))
-        return 0, 48 * EXACT_PAIRS + 2 * 8 * queries * int(scheme.width) + 4 * BLOCK_BYTES
+        return 0, (16 * scheme.position_rank + 40) * EXACT_PAIRS + 2 * 8 * queries * int(scheme.width) + 4 * BLOCK_BYTES
 
     EXACT_QUERIES = int((EXACT_PROFILE_CELLS / 3) ** 0.5) + 1  # the most queries of an exact profile
 

@@ -20,16 +20,16 @@ SPREAD_TOL = 1e-9
 #: Query cells sampled when the exact computation is too large.
 GRID_SAMPLES = 128
 #: (query, key) pairs whose scores are grouped at once; above it queries are sampled.
-EXACT_PAIRS = 1 << 23
+EXACT_PAIRS = 1 << 22
 
 
 @blas_pinned
 def offset_profile(scheme: Scheme, *, samples: int | None = None) -> dict:
     """Statistics of ``S(m, n)`` grouped by the offset vector ``n − m`` over the scheme's cells.
 
-    Every query cell against every cell when the pairs are at most 2²³ (and the multiply-adds at most
+    Every query cell against every cell when the pairs are at most 2²² (and the multiply-adds at most
     4·10⁹); otherwise ``samples`` (default 128) seeded query cells, the first and last included, fewer
-    where the pairs would pass 2²³. Memory: about 48 bytes per pair measured.
+    where the pairs would pass 2²². Memory: about 16·k + 40 bytes per pair measured (k coordinates).
     Returns the distinct offsets (G, k), and per offset the mean, min, max and number of pairs.
     """
     cells = scheme.cells()
@@ -37,30 +37,31 @@ def offset_profile(scheme: Scheme, *, samples: int | None = None) -> dict:
     exact = samples is None and n * n <= EXACT_PAIRS and n * n * max(int(scheme.width), 1) <= EXACT_WORK
     # sampled: as many query cells as keep the pairs within EXACT_PAIRS (so memory is bounded), at least 2
     queries = np.arange(n) if exact else sample_queries(n, max(2, min(samples or GRID_SAMPLES, EXACT_PAIRS // n)))
-    span = cells.max(axis=0) - cells.min(axis=0)
-    radix = 2 * span + 1  # offsets n − m on axis a lie in [−span_a, span_a]
-    factors = scheme.score_factors(cells[:1])
-    key_step = max(1, BLOCK_BYTES // (8 * 4 * max(queries.size, 1)))
-    codes, scores = [], []
+    # keys per block: their scores against every query, and their factors with the temporaries of
+    # computing them (about six (keys, width) arrays), within BLOCK_BYTES
+    key_step = max(1, BLOCK_BYTES // (8 * (4 * queries.size + 6 * max(int(scheme.width), 1))))
+    offset_rows, scores = [], []
     parts = range(0, n, key_step)
-    query_factors = scheme.score_factors(cells[queries])[0] if factors is not None else None
+    factored = scheme.score_factors(cells[:1]) is not None
+    query_factors = scheme.score_factors(cells[queries])[0] if factored else None
     with chunked_task("relativity", len(parts)) as bar:
         for start in parts:
             keys = np.arange(start, min(start + key_step, n))
-            if query_factors is not None:
+            if factored:
                 block = query_factors @ scheme.score_factors(cells[keys])[1].T
             else:
                 block = np.asarray(scheme.score(cells[queries][:, None, :], cells[keys][None, :, :]))[0]
-            offsets = cells[keys][None, :, :] - cells[queries][:, None, :] + span
-            codes.append(np.ravel_multi_index(tuple(np.moveaxis(offsets, -1, 0)), tuple(radix)).ravel())
+            offset_rows.append((cells[keys][None, :, :] - cells[queries][:, None, :]).reshape(-1, cells.shape[1]))
             scores.append(block.ravel())
             bar.advance()
-    code, score = np.concatenate(codes), np.concatenate(scores)
-    order = np.argsort(code, kind="stable")
-    code, score = code[order], score[order]
-    starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
-    offsets = np.stack(np.unravel_index(code[starts], tuple(radix)), axis=1) - span
-    count = np.diff(np.r_[starts, code.size])
+    # group the pairs by offset vector: sort the rows, a group starts where any coordinate changes
+    offsets, score = np.concatenate(offset_rows), np.concatenate(scores)
+    del offset_rows, scores
+    order = np.lexsort(offsets.T[::-1])
+    offsets, score = offsets[order], score[order]
+    starts = np.flatnonzero(np.r_[True, np.any(offsets[1:] != offsets[:-1], axis=1)])
+    count = np.diff(np.r_[starts, score.size])
+    offsets = offsets[starts]
     return {
         "offsets": offsets,
         "mean": np.add.reduceat(score, starts) / count,
