@@ -296,3 +296,12 @@ def test_extrapolation_trains_the_scheme_at_T_keeping_what_the_user_gave():
     result = check_extrapolation(scheme("binary", 512, bits=9), 512, train_length=256)
     assert result.figures["first_undefined"] is None
     assert result.figures["trained_with"] == {"bits": 9}
+
+
+def test_composability_of_a_large_table_is_judged_on_held_out_positions():
+    # A 2200 × 256 random table takes the sampled path; with fewer positions than the sample wants it is
+    # fitted on half and measured on the other half — never on no held-out position at all, which
+    # passed any table (a trained GPT-2 table, 1024 × 768, was reported composable).
+    result = check_composability(scheme("learned", 2200, dim=256), 2200)
+    assert result.verdict == "fail" and result.sampled
+    assert "measured on 1068 held-out ones" in result.notes[0]

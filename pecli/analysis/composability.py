@@ -120,7 +120,8 @@ def _sampled_composability(scheme: Scheme, length: int, shifts: tuple[int, ...],
     only the sampled rows (and their shifts) are encoded.
     """
     rows_used = length - max(shifts)
-    fit = max(FIT_SAMPLES, 2 * scheme.width)
+    # as many held-out positions as fitted ones: with fewer positions than that, half of them each
+    fit = min(max(FIT_SAMPLES, 2 * scheme.width), rows_used // 2)
     chosen = np.random.default_rng(SAMPLE_SEED).choice(rows_used, size=min(2 * fit, rows_used), replace=False)
     fitted, held = np.sort(chosen[:fit]), np.sort(chosen[fit:])
     needed = np.unique(np.concatenate([np.concatenate([fitted, held]) + k for k in (0, *shifts)]))
@@ -144,6 +145,9 @@ def _sampled_composability(scheme: Scheme, length: int, shifts: tuple[int, ...],
         f"M_k fitted on {fitted.size} seeded positions and measured on {held.size} held-out ones "
         f"(of {rows_used}); the pair maps are fitted on both sets"
     ]
+    if fitted.size < scheme.width:
+        notes.append(f"fewer fitted positions than components ({scheme.width}): a map that only reproduces them "
+                     "does not carry over to the held-out ones")
     return _result(rows, length, shifts, pairs, notes, sampled=True)
 
 
