@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Mapping
@@ -16,8 +17,12 @@ from pecli.errors import PecliError
 
 
 def size_text(n: float) -> str:
-    """``1.50 GiB``, ``12.0 MiB``: a byte count as a message states it."""
-    return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
+    """``1.50 GiB``, ``12.0 MiB``, ``6.2 KiB``, ``1000 B``: a byte count as a message states it."""
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):.2f} GiB"
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):.1f} MiB"
+    return f"{n / (1 << 10):.1f} KiB" if n >= 1 << 10 else f"{int(n)} B"
 
 
 def check_target(path: str | os.PathLike, *, suffixes: Iterable[str], force: bool) -> Path:
@@ -33,6 +38,20 @@ def check_target(path: str | os.PathLike, *, suffixes: Iterable[str], force: boo
     if target.exists() and not force:
         raise PecliError(f"{target} exists; pass --force to overwrite it")
     return target
+
+
+def check_disk(path: str | os.PathLike, nbytes: int) -> None:
+    """Refuse, before any work, to write ``nbytes`` where the file system has less free space."""
+    folder = Path(path).resolve().parent
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:  # no such folder: the write will say so
+        return
+    if nbytes > free:
+        raise PecliError(
+            f"{path} would take about {size_text(nbytes)} on disk, but {folder} has {size_text(free)} free; "
+            "ask for fewer positions or write elsewhere"
+        )
 
 
 def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], None], *, force: bool) -> Path:

@@ -264,3 +264,15 @@ def test_interrupted_stream_leaves_nothing(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         encode_module._encode(spec, tmp_path / "p.npy", 1 << 30, force=False, quiet=True)
     assert list(Path(tmp_path).iterdir()) == []
+
+
+def test_an_output_larger_than_the_free_disk_is_refused_before_work(invoke, tmp_path, monkeypatch):
+    import collections
+    import shutil
+
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(1 << 30, 1 << 30, 1000))
+    result = invoke("encode", "--scheme", "sinusoidal", "--dim", "8", "--length", "100", "--out", tmp_path / "pe.npy")
+    assert result.exit_code == 2
+    assert "pe.npy would take about 6.2 KiB on disk" in result.stderr and "has 1000 B free" in result.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -127,12 +127,13 @@ def check_extrapolation(scheme: Scheme, length: int, *, train_length: int | None
         bias distances that get untrained buckets or indices, and encodings that depend on the length;
         ``pass`` otherwise. Bias schemes: T5 and Shaw map unseen distances onto the last bucket / the clip
         seen in training (the resolution lost is reported); ALiBi continues its monotone penalty (the
-        largest unseen bias is reported).
+        largest unseen bias is reported). ``n/a`` when the model's own training length (a scaling's
+        original length, a checkpoint table's rows) already covers L: nothing past training is measured.
     """
     if train_length is None and scheme.training_length is not None and scheme.training_length >= length:
         own = scheme.training_length
         return PropertyResult(
-            "extrapolation", "warn",
+            "extrapolation", "n/a",
             f"nothing to extrapolate: the model was trained on {own} positions and L = {length} goes no further; "
             f"give --length above {own}", {"train_length": own, "length": length}, "train_length",
         )

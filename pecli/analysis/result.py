@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: The verdicts. ``warn`` passes (exit 0) but names something a user should know; ``--strict``
-#: turns it into a failure. ``n/a``: the property is not defined for the scheme (a property of positions
-#: along a line, asked of positions on a grid); it neither passes nor fails a run.
+#: turns it into a failure. ``n/a``: nothing was measured — the property is not defined for the scheme's
+#: positions (a property of positions along a line, asked of a grid), or there is nothing to measure at
+#: this length (extrapolation within the model's own training length); it neither passes nor fails a run.
 VERDICTS = ("pass", "warn", "fail", "n/a")
 
 

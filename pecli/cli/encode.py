@@ -16,7 +16,7 @@ from pecli.cli.common import (
 from pecli.config import Setting, Spec, check_memory
 from pecli.dtypes import cast, numpy_dtype, storable
 from pecli.errors import ConfigError, PecliError
-from pecli.io import check_target, load_array, save_npy, save_npz, stream_npy, stream_npz
+from pecli.io import check_disk, check_target, load_array, save_npy, save_npz, stream_npy, stream_npz
 from pecli.progress import task
 from pecli.schemes.base import Scheme
 from pecli.schemes.frequencies import ANCHOR
@@ -127,6 +127,9 @@ def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet:
     main = parts[0]
     chosen = _chosen_parts(parts, spec.settings["parts"])
     nbytes = int(np.prod(main.shape, dtype=np.int64)) * _itemsize(main, dtype)
+    if target is not None:
+        written = chosen if archive else [main]
+        check_disk(target, sum(int(np.prod(p.shape, dtype=np.int64)) * _itemsize(p, dtype) for p in written))
     summary = StreamingSummary(len(positions), main.shape, _dtype_name(main, dtype), nbytes)
     rows = block_rows(main.row_values)
     segments = int(np.prod(main.shape, dtype=np.int64)) // max(1, len(positions) * main.row_values)
