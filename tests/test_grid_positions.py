@@ -255,6 +255,8 @@ def test_default_sections_keep_qwen2_vl_proportions():
     assert build_scheme("mrope", {}).mrope_section == (16, 24, 24)
     assert build_scheme("mrope", {"dim": 16}).mrope_section == (2, 3, 3)
     assert build_scheme("mrope", {"dim": 20}).mrope_section == (2, 4, 4)
+    # Qwen3-VL, interleaved: [24, 20, 20] of 64 pairs
+    assert build_scheme("mrope", {"mrope_interleaved": True}).mrope_section == (24, 20, 20)
 
 
 def test_library_encodes_an_n_d_scheme_at_its_cells():

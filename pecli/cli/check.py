@@ -16,6 +16,8 @@ from pecli.params import choice_error
 CHECK_PANEL = "Check"
 
 SETTINGS = (
+    Setting("dtype", str, None, "uniqueness: compare the encodings in this dtype; precision: the low-precision dtype",
+            choices=DTYPES, default_text="float64 for uniqueness, bfloat16 for precision", group=CHECK_PANEL),
     Setting("train_length", int, None, "extrapolation: training length T", minimum=1,
             default_text="the model's own training length, else L // 2", group=CHECK_PANEL),
     Setting("tol", float, 0.0, "uniqueness: encodings within this Euclidean distance collide (0: exact in --dtype)",
@@ -34,7 +36,7 @@ SETTINGS = (
 LAYOUT = "layout"
 
 
-@scheme_command(*SETTINGS)
+@scheme_command(*SETTINGS, run_keys=("scheme", "length"))  # positions 0 … L − 1: --positions is not read
 def check(
     spec: Spec,
     prop: Annotated[str, typer.Argument(metavar="PROPERTY", help="a registered property (uniqueness, distinguishability, composability, relativity, extrapolation, precision), all, or layout (of --weights) [default: all]", show_default=False)] = "all",
@@ -50,8 +52,6 @@ def check(
     """
     if prop not in (*ANALYSES, "all", LAYOUT):
         raise choice_error("property", prop, (*ANALYSES, "all", LAYOUT))
-    if not spec.at_own_positions:
-        raise _bad("positions", "check measures positions 0 … L − 1 (a grid's every cell); use --length instead of --positions")
     if prop in ANALYSES and not ANALYSES[prop].applies_to(spec.scheme):
         result = not_applicable(prop, spec.scheme)
         raise _bad("property", f"{prop} is {result.reason}; {result.notes[0]}")

@@ -102,6 +102,10 @@ def make_option(
     if parameter.is_list:
         text += ", comma-separated"
     default = _default_text(declarations)
+    if kind is bool and negated(parameter):  # the flag turns it off: say what it stops
+        head, colon, rest = text.partition(": ")
+        head, rest = (head + colon, rest) if colon and " " not in head else ("", text)  # "yarn: …" keeps its kind
+        text, default = f"{head}do not {rest[0].lower()}{rest[1:]} (on without this flag)", None
     if default is not None:
         text += f" [default: {default}]"
     metavar = " " if kind is bool else ("LIST" if parameter.is_list else None)

@@ -108,9 +108,13 @@ def check_renderable(report: CheckReport) -> Group:
     for result in results:
         for warning in result.warnings:
             parts.append(Text(f"warning ({result.property}): {warning}"))
+    # a note several properties share (the n/a ones') is printed once, naming them all
+    notes: dict[tuple[str, str], list[str]] = {}
+    for result in results:
         label = "sampled" if result.sampled else "note"
         for note in result.notes:
-            parts.append(Text(f"{label} ({result.property}): {note}"))
+            notes.setdefault((label, note), []).append(result.property)
+    parts += [Text(f"{label} ({', '.join(names)}): {note}") for (label, note), names in notes.items()]
     return Group(*parts)
 
 

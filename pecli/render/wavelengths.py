@@ -68,8 +68,9 @@ def _title(report: WavelengthReport) -> str:
     spectrum = report.spectrum
     params = report.scheme.params()
     title = f"{spectrum.scheme}: dim {params.get('dim')}, base {format_value(params.get('base'))}"
-    if spectrum.summary.axes:  # turns over the span of each pair's coordinate (see the summary)
-        title += f", {', '.join(f'{a.axis} spans {a.span:,}' for a in spectrum.summary.axes)}"
+    if spectrum.summary.axes:  # turns over the span of each pair's coordinate in the scheme's cells
+        spans = ", ".join(f"{a.axis} spans {a.span:,}" for a in spectrum.summary.axes)
+        title += f", over {report.scheme.cells_text()} ({spans})"
     else:
         title += f", context C = {spectrum.context:,}"
     if spectrum.train_length is not None:
@@ -163,6 +164,11 @@ def _bound_text(bound: BaseBound) -> str:
     if window is None or window[1] is None:
         return text + f"; the smallest passing base is {_base(bound.smallest_base)}"
     low, high = window
+    if _base(low) == _base(high):  # a window narrower than four digits show: every digit
+        return (
+            text + f"; the smallest passing bases, {low:,.0f} to {high:,.0f}, are an isolated window "
+            "(bases just above it fail)"
+        )
     return (
         text + f"; the smallest passing bases, {_base(low)} to {_base(high)}, are an isolated window "
         "(bases just above it fail)"

@@ -58,7 +58,7 @@ class MRopeScheme(AxialRotaryScheme):
     base: float = param(1000000.0, "base of the frequencies (rope_theta; Qwen2-VL: 1e6)", exclusive_minimum=0)
     mrope_section: tuple[int, ...] | None = param(
         None, "frequency pairs per id: t,h,w (sum dim/2)", minimum=0,
-        default_text="Qwen2-VL's split: a quarter for t, the rest halved (16,24,24 for dim 128)",
+        default_text="the models' split: 16,24,24 at dim 128 (Qwen2-VL), interleaved 24,20,20 (Qwen3-VL)",
     )
     mrope_interleaved: bool = param(False, "pairs cycle t, h, w (Qwen3-VL) instead of taking contiguous sections")
     sequence: Any = param(
@@ -76,7 +76,7 @@ class MRopeScheme(AxialRotaryScheme):
         self._require_even("dim", self.dim)
         object.__setattr__(self, "sequence", parse_sequence(self.sequence, merge=self.spatial_merge_size))
         if self.mrope_section is None:
-            object.__setattr__(self, "mrope_section", default_sections(self.dim // 2))
+            object.__setattr__(self, "mrope_section", default_sections(self.dim // 2, self.mrope_interleaved))
         sections = self.mrope_section
         if len(sections) != 3:
             raise ConfigError("mrope_section", f"needs 3 numbers (t, h, w), got {list(sections)}")
@@ -137,9 +137,16 @@ class MRopeScheme(AxialRotaryScheme):
         return f"the sequence {format_sequence(self.sequence)}"
 
 
-def default_sections(pairs: int) -> tuple[int, int, int]:
-    """Qwen2-VL's proportions for any number of pairs: a quarter for t, the rest halved between h and w
-    (h takes the odd one): 64 pairs → (16, 24, 24), 8 → (2, 3, 3)."""
+def default_sections(pairs: int, interleaved: bool = False) -> tuple[int, int, int]:
+    """The sections of the models, in their proportions for any number of pairs.
+
+    Contiguous, Qwen2-VL's: a quarter for t, the rest halved between h and w (h takes the odd one):
+    64 pairs → (16, 24, 24), 8 → (2, 3, 3). Interleaved, Qwen3-VL's: 5/16 each for h and w, the rest
+    for t: 64 → (24, 20, 20).
+    """
+    if interleaved:
+        h = 5 * pairs // 16
+        return pairs - 2 * h, h, h
     t = pairs // 4
     h = (pairs - t + 1) // 2
     return t, h, pairs - t - h

@@ -50,6 +50,8 @@ MAX_PIXELS = 16384
 TITLE_WIDTH = 80
 #: Characters of a note (8-point type) that fit in an inch of figure width; longer notes are wrapped.
 NOTE_CHARACTERS_PER_INCH = 15
+#: Characters of a title (11-point type) that fit in an inch of figure width.
+TITLE_CHARACTERS_PER_INCH = 11
 #: rope scalings whose frequencies depend on the context (HF dynamic NTK, LongRoPE): only there is
 #: rope's ``context`` worth a place in a title.
 CONTEXT_SCALINGS = ("dynamic", "longrope")
@@ -128,12 +130,14 @@ def finish(figure: "Figure", drawing: Drawing, title: str | None = None) -> None
 
 
 def set_title(figure: "Figure", default: str, title: str | None) -> None:
-    """``title`` if given, else ``default`` ("scheme params: what"), broken after the scheme when long."""
-    if title is None and len(default) > TITLE_WIDTH and ": " in default:
+    """``title`` if given, else ``default`` ("scheme params: what"), broken after the scheme when long
+    and wrapped to the figure's width, so that no title runs past its edges."""
+    width = max(40, min(TITLE_WIDTH, int(figure.get_figwidth() * TITLE_CHARACTERS_PER_INCH)))
+    if title is None and len(default) > width and ": " in default:
         import textwrap
 
         head, tail = default.split(": ", 1)
-        default = "\n".join([*textwrap.wrap(head + ":", 95), *textwrap.wrap(tail, 95)])
+        default = "\n".join([*textwrap.wrap(head + ":", width), *textwrap.wrap(tail, width)])
     figure.suptitle(title if title is not None else default, fontsize=11)
 
 

@@ -191,7 +191,8 @@ def draw_similarity_grid(axes: "Axes", scheme: Scheme, cell: Any = None, *, dtyp
 
     The picture of ViT papers (Dosovitskiy et al. 2021, figure 7): with a good 2-D encoding the
     similarity falls off with the offset from the chosen cell along both axes. On a [T, H, W] grid the
-    image is the H × W slice at the cell's t. ``cell`` defaults to the centre.
+    image is the H × W slice at the cell's t. ``cell`` defaults to the centre. The colours span the
+    values drawn (not [−1, 1]), so that encodings whose similarities stay high still show their shape.
     """
     grid_shape = tuple(int(n) for n in scheme.axis_spans())  # a grid's spans are its shape
     cell = tuple(n // 2 for n in grid_shape) if cell is None else tuple(int(c) for c in cell)
@@ -207,7 +208,10 @@ def draw_similarity_grid(axes: "Axes", scheme: Scheme, cell: Any = None, *, dtyp
         norms = np.linalg.norm(vectors, axis=1) * np.linalg.norm(target)
         with np.errstate(invalid="ignore", divide="ignore"):
             similarity[start : start + step] = np.where(norms > 0, vectors @ target / np.where(norms > 0, norms, 1.0), np.nan)
-    image = axes.imshow(similarity.reshape(grid_shape[-2:]), interpolation="nearest", cmap="RdBu_r", vmin=-1, vmax=1)
+    # the range of the values, as the ViT figure draws it: 2-D sinusoids stay within [0.75, 1]
+    low, high = (float(np.nanmin(similarity)), float(np.nanmax(similarity))) if np.isfinite(similarity).any() else (0.0, 1.0)
+    image = axes.imshow(similarity.reshape(grid_shape[-2:]), interpolation="nearest", cmap="viridis",
+                        vmin=low, vmax=max(high, low + 1e-12))
     axes.plot([cell[-1]], [cell[-2]], marker="x", color="black", markersize=8)
     names = scheme.axis_names
     axes.set_xlabel(f"{names[-1]} (cell)")
