@@ -18,6 +18,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+import numpy as np
+
 from pecli.progress import task
 
 from pecli.analysis.composability import check_composability
@@ -29,7 +31,7 @@ from pecli.analysis.relativity_grid import check_grid_relativity
 from pecli.analysis.result import VERDICTS, CheckReport, PropertyResult
 from pecli.analysis.structure import BLOCK_BYTES, CHUNK_BYTES, encoded_bytes, has_vectors, is_shift_isometric_kind
 from pecli.analysis.uniqueness import check_uniqueness
-from pecli.errors import PecliError
+from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Scheme
 
 
@@ -326,9 +328,27 @@ def run_checks(
         if not analysis.applies_to(scheme):
             results.append(not_applicable(name, scheme))
             continue
+        within = within_table(scheme, options) if name != "extrapolation" else None
         with task(f"{label}{name} ({number}/{len(names)})"):
-            results.append(analysis.run(scheme, options))
+            if within is None:
+                results.append(analysis.run(scheme, options))
+            else:  # a table's rows end before L: measured on them, extrapolation judges the rest
+                result = analysis.run(scheme, within)
+                note = f"measured on positions 0 … {within.length - 1}, the rows the table has (see extrapolation for the rest)"
+                results.append(dataclasses.replace(result, notes=(*result.notes, note)))
     return [r.strict() for r in results] if options.strict else results
+
+
+def within_table(scheme: Scheme, options: CheckOptions) -> CheckOptions | None:
+    """``options`` cut to the rows of a scheme's table (a checkpoint's learned positions) when positions
+    0 … L − 1 run past them; None when the scheme encodes them all."""
+    if scheme.has_cells or not scheme.model_length or scheme.model_length >= options.length:
+        return None
+    try:
+        scheme.check_positions(np.array([options.length - 1]))
+    except PositionError:
+        return dataclasses.replace(options, length=int(scheme.model_length))
+    return None
 
 
 def on_own_positions(scheme: Scheme, options: CheckOptions) -> CheckOptions:
