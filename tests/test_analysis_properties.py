@@ -305,3 +305,19 @@ def test_composability_of_a_large_table_is_judged_on_held_out_positions():
     result = check_composability(scheme("learned", 2200, dim=256), 2200)
     assert result.verdict == "fail" and result.sampled
     assert "measured on 1068 held-out ones" in result.notes[0]
+
+
+def test_check_all_on_a_table_shorter_than_the_length(tmp_path):
+    # A 64-row trained table checked at L = 100: extrapolation fails (positions 64 … 99 have no row); the
+    # other properties are measured on the table's 64 rows and say so.
+    from safetensors.numpy import save_file
+
+    from pecli.config import build_scheme as build
+
+    table = np.random.default_rng(1).normal(0, 0.02, (64, 16)).astype(np.float32)
+    save_file({"wpe.weight": table}, str(tmp_path / "model.safetensors"))
+    learned = build("learned", {"weights": str(tmp_path / "model.safetensors")})
+    results = {r.property: r for r in run_checks(learned, "all", CheckOptions(length=100))}
+    assert results["extrapolation"].verdict == "fail"
+    assert results["uniqueness"].figures["positions"] == 64
+    assert "measured on positions 0 … 63, the rows the table has" in results["uniqueness"].notes[-1]
