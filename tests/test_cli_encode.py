@@ -273,6 +273,20 @@ def test_atomic_write_leaves_no_temporary_file(invoke, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npz"]
 
 
+@pytest.mark.parametrize("sync", ["", "1"])
+def test_writes_are_synced_only_when_asked(invoke, tmp_path, monkeypatch, sync):
+    # By default a file is renamed into place without waiting for the disk (as np.save); PECLI_SYNC=1
+    # syncs it first, the streamed .npy and the .npz alike. The files are the same either way.
+    synced = []
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append("fsync"))
+    monkeypatch.setattr(os, "fdatasync", lambda fd: synced.append("fdatasync"))
+    monkeypatch.setenv("PECLI_SYNC", sync)
+    for out in (tmp_path / "pe.npy", tmp_path / "rope.npz"):
+        ok(invoke("encode", "--scheme", "rope", "--dim", "8", "--length", "5", "--out", out))
+    assert np.allclose(np.load(tmp_path / "pe.npy"), np.load(tmp_path / "rope.npz")["encoding"])
+    assert synced.count("fsync") == (2 if sync else 0)
+
+
 def test_failed_write_leaves_nothing(invoke, tmp_path, monkeypatch):
     # A write that dies halfway (disk full…) must leave neither the target nor a temporary file.
     import pecli.io
