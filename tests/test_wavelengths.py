@@ -95,7 +95,7 @@ def test_dynamic_base_grows_with_length():
 def test_longrope_switches_and_scales_attention():
     # Phi-3-mini-128k: original 4096, max 131072 → f = 32, attention sqrt(1 + ln 32/ln 4096) = 1.190238.
     path = str(HF / "microsoft--phi-3-mini-128k-instruct.json")
-    long = run_json("--hf-config", path, "--context", "131072")
+    long = run_json("--hf-config", path, "--context", "4097")  # the long factors from one past the original length
     assert long["summary"]["longrope_factors_in_use"] == "long"
     assert long["summary"]["attention_scaling"] == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)))
     short = run_json("--hf-config", path, "--context", "4096")
