@@ -27,9 +27,15 @@ def page(render) -> str:
     return buffer.getvalue()
 
 
+#: The Typer whose page pecli's renderer follows (the newest the project allows); other versions lay
+#: the description out a little differently, and are not compared.
+TYPER = tuple(int(part) for part in typer.__version__.split(".")[:2])
+
+
 # 80 columns is the tests' width; 50 makes Rich narrow the option columns (pecli leaves that table
 # to Rich); 140 gives the help column more room than it needs.
 @pytest.mark.parametrize(("name", "width"), [("pecli", 80), *((name, 80) for name in COMMANDS), ("encode", 50), ("check", 140)])
+@pytest.mark.skipif(TYPER < (0, 28), reason="pecli prints the page of Typer 0.28")
 def test_help_is_the_page_typer_prints(group, monkeypatch, name, width):
     monkeypatch.setenv("COLUMNS", str(width))
     monkeypatch.setenv("NO_COLOR", "1")

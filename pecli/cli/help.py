@@ -150,9 +150,10 @@ def panels(params: Iterable[Any]) -> list[tuple[str, list[Any]]]:
     for param in params:
         if getattr(param, "hidden", False):
             continue
-        if isinstance(param, TyperArgument):
+        kind = getattr(param, "param_type_name", None)  # click's word: the help option is click's own in some versions
+        if kind == "argument":
             arguments.setdefault(getattr(param, "rich_help_panel", None) or ARGUMENTS_PANEL, []).append(param)
-        elif isinstance(param, TyperOption):
+        elif kind == "option":
             options.setdefault(getattr(param, "rich_help_panel", None) or OPTIONS_PANEL, []).append(param)
     return [*arguments.items(), *options.items()]
 
@@ -235,7 +236,7 @@ class AlignedRows:
 
 def option_row(param: Any, ctx: Any) -> list[Any]:
     """The cells of one parameter, as Typer makes them."""
-    is_argument = isinstance(param, TyperArgument)
+    is_argument = param.param_type_name == "argument"
     name = (param.metavar or param.name or "") if is_argument else None
     long, short, long_off, short_off = [], [], [], []
     for opt in param.opts:
@@ -264,7 +265,7 @@ def highlighted(highlighter: RegexHighlighter, names: list[str]) -> Text:
 
 def type_text(param: Any, ctx: Any) -> str | None:
     """``<int>``, a metavar, or nothing: what Typer shows in the type column."""
-    if isinstance(param, TyperArgument):
+    if param.param_type_name == "argument":
         try:
             kind = param.type.get_metavar(param=param, ctx=ctx)
         except TypeError:  # click before 8.2: no ctx
