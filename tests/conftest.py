@@ -62,7 +62,10 @@ def _registries() -> tuple:
 def click_command_built_once():
     import typer.testing
 
-    convert = typer.testing._get_command
+    convert = getattr(typer.testing, "_get_command", None)
+    if convert is None:  # a Typer that converts elsewhere: every invoke converts, as before
+        yield
+        return
     built: dict[int, tuple] = {}  # id(app) → (app, the registries then, its click command)
 
     def cached(app):
