@@ -99,7 +99,7 @@ def output(args: tuple[str, ...], columns: int) -> str:
     return result.stdout
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def printed(args: tuple[str, ...], columns: int) -> str:
     """The output of a command that touches no file: several tests read the same ones."""
     return output(args, columns)

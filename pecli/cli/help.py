@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import inspect
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any, ClassVar
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.highlighter import RegexHighlighter
@@ -50,7 +51,7 @@ PANEL_FRAME = 4
 class OptionHighlighter(RegexHighlighter):
     """Typer's: ``--long`` and ``-s`` options, ``<type>`` placeholders, ``Usage:``."""
 
-    highlights = [
+    highlights: ClassVar[list[str]] = [
         r"(^|\W)(?P<switch>\-\w+)(?![a-zA-Z0-9])",
         r"(^|\W)(?P<option>\-\-[\w\-]+)(?![a-zA-Z0-9])",
         r"(?P<types>\<[^\>]+\>)",
@@ -61,7 +62,7 @@ class OptionHighlighter(RegexHighlighter):
 class NegativeOptionHighlighter(RegexHighlighter):
     """Typer's, for the off-spelling of a flag."""
 
-    highlights = [
+    highlights: ClassVar[list[str]] = [
         r"(^|\W)(?P<negative_switch>\-\w+)(?![a-zA-Z0-9])",
         r"(^|\W)(?P<negative_option>\-\-[\w\-]+)(?![a-zA-Z0-9])",
     ]
@@ -70,7 +71,7 @@ class NegativeOptionHighlighter(RegexHighlighter):
 class TypesHighlighter(RegexHighlighter):
     """Typer's: the brackets and bars around a type are dim."""
 
-    highlights = [
+    highlights: ClassVar[list[str]] = [
         r"^(?P<types_sep>(\[|<))",
         r"(?P<types_sep>\|)",
         r"(?P<types_sep>(\]|>))(\.\.\.)?$",
@@ -290,8 +291,8 @@ def help_cell(param: Any, ctx: Any) -> Any:
         lines.append(Text(f"[default: {default}]", style=DEFAULT_STYLE))
     if param.required:
         lines.append(Text("[required]", style="dim red"))
-    if lines and not getattr(param, "help", None):
-        from rich.columns import Columns  # side by side when there is no help, as Typer sets them
+    if lines and not getattr(param, "help", None):  # side by side when there is no help, as Typer sets them
+        from rich.columns import Columns
 
         return Columns(lines)
     return FullWidth(*lines)
