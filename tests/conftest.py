@@ -6,7 +6,18 @@
   in a command shows its traceback in the test report instead of a silent exit code 1);
 - ``run_pecli``: run the installed pecli in a subprocess, as ``sys.executable -m pecli`` so that it
   works in whatever virtual environment runs the tests; returns the CompletedProcess (text mode);
+- ``run_main``: what the console script runs (``pecli.cli.run``, with its one-line errors and exit codes) in
+  this process, in a fresh temporary folder; returns a CompletedProcess like ``run_pecli``'s, for tests
+  where a new interpreter adds nothing but its start-up;
 - ``REPO``, ``SAMPLE_CONFIGS``, ``HF_CONFIGS``: paths of the checkout.
+
+Typer turns an app into its click command on every ``CliRunner.invoke`` (about 20 ms for pecli's five
+commands, hundreds of times in the suite): :func:`click_command_built_once` keeps that command per app
+for as long as the registries its options come from are unchanged.
+
+Every test process does its BLAS work on one thread (:func:`one_blas_thread`): the suite runs in parallel
+processes (``-n auto``, pytest-xdist), one per core, and a BLAS thread pool in each of them spins against
+the others for the same cores.
 """
 
 from __future__ import annotations
@@ -29,15 +40,66 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_blas_thread():
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # the [test] extra installs it; without it BLAS keeps its default threads
+        yield
+        return
+    import numpy  # noqa: F401 - BLAS is loaded, so that the limit finds it
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def _registries() -> tuple:
+    from pecli.analysis import ANALYSES
+    from pecli.schemes import SCHEMES
+    from pecli.schemes.rope_scaling import SCALINGS
+
+    return tuple(tuple(registry.items()) for registry in (SCHEMES, SCALINGS, ANALYSES))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def click_command_built_once():
+    import typer.testing
+
+    convert = getattr(typer.testing, "_get_command", None)
+    if convert is None:  # a Typer that converts elsewhere: every invoke converts, as before
+        yield
+        return
+    built: dict[int, tuple] = {}  # id(app) → (app, the registries then, its click command)
+
+    def cached(app):
+        registries = _registries()
+        entry = built.get(id(app))
+        if entry is None or entry[0] is not app or entry[1] != registries:
+            entry = built[id(app)] = (app, registries, convert(app))  # the app is held: its id stays its own
+        return entry[2]
+
+    typer.testing._get_command = cached
+    yield
+    typer.testing._get_command = convert
+
+
+@pytest.fixture(scope="session")
+def pecli_app():
+    """The whole Typer app, built once (its options follow the registries when they change)."""
+    from pecli.cli import app
+
+    return app
+
+
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner(env=TEST_ENV)
 
 
 @pytest.fixture
-def invoke(runner: CliRunner) -> Callable[..., object]:
+def invoke(runner: CliRunner, pecli_app) -> Callable[..., object]:
     """``invoke("encode", "--dim", "8", input=None)`` → click's Result (stdout, stderr, exit_code)."""
-    from pecli.cli import app
+    app = pecli_app
 
     def _invoke(*args: str, input: str | None = None):
         return runner.invoke(app, [str(a) for a in args], input=input, catch_exceptions=False)
@@ -62,5 +124,27 @@ def run_pecli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess]:
 
     def _run(*args: str, cwd: str | os.PathLike | None = None, input: str | None = None):
         return pecli_subprocess(*args, cwd=cwd or tmp_path, input=input)
+
+    return _run
+
+
+@pytest.fixture
+def run_main(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., subprocess.CompletedProcess]:
+    """``run_main("encode", "--dim", "-3")`` → CompletedProcess(returncode, stdout, stderr), in-process."""
+    import contextlib
+    import io
+
+    from pecli.cli import run
+
+    for name, value in TEST_ENV.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("PECLI_DEBUG", raising=False)
+
+    def _run(*args: str, cwd: str | os.PathLike | None = None) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(cwd or tmp_path)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = run([str(a) for a in args] or ["--help"])
+        return subprocess.CompletedProcess(["pecli", *map(str, args)], code, out.getvalue(), err.getvalue())
 
     return _run

@@ -106,7 +106,19 @@ def main(examples: int) -> None:
     def fuzz(args: list[str]) -> None:
         check_contract(args, group)
 
-    fuzz()
+    with one_blas_thread():  # the test suite runs a process per core: a BLAS pool here would fight them
+        fuzz()
+
+
+def one_blas_thread():
+    """BLAS limited to one thread (threadpoolctl, from the [test] extra), or nothing to limit."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 if __name__ == "__main__":

@@ -273,6 +273,20 @@ def test_atomic_write_leaves_no_temporary_file(invoke, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npz"]
 
 
+@pytest.mark.parametrize("sync", ["", "1"])
+def test_writes_are_synced_only_when_asked(invoke, tmp_path, monkeypatch, sync):
+    # By default a file is renamed into place without waiting for the disk (as np.save); PECLI_SYNC=1
+    # syncs it first, the streamed .npy and the .npz alike. The files are the same either way.
+    synced = []
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append("fsync"))
+    monkeypatch.setattr(os, "fdatasync", lambda fd: synced.append("fdatasync"))
+    monkeypatch.setenv("PECLI_SYNC", sync)
+    for out in (tmp_path / "pe.npy", tmp_path / "rope.npz"):
+        ok(invoke("encode", "--scheme", "rope", "--dim", "8", "--length", "5", "--out", out))
+    assert np.allclose(np.load(tmp_path / "pe.npy"), np.load(tmp_path / "rope.npz")["encoding"])
+    assert synced.count("fsync") == (2 if sync else 0)
+
+
 def test_failed_write_leaves_nothing(invoke, tmp_path, monkeypatch):
     # A write that dies halfway (disk full…) must leave neither the target nor a temporary file.
     import pecli.io
@@ -357,7 +371,9 @@ def test_huge_length_refused_with_the_figure(invoke):
     assert "over the budget of 1.00 GiB" in result.stderr, result.stderr
 
 
-# ============================================================================== the installed pecli
+# ============================================================================== the console entry point
+# What the console script runs (pecli.cli.run) turns every usage or input error into one line and exit 2:
+# checked in-process (run_main); the installed pecli itself runs in a subprocess in the tests after these.
 @pytest.mark.parametrize("args,expected", [
     (["encode", "--dim", "-3"], "pecli: error: dim: must be >= 2, got -3"),
     (["encode", "--dim", "abc"], "pecli: error: Invalid value for '--dim'"),
@@ -368,22 +384,31 @@ def test_huge_length_refused_with_the_figure(invoke):
     (["encode", "--scheme", "rope", "--base", "-2.5"], "pecli: error: base: must be > 0"),
     (["encode", "--config", "no-such-file.yaml"], "pecli: error: config: cannot read no-such-file.yaml"),
 ])
-def test_subprocess_bad_input_one_line(run_pecli, args, expected):
-    process = run_pecli(*args)
+def test_bad_input_one_line(run_main, args, expected):
+    process = run_main(*args)
     assert process.returncode == 2, process.stderr
     assert process.stderr.startswith(expected), process.stderr
     assert process.stderr.count("\n") == 1 and "Traceback" not in process.stderr
     assert process.stdout == ""
 
 
-def test_subprocess_yaml_unknown_key(run_pecli, tmp_path):
+def test_yaml_unknown_key_one_line(run_main, tmp_path):
     (tmp_path / "c.yaml").write_text("scheme: rope\nfoo: 1\n", encoding="utf-8")
-    process = run_pecli("encode", "--config", "c.yaml")
+    process = run_main("encode", "--config", "c.yaml")
     assert process.returncode == 2
     assert process.stderr.startswith("pecli: error: foo: unknown key for scheme 'rope'")
     assert process.stderr.count("\n") == 1 and "Traceback" not in process.stderr
 
 
+def test_encode_default(run_main):
+    # `pecli encode` with no options: the embedded default, a table on stdout, nothing on stderr.
+    process = run_main("encode")
+    assert process.returncode == 0, process.stderr
+    assert "sinusoidal" in process.stdout and "(512, 512)" in process.stdout
+    assert process.stderr == ""
+
+
+# ============================================================================== the installed pecli
 def test_subprocess_version(run_pecli):
     process = run_pecli("--version")
     assert process.returncode == 0
@@ -400,14 +425,6 @@ def test_subprocess_python_m_pecli_encode_writes(run_pecli, tmp_path):
     assert (buckets[0, 1], buckets[1, 0], buckets[0, 19]) == (17, 1, 26)
     again = run_pecli("encode", "--scheme", "t5", "--length", "20", "--out", "t5.npy")
     assert again.returncode == 2 and "exists; pass --force" in again.stderr
-
-
-def test_subprocess_python_m_pecli_encode_default(run_pecli):
-    # `python -m pecli encode` with no options: the embedded default, a table on stdout, nothing on stderr.
-    process = run_pecli("encode")
-    assert process.returncode == 0, process.stderr
-    assert "sinusoidal" in process.stdout and "(512, 512)" in process.stdout
-    assert process.stderr == ""
 
 
 def test_subprocess_no_arguments_shows_help(run_pecli):

@@ -12,6 +12,7 @@ number is formatted to a bounded width (:func:`pecli.render.tables.number`, test
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from pathlib import Path
@@ -104,11 +105,23 @@ def encodes_own_cells(args: list[str]) -> bool:
 
 def run(command: str, tmp_path: Path, columns: int = 80) -> str:
     args = shrink(shlex.split(command)[1:])
-    if "--apply" in args:
-        np.save(tmp_path / args[args.index("--apply") + 1], np.ones((37, 64)))
-    result = CliRunner(env={"NO_COLOR": "1", "COLUMNS": str(columns)}).invoke(app, args, catch_exceptions=False)
-    assert result.exit_code in (0, 1), f"{command}: {result.output}"
+    if "--apply" in args or "--out" in args or "-o" in args:  # reads or writes a file in tmp_path
+        if "--apply" in args:
+            np.save(tmp_path / args[args.index("--apply") + 1], np.ones((37, 64)))
+        return output(tuple(args), columns)
+    return printed(tuple(args), columns)
+
+
+def output(args: tuple[str, ...], columns: int) -> str:
+    result = CliRunner(env={"NO_COLOR": "1", "COLUMNS": str(columns)}).invoke(app, list(args), catch_exceptions=False)
+    assert result.exit_code in (0, 1), f"pecli {' '.join(args)}: {result.output}"
     return result.stdout
+
+
+@functools.cache
+def printed(args: tuple[str, ...], columns: int) -> str:
+    """The output of a command that touches no file: several tests read the same ones."""
+    return output(args, columns)
 
 
 @pytest.fixture

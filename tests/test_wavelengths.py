@@ -34,7 +34,7 @@ def test_critical_dimension_of_llama2_is_92():
     # is 92 = 2·⌈64·log_10000(4096/2π)⌉ = 2·⌈64·0.70357⌉ = 2·46.
     rope = build_scheme("rope", {"dim": 128, "base": 10000})
     assert critical_dimension(rope.inv_freq, 4096) == 92
-    document = run_json("--scheme", "rope", "--dim", "128", "--context", "16384", "--train-length", "4096")
+    document = run_json("--scheme", "rope", "--dim", "128", "--context", "4097", "--train-length", "4096")
     assert document["summary"]["critical_dimension"] == 92
     assert document["summary"]["pairs_not_completed_in_training"] == 64 - 46
 
@@ -95,7 +95,7 @@ def test_dynamic_base_grows_with_length():
 def test_longrope_switches_and_scales_attention():
     # Phi-3-mini-128k: original 4096, max 131072 → f = 32, attention sqrt(1 + ln 32/ln 4096) = 1.190238.
     path = str(HF / "microsoft--phi-3-mini-128k-instruct.json")
-    long = run_json("--hf-config", path, "--context", "131072")
+    long = run_json("--hf-config", path, "--context", "4097")  # the long factors from one past the original length
     assert long["summary"]["longrope_factors_in_use"] == "long"
     assert long["summary"]["attention_scaling"] == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)))
     short = run_json("--hf-config", path, "--context", "4096")
@@ -177,7 +177,7 @@ def test_critical_dimension_and_full_turns_use_the_pretraining_frequencies():
     # Llama 3.1 was pre-trained on 8192 tokens with θ_i = 500000^(−2i/128): λ_i ≤ 8192 for
     # 2i/128 ≤ ln(8192/2π)/ln(500000) = 0.5466, i.e. i ≤ 34 → 35 pairs, critical dimension 70 —
     # whatever llama3's scaling later did to pairs 32 … 34.
-    document = run_json("--hf-config", str(HF / "meta-llama--llama-3.1-8b.json"), "--context", "16384")
+    document = run_json("--hf-config", str(HF / "meta-llama--llama-3.1-8b.json"), "--context", "8193")
     assert document["summary"]["critical_dimension"] == 70
     turned = [pair["completed_in_training"] for pair in document["pairs"]]
     assert turned == [True] * 35 + [False] * 29
@@ -202,9 +202,9 @@ def test_no_base_satisfies_the_bound_at_d_2():
 
 def test_dynamic_table_ends_at_the_context():
     document = run_json("--scheme", "rope", "--scaling", "dynamic", "--factor", "2",
-                        "--max-position-embeddings", "4096", "--context", "20000")
+                        "--max-position-embeddings", "4096", "--context", "9000")
     lengths = [row["length"] for row in document["summary"]["dynamic_base_by_length"]]
-    assert lengths == [4096, 8192, 16384, 20000]
+    assert lengths == [4096, 8192, 9000]  # doublings of the model's length, then the context itself
 
 
 def test_overflowing_factor_is_bad_input():

@@ -16,6 +16,7 @@ import sys
 from typing import Annotated, Any, Callable
 
 import typer
+import typer.core
 
 from pecli import __version__
 from pecli.cli.exits import BAD_INPUT, BROKEN_PIPE, BUG, INTERRUPTED, TERMINATED, Interrupted, ReaderGone, Terminated
@@ -48,10 +49,29 @@ def _listed_only() -> None:  # pragma: no cover - never runs: the command's own 
     raise typer.Exit(2)
 
 
+class HelpCommand(typer.core.TyperCommand):
+    """A command whose ``--help`` is :func:`pecli.cli.help.print_help` (loaded only to print it)."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from pecli.cli.help import print_help
+
+        print_help(self, ctx)
+
+
+class HelpGroup(typer.core.TyperGroup):
+    """The group of commands, whose ``--help`` is :func:`pecli.cli.help.print_help`."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from pecli.cli.help import print_help
+
+        print_help(self, ctx)
+
+
 def build_app(only: str | None = None) -> typer.Typer:
     """The Typer app with every command loaded, or with only ``only`` loaded and the others listed."""
     app = typer.Typer(
         name="pecli",
+        cls=HelpGroup,
         help="Compute, measure and picture the positional encodings of transformers.",
         pretty_exceptions_show_locals=False,
         rich_markup_mode="markdown",
@@ -61,9 +81,9 @@ def build_app(only: str | None = None) -> typer.Typer:
     app.callback()(_root)
     for name, (module, summary) in COMMANDS.items():
         if only is None or name == only:
-            app.command(name=name)(getattr(importlib.import_module(module), name))
+            app.command(name=name, cls=HelpCommand)(getattr(importlib.import_module(module), name))
         else:
-            app.command(name=name, help=summary, add_help_option=False)(_listed_only)
+            app.command(name=name, help=summary, add_help_option=False, cls=HelpCommand)(_listed_only)
     return app
 
 

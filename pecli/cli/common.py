@@ -30,6 +30,7 @@ from pecli.errors import PecliError
 from pecli.params import Parameter
 from pecli.schemes import SCHEMES
 from pecli.schemes.base import Capability, require
+from pecli.schemes.rope_scaling import SCALINGS
 
 #: Keys that choose where options come from rather than configure anything themselves.
 CONFIG_OPTIONS: dict[str, Any] = {
@@ -117,7 +118,9 @@ class SchemeCommand:
 
     @property
     def __signature__(self) -> inspect.Signature:
-        registry = tuple((name, cls, tuple(cls.parameters().values())) for name, cls in SCHEMES.items())
+        # The registries the options come from (a scheme's parameters include those of the registered
+        # scalings), compared by their records: asked several times per command, it has to be cheap.
+        registry = (tuple(SCHEMES.items()), tuple(SCALINGS.items()))
         if self._signature is None or self._signature[0] != registry:
             self._signature = (registry, self._make_signature())
         return self._signature[1]

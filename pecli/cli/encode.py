@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import collections
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
-from pecli.analysis.summary import VERIFY_VALUES, EncodeReport, StreamingSummary, array_summary
 from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, print_json,
     scheme_command, stdout_console,
@@ -22,6 +21,9 @@ from pecli.schemes.base import Scheme
 from pecli.schemes.frequencies import ANCHOR
 from pecli.schemes.parts import Part
 from pecli.schemes.positions import position_range, stored_positions
+
+if TYPE_CHECKING:  # the summary (and the analyses it imports) loads when a command runs, not for --help
+    from pecli.analysis.summary import EncodeReport
 
 SUFFIXES = (".npy", ".npz")
 #: Peak memory over the main array when a scheme builds its arrays whole (--apply, schemes without
@@ -111,12 +113,16 @@ def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: li
     block_values = min(block_rows(row_values), max(count, 1)) * row_values
     tables = scheme.estimate_bytes(count) - main_bytes
     shared = scheme.shared_bytes(count, numpy_dtype(dtype).itemsize, wanted)
+    from pecli.analysis.summary import VERIFY_VALUES
+
     finish = count * FINISH_BYTES + VERIFY_VALUES * VERIFY_BYTES_PER_VALUE
     working = max(block_values * scheme.block_bytes_per_value, finish)
     return working + count * POSITION_BYTES + tables + shared
 
 
 def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet: bool) -> EncodeReport:
+    from pecli.analysis.summary import EncodeReport, StreamingSummary
+
     scheme, dtype = spec.scheme, spec.output_dtype
     archive = target is not None and target.suffix.lower() == ".npz"
     wanted = _wanted(scheme, spec.settings["parts"]) if archive else [scheme.main_key]
@@ -207,6 +213,8 @@ def _itemsize(part: Part, dtype: str) -> int:
 
 def _apply(spec: Spec, target: Path, budget: int, *, force: bool, quiet: bool) -> EncodeReport:
     """``--apply``: rotate (rope) or shift (additive schemes) a whole array read from a file."""
+    from pecli.analysis.summary import EncodeReport, array_summary
+
     scheme, positions = spec.scheme, spec.positions
     x = load_array(spec.settings["apply"], max_bytes=budget // WORKING_COPIES)  # the header is checked first
     dtype = spec.dtype or (x.dtype.name if x.dtype.kind == "f" else "float64")

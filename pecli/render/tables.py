@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 from pathlib import PurePath
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
-from rich.table import Table
+
+if TYPE_CHECKING:  # rich's tables load when a table is made, not for --json (which needs only plain())
+    from rich.table import Table
 
 
 def plain(value: Any) -> Any:
@@ -67,6 +69,8 @@ KEY_WIDTH = 30
 
 def key_value_table(title: str, rows: Iterable[tuple[str, Any]]) -> Table:
     """A two-column table of named facts."""
+    from rich.table import Table
+
     table = Table(title=title, show_header=False, title_justify="left")
     table.add_column("property", style="bold", max_width=KEY_WIDTH)
     table.add_column("value", overflow="fold")
