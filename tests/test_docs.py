@@ -20,7 +20,7 @@ README = (REPO / "README.md").read_text(encoding="utf-8")
 #: The two quick-start commands: each works on its own on a fresh machine (the issue; .ci/run runs the second).
 QUICK_START = [
     'python -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && pecli encode',
-    'python -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest',
+    'python -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest -n auto',
 ]
 
 #: The example commands of the foundation issue, documented under `pecli encode`.
