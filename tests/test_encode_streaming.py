@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from pecli.analysis import summary as summary_module
-from pecli.analysis.summary import summarize
+from pecli.analysis.summary import steps_are_equal, summarize
 from pecli.cli import encode as encode_module
 from pecli.config import build_scheme, resolve
 from pecli.dtypes import cast
@@ -149,6 +149,11 @@ def test_streamed_npy_and_summary_equal_the_whole_array(invoke, tmp_path, small_
     for key in ("shape", "dtype", "bytes", "min", "max", "min_adjacent_pair", "adjacent_distance_constant"):
         assert document[key] == facts[key], key
     assert document["min_adjacent_distance"] == pytest.approx(facts["min_adjacent_distance"], rel=1e-12)
+    if steps_are_equal(spec.scheme, spec.positions, dtype):  # reported once: every step is that one
+        wide = expected.astype(np.float64)
+        steps = np.linalg.norm(np.diff(wide, axis=0), axis=1)
+        np.testing.assert_allclose(steps, document["min_adjacent_distance"], rtol=1e-6)
+        assert document["adjacent_distance_constant"] is True
     if dtype == "float64" or name in ("integer", "binary", "t5"):  # same values, so the same collisions
         assert document["colliding_positions"] == facts["colliding_positions"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.npy"]

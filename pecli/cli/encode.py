@@ -121,7 +121,7 @@ def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: li
 
 
 def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet: bool) -> EncodeReport:
-    from pecli.analysis.summary import EncodeReport, StreamingSummary
+    from pecli.analysis.summary import EncodeReport, StreamingSummary, steps_are_equal
 
     scheme, dtype = spec.scheme, spec.output_dtype
     archive = target is not None and target.suffix.lower() == ".npz"
@@ -136,7 +136,9 @@ def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet:
     if target is not None:
         written = chosen if archive else [main]
         check_disk(target, sum(int(np.prod(p.shape, dtype=np.int64)) * _itemsize(p, dtype) for p in written))
-    summary = StreamingSummary(len(positions), main.shape, _dtype_name(main, dtype), nbytes)
+    summary = StreamingSummary(
+        len(positions), main.shape, _dtype_name(main, dtype), nbytes, equal_steps=steps_are_equal(scheme, positions, dtype)
+    )
     rows = block_rows(main.row_values)
     segments = int(np.prod(main.shape, dtype=np.int64)) // max(1, len(positions) * main.row_values)
 
