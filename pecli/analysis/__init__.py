@@ -90,6 +90,9 @@ class AnalysisInfo:
     #: Whether it is defined for n-D schemes (positions with several coordinates, :attr:`Scheme.has_cells`);
     #: otherwise it measures positions along a line, and on such a scheme its result is ``n/a``.
     any_rank: bool = False
+    #: Whether it measures positions past what the scheme was trained on (extrapolation); the others
+    #: are measured on the rows a table has when L runs past them (:func:`within_table`).
+    past_training: bool = False
 
     def applies_to(self, scheme: Scheme) -> bool:
         """Whether the property is defined for ``scheme``'s positions."""
@@ -269,7 +272,7 @@ ANALYSES: dict[str, AnalysisInfo] = {
         ),
         AnalysisInfo(
             "extrapolation", "positions past the training length are defined, bounded, unique", _extrapolation,
-            ("train_length",), _extrapolation_footprint,
+            ("train_length",), _extrapolation_footprint, past_training=True,
         ),
         AnalysisInfo(
             "precision", "positions stay apart in a low-precision dtype", _precision, ("dtype", "compute_dtype"),
@@ -328,7 +331,7 @@ def run_checks(
         if not analysis.applies_to(scheme):
             results.append(not_applicable(name, scheme))
             continue
-        within = within_table(scheme, options) if name != "extrapolation" else None
+        within = None if analysis.past_training else within_table(scheme, options)
         with task(f"{label}{name} ({number}/{len(names)})"):
             if within is None:
                 results.append(analysis.run(scheme, options))
