@@ -20,7 +20,7 @@ from pecli.params import param
 from pecli.schemes.base import MAX_WIDTH, Scheme, check_apply_input, factored_score
 from pecli.schemes.frequencies import FrequencyPairs, geometric_inv_freq
 from pecli.schemes.parts import Part, whole_part
-from pecli.schemes.rope import pair_components, rotary_parts, rotate_pairs, shares_tables
+from pecli.schemes.rope import layout_cache, pair_components, rotary_parts, rotate_pairs, shares_tables
 from pecli.schemes.grid import OnGrid, check_grid
 from pecli.schemes.positions import as_positions, stored_positions
 
@@ -58,10 +58,6 @@ class AxialRotaryScheme(Scheme):
         raise NotImplementedError
 
     # -- shared --------------------------------------------------------------------------------------
-    def estimate_bytes(self, n_positions: int) -> int:
-        """The main array, and the cells: their (N, rank) ids and the (rank, N) copy ``encode`` writes."""
-        return super().estimate_bytes(n_positions) + 2 * 8 * int(n_positions) * self.position_rank
-
     @property
     def width(self) -> int:
         return self.dim
@@ -89,12 +85,8 @@ class AxialRotaryScheme(Scheme):
 
     def cos_sin(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
         """The (N, dim) cos and sin caches of the layout: ``concat(cos θ, cos θ)`` for ``half`` (HF)."""
-        angles = self.angles(positions)
-        return self._cache(np.cos(angles)), self._cache(np.sin(angles))
-
-    def _cache(self, half: np.ndarray) -> np.ndarray:
-        """(N, dim/2) values per pair laid out as the layout's (N, dim) cache."""
-        return np.concatenate([half, half], axis=1) if self.layout == "half" else np.repeat(half, 2, axis=1)
+        angles = layout_cache(self.angles(positions), self.layout)
+        return np.cos(angles), np.sin(angles)
 
     def encode(self, positions: Any) -> np.ndarray:
         angles = self.angles(positions)

@@ -314,8 +314,10 @@ class Scheme:
         return (n_positions, self.width)
 
     def estimate_bytes(self, n_positions: int) -> int:
-        """Bytes of the main array and of any table the scheme builds to fill it (float64)."""
-        return int(np.prod(self.main_shape(n_positions), dtype=np.float64)) * 8
+        """Bytes of the main array and of any table the scheme builds to fill it (float64); for an n-D
+        scheme also its cells' (N, rank) ids and the (rank, N) copy ``encode`` writes."""
+        cells = 2 * 8 * int(n_positions) * self.position_rank if self.has_cells else 0
+        return int(np.prod(self.main_shape(n_positions), dtype=np.float64)) * 8 + cells
 
     def apply(self, x: np.ndarray, positions: Any) -> np.ndarray:
         """Apply the encoding to ``x`` (positions along the second-to-last axis)."""

@@ -271,11 +271,7 @@ class RopeScheme(Scheme):
         ``half``: ``concat(cos θ, cos θ)`` (HuggingFace); ``interleaved``: each angle repeated twice
         adjacently (GPT-J, Meta). Both include :attr:`attention_scaling`.
         """
-        angles = self.angles(positions)
-        if self.layout == "half":
-            angles = np.concatenate([angles, angles], axis=1)
-        else:
-            angles = np.repeat(angles, 2, axis=1)
+        angles = layout_cache(self.angles(positions), self.layout)
         return np.cos(angles) * self.attention_scaling, np.sin(angles) * self.attention_scaling
 
     # -- the interface --------------------------------------------------------------------------
@@ -343,6 +339,12 @@ class RopeScheme(Scheme):
         return [*trigonometric, whole_part("inv_freq", inv_freq), whole_part("positions", positions)]
 
 
+def layout_cache(half: np.ndarray, layout: str) -> np.ndarray:
+    """(N, r/2) values per pair laid out as the layout's (N, r) cos or sin cache: ``concat(v, v)`` for
+    ``half`` (HuggingFace), each value twice adjacently for ``interleaved`` (GPT-J, Meta)."""
+    return np.concatenate([half, half], axis=1) if layout == "half" else np.repeat(half, 2, axis=1)
+
+
 def pair_components(rotated: int, layout: str) -> tuple[np.ndarray, np.ndarray]:
     """Component indices (first, second) of each of the ``rotated / 2`` pairs: (i, i + r/2) for
     ``half`` (HuggingFace ``rotate_half``), (2i, 2i + 1) for ``interleaved`` (GPT-J, Meta)."""
@@ -388,9 +390,6 @@ def rotary_parts(
     first, second = (slice(0, rotated // 2), slice(rotated // 2, rotated)) if layout == "half" else (
         slice(0, rotated, 2), slice(1, rotated, 2))
 
-    def caches(half: np.ndarray) -> np.ndarray:
-        return np.concatenate([half, half], axis=1) if layout == "half" else np.repeat(half, 2, axis=1)
-
     def encoding(cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
         out = np.zeros((cos.shape[0], dim), dtype=cos.dtype)
         out[:, first] = cos  # the components of each pair, as slices
@@ -399,8 +398,8 @@ def rotary_parts(
 
     builders = {
         "encoding": (dim, encoding),
-        "cos": (rotated, lambda cos, sin: caches(cos)),
-        "sin": (rotated, lambda cos, sin: caches(sin)),
+        "cos": (rotated, lambda cos, sin: layout_cache(cos, layout)),
+        "sin": (rotated, lambda cos, sin: layout_cache(sin, layout)),
     }
     if dtype is not None and shares_tables(wanted):
         tables = functools.cache(lambda: _trigonometric_tables(positions, phasors, numpy_dtype(dtype)))

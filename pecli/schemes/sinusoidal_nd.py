@@ -62,10 +62,6 @@ class SinusoidalNDScheme(OnGrid, AdditiveScheme):
         """Width of each axis's 1-D encoding: d/k for ``concat``, d for ``add``."""
         return self.dim // len(self.grid) if self.combine == "concat" else self.dim
 
-    def estimate_bytes(self, n_positions: int) -> int:
-        """The main array, and the cells: their (N, rank) ids and the (rank, N) copy ``encode`` writes."""
-        return super().estimate_bytes(n_positions) + 2 * 8 * int(n_positions) * self.position_rank
-
     def axis_encoding(self) -> SinusoidalScheme:
         """The 1-D encoding every axis uses."""
         return SinusoidalScheme(dim=self.axis_width, base=self.base, layout=self.layout)
