@@ -21,13 +21,14 @@ machine weighs on both sides of a pair.
 2. ``rope``: ``encode --scheme rope --dim 128 --length 1048576 --dtype float32 --out rope.npz`` (encoding,
    cos, sin (L, 128) each, inv_freq, positions) against: float64 angles (L, 64), float32 cos and sin,
    ``np.savez``. Targets: time ≤ 1.0×, memory ≤ 1.0×.
-3. ``summary``: target 1 run in this process, the seconds spent in the summary (its work on every
-   block and at the end) against the seconds of everything else (computing, casting, writing).
+3. ``summary``: target 1 run in this process, the CPU seconds spent in the summary (its work on every
+   block and at the end) against the CPU seconds of everything else (computing, casting, writing, on
+   every thread); the median of three runs.
    Target: ≤ 0.25×.
 4. ``flat``: the peak memory of target 1 at L/4 and at L (≤ 1.25×: flat in L), and pecli's memory
    estimate against the measured peak above the interpreter's own (``encode --length 1``).
 
-Times are seconds of wall clock; memory is MiB. Performance is measured here, never in timed unit
+Times are seconds of wall clock (CPU seconds for target 3); memory is MiB. Performance is measured here, never in timed unit
 tests; this file is not collected by pytest.
 """
 
@@ -120,36 +121,44 @@ def largest_error(path: Path, length: int, dim: int, samples: int = 33, rows: in
     return worst
 
 
-def summary_share(length: int, dim: int, folder: Path) -> dict[str, float]:
-    """Target 1 run in this process: seconds spent in the summary, and in everything else (computing,
-    casting, writing the file)."""
+def summary_share(length: int, dim: int, folder: Path, repeat: int = 3) -> dict[str, float]:
+    """Target 1 run in this process: CPU seconds spent in the summary, and in everything else
+    (computing, casting, writing the file, on every thread); the median of ``repeat`` runs.
+
+    CPU time rather than wall time: the summary runs on the main thread while a writer thread writes,
+    and on a shared machine CPU seconds move far less with the other work than wall seconds do.
+    """
     from pecli.analysis.summary import StreamingSummary
     from pecli.cli import encode as encode_command
     from pecli.config import resolve
 
-    spent = {"summary": 0.0}
     add, finish = StreamingSummary.add, StreamingSummary.finish
+    spent = {"summary": 0.0}
 
     def timed(method):
         def run(*args, **kwargs):
-            t0 = time.perf_counter()
+            t0 = time.thread_time()
             try:
                 return method(*args, **kwargs)
             finally:
-                spent["summary"] += time.perf_counter() - t0
+                spent["summary"] += time.thread_time() - t0
 
         return run
 
+    runs = []
     StreamingSummary.add, StreamingSummary.finish = timed(add), timed(finish)
     try:
         spec = resolve({"scheme": "sinusoidal", "dim": dim, "length": length, "dtype": "float32"}, encode_command.SETTINGS)
-        t0 = time.perf_counter()
-        encode_command._encode(spec, folder / "summary.npy", 1 << 50, force=True, quiet=True)
-        total = time.perf_counter() - t0
+        for _ in range(repeat):
+            spent["summary"] = 0.0
+            t0 = time.process_time()
+            encode_command._encode(spec, folder / "summary.npy", 1 << 50, force=True, quiet=True)
+            total = time.process_time() - t0
+            runs.append((spent["summary"], total - spent["summary"]))
     finally:
         StreamingSummary.add, StreamingSummary.finish = add, finish
-    rest = total - spent["summary"]
-    return {"encoding_seconds": rest, "summary_seconds": spent["summary"], "ratio": spent["summary"] / rest}
+    summary, rest = sorted(runs, key=lambda run: run[0] / run[1])[len(runs) // 2]
+    return {"encoding_seconds": rest, "summary_seconds": summary, "ratio": summary / rest}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -211,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         {"target": "sinusoidal max error vs float64", "value": error, "limit": 1e-6},
         {"target": "rope .npz time", "value": rope["time_ratio"], "limit": 1.0, **rope},
         {"target": "rope .npz memory", "value": rope["memory_ratio"], "limit": 1.0},
-        {"target": "summary time / rest of encode", "value": share["ratio"], "limit": 0.25, **share},
+        {"target": "summary CPU time / rest of encode", "value": share["ratio"], "limit": 0.25, **share},
         {"target": "memory flat in L (peak at L / peak at L/4)", "value": sinusoid["mib"] / quarter[1], "limit": 1.25},
         {"target": "estimate / measured (above the interpreter)", "value": estimate / held, "limit": 1.25,
          "low": 0.75, "estimate_mib": estimate, "measured_mib": held},

@@ -193,7 +193,7 @@ class Collisions:
     first_adjacent: int | None
 
 
-def _mix(words: np.ndarray) -> np.ndarray:
+def murmur_finalise(words: np.ndarray) -> np.ndarray:
     """MurmurHash3's 64-bit finaliser, elementwise (in place): every input bit reaches every output bit.
 
     Rows of bfloat16 or float16 values widened to float64 have their low 45 (42) bits all zero; a hash
@@ -214,8 +214,8 @@ def row_hashes(rows: np.ndarray) -> np.ndarray | None:
     words = np.ascontiguousarray(rows).view(np.uint64)
     salts = np.random.default_rng(SAMPLE_SEED).integers(1, 2**63, size=words.shape[1], dtype=np.uint64)
     with np.errstate(over="ignore"):
-        mixed = _mix(words ^ salts)  # a different function per column, so that swapped values differ
-        return _mix(mixed.sum(axis=1, dtype=np.uint64))
+        mixed = murmur_finalise(words ^ salts)  # a different function per column, so that swapped values differ
+        return murmur_finalise(mixed.sum(axis=1, dtype=np.uint64))
 
 
 RowSource = Callable[[slice | np.ndarray], np.ndarray]
