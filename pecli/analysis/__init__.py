@@ -17,6 +17,7 @@ The registry's names are loaded on first use: ``pecli encode`` needs only
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 __all__ = [
@@ -27,12 +28,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    from pecli.analysis import registry
-
-    try:
-        return getattr(registry, name)
-    except AttributeError:
-        raise AttributeError(f"module 'pecli.analysis' has no attribute {name!r}") from None
+    if name in __all__:
+        return getattr(importlib.import_module("pecli.analysis.registry"), name)
+    raise AttributeError(f"module 'pecli.analysis' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

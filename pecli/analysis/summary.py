@@ -320,13 +320,14 @@ def _odd_salts(count: int) -> np.ndarray:
 
 
 def _shared_hashes(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of the rows whose hash another row shares, grouped by hash, and where each group starts."""
-    order = np.argsort(hashes, kind="stable")
-    ordered = hashes[order]
+    """Indices of the rows whose hash another row shares, grouped by hash (each group in row order),
+    and where each group starts. The hashes are sorted, not their indices: the rows are only looked
+    up when some hash repeats, which it seldom does."""
+    ordered = np.sort(hashes)
     same = ordered[1:] == ordered[:-1]
-    shared = np.zeros(hashes.size, dtype=bool)
-    shared[1:] |= same
-    shared[:-1] |= same
-    kept = ordered[shared]
-    starts = np.flatnonzero(np.r_[True, kept[1:] != kept[:-1]]) if kept.size else np.zeros(0, dtype=np.int64)
-    return order[shared], starts
+    if not same.any():
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    rows = np.flatnonzero(np.isin(hashes, ordered[1:][same]))
+    order = rows[np.argsort(hashes[rows], kind="stable")]
+    grouped = hashes[order]
+    return order, np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])

@@ -391,7 +391,8 @@ def rotary_parts(
         slice(0, rotated, 2), slice(1, rotated, 2))
 
     def encoding(cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-        out = np.zeros((cos.shape[0], dim), dtype=cos.dtype)
+        out = np.empty((cos.shape[0], dim), dtype=cos.dtype)
+        out[:, rotated:] = 0  # the components no pair rotates (partial rotary); every other one is set below
         out[:, first] = cos  # the components of each pair, as slices
         out[:, second] = sin
         return out
