@@ -115,6 +115,11 @@ def test_plot_rope_usage(invoke, tmp_path):
     result = invoke("plot", "rope-usage", "--weights", weights, "--hf-config", config, "--out", out, "--dpi", "20")
     assert result.exit_code == 0, result.stderr
     assert out.stat().st_size > 0 and "83.3%" in result.stderr  # the slow half's share: (9 + 16) / 30
+    # The budget bounds the projections read, not only the positions drawn (one position: a few bytes).
+    bounded = tmp_path / "bounded.png"
+    refused = invoke("plot", "rope-usage", "--weights", weights, "--hf-config", config, "--length", "1",
+                     "--max-memory", "300B", "--out", bounded)
+    assert refused.exit_code == 2 and "reading one projection" in refused.stderr and not bounded.exists()
 
 
 # -- permute ---------------------------------------------------------------------------------------------

@@ -60,7 +60,7 @@ def plot(
     )
     request = PlotRequest(
         spec.scheme, spec.length, spec.given_positions, spec.dtype,
-        {option.name: settings[option.name] for option in OPTIONS}, spec.given_params,
+        {option.name: settings[option.name] for option in OPTIONS}, spec.given_params, spec.memory_budget,
     )
     spec.check_memory(plot_bytes(spec), f"plot {kind}")
     figure, drawing = figures.draw(kind, request, style)

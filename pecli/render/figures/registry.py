@@ -95,6 +95,8 @@ class PlotRequest:
     given_params:
         The scheme parameters as the user gave them, so that kinds drawing variants of the scheme (other
         bases, other schemes) keep them.
+    max_bytes:
+        The memory budget of work the kind sizes from what it reads (a checkpoint's tensors); None: no bound.
     """
 
     scheme: Scheme
@@ -103,6 +105,7 @@ class PlotRequest:
     dtype: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     given_params: Mapping[str, Any] = field(default_factory=dict)
+    max_bytes: int | None = None
 
     def option(self, name: str) -> Any:
         return self.options.get(name)
@@ -269,7 +272,7 @@ def _rope_usage(figure: "Figure", request: PlotRequest) -> Drawing:
     from pecli.models.usage import usage_of
     from pecli.render.figures.usage import draw_rope_usage
 
-    return draw_rope_usage(figure, usage_of(request.option("weights"), request.scheme))
+    return draw_rope_usage(figure, usage_of(request.option("weights"), request.scheme, request.max_bytes))
 
 
 #: Every plot kind, in the order the help lists them.
