@@ -170,6 +170,23 @@ def test_collisions_counted_exactly_across_blocks(invoke, small_blocks):
     assert document["colliding_positions"] == 0
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_rows_equal_in_value_are_counted_as_repeats(dtype):
+    # Rows 0–1 differ only in the sign of a zero, rows 2–3 only in the payload of a NaN: equal in value,
+    # each pair is one repeat. Row 4 swaps row 0's values, row 5 differs from row 0 in one high bit
+    # (1 → 3): neither repeats anything. By hand: 2 repeated positions.
+    nan_bits = {np.float16: (0x7E00, 0x7E01, np.uint16), np.float32: (0x7FC00000, 0x7FC00001, np.uint32),
+                np.float64: (0x7FF8000000000000, 0x7FF8000000000001, np.uint64)}[dtype]
+    quiet, other = (np.array(bits, dtype=nan_bits[2]).view(dtype) for bits in nan_bits[:2])
+    rows = np.array([[0.0, 1.0], [-0.0, 1.0], [quiet, 2.0], [other, 2.0], [1.0, 0.0], [0.0, 3.0]], dtype=dtype)
+    assert np.isnan(rows[2, 0]) and rows[2, 0].tobytes() != rows[3, 0].tobytes()
+    summary = summary_module.StreamingSummary(len(rows), rows.shape, np.dtype(dtype).name, rows.nbytes)
+    for start in range(0, len(rows), 2):  # three blocks: every pair of equal rows within a block
+        summary.add(summary_module.Block(0, start, rows[start : start + 2]), rows[start : start + 2])
+    facts = summary.finish(np.arange(len(rows)), lambda index: rows[index])
+    assert facts.adjacency.colliding_positions == 2
+
+
 def test_npz_parts_streamed_and_chosen(invoke, tmp_path, small_blocks):
     out = tmp_path / "r.npz"
     encode_json(invoke, "--scheme", "rope", "--dim", "8", "--length", "700", "--dtype", "float32", "--out", out)
