@@ -14,6 +14,7 @@ import functools
 import math
 import numbers
 import re
+import sys
 import types
 import typing
 from dataclasses import dataclass, field
@@ -119,12 +120,25 @@ def dataclass_parameters(cls: type) -> dict[str, Parameter]:
 
 @functools.lru_cache(maxsize=None)
 def _dataclass_parameters(cls: type) -> dict[str, Parameter]:
-    hints = typing.get_type_hints(cls)  # slow: read once per class
     return {
-        f.name: Parameter(f.name, hints[f.name], f.default, **f.metadata["parameter"])
+        f.name: Parameter(f.name, _field_type(cls, f), f.default, **f.metadata["parameter"])
         for f in dataclasses.fields(cls)
         if "parameter" in f.metadata
     }
+
+
+def _field_type(cls: type, field: dataclasses.Field) -> Any:
+    """The type of a field, its annotation evaluated in the module of the class that declares it (what
+    ``typing.get_type_hints`` gives, for this field only: start-up reads every scheme's parameters)."""
+    if not isinstance(field.type, str):
+        return field.type
+    owner = next(c for c in cls.__mro__ if field.name in c.__dict__.get("__annotations__", {}))
+    return _evaluated(field.type, owner.__module__)
+
+
+@functools.lru_cache(maxsize=None)
+def _evaluated(annotation: str, module: str) -> Any:
+    return eval(annotation, vars(sys.modules[module]))  # noqa: S307 - the source's own annotation
 
 
 # -- coercion ----------------------------------------------------------------------------------------

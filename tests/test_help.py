@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 
 import pytest
 import typer
@@ -32,19 +33,62 @@ def page(render) -> str:
 TYPER = tuple(int(part) for part in typer.__version__.split(".")[:2])
 
 
-# 80 columns is the tests' width; 50 makes Rich narrow the option columns (pecli leaves that table
-# to Rich); 140 gives the help column more room than it needs.
-@pytest.mark.parametrize(("name", "width"), [("pecli", 80), *((name, 80) for name in COMMANDS), ("encode", 50), ("check", 140)])
-@pytest.mark.skipif(TYPER < (0, 28), reason="pecli prints the page of Typer 0.28")
-def test_help_is_the_page_typer_prints(group, monkeypatch, name, width):
+def pages(group, monkeypatch, name, width, **environ):
+    """(pecli's page, Typer's page) of command ``name`` at ``width`` columns under ``environ``."""
     monkeypatch.setenv("COLUMNS", str(width))
-    monkeypatch.setenv("NO_COLOR", "1")
+    for variable, value in environ.items():
+        monkeypatch.setenv(variable, value)
     root = typer.Context(group, info_name="pecli")
     command = group if name == "pecli" else group.commands[name]
     ctx = root if name == "pecli" else typer.Context(command, info_name=name, parent=root)
     ours = page(lambda: print_help(command, ctx))
     typers = page(lambda: rich_utils.rich_format_help(obj=command, ctx=ctx, markup_mode="markdown"))
+    return ours, typers
+
+
+SGR = re.compile(r"\x1b\[([0-9;]*)m")
+#: What an ANSI code means, by its number: an attribute, or a colour.
+CODES = {"1": "bold", "2": "dim", "31": "red", "32": "green", "33": "yellow", "35": "magenta", "36": "cyan"}
+
+
+def styled_characters(text: str) -> list[tuple[str, frozenset[str]]]:
+    """Each visible character with the styles the ANSI codes before it left on: the page as a terminal
+    shows it, whichever way the codes were grouped."""
+    out, active, at = [], frozenset(), 0
+    for match in SGR.finditer(text):
+        out += [(character, active) for character in text[at : match.start()]]
+        codes = [code for code in match.group(1).split(";") if code]
+        active = frozenset() if not codes or codes == ["0"] else active | {CODES.get(code, code) for code in codes}
+        at = match.end()
+    return out + [(character, active) for character in text[at:]]
+
+
+# 80 columns is the tests' width; 50 and 60 make Rich narrow the option columns of most commands (pecli
+# leaves that table to Rich) but not those of the group and of permute; 100 and 140 give the help
+# column more room than it needs.
+@pytest.mark.parametrize(("name", "width"), [
+    ("pecli", 80), *((name, 80) for name in COMMANDS), ("encode", 50), ("check", 140),
+    ("pecli", 50), ("permute", 60), ("plot", 100), ("wavelengths", 140),
+])
+@pytest.mark.skipif(TYPER < (0, 28), reason="pecli prints the page of Typer 0.28")
+def test_help_is_the_page_typer_prints(group, monkeypatch, name, width):
+    ours, typers = pages(group, monkeypatch, name, width, NO_COLOR="1")
     assert ours == typers
+
+
+# On a terminal: the same characters in the same styles (pecli groups its codes in fewer, longer runs);
+# under NO_COLOR bold and dim stay, as Rich keeps them. Blanks are compared as text only: a style on a
+# space shows nothing.
+@pytest.mark.parametrize(("name", "width", "environ"), [
+    ("pecli", 80, {}), ("encode", 80, {}), ("check", 100, {"NO_COLOR": "1"}), ("encode", 50, {}),
+])
+@pytest.mark.skipif(TYPER < (0, 28), reason="pecli prints the page of Typer 0.28")
+def test_help_on_a_terminal_has_typers_styles(group, monkeypatch, name, width, environ):
+    ours, typers = pages(group, monkeypatch, name, width, FORCE_COLOR="1", TERM="xterm", **environ)
+    assert "\x1b[" in ours
+    ours, typers = styled_characters(ours), styled_characters(typers)
+    assert "".join(c for c, _ in ours) == "".join(c for c, _ in typers)
+    assert [(c, s) for c, s in ours if not c.isspace()] == [(c, s) for c, s in typers if not c.isspace()]
 
 
 def test_typers_renderer_is_not_used(invoke, monkeypatch):
