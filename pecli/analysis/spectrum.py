@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from pecli.analysis.structure import one_blas_thread
 from pecli.errors import ConfigError, PecliError
 from pecli.schemes.base import Capability, Scheme, require
 from pecli.schemes.frequencies import geometric_inv_freq
@@ -419,7 +420,8 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 4000, de
     """
     if context < 1 or dim < 2 or dim % 2:
         raise PecliError(f"base bound needs a positive context and an even dim >= 2, got {context}, {dim}")
-    return _cached_bound(int(context), int(dim), int(steps_per_decade), float(decades_past))
+    with one_blas_thread():  # thousands of (s × d)·(d × n) products: threads only contend
+        return _cached_bound(int(context), int(dim), int(steps_per_decade), float(decades_past))
 
 
 @functools.lru_cache(maxsize=32)
