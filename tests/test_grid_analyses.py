@@ -15,7 +15,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from pecli.analysis import run_checks
+from pecli.analysis import CheckOptions, run_checks
 from pecli.config import build_scheme, resolve
 from pecli.errors import PositionError
 from pecli.schemes.base import AdditiveScheme
@@ -65,16 +65,10 @@ def test_wrapping_frequencies_make_far_cells_nearest():
     # (h, w in 2 … 5) are local, 16 of 64. The exact pass and the all-pairs scan agree.
     scheme = build_scheme("rope-nd", {"dim": 4, "grid": [8, 8]})
     exact = check(scheme, "distinguishability")
-    (scanned,) = run_checks(scheme, "distinguishability", _options(samples=64))
+    (scanned,) = run_checks(scheme, "distinguishability", CheckOptions(samples=64))  # every cell as a query
     assert exact.figures["local_share"] == scanned.figures["local_share"] == 0.25
     assert exact.verdict == "fail" and exact.figures["non_local_example"] == [[0, 0], [0, 6]]
     assert not exact.sampled and "exact" in exact.notes[0]
-
-
-def _options(**values):
-    from pecli.analysis import CheckOptions
-
-    return CheckOptions(**values)
 
 
 def test_added_sinusoids_are_symmetric_so_not_local():
@@ -191,3 +185,11 @@ def test_compare_measures_both_on_an_nd_row(invoke):
     rows = {row["label"]: row["results"] for row in json.loads(result.stdout)["rows"]}
     assert rows["rope-nd"]["distinguishability"]["verdict"] == "pass"
     assert rows["rope-nd"]["composability"]["verdict"] == "pass"
+
+
+def test_a_text_only_sequence_has_no_axis_step():
+    # text tokens are (p, p, p): no two are neighbours along one axis, each is one diagonal step on
+    results = run_checks(build_scheme("mrope", {"dim": 8, "sequence": "text:5"}), ["distinguishability", "composability"])
+    distinct, compose = results
+    assert distinct.verdict == "n/a" and "no two cells are next to each other" in distinct.reason
+    assert compose.verdict == "pass" and set(compose.figures["axis_residual"]) == {"diagonal"}

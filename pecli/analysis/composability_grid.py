@@ -84,7 +84,10 @@ def check_grid_composability(scheme: Scheme, *, shifts: Sequence[int] | None = N
     if unused:
         raise PecliError(f"shift {unused[0]:g} fits no axis of {scheme.cells_text()} (no two pairs of cells that far apart)")
     if not rows:
-        raise PecliError(f"composability needs two pairs of cells one shift apart; {scheme.cells_text()} has none")
+        return PropertyResult(
+            "composability", "n/a", f"no two pairs of cells in {scheme.cells_text()} are one offset apart: no map to fit",
+            {"positions": len(cells)},
+        )
     result = _result(rows, len(cells), pairs is not None, sampled, held_out)
     if extended:
         note = ("where the cell pairs one offset apart are fewer than the independent components, M_Δ is fitted "

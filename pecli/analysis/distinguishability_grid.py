@@ -65,8 +65,12 @@ def check_grid_distinguishability(scheme: Scheme, *, samples: int | None = None)
     index = CellIndex.of(cells)
     names = scheme.axis_names
     neighbours = [index.pairs(unit_offset(cells.shape[1], axis)) for axis in range(cells.shape[1])]
-    if not any(i.size for i, _ in neighbours):
-        raise PecliError(f"distinguishability needs two cells next to each other along an axis; {scheme.cells_text()} has none")
+    if not any(i.size for i, _ in neighbours):  # a text-only M-RoPE sequence: its tokens step along (1, 1, 1)
+        return PropertyResult(
+            "distinguishability", "n/a",
+            f"no two cells are next to each other along an axis in {scheme.cells_text()}: no step to measure",
+            {"positions": len(cells), "axes": list(names)},
+        )
     axis_steps = {name: _axis_steps(encoding, cells, i, j) for name, (i, j) in zip(names, neighbours)}
     measured = {name: steps for name, steps in axis_steps.items() if steps is not None}
     smallest = min(measured, key=lambda name: measured[name]["min_step"])
