@@ -120,7 +120,7 @@ def test_properties_of_a_line_are_not_applicable():
     results = {r.property: r for r in run_checks(build_scheme("rope-nd", {"dim": 8, "grid": [3, 3]}), "all")}
     assert {name for name, r in results.items() if r.verdict == "n/a"} == {
         name for name, info in ANALYSES.items() if not info.any_rank
-    } == {"distinguishability", "composability", "extrapolation"}
+    } == {"extrapolation"}  # distinguishability and composability are measured per axis (tests/test_grid_analyses.py)
 
 
 # -- M-RoPE -----------------------------------------------------------------------------------------------
@@ -202,9 +202,9 @@ def test_wavelengths_say_which_axis_turns_each_pair(invoke):
 
 
 def test_check_refuses_a_property_of_a_line(invoke):
-    result = invoke("check", "composability", "--scheme", "rope-nd", "--grid", "4x4")
+    result = invoke("check", "extrapolation", "--scheme", "rope-nd", "--grid", "4x4")
     assert result.exit_code == 2
-    assert "composability is defined for positions along a line; rope-nd has 2-D positions" in result.stderr
+    assert "extrapolation is defined for positions along a line; rope-nd has 2-D positions" in result.stderr
 
 
 def test_length_is_the_number_of_cells(invoke):
@@ -218,7 +218,7 @@ def test_compare_marks_what_does_not_apply(invoke):
     result = invoke("compare", "--schemes", "rope,rope-nd", "--dim", "8", "--grid", "3x3", "--length", "16", "--json")
     assert result.exit_code == 0, result.output
     rows = {row["label"]: row for row in json.loads(result.stdout)["rows"]}
-    assert rows["rope-nd"]["results"]["composability"]["verdict"] == "n/a"
+    assert rows["rope-nd"]["results"]["extrapolation"]["verdict"] == "n/a"
     assert rows["rope-nd"]["results"]["relativity"]["verdict"] == "pass"
     assert rows["rope"]["results"]["composability"]["verdict"] == "pass"
 

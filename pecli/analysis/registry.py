@@ -18,7 +18,9 @@ import numpy as np
 from pecli.progress import task
 
 from pecli.analysis.composability import check_composability
+from pecli.analysis.composability_grid import check_grid_composability, grid_composability_footprint
 from pecli.analysis.distinguishability import check_distinguishability
+from pecli.analysis.distinguishability_grid import check_grid_distinguishability, grid_distinguishability_footprint
 from pecli.analysis.extrapolation import check_extrapolation
 from pecli.analysis.precision import check_precision
 from pecli.analysis.relativity import check_relativity
@@ -46,7 +48,7 @@ class CheckOptions:
     tol:
         uniqueness: distances at or below it count as collisions.
     shifts:
-        composability: the shifts k (default 1, 2, 4, 8, 64).
+        composability: the shifts k (default 1, 2, 4, 8, 64; on cells 1, 2, 4 along each axis).
     train_length:
         extrapolation: T (default L // 2).
     strict:
@@ -156,6 +158,8 @@ def _uniqueness_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
 
 
 def _distinguishability_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
+    if scheme.has_cells:
+        return grid_distinguishability_footprint(scheme, o.length)
     rows = _rows(scheme, o.length)
     return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + 8 * 8 * rows + CHUNKS_HELD * _chunk(scheme, rows) + _scan(scheme, o)
 
@@ -163,6 +167,8 @@ def _distinguishability_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
 def _composability_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     from pecli.analysis.composability import EXACT_FIT_WORK, FIT_SAMPLES
 
+    if scheme.has_cells:
+        return grid_composability_footprint(scheme, o.length)
     if not has_vectors(scheme):  # the score of every distance before and after each shift, and its changes
         return 0, 16 * 8 * (2 * o.length) * int(scheme.channels) + (1 << 20)
     width = int(scheme.width)
@@ -225,10 +231,14 @@ def _uniqueness(scheme: Scheme, o: CheckOptions) -> PropertyResult:
 
 
 def _distinguishability(scheme: Scheme, o: CheckOptions) -> PropertyResult:
+    if scheme.has_cells:
+        return check_grid_distinguishability(scheme, samples=o.samples)
     return check_distinguishability(scheme, o.length, samples=o.samples)
 
 
 def _composability(scheme: Scheme, o: CheckOptions) -> PropertyResult:
+    if scheme.has_cells:
+        return check_grid_composability(scheme, shifts=o.shifts)
     return check_composability(scheme, o.length, shifts=o.shifts)
 
 
@@ -256,10 +266,11 @@ ANALYSES: dict[str, AnalysisInfo] = {
         ),
         AnalysisInfo(
             "distinguishability", "adjacent positions differ evenly; nearest neighbours are p ± 1", _distinguishability,
-            ("samples",), _distinguishability_footprint,
+            ("samples",), _distinguishability_footprint, any_rank=True,
         ),
         AnalysisInfo(
             "composability", "a fixed linear map takes E_p to E_(p+k)", _composability, ("shifts",), _composability_footprint,
+            any_rank=True,
         ),
         AnalysisInfo(
             "relativity", "the position-only score depends on n − m only", _relativity, ("samples",), _relativity_footprint,

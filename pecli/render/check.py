@@ -86,6 +86,7 @@ def detail_table(result: PropertyResult) -> Table | None:
     }
     if "offset" in rows[0]:  # positions with several coordinates
         titles["relativity"] = "score S(m, n) against the offset n − m (mean and spread over the pairs)"
+        titles["composability"] = "least-squares fit of E(c + Δ) ≈ M_Δ E(c) per offset Δ"
     table = Table(title=titles.get(result.property, result.property), title_justify="left")
     names = {"sum_cos": "Σ cos(ω_i Δ)\n(Conditions)", "distance": "Δ"}
     for key in rows[0]:
