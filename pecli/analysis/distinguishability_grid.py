@@ -45,8 +45,8 @@ def check_grid_distinguishability(scheme: Scheme, *, samples: int | None = None)
         Figures: ``min_step``, ``max_step`` over every axis and the pair of cells with the smallest step;
         ``axis_min_step``, ``axis_max_step``, ``axis_step_ratio``, ``axis_min_step_pair``: per axis (that
         two cells step along) its smallest and largest step ``||E(c + e_a) − E(c)||``, their ratio and the
-        pair with the smallest; ``step_ratio``, the largest ratio of any axis; ``local_share``, the share of cells whose nearest other cell is strictly
-        one of their axis neighbours ``c ± e_a``. ``pass`` when the smallest step is at least 1e-6 of
+        pair with the smallest; ``step_ratio``, the largest ratio of any axis; ``local_share``, the share
+        of cells whose nearest other cell is strictly one of their axis neighbours ``c ± e_a``. ``pass`` when the smallest step is at least 1e-6 of
         the largest row norm, every axis's ratio is at most 1.5 and the local share at least 0.99.
 
     Notes
