@@ -35,8 +35,9 @@ def test_every_analysis_on_every_scheme(name, analysis):
     assert result.property == analysis
     assert result.verdict in VERDICTS
     assert isinstance(result.reason, str) and result.reason
-    # a property of positions along a line does not apply to positions with several coordinates
-    assert (result.verdict == "n/a") == (scheme.has_cells and not ANALYSES[analysis].any_rank)
+    # a property of positions along a line does not apply to positions with several coordinates (but for
+    # extrapolation on a grid)
+    assert (result.verdict == "n/a") == (not ANALYSES[analysis].applies_to(scheme))
     assert result.key_figure in result.figures or result.verdict == "n/a"
     document = json.loads(json.dumps(jsonable(result.to_dict())))
     assert set(document) == {"property", "verdict", "passed", "reason", "key_figure", "figures", "table", "warnings", "sampled", "notes"}

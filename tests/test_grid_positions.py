@@ -117,7 +117,11 @@ def test_uniqueness_over_grid_cells():
 
 
 def test_properties_of_a_line_are_not_applicable():
-    results = {r.property: r for r in run_checks(build_scheme("rope-nd", {"dim": 8, "grid": [3, 3]}), "all")}
+    # on a grid every property is measured (extrapolation from a training grid: tests/test_grid_extrapolation.py);
+    # on an M-RoPE sequence, whose ids are not a box, extrapolation is not
+    on_grid = {r.property: r for r in run_checks(build_scheme("rope-nd", {"dim": 8, "grid": [3, 3]}), "all")}
+    assert {name for name, r in on_grid.items() if r.verdict == "n/a"} == set()
+    results = {r.property: r for r in run_checks(build_scheme("mrope", {"dim": 8}), "all")}
     assert {name for name, r in results.items() if r.verdict == "n/a"} == {
         name for name, info in ANALYSES.items() if not info.any_rank
     } == {"extrapolation"}  # distinguishability and composability are measured per axis (tests/test_grid_analyses.py)
@@ -202,9 +206,10 @@ def test_wavelengths_say_which_axis_turns_each_pair(invoke):
 
 
 def test_check_refuses_a_property_of_a_line(invoke):
-    result = invoke("check", "extrapolation", "--scheme", "rope-nd", "--grid", "4x4")
+    result = invoke("check", "extrapolation", "--scheme", "mrope", "--dim", "8")
     assert result.exit_code == 2
-    assert "extrapolation is defined for positions along a line; rope-nd has 2-D positions" in result.stderr
+    assert "extrapolation is defined for positions along a line and for the cells of a grid" in result.stderr
+    assert "mrope's positions are the ids of the sequence text:3,image:1x8x12,text:2, not the cells of a box" in result.stderr
 
 
 def test_length_is_the_number_of_cells(invoke):
@@ -215,10 +220,10 @@ def test_length_is_the_number_of_cells(invoke):
 
 
 def test_compare_marks_what_does_not_apply(invoke):
-    result = invoke("compare", "--schemes", "rope,rope-nd", "--dim", "8", "--grid", "3x3", "--length", "16", "--json")
+    result = invoke("compare", "--schemes", "rope,rope-nd,mrope", "--dim", "8", "--grid", "3x3", "--length", "16", "--json")
     assert result.exit_code == 0, result.output
     rows = {row["label"]: row for row in json.loads(result.stdout)["rows"]}
-    assert rows["rope-nd"]["results"]["extrapolation"]["verdict"] == "n/a"
+    assert rows["mrope"]["results"]["extrapolation"]["verdict"] == "n/a"
     assert rows["rope-nd"]["results"]["relativity"]["verdict"] == "pass"
     assert rows["rope"]["results"]["composability"]["verdict"] == "pass"
 

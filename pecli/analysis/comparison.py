@@ -68,17 +68,18 @@ class Comparison:
 
 def compare(
     schemes: Sequence[Scheme | tuple[str, Scheme]], *, length: int, train_length: int | None = None,
-    dtype: str | None = None, strict: bool = False,
+    dtype: str | None = None, strict: bool = False, train_grid: Sequence[int] | None = None,
 ) -> Comparison:
     """Run every property check on every scheme at positions 0 … length − 1 (an n-D scheme: at its own
-    cells, with ``n/a`` for the properties of positions along a line).
+    cells, with ``n/a`` for the properties its positions do not have).
 
     Parameters
     ----------
     schemes:
         The schemes, each optionally with the label its row shows (default: the scheme's name).
-    length, train_length, dtype, strict:
-        As for :func:`pecli.analysis.run_checks` (:class:`~pecli.analysis.CheckOptions`).
+    length, train_length, dtype, strict, train_grid:
+        As for :func:`pecli.analysis.run_checks` (:class:`~pecli.analysis.CheckOptions`): the schemes on a
+        grid read ``train_grid``, the others ``train_length``.
 
     Returns
     -------
@@ -87,7 +88,10 @@ def compare(
         claims (:mod:`pecli.analysis.claims`).
     """
     rows, footnotes = [], []
-    options = CheckOptions(length=length, dtype=dtype, train_length=train_length, strict=strict)
+    options = CheckOptions(
+        length=length, dtype=dtype, train_length=train_length, strict=strict,
+        train_grid=None if train_grid is None else tuple(int(n) for n in train_grid),
+    )
     for number, entry in enumerate(schemes, 1):
         label, scheme = entry if isinstance(entry, tuple) else (entry.name, entry)
         progress = f"{label} ({number}/{len(schemes)}): "

@@ -63,6 +63,13 @@ class AngleRanges:
     def unseen_count(self) -> int:
         return int(np.count_nonzero(self.unseen))
 
+    @property
+    def overshoot(self) -> np.ndarray:
+        """Per pair, how far past its training range the test angle goes: ``(L − 1) θ_i / (T θ_i^train)``
+        for unseen pairs, 1 for the others."""
+        seen_up_to = self.train_length * self.train_inv_freq
+        return np.where(self.unseen, self.test_max_angle / np.where(seen_up_to > 0, seen_up_to, 1.0), 1.0)
+
 
 def angle_ranges(scheme: Scheme, train_length: int, length: int, *, train_scheme: Scheme | None = None) -> AngleRanges:
     """The :class:`AngleRanges` of a sinusoidal or rotary scheme trained on T positions, tested on L.
@@ -81,8 +88,19 @@ def angle_ranges(scheme: Scheme, train_length: int, length: int, *, train_scheme
     require(scheme, Capability.FREQUENCIES, "angle ranges")
     if not 1 <= train_length < length:
         raise PecliError(f"train_length must be in 1 … length − 1 ({length - 1}), got {train_length}")
-    inv_freq = np.asarray(scheme.frequency_pairs().inv_freq, dtype=np.float64)
-    train_inv_freq = np.asarray((train_scheme or scheme).frequency_pairs().inv_freq, dtype=np.float64)
+    inv_freq = scheme.frequency_pairs().inv_freq
+    train_inv_freq = (train_scheme or scheme).frequency_pairs().inv_freq
+    return angle_ranges_of(inv_freq, train_inv_freq, train_length, length)
+
+
+def angle_ranges_of(inv_freq: np.ndarray, train_inv_freq: np.ndarray, train_length: int, length: int) -> AngleRanges:
+    """The :class:`AngleRanges` of sinusoids turning at ``inv_freq`` θ_i over positions 0 … L − 1, whose
+    training turned them at ``train_inv_freq`` over positions 0 … T − 1 (1 ≤ T ≤ L; T = L: none unseen).
+
+    The rule of :func:`angle_ranges`, for any coordinate: on a grid, one axis's pairs over its span.
+    """
+    inv_freq = np.asarray(inv_freq, dtype=np.float64)
+    train_inv_freq = np.asarray(train_inv_freq, dtype=np.float64)
     train_max = (train_length - 1) * train_inv_freq
     test_max = (length - 1) * inv_freq
     wavelength = wavelengths_of(inv_freq)
@@ -217,8 +235,7 @@ def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, le
         figures["unseen_angle_pairs"] = ranges.unseen_count
         figures["first_unseen_pair"] = ranges.first_unseen_pair
         figures["frequency_pairs"] = int(ranges.inv_freq.size)
-        seen_up_to = train_length * ranges.train_inv_freq
-        overshoot = np.where(ranges.unseen, ranges.test_max_angle / np.where(seen_up_to > 0, seen_up_to, 1.0), 1.0)
+        overshoot = ranges.overshoot
         figures["largest_angle_overshoot"] = float(overshoot.max())
         if ranges.unseen_count:
             i = ranges.first_unseen_pair

@@ -22,6 +22,7 @@ from pecli.analysis.composability_grid import check_grid_composability, grid_com
 from pecli.analysis.distinguishability import check_distinguishability
 from pecli.analysis.distinguishability_grid import check_grid_distinguishability, grid_distinguishability_footprint
 from pecli.analysis.extrapolation import check_extrapolation
+from pecli.analysis.extrapolation_grid import check_grid_extrapolation
 from pecli.analysis.precision import check_precision
 from pecli.analysis.relativity import check_relativity
 from pecli.analysis.relativity_grid import check_grid_relativity
@@ -50,7 +51,11 @@ class CheckOptions:
     shifts:
         composability: the shifts k (default 1, 2, 4, 8, 64; on cells 1, 2, 4 along each axis).
     train_length:
-        extrapolation: T (default L // 2).
+        extrapolation along a line: T (default L // 2).
+    train_grid:
+        extrapolation on a grid (rope-nd, sinusoidal-nd): the training grid, a side per axis, each at
+        most the scheme's grid's (default each side halved). A scheme reads the one of ``train_length``
+        and ``train_grid`` that fits its positions (``compare`` sets 1-D and grid schemes side by side).
     strict:
         turn warnings into failures.
     samples:
@@ -65,6 +70,7 @@ class CheckOptions:
     tol: float = 0.0
     shifts: tuple[int, ...] | None = None
     train_length: int | None = None
+    train_grid: tuple[int, ...] | None = None
     strict: bool = False
     samples: int | None = None
 
@@ -87,13 +93,18 @@ class AnalysisInfo:
     #: Whether it is defined for n-D schemes (positions with several coordinates, :attr:`Scheme.has_cells`);
     #: otherwise it measures positions along a line, and on such a scheme its result is ``n/a``.
     any_rank: bool = False
+    #: Whether, though not of any rank, it is also defined on the cells of a grid (:attr:`Scheme.on_grid`):
+    #: extrapolation, from a training grid to a larger one. ``n/a`` on other n-D positions (a sequence's ids).
+    on_grids: bool = False
+    #: Why it is ``n/a`` on an n-D scheme it does not apply to, when there is more to say than the rank.
+    cells_reason: str = ""
     #: Whether it measures positions past what the scheme was trained on (extrapolation); the others
     #: are measured on the rows a table has when L runs past them (:func:`within_table`).
     past_training: bool = False
 
     def applies_to(self, scheme: Scheme) -> bool:
         """Whether the property is defined for ``scheme``'s positions."""
-        return self.any_rank or not scheme.has_cells
+        return self.any_rank or not scheme.has_cells or (self.on_grids and scheme.on_grid)
 
     def estimate_bytes(self, scheme: Scheme, options: CheckOptions) -> int:
         """An upper estimate of the peak bytes the check holds on (scheme, options), run on its own
@@ -212,6 +223,8 @@ def _extrapolation_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     from pecli.analysis.extrapolation import default_train_length
 
     rows = _rows(scheme, o.length)
+    if scheme.has_cells:  # a grid's encoding, the grouping of its rows, the training mask
+        return encoded_bytes(scheme, o.length), _grouping(scheme, rows) + 8 * rows
     held = 0
     if has_vectors(scheme) and 1 <= (o.train_length or default_train_length(o.length, scheme)) < o.length:
         trained = scheme.at_length(o.train_length or default_train_length(o.length, scheme))
@@ -249,6 +262,8 @@ def _relativity(scheme: Scheme, o: CheckOptions) -> PropertyResult:
 
 
 def _extrapolation(scheme: Scheme, o: CheckOptions) -> PropertyResult:
+    if scheme.on_grid:
+        return check_grid_extrapolation(scheme, train_grid=o.train_grid)
     return check_extrapolation(scheme, o.length, train_length=o.train_length)
 
 
@@ -278,7 +293,12 @@ ANALYSES: dict[str, AnalysisInfo] = {
         ),
         AnalysisInfo(
             "extrapolation", "positions past the training length are defined, bounded, unique", _extrapolation,
-            ("train_length",), _extrapolation_footprint, past_training=True,
+            ("train_length", "train_grid"), _extrapolation_footprint, past_training=True, on_grids=True,
+            cells_reason=(
+                "defined for positions along a line and for the cells of a grid (trained on a smaller grid, "
+                "--train-grid); {name}'s positions are the ids of {cells}, not the cells of a box, and which ids "
+                "training saw along each axis is not given by its options"
+            ),
         ),
         AnalysisInfo(
             "precision", "positions stay apart in a low-precision dtype", _precision, ("dtype", "compute_dtype"),
@@ -370,8 +390,10 @@ def on_own_positions(scheme: Scheme, options: CheckOptions) -> CheckOptions:
 def not_applicable(name: str, scheme: Scheme) -> PropertyResult:
     """The ``n/a`` result of property ``name`` on a scheme whose positions it is not defined for."""
     able = ", ".join(info.name for info in ANALYSES.values() if info.applies_to(scheme))
+    reason = ANALYSES[name].cells_reason if name in ANALYSES else ""
     return PropertyResult(
-        name, "n/a", f"defined for positions along a line; {scheme.name} has {scheme.position_rank}-D positions",
+        name, "n/a",
+        reason.format(name=scheme.name, cells=scheme.cells_text()) or f"defined for positions along a line; {scheme.name} has {scheme.position_rank}-D positions",
         notes=(f"properties that apply to {scheme.name}: {able}",),
     )
 

@@ -20,6 +20,8 @@ SETTINGS = (
             choices=DTYPES, default_text="float64 for uniqueness, bfloat16 for precision", group=CHECK_PANEL),
     Setting("train_length", int, None, "extrapolation: training length T", minimum=1,
             default_text="the model's own training length, else L // 2", group=CHECK_PANEL),
+    Setting("train_grid", tuple[int, ...], None, "extrapolation on a grid: the training grid, HxW or TxHxW (also H,W)",
+            minimum=1, default_text="each side of --grid halved", group=CHECK_PANEL),
     Setting("tol", float, 0.0, "uniqueness: encodings within this Euclidean distance collide (0: exact in --dtype)",
             minimum=0, group=CHECK_PANEL),
     Setting("shifts", tuple[float, ...], None, "composability: shifts k", default_text="1,2,4,8,64", group=CHECK_PANEL),
@@ -63,11 +65,13 @@ def check(
         tol=float(settings["tol"] or 0.0),
         shifts=_shifts(settings["shifts"]),
         train_length=settings["train_length"],
+        train_grid=settings["train_grid"],
         strict=bool(settings["strict"]),
         samples=settings["samples"],
     )
     name = prop
     _check_applicable(name, {**settings, "dtype": spec.dtype})
+    _check_training_extent(spec.scheme, settings)
     if name == LAYOUT:
         report = _layout_report(spec)
     else:
@@ -109,12 +113,26 @@ def _check_applicable(name: str, given: dict[str, Any]) -> None:
                               "(with the learned scheme it is the checkpoint of its table)")
     if name in ("all", LAYOUT):
         return
-    for option in ("dtype", "tol", "shifts", "compute_dtype", "train_length", "samples"):
+    for option in ("dtype", "tol", "shifts", "compute_dtype", "train_length", "train_grid", "samples"):
         if given.get(option) in (None, 0.0) or option in ANALYSES[name].options:
             continue
         users = [info.name for info in ANALYSES.values() if option in info.options]
         flag = "--" + option.replace("_", "-")
         raise _bad(option, f"{flag} does not apply to {name} (it applies to {', '.join(users)})")
+
+
+def _check_training_extent(scheme: Any, settings: dict[str, Any]) -> None:
+    """A training length on a grid, or a training grid along a line, is an error naming the other one."""
+    if scheme.on_grid and settings.get("train_length") is not None:
+        raise _bad("train_length", f"{scheme.name} is trained on a grid of cells, not a length: give --train-grid "
+                                   f"(e.g. {'x'.join(str(max(1, n // 2)) for n in scheme.axis_spans())})")
+    if not scheme.has_cells and settings.get("train_grid") is not None:
+        raise _bad("train_grid", f"{scheme.name} has positions along a line: give --train-length")
+    if scheme.has_cells and not scheme.on_grid:
+        given = next((key for key in ("train_length", "train_grid") if settings.get(key) is not None), None)
+        if given is not None:
+            raise _bad(given, f"--{given.replace('_', '-')} does not apply to {scheme.name}: extrapolation is "
+                              f"{not_applicable('extrapolation', scheme).reason}")
 
 
 def _shifts(value: Any) -> tuple[int, ...] | None:

@@ -22,6 +22,8 @@ SETTINGS = (
         default_text="the eight base schemes",
     ),
     Setting("train_length", int, None, "extrapolation: training length T", minimum=1, default_text="each model's own training length, else L // 2"),
+    Setting("train_grid", tuple[int, ...], None, "extrapolation of the schemes on a grid: the training grid, HxW or TxHxW",
+            minimum=1, default_text="each side of --grid halved"),
     Setting("strict", bool, False, "warnings count as failures"),
     Setting("hf_config", object, None, "add the RoPE of a HuggingFace config.json as a row (repeatable)"),
     Setting("model", object, None, "add the RoPE of a HuggingFace model ORG/NAME[@REVISION] as a row (repeatable)"),
@@ -69,11 +71,15 @@ def compare(
         label = Path(path).stem if model_id is None else model_id
         rows.append((label, spec.variant(options.pop("scheme"), options)))
         own_dim.append(label)
-    options = CheckOptions(length=spec.length, dtype=spec.dtype, train_length=settings["train_length"])
+    train_grid = settings["train_grid"]
+    if train_grid is not None and not any(scheme.on_grid for _, scheme in rows):
+        raise ConfigError("train_grid", "no compared scheme is on a grid (rope-nd, sinusoidal-nd); --train-length is the training length along a line")
+    options = CheckOptions(length=spec.length, dtype=spec.dtype, train_length=settings["train_length"], train_grid=train_grid)
     needed = max((estimate_check_bytes(scheme, "all", options) for _, scheme in rows), default=0)
     spec.check_memory(needed, "compare")
     comparison = run_comparison(
-        rows, length=spec.length, train_length=settings["train_length"], dtype=spec.dtype, strict=bool(settings["strict"])
+        rows, length=spec.length, train_length=settings["train_length"], train_grid=train_grid, dtype=spec.dtype,
+        strict=bool(settings["strict"]),
     )
     if json:
         print_json(comparison.to_dict())
@@ -82,13 +88,22 @@ def compare(
 
         with_dim = any("dim" in scheme.params() for _, scheme in rows)
         notes = [one_dim_note(dim, given=given_dim, own=own_dim)] if with_dim else []
-        on_cells = [(label, scheme) for label, scheme in rows if scheme.has_cells]
+        on_cells = [row for row in comparison.rows if row.scheme.has_cells]
         if on_cells:
-            notes.append("N/A: a property of positions along a line; " + "; ".join(
-                f"{label} is measured on its own {scheme.cell_count:,} positions ({scheme.cells_text()})"
-                for label, scheme in on_cells
-            ))
+            not_applicable = any(result.verdict == "n/a" for row in on_cells for result in row.results.values())
+            notes.append(("N/A: a property not defined for that scheme's positions; " if not_applicable else "")
+                         + "; ".join(_own_positions(row) for row in on_cells))
         stdout_console().print(compare_renderable(comparison, notes=notes))
+
+
+def _own_positions(row: Any) -> str:
+    """How an n-D row was measured: on its own cells, and extrapolated from which training grid."""
+    scheme = row.scheme
+    words = f"{row.label} is measured on its own {scheme.cell_count:,} positions ({scheme.cells_text()})"
+    extrapolation = row.results["extrapolation"]
+    if extrapolation.verdict != "n/a" and "train_grid" in extrapolation.figures:
+        words += f", extrapolated from a {'x'.join(map(str, extrapolation.figures['train_grid']))} training grid"
+    return words
 
 
 def _sized_by_checkpoint(name: str, params: dict[str, Any], spec: Spec) -> bool:

@@ -8,6 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from pecli.errors import ConfigError
+from pecli.schemes.base import Capability
 from pecli.schemes.positions import grid_cells
 
 #: Most cells a grid may have (as many as the positions of a 1-D sequence may be).
@@ -64,3 +65,17 @@ class OnGrid:
 
     def cells_text(self) -> str:
         return "the " + " x ".join(map(str, self.grid)) + " grid"
+
+    def axis_frequencies(self) -> tuple[np.ndarray, ...] | None:
+        """θ_j of the sinusoids each axis's coordinate turns, one float64 array per axis, in the order of
+        :attr:`axis_names`: what extrapolation to a larger grid compares, axis by axis.
+
+        A scheme with frequency pairs gives, for axis a, the ``inv_freq`` of the pairs whose
+        :attr:`~pecli.schemes.frequencies.FrequencyPairs.axis` is a (rope-nd: its ladder
+        ``base^(−2j/d_a)``); None when the encoding is not built from sinusoids of single coordinates.
+        """
+        if not self.has(Capability.FREQUENCIES):  # type: ignore[attr-defined]
+            return None
+        pairs = self.frequency_pairs()  # type: ignore[attr-defined]
+        inv_freq = np.asarray(pairs.inv_freq, dtype=np.float64)
+        return tuple(inv_freq[pairs.axis == axis] for axis in range(len(self.grid)))

@@ -66,6 +66,12 @@ class SinusoidalNDScheme(OnGrid, AdditiveScheme):
         """The 1-D encoding every axis uses."""
         return SinusoidalScheme(dim=self.axis_width, base=self.base, layout=self.layout)
 
+    def axis_frequencies(self) -> tuple[np.ndarray, ...]:
+        """Each axis turns the sinusoids of its 1-D encoding, ``ω_i = base^(−2i/d_a)`` with d_a the
+        :attr:`axis_width` (concat and add alike: with ``add`` the axes' sinusoids share components)."""
+        inv_freq = np.asarray(self.axis_encoding().frequency_pairs().inv_freq, dtype=np.float64)
+        return tuple(inv_freq.copy() for _ in self.grid)
+
     def encode(self, positions: Any) -> np.ndarray:
         coords = as_positions(positions, self.position_rank)
         one = self.axis_encoding()
