@@ -106,8 +106,9 @@ def check_grid_extrapolation(scheme: Scheme, *, train_grid: Sequence[int] | None
     Returns
     -------
     PropertyResult
-        Per axis a, the sinusoids turning with that coordinate (:meth:`axis_frequencies`) saw angles
-        ``p_a θ_j`` for ``p_a < T_a`` and reach ``(G_a − 1) θ_j``; a pair is unseen by the 1-D rule
+        Per axis a, the sinusoids turning with that coordinate
+        (:meth:`~pecli.schemes.grid.OnGrid.axis_frequencies`) saw angles ``p_a θ_j`` for ``p_a < T_a``
+        and reach ``(G_a − 1) θ_j``; a pair is unseen by the 1-D rule
         (:func:`~pecli.analysis.extrapolation.angle_ranges_of`: it never completed a turn, ``T_a θ_j < 2π``,
         and the test angle goes past ``T_a θ_j``). Figures: ``train_grid``, ``grid``,
         ``axis_unseen_pairs`` {axis: count}, ``first_unseen`` {axis: the first unseen pair j of that

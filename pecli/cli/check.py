@@ -20,7 +20,7 @@ SETTINGS = (
             choices=DTYPES, default_text="float64 for uniqueness, bfloat16 for precision", group=CHECK_PANEL),
     Setting("train_length", int, None, "extrapolation: training length T", minimum=1,
             default_text="the model's own training length, else L // 2", group=CHECK_PANEL),
-    Setting("train_grid", tuple[int, ...], None, "extrapolation on a grid: the training grid, HxW or TxHxW (also H,W)",
+    Setting("train_grid", tuple[int, ...], None, "extrapolation on a grid: training cells per axis, H,W or T,H,W (also 14x14)",
             minimum=1, default_text="each side of --grid halved", group=CHECK_PANEL),
     Setting("tol", float, 0.0, "uniqueness: encodings within this Euclidean distance collide (0: exact in --dtype)",
             minimum=0, group=CHECK_PANEL),

@@ -22,7 +22,7 @@ SETTINGS = (
         default_text="the eight base schemes",
     ),
     Setting("train_length", int, None, "extrapolation: training length T", minimum=1, default_text="each model's own training length, else L // 2"),
-    Setting("train_grid", tuple[int, ...], None, "extrapolation of the schemes on a grid: the training grid, HxW or TxHxW",
+    Setting("train_grid", tuple[int, ...], None, "extrapolation of the schemes on a grid: training cells per axis, H,W or T,H,W (also 14x14)",
             minimum=1, default_text="each side of --grid halved"),
     Setting("strict", bool, False, "warnings count as failures"),
     Setting("hf_config", object, None, "add the RoPE of a HuggingFace config.json as a row (repeatable)"),
