@@ -168,8 +168,8 @@ def test_mrope_on_text_is_rope():
     np.testing.assert_array_equal(text.encode(text.cells()), rope.encode(np.arange(7)))
 
 
-def test_sections_must_sum_to_half_the_dim(run_pecli):
-    result = run_pecli("encode", "--scheme", "mrope", "--dim", "64", "--mrope-section", "16,24,24")
+def test_sections_must_sum_to_half_the_dim(run_main):
+    result = run_main("encode", "--scheme", "mrope", "--dim", "64", "--mrope-section", "16,24,24")
     assert result.returncode == 2
     assert result.stderr == "pecli: error: mrope_section: [16, 24, 24] sums to 64; the sections must sum to dim/2 = 32\n"
 
