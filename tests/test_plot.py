@@ -61,7 +61,7 @@ def panels(figure) -> list:
 FILE_CASES = [
     ("heatmap", ["--scheme", "sinusoidal", "--dim", "16", "--length", "32"], ".png"),
     ("heatmap", ["--scheme", "rope", "--dim", "16", "--length", "32"], ".svg"),
-    ("heatmap", ["--scheme", "alibi", "--heads", "4", "--length", "16"], ".pdf"),
+    ("heatmap", ["--scheme", "alibi", "--heads", "2", "--length", "16"], ".pdf"),  # every head: a grid of panels
     ("circle", ["--scheme", "sinusoidal"], ".png"),
     ("circle", ["--scheme", "rope", "--bases", "10,100"], ".pdf"),
     ("similarity", ["--scheme", "binary", "--length", "20"], ".png"),
