@@ -19,11 +19,12 @@ Every test process does its BLAS work on one thread (:func:`one_blas_thread`): t
 processes (``-n auto``, pytest-xdist), one per core, and a BLAS thread pool in each of them spins against
 the others for the same cores.
 
-Under xdist the tests go to the workers a file at a time (``--dist loadfile``, set in pyproject.toml), so
-that what a file's tests share through per-process caches is computed once; files that share a costly
-cache go together (:data:`SAME_WORKER`), and the heaviest units are handed out first
-(:data:`HEAVIEST_FIRST`, :func:`pytest_xdist_make_scheduler`) so that no worker ends the run alone with
-a long one while the other idles.
+Under ``-n`` (xdist) without a ``--dist`` of one's own, the tests go to the workers a file at a time (as
+``--dist loadfile`` would), so that what a file's tests share through per-process caches (the base bound
+per (context, dim), matplotlib's caches, the click commands) is computed once rather than in every
+worker; files that share a costly cache go together (:data:`SAME_WORKER`), and the heaviest units are
+handed out first (:data:`HEAVIEST_FIRST`) so that no worker ends the run alone with a long one while the
+other idles: :func:`pytest_xdist_make_scheduler`.
 """
 
 from __future__ import annotations
@@ -60,9 +61,11 @@ HEAVIEST_FIRST = (
 )
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: without it the suite runs in one process
 def pytest_xdist_make_scheduler(config, log):
-    """Under ``--dist loadfile``: files as units, :data:`SAME_WORKER` files together, :data:`HEAVIEST_FIRST`."""
-    if config.getvalue("dist") != "loadfile":
+    """xdist's scheduler when ``-n`` is given without ``--dist``: files as units (``loadfile``),
+    :data:`SAME_WORKER` files together, :data:`HEAVIEST_FIRST`. An explicit ``--dist`` is obeyed."""
+    if config.getvalue("dist") != "load" or _dist_given(config):
         return None
     from collections import OrderedDict
 
@@ -88,6 +91,12 @@ def pytest_xdist_make_scheduler(config, log):
             return SAME_WORKER.get(path.rsplit("/", 1)[-1], path)
 
     return SharedCachesScheduling(config, log)
+
+
+def _dist_given(config) -> bool:
+    """Whether the command line or ``PYTEST_ADDOPTS`` chose a ``--dist`` mode (``-n`` alone means "load")."""
+    words = [*config.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split()]
+    return any(word in ("--dist", "--distload", "-d") or word.startswith("--dist=") for word in words)
 
 
 @pytest.fixture(scope="session", autouse=True)
