@@ -62,7 +62,7 @@ FILE_CASES = [
     ("heatmap", ["--scheme", "sinusoidal", "--dim", "16", "--length", "32"], ".png"),
     ("heatmap", ["--scheme", "rope", "--dim", "16", "--length", "32"], ".svg"),
     ("heatmap", ["--scheme", "alibi", "--heads", "2", "--length", "16"], ".pdf"),  # every head: a grid of panels
-    ("circle", ["--scheme", "sinusoidal"], ".png"),
+    ("circle", ["--scheme", "sinusoidal", "--bases", "10"], ".png"),  # the default 4 bases: test_json_describes_…
     ("circle", ["--scheme", "rope", "--bases", "10,100"], ".pdf"),
     ("similarity", ["--scheme", "binary", "--length", "20"], ".png"),
     ("similarity", ["--scheme", "rope", "--dim", "8", "--length", "20"], ".svg"),
@@ -407,6 +407,7 @@ def test_json_describes_every_scheme_drawn_and_what_varied(runner, tmp_path):
     assert result.exit_code == 0, result.output
     circle = json.loads(result.stdout)
     assert circle["kind"] == "circle" and circle["out"] == str(out) and circle["notes"] == []
+    assert_figure_file(out)
     # The default circle is d = 4 at bases 1, 5, 10, 100, not the run's d = 512 base 10000.
     assert "params" not in circle and [s["params"]["dim"] for s in circle["schemes"]] == [4] * 4
     assert circle["varied"] == {"base": [1.0, 5.0, 10.0, 100.0]}
