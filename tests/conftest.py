@@ -18,6 +18,13 @@ for as long as the registries its options come from are unchanged.
 Every test process does its BLAS work on one thread (:func:`one_blas_thread`): the suite runs in parallel
 processes (``-n auto``, pytest-xdist), one per core, and a BLAS thread pool in each of them spins against
 the others for the same cores.
+
+Under ``-n`` (xdist) without a ``--dist`` of one's own, the tests go to the workers a file at a time (as
+``--dist loadfile`` would), so that what a file's tests share through per-process caches (the base bound
+per (context, dim), matplotlib's caches, the click commands) is computed once rather than in every
+worker; files that share a costly cache go together (:data:`SAME_WORKER`), and the heaviest units are
+handed out first (:data:`HEAVIEST_FIRST`) so that no worker ends the run alone with a long one while the
+other idles: :func:`pytest_xdist_make_scheduler`.
 """
 
 from __future__ import annotations
@@ -38,6 +45,58 @@ TEST_ENV = {"NO_COLOR": "1", "COLUMNS": "100"}
 # No test touches the network: a model id (--model, also from the fuzzer) is looked up in the cache only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+#: Test files run by one worker because they compute the same base bounds (Men et al.; a few tenths of a
+#: second each, cached per process for each (context, dim)): file name → the unit they form.
+SAME_WORKER = {
+    name: "base-bound files"
+    for name in ("test_wavelengths.py", "test_base_bound.py", "test_model_lengths.py", "test_models_hub.py")
+}
+#: Units of work (files, or the groups above) from the heaviest down, a few seconds each on two cores:
+#: handed out before the others (which follow in xdist's order). Only the order changes with this list.
+HEAVIEST_FIRST = (
+    "tests/test_plot.py", "base-bound files", "tests/test_sample_configs.py", "tests/test_scaled_extrapolation.py",
+    "tests/test_bad_input.py", "tests/test_fuzz.py", "tests/test_readability.py", "tests/test_encode_streaming.py",
+)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: without it the suite runs in one process
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scheduler when ``-n`` is given without ``--dist``: files as units (``loadfile``),
+    :data:`SAME_WORKER` files together, :data:`HEAVIEST_FIRST`. An explicit ``--dist`` is obeyed."""
+    if config.getvalue("dist") != "load" or _dist_given(config):
+        return None
+    from collections import OrderedDict
+
+    from xdist.scheduler import LoadFileScheduling
+
+    class HeaviestFirst(OrderedDict):
+        """xdist's queue of units, whose next unit (``popitem(last=False)``) is the heaviest one left."""
+
+        def popitem(self, last: bool = True):
+            if last:
+                return super().popitem(last=True)
+            rank = {unit: index for index, unit in enumerate(HEAVIEST_FIRST)}
+            unit = min(self, key=lambda name: rank.get(name, len(rank)))  # ties: xdist's own order
+            return unit, self.pop(unit)
+
+    class SharedCachesScheduling(LoadFileScheduling):
+        def __init__(self, config, log=None):
+            super().__init__(config, log)
+            self.workqueue = HeaviestFirst()
+
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return SAME_WORKER.get(path.rsplit("/", 1)[-1], path)
+
+    return SharedCachesScheduling(config, log)
+
+
+def _dist_given(config) -> bool:
+    """Whether the command line or ``PYTEST_ADDOPTS`` chose a ``--dist`` mode (``-n`` alone means "load")."""
+    words = [*config.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split()]
+    return any(word in ("--dist", "--distload", "-d") or word.startswith("--dist=") for word in words)
 
 
 @pytest.fixture(scope="session", autouse=True)

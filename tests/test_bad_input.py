@@ -224,24 +224,28 @@ def test_a_signal_mid_write_leaves_nothing(tmp_path, signum, code, line):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path, run_pecli):
+def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path, monkeypatch, capsys):
     process = _stalled_write(tmp_path)
     assert _wait_for_temporary(tmp_path, process), process.communicate()
     process.kill()
     process.wait(timeout=60)
     assert [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # SIGKILL cannot clean up
-    result = run_pecli("encode", "--length", "4", "--dim", "4", "--out", "small.npy", "--quiet", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    monkeypatch.chdir(tmp_path)  # the next write, by another pecli run (here in this process)
+    code, _, err = run_main(monkeypatch, capsys, "encode", "--length", "4", "--dim", "4", "--out", "small.npy", "--quiet")
+    assert code == 0, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["small.npy"]
 
 
-def test_a_live_writers_temporary_is_left_alone(tmp_path, run_pecli):
-    alive = tmp_path / f".other.npy.pecli-{os.getpid()}-abc.tmp"
+def test_a_live_writers_temporary_is_left_alone(tmp_path, monkeypatch, capsys):
+    # pecli runs in this process: the live writer is another process that started before its file was
+    # written, this process's parent.
+    alive = tmp_path / f".other.npy.pecli-{os.getppid()}-abc.tmp"
     alive.write_bytes(b"partial")
     dead = tmp_path / ".other.npy.pecli-999999999-abc.tmp"
     dead.write_bytes(b"partial")
-    result = run_pecli("encode", "--length", "4", "--dim", "4", "--out", "small.npy", "--quiet", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_main(monkeypatch, capsys, "encode", "--length", "4", "--dim", "4", "--out", "small.npy", "--quiet")
+    assert code == 0, err
     assert alive.exists() and not dead.exists()
 
 

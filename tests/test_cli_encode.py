@@ -415,7 +415,7 @@ def test_subprocess_version(run_pecli):
     assert process.stdout == f"pecli {pecli.__version__}\n"
 
 
-def test_subprocess_python_m_pecli_encode_writes(run_pecli, tmp_path):
+def test_subprocess_python_m_pecli_encode_writes(run_pecli, run_main, tmp_path):
     process = run_pecli("encode", "--scheme", "t5", "--length", "20", "--out", "t5.npy", "--json")
     assert process.returncode == 0, process.stderr
     document = json.loads(process.stdout)
@@ -423,7 +423,7 @@ def test_subprocess_python_m_pecli_encode_writes(run_pecli, tmp_path):
     buckets = np.load(tmp_path / "t5.npy")
     # buckets[i, j] for n = j − i: n = 1 → 17, n = −1 → 1, n = 19 → 16 + 8 + int(2·log2(19/8) = 2.50) = 26.
     assert (buckets[0, 1], buckets[1, 0], buckets[0, 19]) == (17, 1, 26)
-    again = run_pecli("encode", "--scheme", "t5", "--length", "20", "--out", "t5.npy")
+    again = run_main("encode", "--scheme", "t5", "--length", "20", "--out", "t5.npy")  # the refusal, in-process
     assert again.returncode == 2 and "exists; pass --force" in again.stderr
 
 

@@ -172,8 +172,8 @@ def test_mrope_on_text_is_rope():
     np.testing.assert_array_equal(text.encode(text.cells()), rope.encode(np.arange(7)))
 
 
-def test_sections_must_sum_to_half_the_dim(run_pecli):
-    result = run_pecli("encode", "--scheme", "mrope", "--dim", "64", "--mrope-section", "16,24,24")
+def test_sections_must_sum_to_half_the_dim(run_main):
+    result = run_main("encode", "--scheme", "mrope", "--dim", "64", "--mrope-section", "16,24,24")
     assert result.returncode == 2
     assert result.stderr == "pecli: error: mrope_section: [16, 24, 24] sums to 64; the sections must sum to dim/2 = 32\n"
 
@@ -230,7 +230,8 @@ def test_compare_marks_what_does_not_apply(invoke):
 
 def test_plot_similarity_2d(invoke, tmp_path):
     out = tmp_path / "s.png"
-    result = invoke("plot", "similarity-2d", "--scheme", "rope-nd", "--dim", "16", "--grid", "5x7", "--cell", "1,2", "--out", out)
+    result = invoke("plot", "similarity-2d", "--scheme", "rope-nd", "--dim", "16", "--grid", "5x7", "--cell", "1,2", "--out", out,
+                    "--dpi", "40")  # only that it writes: a small raster will do
     assert result.exit_code == 0, result.output
     assert out.stat().st_size > 0
     bad = invoke("plot", "similarity-2d", "--scheme", "rope-nd", "--grid", "5x7", "--cell", "5,0", "--out", out, "--force")

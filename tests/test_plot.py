@@ -61,8 +61,8 @@ def panels(figure) -> list:
 FILE_CASES = [
     ("heatmap", ["--scheme", "sinusoidal", "--dim", "16", "--length", "32"], ".png"),
     ("heatmap", ["--scheme", "rope", "--dim", "16", "--length", "32"], ".svg"),
-    ("heatmap", ["--scheme", "alibi", "--heads", "4", "--length", "16"], ".pdf"),
-    ("circle", ["--scheme", "sinusoidal"], ".png"),
+    ("heatmap", ["--scheme", "alibi", "--heads", "2", "--length", "16"], ".pdf"),  # every head: a grid of panels
+    ("circle", ["--scheme", "sinusoidal", "--bases", "10"], ".png"),  # the default 4 bases: test_json_describes_…
     ("circle", ["--scheme", "rope", "--bases", "10,100"], ".pdf"),
     ("similarity", ["--scheme", "binary", "--length", "20"], ".png"),
     ("similarity", ["--scheme", "rope", "--dim", "8", "--length", "20"], ".svg"),
@@ -96,13 +96,6 @@ def test_no_options_draws_the_default_heatmap(runner, tmp_path, monkeypatch):
     result = runner.invoke(app, ["plot"])
     assert result.exit_code == 0, result.output
     assert_figure_file(tmp_path / "heatmap.png")
-
-
-def test_json_document(runner, tmp_path):
-    out = tmp_path / "c.png"
-    result = run(runner, "circle", *SMALL, "--out", str(out), "--json")
-    document = __import__("json").loads(result.stdout)
-    assert document["kind"] == "circle" and document["out"] == str(out) and document["notes"] == []
 
 
 def test_refuses_to_overwrite_without_force(runner, tmp_path):
@@ -155,9 +148,14 @@ def test_bad_input_is_one_line_and_exit_2(runner, tmp_path, monkeypatch, args, e
     assert not list(tmp_path.iterdir())
 
 
-def test_usage_errors_are_one_line_from_the_console_script(tmp_path):
-    for args, needle in ((["plot", "heatmap", "--dpi", "many"], "--dpi"), (["plot", "nonsense"], "heatmap, circle")):
-        done = subprocess.run([PECLI, *args], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+def test_usage_errors_are_one_line_from_the_console_script(tmp_path, run_main):
+    # The installed script once; the second case through what it runs (pecli.cli.run), in this process.
+    for args, needle, console_script in ((["plot", "heatmap", "--dpi", "many"], "--dpi", True),
+                                         (["plot", "nonsense"], "heatmap, circle", False)):
+        if console_script:
+            done = subprocess.run([PECLI, *args], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+        else:
+            done = run_main(*args)
         assert done.returncode == 2
         assert done.stdout == ""
         assert done.stderr.count("\n") == 1 and done.stderr.startswith("pecli: error:") and needle in done.stderr
@@ -185,11 +183,10 @@ def test_circle_points_are_sin_and_cos_of_the_pair_angle():
     assert [t.get_text() for t in axes[0].texts] == ["0", "1", "2", "3", "4"]
 
 
-def test_circle_default_is_the_second_pair_of_d4_with_four_bases(runner, tmp_path):
+def test_circle_default_is_the_second_pair_of_d4_with_four_bases():
     # [Conditions] uses d = 2, whose only pair has ω_0 = base^0 = 1 whatever the base: the CLI's default
-    # draws pair 1 of d = 4 instead, where the four bases differ.
-    out = tmp_path / "c.png"
-    assert run(runner, "circle", *SMALL, "--out", str(out)).exit_code == 0
+    # draws pair 1 of d = 4 instead, where the four bases differ (the command's own default run, and
+    # what its --json says it drew, are in test_json_describes_every_scheme_drawn_and_what_varied).
     schemes = [build_scheme("sinusoidal", {"dim": 4, "base": b}) for b in (1, 5, 10, 100)]
     figure, _ = draw(figures.draw_circles, schemes, range(8), pair=1, on_figure=True)
     titles = [a.get_title() for a in panels(figure)]
@@ -406,7 +403,11 @@ def test_json_describes_every_scheme_drawn_and_what_varied(runner, tmp_path):
     import json
 
     out = tmp_path / "c.png"
-    circle = json.loads(run(runner, "circle", *SMALL, "--out", str(out), "--json").stdout)
+    result = run(runner, "circle", *SMALL, "--out", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    circle = json.loads(result.stdout)
+    assert circle["kind"] == "circle" and circle["out"] == str(out) and circle["notes"] == []
+    assert_figure_file(out)
     # The default circle is d = 4 at bases 1, 5, 10, 100, not the run's d = 512 base 10000.
     assert "params" not in circle and [s["params"]["dim"] for s in circle["schemes"]] == [4] * 4
     assert circle["varied"] == {"base": [1.0, 5.0, 10.0, 100.0]}

@@ -10,8 +10,6 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from pecli.errors import ConfigError
 from pecli.schemes.rope_scaling import (
@@ -504,21 +502,29 @@ def test_bad_base_and_context():
 
 
 # --------------------------------------------------------------------------- properties
-@settings(max_examples=60, deadline=None)
-@given(
-    s=st.floats(min_value=1.0, max_value=64.0),
-    half=st.integers(min_value=2, max_value=64),
-    base=st.floats(min_value=100.0, max_value=1e7),
-    original=st.integers(min_value=64, max_value=1 << 17),
-)
-def test_yarn_and_llama3_stay_between_interpolation_and_extrapolation(s, half, base, original):
-    d = 2 * half
-    theta = default_inv_freq(base, d)
-    for sc in (RopeScaling("yarn", factor=s, original_max_position_embeddings=original),
-               RopeScaling("llama3", factor=s, original_max_position_embeddings=original)):
-        out = compute_inv_freq(base=base, rotated_dim=d, scaling=sc)
-        assert np.all(out.inv_freq <= theta * (1 + 1e-12))
-        assert np.all(out.inv_freq >= theta / s * (1 - 1e-12))
+def test_yarn_and_llama3_stay_between_interpolation_and_extrapolation():
+    # hypothesis is imported here rather than with the module: every test process imports every test
+    # module to collect it, and only the one running this test needs hypothesis.
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        s=st.floats(min_value=1.0, max_value=64.0),
+        half=st.integers(min_value=2, max_value=64),
+        base=st.floats(min_value=100.0, max_value=1e7),
+        original=st.integers(min_value=64, max_value=1 << 17),
+    )
+    def between(s, half, base, original):
+        d = 2 * half
+        theta = default_inv_freq(base, d)
+        for sc in (RopeScaling("yarn", factor=s, original_max_position_embeddings=original),
+                   RopeScaling("llama3", factor=s, original_max_position_embeddings=original)):
+            out = compute_inv_freq(base=base, rotated_dim=d, scaling=sc)
+            assert np.all(out.inv_freq <= theta * (1 + 1e-12))
+            assert np.all(out.inv_freq >= theta / s * (1 - 1e-12))
+
+    between()
 
 
 def test_mrope_has_the_default_frequencies():
