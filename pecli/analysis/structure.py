@@ -192,11 +192,8 @@ class Collisions:
 
 
 def murmur_finalise(words: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finaliser, elementwise (in place): every input bit reaches every output bit.
-
-    Rows of bfloat16 or float16 values widened to float64 have their low 45 (42) bits all zero; a hash
-    that only multiplies keeps them zero and collides far more often than 64 bits should.
-    """
+    """MurmurHash3's 64-bit finaliser, elementwise (in place): every input bit reaches every output bit,
+    so that rows whose sums in :func:`row_hashes` differ in a few bits get unrelated hashes."""
     words ^= words >> np.uint64(33)
     words *= np.uint64(0xFF51AFD7ED558CCD)
     words ^= words >> np.uint64(33)
@@ -205,28 +202,51 @@ def murmur_finalise(words: np.ndarray) -> np.ndarray:
     return words
 
 
-def row_hashes(rows: np.ndarray) -> np.ndarray | None:
-    """A 64-bit hash per row (equal rows, equal hashes), or None when the rows are not float64 words."""
-    if rows.dtype != np.float64 or rows.ndim != 2 or rows.shape[1] == 0:
-        return None
-    words = np.ascontiguousarray(rows).view(np.uint64)
-    salts = np.random.default_rng(SAMPLE_SEED).integers(1, 2**63, size=words.shape[1], dtype=np.uint64)
+def row_hashes(rows: np.ndarray) -> np.ndarray:
+    """A 64-bit hash per row, equal for rows equal in value (−0.0 = 0.0, every NaN alike).
+
+    The rows are hashed in their own dtype, not widened: each value's bit pattern w (zero-extended
+    to 64 bits) is folded, w ⊕ (w >> half its width), so that values differing only in their high
+    bits (small integers stored as floats) still differ in the low bits, and a row hashes to
+    MurmurHash3's finaliser of Σ_c w_c·s_c mod 2^64, with one odd random multiplier s_c per column.
+    Two different rows share a hash rarely (about 2^-32 per pair of float32 rows); they are then
+    compared in full, so a shared hash costs time, never a wrong count.
+    """
+    rows = np.asarray(rows)
+    rows = rows.reshape(rows.shape[0], -1)
+    if rows.shape[1] == 0:
+        return np.zeros(rows.shape[0], dtype=np.uint64)
+    if rows.dtype.kind == "f":
+        rows = rows + rows.dtype.type(0)  # a copy, with −0.0 read as 0.0
+        nan = np.isnan(rows)
+        if nan.any():
+            rows[nan] = np.nan
+    elif rows.dtype.kind not in "iub":
+        rows = normalised_rows(rows)
+    bits = np.ascontiguousarray(rows).view(f"u{rows.dtype.itemsize}")
+    words = bits.astype(np.uint64)
+    words ^= words >> np.uint64(4 * rows.dtype.itemsize)
+    salts = _odd_salts(rows.shape[1])
     with np.errstate(over="ignore"):
-        mixed = murmur_finalise(words ^ salts)  # a different function per column, so that swapped values differ
-        return murmur_finalise(mixed.sum(axis=1, dtype=np.uint64))
+        words *= salts
+        return murmur_finalise(words.sum(axis=1, dtype=np.uint64))
+
+
+@functools.lru_cache(maxsize=8)
+def _odd_salts(count: int) -> np.ndarray:
+    salts = np.random.default_rng(SAMPLE_SEED).integers(1, 2**63, size=count, dtype=np.uint64) | np.uint64(1)
+    salts.flags.writeable = False
+    return salts
 
 
 RowSource = Callable[[slice | np.ndarray], np.ndarray]
 
 
-def _chunked_hashes(n: int, rows_of: RowSource, width: int) -> np.ndarray | None:
-    """:func:`row_hashes` of rows produced chunk by chunk (normalised per chunk): memory O(chunk)."""
+def _chunked_hashes(n: int, rows_of: RowSource, width: int) -> np.ndarray:
+    """:func:`row_hashes` of rows produced chunk by chunk: memory O(chunk)."""
     hashes = np.empty(n, dtype=np.uint64)
     for part in chunks(n, width):
-        piece = row_hashes(normalised_rows(rows_of(part)))
-        if piece is None:
-            return None
-        hashes[part] = piece
+        hashes[part] = row_hashes(rows_of(part))
     return hashes
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
-from pecli.analysis.structure import SAMPLE_SEED, murmur_finalise, collisions, normalised_rows
+from pecli.analysis.structure import collisions, row_hashes
 from pecli.dtypes import numpy_dtype
 from pecli.schemes.base import Scheme
 from pecli.schemes.parts import Block
@@ -218,7 +217,7 @@ class StreamingSummary:
             self.squared_steps[block.start + first : block.start + last] += np.add.reduce(differences, axis=1)
 
     def _hash(self, rows: np.ndarray) -> np.ndarray:
-        return _hashes(rows[:, :: max(1, rows.shape[1] // HASHED_COLUMNS)])
+        return row_hashes(rows[:, :: max(1, rows.shape[1] // HASHED_COLUMNS)])
 
     def finish(self, positions: np.ndarray, rows_at: Callable[[np.ndarray], np.ndarray]) -> ArraySummary:
         """The summary, once every block was added; ``rows_at(index)`` recomputes position rows in the
@@ -267,7 +266,7 @@ class StreamingSummary:
         candidates, starts = _shared_hashes(self.hashes)
         if candidates.size > max(batch, self.count // 8):
             whole = np.concatenate([
-                _hashes(rows_at(np.arange(begin, min(begin + batch, self.count))))
+                row_hashes(rows_at(np.arange(begin, min(begin + batch, self.count))))
                 for begin in range(0, self.count, batch)
             ])
             candidates, starts = _shared_hashes(whole)
@@ -280,43 +279,6 @@ class StreamingSummary:
             repeated += collisions(rows_at(np.sort(candidates[begin:end]))).repeated
             begin = end
         return repeated
-
-
-def _hashes(rows: np.ndarray) -> np.ndarray:
-    """A 64-bit hash per row, equal for rows equal in value (−0.0 = 0.0, every NaN alike).
-
-    The rows are hashed in their own dtype, not widened: each value's bit pattern w (zero-extended
-    to 64 bits) is folded, w ⊕ (w >> half its width), so that values differing only in their high
-    bits (small integers stored as floats) still differ in the low bits, and a row hashes to
-    MurmurHash3's finaliser of Σ_c w_c·s_c mod 2^64, with one odd random multiplier s_c per column.
-    Two different rows share a hash rarely (about 2^-32 per pair of float32 rows); they are then
-    compared in full, so a shared hash costs time, never a wrong count.
-    """
-    rows = np.asarray(rows)
-    rows = rows.reshape(rows.shape[0], -1)
-    if rows.shape[1] == 0:
-        return np.zeros(rows.shape[0], dtype=np.uint64)
-    if rows.dtype.kind == "f":
-        rows = rows + rows.dtype.type(0)  # a copy, with −0.0 read as 0.0
-        nan = np.isnan(rows)
-        if nan.any():
-            rows[nan] = np.nan
-    elif rows.dtype.kind not in "iub":
-        rows = normalised_rows(rows)
-    bits = np.ascontiguousarray(rows).view(f"u{rows.dtype.itemsize}")
-    words = bits.astype(np.uint64)
-    words ^= words >> np.uint64(4 * rows.dtype.itemsize)
-    salts = _odd_salts(rows.shape[1])
-    with np.errstate(over="ignore"):
-        words *= salts
-        return murmur_finalise(words.sum(axis=1, dtype=np.uint64))
-
-
-@functools.lru_cache(maxsize=8)
-def _odd_salts(count: int) -> np.ndarray:
-    salts = np.random.default_rng(SAMPLE_SEED).integers(1, 2**63, size=count, dtype=np.uint64) | np.uint64(1)
-    salts.flags.writeable = False
-    return salts
 
 
 def _shared_hashes(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
