@@ -139,6 +139,21 @@ def draw_wavelengths(
 
 
 # -- extrapolation ----------------------------------------------------------------------------------------
+def bars(axes: "Axes", x: np.ndarray, heights: np.ndarray, *, width: float, colors: Any) -> None:
+    """Vertical bars from 0 to ``heights``, centred on ``x``, as one artist.
+
+    ``Axes.bar`` makes a patch per bar, and each one is laid out, bounded and drawn on its own: for
+    the 256 pairs of d = 512 that was most of a second, against a few milliseconds here.
+    """
+    from matplotlib.collections import PolyCollection
+
+    x, heights = np.asarray(x, dtype=float), np.asarray(heights, dtype=float)
+    left, right, base = x - width / 2, x + width / 2, np.zeros_like(heights)
+    corners = np.stack([np.c_[left, base], np.c_[left, heights], np.c_[right, heights], np.c_[right, base]], axis=1)
+    axes.add_collection(PolyCollection(corners, facecolors=colors, edgecolors="none", linewidths=0))
+    axes.autoscale_view()
+
+
 def draw_extrapolation(
     axes: "Axes", scheme: Scheme, *, train_length: int, length: int, train_scheme: Scheme | None = None
 ) -> Drawing:
@@ -157,8 +172,8 @@ def draw_extrapolation(
     index = np.arange(ranges.inv_freq.size)
     unseen = np.asarray(ranges.unseen, dtype=bool)
     test_colors = np.where(unseen, "C3", "0.78")
-    axes.bar(index, ranges.test_max_angle, width=0.85, color=test_colors)
-    axes.bar(index, ranges.train_max_angle, width=0.5, color="C0")
+    bars(axes, index, ranges.test_max_angle, width=0.85, colors=test_colors)
+    bars(axes, index, ranges.train_max_angle, width=0.5, colors="C0")
     axes.axhline(2 * np.pi, color="0.2", linestyle="--", linewidth=1)
     axes.set_yscale("log")
     axes.set_xlabel("frequency pair i")
