@@ -129,14 +129,15 @@ def _agg_canvas_class() -> type:
     changes no pixel; it only keeps those parses for the next figure of the process.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.mathtext import MathTextParser
 
-    shared = MathTextParser("path")  # what RendererAgg creates for itself
+    shared: list[Any] = []  # the first renderer's own parser, of whatever kind this matplotlib makes
 
     class Canvas(FigureCanvasAgg):
         def get_renderer(self, *args: Any, **kwargs: Any) -> Any:
             renderer = super().get_renderer(*args, **kwargs)
-            renderer.mathtext_parser = shared
+            if not shared:
+                shared.append(renderer.mathtext_parser)
+            renderer.mathtext_parser = shared[0]
             return renderer
 
     return Canvas
