@@ -35,15 +35,21 @@ DIGITS = 4
 
 
 def number(value: float, digits: int = DIGITS) -> str:
-    """A float for a table: whole values below 10⁷ as integers, others with ``digits`` significant digits
-    and a short exponent (``1.743e-14``, ``1.95e4``): never wider than ``digits + 6`` characters."""
+    """A float for a table: whole values below 10⁷ as integers (``131,072``: thousands separated from
+    10⁴ on, as every count in pecli's tables), others with ``digits`` significant digits and a short
+    exponent (``1.743e-14``, ``1.95e4``): never wider than ``digits + 6`` characters."""
     if not math.isfinite(value):
         return str(value)
     if value == int(value) and abs(value) < 1e7:
-        return str(int(value))
+        return integer(int(value))
     text = f"{value:.{digits}g}"
     mantissa, _, exponent = text.partition("e")
     return f"{mantissa}e{int(exponent)}" if exponent else text
+
+
+def integer(value: int) -> str:
+    """An integer for a table: ``57,360``, thousands separated from 10⁴ on (``2048`` stays one word)."""
+    return f"{value:,}" if abs(value) >= 10_000 else str(value)
 
 
 def format_value(value: Any, *, narrow: bool = False) -> str:
@@ -55,6 +61,8 @@ def format_value(value: Any, *, narrow: bool = False) -> str:
         return "yes" if value else "no"
     if isinstance(value, float):
         return number(value)
+    if isinstance(value, (int, np.integer)):
+        return integer(int(value))
     if isinstance(value, (list, tuple)):
         items = [format_value(v, narrow=narrow) for v in value[:8]] + (["…"] if len(value) > 8 else [])
         return "[" + ("," if narrow else ", ").join(items) + "]"
