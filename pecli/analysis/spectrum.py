@@ -262,7 +262,7 @@ class DecayScan:
 
     ``B`` is evaluated by blocks of ``s ≈ √L`` offsets through the angle addition
     ``cos((m₀+k)θ) = cos(m₀θ)cos(kθ) − sin(m₀θ)sin(kθ)``: one (s × d) by (d × L/s) matrix product
-    per base. The product is first taken in float32; any block whose float32 minimum is below
+    per base, its two factors' cos and sin themselves by angle addition (:func:`multiple_phasors`). The product is first taken in float32; any block whose float32 minimum is below
     ``screen_margin`` — four times the float32 error bound of a length-d dot product whose terms sum
     to at most d/2 in absolute value, ``(d + 2) · d/2 · 2⁻²⁴`` (5e-4 for d = 128) — is evaluated again
     in float64, and only float64 values decide. The float64 values themselves carry an absolute error
@@ -314,14 +314,15 @@ class DecayScan:
     def _scan(self, theta: np.ndarray) -> int:
         """A negative offset of ``B`` or −1, scanning blocks from the far end down (failures near the
         bound happen at large m) in chunks that double in size."""
-        steps = np.arange(self.block, dtype=np.float64)[:, None] * theta
-        left = np.concatenate([np.cos(steps), -np.sin(steps)], axis=1)
+        steps = multiple_phasors(self.block, 1, theta)
+        left = np.concatenate([steps.real, -steps.imag], axis=1)
         left32 = left.astype(np.float32)
+        phasors = multiple_phasors(self.starts.size, self.block, theta)
         end, chunk = self.starts.size, 4
         while end > 0:
             starts = self.starts[max(0, end - chunk): end]
-            angles = starts[:, None] * theta
-            right = np.concatenate([np.cos(angles), np.sin(angles)], axis=1).T
+            z = phasors[max(0, end - chunk): end]
+            right = np.concatenate([z.real, z.imag], axis=1).T
             screened = left32 @ right.astype(np.float32)
             suspects = np.flatnonzero(screened.min(axis=0) < self.screen_margin)
             if suspects.size:
@@ -333,6 +334,22 @@ class DecayScan:
             end -= chunk
             chunk *= 2
         return -1
+
+
+def multiple_phasors(count: int, spacing: int, theta: np.ndarray) -> np.ndarray:
+    """``exp(i·p·θ_j)`` for the positions ``p = k·spacing``, k = 0 … count − 1: (count, len(θ)) complex.
+
+    Each ``p = (q·r + j)·spacing`` with ``r ≈ √count`` and ``j < r``; ``exp(i pθ)`` is the product of the
+    exact float64 evaluations at ``q·r·spacing`` and ``j·spacing`` (angle addition), so ``2√count``
+    rows of cos and sin are evaluated instead of ``count``. Each angle is an integer times θ rounded once,
+    as the direct evaluation's; the product adds a few ulps (≈ 1e-15) to values whose angles already
+    carry an error of order ``p · 2⁻⁵³`` (see :class:`DecayScan`).
+    """
+    r = max(1, math.isqrt(max(count, 1)))
+    coarse = np.arange(0, count, r, dtype=np.float64)[:, None] * spacing * theta
+    fine = np.arange(r, dtype=np.float64)[:, None] * spacing * theta
+    grid = (np.cos(coarse) + 1j * np.sin(coarse))[:, None, :] * (np.cos(fine) + 1j * np.sin(fine))[None, :, :]
+    return grid.reshape(-1, theta.size)[:count]
 
 
 @dataclass(frozen=True)
