@@ -13,7 +13,7 @@ import dataclasses
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -276,6 +276,8 @@ class DecayScan:
     """
 
     WITNESSES = 64
+    #: Most float32 values of B (bases × offsets) one stacked screen of :meth:`holds_many` holds (16 MiB).
+    BATCH_VALUES = 1 << 22
 
     def __init__(self, dim: int, context: int) -> None:
         self.dim, self.context = int(dim), int(context)
@@ -291,6 +293,61 @@ class DecayScan:
         if base not in self._verdicts:
             self._verdicts[base] = self.first_negative(base) < 0
         return self._verdicts[base]
+
+    def holds_many(self, bases: Iterable[float]) -> list[bool]:
+        """:meth:`holds` for each of ``bases``, settled together where the context is short.
+
+        Up to :attr:`BATCH_VALUES` float32 values of ``B`` (bases × offsets) are screened in one stacked
+        matrix product, with the same float32 screen and float64 decision as one base at a time (so the
+        same verdicts); only the witness kept for a failing base may differ. At long contexts, where a
+        single base's values exceed that, each base is scanned alone and stops at its first negative.
+        """
+        bases = [float(base) for base in bases]
+        todo = [base for base in dict.fromkeys(bases) if base not in self._verdicts]
+        size = self.BATCH_VALUES // (self.block * self.starts.size)
+        for start in range(0, len(todo), max(size, 1)):
+            if size < 2:
+                self.holds(todo[start])
+            else:
+                self._settle(todo[start : start + size])
+        return [self._verdicts[base] for base in bases]
+
+    def _settle(self, bases: list[float]) -> None:
+        """The verdicts of ``bases``: the remembered witnesses first, then every block of every base left."""
+        theta = np.stack([geometric_inv_freq(self.dim, base) for base in bases])  # (n, d/2)
+        left_open = np.ones(len(bases), dtype=bool)
+        if self.witnesses:
+            offsets = np.asarray(self.witnesses, dtype=np.float64)
+            negative = np.cos(offsets[None, :, None] * theta[:, None, :]).sum(axis=2) < 0  # (n, witnesses)
+            for row in np.flatnonzero(negative.any(axis=1)):
+                self._verdicts[bases[row]] = False
+                self._remember(int(offsets[np.argmax(negative[row])]))
+            left_open &= ~negative.any(axis=1)
+        rows = np.flatnonzero(left_open)
+        if not rows.size:
+            return
+        n, half = rows.size, theta.shape[1]
+        flat = theta[rows].reshape(-1)  # the phasors are elementwise: all bases in one call
+        steps = multiple_phasors(self.block, 1, flat).reshape(self.block, n, half).transpose(1, 0, 2)
+        left = np.concatenate([steps.real, -steps.imag], axis=2)  # (n, block, d)
+        z = multiple_phasors(self.starts.size, self.block, flat).reshape(self.starts.size, n, half).transpose(1, 2, 0)
+        right = np.concatenate([z.real, z.imag], axis=1)  # (n, d, starts)
+        screened = np.matmul(left.astype(np.float32), right.astype(np.float32)).min(axis=1)  # (n, starts)
+        for row, base in enumerate(rows):
+            found = self._decide(left[row], right[row], self.starts, np.flatnonzero(screened[row] < self.screen_margin))
+            self._verdicts[bases[base]] = found < 0
+            if found >= 0:
+                self._remember(found)
+
+    def _decide(self, left: np.ndarray, right: np.ndarray, starts: np.ndarray, suspects: np.ndarray) -> int:
+        """The most negative offset in the blocks ``suspects`` (columns of ``right``, which start at
+        ``starts``), evaluated in float64, or −1 when none is negative."""
+        if not suspects.size:
+            return -1
+        values = left @ right[:, suspects]
+        offsets = starts[suspects][None, :] + np.arange(self.block)[:, None]
+        negative = (values < 0) & (offsets <= self.context)
+        return int(offsets[negative][np.argmin(values[negative])]) if negative.any() else -1
 
     def first_negative(self, base: float) -> int:
         """An offset m ≤ L where ``B(m) < 0`` (a witness of failure), or −1 when the base passes."""
@@ -325,12 +382,9 @@ class DecayScan:
             right = np.concatenate([z.real, z.imag], axis=1).T
             screened = left32 @ right.astype(np.float32)
             suspects = np.flatnonzero(screened.min(axis=0) < self.screen_margin)
-            if suspects.size:
-                values = left @ right[:, suspects]
-                offsets = starts[suspects][None, :] + np.arange(self.block)[:, None]
-                negative = (values < 0) & (offsets <= self.context)
-                if negative.any():
-                    return int(offsets[negative][np.argmin(values[negative])])
+            found = self._decide(left, right, starts, suspects)
+            if found >= 0:
+                return found
             end -= chunk
             chunk *= 2
         return -1
@@ -491,14 +545,23 @@ def _first_pass(scan: DecayScan, grid: _LogGrid) -> int | None:
     return None
 
 
+#: Bases of the verification grid settled together.
+BATCH_BASES = 32
+
+
 def _last_failure(scan: DecayScan, grid: _LogGrid, start: int, decades_past: float) -> tuple[int | None, float]:
     """Index of the last failing base of ``grid`` from ``start`` upwards, scanning until
-    ``decades_past`` decades past it have passed, and the last base checked."""
+    ``decades_past`` decades past it have passed, and the last base checked.
+
+    Most of these bases pass, which only a scan of every block shows: they are settled
+    :data:`BATCH_BASES` at a time (:meth:`DecayScan.holds_many`).
+    """
     last_fail, index, beyond = None, start, max(1, round(decades_past * grid.steps))
-    while index - (start - 1 if last_fail is None else last_fail) <= beyond:
-        if not scan.holds(grid.base(index)):
-            last_fail = index
-        index += 1
+    while (due := (start - 1 if last_fail is None else last_fail) + beyond - index + 1) > 0:
+        batch = range(index, index + min(due, BATCH_BASES))
+        failing = [i for i, holds in zip(batch, scan.holds_many(map(grid.base, batch))) if not holds]
+        last_fail = failing[-1] if failing else last_fail
+        index = batch.stop
     return last_fail, grid.base(index - 1)
 
 
@@ -540,7 +603,7 @@ def _top_edge(scan: DecayScan, grid: _LogGrid, failing: float, passing: float) -
             else:
                 low = middle
         probes = sorted({int(i) for i in np.linspace(high + 1, end, 8)} - {high, end})
-        failures = [index for index in probes if not scan.holds(grid.base(index))]
+        failures = [index for index, holds in zip(probes, scan.holds_many(map(grid.base, probes))) if not holds]
         if not failures:
             return _bisect_edge(scan, grid.base(low), grid.base(high))
         low = failures[-1]
