@@ -14,7 +14,7 @@ import numpy as np
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.spectrum import wavelengths_of
 from pecli.analysis.structure import (
-    RowSource, bias_domain, chunks, collisions_of, has_vectors, rotation_pairs, rows_at, vectors,
+    RowSource, bias_domain, chunks, collisions_of, has_vectors, rotation_pairs, row_hashes, rows_at, vectors,
 )
 from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Capability, Scheme, require
@@ -215,7 +215,7 @@ def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, le
     new_low, new_high = spans.new_low, spans.new_high
     slack = RANGE_SLACK * ((high - low) or 1.0)
     bounded = new_low >= low - slack and new_high <= high + slack
-    found = collisions_of(length, rows_of, spans.width)
+    found = collisions_of(length, rows_of, spans.width, spans.hashes)
     figures.update({
         "defined": True, "first_undefined": None, "train_range": [low, high], "test_range": [new_low, new_high],
         "bounded": bounded, "colliding_pairs": found.pairs,
@@ -318,17 +318,21 @@ class _Spans:
     spread: np.ndarray
     #: The position past training whose largest |value| is largest.
     farthest: int
+    #: (length,) :func:`~pecli.analysis.structure.row_hashes` of every row, for the collisions.
+    hashes: np.ndarray
 
 
 def _spans(rows_of: RowSource, train_length: int, length: int) -> _Spans:
-    """:class:`_Spans` in one chunked pass over the rows."""
+    """:class:`_Spans` in one chunked pass over the rows (each row encoded once for the spans and the hashes)."""
     width = rows_of(slice(0, 1)).shape[1]
+    hashes = np.empty(length, dtype=np.uint64)
     column_low = {"seen": np.full(width, np.inf), "new": np.full(width, np.inf)}
     column_high = {"seen": np.full(width, -np.inf), "new": np.full(width, -np.inf)}
     farthest, farthest_value = train_length, -np.inf
     for side, start, stop in (("seen", 0, train_length), ("new", train_length, length)):
         for part in chunks(stop - start, 4 * width):
             rows = rows_of(slice(start + part.start, start + part.stop))
+            hashes[start + part.start : start + part.stop] = row_hashes(rows)
             np.minimum(column_low[side], rows.min(axis=0), out=column_low[side])
             np.maximum(column_high[side], rows.max(axis=0), out=column_high[side])
             if side == "new":
@@ -340,7 +344,7 @@ def _spans(rows_of: RowSource, train_length: int, length: int) -> _Spans:
     spread = np.maximum(column_high["seen"], column_high["new"]) - np.minimum(column_low["seen"], column_low["new"])
     return _Spans(
         width, float(column_low["seen"].min()), float(column_high["seen"].max()),
-        float(column_low["new"].min()), float(column_high["new"].max()), seen_spread, spread, farthest,
+        float(column_low["new"].min()), float(column_high["new"].max()), seen_spread, spread, farthest, hashes,
     )
 
 

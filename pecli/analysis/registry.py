@@ -219,7 +219,8 @@ def _relativity_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
 
 def _extrapolation_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     # the scheme's remembered encoding when training did not change it, else chunks encoded on demand;
-    # the collisions of its rows, and a chunk in a few forms
+    # the rows' hashes and their grouping; a chunk in a few forms (encoded, hashed, its magnitudes), or
+    # two pairs of chunks where rows sharing a hash are compared
     from pecli.analysis.extrapolation import default_train_length
 
     rows = _rows(scheme, o.length)
@@ -229,7 +230,7 @@ def _extrapolation_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     if has_vectors(scheme) and 1 <= (o.train_length or default_train_length(o.length, scheme)) < o.length:
         trained = scheme.at_length(o.train_length or default_train_length(o.length, scheme))
         held = encoded_bytes(scheme, o.length) if trained == scheme else 0
-    return held, _bias_table(scheme, o.length) + 8 * rows + _grouping(scheme, rows) + 4 * _chunk(scheme, rows)
+    return held, _bias_table(scheme, o.length) + (8 + GROUPING_BYTES_PER_ROW) * rows + 4 * _chunk(scheme, rows)
 
 
 def _precision_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:

@@ -250,16 +250,20 @@ def _chunked_hashes(n: int, rows_of: RowSource, width: int) -> np.ndarray:
     return hashes
 
 
-def group_rows_of(n: int, rows_of: RowSource, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def group_rows_of(
+    n: int, rows_of: RowSource, width: int, hashes: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``np.unique(rows, axis=0)``-like grouping of the n rows ``rows_of(slice or indices)`` produces:
-    (first index, inverse, counts) per distinct row, exact.
+    (first index, inverse, counts) per distinct row, exact. ``hashes``: the rows' :func:`row_hashes`,
+    when a pass over the rows already made them.
 
     Rows are grouped by a 64-bit hash and each group is verified row by row against its first member.
     The rows are produced chunk by chunk to be hashed, and again only where two rows share a hash (to
     verify them), so a computed encoding never needs to exist whole; only the fallback, when two
     different rows share a 64-bit hash, materialises every row.
     """
-    hashes = _chunked_hashes(n, rows_of, width) if n else None
+    if hashes is None and n:
+        hashes = _chunked_hashes(n, rows_of, width)
     if hashes is not None:
         _, first_index, inverse, counts = np.unique(hashes, return_index=True, return_inverse=True, return_counts=True)
         inverse = inverse.ravel()
@@ -288,12 +292,12 @@ def collisions(rows: np.ndarray) -> Collisions:
     return collisions_of(rows.shape[0], lambda index: rows[index], int(np.prod(rows.shape[1:], dtype=np.int64)))
 
 
-def collisions_of(n: int, rows_of: RowSource, width: int) -> Collisions:
+def collisions_of(n: int, rows_of: RowSource, width: int, hashes: np.ndarray | None = None) -> Collisions:
     """:func:`collisions` of n rows produced on demand by ``rows_of(slice or indices)`` (see
-    :func:`group_rows_of`): memory O(n) hashes plus one chunk of rows."""
+    :func:`group_rows_of`, and for ``hashes``): memory O(n) hashes plus one chunk of rows."""
     if n == 0:
         return Collisions(0, 0, None, None)
-    first_index, inverse, counts = group_rows_of(n, rows_of, width)
+    first_index, inverse, counts = group_rows_of(n, rows_of, width, hashes)
     inverse = inverse.ravel()
     pairs = int(np.sum(counts.astype(np.int64) * (counts - 1) // 2))
     repeated = int(n - counts.size)

@@ -20,7 +20,9 @@ from pecli.params import param
 from pecli.schemes.base import MAX_WIDTH, Scheme, check_apply_input, factored_score
 from pecli.schemes.frequencies import FrequencyPairs, geometric_inv_freq
 from pecli.schemes.parts import Part, whole_part
-from pecli.schemes.rope import layout_cache, pair_components, rotary_parts, rotate_pairs, shares_tables
+from pecli.schemes.rope import (
+    layout_cache, pair_components, reference_rotations, rotary_parts, rotate_pairs, shares_tables,
+)
 from pecli.schemes.grid import OnGrid, check_grid
 from pecli.schemes.positions import as_positions, stored_positions
 
@@ -89,12 +91,7 @@ class AxialRotaryScheme(Scheme):
         return np.cos(angles), np.sin(angles)
 
     def encode(self, positions: Any) -> np.ndarray:
-        angles = self.angles(positions)
-        out = np.zeros((angles.shape[0], self.dim))
-        first, second = self.pair_indices()
-        out[:, first] = np.cos(angles)
-        out[:, second] = np.sin(angles)
-        return out
+        return reference_rotations(self.angles(positions), self.dim, self.layout)
 
     def apply(self, x: np.ndarray, positions: Any) -> np.ndarray:
         """Rotate the last axis of ``x``; positions (N, rank) run along its second-to-last axis."""

@@ -292,12 +292,7 @@ class RopeScheme(Scheme):
 
     def encode(self, positions: Any) -> np.ndarray:
         # The rotated reference vector, written directly: (cos pθ_i, sin pθ_i) at each pair's components.
-        angles = self.angles(positions)
-        out = np.zeros((angles.shape[0], self.dim))
-        first, second = self.pair_indices()
-        out[:, first] = np.cos(angles) * self.attention_scaling
-        out[:, second] = np.sin(angles) * self.attention_scaling
-        return out
+        return reference_rotations(self.angles(positions), self.dim, self.layout, self.attention_scaling)
 
     def score_factors(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(R_p u, R_p u)`` for the all-ones vector u (see the class notes)."""
@@ -353,6 +348,24 @@ def pair_components(rotated: int, layout: str) -> tuple[np.ndarray, np.ndarray]:
         return first, first + rotated // 2
     first = np.arange(0, rotated, 2)
     return first, first + 1
+
+
+def pair_slices(rotated: int, layout: str) -> tuple[slice, slice]:
+    """:func:`pair_components` as slices (views, not copies, when indexing)."""
+    return (slice(0, rotated // 2), slice(rotated // 2, rotated)) if layout == "half" else (slice(0, rotated, 2), slice(1, rotated, 2))
+
+
+def reference_rotations(angles: np.ndarray, dim: int, layout: str, scaling: float = 1.0) -> np.ndarray:
+    """(N, dim) rows holding ``scaling·(cos, sin)`` of the (N, r/2) ``angles`` at each pair's components
+    of the layout, zero past the r rotated ones: the reference vector (1, 0 on every pair) rotated."""
+    rotated = 2 * angles.shape[1]
+    out = (np.zeros if rotated < dim else np.empty)((angles.shape[0], dim))
+    first, second = pair_slices(rotated, layout)
+    np.cos(angles, out=out[:, first])
+    np.sin(angles, out=out[:, second])
+    if scaling != 1.0:
+        out[:, :rotated] *= scaling
+    return out
 
 
 def rotate_pairs(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
