@@ -47,17 +47,23 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
-#: Test files run by one worker because they compute the same base bounds (Men et al.; a few tenths of a
-#: second each, cached per process for each (context, dim)): file name → the unit they form.
+#: Test files run by one worker, file name → the unit they form: those that compute the same base bounds
+#: (Men et al.; a few tenths of a second each, cached per process for each (context, dim)), and those
+#: that draw figures (the first figure of a process costs about a second more: matplotlib, its fonts,
+#: the mathtext parser, the PDF backend).
 SAME_WORKER = {
-    name: "base-bound files"
-    for name in ("test_wavelengths.py", "test_base_bound.py", "test_model_lengths.py", "test_models_hub.py")
+    **{name: "base-bound files"
+       for name in ("test_wavelengths.py", "test_base_bound.py", "test_model_lengths.py", "test_models_hub.py")},
+    **{name: "figure files"
+       for name in ("test_plot.py", "test_sample_configs.py", "test_grid_positions.py", "test_models_rope.py",
+                    "test_models_tables.py")},
 }
 #: Units of work (files, or the groups above) from the heaviest down, a few seconds each on two cores:
 #: handed out before the others (which follow in xdist's order). Only the order changes with this list.
 HEAVIEST_FIRST = (
-    "tests/test_plot.py", "base-bound files", "tests/test_sample_configs.py", "tests/test_scaled_extrapolation.py",
-    "tests/test_bad_input.py", "tests/test_fuzz.py", "tests/test_readability.py", "tests/test_encode_streaming.py",
+    "figure files", "base-bound files", "tests/test_fuzz.py", "tests/test_readability.py",
+    "tests/test_bad_input.py", "tests/test_encode_streaming.py", "tests/test_help.py",
+    "tests/test_scaled_extrapolation.py",
 )
 
 

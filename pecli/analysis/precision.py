@@ -19,7 +19,7 @@ import numpy as np
 
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.structure import (
-    bias_domain, chunked_task, chunks, collisions_of, has_vectors, rotation_pairs, vectors,
+    bias_domain, chunked_task, chunks, collisions_of, has_vectors, rotation_pairs, row_hashes, vectors,
 )
 from pecli.dtypes import DTYPES, cast
 from pecli.errors import PecliError
@@ -151,6 +151,8 @@ def precision_profile(
 
     n, width = len(positions), table.shape[1]
     error = np.zeros(n)
+    # each row's hash, low and exact, taken in this pass: the collisions then need no second one
+    low_hashes, exact_hashes = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64)
     phase = np.zeros(pairs.inv_freq.size) if pairs is not None else None
     first_adjacent = None
     parts = list(chunks(n, 4 * max(width, 1)))
@@ -165,6 +167,7 @@ def precision_profile(
             difference[~np.isfinite(difference)] = np.inf
             if width:
                 error[part] = difference.max(axis=1)
+            low_hashes[part], exact_hashes[part] = row_hashes(wide[own:]), row_hashes(exact[own:])
             if first_adjacent is None:
                 same_low = np.all(wide[1:] == wide[:-1], axis=1)
                 same_exact = np.all(exact[1:] == exact[:-1], axis=1)
@@ -179,8 +182,8 @@ def precision_profile(
                 if part.stop > part.start:
                     phase = np.maximum(phase, np.abs((read - true + np.pi) % (2 * np.pi) - np.pi).max(axis=0))
             bar.advance()
-    found = collisions_of(n, low_of, width)
-    found_exact = collisions_of(n, lambda rows: table[rows], width)
+    found = collisions_of(n, low_of, width, low_hashes)
+    found_exact = collisions_of(n, lambda rows: table[rows], width, exact_hashes)
     return PrecisionProfile(
         "computed" if compute_dtype is not None else "cast", dtype, compute_dtype, positions, error,
         float(error.max()) if error.size else 0.0, found.repeated, found_exact.repeated, first_adjacent,

@@ -235,9 +235,9 @@ def _extrapolation_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
 
 def _precision_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     rows = _rows(scheme, o.length)
-    # two groupings (low precision and float64) one after the other, the per-row errors, and a chunk in
-    # its exact, low, widened and difference forms
-    return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + _grouping(scheme, rows) + 2 * 8 * rows + 4 * _chunk(scheme, rows)
+    # two groupings (low precision and float64) one after the other, the per-row errors and both rows'
+    # hashes, and a chunk in its exact, low, widened and difference forms
+    return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + _grouping(scheme, rows) + 3 * 8 * rows + 4 * _chunk(scheme, rows)
 
 
 def _uniqueness(scheme: Scheme, o: CheckOptions) -> PropertyResult:
