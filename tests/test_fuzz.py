@@ -1,7 +1,7 @@
 """The fuzz suite (``tests/fuzz_cli.py``) in the normal test run, in a child under a memory limit.
 
-``PECLI_FUZZ_EXAMPLES`` sets how many command lines it draws (default 200, a few seconds on an idle machine; thousands
-for a longer hunt).
+``PECLI_FUZZ_EXAMPLES`` sets how many command lines it draws (default 100, about two seconds on an idle machine;
+thousands for a longer hunt).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def _limit_memory() -> None:
 
 
 def test_fuzzed_command_lines_keep_the_exit_contract():
-    examples = os.environ.get("PECLI_FUZZ_EXAMPLES", "200")
+    examples = os.environ.get("PECLI_FUZZ_EXAMPLES", "100")
     script = Path(__file__).with_name("fuzz_cli.py")
     process = subprocess.run(
         [sys.executable, str(script), examples], capture_output=True, text=True, timeout=600, preexec_fn=_limit_memory,
