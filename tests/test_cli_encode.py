@@ -13,6 +13,7 @@ import math
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -409,10 +410,24 @@ def test_encode_default(run_main):
 
 
 # ============================================================================== the installed pecli
-def test_subprocess_version(run_pecli):
-    process = run_pecli("--version")
-    assert process.returncode == 0
-    assert process.stdout == f"pecli {pecli.__version__}\n"
+def main_exit(monkeypatch, capsys, *args: str) -> tuple[int, str]:
+    """What the console script's :func:`pecli.cli.main` exits with, and prints, for ``pecli ARGS…``."""
+    import signal
+
+    from pecli.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["pecli", *args])
+    handler = signal.getsignal(signal.SIGTERM)  # main() installs its own; this process keeps the runner's
+    try:
+        with pytest.raises(SystemExit) as exited:
+            main()
+    finally:
+        signal.signal(signal.SIGTERM, handler)
+    return exited.value.code, capsys.readouterr().out
+
+
+def test_version(monkeypatch, capsys):
+    assert main_exit(monkeypatch, capsys, "--version") == (0, f"pecli {pecli.__version__}\n")
 
 
 def test_subprocess_python_m_pecli_encode_writes(run_pecli, run_main, tmp_path):
@@ -427,10 +442,9 @@ def test_subprocess_python_m_pecli_encode_writes(run_pecli, run_main, tmp_path):
     assert again.returncode == 2 and "exists; pass --force" in again.stderr
 
 
-def test_subprocess_no_arguments_shows_help(run_pecli):
-    process = run_pecli()
-    assert process.returncode == 0
-    assert "encode" in process.stdout
+def test_no_arguments_shows_help(monkeypatch, capsys):
+    code, out = main_exit(monkeypatch, capsys)
+    assert code == 0 and "Usage: pecli" in out and "encode" in out
 
 
 def test_npz_keeps_inv_freq_in_float64(invoke, tmp_path):

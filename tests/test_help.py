@@ -10,7 +10,6 @@ import re
 import pytest
 import typer
 import typer.main
-from typer import rich_utils
 
 from pecli.cli import COMMANDS, build_app
 from pecli.cli.help import print_help
@@ -42,6 +41,8 @@ def pages(group, monkeypatch, name, width, **environ):
     command = group if name == "pecli" else group.commands[name]
     ctx = root if name == "pecli" else typer.Context(command, info_name=name, parent=root)
     ours = page(lambda: print_help(command, ctx))
+    from typer import rich_utils  # here, not at the top: every test process imports this file to collect it
+
     typers = page(lambda: rich_utils.rich_format_help(obj=command, ctx=ctx, markup_mode="markdown"))
     return ours, typers
 
@@ -97,6 +98,8 @@ def test_help_on_a_terminal_has_typers_styles(group, monkeypatch, name, width, e
 def test_typers_renderer_is_not_used(invoke, monkeypatch):
     def refuse(**kwargs):
         raise AssertionError("Typer's help renderer was called")
+
+    from typer import rich_utils
 
     monkeypatch.setattr(rich_utils, "rich_format_help", refuse)
     for args in (["--help"], ["encode", "--help"], ["check", "--help"]):
