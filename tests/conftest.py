@@ -11,9 +11,9 @@
   where a new interpreter adds nothing but its start-up;
 - ``REPO``, ``SAMPLE_CONFIGS``, ``HF_CONFIGS``: paths of the checkout.
 
-Typer turns an app into its click command on every ``CliRunner.invoke`` (about 20 ms for pecli's five
-commands, hundreds of times in the suite): :func:`click_command_built_once` keeps that command per app
-for as long as the registries its options come from are unchanged.
+Typer turns an app into its click command on every ``CliRunner.invoke`` and every run of the console entry
+(about 20 ms for pecli's commands, hundreds of times in the suite): :func:`click_command_built_once` keeps
+that command per app for as long as the registries its options come from are unchanged.
 
 Every test process does its BLAS work on one thread (:func:`one_blas_thread`): the suite runs in parallel
 processes (``-n auto``, pytest-xdist), one per core, and a BLAS thread pool in each of them spins against
@@ -128,13 +128,17 @@ def _registries() -> tuple:
 
 @pytest.fixture(scope="session", autouse=True)
 def click_command_built_once():
+    """Each app converted to its click command once (``CliRunner.invoke`` and the console entry's
+    :func:`pecli.cli.run`, which builds the app of the command it runs), for as long as the registries its
+    options come from are unchanged."""
+    import typer.main
     import typer.testing
 
-    convert = getattr(typer.testing, "_get_command", None)
-    if convert is None:  # a Typer that converts elsewhere: every invoke converts, as before
-        yield
-        return
+    import pecli.cli
+
+    convert, build_app = typer.main.get_command, pecli.cli.build_app
     built: dict[int, tuple] = {}  # id(app) → (app, the registries then, its click command)
+    apps: dict[str | None, tuple] = {}  # only → (the registries then, the app)
 
     def cached(app):
         registries = _registries()
@@ -143,9 +147,20 @@ def click_command_built_once():
             entry = built[id(app)] = (app, registries, convert(app))  # the app is held: its id stays its own
         return entry[2]
 
-    typer.testing._get_command = cached
+    def cached_app(only: str | None = None):
+        registries = _registries()
+        if only not in apps or apps[only][0] != registries:
+            apps[only] = (registries, build_app(only))
+        return apps[only][1]
+
+    patches = [(typer.main, "get_command", cached), (pecli.cli, "build_app", cached_app)]
+    if getattr(typer.testing, "_get_command", None) is convert:  # Typer's CliRunner converts through its own name
+        patches.append((typer.testing, "_get_command", cached))
+    for module, name, function in patches:
+        setattr(module, name, function)
     yield
-    typer.testing._get_command = convert
+    for module, name, _ in patches:
+        setattr(module, name, convert if name != "build_app" else build_app)
 
 
 @pytest.fixture(scope="session")
