@@ -34,7 +34,7 @@ def test_critical_dimension_of_llama2_is_92():
     # is 92 = 2·⌈64·log_10000(4096/2π)⌉ = 2·⌈64·0.70357⌉ = 2·46.
     rope = build_scheme("rope", {"dim": 128, "base": 10000})
     assert critical_dimension(rope.inv_freq, 4096) == 92
-    document = run_json("--scheme", "rope", "--dim", "128", "--context", "4097", "--train-length", "4096")
+    document = run_json("--scheme", "rope", "--dim", "128", "--context", "4096", "--train-length", "4096")
     assert document["summary"]["critical_dimension"] == 92
     assert document["summary"]["pairs_not_completed_in_training"] == 64 - 46
 
