@@ -97,6 +97,17 @@ def test_holds_agrees_with_direct_evaluation_across_windows():
     assert long_term_decay_holds(26_960.0, 128, 4096) and not long_term_decay_holds(27_000.0, 128, 4096)
 
 
+def test_holds_many_agrees_with_direct_evaluation_across_windows():
+    # Bases settled together, in batches smaller than the list (and a repeated base): each verdict is the
+    # direct one; the windows near 2.7e4 pass and fail in turn.
+    scan = DecayScan(128, 4096)
+    scan.BATCH_VALUES = 7 * scan.block * scan.starts.size
+    bases = [*np.geomspace(2.6e4, 4.2e4, 40), 26_960.0, 27_000.0, 26_960.0]
+    expected = [passes(base, 128, 4096) for base in bases]
+    assert scan.holds_many(bases) == expected
+    assert True in expected and False in expected
+
+
 def test_as_dict_keeps_the_keys_and_adds_the_window():
     document = base_lower_bound(1024, 128).as_dict()
     assert {"context", "dim", "smallest_base", "every_base_above", "steps_per_decade", "checked_up_to"} <= set(document)

@@ -273,6 +273,8 @@ class DecayScan:
     The m's that made recent bases fail are tried first: neighbouring bases tend to fail at the same
     offsets, which settles many failing bases with a few thousand cosines. The blocks are then scanned
     from the far end (m = L) down, in chunks that double in size: bases near the bound fail at large m.
+    Where most bases pass (the verification above the bound), which takes every block of each,
+    :meth:`holds_many` screens many bases in one stacked product.
     """
 
     WITNESSES = 64
@@ -333,9 +335,9 @@ class DecayScan:
         z = multiple_phasors(self.starts.size, self.block, flat).reshape(self.starts.size, n, half).transpose(1, 2, 0)
         right = np.concatenate([z.real, z.imag], axis=1)  # (n, d, starts)
         screened = np.matmul(left.astype(np.float32), right.astype(np.float32)).min(axis=1)  # (n, starts)
-        for row, base in enumerate(rows):
+        for row, index in enumerate(rows):
             found = self._decide(left[row], right[row], self.starts, np.flatnonzero(screened[row] < self.screen_margin))
-            self._verdicts[bases[base]] = found < 0
+            self._verdicts[bases[index]] = found < 0
             if found >= 0:
                 self._remember(found)
 

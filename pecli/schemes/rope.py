@@ -400,13 +400,12 @@ def rotary_parts(
     otherwise each part computes its blocks' phasors itself.
     """
     n = len(positions)
-    first, second = (slice(0, rotated // 2), slice(rotated // 2, rotated)) if layout == "half" else (
-        slice(0, rotated, 2), slice(1, rotated, 2))
+    first, second = pair_slices(rotated, layout)
 
     def encoding(cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
         out = np.empty((cos.shape[0], dim), dtype=cos.dtype)
         out[:, rotated:] = 0  # the components no pair rotates (partial rotary); every other one is set below
-        out[:, first] = cos  # the components of each pair, as slices
+        out[:, first] = cos
         out[:, second] = sin
         return out
 
