@@ -160,14 +160,15 @@ def precision_profile(
         for part in parts:
             # one row before the chunk, so that adjacent pairs across chunk boundaries are compared too
             rows = slice(max(part.start - 1, 0), part.stop)
-            exact, wide = table[rows], low_of(rows).astype(np.float64)
+            exact, low = table[rows], low_of(rows)
+            wide = low.astype(np.float64)
             own = part.start - rows.start
             with np.errstate(invalid="ignore"):
                 difference = np.abs(wide[own:] - exact[own:])
             difference[~np.isfinite(difference)] = np.inf
             if width:
                 error[part] = difference.max(axis=1)
-            low_hashes[part], exact_hashes[part] = row_hashes(wide[own:]), row_hashes(exact[own:])
+            low_hashes[part], exact_hashes[part] = row_hashes(low[own:]), row_hashes(exact[own:])
             if first_adjacent is None:
                 same_low = np.all(wide[1:] == wide[:-1], axis=1)
                 same_exact = np.all(exact[1:] == exact[:-1], axis=1)
