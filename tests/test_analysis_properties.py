@@ -270,6 +270,17 @@ def test_rope_angles_in_float16_collapse_at_2049():
     assert profile.first_adjacent_collision == 2049
 
 
+def test_an_adjacent_collision_across_chunks_is_found(monkeypatch):
+    # The case above in chunks of 2,049 rows: positions 2048 and 2049 fall in different chunks.
+    from pecli.analysis import structure
+
+    rope = scheme("rope", dim=4)
+    monkeypatch.setattr(structure, "CHUNK_BYTES", 2049 * 8 * 4 * rope.width)
+    assert structure.chunk_rows(4 * rope.width) == 2049
+    profile = precision_profile(rope, 2100, dtype="float32", compute_dtype="float16")
+    assert profile.first_adjacent_collision == 2049
+
+
 def test_cast_after_exact_keeps_positions_apart():
     # cos/sin exact then cast: the fastest pair (θ = 1) moves ~1 rad per position, far above bfloat16's
     # 2^-8 spacing, so adjacent positions stay distinct; errors are at most half an ulp of 1 (2^-9).

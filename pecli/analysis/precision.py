@@ -154,6 +154,7 @@ def precision_profile(
     # each row's hash, low and exact, taken in this pass: the collisions then need no second one
     low_hashes, exact_hashes = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64)
     phase = np.zeros(pairs.inv_freq.size) if pairs is not None else None
+    first, second = (_as_slice(pairs.first), _as_slice(pairs.second)) if pairs is not None else (None, None)
     first_adjacent = None
     parts = list(chunks(n, 4 * max(width, 1)))
     with chunked_task("precision", len(parts)) as bar:
@@ -163,25 +164,26 @@ def precision_profile(
             exact, low = table[rows], low_of(rows)
             wide = low.astype(np.float64)
             own = part.start - rows.start
-            with np.errstate(invalid="ignore"):
-                difference = np.abs(wide[own:] - exact[own:])
-            difference[~np.isfinite(difference)] = np.inf
-            if width:
-                error[part] = difference.max(axis=1)
             low_hashes[part], exact_hashes[part] = row_hashes(low[own:]), row_hashes(exact[own:])
+            if width:
+                with np.errstate(invalid="ignore"):
+                    difference = np.subtract(wide[own:], exact[own:])
+                np.abs(difference, out=difference)
+                largest = difference.max(axis=1)
+                largest[np.isnan(largest)] = np.inf  # a NaN or infinite value is an infinite error
+                error[part] = largest
             if first_adjacent is None:
-                same_low = np.all(wide[1:] == wide[:-1], axis=1)
-                same_exact = np.all(exact[1:] == exact[:-1], axis=1)
-                introduced = np.nonzero(same_low & ~same_exact)[0]
-                if introduced.size:
-                    first_adjacent = int(rows.start + introduced[0] + 1)
-            if pairs is not None:
-                first, second = wide[own:, pairs.first], wide[own:, pairs.second]
-                sin, cos = (first, second) if pairs.sin_first else (second, first)
-                read = np.arctan2(sin, cos)
-                true = pairs.angles(positions[part])
-                if part.stop > part.start:
-                    phase = np.maximum(phase, np.abs((read - true + np.pi) % (2 * np.pi) - np.pi).max(axis=0))
+                first_adjacent = _first_adjacent_collision(wide, exact, low_hashes[rows], rows.start)
+            if pairs is not None and part.stop > part.start:
+                a, b = wide[own:, first], wide[own:, second]
+                sin, cos = (a, b) if pairs.sin_first else (b, a)
+                gap = np.arctan2(sin, cos)  # the angle read back, then its distance to the true one
+                gap -= pairs.angles(positions[part])
+                gap += np.pi
+                np.remainder(gap, 2 * np.pi, out=gap)
+                gap -= np.pi
+                np.abs(gap, out=gap)
+                phase = np.maximum(phase, gap.max(axis=0))
             bar.advance()
     found = collisions_of(n, low_of, width, low_hashes)
     found_exact = collisions_of(n, lambda rows: table[rows], width, exact_hashes)
@@ -190,6 +192,26 @@ def precision_profile(
         float(error.max()) if error.size else 0.0, found.repeated, found_exact.repeated, first_adjacent,
         phase if n else None, note,
     )
+
+
+def _first_adjacent_collision(wide: np.ndarray, exact: np.ndarray, hashes: np.ndarray, start: int) -> int | None:
+    """The first position of rows ``start …`` equal in low precision (``wide``) to the one before it but
+    not in float64 (``exact``); only rows whose low-precision ``hashes`` agree can be equal."""
+    for k in np.flatnonzero(hashes[1:] == hashes[:-1]):
+        if np.all(wide[k + 1] == wide[k]) and not np.all(exact[k + 1] == exact[k]):
+            return int(start + k + 1)
+    return None
+
+
+def _as_slice(index: np.ndarray) -> slice | np.ndarray:
+    """``index`` as a slice when it steps evenly (a view instead of a copy), else unchanged."""
+    index = np.asarray(index)
+    if index.size < 2:
+        return slice(int(index[0]), int(index[0]) + 1) if index.size == 1 else index
+    step = int(index[1] - index[0])
+    if step > 0 and np.array_equal(np.diff(index), np.full(index.size - 1, step)):
+        return slice(int(index[0]), int(index[-1]) + 1, step)
+    return index
 
 
 def check_precision(
