@@ -197,10 +197,11 @@ def precision_profile(
 def _first_adjacent_collision(wide: np.ndarray, exact: np.ndarray, hashes: np.ndarray, start: int) -> int | None:
     """The first position of rows ``start …`` equal in low precision (``wide``) to the one before it but
     not in float64 (``exact``); only rows whose low-precision ``hashes`` agree can be equal."""
-    for k in np.flatnonzero(hashes[1:] == hashes[:-1]):
-        if np.all(wide[k + 1] == wide[k]) and not np.all(exact[k + 1] == exact[k]):
-            return int(start + k + 1)
-    return None
+    k = np.flatnonzero(hashes[1:] == hashes[:-1])
+    if not k.size:
+        return None
+    introduced = k[np.all(wide[k + 1] == wide[k], axis=1) & ~np.all(exact[k + 1] == exact[k], axis=1)]
+    return int(start + introduced[0] + 1) if introduced.size else None
 
 
 def _as_slice(index: np.ndarray) -> slice | np.ndarray:
