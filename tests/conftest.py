@@ -9,6 +9,7 @@
 - ``run_main``: what the console script runs (``pecli.cli.run``, with its one-line errors and exit codes) in
   this process, in a fresh temporary folder; returns a CompletedProcess like ``run_pecli``'s, for tests
   where a new interpreter adds nothing but its start-up;
+- ``unrendered``: ``plot`` draws its figure without rendering it (for tests of what surrounds the file);
 - ``REPO``, ``SAMPLE_CONFIGS``, ``HF_CONFIGS``: paths of the checkout.
 
 Typer turns an app into its click command on every ``CliRunner.invoke`` and every run of the console entry
@@ -169,6 +170,18 @@ def pecli_app():
     from pecli.cli import app
 
     return app
+
+
+@pytest.fixture
+def unrendered(monkeypatch: pytest.MonkeyPatch) -> bytes:
+    """``plot`` builds its figure but does not render it, and writes the bytes returned instead: for tests
+    of what surrounds the file (options, JSON, overwriting, inputs) of kinds that other tests render.
+    Rendering is most of a plot's time."""
+    from pecli.render import figures
+
+    marker = b"figure drawn, not rendered"
+    monkeypatch.setattr(figures, "save_figure", lambda figure, stream, fmt: stream.write(marker))
+    return marker
 
 
 @pytest.fixture

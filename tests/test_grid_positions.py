@@ -228,12 +228,12 @@ def test_compare_marks_what_does_not_apply(invoke):
     assert rows["rope"]["results"]["composability"]["verdict"] == "pass"
 
 
-def test_plot_similarity_2d(invoke, tmp_path):
-    out = tmp_path / "s.png"
+def test_plot_similarity_2d(invoke, tmp_path, unrendered):
+    out = tmp_path / "s.png"  # the figure is rendered with the sample config plot-similarity-2d.yaml
     result = invoke("plot", "similarity-2d", "--scheme", "rope-nd", "--dim", "16", "--grid", "5x7", "--cell", "1,2", "--out", out,
-                    "--dpi", "40")  # only that it writes: a small raster will do
+                    "--dpi", "40")
     assert result.exit_code == 0, result.output
-    assert out.stat().st_size > 0
+    assert out.read_bytes() == unrendered
     bad = invoke("plot", "similarity-2d", "--scheme", "rope-nd", "--grid", "5x7", "--cell", "5,0", "--out", out, "--force")
     assert bad.exit_code == 2 and "cell: must be a cell of the 5 x 7 grid" in bad.stderr
     line = invoke("plot", "circle", "--scheme", "rope-nd", "--out", tmp_path / "c.png")

@@ -138,11 +138,11 @@ def test_memory_bound_from_the_header(tmp_path):
         Checkpoint(path).read("wpe.weight", max_bytes=1000)
 
 
-def test_plot_similarity_of_a_checkpoint(invoke, gpt2, tmp_path):
-    out = tmp_path / "sim.png"
+def test_plot_similarity_of_a_checkpoint(invoke, gpt2, tmp_path, unrendered):
+    out = tmp_path / "sim.png"  # the similarity figure is rendered by tests/test_plot.py
     result = invoke("plot", "similarity", "--weights", gpt2, "--out", out, "--json", "--dpi", "20")
     assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout)["params"]["tensor"] == "wpe.weight" and out.stat().st_size > 0
+    assert json.loads(result.stdout)["params"]["tensor"] == "wpe.weight" and out.read_bytes() == unrendered
 
 
 def test_missing_safetensors_names_the_extra(gpt2, monkeypatch):

@@ -34,17 +34,6 @@ def run(runner: CliRunner, *args: str):
     return runner.invoke(app, ["plot", *args], catch_exceptions=False)
 
 
-#: What :func:`unrendered` writes instead of a figure.
-UNRENDERED = b"figure drawn, not rendered"
-
-
-@pytest.fixture
-def unrendered(monkeypatch):
-    """``plot`` builds its figure but does not render it: for tests of what surrounds the file (options, JSON,
-    overwriting), whose figures the file tests above render. Rendering is most of a plot's time."""
-    monkeypatch.setattr(figures, "save_figure", lambda figure, stream, fmt: stream.write(UNRENDERED))
-
-
 def assert_figure_file(path: Path) -> None:
     data = path.read_bytes()
     magic = MAGIC[path.suffix]
@@ -114,7 +103,7 @@ def test_refuses_to_overwrite_without_force(runner, tmp_path, unrendered):
     assert result.stderr == f"pecli: error: {out} exists; pass --force to overwrite it\n"
     assert out.read_bytes() == b"keep"
     assert run(runner, "heatmap", *SMALL, "--out", str(out), "--force").exit_code == 0
-    assert out.read_bytes() == UNRENDERED and [p.name for p in tmp_path.iterdir()] == ["h.png"]
+    assert out.read_bytes() == unrendered and [p.name for p in tmp_path.iterdir()] == ["h.png"]
 
 
 def test_config_file_holds_the_kind(runner, tmp_path, unrendered):
@@ -127,7 +116,7 @@ def test_config_file_holds_the_kind(runner, tmp_path, unrendered):
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert (document["kind"], document["scheme"], document["params"]["heads"], document["length"]) == ("bias", "alibi", 2, 8)
-    assert out.read_bytes() == UNRENDERED
+    assert out.read_bytes() == unrendered
 
 
 # -- errors: one line, exit 2, what is supported ------------------------------------------------------------
@@ -423,7 +412,7 @@ def test_json_describes_every_scheme_drawn_and_what_varied(runner, tmp_path, unr
     assert result.exit_code == 0, result.output
     circle = json.loads(result.stdout)
     assert circle["kind"] == "circle" and circle["out"] == str(out) and circle["notes"] == []
-    assert out.read_bytes() == UNRENDERED
+    assert out.read_bytes() == unrendered
     # The default circle is d = 4 at bases 1, 5, 10, 100, not the run's d = 512 base 10000.
     assert "params" not in circle and [s["params"]["dim"] for s in circle["schemes"]] == [4] * 4
     assert circle["varied"] == {"base": [1.0, 5.0, 10.0, 100.0]}
