@@ -87,7 +87,3 @@ def test_readme_lists_every_scheme():
 
     for name in SCHEMES:
         assert f"| `{name}` |" in README, name
-
-
-# That the core imports no CLI library is checked with the light import of pecli (test_library.py), and that
-# the CLI does not import matplotlib with the plot command (test_plot.py).

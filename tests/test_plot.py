@@ -163,7 +163,8 @@ def test_usage_errors_are_one_line_from_the_console_script(tmp_path, run_main):
         assert done.stderr.count("\n") == 1 and done.stderr.startswith("pecli: error:") and needle in done.stderr
 
 
-# That importing the CLI (plot and the figures included) does not import matplotlib: test_library.py.
+# That importing the CLI (plot and the figures included) does not import matplotlib: test_library.py,
+# test_imports_stay_light.
 
 
 # -- the figures and their data --------------------------------------------------------------------------
