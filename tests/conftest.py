@@ -57,7 +57,7 @@ SAME_WORKER = {
        for name in ("test_wavelengths.py", "test_base_bound.py", "test_model_lengths.py", "test_models_hub.py")},
     **{name: "figure files"
        for name in ("test_plot.py", "test_sample_configs.py", "test_grid_positions.py", "test_models_rope.py",
-                    "test_models_tables.py")},
+                    "test_models_tables.py", "test_library.py")},
 }
 #: Units of work (files, or the groups above) from the heaviest down, a few seconds each on two cores:
 #: handed out before the others (which follow in xdist's order). Only the order changes with this list.
