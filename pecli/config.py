@@ -20,7 +20,8 @@ from pecli.config_files import parse_yaml, read_yaml_mapping
 from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.io import size_text
-from pecli.hf_config import read_hf_config  # noqa: F401 (re-exported: pecli.config.read_hf_config)
+from pecli.hf_config import read_hf_config, read_plan  # noqa: F401 (re-exported: pecli.config.read_hf_config)
+from pecli.models.plan import PositionPlan
 from pecli.params import Parameter, choice_error, coerce, excerpt
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
 from pecli.schemes.positions import Positions, as_positions
@@ -44,6 +45,15 @@ RUN_SETTINGS: tuple[Setting, ...] = (
 )
 
 
+#: Keys that choose one layer group of a model's position plan (with ``hf_config`` or ``model``).
+LAYER_SETTINGS: tuple[Setting, ...] = (
+    Setting("layer", int, None, "one layer of the model: 0-based, as transformers' layer_idx", minimum=0,
+            default_text="every layer group", group="Configuration"),
+    Setting("layer_group", str, None, "one layer group of the model by name (as inspect config lists them)",
+            default_text="every layer group", group="Configuration"),
+)
+
+
 @dataclass(frozen=True)
 class Spec:
     """A validated request: which scheme, at which positions, in which dtype, plus command settings."""
@@ -56,6 +66,8 @@ class Spec:
     settings: Mapping[str, Any]
     #: The scheme parameters as the user gave them, before length-dependent defaults were filled in.
     given_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    #: The model's position plan narrowed to the group this spec computes (None without a model).
+    plan: PositionPlan | None = None
 
     @property
     def memory_budget(self) -> int:
@@ -319,20 +331,20 @@ def resolve(
     """
     command = {s.name: s for s in (*RUN_SETTINGS, *settings) if s.name in run_keys or s in settings}
     options = dict(options)
-    hf_config = None if "hf_config" in command else options.pop("hf_config", None)
-    model = None if "model" in command else options.pop("model", None)
+    plan = selected_plan(options, command)
+    model_key = "model" if options.get("model") is not None else "hf_config"
+    options = {k: v for k, v in options.items() if k not in MODEL_KEYS or k in command}
     if options.get("scheme") is None:  # absent or null: the default
         options.pop("scheme", None)
-    if hf_config is not None and model is not None:
-        raise ConfigError("model", "give either --model or --hf-config, not both")
-    if hf_config is not None or model is not None:
-        key = "hf_config" if model is None else "model"
+    if plan is not None:
+        group = one_group(plan)
+        from_model = dict(group.options or {})
         asked = options.get("scheme")
-        if asked not in (None, "rope", "mrope"):
-            raise ConfigError(key, f"reads a RoPE model; it cannot go with scheme {asked!r}")
-        from_model = model_options(hf_config, model, asked)
         if asked not in (None, from_model["scheme"]):
-            raise ConfigError(key, f"{hf_config if model is None else model} describes 1-D RoPE, not scheme {asked!r}")
+            raise ConfigError(model_key, f"{plan.source} uses {from_model['scheme']} in layer group {group.name}, not scheme {asked!r}")
+        if from_model["scheme"] == "learned" and options.get("weights") is None:
+            raise ConfigError("weights", f"{plan.source} ({plan.family}) has a learned position table: its values are "
+                              "in the checkpoint, not the config; give it with --weights FILE")
         options = merge(from_model, options)
     elif options.get("weights") is not None and "scheme" not in options and command.get("scheme") is RUN_SETTINGS[0]:
         options["scheme"] = "learned"  # a checkpoint's position table (unless the command has its own default scheme)
@@ -361,7 +373,7 @@ def resolve(
             raise ConfigError(key, f"unknown key for scheme {scheme_name!r}{hint} (valid keys: {', '.join(valid)})")
     own = {k: v for k, v in params.items() if k in own_names}
     if cls.has_cells:
-        return _resolve_cells(scheme_name, own, chosen, settings, params)
+        return dataclasses.replace(_resolve_cells(scheme_name, own, chosen, settings, params), plan=plan)
     positions = parse_positions(chosen["positions"], cls.position_rank) if chosen.get("positions") is not None else None
     length = chosen.get("length")
     if positions is None:
@@ -379,7 +391,7 @@ def resolve(
         scheme = scheme.at_length(length)
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
     where = Positions.range(length, cls.position_rank) if positions is None else Positions.of(positions, cls.position_rank)
-    return Spec(scheme, int(length), where, chosen.get("dtype"), resolved, params)
+    return Spec(scheme, int(length), where, chosen.get("dtype"), resolved, params, plan)
 
 
 def _resolve_cells(
@@ -405,10 +417,14 @@ def _resolve_cells(
 CHECKPOINT_KEYS = ("weights", "tensor")
 
 
-def model_options(hf_config: Any, model: Any, scheme: str | None = None) -> dict[str, Any]:
-    """The RoPE options of a config.json given by path (``hf_config``) or by model id (``model``,
-    resolved through the HuggingFace cache by :func:`pecli.models.hub.config_path`); ``scheme`` as
-    :func:`pecli.hf_config.read_hf_config` takes it (a Qwen-VL model read as ``rope``)."""
+#: Keys that name a model and select from its plan: read by :func:`selected_plan`, never scheme keys.
+MODEL_KEYS = ("hf_config", "model", "layer", "layer_group")
+
+
+def model_plan(hf_config: Any, model: Any, scheme: str | None = None) -> PositionPlan:
+    """The position plan of a config.json given by path (``hf_config``) or by model id (``model``,
+    resolved through the HuggingFace cache by :func:`pecli.models.hub.config_path`); ``scheme="rope"``
+    reads a Qwen-VL model as 1-D RoPE (see :func:`pecli.hf_config.read_plan`)."""
     if model is not None:
         if not isinstance(model, str) or not model.strip():
             raise ConfigError("model", f"expected ORG/NAME[@REVISION], got {excerpt(model)}")
@@ -416,12 +432,51 @@ def model_options(hf_config: Any, model: Any, scheme: str | None = None) -> dict
 
         path = config_path(model)
         try:
-            return read_hf_config(path, scheme)
+            return read_plan(path, scheme, source=model)
         except ConfigError as error:
-            raise ConfigError("model", f"{model}: {str(error).removeprefix('hf_config: ')}") from None
+            raise ConfigError("model" if error.key == "hf_config" else error.key,
+                              f"{model}: {str(error).removeprefix(error.key + ': ')}" if error.key == "hf_config"
+                              else str(error).removeprefix(error.key + ": ")) from None
     if not isinstance(hf_config, str) or not hf_config:
         raise ConfigError("hf_config", f"expected the path of a config.json, got {excerpt(hf_config)}")
-    return read_hf_config(hf_config, scheme)
+    return read_plan(hf_config, scheme)
+
+
+def selected_plan(options: Mapping[str, Any], command: Mapping[str, Setting] | None = None) -> PositionPlan | None:
+    """The plan of the model that ``options`` name (``hf_config`` or ``model``), narrowed to the group
+    that ``layer`` or ``layer_group`` selects; None when no model is named (then a selection is an error).
+    A command that takes ``hf_config`` or ``model`` as its own setting (compare) reads it itself."""
+    command = command or {}
+    if any(key in command for key in MODEL_KEYS):
+        return None
+    hf_config, model = options.get("hf_config"), options.get("model")
+    layer = LAYER_SETTINGS[0].coerce(options["layer"]) if options.get("layer") is not None else None
+    group = LAYER_SETTINGS[1].coerce(options["layer_group"]) if options.get("layer_group") is not None else None
+    if hf_config is not None and model is not None:
+        raise ConfigError("model", "give either --model or --hf-config, not both")
+    if hf_config is None and model is None:
+        if layer is not None or group is not None:
+            key = "layer" if layer is not None else "layer_group"
+            raise ConfigError(key, "selects a layer of a model: give --hf-config or --model")
+        return None
+    asked = options.get("scheme")
+    return model_plan(hf_config, model, asked if asked == "rope" else None).select(layer, group)
+
+
+class NoPositionEncoding(ConfigError):
+    """The selected layers apply no position encoding (a command that can say so catches it)."""
+
+
+def one_group(plan: PositionPlan):
+    """The one group a single-scheme computation needs, or a one-line refusal that lists the groups."""
+    group = plan.single
+    if group is None:
+        raise ConfigError("layer", f"{plan.source} has {len(plan.groups)} layer groups: {plan.groups_text()}; "
+                          "choose one with --layer N or --layer-group NAME")
+    if group.options is None:
+        raise NoPositionEncoding("layer", f"layer{'s' if len(group.layers) > 1 else ''} {group.layers_text()} of "
+                                 f"{plan.source} apply no position encoding (group {group.name})")
+    return group
 
 
 def parse_size(key: str, value: Any) -> int:

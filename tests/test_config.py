@@ -316,9 +316,11 @@ def test_hf_yarn_llama_2_64k():
     assert math.isclose(scheme.attention_scaling, 0.1 * math.log(16) + 1, rel_tol=1e-12)
 
 
-def test_hf_gpt2_has_no_rope():
-    error = config_error(read_hf_config, hf("openai-community--gpt2.json"))
-    assert error.key == "hf_config" and "no RoPE" in str(error) and "gpt2" in str(error)
+def test_hf_gpt2_is_a_learned_table_that_needs_the_checkpoint():
+    # GPT-2 learns its positions (wpe, n_positions 1024 rows): the config says so, the values are in the weights.
+    assert read_hf_config(hf("openai-community--gpt2.json")) == {"scheme": "learned"}
+    error = config_error(resolve, {"hf_config": hf("openai-community--gpt2.json")})
+    assert error.key == "weights" and "--weights" in str(error) and "learned position table" in str(error)
 
 
 def test_hf_qwen2_vl_mrope_reads_as_default_frequencies():
@@ -356,7 +358,7 @@ def test_hf_config_options_override(invoke):
 def test_hf_config_cli_errors(invoke, tmp_path):
     result = invoke("encode", "--hf-config", hf("openai-community--gpt2.json"))
     assert result.exit_code == 2
-    assert result.stderr.startswith("pecli: error: hf_config: ") and "no RoPE" in result.stderr
+    assert result.stderr.startswith("pecli: error: weights: ") and "give it with --weights FILE" in result.stderr
     result = invoke("encode", "--hf-config", hf("meta-llama--llama-2-7b-hf.json"), "--scheme", "alibi")
     assert result.exit_code == 2 and "hf_config" in result.stderr
     bad = tmp_path / "bad.json"

@@ -92,7 +92,10 @@ def test_model_and_hf_config_exclude_each_other(invoke, hub, tmp_path):
 def test_a_model_without_rope_names_the_model(invoke, hub):
     make_cache(hub, "org/gpt", {"model_type": "gpt2", "n_embd": 64, "n_head": 4})
     result = invoke("wavelengths", "--model", "org/gpt")
-    assert result.exit_code == 2 and "model: org/gpt:" in result.stderr and "no RoPE" in result.stderr
+    assert result.exit_code == 2 and "org/gpt" in result.stderr and "--weights" in result.stderr
+    make_cache(hub, "org/odd", {"model_type": "odd", "n_embd": 64, "n_head": 4})
+    result = invoke("wavelengths", "--model", "org/odd")
+    assert result.exit_code == 2 and "model: org/odd" in result.stderr and "no RoPE" in result.stderr
 
 
 def test_compare_takes_model_rows(invoke, hub):

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from pecli.config import build_scheme
 from pecli.errors import ConfigError
 from pecli.schemes.rope_scaling import (
     SCALING_TYPES,
@@ -437,11 +438,23 @@ def test_beta_fast_must_exceed_beta_slow():
         RopeScaling("yarn", factor=4.0, beta_slow=40.0).validate(rotated_dim=8, max_position_embeddings=4096)
 
 
-def test_llama3_low_must_be_below_high():
+def test_llama3_low_must_not_exceed_high():
     with pytest.raises(ConfigError) as e:
-        RopeScaling("llama3", factor=8.0, low_freq_factor=4.0, high_freq_factor=4.0).validate(
+        RopeScaling("llama3", factor=8.0, low_freq_factor=4.0, high_freq_factor=2.0).validate(
             rotated_dim=8, max_position_embeddings=131072)
     assert e.value.key == "high_freq_factor" and "low_freq_factor" in str(e.value)
+
+
+def test_llama3_equal_band_edges_cut_sharply_as_llama4_scout():
+    # Llama 4 Scout: base 5e5, head dim 128, factor 16, low = high = 1, original 8192. With no band
+    # between the edges, a pair is divided by 16 when its wavelength 2π/θ_i exceeds 8192 / 1, else kept:
+    # ln(8192 / 2π) / ln(5e5) · 64 = 34.98, so pairs 35 … 63 are divided.
+    scheme = build_scheme("rope", {"dim": 128, "base": 500000.0, "max_position_embeddings": 10485760, "rope_scaling": {
+        "rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192}})
+    theta = 500000.0 ** (-np.arange(64) / 64)
+    expected = np.where(np.arange(64) >= 35, theta / 16, theta)
+    np.testing.assert_allclose(scheme.inv_freq, expected, rtol=1e-12)
 
 
 def test_llama3_original_must_be_below_max_position_embeddings():

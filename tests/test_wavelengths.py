@@ -154,7 +154,7 @@ def test_table_output_names_the_bound():
         (("--scheme", "rope", "--scaling", "yarn"), "factor"),
         (("--scheme", "rope", "--scaling", "yarn", "--factor", "0.5"), "factor"),
         (("--scheme", "rope", "--scaling", "yarn", "--factor", "4", "--beta-fast", "1", "--beta-slow", "2"), "beta_fast"),
-        (("--hf-config", str(HF / "openai-community--gpt2.json")), "no RoPE"),
+        (("--hf-config", str(HF / "openai-community--gpt2.json")), "--weights"),
         (("--scheme", "rope", "--set", "rope_scaling={rope_type: xpos}"), "unknown RoPE scaling type 'xpos'"),
     ],
 )

@@ -24,7 +24,7 @@ from pecli.cli.options import (
     CONFIG_PANEL, OUTPUT_PANEL, SCHEME_PANEL, ForceOption, JsonOption, QuietOption, make_option, negated,
 )
 from pecli.config import (
-    MEMORY_SETTING, RUN_SETTINGS, Setting, Spec, load_yaml, merge, parse_sets, resolve,
+    LAYER_SETTINGS, MEMORY_SETTING, RUN_SETTINGS, Setting, Spec, load_yaml, merge, parse_sets, resolve, selected_plan,
 )
 from pecli.errors import PecliError
 from pecli.params import Parameter
@@ -42,6 +42,7 @@ CONFIG_OPTIONS: dict[str, Any] = {
         Parameter("model", str, help="a HuggingFace model id ORG/NAME[@REVISION]: its config.json's RoPE settings, "
                   "from the local cache, else downloaded (needs pecli[models])"), panel=CONFIG_PANEL
     ),
+    **{setting.name: make_option(setting, panel=CONFIG_PANEL) for setting in LAYER_SETTINGS},
     "set": typing.Annotated[
         typing.Optional[list[str]],
         typer.Option("--set", help="override any key: key=value (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False),
@@ -96,10 +97,10 @@ class SchemeCommand:
 
     def __init__(
         self, func: Callable[..., Any], settings: tuple[Setting, ...], *, needs: Capability | None,
-        run_keys: tuple[str, ...],
+        run_keys: tuple[str, ...], per_group: Callable[..., Any] | None = None,
     ) -> None:
         functools.update_wrapper(self, func)
-        self.func, self.needs = func, needs
+        self.func, self.needs, self.per_group = func, needs, per_group
         # every command takes --max-memory; a command may declare its own spelling of it
         self.settings = settings if any(s.name == MEMORY_SETTING.name for s in settings) else (*settings, MEMORY_SETTING)
         self.run_keys = run_keys
@@ -149,18 +150,35 @@ class SchemeCommand:
             for name in given.keys() & self._negated():
                 given[name] = not given[name]  # --no-NAME was given
             from_file = load_yaml(config_path) if config_path is not None else {}
-            spec = resolve(merge(from_file, given, parse_sets(sets)), self.settings, run_keys=self.run_keys)
-            if self.needs is not None:
-                require(spec.scheme, self.needs, self.func.__name__)
+            options = merge(from_file, given, parse_sets(sets))
             from pecli.cli.progress import reporter_for
             from pecli.progress import reporting
 
+            command = {s.name for s in self.settings}
+            plan = None if command & {"hf_config", "model"} else selected_plan(options)
+            if plan is not None:
+                for warning in plan.warnings:
+                    message(f"pecli: warning: {warning}", quiet=bool(own.get("quiet")))
+            if plan is not None and self.per_group is not None and (plan.single is None or plan.single.options is None):
+                # Every layer group of the model (or the one without position encoding that was chosen).
+                specs = [(group, None if group.options is None else self._resolve({**options, "layer": None, "layer_group": group.name}))
+                         for group in plan.groups]
+                with reporting(reporter_for(quiet=bool(own.get("quiet") or own.get("json")))):
+                    return self.per_group(plan, specs, options, **own)
+            spec = self._resolve(options)
             with reporting(reporter_for(quiet=bool(own.get("quiet") or own.get("json")))):
                 return self.func(spec, **own)
+
+    def _resolve(self, options: dict[str, Any]) -> Spec:
+        spec = resolve(options, self.settings, run_keys=self.run_keys)
+        if self.needs is not None:
+            require(spec.scheme, self.needs, self.func.__name__)
+        return spec
 
 
 def scheme_command(
     *settings: Setting, needs: Capability | None = None, run_keys: tuple[str, ...] = ("scheme", "length", "positions", "dtype"),
+    per_group: Callable[..., Any] | None = None,
 ) -> Callable[[Callable[..., Any]], SchemeCommand]:
     """Give a command the scheme options and call it with a validated :class:`Spec`.
 
@@ -169,10 +187,14 @@ def scheme_command(
     an option made from its declaration, can come from ``--config`` or ``--set`` as well, and arrives in
     ``spec.settings``. ``needs`` limits the scheme options to the schemes with that capability;
     ``run_keys`` are the run keys (scheme, length, positions, dtype) the command reads.
+
+    ``per_group(plan, [(group, spec or None), …], options, **own)`` answers for a model whose layer groups differ
+    (``--hf-config``/``--model`` without ``--layer``/``--layer-group``) and for layers without position
+    encoding (spec None); a command without it refuses those with a line naming ``--layer``.
     """
 
     def decorate(func: Callable[..., Any]) -> SchemeCommand:
-        return SchemeCommand(func, settings, needs=needs, run_keys=run_keys)
+        return SchemeCommand(func, settings, needs=needs, run_keys=run_keys, per_group=per_group)
 
     return decorate
 

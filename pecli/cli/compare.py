@@ -9,7 +9,7 @@ import typer
 
 from pecli.analysis import CheckOptions, estimate_check_bytes
 from pecli.cli.common import CONFIG_PANEL, JsonOption, QuietOption, print_json, scheme_command, stdout_console
-from pecli.config import Setting, Spec, scheme_entries
+from pecli.config import LAYER_SETTINGS, Setting, Spec, scheme_entries
 from pecli.errors import ConfigError
 
 #: The schemes compared when none are given: the eight base families.
@@ -25,16 +25,17 @@ SETTINGS = (
     Setting("train_grid", tuple[int, ...], None, "extrapolation of the schemes on a grid: training cells per axis, H,W or T,H,W (also 14x14)",
             minimum=1, default_text="each side of --grid halved"),
     Setting("strict", bool, False, "warnings count as failures"),
-    Setting("hf_config", object, None, "add the RoPE of a HuggingFace config.json as a row (repeatable)"),
-    Setting("model", object, None, "add the RoPE of a HuggingFace model ORG/NAME[@REVISION] as a row (repeatable)"),
+    Setting("hf_config", object, None, "add a HuggingFace config.json: a row per layer group (repeatable)"),
+    Setting("model", object, None, "add a HuggingFace model ORG/NAME[@REVISION]: a row per layer group (repeatable)"),
+    *LAYER_SETTINGS,
 )
 
 
 @scheme_command(*SETTINGS, run_keys=("length", "dtype"))
 def compare(
     spec: Spec,
-    hf_config: Annotated[Optional[list[str]], typer.Option("--hf-config", help="add the RoPE of a HuggingFace config.json as a row (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
-    model: Annotated[Optional[list[str]], typer.Option("--model", help="add the RoPE of a HuggingFace model ORG/NAME[@REVISION] as a row (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
+    hf_config: Annotated[Optional[list[str]], typer.Option("--hf-config", help="add a HuggingFace config.json: a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
+    model: Annotated[Optional[list[str]], typer.Option("--model", help="add a HuggingFace model ORG/NAME[@REVISION]: a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
     json: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -47,7 +48,7 @@ def compare(
     comes from, a footnote says so.
     """
     from pecli.analysis.comparison import compare as run_comparison
-    from pecli.config import model_options
+    from pecli.config import model_plan
     from pecli.render.side_by_side import SIDE_BY_SIDE_DIM, has_dim, one_dim_note
 
     settings = spec.settings
@@ -66,11 +67,22 @@ def compare(
             if sized and has_dim(name):
                 own_dim.append(label)
             rows.append((label, spec.variant(name, params, **({} if sized else {"dim": dim}))))
+    if not models and (settings["layer"] is not None or settings["layer_group"] is not None):
+        raise ConfigError("layer" if settings["layer"] is not None else "layer_group", "selects a layer of a model: give --hf-config or --model")
+    without: list[str] = []
     for path, model_id in models:
-        options = model_options(path, model_id)
-        label = Path(path).stem if model_id is None else model_id
-        rows.append((label, spec.variant(options.pop("scheme"), options)))
-        own_dim.append(label)
+        plan = model_plan(path, model_id).select(settings["layer"], settings["layer_group"])
+        name = Path(path).stem if model_id is None else model_id
+        for group in plan.groups:
+            label = name if len(plan.groups) == 1 else f"{name} {group.name}"
+            if group.options is None:
+                without.append(f"{label} (layers {group.layers_text()})")
+                continue
+            options = dict(group.options)
+            rows.append((label, spec.variant(options.pop("scheme"), options)))
+            own_dim.append(label)
+    if not rows:
+        raise ConfigError("layer", f"no layer chosen has a position encoding: {', '.join(without)}")
     train_grid = settings["train_grid"]
     if train_grid is not None and not any(scheme.on_grid for _, scheme in rows):
         raise ConfigError("train_grid", "no compared scheme is on a grid (rope-nd, sinusoidal-nd); --train-length is the training length along a line")
@@ -88,6 +100,8 @@ def compare(
 
         with_dim = any("dim" in scheme.params() for _, scheme in rows)
         notes = [one_dim_note(dim, given=given_dim, own=own_dim)] if with_dim else []
+        if without:
+            notes.append("no position encoding, so no row: " + ", ".join(without))
         on_cells = [row for row in comparison.rows if row.scheme.has_cells]
         if on_cells:
             not_applicable = any(result.verdict == "n/a" for row in on_cells for result in row.results.values())

@@ -26,7 +26,59 @@ SETTINGS = (
 )
 
 
-@scheme_command(*SETTINGS, needs=Capability.FREQUENCIES, run_keys=("scheme", "length"))
+def every_group(plan, specs, options, force: bool = False, json: bool = False, quiet: bool = False) -> None:
+    """``wavelengths`` of a model whose layer groups differ: a block per group (JSON: ``layer_groups``);
+    a group without position encoding says so (``"scheme": "none"``, no pairs)."""
+    if options.get("out") is not None:
+        what = f"{plan.source} has {len(specs)}: choose one with --layer N or --layer-group NAME" if len(specs) > 1 \
+            else "the chosen layers apply no position encoding"
+        raise ConfigError("out", f"writes the frequencies of one layer group; {what}")
+    documents = []
+    for group, spec in specs:
+        report = None if spec is None else _report(spec)
+        document = NO_ENCODING.copy() if report is None else report.to_dict()
+        documents.append((group, report, document))
+    if len(documents) == 1:  # one layer without position encoding: the single-group document
+        group, _, document = documents[0]
+        if json:
+            print_json({**document, "layer_group": group.name, "layers": list(group.layers)})
+        elif not quiet:
+            stdout_console().print(_group_heading(plan, group))
+        return
+    if json:
+        print_json({"source": plan.source, "model_type": plan.model_type, "family": plan.family,
+                    "layer_groups": [{"name": g.name, "layers": list(g.layers), **d} for g, _, d in documents]})
+    elif not quiet:
+        from pecli.render.wavelengths import wavelengths_tables
+
+        console = stdout_console()
+        for group, report, _ in documents:
+            console.print(_group_heading(plan, group))
+            for renderable in [] if report is None else wavelengths_tables(report, wide=bool(options.get("wide"))):
+                console.print(renderable)
+
+
+#: The document of layers without position encoding.
+NO_ENCODING = {"scheme": "none", "params": {}, "pairs": [], "summary": {}}
+
+
+def _group_heading(plan, group):
+    from rich.text import Text
+
+    what = "no position encoding" if group.options is None else group.scheme
+    return Text(f"layer group {group.name} of {plan.source}: layers {group.layers_text()}: {what}", style="bold")
+
+
+def _report(spec: Spec):
+    settings = spec.settings
+    if settings["context"] and spec.scheme.has_cells:
+        spans = ", ".join(f"{a} {n:,}" for a, n in zip(spec.scheme.axis_names, spec.scheme.axis_spans()))
+        raise ConfigError("context", f"{spec.scheme.name} turns each pair over the span of its axis ({spans}), not a context")
+    context = settings["context"] or spec.length  # the length defaults to max_position_embeddings
+    return wavelength_report(spec.scheme, context, settings["train_length"], settings["target_context"])
+
+
+@scheme_command(*SETTINGS, needs=Capability.FREQUENCIES, run_keys=("scheme", "length"), per_group=every_group)
 def wavelengths(
     spec: Spec,
     force: ForceOption = False,
@@ -43,11 +95,7 @@ def wavelengths(
     """
     settings = spec.settings
     target = check_target(settings["out"], suffixes=(".npy",), force=force) if settings["out"] else None
-    if settings["context"] and spec.scheme.has_cells:
-        spans = ", ".join(f"{a} {n:,}" for a, n in zip(spec.scheme.axis_names, spec.scheme.axis_spans()))
-        raise ConfigError("context", f"{spec.scheme.name} turns each pair over the span of its axis ({spans}), not a context")
-    context = settings["context"] or spec.length  # the length defaults to max_position_embeddings
-    report = wavelength_report(spec.scheme, context, settings["train_length"], settings["target_context"])
+    report = _report(spec)
     if target is not None:
         save_npy(target, report.inv_freq, force=force)
         report = dataclasses.replace(report, out=str(target))

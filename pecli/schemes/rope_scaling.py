@@ -916,8 +916,8 @@ def _yarn(scaling: RopeScaling, model: RopeModel) -> ScaledFrequencies:
 
 def _validate_llama3(scaling: RopeScaling, rotated_dim: int, max_position_embeddings: int | None) -> None:
     low, high = scaling.value("low_freq_factor"), scaling.value("high_freq_factor")
-    if not high > low:
-        raise ConfigError("high_freq_factor", f"must be greater than low_freq_factor, got high_freq_factor={high:g}, "
+    if high < low:  # equal factors are accepted, as HF does (Llama 4 Scout): the band edges coincide
+        raise ConfigError("high_freq_factor", f"must be at least low_freq_factor, got high_freq_factor={high:g}, "
                           f"low_freq_factor={low:g}")
     original = scaling.value("original_max_position_embeddings")
     if max_position_embeddings is not None and original >= max_position_embeddings:
@@ -928,6 +928,7 @@ def _validate_llama3(scaling: RopeScaling, rotated_dim: int, max_position_embedd
 def _llama3(scaling: RopeScaling, model: RopeModel) -> ScaledFrequencies:
     """By wavelength ``w_i = 2π / θ_i``: ``w_i < L / high`` keeps ``θ_i``, ``w_i > L / low`` gives ``θ_i / s``,
     between them ``(1 − g) θ_i / s + g θ_i`` with ``g = (L / w_i − low) / (high − low)`` (Meta ``apply_scaling``).
+    ``low == high`` (Llama 4 Scout) leaves no band between the edges: a sharp cut at ``L / low``.
     """
     s = scaling.factor
     low, high = float(scaling.value("low_freq_factor")), float(scaling.value("high_freq_factor"))
@@ -939,7 +940,11 @@ def _llama3(scaling: RopeScaling, model: RopeModel) -> ScaledFrequencies:
     divided = wavelength > original / low
     unchanged = wavelength < original / high
     medium = ~divided & ~unchanged
-    smooth = (original / wavelength - low) / (high - low)
+    if high == low and medium.any():  # HF divides 0 by 0 there: NaN frequencies
+        raise ConfigError("high_freq_factor", f"equals low_freq_factor ({low:g}) and a wavelength falls exactly on the "
+                          "band edge original / low: the smoothing divides by zero (transformers gives NaN)")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        smooth = (original / wavelength - low) / (high - low) if high != low else np.zeros_like(wavelength)
     inv = np.where(divided, theta / s, theta)
     inv = np.where(medium, (1.0 - smooth) * inv / s + smooth * inv, inv)
     regimes = tuple("divided" if dv else "unchanged" if un else "smoothed" for dv, un in zip(divided, unchanged))

@@ -1,0 +1,500 @@
+"""The model-family table: how a ``config.json`` becomes a :class:`~pecli.models.plan.PositionPlan`.
+
+One :class:`Family` record per family says which ``model_type`` values it covers, which scheme its
+layers use, in which layout the model applies cos and sin, which keys spell its head dimension, and —
+where the layers differ — how its layer types and their encodings are derived. Commands and analyses
+never look at ``model_type``: only this table does. A model type that is not in the table is read with
+the generic keys and a warning that says so.
+
+The layouts follow each model's code in transformers: ``rotate_half`` over halves (Llama and most
+others) is ``half``; GPT-J's ``rotate_every_two``, Cohere's and GLM's interleaved ``rotate_half``,
+DeepSeek's ``apply_rotary_pos_emb_interleave`` and Llama 4's complex multiplication rotate adjacent
+components ``(2i, 2i+1)``: ``interleaved``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from pecli.errors import ConfigError
+from pecli.models.plan import NOPE, LayerGroup, PositionPlan
+from pecli.params import excerpt
+
+#: HF's default ``rope_theta`` where a RoPE model gives none (old Llama 2 files).
+DEFAULT_BASE = 10000.0
+#: Scaling types to which HF moves a top-level ``original_max_position_embeddings`` (where it wins).
+TYPES_TAKING_TOP_LEVEL_ORIGINAL = ("llama3", "yarn", "longrope", "su")
+#: Keys whose presence says that a config describes RoPE, whatever its model_type.
+ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "rotary_emb_base", "rotary_pct", "partial_rotary_factor")
+#: Generic spellings of the model width and of the number of heads (DBRX: d_model / n_heads).
+HIDDEN_KEYS = ("hidden_size", "n_embd", "d_model")
+HEADS_KEYS = ("num_attention_heads", "n_head", "n_heads")
+#: Generic spellings of the head dimension, in the order they win.
+HEAD_DIM_KEYS = ("head_dim", "kv_channels", "attention_head_dim")
+
+
+class Keys:
+    """A config's keys, read through one door that remembers which were read and which defaulted."""
+
+    def __init__(self, data: Mapping[str, Any], source: str) -> None:
+        self.data, self.source = data, source
+        self.read: list[str] = []
+        self.defaulted: list[str] = []
+
+    def has(self, key: str) -> bool:
+        return self.data.get(key) is not None
+
+    def get(self, *names: str, default: Any = None, record_default: bool = True) -> Any:
+        """The first of ``names`` present (not null); else ``default``, noted as defaulted."""
+        for name in names:
+            if self.data.get(name) is not None:
+                self._note(self.read, name)
+                return self.data[name]
+        if default is not None and record_default:
+            self._note(self.defaulted, f"{names[0]}={default:g}" if isinstance(default, float) else f"{names[0]}={default}")
+        return default
+
+    def positive_int(self, name: str) -> int:
+        value = self.get(name)
+        integral = isinstance(value, numbers.Integral) or (isinstance(value, float) and value.is_integer())
+        if isinstance(value, bool) or not integral or value < 1:
+            raise ConfigError("hf_config", f"{name} in {self.source} must be a positive integer, got {excerpt(value)}")
+        return int(value)
+
+    def first_int(self, *names: str) -> int | None:
+        for name in names:
+            if self.has(name):
+                return self.positive_int(name)
+        return None
+
+    @staticmethod
+    def _note(where: list[str], key: str) -> None:
+        if key not in where:
+            where.append(key)
+
+    def snapshot(self) -> tuple[int, int]:
+        return len(self.read), len(self.defaulted)
+
+    def since(self, mark: tuple[int, int], shared: tuple[int, int]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Keys read and defaulted before ``shared`` (model-wide) and after ``mark`` (this group's)."""
+        read = self.read[: shared[0]] + [k for k in self.read[mark[0]:] if k not in self.read[: shared[0]]]
+        defaulted = self.defaulted[: shared[1]] + self.defaulted[mark[1]:]
+        return tuple(dict.fromkeys(read)), tuple(dict.fromkeys(defaulted))
+
+
+# -- the record ---------------------------------------------------------------------------------------
+#: A group being drafted: (layer type, options or None for no position encoding, note).
+Draft = tuple[str, "dict[str, Any] | None", str]
+
+
+@dataclass(frozen=True)
+class Family:
+    """How the configs of some model types map to layer groups.
+
+    Attributes
+    ----------
+    name : str
+        The family as README's Models table shows it.
+    model_types : tuple of str
+        The ``model_type`` values it covers (a multimodal model's text ``model_type`` too).
+    scheme : str
+        ``rope`` (``mrope`` where the block carries an ``mrope_section``), ``alibi``, ``t5``,
+        ``sinusoidal`` or ``learned``.
+    layout : str
+        How the model applies cos and sin: ``half`` (``rotate_half``) or ``interleaved``.
+    head_dim_keys : tuple of str
+        Keys that give the rotary head dimension before the generic ones (DeepSeek: ``qk_rope_head_dim``).
+    layer_types : callable or None
+        ``(keys, num_layers) -> [type per layer]`` where the config has no ``layer_types`` list.
+    per_type : callable or None
+        ``(keys, family, layer_type) -> options or None`` (None: no position encoding): a type's own
+        encoding, for configs that spell it with legacy keys instead of per-type ``rope_parameters``.
+    nope_layers : callable or None
+        ``(keys, num_layers) -> set of layers`` that apply no position encoding.
+    groups : callable or None
+        ``(keys, family) -> [LayerGroup]`` for families that are not per-layer RoPE (ALiBi, T5, …).
+    keys_note : str
+        The family-specific keys, for README's Models table.
+    """
+
+    name: str
+    model_types: tuple[str, ...]
+    scheme: str = "rope"
+    layout: str = "half"
+    head_dim_keys: tuple[str, ...] = ()
+    layer_types: Callable[[Keys, int], list[str]] | None = None
+    per_type: Callable[[Keys, "Family", str], "dict[str, Any] | None"] | None = None
+    nope_layers: Callable[[Keys, int], set[int]] | None = None
+    groups: Callable[[Keys, "Family"], list[LayerGroup]] | None = None
+    keys_note: str = ""
+
+
+# -- RoPE: the model-wide options ------------------------------------------------------------------------
+def head_dim(keys: Keys, family: Family) -> int:
+    """The rotary head dimension: the family's keys, ``head_dim`` (or an alias), else width / heads."""
+    found = keys.first_int(*family.head_dim_keys, *HEAD_DIM_KEYS)
+    if found is not None:
+        return found
+    hidden_key = next((k for k in HIDDEN_KEYS if keys.has(k)), None)
+    heads_key = next((k for k in HEADS_KEYS if keys.has(k)), None)
+    if hidden_key is None or heads_key is None:
+        raise ConfigError("hf_config", f"{keys.source} gives neither head_dim nor hidden_size and num_attention_heads")
+    hidden, heads = keys.positive_int(hidden_key), keys.positive_int(heads_key)
+    if hidden % heads:
+        raise ConfigError("hf_config", f"{hidden_key} {hidden} is not a multiple of {heads_key} {heads}; give head_dim")
+    return hidden // heads
+
+
+def rope_block(keys: Keys) -> dict[str, Any] | None:
+    """The model-wide ``rope_parameters`` (v5) or ``rope_scaling`` block, None when absent."""
+    block = keys.data.get("rope_parameters", keys.data.get("rope_scaling"))
+    if block is None:
+        return None
+    if not isinstance(block, dict):
+        raise ConfigError("rope_scaling", f"must be a mapping (dict) or null, got {type(block).__name__}")
+    keys.get("rope_parameters" if "rope_parameters" in keys.data else "rope_scaling")
+    return block
+
+
+def per_type_blocks(keys: Keys) -> dict[str, dict[str, Any]] | None:
+    """transformers 5's ``rope_parameters`` nested per layer type (``{"full_attention": {...}, …}``), or None."""
+    block = keys.data.get("rope_parameters")
+    if isinstance(block, dict) and block and all(isinstance(value, dict) for value in block.values()):
+        keys.get("rope_parameters")
+        return block
+    return None
+
+
+def rope_options(keys: Keys, family: Family, block: Mapping[str, Any] | None = None, *, base_keys: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The ``rope`` options of the model, or of one layer type when ``block`` is that type's own block.
+
+    ``rope_theta`` (GPT-NeoX: ``rotary_emb_base``; v5: inside ``rope_parameters``; 10000, HF's default,
+    when none is given), ``partial_rotary_factor`` (``rotary_pct``; GPT-J: ``rotary_dim`` per head; both
+    given must agree), ``max_position_embeddings`` (``n_positions``) and the scaling block, with a
+    top-level ``original_max_position_embeddings`` moved into it for the types where HF moves it.
+    """
+    dim = head_dim(keys, family)
+    own_block = rope_block(keys) if block is None else dict(block)
+    in_block = own_block or {}
+    options: dict[str, Any] = {"scheme": "rope", "dim": dim, "layout": family.layout}
+    if family.layout == "interleaved" and keys.get("rope_interleave") is False:  # DeepSeek-V3 lets a config turn it off
+        options["layout"] = "half"
+    base = keys.get(*base_keys, "rope_theta", "rotary_emb_base", default=in_block.get("rope_theta"), record_default=False)
+    if base is None:
+        base = keys.get("rope_theta", default=DEFAULT_BASE)
+    options["base"] = base
+    fraction = keys.get("partial_rotary_factor", "rotary_pct", default=in_block.get("partial_rotary_factor"), record_default=False)
+    rotary_dim = keys.first_int("rotary_dim")
+    if fraction is not None and rotary_dim is not None and abs(float(fraction) * dim - rotary_dim) > 1e-9:
+        raise ConfigError("partial_rotary_factor", f"{fraction} × head_dim {dim} disagrees with rotary_dim {rotary_dim} in {keys.source}")
+    if fraction is not None:
+        options["partial_rotary_factor"] = fraction
+    elif rotary_dim is not None:
+        options["partial_rotary_factor"] = rotary_dim / dim
+    longest = keys.get("max_position_embeddings", "n_positions")
+    if longest is not None:
+        options["max_position_embeddings"] = longest
+    block_type = in_block.get("rope_type") or in_block.get("type")
+    if keys.has("original_max_position_embeddings") and block_type in TYPES_TAKING_TOP_LEVEL_ORIGINAL:
+        own_block = {**in_block, "original_max_position_embeddings": keys.get("original_max_position_embeddings")}
+    if own_block is not None:
+        options["rope_scaling"] = own_block
+    return options
+
+
+# -- RoPE: per layer ---------------------------------------------------------------------------------------
+def num_layers(keys: Keys) -> int | None:
+    return keys.first_int("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+
+
+def read_layer_types(keys: Keys, family: Family, count: int | None) -> list[str] | None:
+    """The type of every layer: the config's ``layer_types``, else the family's rule, else None."""
+    given = keys.get("layer_types")
+    if given is not None:
+        if not isinstance(given, list) or not all(isinstance(t, str) for t in given):
+            raise ConfigError("layer_types", f"must be a list of layer type names, got {excerpt(given)}")
+        if count is not None and len(given) < count:
+            raise ConfigError("layer_types", f"lists {len(given)} layers but num_hidden_layers is {count} in {keys.source}")
+        return given[:count] if count is not None else given
+    if family.layer_types is not None and count is not None:
+        return family.layer_types(keys, count)
+    return None
+
+
+def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
+    """The groups of a RoPE model: one per layer type whose encoding differs, and :data:`NOPE` for the
+    layers without one."""
+    shared = keys.snapshot()
+    count = num_layers(keys)
+    types = read_layer_types(keys, family, count)
+    nested = per_type_blocks(keys)
+    nope = family.nope_layers(keys, count) if family.nope_layers is not None and count is not None else set()
+    drafts: dict[str, tuple[dict[str, Any] | None, tuple[str, ...], tuple[str, ...]]] = {}
+    for layer_type in dict.fromkeys(types or ["all"]):
+        mark = keys.snapshot()
+        if nested is not None:
+            if layer_type not in nested:
+                raise ConfigError("rope_parameters", f"has no entry for layer type {layer_type!r} of layer_types "
+                                  f"(its entries: {', '.join(nested)})")
+            options = rope_options(keys, family, nested[layer_type])
+        elif family.per_type is not None and types is not None:
+            options = family.per_type(keys, family, layer_type)
+        else:
+            options = rope_options(keys, family)
+        drafts[layer_type] = (options, *keys.since(mark, shared))
+    if nested is not None and types is None:
+        raise ConfigError("rope_parameters", f"is given per layer type ({', '.join(nested)}) but {keys.source} has no layer_types")
+    layer_of = list(range(count)) if count is not None else []
+    assigned: dict[tuple[str, Any], list[int]] = {}
+    for layer in layer_of:
+        layer_type = types[layer] if types is not None else "all"
+        options = drafts[layer_type][0]
+        name = NOPE if layer in nope or options is None else layer_type
+        assigned.setdefault((name, None if name == NOPE else layer_type), []).append(layer)
+    if not layer_of:  # no layer count: one group for every layer
+        assigned[("all", "all")] = []
+    groups: list[LayerGroup] = []
+    for (name, layer_type), layers in assigned.items():
+        if name == NOPE:
+            groups.append(LayerGroup(NOPE, tuple(layers), None, keys.since(shared, shared)[0], note="no position encoding in these layers"))
+            continue
+        options, read, defaulted = drafts[layer_type]
+        same = next((g for g in groups if g.options == options), None)
+        if same is not None:  # two layer types on the same encoding: one group answering to both names
+            merged = LayerGroup(f"{same.name}+{name}", tuple(sorted(same.layers + tuple(layers))), options,
+                                tuple(dict.fromkeys(same.keys_read + read)), tuple(dict.fromkeys(same.keys_defaulted + defaulted)))
+            groups[groups.index(same)] = merged
+        else:
+            groups.append(LayerGroup(name, tuple(layers), options, read, defaulted))
+    return sorted(groups, key=lambda g: g.layers[:1])
+
+
+# -- family rules -----------------------------------------------------------------------------------------
+def every_nth_full(pattern_key: str, default: int) -> Callable[[Keys, int], list[str]]:
+    """Sliding-window layers with every ``pattern``-th one full attention: layer i is full when
+    (i + 1) % pattern == 0 (Gemma 3's ``sliding_window_pattern``, Cohere 2)."""
+    def layer_types(keys: Keys, count: int) -> list[str]:
+        pattern = keys.get(pattern_key, "sliding_window_pattern", default=default)
+        return ["full_attention" if (i + 1) % int(pattern) == 0 else "sliding_attention" for i in range(count)]
+    return layer_types
+
+
+def gemma2_layer_types(keys: Keys, count: int) -> list[str]:
+    """Gemma 2 alternates: even layers slide, odd layers attend fully (``layer_idx % 2``)."""
+    return ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(count)]
+
+
+def modernbert_layer_types(keys: Keys, count: int) -> list[str]:
+    """ModernBERT: layer i attends globally when i % ``global_attn_every_n_layers`` == 0."""
+    every = keys.get("global_attn_every_n_layers", default=3)
+    return ["full_attention" if i % int(every) == 0 else "sliding_attention" for i in range(count)]
+
+
+def gemma3_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str, Any] | None:
+    """Gemma 3 (legacy keys): sliding layers on ``rope_local_base_freq`` (10,000) unscaled; full
+    layers on ``rope_theta`` with the ``rope_scaling`` block."""
+    if layer_type == "sliding_attention":
+        options = rope_options(keys, family, {}, base_keys=("rope_local_base_freq",))
+        if not keys.has("rope_local_base_freq"):
+            options["base"] = keys.get("rope_local_base_freq", default=DEFAULT_BASE)
+        return options
+    return rope_options(keys, family)
+
+
+def modernbert_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str, Any] | None:
+    """ModernBERT (legacy keys): ``global_rope_theta`` (160,000) and ``local_rope_theta`` (10,000)."""
+    key, default = ("global_rope_theta", 160000.0) if layer_type == "full_attention" else ("local_rope_theta", 10000.0)
+    options = rope_options(keys, family, {}, base_keys=(key,))
+    options["base"] = keys.get(key, default=default)
+    return options
+
+
+def cohere2_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str, Any] | None:
+    """Cohere 2: RoPE in the sliding-window layers only; the full-attention layers apply none."""
+    return rope_options(keys, family) if layer_type == "sliding_attention" else None
+
+
+def no_rope_layers(interval_default: int) -> Callable[[Keys, int], set[int]]:
+    """Layers whose entry of ``no_rope_layers`` is 0 (1: the layer uses RoPE — Llama 4, SmolLM3); by
+    default every ``no_rope_layer_interval``-th layer (4)."""
+    def layers(keys: Keys, count: int) -> set[int]:
+        flags = keys.get("no_rope_layers")
+        if flags is None:
+            interval = int(keys.get("no_rope_layer_interval", default=interval_default))
+            return {i for i in range(count) if (i + 1) % interval == 0}
+        if not isinstance(flags, list) or len(flags) < count:
+            raise ConfigError("no_rope_layers", f"must list a 0 or 1 for each of the num_hidden_layers {count} layers, got {excerpt(flags)}")
+        return {i for i in range(count) if not flags[i]}
+    return layers
+
+
+# -- families of other schemes ---------------------------------------------------------------------------
+def whole_model(name: str, options: dict[str, Any], keys: Keys, note: str = "") -> LayerGroup:
+    count = num_layers(keys)
+    return LayerGroup(name, tuple(range(count)) if count else (), options, tuple(keys.read), tuple(keys.defaulted), note)
+
+
+def alibi_groups(keys: Keys, family: Family) -> list[LayerGroup]:
+    """ALiBi in every layer, one slope per head (BLOOM, MPT, Falcon-RW)."""
+    heads = keys.first_int(*HEADS_KEYS)
+    if heads is None:
+        raise ConfigError("hf_config", f"{keys.source} gives no number of attention heads (n_head, num_attention_heads)")
+    return [whole_model("all", {"scheme": "alibi", "heads": heads}, keys, note="slopes as the paper's reference code")]
+
+
+def t5_groups(keys: Keys, family: Family) -> list[LayerGroup]:
+    """T5 buckets: bidirectional in the encoder, causal in the decoder (the first layer of each stack
+    computes the bias; the others reuse it)."""
+    common = {"scheme": "t5", "buckets": keys.get("relative_attention_num_buckets", default=32),
+              "max_distance": keys.get("relative_attention_max_distance", default=128)}
+    encoder = keys.first_int("num_layers") or 0
+    decoder = keys.first_int("num_decoder_layers") or encoder
+    read, defaulted = tuple(keys.read), tuple(keys.defaulted)
+    return [LayerGroup("encoder", tuple(range(encoder)), {**common, "bidirectional": True}, read, defaulted,
+                       "encoder stack: keys on both sides"),
+            LayerGroup("decoder", tuple(range(decoder)), {**common, "bidirectional": False}, read, defaulted,
+                       "decoder stack: causal buckets")]
+
+
+def sinusoidal_groups(keys: Keys, family: Family) -> list[LayerGroup]:
+    """A fixed sinusoidal table added to the embeddings (Marian: sines then cosines)."""
+    dim = keys.first_int("d_model", "hidden_size")
+    options = {"scheme": "sinusoidal", "dim": dim, "layout": "half"}
+    return [whole_model("all", options, keys, note="sinusoidal table of the encoder and the decoder")]
+
+
+def learned_groups(keys: Keys, family: Family) -> list[LayerGroup]:
+    """A learned position table: its values are in the checkpoint (``--weights``), not in the config."""
+    keys.get("n_positions", "max_position_embeddings")
+    return [whole_model("all", {"scheme": "learned"}, keys, note="a learned table: its values come from the checkpoint (--weights)")]
+
+
+# -- the table ---------------------------------------------------------------------------------------------
+FAMILIES: tuple[Family, ...] = (
+    Family("Llama and its kin", ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma",
+                                 "phi", "phi3", "phimoe", "stablelm", "olmo", "olmo2", "starcoder2", "internlm2",
+                                 "granite", "granitemoe", "ministral", "helium", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text",
+                                 "qwen2_5_vl_text", "qwen3_vl", "qwen3_vl_text"),
+           keys_note="rope_theta, rope_scaling / rope_parameters, partial_rotary_factor, head_dim"),
+    Family("GPT-NeoX", ("gpt_neox",), keys_note="rotary_pct, rotary_emb_base"),
+    Family("GPT-J", ("gptj", "codegen"), layout="interleaved", keys_note="rotary_dim (rotate_every_two)"),
+    Family("Gemma 2", ("gemma2",), layer_types=gemma2_layer_types, keys_note="even layers slide, odd attend fully"),
+    Family("Gemma 3", ("gemma3", "gemma3_text"), layer_types=every_nth_full("sliding_window_pattern", 6),
+           per_type=gemma3_per_type,
+           keys_note="rope_local_base_freq (sliding layers), rope_theta + rope_scaling (full), sliding_window_pattern"),
+    Family("Cohere (Command R)", ("cohere",), layout="interleaved", keys_note="interleaved rotate_half"),
+    Family("Cohere 2 (Command R7B, A)", ("cohere2",), layout="interleaved", layer_types=every_nth_full("sliding_window_pattern", 4),
+           per_type=cohere2_per_type, keys_note="RoPE in sliding layers only; full-attention layers NoPE"),
+    Family("GLM", ("glm", "glm4"), layout="interleaved", keys_note="partial_rotary_factor, interleaved rotate_half"),
+    Family("DeepSeek V2/V3", ("deepseek_v2", "deepseek_v3"), layout="interleaved", head_dim_keys=("qk_rope_head_dim",),
+           keys_note="qk_rope_head_dim, rope_interleave, yarn mscale"),
+    Family("Llama 4", ("llama4", "llama4_text"), layout="interleaved", nope_layers=no_rope_layers(4),
+           keys_note="no_rope_layers (0: NoPE layer), complex rotation"),
+    Family("SmolLM3", ("smollm3",), nope_layers=no_rope_layers(4), keys_note="no_rope_layers (0: NoPE layer)"),
+    Family("ModernBERT", ("modernbert",), layer_types=modernbert_layer_types, per_type=modernbert_per_type,
+           keys_note="global_rope_theta, local_rope_theta, global_attn_every_n_layers"),
+    Family("Falcon", ("falcon",), keys_note="alibi: true reads as ALiBi"),
+    Family("BLOOM, MPT (ALiBi)", ("bloom", "mpt"), scheme="alibi", groups=alibi_groups, keys_note="n_head / n_heads"),
+    Family("T5", ("t5", "mt5", "umt5", "longt5", "switch_transformers"), scheme="t5", groups=t5_groups,
+           keys_note="relative_attention_num_buckets, relative_attention_max_distance, num_layers, num_decoder_layers"),
+    Family("Marian", ("marian",), scheme="sinusoidal", groups=sinusoidal_groups, keys_note="d_model (sines, then cosines)"),
+    Family("Learned tables", ("gpt2", "opt", "bert", "roberta", "gpt_neo", "bart", "biogpt", "xglm"), scheme="learned",
+           groups=learned_groups, keys_note="needs the checkpoint: --weights"),
+)
+
+#: Families by model_type.
+BY_MODEL_TYPE: dict[str, Family] = {t: family for family in FAMILIES for t in family.model_types}
+#: The family of a model type not in the table: generic keys, the half layout.
+GENERIC = Family("generic", ())
+#: Model types read, but refused: the reason, said in one line.
+REFUSED: dict[str, str] = {
+    "whisper": "Whisper's encoder table uses the timescale log(10000)/(d/2 − 1), which pecli's sinusoidal scheme does not express yet; its decoder's positions are learned",
+}
+
+
+def falcon_family(keys: Keys) -> Family | None:
+    """Falcon-RW (``alibi: true``) is an ALiBi model; the other Falcons use RoPE."""
+    if keys.data.get("alibi"):
+        keys.get("alibi")
+        if keys.has("rope_theta"):
+            raise ConfigError("alibi", f"is true in {keys.source}, and rope_theta is given too: a Falcon uses one or the other")
+        return Family("Falcon-RW (ALiBi)", ("falcon",), scheme="alibi", groups=alibi_groups)
+    return None
+
+
+def family_of(model_type: str | None, keys: Keys) -> Family | None:
+    """The family record of ``model_type`` (None: not in the table)."""
+    if model_type == "falcon":
+        return falcon_family(keys) or BY_MODEL_TYPE["falcon"]
+    if model_type == "mpt" and not (keys.data.get("attn_config") or {}).get("alibi", True):
+        return Family("MPT (learned)", ("mpt",), scheme="learned", groups=learned_groups)
+    return BY_MODEL_TYPE.get(model_type) if model_type is not None else None
+
+
+# -- reading ---------------------------------------------------------------------------------------------
+def text_part(data: dict[str, Any]) -> dict[str, Any]:
+    """The keys of the text model: a multimodal config nests them in ``text_config`` (RoPE keys at the
+    top level still count)."""
+    if isinstance(data.get("text_config"), dict) and "num_attention_heads" not in data:
+        return {**data["text_config"], **{k: v for k, v in data.items() if k.startswith("rope")}}
+    return data
+
+
+def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> PositionPlan:
+    """The position plan of a parsed ``config.json`` (``source`` names it in messages).
+
+    ``scheme`` ``"rope"`` reads a Qwen-VL model (whose block has an ``mrope_section``) as the 1-D RoPE
+    of its text, which has the same frequencies; otherwise such a model reads as ``mrope``.
+    """
+    vision = data.get("vision_config") if isinstance(data.get("vision_config"), dict) else {}
+    top_type = data.get("model_type")
+    text = text_part(data)
+    keys = Keys(text, source)
+    text_type = text.get("model_type")
+    family = family_of(text_type, keys) or family_of(top_type, keys)
+    model_type = top_type if isinstance(top_type, str) else text_type
+    warnings: list[str] = []
+    if family is None:
+        for kind in (text_type, top_type):
+            if kind in REFUSED:
+                raise ConfigError("hf_config", f"{source} (model_type {kind}): {REFUSED[kind]}")
+        if not any(keys.has(key) for key in ROPE_KEYS):
+            raise ConfigError("hf_config", f"{source} (model_type {model_type or 'unknown'}) is not in pecli's model "
+                              "table and has no RoPE settings: no rope_theta, rope_scaling or rope_parameters")
+        family = GENERIC
+    if family.groups is not None:
+        groups = family.groups(keys, family)
+    else:
+        block = rope_block(keys) if per_type_blocks(keys) is None else None
+        if block is not None and block.get("mrope_section") is not None and scheme != "rope":
+            groups = [whole_model("all", mrope_options(keys, family, block, vision, model_type), keys)]
+        else:
+            groups = per_layer_rope(keys, family)
+    if family is GENERIC:
+        used = ", ".join(dict.fromkeys(k for g in groups for k in g.keys_read)) or "none"
+        warnings.append(f"model_type {model_type or 'unknown'} is not in pecli's model table; read the generic keys: {used}")
+    return PositionPlan(source, model_type, family.name, num_layers(keys), tuple(groups), tuple(warnings))
+
+
+#: model_type values whose videos number frame groups by time (``second_per_grid_t × tokens_per_second``).
+TIMED_VIDEO_MODELS = ("qwen2_5_vl",)
+
+
+def mrope_options(keys: Keys, family: Family, block: dict[str, Any], vision: dict[str, Any], model_type: Any) -> dict[str, Any]:
+    """The ``mrope`` keys of a Qwen-VL config: head dim, ``rope_theta``, the block's ``mrope_section``
+    and ``mrope_interleaved`` (Qwen3-VL), and from ``vision_config`` the ``spatial_merge_size`` and
+    ``tokens_per_second``; Qwen2.5-VL numbers a video's frame groups by time."""
+    base = keys.get("rope_theta", default=block.get("rope_theta"), record_default=False)
+    options: dict[str, Any] = {"scheme": "mrope", "dim": head_dim(keys, family),
+                               "base": DEFAULT_BASE if base is None else base, "mrope_section": block["mrope_section"]}
+    if block.get("mrope_interleaved") is not None:
+        options["mrope_interleaved"] = block["mrope_interleaved"]
+    if vision.get("spatial_merge_size") is not None:
+        options["spatial_merge_size"] = vision["spatial_merge_size"]
+    if model_type in TIMED_VIDEO_MODELS:
+        options["temporal"] = "time"
+    if vision.get("tokens_per_second") is not None:
+        options["tokens_per_second"] = vision["tokens_per_second"]
+    return options

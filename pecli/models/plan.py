@@ -1,0 +1,132 @@
+"""A model's position plan: which layers use which position encoding, and where each number came from.
+
+A model is not one scheme. Gemma 3 runs its sliding-window layers on one RoPE and its full-attention
+layers on another; Llama 4 leaves every fourth layer without any; T5 has buckets in its encoder and
+causal buckets in its decoder. :class:`PositionPlan` is that story: a list of :class:`LayerGroup`, each
+with its layers, the pecli scheme options that reproduce it (None for a group without position
+encoding) and the config keys it was read from. The family table (:mod:`pecli.models.families`) builds
+plans; commands only select from them (:meth:`PositionPlan.select`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from pecli.errors import ConfigError
+
+#: The name of a group of layers that apply no position encoding.
+NOPE = "nope"
+
+
+@dataclass(frozen=True)
+class LayerGroup:
+    """Layers that share one position encoding.
+
+    Attributes
+    ----------
+    name : str
+        The model's own layer type where it has them (``sliding_attention``, ``full_attention``), ``all``
+        for a model with one encoding, ``encoder``/``decoder``, or :data:`NOPE`.
+    layers : tuple of int
+        0-based layer indices, as transformers' ``layer_idx``.
+    options : mapping or None
+        The pecli scheme options (``scheme`` included) that reproduce the group's encoding; None when the
+        layers apply no position encoding.
+    keys_read, keys_defaulted : tuple of str
+        The config keys the options came from, and those absent whose default applied (``key=value``).
+    note : str
+        What pecli reports about the group besides its numbers (a rounding the model applies, …).
+    """
+
+    name: str
+    layers: tuple[int, ...]
+    options: Mapping[str, Any] | None
+    keys_read: tuple[str, ...] = ()
+    keys_defaulted: tuple[str, ...] = ()
+    note: str = ""
+
+    @property
+    def scheme(self) -> str:
+        """The scheme's name, ``none`` for a group without position encoding."""
+        return "none" if self.options is None else str(self.options["scheme"])
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The layer types this group stands for (a merged group ``a+b`` answers to ``a`` and to ``b``)."""
+        return tuple(self.name.split("+"))
+
+    def layers_text(self) -> str:
+        """The layers as ranges: ``0–4, 6–10, 12``."""
+        return ranges_text(self.layers)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "layers": list(self.layers), "scheme": self.scheme,
+                "options": None if self.options is None else dict(self.options),
+                "keys_read": list(self.keys_read), "keys_defaulted": list(self.keys_defaulted), "note": self.note}
+
+
+@dataclass(frozen=True)
+class PositionPlan:
+    """Every layer group of one model, in the order of their first layer."""
+
+    source: str
+    model_type: str | None
+    family: str
+    num_layers: int | None
+    groups: tuple[LayerGroup, ...]
+    #: Things worth a line on stderr that do not change the numbers (an unknown model type read generically).
+    warnings: tuple[str, ...] = field(default=())
+
+    def group_named(self, name: str) -> LayerGroup:
+        for group in self.groups:
+            if name == group.name or name in group.names:
+                return group
+        raise ConfigError("layer_group", f"{self.source} has no layer group {name!r}; its groups: {self.groups_text()}")
+
+    def group_of(self, layer: int) -> LayerGroup:
+        if self.num_layers is not None and not 0 <= layer < self.num_layers:
+            raise ConfigError("layer", f"{self.source} has layers 0 to {self.num_layers - 1} "
+                              f"(num_hidden_layers {self.num_layers}), got {layer}")
+        for group in self.groups:
+            if layer in group.layers or (not group.layers and self.num_layers is None):
+                return group
+        raise ConfigError("layer", f"{self.source} has no layer {layer}")
+
+    def select(self, layer: int | None = None, group: str | None = None) -> PositionPlan:
+        """The plan narrowed to one group: that of ``layer``, or the one named ``group`` (both: they must agree)."""
+        if layer is None and group is None:
+            return self
+        chosen = self.group_of(layer) if layer is not None else self.group_named(group)
+        if layer is not None and group is not None and chosen is not self.group_named(group):
+            raise ConfigError("layer_group", f"layer {layer} is in group {chosen.name!r}, not {group!r} (--layer and --layer-group disagree)")
+        if layer is not None:
+            chosen = LayerGroup(chosen.name, (layer,), chosen.options, chosen.keys_read, chosen.keys_defaulted, chosen.note)
+        return PositionPlan(self.source, self.model_type, self.family, self.num_layers, (chosen,), self.warnings)
+
+    @property
+    def single(self) -> LayerGroup | None:
+        """The one group, or None when the model has several."""
+        return self.groups[0] if len(self.groups) == 1 else None
+
+    def groups_text(self) -> str:
+        return "; ".join(f"{g.name} (layers {g.layers_text()}{', no position encoding' if g.options is None else ''})"
+                         for g in self.groups)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "model_type": self.model_type, "family": self.family,
+                "num_layers": self.num_layers, "groups": [g.to_dict() for g in self.groups],
+                "warnings": list(self.warnings)}
+
+
+def ranges_text(values: tuple[int, ...] | list[int]) -> str:
+    """``[0, 1, 2, 4, 5, 7]`` → ``0–2, 4–5, 7``; an empty list → ``all``."""
+    if not values:
+        return "all"
+    runs: list[list[int]] = []
+    for value in sorted(values):
+        if runs and value == runs[-1][1] + 1:
+            runs[-1][1] = value
+        else:
+            runs.append([value, value])
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
