@@ -98,9 +98,10 @@ class SchemeCommand:
     def __init__(
         self, func: Callable[..., Any], settings: tuple[Setting, ...], *, needs: Capability | None,
         run_keys: tuple[str, ...], per_group: Callable[..., Any] | None = None,
+        whole_plan: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
         functools.update_wrapper(self, func)
-        self.func, self.needs, self.per_group = func, needs, per_group
+        self.func, self.needs, self.per_group, self.whole_plan = func, needs, per_group, whole_plan
         # every command takes --max-memory; a command may declare its own spelling of it
         self.settings = settings if any(s.name == MEMORY_SETTING.name for s in settings) else (*settings, MEMORY_SETTING)
         self.run_keys = run_keys
@@ -159,10 +160,12 @@ class SchemeCommand:
             if plan is not None:
                 for warning in plan.warnings:
                     message(f"pecli: warning: {warning}", quiet=bool(own.get("quiet")))
-            if plan is not None and self.per_group is not None and (plan.single is None or plan.single.options is None):
+            several = plan is not None and (plan.single is None or plan.single.options is None)
+            if plan is not None and self.per_group is not None and (several or (self.whole_plan and self.whole_plan(own))):
                 # Every layer group of the model (or the one without position encoding that was chosen).
-                specs = [(group, None if group.options is None else self._resolve({**options, "layer": None, "layer_group": group.name}))
-                         for group in plan.groups]
+                specs = [] if not several and self.whole_plan else [
+                    (group, None if group.options is None else self._resolve({**options, "layer": None, "layer_group": group.name}))
+                    for group in plan.groups]
                 with reporting(reporter_for(quiet=bool(own.get("quiet") or own.get("json")))):
                     return self.per_group(plan, specs, options, **own)
             spec = self._resolve(options)
@@ -178,7 +181,7 @@ class SchemeCommand:
 
 def scheme_command(
     *settings: Setting, needs: Capability | None = None, run_keys: tuple[str, ...] = ("scheme", "length", "positions", "dtype"),
-    per_group: Callable[..., Any] | None = None,
+    per_group: Callable[..., Any] | None = None, whole_plan: Callable[[dict[str, Any]], bool] | None = None,
 ) -> Callable[[Callable[..., Any]], SchemeCommand]:
     """Give a command the scheme options and call it with a validated :class:`Spec`.
 
@@ -191,10 +194,11 @@ def scheme_command(
     ``per_group(plan, [(group, spec or None), …], options, **own)`` answers for a model whose layer groups differ
     (``--hf-config``/``--model`` without ``--layer``/``--layer-group``) and for layers without position
     encoding (spec None); a command without it refuses those with a line naming ``--layer``.
+    ``whole_plan(own)`` true sends every model to ``per_group``, whatever its groups (``inspect config``).
     """
 
     def decorate(func: Callable[..., Any]) -> SchemeCommand:
-        return SchemeCommand(func, settings, needs=needs, run_keys=run_keys, per_group=per_group)
+        return SchemeCommand(func, settings, needs=needs, run_keys=run_keys, per_group=per_group, whole_plan=whole_plan)
 
     return decorate
 

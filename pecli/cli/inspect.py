@@ -8,6 +8,7 @@ import typer
 
 from pecli.cli.common import JsonOption, QuietOption, print_json, scheme_command, stdout_console
 from pecli.config import Setting, Spec
+from pecli.errors import ConfigError
 from pecli.params import choice_error
 from pecli.schemes import SCHEMES
 from pecli.schemes.base import Capability
@@ -16,7 +17,7 @@ INSPECT_PANEL = "Inspect"
 #: The schemes that rotate q and k.
 ROTARY_SCHEMES = tuple(name for name, cls in SCHEMES.items() if cls.has(Capability.ROTARY))
 #: What ``inspect`` can look at.
-SUBJECTS = ("rope",)
+SUBJECTS = ("rope", "config")
 
 SETTINGS = (
     Setting("scheme", str, "rope", "the rotary scheme the weights were trained with", choices=ROTARY_SCHEMES),
@@ -25,10 +26,25 @@ SETTINGS = (
 )
 
 
-@scheme_command(*SETTINGS, needs=Capability.ROTARY, run_keys=("scheme",))
+def show_plan(plan, specs, options, subject: str = "rope", json: bool = False, quiet: bool = False) -> None:
+    """``inspect config``: the model's position plan, group by group (also what ``inspect rope`` says of
+    a model whose layers differ: choose one)."""
+    if subject != "config":
+        from pecli.config import one_group
+
+        one_group(plan)  # several groups, or none with RoPE: the line that says to choose
+    if json:
+        print_json(plan.to_dict())
+    elif not quiet:
+        stdout_console().print(plan_text(plan))
+
+
+@scheme_command(*SETTINGS, needs=Capability.ROTARY, run_keys=("scheme",), per_group=show_plan,
+                whole_plan=lambda own: own.get("subject") == "config")
 def inspect(
     spec: Spec,
-    subject: Annotated[str, typer.Argument(metavar="WHAT", help="rope: the per-pair usage of the q/k projections")] = "rope",
+    subject: Annotated[str, typer.Argument(metavar="WHAT", help="rope: the per-pair usage of the q/k projections; "
+                                           "config: a model's position plan, layer by layer")] = "rope",
     json: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -43,6 +59,8 @@ def inspect(
     """
     if subject not in SUBJECTS:
         raise choice_error("what", subject, SUBJECTS)
+    if subject == "config":
+        raise ConfigError("hf_config", "inspect config reads a model: give --hf-config FILE or --model ORG/NAME")
     usage = measure_usage(spec)
     if json:
         print_json(usage.to_dict())
@@ -60,6 +78,41 @@ def measure_usage(spec: Spec):
 
 
 # -- tables ---------------------------------------------------------------------------------------------
+def plan_text(plan):
+    """The plan as lines: the model, then per group its layers, its scheme and settings, the keys read
+    and the keys whose default applied."""
+    from rich.text import Text
+
+    text = Text()
+    layers = f", {plan.num_layers} layers" if plan.num_layers else ""
+    text.append(f"{plan.source}: model_type {plan.model_type or 'unknown'}, family {plan.family}{layers}\n", style="bold")
+    for group in plan.groups:
+        text.append(f"\n{group.name}", style="bold")
+        text.append(f": layers {group.layers_text()}\n")
+        text.append(f"  {settings_text(group.options)}\n")
+        if group.note:
+            text.append(f"  {group.note}\n")
+        text.append(f"  read: {', '.join(group.keys_read) or 'no key'}\n")
+        if group.keys_defaulted:
+            text.append(f"  defaulted: {', '.join(group.keys_defaulted)}\n")
+    for warning in plan.warnings:
+        text.append(f"\nwarning: {warning}\n")
+    return text
+
+
+def settings_text(options) -> str:
+    """``rope: dim 256, base 10000.0, layout half, rope_scaling {rope_type: linear, factor: 8.0}``."""
+    if options is None:
+        return "no position encoding"
+    def value(v):
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{k}: {value(x)}" for k, x in v.items() if not isinstance(x, list)) + "}"
+        return str(v)
+    rest = ", ".join(f"{key} {value(v)}" for key, v in options.items() if key != "scheme")
+    return f"{options['scheme']}: {rest}" if rest else str(options["scheme"])
+
+
+
 #: Longest table drawn in full; longer ones show their first and last rows.
 MAX_ROWS = 80
 

@@ -36,24 +36,33 @@ HEAD_DIM_KEYS = ("head_dim", "kv_channels", "attention_head_dim")
 
 
 class Keys:
-    """A config's keys, read through one door that remembers which were read and which defaulted."""
+    """A config's keys, read through one door that remembers which were read and which defaulted.
+
+    Reads inside :meth:`scope` belong to that scope (one layer type's encoding); reads outside it are
+    the model's and belong to every group.
+    """
 
     def __init__(self, data: Mapping[str, Any], source: str) -> None:
         self.data, self.source = data, source
         self.read: list[str] = []
         self.defaulted: list[str] = []
+        self._scope: tuple[list[str], list[str]] | None = None
 
     def has(self, key: str) -> bool:
         return self.data.get(key) is not None
 
     def get(self, *names: str, default: Any = None, record_default: bool = True) -> Any:
         """The first of ``names`` present (not null); else ``default``, noted as defaulted."""
+        read, defaulted = self._scope or (self.read, self.defaulted)
         for name in names:
             if self.data.get(name) is not None:
-                self._note(self.read, name)
+                if name not in read:
+                    read.append(name)
                 return self.data[name]
         if default is not None and record_default:
-            self._note(self.defaulted, f"{names[0]}={default:g}" if isinstance(default, float) else f"{names[0]}={default}")
+            text = f"{names[0]}={default:g}" if isinstance(default, float) else f"{names[0]}={default}"
+            if text not in defaulted:
+                defaulted.append(text)
         return default
 
     def positive_int(self, name: str) -> int:
@@ -69,19 +78,19 @@ class Keys:
                 return self.positive_int(name)
         return None
 
-    @staticmethod
-    def _note(where: list[str], key: str) -> None:
-        if key not in where:
-            where.append(key)
+    def scoped(self, read: Callable[[], Any]) -> tuple[Any, tuple[str, ...], tuple[str, ...]]:
+        """``read()``'s result, with the keys it read and defaulted besides the model's (for one group)."""
+        outer, self._scope = self._scope, ([], [])
+        try:
+            result = read()
+            scope = self._scope
+        finally:
+            self._scope = outer
+        return result, self.keys(scope[0]), tuple(dict.fromkeys(self.defaulted + scope[1]))
 
-    def snapshot(self) -> tuple[int, int]:
-        return len(self.read), len(self.defaulted)
-
-    def since(self, mark: tuple[int, int], shared: tuple[int, int]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """Keys read and defaulted before ``shared`` (model-wide) and after ``mark`` (this group's)."""
-        read = self.read[: shared[0]] + [k for k in self.read[mark[0]:] if k not in self.read[: shared[0]]]
-        defaulted = self.defaulted[: shared[1]] + self.defaulted[mark[1]:]
-        return tuple(dict.fromkeys(read)), tuple(dict.fromkeys(defaulted))
+    def keys(self, extra: list[str] | tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The model's keys read so far, then ``extra``."""
+        return tuple(dict.fromkeys(self.read + list(extra)))
 
 
 # -- the record ---------------------------------------------------------------------------------------
@@ -167,8 +176,12 @@ def per_type_blocks(keys: Keys) -> dict[str, dict[str, Any]] | None:
     return None
 
 
-def rope_options(keys: Keys, family: Family, block: Mapping[str, Any] | None = None, *, base_keys: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The ``rope`` options of the model, or of one layer type when ``block`` is that type's own block.
+def rope_options(
+    keys: Keys, family: Family, block: Mapping[str, Any] | None = None, *, base_key: str | None = None,
+    base_default: float = DEFAULT_BASE,
+) -> dict[str, Any]:
+    """The ``rope`` options of the model, or of one layer type when ``block`` is that type's own block
+    (``{}``: unscaled) and ``base_key`` its own base key.
 
     ``rope_theta`` (GPT-NeoX: ``rotary_emb_base``; v5: inside ``rope_parameters``; 10000, HF's default,
     when none is given), ``partial_rotary_factor`` (``rotary_pct``; GPT-J: ``rotary_dim`` per head; both
@@ -181,10 +194,11 @@ def rope_options(keys: Keys, family: Family, block: Mapping[str, Any] | None = N
     options: dict[str, Any] = {"scheme": "rope", "dim": dim, "layout": family.layout}
     if family.layout == "interleaved" and keys.get("rope_interleave") is False:  # DeepSeek-V3 lets a config turn it off
         options["layout"] = "half"
-    base = keys.get(*base_keys, "rope_theta", "rotary_emb_base", default=in_block.get("rope_theta"), record_default=False)
-    if base is None:
-        base = keys.get("rope_theta", default=DEFAULT_BASE)
-    options["base"] = base
+    if base_key is not None:  # a layer type's own base key (Gemma 3's rope_local_base_freq)
+        options["base"] = keys.get(base_key, default=base_default)
+    else:
+        base = keys.get("rope_theta", "rotary_emb_base", default=in_block.get("rope_theta"), record_default=False)
+        options["base"] = keys.get("rope_theta", default=DEFAULT_BASE) if base is None else base
     fraction = keys.get("partial_rotary_factor", "rotary_pct", default=in_block.get("partial_rotary_factor"), record_default=False)
     rotary_dim = keys.first_int("rotary_dim")
     if fraction is not None and rotary_dim is not None and abs(float(fraction) * dim - rotary_dim) > 1e-9:
@@ -199,7 +213,7 @@ def rope_options(keys: Keys, family: Family, block: Mapping[str, Any] | None = N
     block_type = in_block.get("rope_type") or in_block.get("type")
     if keys.has("original_max_position_embeddings") and block_type in TYPES_TAKING_TOP_LEVEL_ORIGINAL:
         own_block = {**in_block, "original_max_position_embeddings": keys.get("original_max_position_embeddings")}
-    if own_block is not None:
+    if own_block:
         options["rope_scaling"] = own_block
     return options
 
@@ -224,51 +238,54 @@ def read_layer_types(keys: Keys, family: Family, count: int | None) -> list[str]
 
 
 def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
-    """The groups of a RoPE model: one per layer type whose encoding differs, and :data:`NOPE` for the
-    layers without one."""
-    shared = keys.snapshot()
+    """The groups of a RoPE model: one per layer type whose encoding differs (layer types on the same
+    encoding share a group named ``a+b``), and :data:`NOPE` for the layers without one."""
     count = num_layers(keys)
     types = read_layer_types(keys, family, count)
     nested = per_type_blocks(keys)
+    if nested is not None and types is None:
+        raise ConfigError("rope_parameters", f"is given per layer type ({', '.join(nested)}) but {keys.source} has no layer_types")
     nope = family.nope_layers(keys, count) if family.nope_layers is not None and count is not None else set()
-    drafts: dict[str, tuple[dict[str, Any] | None, tuple[str, ...], tuple[str, ...]]] = {}
-    for layer_type in dict.fromkeys(types or ["all"]):
-        mark = keys.snapshot()
+
+    def encoding_of(layer_type: str) -> dict[str, Any] | None:
         if nested is not None:
             if layer_type not in nested:
                 raise ConfigError("rope_parameters", f"has no entry for layer type {layer_type!r} of layer_types "
                                   f"(its entries: {', '.join(nested)})")
-            options = rope_options(keys, family, nested[layer_type])
-        elif family.per_type is not None and types is not None:
-            options = family.per_type(keys, family, layer_type)
-        else:
-            options = rope_options(keys, family)
-        drafts[layer_type] = (options, *keys.since(mark, shared))
-    if nested is not None and types is None:
-        raise ConfigError("rope_parameters", f"is given per layer type ({', '.join(nested)}) but {keys.source} has no layer_types")
-    layer_of = list(range(count)) if count is not None else []
-    assigned: dict[tuple[str, Any], list[int]] = {}
-    for layer in layer_of:
+            return rope_options(keys, family, nested[layer_type])
+        if types is not None and family.per_type is not None:
+            return family.per_type(keys, family, layer_type)
+        if types is not None and layer_type not in SAME_ROPE_TYPES:
+            raise ConfigError("layer_types", f"names layer type {layer_type!r}, which pecli cannot map to a position "
+                              f"encoding for model family {family.name} (known: {', '.join(SAME_ROPE_TYPES)})")
+        return rope_options(keys, family)
+
+    drafts = {layer_type: keys.scoped(lambda t=layer_type: encoding_of(t)) for layer_type in dict.fromkeys(types or ["all"])}
+    by_layer: dict[str, list[int]] = {}
+    for layer in range(count or 0):
         layer_type = types[layer] if types is not None else "all"
-        options = drafts[layer_type][0]
-        name = NOPE if layer in nope or options is None else layer_type
-        assigned.setdefault((name, None if name == NOPE else layer_type), []).append(layer)
-    if not layer_of:  # no layer count: one group for every layer
-        assigned[("all", "all")] = []
+        name = NOPE if layer in nope or drafts[layer_type][0] is None else layer_type
+        by_layer.setdefault(name, []).append(layer)
+    if count is None:  # no layer count: one group for every layer
+        by_layer["all"] = []
     groups: list[LayerGroup] = []
-    for (name, layer_type), layers in assigned.items():
+    for name, layers in by_layer.items():
         if name == NOPE:
-            groups.append(LayerGroup(NOPE, tuple(layers), None, keys.since(shared, shared)[0], note="no position encoding in these layers"))
+            groups.append(LayerGroup(NOPE, tuple(layers), None, keys.keys(), tuple(keys.defaulted)))
             continue
-        options, read, defaulted = drafts[layer_type]
+        options, read, defaulted = drafts[name]
         same = next((g for g in groups if g.options == options), None)
-        if same is not None:  # two layer types on the same encoding: one group answering to both names
-            merged = LayerGroup(f"{same.name}+{name}", tuple(sorted(same.layers + tuple(layers))), options,
-                                tuple(dict.fromkeys(same.keys_read + read)), tuple(dict.fromkeys(same.keys_defaulted + defaulted)))
-            groups[groups.index(same)] = merged
-        else:
+        if same is None:
             groups.append(LayerGroup(name, tuple(layers), options, read, defaulted))
+        else:  # two layer types on the same encoding: one group answering to both names
+            groups[groups.index(same)] = LayerGroup(
+                f"{same.name}+{name}", tuple(sorted(same.layers + tuple(layers))), options,
+                tuple(dict.fromkeys(same.keys_read + read)), tuple(dict.fromkeys(same.keys_defaulted + defaulted)))
     return sorted(groups, key=lambda g: g.layers[:1])
+
+
+#: Layer types that differ in their attention window only: the model-wide RoPE applies to each.
+SAME_ROPE_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "attention", "all")
 
 
 # -- family rules -----------------------------------------------------------------------------------------
@@ -296,19 +313,14 @@ def gemma3_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str, An
     """Gemma 3 (legacy keys): sliding layers on ``rope_local_base_freq`` (10,000) unscaled; full
     layers on ``rope_theta`` with the ``rope_scaling`` block."""
     if layer_type == "sliding_attention":
-        options = rope_options(keys, family, {}, base_keys=("rope_local_base_freq",))
-        if not keys.has("rope_local_base_freq"):
-            options["base"] = keys.get("rope_local_base_freq", default=DEFAULT_BASE)
-        return options
+        return rope_options(keys, family, {}, base_key="rope_local_base_freq")
     return rope_options(keys, family)
 
 
 def modernbert_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str, Any] | None:
     """ModernBERT (legacy keys): ``global_rope_theta`` (160,000) and ``local_rope_theta`` (10,000)."""
     key, default = ("global_rope_theta", 160000.0) if layer_type == "full_attention" else ("local_rope_theta", 10000.0)
-    options = rope_options(keys, family, {}, base_keys=(key,))
-    options["base"] = keys.get(key, default=default)
-    return options
+    return rope_options(keys, family, {}, base_key=key, base_default=default)
 
 
 def cohere2_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str, Any] | None:
@@ -337,11 +349,22 @@ def whole_model(name: str, options: dict[str, Any], keys: Keys, note: str = "") 
 
 
 def alibi_groups(keys: Keys, family: Family) -> list[LayerGroup]:
-    """ALiBi in every layer, one slope per head (BLOOM, MPT, Falcon-RW)."""
+    """ALiBi in every layer, one slope per head (BLOOM, MPT: the paper's slopes)."""
+    return [whole_model("all", {"scheme": "alibi", "heads": alibi_heads(keys)}, keys, note="slopes as the paper's reference code")]
+
+
+def falcon_alibi_groups(keys: Keys, family: Family) -> list[LayerGroup]:
+    """Falcon-RW: ALiBi with its slopes rounded to bfloat16 (``build_alibi_tensor`` forms them so)."""
+    options = {"scheme": "alibi", "heads": alibi_heads(keys), "slope_dtype": "bfloat16"}
+    return [whole_model("all", options, keys, note="Falcon rounds its slopes to bfloat16, and multiplies them by "
+                        "positions in bfloat16: past a distance of 256 its bias is coarser than these values")]
+
+
+def alibi_heads(keys: Keys) -> int:
     heads = keys.first_int(*HEADS_KEYS)
     if heads is None:
         raise ConfigError("hf_config", f"{keys.source} gives no number of attention heads (n_head, num_attention_heads)")
-    return [whole_model("all", {"scheme": "alibi", "heads": heads}, keys, note="slopes as the paper's reference code")]
+    return heads
 
 
 def t5_groups(keys: Keys, family: Family) -> list[LayerGroup]:
@@ -358,11 +381,25 @@ def t5_groups(keys: Keys, family: Family) -> list[LayerGroup]:
                        "decoder stack: causal buckets")]
 
 
-def sinusoidal_groups(keys: Keys, family: Family) -> list[LayerGroup]:
-    """A fixed sinusoidal table added to the embeddings (Marian: sines then cosines)."""
-    dim = keys.first_int("d_model", "hidden_size")
-    options = {"scheme": "sinusoidal", "dim": dim, "layout": "half"}
-    return [whole_model("all", options, keys, note="sinusoidal table of the encoder and the decoder")]
+def sinusoidal_groups(spacing: str, note: str = "") -> Callable[[Keys, "Family"], list[LayerGroup]]:
+    """A fixed sinusoidal table, sines then cosines, added to the embeddings of both stacks (Marian,
+    Pegasus: ``spacing`` vaswani; fairseq's models: tensor2tensor)."""
+    def groups(keys: Keys, family: Family) -> list[LayerGroup]:
+        options = {"scheme": "sinusoidal", "dim": keys.first_int("d_model", "hidden_size"), "layout": "half", "spacing": spacing}
+        return [whole_model("all", options, keys, note=note)]
+    return groups
+
+
+def whisper_groups(keys: Keys, family: Family) -> list[LayerGroup]:
+    """Whisper: a fixed table in the encoder (sines then cosines, tensor2tensor spacing), learned
+    positions in the decoder."""
+    dim = keys.first_int("d_model")
+    encoder = keys.first_int("encoder_layers") or 0
+    decoder = keys.first_int("decoder_layers") or 0
+    return [LayerGroup("encoder", tuple(range(encoder)), {"scheme": "sinusoidal", "dim": dim, "layout": "half", "spacing": "tensor2tensor"},
+                       keys.keys(), tuple(keys.defaulted), "encoder: the sinusoids table (timescale increment ln(10000)/(d/2 − 1))"),
+            LayerGroup("decoder", tuple(range(decoder)), {"scheme": "learned"}, keys.keys(), tuple(keys.defaulted),
+                       "decoder: a learned table, from the checkpoint (--weights)")]
 
 
 def learned_groups(keys: Keys, family: Family) -> list[LayerGroup]:
@@ -397,10 +434,17 @@ FAMILIES: tuple[Family, ...] = (
            keys_note="global_rope_theta, local_rope_theta, global_attn_every_n_layers"),
     Family("Falcon", ("falcon",), keys_note="alibi: true reads as ALiBi"),
     Family("BLOOM, MPT (ALiBi)", ("bloom", "mpt"), scheme="alibi", groups=alibi_groups, keys_note="n_head / n_heads"),
-    Family("T5", ("t5", "mt5", "umt5", "longt5", "switch_transformers"), scheme="t5", groups=t5_groups,
+    Family("T5", ("t5", "mt5", "umt5", "longt5", "switch_transformers", "pop2piano"), scheme="t5", groups=t5_groups,
            keys_note="relative_attention_num_buckets, relative_attention_max_distance, num_layers, num_decoder_layers"),
-    Family("Marian", ("marian",), scheme="sinusoidal", groups=sinusoidal_groups, keys_note="d_model (sines, then cosines)"),
-    Family("Learned tables", ("gpt2", "opt", "bert", "roberta", "gpt_neo", "bart", "biogpt", "xglm"), scheme="learned",
+    Family("Marian, Pegasus", ("marian", "pegasus"), scheme="sinusoidal", groups=sinusoidal_groups("vaswani"),
+           keys_note="d_model: sines, then cosines"),
+    Family("fairseq sinusoidal (M2M-100, Speech2Text, FSMT, XGLM)", ("m2m_100", "speech_to_text", "fsmt", "xglm"),
+           scheme="sinusoidal", groups=sinusoidal_groups("tensor2tensor", "the model's token t uses row t + 2 (fairseq's "
+                                                          "offset; row 1, the padding row, is zero)"),
+           keys_note="d_model: sines, then cosines, tensor2tensor spacing; offset 2"),
+    Family("Whisper", ("whisper",), scheme="sinusoidal", groups=whisper_groups,
+           keys_note="encoder: sinusoids (tensor2tensor spacing); decoder: learned"),
+    Family("Learned tables", ("gpt2", "opt", "bert", "roberta", "gpt_neo", "bart", "biogpt"), scheme="learned",
            groups=learned_groups, keys_note="needs the checkpoint: --weights"),
 )
 
@@ -410,8 +454,12 @@ BY_MODEL_TYPE: dict[str, Family] = {t: family for family in FAMILIES for t in fa
 GENERIC = Family("generic", ())
 #: Model types read, but refused: the reason, said in one line.
 REFUSED: dict[str, str] = {
-    "whisper": "Whisper's encoder table uses the timescale log(10000)/(d/2 − 1), which pecli's sinusoidal scheme does not express yet; its decoder's positions are learned",
+    "musicgen": "MusicGen's decoder table puts the cosines before the sines, a layout pecli's sinusoidal scheme does not have",
 }
+
+
+FALCON_ALIBI = Family("Falcon-RW (ALiBi)", ("falcon",), scheme="alibi", groups=falcon_alibi_groups,
+                      keys_note="alibi: true; slopes in bfloat16")
 
 
 def falcon_family(keys: Keys) -> Family | None:
@@ -420,7 +468,7 @@ def falcon_family(keys: Keys) -> Family | None:
         keys.get("alibi")
         if keys.has("rope_theta"):
             raise ConfigError("alibi", f"is true in {keys.source}, and rope_theta is given too: a Falcon uses one or the other")
-        return Family("Falcon-RW (ALiBi)", ("falcon",), scheme="alibi", groups=alibi_groups)
+        return FALCON_ALIBI
     return None
 
 

@@ -57,6 +57,10 @@ class AlibiScheme(BiasScheme):
     bias_label: ClassVar[str] = "bias −mₕ·|i−j| (logit units)"
 
     heads: int = param(8, "number of attention heads", minimum=1, maximum=4096)
+    slope_dtype: str = param(
+        "float64", "the precision the model keeps its slopes in: float64 (the paper's values), or bfloat16 (Falcon)",
+        choices=("float64", "bfloat16"),
+    )
 
     @property
     def width(self) -> int:
@@ -68,7 +72,14 @@ class AlibiScheme(BiasScheme):
 
     @property
     def slopes(self) -> np.ndarray:
-        return alibi_slopes(self.heads)
+        """:func:`alibi_slopes`, rounded to bfloat16 where ``slope_dtype`` says so (Falcon's
+        ``build_alibi_tensor`` forms them in bfloat16 whatever the model's dtype)."""
+        slopes = alibi_slopes(self.heads)
+        if self.slope_dtype == "bfloat16":
+            from pecli.dtypes import cast
+
+            slopes = cast(slopes, "bfloat16").astype(np.float64)
+        return slopes
 
     def channel_quantity(self, channel: int) -> tuple[str, float]:
         return "m", float(self.slopes[channel])

@@ -7,6 +7,7 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
+from pecli.errors import ConfigError
 from pecli.params import param
 from pecli.schemes.base import MAX_WIDTH, AdditiveScheme, Capability
 from pecli.schemes.frequencies import FrequencyPairs, geometric_inv_freq, unit_phasors
@@ -24,6 +25,11 @@ class SinusoidalScheme(AdditiveScheme):
     - ``layout="interleaved"`` (the paper; DistilBERT, [Conditions]):
       ``PE[p, 2i] = sin(p ω_i)``, ``PE[p, 2i+1] = cos(p ω_i)``;
     - ``layout="half"`` (Marian): ``PE[p] = [sin(p ω_0) … sin(p ω_{d/2−1}), cos(p ω_0) … cos(p ω_{d/2−1})]``.
+
+    ``spacing="tensor2tensor"`` spaces the frequencies as Tensor2Tensor's ``get_timing_signal_1d``:
+    ``ω_i = base^(−i/(d/2 − 1))``, from 1 to exactly 1/base (the timescale increment
+    ``ln(base)/(d/2 − 1)``) — the table of Whisper's encoder and of fairseq's models (M2M-100,
+    Speech2Text, FSMT, XGLM), which HF computes so; Marian and Pegasus use the paper's ``base^(−2i/d)``.
 
     The two layouts are the same vectors with their components permuted, so every dot product
     ``PE_p · PE_q = Σ_i cos(ω_i (p − q))`` ([Conditions] and [Common-PE]) is the same. Angles ``p ω_i`` are formed
@@ -44,9 +50,15 @@ class SinusoidalScheme(AdditiveScheme):
         "interleaved", "interleaved: sin, cos pairs (the paper); half: all sines then all cosines (Marian)",
         choices=("interleaved", "half"),
     )
+    spacing: str = param(
+        "vaswani", "vaswani: ω_i = base^(-2i/d), the paper's; tensor2tensor: ω_i = base^(-i/(d/2-1)) (Whisper, fairseq)",
+        choices=("vaswani", "tensor2tensor"),
+    )
 
     def __post_init__(self) -> None:
         self._require_even("dim", self.dim)
+        if self.spacing == "tensor2tensor" and self.dim < 4:
+            raise ConfigError("dim", f"spacing tensor2tensor divides by d/2 − 1: dim must be at least 4, got {self.dim}")
 
     @property
     def width(self) -> int:
@@ -54,7 +66,9 @@ class SinusoidalScheme(AdditiveScheme):
 
     @property
     def inv_freq(self) -> np.ndarray:
-        """``ω_i = base^(−2i/d)``, float64."""
+        """``ω_i = base^(−2i/d)`` (vaswani) or ``base^(−i/(d/2 − 1))`` (tensor2tensor), float64."""
+        if self.spacing == "tensor2tensor":
+            return np.exp(-np.log(float(self.base)) * np.arange(self.dim // 2, dtype=np.float64) / (self.dim // 2 - 1))
         return geometric_inv_freq(self.dim, self.base)
 
     def frequency_pairs(self) -> FrequencyPairs:
