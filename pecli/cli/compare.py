@@ -73,8 +73,9 @@ def compare(
     for path, model_id in models:
         plan = model_plan(path, model_id).select(settings["layer"], settings["layer_group"])
         name = Path(path).stem if model_id is None else model_id
+        encoded = [group for group in plan.groups if group.options is not None]
         for group in plan.groups:
-            label = name if len(plan.groups) == 1 else f"{name} {group.name}"
+            label = name if len(encoded) == 1 and group.options is not None else f"{name} {group.name}"
             if group.options is None:
                 without.append(f"{label} (layers {group.layers_text()})")
                 continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
@@ -48,7 +48,7 @@ SETTINGS = (
 )
 
 
-@scheme_command(*SETTINGS)
+@scheme_command(*SETTINGS, per_group=lambda *args, **kwargs: every_group(*args, **kwargs))
 def encode(
     spec: Spec,
     force: ForceOption = False,
@@ -120,68 +120,150 @@ def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: li
     return working + count * POSITION_BYTES + tables + shared
 
 
-def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet: bool) -> EncodeReport:
-    from pecli.analysis.summary import EncodeReport, StreamingSummary, steps_are_equal
+class Encoding:
+    """One spec's encode run: its arrays streamed block by block (into a file, or only summarised),
+    then its report — so that several layer groups can stream into one archive."""
 
-    scheme, dtype = spec.scheme, spec.output_dtype
-    archive = target is not None and target.suffix.lower() == ".npz"
-    wanted = _wanted(scheme, spec.settings["parts"]) if archive else [scheme.main_key]
-    check_memory(memory_needed(scheme, spec.count, dtype, wanted), budget)
-    positions = spec.positions
-    exact = numpy_dtype(dtype).itemsize >= 8
-    parts = scheme.parts(positions, exact=exact, dtype=dtype, wanted=wanted)
-    main = parts[0]
-    chosen = _chosen_parts(parts, spec.settings["parts"])
-    nbytes = int(np.prod(main.shape, dtype=np.int64)) * _itemsize(main, dtype)
-    if target is not None:
-        written = chosen if archive else [main]
-        check_disk(target, sum(int(np.prod(p.shape, dtype=np.int64)) * _itemsize(p, dtype) for p in written))
-    summary = StreamingSummary(
-        len(positions), main.shape, _dtype_name(main, dtype), nbytes, equal_steps=steps_are_equal(scheme, positions, dtype)
-    )
-    rows = block_rows(main.row_values)
-    segments = int(np.prod(main.shape, dtype=np.int64)) // max(1, len(positions) * main.row_values)
+    def __init__(self, spec: Spec, archive: bool) -> None:
+        self.spec, self.archive = spec, archive
+        self.wanted = _wanted(spec.scheme, spec.settings["parts"]) if archive else [spec.scheme.main_key]
+        #: Bytes held at the peak, known from the sizes alone: check it before :meth:`prepare`.
+        self.memory = memory_needed(spec.scheme, spec.count, spec.output_dtype, self.wanted)
 
-    def cast_rows(index: np.ndarray) -> np.ndarray:
-        with np.errstate(over="ignore"):
-            return storable(cast(main.rows_at(index), dtype))
+    def prepare(self) -> None:
+        """Set up the parts and the summary (after the memory check: positions and tables are allocated)."""
+        from pecli.analysis.summary import StreamingSummary, steps_are_equal
 
-    def main_blocks(bar) -> Iterator[np.ndarray]:
-        for block in main.blocks(rows):
+        spec, scheme, dtype, archive = self.spec, self.spec.scheme, self.spec.output_dtype, self.archive
+        positions = spec.positions
+        parts = scheme.parts(positions, exact=numpy_dtype(dtype).itemsize >= 8, dtype=dtype, wanted=self.wanted)
+        self.main = main = parts[0]
+        self.chosen = _chosen_parts(parts, spec.settings["parts"]) if archive else [main]
+        nbytes = int(np.prod(main.shape, dtype=np.int64)) * _itemsize(main, dtype)
+        self.summary = StreamingSummary(
+            len(positions), main.shape, _dtype_name(main, dtype), nbytes, equal_steps=steps_are_equal(scheme, positions, dtype)
+        )
+        self.rows = block_rows(main.row_values)
+        segments = int(np.prod(main.shape, dtype=np.int64)) // max(1, len(positions) * main.row_values)
+        self.steps = segments * -(-len(positions) // self.rows)
+
+    @property
+    def disk_bytes(self) -> int:
+        return sum(int(np.prod(p.shape, dtype=np.int64)) * _itemsize(p, self.spec.output_dtype) for p in self.chosen)
+
+    def main_blocks(self, bar) -> Iterator[np.ndarray]:
+        for block in self.main.blocks(self.rows):
             with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
-                values = storable(cast(block.values, dtype))
-            summary.add(block, values)
+                values = storable(cast(block.values, self.spec.output_dtype))
+            self.summary.add(block, values)
             bar.advance()
             yield values
 
-    def cast_blocks(part: Part) -> Iterator[np.ndarray]:
+    def _cast_blocks(self, part: Part) -> Iterator[np.ndarray]:
         for block in part.blocks(block_rows(part.row_values)):
             with np.errstate(over="ignore"):  # inv_freq keeps float64: it is a parameter, not an output
-                yield block.values if part.name == "inv_freq" else cast(block.values, dtype)
+                yield block.values if part.name == "inv_freq" else cast(block.values, self.spec.output_dtype)
 
-    with task("encode", total=segments * -(-len(positions) // rows)) as bar:
+    def drain(self, bar) -> None:
+        """Summarise the main array without writing it."""
+        collections.deque(self.main_blocks(bar), maxlen=0)
+
+    def members(self, bar, prefix: str = "") -> list[tuple[str, tuple[int, ...], Iterator[np.ndarray]]]:
+        """The archive members ``(prefix + name, shape, blocks)``; the main array is summarised either way."""
+        def first(blocks: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+            if self.main not in self.chosen:
+                self.drain(bar)
+            yield from blocks
+
+        out = [(prefix + p.name, p.shape, self.main_blocks(bar) if p is self.main else self._cast_blocks(p)) for p in self.chosen]
+        name, shape, blocks = out[0]
+        return [(name, shape, first(blocks)), *out[1:]]
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        scheme = self.spec.scheme
+        return {"scheme": scheme.name, "kind": scheme.kind, "params": scheme.params(), "length": self.spec.length,
+                "dtype": self.summary.dtype}
+
+    def report(self, target: Path | None, quiet: bool) -> EncodeReport:
+        from pecli.analysis.summary import EncodeReport
+
+        spec, scheme, dtype, main = self.spec, self.spec.scheme, self.spec.output_dtype, self.main
+
+        def cast_rows(index: np.ndarray) -> np.ndarray:
+            with np.errstate(over="ignore"):
+                return storable(cast(main.rows_at(index), dtype))
+
+        with np.errstate(invalid="ignore", over="ignore"):
+            facts = self.summary.finish(spec.positions, cast_rows)
+        if self.summary.non_finite:
+            message(f"warning: {self.summary.non_finite:,} values overflow {dtype} (stored as ±inf)", quiet=quiet)
+        return EncodeReport(
+            scheme.name, scheme.kind, scheme.params(), spec.length, position_range(spec.positions), main.name, facts,
+            out=None if target is None else str(target), non_finite_values=self.summary.non_finite,
+        )
+
+
+def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet: bool) -> EncodeReport:
+    archive = target is not None and target.suffix.lower() == ".npz"
+    run = Encoding(spec, archive)
+    check_memory(run.memory, budget)
+    run.prepare()
+    if target is not None:
+        check_disk(target, run.disk_bytes)
+    with task("encode", total=run.steps) as bar:
         if target is None:
-            collections.deque(main_blocks(bar), maxlen=0)
-        elif target.suffix.lower() == ".npy":
-            stream_npy(target, main.shape, main_blocks(bar), force=force)
+            run.drain(bar)
+        elif not archive:
+            stream_npy(target, run.main.shape, run.main_blocks(bar), force=force)
         else:
-            if main not in chosen:
-                collections.deque(main_blocks(bar), maxlen=0)
-            members = [(p.name, p.shape, main_blocks(bar) if p is main else cast_blocks(p)) for p in chosen]
-            metadata = {
-                "scheme": scheme.name, "kind": scheme.kind, "params": scheme.params(), "length": spec.length,
-                "dtype": summary.dtype,
-            }
+            stream_npz(target, run.members(bar), run.metadata, force=force)
+    return run.report(target, quiet)
+
+
+def every_group(plan, specs, options, force: bool = False, json: bool = False, quiet: bool = False) -> None:
+    """``encode`` of a model whose layer groups differ: every group's arrays, into one ``.npz`` under
+    ``GROUP/KEY``; a group without position encoding has no arrays and says so."""
+    live = [(group, spec) for group, spec in specs if spec is not None]
+    if options.get("apply") is not None:
+        raise ConfigError("apply", "applies one layer group's encoding: choose it with --layer N or --layer-group NAME")
+    target = check_target(options["out"], suffixes=SUFFIXES, force=force) if options.get("out") is not None else None
+    if target is not None and (target.suffix.lower() != ".npz" or not live):
+        what = (f"{plan.source} has {len(specs)} layer groups: write them to an .npz (GROUP/KEY), or choose one with "
+                "--layer N or --layer-group NAME") if live else "the chosen layers apply no position encoding"
+        raise ConfigError("out", what)
+    runs = [(group, Encoding(spec, target is not None)) for group, spec in live]
+    check_memory(sum(run.memory for _, run in runs), live[0][1].memory_budget if live else None)
+    for _, run in runs:
+        run.prepare()
+    if target is not None:
+        check_disk(target, sum(run.disk_bytes for _, run in runs))
+    with task("encode", total=sum(run.steps for _, run in runs)) as bar:
+        if target is None:
+            for _, run in runs:
+                run.drain(bar)
+        else:
+            members = [member for group, run in runs for member in run.members(bar, f"{group.name}/")]
+            metadata = {"source": plan.source, "model_type": plan.model_type,
+                        "layer_groups": {group.name: {"layers": list(group.layers), **run.metadata} for group, run in runs}}
             stream_npz(target, members, metadata, force=force)
-    with np.errstate(invalid="ignore", over="ignore"):
-        facts = summary.finish(positions, cast_rows)
-    if summary.non_finite:
-        message(f"warning: {summary.non_finite:,} values overflow {dtype} (stored as ±inf)", quiet=quiet)
-    return EncodeReport(
-        scheme.name, scheme.kind, scheme.params(), spec.length,
-        position_range(positions), main.name, facts,
-        out=None if target is None else str(target), non_finite_values=summary.non_finite,
-    )
+    reports = {group.name: run.report(target, quiet) for group, run in runs}
+    documents = [{"name": g.name, "layers": list(g.layers), **(reports[g.name].to_dict() if g.name in reports else {"scheme": "none"})}
+                 for g, _ in specs]
+    if json:
+        print_json({"source": plan.source, "model_type": plan.model_type, "layer_groups": documents, "out": None if target is None else str(target)})
+    elif not quiet:
+        from pecli.render.encode import encode_table
+        from rich.text import Text
+
+        console = stdout_console()
+        for group, _ in specs:
+            what = group.scheme if group.name in reports else "no position encoding"
+            console.print(Text(f"layer group {group.name} of {plan.source}: layers {group.layers_text()}: {what}", style="bold"))
+            if group.name in reports:
+                console.print(encode_table(reports[group.name]))
+    if target is not None:
+        message(f"wrote {target}", quiet=quiet or json)
 
 
 def _wanted(scheme: Scheme, names: str | None) -> list[str] | None:

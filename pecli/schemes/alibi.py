@@ -55,6 +55,7 @@ class AlibiScheme(BiasScheme):
     main_key: ClassVar[str] = "bias"
     block_bytes_per_value: ClassVar[int] = 40
     bias_label: ClassVar[str] = "bias −mₕ·|i−j| (logit units)"
+    quiet_defaults: ClassVar[tuple[str, ...]] = ("slope_dtype",)
 
     heads: int = param(8, "number of attention heads", minimum=1, maximum=4096)
     slope_dtype: str = param(

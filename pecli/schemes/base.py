@@ -84,6 +84,8 @@ class Scheme:
     aliases: ClassVar[dict[str, str]] = {}
     #: Name of the array that ``--out x.npy`` writes; the first entry of :meth:`arrays`.
     main_key: ClassVar[str] = "encoding"
+    #: Parameters that titles and legends leave out at their default (a model-specific precision, say).
+    quiet_defaults: ClassVar[tuple[str, ...]] = ()
     #: Parameters whose default is filled from the sequence length (see :meth:`defaults_for_length`).
     length_defaults: ClassVar[tuple[str, ...]] = ()
     #: Keys that hold a block of parameters as other tools ship it (rope: ``rope_scaling``).

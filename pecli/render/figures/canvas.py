@@ -197,7 +197,7 @@ def describe(scheme: Scheme, *, skip: Sequence[str] = ()) -> str:
         value = values[name]
         if name in skip or value is None or isinstance(value, (dict, list)):
             continue
-        if index >= 3 and value == parameter.default:
+        if (index >= 3 or name in scheme.quiet_defaults) and value == parameter.default:
             continue
         if name == "context" and not _reads_context(scheme):
             continue
