@@ -160,7 +160,7 @@ def test_contradicting_keys_are_refused_naming_both(invoke, tmp_path, config, ar
 
 
 def test_several_groups_need_a_choice_where_one_is_computed(invoke, tmp_path):
-    result = invoke("check", "uniqueness", "--hf-config", write(tmp_path, GEMMA3), "-L", "16")
+    result = invoke("inspect", "rope", "--hf-config", write(tmp_path, GEMMA3), "--weights", "w.safetensors")
     assert result.exit_code == 2 and "--layer N or --layer-group NAME" in result.stderr and "full_attention (layers 5, 11" in result.stderr
     result = invoke("wavelengths", "--layer", "2")
     assert result.exit_code == 2 and "give --hf-config or --model" in result.stderr
@@ -192,3 +192,12 @@ def test_resolve_in_the_library_takes_a_layer(tmp_path):
 
 def test_every_family_names_its_keys():
     assert all(family.keys_note for family in FAMILIES)
+
+
+def test_check_every_group_and_the_verdict_of_all(invoke, tmp_path):
+    result = invoke("check", "uniqueness", "--hf-config", write(tmp_path, LLAMA4), "-L", "64", "--json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["passed"] is True
+    assert [(g["name"], g["passed"]) for g in document["layer_groups"]] == [("all", True), ("nope", None)]
+

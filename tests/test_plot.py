@@ -494,3 +494,19 @@ def test_symbols_are_mathtext_not_underscores():
     for text in (t for figure in drawn for t in texts(figure)):
         outside_math = re.sub(r"\$[^$]*\$", "", text)
         assert not re.search(r"(?<![A-Za-z])[A-Za-zθωΔ]_[A-Za-z(]", outside_math), text
+
+
+def test_plot_of_a_model_draws_a_panel_per_layer_group(runner, tmp_path, unrendered):
+    # Gemma 3: sliding layers on base 10,000, full-attention layers on 1e6 (every 6th layer).
+    import json
+
+    config = tmp_path / "gemma3.json"
+    config.write_text(json.dumps({"model_type": "gemma3_text", "head_dim": 256, "num_attention_heads": 8, "hidden_size": 2560,
+                                  "num_hidden_layers": 12, "rope_theta": 1e6, "rope_local_base_freq": 10000.0}))
+    out = tmp_path / "w.png"
+    result = run(runner, "wavelengths", "--hf-config", str(config), "--out", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    groups = json.loads(result.stdout)["layer_groups"]
+    assert [(g["name"], g["layers"], g["params"]["base"]) for g in groups] == [
+        ("sliding_attention", [0, 1, 2, 3, 4, 6, 7, 8, 9, 10], 10000.0), ("full_attention", [5, 11], 1e6)]
+    assert out.read_bytes() == unrendered

@@ -38,7 +38,38 @@ SETTINGS = (
 LAYOUT = "layout"
 
 
-@scheme_command(*SETTINGS, run_keys=("scheme", "length"))  # positions 0 … L − 1: --positions is not read
+def every_group(plan, specs, options, prop: str = "all", json: bool = False, quiet: bool = False) -> None:
+    """``check`` of a model whose layer groups differ: the property in every group, a block each (JSON:
+    ``layer_groups``); exit 1 when it fails in any group. Layers without position encoding are listed."""
+    if prop == LAYOUT:
+        raise ConfigError("layer", f"check layout reads one layer group's RoPE; {plan.source} has {len(specs)}: "
+                          "choose one with --layer N or --layer-group NAME")
+    if all(spec is None for _, spec in specs):
+        raise ConfigError("layer", f"layers {specs[0][0].layers_text()} of {plan.source} apply no position encoding: nothing to check")
+    runs = [(group, None if spec is None else prepared_check(spec, prop)) for group, spec in specs]  # every refusal first
+    reports = [(group, None if run is None else run()) for group, run in runs]
+    if json:
+        print_json({"source": plan.source, "model_type": plan.model_type, "property": prop,
+                    "passed": all(r.passed for _, r in reports if r is not None),
+                    "layer_groups": [{"name": g.name, "layers": list(g.layers),
+                                      **(r.to_dict() if r is not None else {"scheme": "none", "passed": None})}
+                                     for g, r in reports]})
+    elif not quiet:
+        from rich.text import Text
+
+        from pecli.render.check import check_renderable
+
+        console = stdout_console()
+        for group, report in reports:
+            what = "no position encoding: nothing to check" if report is None else group.scheme
+            console.print(Text(f"layer group {group.name} of {plan.source}: layers {group.layers_text()}: {what}", style="bold"))
+            if report is not None:
+                console.print(check_renderable(report))
+    if not all(r.passed for _, r in reports if r is not None):
+        raise typer.Exit(1)
+
+
+@scheme_command(*SETTINGS, run_keys=("scheme", "length"), per_group=lambda *args, **kwargs: every_group(*args, **kwargs))
 def check(
     spec: Spec,
     prop: Annotated[str, typer.Argument(metavar="PROPERTY", help="a registered property (uniqueness, distinguishability, composability, relativity, extrapolation, precision), all, or layout (of --weights) [default: all]", show_default=False)] = "all",
@@ -50,8 +81,22 @@ def check(
     Properties: uniqueness, distinguishability, composability, relativity, extrapolation, precision, or
     all of them. Each prints the measured figures, the verdict and the reason in words. --dtype sets the
     dtype of uniqueness (default float64) and of precision (default bfloat16). layout reads the q/k
-    projections of --weights and says whether they were trained in the configured RoPE layout.
+    projections of --weights and says whether they were trained in the configured RoPE layout. A model
+    whose layer groups differ (--hf-config) is checked group by group.
     """
+    report = prepared_check(spec, prop)()
+    if json:
+        print_json(report.to_dict())
+    elif not quiet:  # --quiet: the exit code is the answer
+        from pecli.render.check import check_renderable
+
+        stdout_console().print(check_renderable(report))
+    if not report.passed:
+        raise typer.Exit(1)
+
+
+def prepared_check(spec: Spec, prop: str):
+    """Validate the request and its memory, before any work; return the call that measures it."""
     if prop not in (*ANALYSES, "all", LAYOUT):
         raise choice_error("property", prop, (*ANALYSES, "all", LAYOUT))
     if prop in ANALYSES and not ANALYSES[prop].applies_to(spec.scheme):
@@ -69,22 +114,12 @@ def check(
         strict=bool(settings["strict"]),
         samples=settings["samples"],
     )
-    name = prop
-    _check_applicable(name, {**settings, "dtype": spec.dtype})
+    _check_applicable(prop, {**settings, "dtype": spec.dtype})
     _check_training_extent(spec.scheme, settings)
-    if name == LAYOUT:
-        report = _layout_report(spec)
-    else:
-        spec.check_memory(estimate_check_bytes(spec.scheme, name, options), f"check {name}")
-        report = check_report(spec.scheme, name, options)
-    if json:
-        print_json(report.to_dict())
-    elif not quiet:  # --quiet: the exit code is the answer
-        from pecli.render.check import check_renderable
-
-        stdout_console().print(check_renderable(report))
-    if not report.passed:
-        raise typer.Exit(1)
+    if prop == LAYOUT:
+        return lambda: _layout_report(spec)
+    spec.check_memory(estimate_check_bytes(spec.scheme, prop, options), f"check {prop}")
+    return lambda: check_report(spec.scheme, prop, options)
 
 
 def _layout_report(spec: Spec):

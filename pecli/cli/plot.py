@@ -16,6 +16,7 @@ import typer
 
 from pecli.cli.common import OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, print_json, scheme_command
 from pecli.config import Setting, Spec
+from pecli.errors import ConfigError
 from pecli.schemes.base import Capability
 from pecli.io import check_target, write_atomic
 from pecli.render import figures
@@ -38,7 +39,44 @@ SETTINGS = (
 )
 
 
-@scheme_command(*SETTINGS)
+def every_group(plan, specs, options, kind: str | None = None, force: bool = False, json: bool = False, quiet: bool = False) -> None:
+    """``plot`` of a model whose layer groups differ: one figure, a panel per group."""
+    live = [spec for _, spec in specs if spec is not None]
+    if not live:
+        raise ConfigError("layer", "the chosen layers apply no position encoding: nothing to draw")
+    settings = live[0].settings
+    kind = settings["kind"]
+    record = lookup(kind)
+    for spec in live:
+        check_applicable(kind, _given(spec))
+        record.check(spec.scheme)
+        spec.check_memory(plot_bytes(spec), f"plot {kind}")
+    target = check_target(settings["out"] or f"{kind}.png", suffixes=SUFFIXES, force=force)
+    style = Style(title=settings["title"], size=figures.parse_figure_size(settings["size"]) if settings["size"] else None,
+                  dpi=settings["dpi"])
+    panels = [(f"{group.name} (layers {group.layers_text()})", None if spec is None else _request(spec)) for group, spec in specs]
+    figure, drawings = figures.draw_panels(kind, panels, style)
+    write_atomic(target, lambda stream: figures.save_figure(figure, stream, target.suffix.lower()[1:]), force=force)
+    notes = list(dict.fromkeys(note for drawing in drawings for note in drawing.notes))
+    if json:
+        drawn = iter(drawings)
+        print_json({"kind": kind, "source": plan.source, "out": str(target), "notes": notes, "layer_groups": [
+            {"name": group.name, "layers": list(group.layers),
+             **({"scheme": "none"} if spec is None else describe_drawn(spec, next(drawn)))} for group, spec in specs]})
+    for note in notes:
+        message(f"note: {note}", quiet=quiet or json)
+    message(f"wrote {target}", quiet=quiet or json)
+
+
+def _request(spec: Spec) -> PlotRequest:
+    settings = spec.settings
+    return PlotRequest(
+        spec.scheme, spec.length, spec.given_positions, spec.dtype,
+        {option.name: settings[option.name] for option in OPTIONS}, spec.given_params, spec.memory_budget,
+    )
+
+
+@scheme_command(*SETTINGS, per_group=lambda *args, **kwargs: every_group(*args, **kwargs))
 def plot(
     spec: Spec,
     kind: Annotated[Optional[str], typer.Argument(metavar="KIND", help=f"{', '.join(KINDS)} [default: heatmap]", show_default=False)] = None,
@@ -58,10 +96,7 @@ def plot(
         size=figures.parse_figure_size(settings["size"]) if settings["size"] else None,
         dpi=settings["dpi"],
     )
-    request = PlotRequest(
-        spec.scheme, spec.length, spec.given_positions, spec.dtype,
-        {option.name: settings[option.name] for option in OPTIONS}, spec.given_params, spec.memory_budget,
-    )
+    request = _request(spec)
     spec.check_memory(plot_bytes(spec), f"plot {kind}")
     figure, drawing = figures.draw(kind, request, style)
     notes = drawing.notes

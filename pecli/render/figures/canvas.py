@@ -149,7 +149,7 @@ def finish(figure: "Figure", drawing: Drawing, title: str | None = None) -> None
     if drawing.notes:
         import textwrap
 
-        width = max(40, int(figure.get_figwidth() * NOTE_CHARACTERS_PER_INCH))
+        width = max(40, int(figure.figure.get_figwidth() * NOTE_CHARACTERS_PER_INCH))
         lines = [line for note in drawing.unique_notes for line in textwrap.wrap(f"note: {note}", width, subsequent_indent="  ")]
         figure.supxlabel("\n".join(lines), fontsize=8, color="0.3")
 
@@ -157,7 +157,7 @@ def finish(figure: "Figure", drawing: Drawing, title: str | None = None) -> None
 def set_title(figure: "Figure", default: str, title: str | None) -> None:
     """``title`` if given, else ``default`` ("scheme params: what"), broken after the scheme when long
     and wrapped to the figure's width, so that no title runs past its edges."""
-    width = max(40, min(TITLE_WIDTH, int(figure.get_figwidth() * TITLE_CHARACTERS_PER_INCH)))
+    width = max(40, min(TITLE_WIDTH, int(figure.figure.get_figwidth() * TITLE_CHARACTERS_PER_INCH)))
     if title is None and len(default) > width and ": " in default:
         import textwrap
 

@@ -354,6 +354,26 @@ def draw(kind: str, request: PlotRequest, style: Style = Style()) -> tuple["Figu
     return canvas, Drawing(drawing.title, drawing.unique_notes, list(drawing.schemes) or [request.scheme])
 
 
+def draw_panels(kind: str, panels: list[tuple[str, PlotRequest | None]], style: Style = Style()) -> tuple["Figure", list[Drawing]]:
+    """One figure with a panel per ``(label, request)`` (a model's layer groups), stacked; a panel whose
+    request is None says that its layers have no position encoding. Each panel is titled with its
+    label and its drawing's title; the figure grows by the kind's height per panel."""
+    record = lookup(kind)
+    width, height = style.size or record.size
+    canvas = new_figure((width, height * len(panels)), style.dpi)
+    drawings = []
+    for sub, (label, request) in zip(canvas.subfigures(len(panels), 1) if len(panels) > 1 else [canvas], panels):
+        if request is None:
+            sub.suptitle(f"{label}: no position encoding", fontsize=11)
+            continue
+        record.check(request.scheme)
+        drawing = record.draw(sub, request)
+        titled = Drawing(f"{label} — {drawing.title}", drawing.unique_notes, list(drawing.schemes) or [request.scheme])
+        finish(sub, titled, None if style.title is None else f"{style.title} — {label}")
+        drawings.append(Drawing(drawing.title, titled.notes, titled.schemes))
+    return canvas, drawings
+
+
 # -- options given as lists ------------------------------------------------------------------------------
 def overlaid(request: PlotRequest) -> list[Scheme]:
     """The schemes a dot-distance plot overlays: --schemes × --bases (a base only where the scheme has one),
