@@ -99,10 +99,13 @@ def test_smollm3_explicit_no_rope_layers(tmp_path):
 
 def test_cohere2_full_attention_layers_have_no_rope():
     config = {"model_type": "cohere2", "hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 8,
-              "rope_theta": 50000.0, "sliding_window_pattern": 4}
+              "rope_theta": 50000.0, "sliding_window_pattern": 4, "sliding_window": 4096}
     plan = plan_of(config, "cohere2.json")
     assert [(g.name, g.layers) for g in plan.groups] == [("sliding_attention", (0, 1, 2, 4, 5, 6)), ("nope", (3, 7))]
     assert plan.groups[0].options["layout"] == "interleaved"
+    # Without a sliding window the attention rotates in every layer (RoPE where sliding_window is not None).
+    plan = plan_of({**config, "sliding_window": None}, "cohere2.json")
+    assert [g.name for g in plan.groups] == ["sliding_attention+full_attention"]
 
 
 def test_modernbert_global_and_local_theta():
@@ -149,7 +152,7 @@ def test_dbrx_head_dim_from_d_model_and_n_heads():
     ({"model_type": "qwen2", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 3, "layer_types": ["full_attention"]}, (), ("layer_types", "num_hidden_layers")),
     ({**GEMMA3}, ("--layer", "34"), ("layer", "num_hidden_layers")),
     ({"model_type": "qwen3_next", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "rope_theta": 1e7,
-      "layer_types": ["linear_attention", "full_attention"]}, (), ("layer_types", "linear_attention")),
+      "layer_types": ["mamba", "full_attention"]}, (), ("layer_types", "mamba")),
 ])
 def test_contradicting_keys_are_refused_naming_both(invoke, tmp_path, config, args, named):
     out = tmp_path / "x.npz"

@@ -170,7 +170,8 @@ def rope_block(keys: Keys) -> dict[str, Any] | None:
 def per_type_blocks(keys: Keys) -> dict[str, dict[str, Any]] | None:
     """transformers 5's ``rope_parameters`` nested per layer type (``{"full_attention": {...}, …}``), or None."""
     block = keys.data.get("rope_parameters")
-    if isinstance(block, dict) and block and all(isinstance(value, dict) for value in block.values()):
+    if isinstance(block, dict) and block and all(isinstance(value, dict) or value is None for value in block.values()) \
+            and any(isinstance(value, dict) for value in block.values()):
         keys.get("rope_parameters")
         return block
     return None
@@ -203,6 +204,14 @@ def rope_options(
     rotary_dim = keys.first_int("rotary_dim")
     if fraction is not None and rotary_dim is not None and abs(float(fraction) * dim - rotary_dim) > 1e-9:
         raise ConfigError("partial_rotary_factor", f"{fraction} × head_dim {dim} disagrees with rotary_dim {rotary_dim} in {keys.source}")
+    if fraction is not None and any(keys.has(k) for k in family.head_dim_keys):
+        # MLA: HF's rotary module turns int(head_dim × factor) components, all of them in q_pe, whose
+        # width the family key gives (dots.llm3: head_dim 256 × 0.25 = qk_rope_head_dim 64).
+        rotary = int(head_dim(keys, GENERIC) * float(fraction))
+        if rotary > dim:
+            raise ConfigError("partial_rotary_factor", f"{fraction} × head_dim gives {rotary} rotated components, more than "
+                              f"the {dim} of {family.head_dim_keys[0]} in {keys.source}")
+        fraction = None if rotary == dim else rotary / dim
     if fraction is not None:
         options["partial_rotary_factor"] = fraction
     elif rotary_dim is not None:
@@ -213,8 +222,10 @@ def rope_options(
     block_type = in_block.get("rope_type") or in_block.get("type")
     if keys.has("original_max_position_embeddings") and block_type in TYPES_TAKING_TOP_LEVEL_ORIGINAL:
         own_block = {**in_block, "original_max_position_embeddings": keys.get("original_max_position_embeddings")}
-    if own_block:
-        options["rope_scaling"] = own_block
+    # The block's rope_theta and partial_rotary_factor were read above, into the options themselves.
+    scaling = {k: v for k, v in (own_block or {}).items() if k not in ("rope_theta", "partial_rotary_factor")}
+    if scaling:
+        options["rope_scaling"] = scaling
     return options
 
 
@@ -249,12 +260,18 @@ def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
 
     def encoding_of(layer_type: str) -> dict[str, Any] | None:
         if nested is not None:
+            if layer_type in NO_ROPE_TYPES:
+                return None
             if layer_type not in nested:
                 raise ConfigError("rope_parameters", f"has no entry for layer type {layer_type!r} of layer_types "
                                   f"(its entries: {', '.join(nested)})")
+            if nested[layer_type] is None:  # transformers 5 writes null for a layer type without RoPE (Beam)
+                return None
             return rope_options(keys, family, nested[layer_type])
         if types is not None and family.per_type is not None:
             return family.per_type(keys, family, layer_type)
+        if types is not None and layer_type in NO_ROPE_TYPES:
+            return None
         if types is not None and layer_type not in SAME_ROPE_TYPES:
             raise ConfigError("layer_types", f"names layer type {layer_type!r}, which pecli cannot map to a position "
                               f"encoding for model family {family.name} (known: {', '.join(SAME_ROPE_TYPES)})")
@@ -284,8 +301,10 @@ def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
     return sorted(groups, key=lambda g: g.layers[:1])
 
 
-#: Layer types that differ in their attention window only: the model-wide RoPE applies to each.
-SAME_ROPE_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "attention", "all")
+#: Layer types that differ in their attention window or sparsity only: the model-wide RoPE applies to each.
+SAME_ROPE_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "indexed_attention", "attention", "all")
+#: Layer types without softmax attention over positions, so without RoPE (Bailing's linear attention).
+NO_ROPE_TYPES = ("linear_attention",)
 
 
 # -- family rules -----------------------------------------------------------------------------------------
@@ -323,9 +342,13 @@ def modernbert_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str
     return rope_options(keys, family, {}, base_key=key, base_default=default)
 
 
-def cohere2_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str, Any] | None:
-    """Cohere 2: RoPE in the sliding-window layers only; the full-attention layers apply none."""
-    return rope_options(keys, family) if layer_type == "sliding_attention" else None
+def sliding_only_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str, Any] | None:
+    """Cohere 2, EXAONE 4, AFMoE, Flint: RoPE in the sliding-window layers only, the full-attention
+    layers apply none — when the model has a ``sliding_window``; without one every layer rotates
+    (their attention applies RoPE where ``sliding_window is not None or is_sliding``)."""
+    if layer_type == "sliding_attention" or keys.get("sliding_window") is None:
+        return rope_options(keys, family)
+    return None
 
 
 def no_rope_layers(interval_default: int) -> Callable[[Keys, int], set[int]]:
@@ -422,11 +445,18 @@ FAMILIES: tuple[Family, ...] = (
            per_type=gemma3_per_type,
            keys_note="rope_local_base_freq (sliding layers), rope_theta + rope_scaling (full), sliding_window_pattern"),
     Family("Cohere (Command R)", ("cohere",), layout="interleaved", keys_note="interleaved rotate_half"),
-    Family("Cohere 2 (Command R7B, A)", ("cohere2",), layout="interleaved", layer_types=every_nth_full("sliding_window_pattern", 4),
-           per_type=cohere2_per_type, keys_note="RoPE in sliding layers only; full-attention layers NoPE"),
-    Family("GLM", ("glm", "glm4"), layout="interleaved", keys_note="partial_rotary_factor, interleaved rotate_half"),
-    Family("DeepSeek V2/V3", ("deepseek_v2", "deepseek_v3"), layout="interleaved", head_dim_keys=("qk_rope_head_dim",),
-           keys_note="qk_rope_head_dim, rope_interleave, yarn mscale"),
+    Family("Cohere 2 (Command R7B, A)", ("cohere2", "cohere2_moe"), layout="interleaved",
+           layer_types=every_nth_full("sliding_window_pattern", 4), per_type=sliding_only_per_type,
+           keys_note="RoPE in sliding layers only; full-attention layers NoPE"),
+    Family("EXAONE 4, AFMoE, Flint", ("exaone4", "exaone_moe", "afmoe", "flint"), per_type=sliding_only_per_type,
+           keys_note="layer_types, sliding_window: full-attention layers NoPE when the model slides"),
+    Family("GLM", ("glm", "glm4", "glm_ocr", "glm_ocr_text"), layout="interleaved",
+           keys_note="partial_rotary_factor, interleaved rotate_half"),
+    Family("ERNIE 4.5", ("ernie4_5", "ernie4_5_moe"), layout="interleaved", keys_note="interleaved rotate_half"),
+    Family("DeepSeek and other MLA / interleave models", ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "axk1",
+                                                          "axk2", "dots3_note", "dots3_note_text", "bailing_hybrid"),
+           layout="interleaved", head_dim_keys=("qk_rope_head_dim",),
+           keys_note="qk_rope_head_dim, rope_interleave, yarn mscale; apply_rotary_pos_emb_interleave"),
     Family("Llama 4", ("llama4", "llama4_text"), layout="interleaved", nope_layers=no_rope_layers(4),
            keys_note="no_rope_layers (0: NoPE layer), complex rotation"),
     Family("SmolLM3", ("smollm3",), nope_layers=no_rope_layers(4), keys_note="no_rope_layers (0: NoPE layer)"),
