@@ -14,6 +14,7 @@ components ``(2i, 2i+1)``: ``interleaved``.
 
 from __future__ import annotations
 
+import json
 import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -87,6 +88,17 @@ class Keys:
         finally:
             self._scope = outer
         return result, self.keys(scope[0]), tuple(dict.fromkeys(self.defaulted + scope[1]))
+
+    def overlaid(self, overrides: str, read: Callable[[], Any]) -> Any:
+        """``read()`` with the keys of one layer's ``per_layer_config`` entry (JSON text) over the model's."""
+        if not overrides:
+            return read()
+        data = self.data
+        self.data = {**data, **json.loads(overrides)}
+        try:
+            return read()
+        finally:
+            self.data = data
 
     def keys(self, extra: list[str] | tuple[str, ...] = ()) -> tuple[str, ...]:
         """The model's keys read so far, then ``extra``."""
@@ -220,6 +232,14 @@ def rope_options(
     if longest is not None:
         options["max_position_embeddings"] = longest
     block_type = in_block.get("rope_type") or in_block.get("type")
+    if block_type == "proportional":
+        # Gemma 4: the first floor(p · head_dim / 2) pairs of base^(−2i/head_dim) turn, the others stay still —
+        # pecli's p-RoPE with rope_fraction p over the whole head; a factor divides them (linear).
+        fraction = in_block.get("partial_rotary_factor")
+        options["rope_fraction"] = 1.0 if fraction is None else fraction
+        options.pop("partial_rotary_factor", None)
+        factor = in_block.get("factor")
+        own_block = {"rope_type": "linear", "factor": factor} if factor not in (None, 1, 1.0) else {}
     if keys.has("original_max_position_embeddings") and block_type in TYPES_TAKING_TOP_LEVEL_ORIGINAL:
         own_block = {**in_block, "original_max_position_embeddings": keys.get("original_max_position_embeddings")}
     # The block's rope_theta and partial_rotary_factor were read above, into the options themselves.
@@ -277,14 +297,21 @@ def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
                               f"encoding for model family {family.name} (known: {', '.join(SAME_ROPE_TYPES)})")
         return rope_options(keys, family)
 
-    drafts = {layer_type: keys.scoped(lambda t=layer_type: encoding_of(t)) for layer_type in dict.fromkeys(types or ["all"])}
-    by_layer: dict[str, list[int]] = {}
-    for layer in range(count or 0):
-        layer_type = types[layer] if types is not None else "all"
-        name = NOPE if layer in nope or drafts[layer_type][0] is None else layer_type
-        by_layer.setdefault(name, []).append(layer)
+    overrides = layer_overrides(keys, count)
+    kinds = {layer: (types[layer] if types is not None else "all", overrides.get(layer, "")) for layer in range(count or 0)}
     if count is None:  # no layer count: one group for every layer
-        by_layer["all"] = []
+        kinds = {-1: ("all", "")}
+    drafts = {kind: keys.scoped(lambda t=kind[0], o=kind[1]: keys.overlaid(o, lambda: encoding_of(t)))
+              for kind in dict.fromkeys(kinds.values())}
+    split = {t for t, o in drafts if sum(1 for other, _ in drafts if other == t) > 1}
+    names = {kind: f"{kind[0]}-{index}" if kind[0] in split else kind[0] for index, kind in enumerate(drafts)}
+    by_layer: dict[str, list[int]] = {}
+    for layer, kind in kinds.items():
+        name = NOPE if layer in nope or drafts[kind][0] is None else names[kind]
+        by_layer.setdefault(name, []).append(layer)
+    drafts = {names[kind]: draft for kind, draft in drafts.items()}
+    if count is None:
+        by_layer = {"all": []}
     groups: list[LayerGroup] = []
     for name, layers in by_layer.items():
         if name == NOPE:
@@ -299,6 +326,26 @@ def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
                 f"{same.name}+{name}", tuple(sorted(same.layers + tuple(layers))), options,
                 tuple(dict.fromkeys(same.keys_read + read)), tuple(dict.fromkeys(same.keys_defaulted + defaulted)))
     return sorted(groups, key=lambda g: g.layers[:1])
+
+
+def layer_overrides(keys: Keys, count: int | None) -> dict[int, str]:
+    """transformers 5's ``per_layer_config`` (``{"05": {"head_dim": 512}, …}``: keys that layer overrides),
+    as JSON text per layer index, so that layers with equal overrides share a draft."""
+    given = keys.get("per_layer_config")
+    if given is None:
+        return {}
+    if not isinstance(given, dict) or not all(isinstance(v, dict) for v in given.values()):
+        raise ConfigError("per_layer_config", f"must map layer indices to mappings of keys, got {excerpt(given)}")
+    out = {}
+    for index, values in given.items():
+        try:
+            layer = int(index)
+        except ValueError:
+            raise ConfigError("per_layer_config", f"has {index!r}, not a layer index") from None
+        if count is not None and not 0 <= layer < count:
+            raise ConfigError("per_layer_config", f"names layer {layer}, past num_hidden_layers {count}")
+        out[layer] = json.dumps(values, sort_keys=True)
+    return out
 
 
 #: Layer types that differ in their attention window or sparsity only: the model-wide RoPE applies to each.
@@ -435,7 +482,7 @@ def learned_groups(keys: Keys, family: Family) -> list[LayerGroup]:
 FAMILIES: tuple[Family, ...] = (
     Family("Llama and its kin", ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma",
                                  "phi", "phi3", "phimoe", "stablelm", "olmo", "olmo2", "starcoder2", "internlm2",
-                                 "granite", "granitemoe", "ministral", "helium", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text",
+                                 "granite", "granitemoe", "ministral", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text",
                                  "qwen2_5_vl_text", "qwen3_vl", "qwen3_vl_text"),
            keys_note="rope_theta, rope_scaling / rope_parameters, partial_rotary_factor, head_dim"),
     Family("GPT-NeoX", ("gpt_neox",), keys_note="rotary_pct, rotary_emb_base"),
@@ -452,7 +499,8 @@ FAMILIES: tuple[Family, ...] = (
            keys_note="layer_types, sliding_window: full-attention layers NoPE when the model slides"),
     Family("GLM", ("glm", "glm4", "glm_ocr", "glm_ocr_text"), layout="interleaved",
            keys_note="partial_rotary_factor, interleaved rotate_half"),
-    Family("ERNIE 4.5", ("ernie4_5", "ernie4_5_moe"), layout="interleaved", keys_note="interleaved rotate_half"),
+    Family("ERNIE 4.5, Helium, HunYuan V4 VL", ("ernie4_5", "ernie4_5_moe", "helium", "hy_v4_vl", "hy_v4_vl_text"),
+           layout="interleaved", keys_note="interleaved rotate_half"),
     Family("DeepSeek and other MLA / interleave models", ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "axk1",
                                                           "axk2", "dots3_note", "dots3_note_text", "bailing_hybrid"),
            layout="interleaved", head_dim_keys=("qk_rope_head_dim",),
@@ -485,6 +533,10 @@ GENERIC = Family("generic", ())
 #: Model types read, but refused: the reason, said in one line.
 REFUSED: dict[str, str] = {
     "musicgen": "MusicGen's decoder table puts the cosines before the sines, a layout pecli's sinusoidal scheme does not have",
+    "ernie4_5_vl_moe": "ERNIE 4.5 VL's 3-D RoPE deals its frequency pairs to time, height and width in its own pattern, "
+                       "which pecli's mrope does not express",
+    "ernie4_5_vl_moe_text": "ERNIE 4.5 VL's 3-D RoPE deals its frequency pairs to time, height and width in its own pattern, "
+                            "which pecli's mrope does not express",
 }
 
 
