@@ -87,3 +87,30 @@ def test_readme_lists_every_scheme():
 
     for name in SCHEMES:
         assert f"| `{name}` |" in README, name
+
+
+def test_readme_models_table_is_the_family_table():
+    from pecli.models.families import models_table
+
+    text = README
+    start, end = text.index("<!-- models-table -->\n"), text.index("\n<!-- /models-table -->")
+    assert text[start + len("<!-- models-table -->\n"):end] == models_table()
+
+
+def test_readme_inspect_config_example_is_what_pecli_prints(tmp_path, monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    # The Gemma-3-4B text config of the example (values of the issue that found the per-layer bases).
+    config = {"model_type": "gemma3_text", "hidden_size": 2560, "num_attention_heads": 8, "head_dim": 256,
+              "num_hidden_layers": 34, "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+              "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "sliding_window_pattern": 6,
+              "max_position_embeddings": 131072}
+    (tmp_path / "gemma-3-4b.json").write_text(json.dumps(config))
+    monkeypatch.chdir(tmp_path)
+    text = README
+    block = text[text.index("$ pecli inspect config --hf-config gemma-3-4b.json"):]
+    expected = block[block.index("\n") + 1:block.index("```")]
+    result = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(app, ["inspect", "config", "--hf-config", "gemma-3-4b.json"])
+    assert result.exit_code == 0 and result.stdout == expected

@@ -97,6 +97,7 @@ def plan_text(plan):
             text.append(f"  defaulted: {', '.join(group.keys_defaulted)}\n")
     for warning in plan.warnings:
         text.append(f"\nwarning: {warning}\n")
+    text.rstrip()
     return text
 
 

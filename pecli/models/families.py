@@ -597,8 +597,9 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
     if family.groups is not None:
         groups = family.groups(keys, family)
     else:
-        block = rope_block(keys) if per_type_blocks(keys) is None else None
-        if block is not None and block.get("mrope_section") is not None and scheme != "rope":
+        block = keys.data.get("rope_parameters", keys.data.get("rope_scaling"))
+        if isinstance(block, dict) and block.get("mrope_section") is not None and scheme != "rope":
+            keys.get("rope_parameters", "rope_scaling")
             groups = [whole_model("all", mrope_options(keys, family, block, vision, model_type), keys)]
         else:
             groups = per_layer_rope(keys, family)
@@ -628,3 +629,15 @@ def mrope_options(keys: Keys, family: Family, block: dict[str, Any], vision: dic
     if vision.get("tokens_per_second") is not None:
         options["tokens_per_second"] = vision["tokens_per_second"]
     return options
+
+
+def models_table() -> str:
+    """README's Models table (Markdown), from :data:`FAMILIES` and :data:`REFUSED`: a test keeps the two equal."""
+    lines = ["| family | model_type | scheme | layout | keys read besides the usual |", "|---|---|---|---|---|"]
+    for family in FAMILIES:
+        layout = family.layout if family.scheme == "rope" else "—"
+        lines.append(f"| {family.name} | {', '.join(family.model_types)} | {family.scheme} | {layout} | {family.keys_note} |")
+    lines.append(f"| {FALCON_ALIBI.name} | falcon (alibi: true) | alibi | — | {FALCON_ALIBI.keys_note} |")
+    for model_type, reason in REFUSED.items():
+        lines.append(f"| refused | {model_type} | — | — | {reason} |")
+    return "\n".join(lines)
