@@ -204,3 +204,26 @@ def test_check_every_group_and_the_verdict_of_all(invoke, tmp_path):
     assert document["passed"] is True
     assert [(g["name"], g["passed"]) for g in document["layer_groups"]] == [("all", True), ("nope", None)]
 
+
+
+def test_a_positional_key_pecli_does_not_read_is_refused(invoke, tmp_path):
+    # An unknown model type with a second base: reading rope_theta alone would be silently wrong.
+    config = {"model_type": "brand_new", "hidden_size": 64, "num_attention_heads": 4, "rope_theta": 1e6,
+              "rope_local_base_freq": 10000.0}
+    result = invoke("wavelengths", "--hf-config", write(tmp_path, config))
+    assert result.exit_code == 2 and result.stderr.startswith("pecli: error: rope_local_base_freq: is set in")
+    assert "will not guess" in result.stderr
+
+
+def test_layer_rope_theta_gives_each_layer_its_base():
+    # Granite SWA lists a base per layer: layers 0 and 2 on 10,000, layer 1 on 1e6 (d = 64 / 4 = 16).
+    config = {"model_type": "granite_swa", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 3,
+              "rope_theta": 10000.0, "layer_rope_theta": [10000.0, 1000000.0, 10000.0]}
+    plan = plan_of(config, "granite.json")
+    assert [(g.layers, g.options["base"]) for g in plan.groups] == [((0, 2), 10000.0), ((1,), 1000000.0)]
+
+
+def test_falcon_rw_with_the_default_rope_block_of_transformers_5_is_alibi():
+    config = {"model_type": "falcon", "alibi": True, "hidden_size": 64, "num_attention_heads": 4,
+              "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}}
+    assert plan_of(config, "falcon.json").single.options == {"scheme": "alibi", "heads": 4, "slope_dtype": "bfloat16"}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import numbers
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -331,6 +332,13 @@ def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
 def layer_overrides(keys: Keys, count: int | None) -> dict[int, str]:
     """transformers 5's ``per_layer_config`` (``{"05": {"head_dim": 512}, …}``: keys that layer overrides),
     as JSON text per layer index, so that layers with equal overrides share a draft."""
+    thetas = keys.get("layer_rope_theta")  # Granite SWA: one base per layer
+    if thetas is not None:
+        if not isinstance(thetas, list) or (count is not None and len(thetas) < count):
+            raise ConfigError("layer_rope_theta", f"must list a base for each of the {count} layers, got {excerpt(thetas)}")
+        if keys.has("per_layer_config"):
+            raise ConfigError("layer_rope_theta", "and per_layer_config both set per-layer keys: keep one")
+        return {layer: json.dumps({"rope_theta": theta}) for layer, theta in enumerate(thetas)}
     given = keys.get("per_layer_config")
     if given is None:
         return {}
@@ -390,7 +398,7 @@ def modernbert_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str
 
 
 def sliding_only_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str, Any] | None:
-    """Cohere 2, EXAONE 4, AFMoE, Flint: RoPE in the sliding-window layers only, the full-attention
+    """Cohere 2, EXAONE 4, AFMoE, Flint, Kolibri: RoPE in the sliding-window layers only, the full-attention
     layers apply none — when the model has a ``sliding_window``; without one every layer rotates
     (their attention applies RoPE where ``sliding_window is not None or is_sliding``)."""
     if layer_type == "sliding_attention" or keys.get("sliding_window") is None:
@@ -495,7 +503,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("Cohere 2 (Command R7B, A)", ("cohere2", "cohere2_moe"), layout="interleaved",
            layer_types=every_nth_full("sliding_window_pattern", 4), per_type=sliding_only_per_type,
            keys_note="RoPE in sliding layers only; full-attention layers NoPE"),
-    Family("EXAONE 4, AFMoE, Flint", ("exaone4", "exaone_moe", "afmoe", "flint"), per_type=sliding_only_per_type,
+    Family("EXAONE 4, AFMoE, Flint, Kolibri", ("exaone4", "exaone_moe", "afmoe", "flint", "kolibri1"), per_type=sliding_only_per_type,
            keys_note="layer_types, sliding_window: full-attention layers NoPE when the model slides"),
     Family("GLM", ("glm", "glm4", "glm_ocr", "glm_ocr_text"), layout="interleaved",
            keys_note="partial_rotary_factor, interleaved rotate_half"),
@@ -548,8 +556,11 @@ def falcon_family(keys: Keys) -> Family | None:
     """Falcon-RW (``alibi: true``) is an ALiBi model; the other Falcons use RoPE."""
     if keys.data.get("alibi"):
         keys.get("alibi")
-        if keys.has("rope_theta"):
-            raise ConfigError("alibi", f"is true in {keys.source}, and rope_theta is given too: a Falcon uses one or the other")
+        block = keys.get("rope_parameters", "rope_scaling") or {}  # transformers 5 writes the default block anyway
+        scaled = isinstance(block, dict) and (block.get("rope_type") or block.get("type") or "default") != "default"
+        if keys.has("rope_theta") or scaled:
+            raise ConfigError("alibi", f"is true in {keys.source}, and {'rope_theta' if keys.has('rope_theta') else 'a RoPE scaling'} "
+                              "is given too: a Falcon uses one or the other")
         return FALCON_ALIBI
     return None
 
@@ -603,10 +614,36 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
             groups = [whole_model("all", mrope_options(keys, family, block, vision, model_type), keys)]
         else:
             groups = per_layer_rope(keys, family)
+    refuse_unread(keys, groups, model_type)
     if family is GENERIC:
         used = ", ".join(dict.fromkeys(k for g in groups for k in g.keys_read)) or "none"
         warnings.append(f"model_type {model_type or 'unknown'} is not in pecli's model table; read the generic keys: {used}")
     return PositionPlan(source, model_type, family.name, num_layers(keys), tuple(groups), tuple(warnings))
+
+
+#: Keys that look positional (a name with rope, rotary, theta, alibi, …).
+POSITIONAL_KEY = re.compile(r"rope|rotary|nope|alibi|theta|relative_attention|position_embedding_type|pos_emb")
+#: Positional-looking keys that cannot change the numbers, and why.
+HARMLESS_KEYS = {
+    "qk_nope_head_dim": "the part of an MLA head that does not rotate",
+    "learned_pos_emb": "MPT builds no position table, whatever this flag says",
+}
+
+
+def refuse_unread(keys: Keys, groups: list[LayerGroup], model_type: Any) -> None:
+    """A positional-looking key that no group read is exit 2 naming it: pecli will not answer while
+    ignoring a key that may change the numbers (``qk_rope_head_dim`` equal to the rotary head is fine)."""
+    read = set(keys.read) | {k.split("=")[0] for k in keys.defaulted}
+    for group in groups:
+        read |= set(group.keys_read) | {k.split("=")[0] for k in group.keys_defaulted}
+    dims = {group.options.get("dim") for group in groups if group.options}
+    for key, value in keys.data.items():
+        if not POSITIONAL_KEY.search(key) or key in read or key in HARMLESS_KEYS or value is None or value is False:
+            continue
+        if key == "qk_rope_head_dim" and value in dims:
+            continue
+        raise ConfigError(key, f"is set in {keys.source} ({excerpt(value)}), and pecli does not know what it does for "
+                          f"model_type {model_type or 'unknown'}: it may change the positions, so pecli will not guess")
 
 
 #: model_type values whose videos number frame groups by time (``second_per_grid_t × tokens_per_second``).
