@@ -205,8 +205,10 @@ def build_scheme(name: str, params: Mapping[str, Any], *, length: int = DEFAULT_
         else:
             explicit[cls.aliases.get(key, key)] = value
     if "scaling" in explicit and from_blocks.get("scaling") != explicit["scaling"]:
-        # Another scaling than the block's: the block's scaling keys do not carry over.
-        from_blocks = {k: v for k, v in from_blocks.items() if k in cls.block_model_keys}
+        # Another scaling than the block's: the block's keys that the new one takes carry over (a model's
+        # factor and original length), the others do not.
+        kept = set(cls.block_model_keys) | set(cls.block_keys_of(explicit["scaling"]))
+        from_blocks = {k: v for k, v in from_blocks.items() if k in kept}
     values: dict[str, Any] = {}
     for key, value in {**from_blocks, **explicit}.items():  # explicit keys win over a block's
         if key not in known:

@@ -401,3 +401,18 @@ def test_gptj_n_positions_is_the_length(tmp_path):
     path.write_text('{"model_type": "gptj", "n_embd": 4096, "n_head": 16, "rotary_dim": 64, "n_positions": 2048}')
     spec = resolve({"hf_config": str(path)})
     assert spec.length == 2048 and spec.scheme.max_position_embeddings == 2048
+
+
+def test_a_scaling_override_keeps_the_models_keys_it_takes(invoke):
+    # Llama 3.1 ships llama3 scaling with factor 8 over an original 8,192 tokens. Asked for YaRN ×8, the
+    # ramp runs over those 8,192 tokens, not the 131,072 of max_position_embeddings: with d = 128 and
+    # base 5e5, YaRN's correction dims are ⌊128·ln(8192/(2π·32)) / (2 ln 5e5)⌋ = ⌊18.08⌋ = 18 and
+    # ⌈128·ln(8192/(2π·1)) / (2 ln 5e5)⌉ = ⌈34.98⌉ = 35 (over 131,072 the first would be 31).
+    result = invoke("wavelengths", "--hf-config", hf("meta-llama--llama-3.1-8b.json"), "--scaling", "yarn", "--factor", "8", "--json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["params"]["original_max_position"] == 8192 and document["summary"]["yarn_correction_range"] == [18, 35]
+    # linear takes the model's factor as it is.
+    result = invoke("wavelengths", "--hf-config", hf("meta-llama--llama-3.1-8b.json"), "--scaling", "linear", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["params"]["factor"] == 8.0

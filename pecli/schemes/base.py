@@ -147,6 +147,12 @@ class Scheme:
         """The parameters held in a block key (see :attr:`block_keys`)."""
         raise ConfigError(key, f"is not a key of scheme {cls.name!r}")
 
+    @classmethod
+    def block_keys_of(cls, variant: str) -> tuple[str, ...]:
+        """The parameters a block's variant ``variant`` takes (rope: a scaling type's keys), which carry
+        over from a block when another variant is asked for."""
+        return ()
+
     def without_extension(self) -> Scheme:
         """The scheme as pre-training used it, before any context-extension scaling (rope); else itself."""
         return self

@@ -18,7 +18,8 @@ from pecli.schemes.frequencies import FrequencyPairs, unit_phasors
 from pecli.schemes.parts import Block, Part, row_part, whole_part
 from pecli.schemes.positions import as_positions
 from pecli.schemes.rope_scaling import (
-    SCALING_GROUP, SCALINGS, RopeScaling, ScaledFrequencies, compute_inv_freq, scaling_keys, shared_scaling_keys,
+    SCALING_GROUP, SCALINGS, RopeScaling, ScaledFrequencies, compute_inv_freq, scaling_keys, scaling_type,
+    shared_scaling_keys,
 )
 
 
@@ -166,6 +167,15 @@ class RopeScheme(Scheme):
         out["scaling"] = scaling.rope_type
         out.update({_attribute(key): value for key, value in scaling.given})
         return out
+
+    @classmethod
+    def block_keys_of(cls, variant: str) -> tuple[str, ...]:
+        """The keys scaling type ``variant`` takes, in pecli's spelling (none for an unknown type)."""
+        try:
+            record = scaling_type(variant)
+        except ConfigError:
+            return ()  # the scaling's own check names it
+        return tuple(_attribute(key) for key in record.key_names)
 
     def __post_init__(self) -> None:
         self._require_even("dim", self.dim)
