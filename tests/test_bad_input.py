@@ -161,13 +161,14 @@ def test_closed_stdout_and_stdin():
     assert closed_stdin.returncode == 2 and "standard input is closed" in closed_stdin.stderr, closed_stdin.stderr
 
 
-def test_reader_going_away_is_a_quiet_exit_141():
+@pytest.mark.parametrize("output", [["--json"], []], ids=["json", "table"])  # a table goes through Rich's console
+def test_reader_going_away_is_a_quiet_exit_141(output):
     env = {**os.environ, **TEST_ENV}
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before pecli writes: like `| head` that has already quit
     try:
         process = subprocess.run(
-            [sys.executable, "-m", "pecli", "wavelengths", "--scheme", "rope", "--dim", "64", "--json"],
+            [sys.executable, "-m", "pecli", "wavelengths", "--scheme", "rope", "--dim", "64", *output],
             stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=120,
         )
     finally:

@@ -72,6 +72,12 @@ class FittingConsole(Console):
     """A Rich console that, when stdout is not a terminal, prints at its natural width anything that
     would otherwise be cut (see the module's docstring)."""
 
+    def on_broken_pipe(self) -> None:
+        """The reader went away (``| head``): let the caller stop quietly with its own exit code (141),
+        not Rich's ``SystemExit(1)``, which a ``set -o pipefail`` script reads as a failed check."""
+        self.quiet = True
+        raise BrokenPipeError
+
     def print(self, *objects: Any, **kwargs: Any) -> None:
         if self.is_terminal or not objects:
             super().print(*objects, **kwargs)
