@@ -510,3 +510,23 @@ def test_plot_of_a_model_draws_a_panel_per_layer_group(runner, tmp_path, unrende
     assert [(g["name"], g["layers"], g["params"]["base"]) for g in groups] == [
         ("sliding_attention", [0, 1, 2, 3, 4, 6, 7, 8, 9, 10], 10000.0), ("full_attention", [5, 11], 1e6)]
     assert out.read_bytes() == unrendered
+
+
+def test_plot_and_check_take_the_same_training_length_of_a_model(tmp_path, invoke):
+    # Qwen2.5-7B: no scaling, max_position_embeddings 131,072: it was trained on 131,072 positions. check
+    # extrapolation at L = 262,144 says so; the plot must too (it said 65,536, half of L, before).
+    import json
+
+    config = tmp_path / "qwen25.json"
+    config.write_text(json.dumps({"model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28,
+                                  "num_hidden_layers": 28, "rope_theta": 1e6, "max_position_embeddings": 131072}))
+    checked = json.loads(invoke("check", "extrapolation", "--hf-config", config, "-L", "262144", "--json").stdout)
+    assert checked["results"][0]["figures"]["train_length"] == 131072
+    from pecli.cli.plot import SETTINGS, _request
+    from pecli.config import resolve
+
+    spec = resolve({"hf_config": str(config), "length": 262144, "kind": "extrapolation"}, SETTINGS)
+    _, drawing = figures.draw("extrapolation", _request(spec))
+    assert "trained on 131072, tested on 262144" in drawing.title
+    at_its_own_length = invoke("plot", "extrapolation", "--hf-config", config, "-o", tmp_path / "e.png")
+    assert at_its_own_length.exit_code == 2 and "nothing to extrapolate" in at_its_own_length.stderr

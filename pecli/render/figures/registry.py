@@ -232,7 +232,9 @@ def _wavelengths(figure: "Figure", request: PlotRequest) -> Drawing:
 
 
 def _extrapolation(figure: "Figure", request: PlotRequest) -> Drawing:
-    """Trained on --train-length (or the scaling's pre-training length), tested at the context length.
+    """Trained on --train-length (or the model's own training length, as ``check extrapolation``: a
+    scaling's pre-training length, else ``max_position_embeddings``; else half the length), tested at
+    the context length.
 
     An HF config's pre-training length is at least --length when --length was not raised: then the test
     length is the model's own context (``max_position_embeddings``), with a note.
@@ -240,11 +242,14 @@ def _extrapolation(figure: "Figure", request: PlotRequest) -> Drawing:
     from pecli.analysis.extrapolation import default_train_length
 
     scheme, context, given = request.scheme, request.context, request.option("train_length")
-    train_length = given or scheme.pretraining_length or default_train_length(context)
+    train_length = given or default_train_length(context, scheme)  # as check extrapolation takes it
     longest = scheme.model_length
     switched = not given and train_length >= context and bool(longest) and longest > train_length
     if switched:
         context = longest
+    if not given and train_length >= context:
+        raise ConfigError("length", f"nothing to extrapolate: the model was trained on {train_length} positions and "
+                          f"L = {context} goes no further; give --length above {train_length}")
     if train_length >= context:
         raise ConfigError("train_length", f"must be below the test length {context} (--length), got {train_length}")
     pretraining = scheme.without_extension()
