@@ -94,7 +94,13 @@ def plot(kind: str, scheme, *, length: int = 512, dtype: str | None = None, titl
     """
     from pecli.render.figures import PlotRequest, Style, figure
 
-    return figure(kind, PlotRequest(scheme, int(length), None, dtype, options), Style(title=title))
+    # The scheme as it would be built for this length (rope's context, learned's rows), and its own
+    # parameters as the ones given, so that kinds drawing variants of it (other bases, other schemes) keep
+    # them — as ``pecli plot`` does with the options typed.
+    scheme = scheme.at_length(int(length))
+    given = {key: value for key, value in scheme.params().items()
+             if value is not None and key not in getattr(scheme, "length_filled", ())}
+    return figure(kind, PlotRequest(scheme, int(length), None, dtype, options, given), Style(title=title))
 
 
 __all__ = ["__version__", "build_scheme", "check", "encode", "plot", *_EXPORTS]

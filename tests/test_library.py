@@ -46,3 +46,20 @@ def test_imports_stay_light():
     process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert process.returncode == 0, process.stderr
     assert process.stdout.split("\n")[:3] == ["[]", "[]", "[]"]
+
+
+@pytest.mark.parametrize("kind", ["dot-distance", "extrapolation", "wavelengths"])
+def test_library_and_command_line_draw_the_same_figure(kind):
+    # The same scheme through both doors: pecli.plot and `pecli plot KIND --scheme rope --base 500000 -L 8192`.
+    # README's example once drew base 10,000 and tested on 512 through the library.
+    import pecli
+    from pecli.cli.plot import SETTINGS, _request
+    from pecli.config import resolve
+    from pecli.render import figures
+
+    rope = pecli.build_scheme("rope", {"dim": 128, "base": 500000})
+    library, _ = pecli.plot(kind, rope, length=8192)
+    spec = resolve({"scheme": "rope", "dim": 128, "base": 500000, "length": 8192, "kind": kind}, SETTINGS)
+    command, _ = figures.draw(kind, _request(spec))
+    assert library.get_suptitle() == command.get_suptitle()
+    assert "base=500000" in library.get_suptitle()
