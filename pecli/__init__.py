@@ -10,6 +10,8 @@ The library API, for notebooks and scripts (nothing here needs the command line)
     table = pecli.spectrum(rope, context=8192, train_length=4096)  # per-pair wavelengths
     side_by_side = pecli.compare([rope, pecli.build_scheme("alibi")], length=1024)
     figure, notes = pecli.plot("dot-distance", rope, length=2048)
+    plan = pecli.model_plan("config.json")                       # a model's layer groups
+    sliding = pecli.model_scheme("config.json", layer=0)          # the scheme of one layer
 
 ``pecli.SCHEMES`` is the registry of schemes and ``pecli.ANALYSES`` that of the properties. Names are
 imported on first use, so ``import pecli`` stays light.
@@ -42,6 +44,36 @@ def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'pecli' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+def model_plan(config: str | dict[str, Any], *, scheme: str | None = None):
+    """The :class:`~pecli.models.plan.PositionPlan` of a HuggingFace model: its layer groups, each with
+    its layers, the scheme options that reproduce it (None: no position encoding) and the keys read.
+
+    ``config`` is the path of a ``config.json`` or its parsed contents; ``scheme="rope"`` reads a
+    Qwen-VL model as the 1-D RoPE of its text. Raises :class:`~pecli.errors.ConfigError` as the command
+    line does (one line naming the key).
+    """
+    if isinstance(config, dict):
+        from pecli.models.families import plan_of
+
+        return plan_of(config, "config", scheme)
+    from pecli.hf_config import read_plan
+
+    return read_plan(str(config), scheme)
+
+
+def model_scheme(config: str | dict[str, Any], *, layer: int | None = None, group: str | None = None, length: int = 512):
+    """The scheme of one layer group of a HuggingFace model (``layer`` 0-based, or ``group`` by name; neither
+    for a model whose layers all share one encoding), built as ``pecli --hf-config`` builds it."""
+    from pecli.config import one_group
+
+    options = dict(one_group(model_plan(config).select(layer, group)).options)
+    return build_scheme(options.pop("scheme"), options, length=length)
 
 
 def build_scheme(name: str, params: dict[str, Any] | None = None, *, length: int = 512):
@@ -103,4 +135,4 @@ def plot(kind: str, scheme, *, length: int = 512, dtype: str | None = None, titl
     return figure(kind, PlotRequest(scheme, int(length), None, dtype, options, given), Style(title=title))
 
 
-__all__ = ["__version__", "build_scheme", "check", "encode", "plot", *_EXPORTS]
+__all__ = ["__version__", "build_scheme", "check", "encode", "model_plan", "model_scheme", "plot", *_EXPORTS]

@@ -388,6 +388,9 @@ def resolve(
         # The current sequence length (dynamic NTK, LongRoPE) reaches the last position id, as in HF.
         own["context"] = max(int(length), int(positions.max()) + 1)
     scheme = build_scheme(scheme_name, own, length=length)
+    if params.get("context") is not None and not scheme.reads_context:
+        raise ConfigError("context", f"is the current sequence length of the dynamic and longrope scalings; "
+                          f"{scheme.name} with scaling {getattr(scheme, 'scaling', 'none')} does not depend on it")
     if positions is None and chosen.get("length") is None and scheme.model_length and scheme.model_length != length:
         length = scheme.model_length  # a checkpoint's position table: its rows
         scheme = scheme.at_length(length)

@@ -416,3 +416,11 @@ def test_a_scaling_override_keeps_the_models_keys_it_takes(invoke):
     result = invoke("wavelengths", "--hf-config", hf("meta-llama--llama-3.1-8b.json"), "--scaling", "linear", "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["params"]["factor"] == 8.0
+
+
+def test_context_is_refused_where_no_scaling_reads_it(invoke):
+    result = invoke("encode", "--scheme", "rope", "--context", "100", "-L", "4")
+    assert result.exit_code == 2 and result.stderr.startswith("pecli: error: context: ")
+    dynamic = invoke("encode", "--scheme", "rope", "--scaling", "dynamic", "--factor", "2",
+                     "--max-position-embeddings", "64", "--context", "100", "-L", "4", "--quiet")
+    assert dynamic.exit_code == 0, dynamic.stderr

@@ -63,3 +63,30 @@ def test_library_and_command_line_draw_the_same_figure(kind):
     command, _ = figures.draw(kind, _request(spec))
     assert library.get_suptitle() == command.get_suptitle()
     assert "base=500000" in library.get_suptitle()
+
+
+def test_a_models_config_in_the_library(tmp_path):
+    # Gemma 3's two bases through the library, from a path or from the parsed config.
+    import json
+
+    import pecli
+
+    config = {"model_type": "gemma3_text", "head_dim": 256, "num_attention_heads": 8, "hidden_size": 2560,
+              "num_hidden_layers": 12, "rope_theta": 1e6, "rope_local_base_freq": 10000.0}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    assert [g.name for g in pecli.model_plan(str(path)).groups] == ["sliding_attention", "full_attention"]
+    assert pecli.model_scheme(config, layer=0).base == 10000.0
+    assert pecli.model_scheme(config, group="full_attention").base == 1e6
+    from pecli.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--layer"):
+        pecli.model_scheme(config)
+
+
+def test_dir_lists_the_public_names():
+    import pecli
+
+    names = dir(pecli)
+    assert {"spectrum", "compare", "run_checks", "model_plan", "encode"} <= set(names)
+    assert "importlib" not in names and "Any" not in names

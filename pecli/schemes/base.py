@@ -220,6 +220,11 @@ class Scheme:
         return None
 
     @property
+    def reads_context(self) -> bool:
+        """Whether the encoding depends on the current sequence length (rope's dynamic and longrope scalings)."""
+        return False
+
+    @property
     def shift_isometric(self) -> bool:
         """Whether ``||E_p − E_q||`` depends on ``q − p`` only, by construction.
 

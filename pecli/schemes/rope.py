@@ -202,6 +202,10 @@ class RopeScheme(Scheme):
     def context_length(self) -> int | None:
         return self.context
 
+    @property
+    def reads_context(self) -> bool:
+        return self.scaling in ("dynamic", "longrope")
+
     def frequency_pairs(self) -> FrequencyPairs:
         first, second = self.pair_indices()
         return FrequencyPairs(

@@ -55,7 +55,6 @@ NOTE_CHARACTERS_PER_INCH = 15
 TITLE_CHARACTERS_PER_INCH = 11
 #: rope scalings whose frequencies depend on the context (HF dynamic NTK, LongRoPE): only there is
 #: rope's ``context`` worth a place in a title.
-CONTEXT_SCALINGS = ("dynamic", "longrope")
 
 
 @dataclass(frozen=True)
@@ -199,7 +198,7 @@ def describe(scheme: Scheme, *, skip: Sequence[str] = ()) -> str:
             continue
         if (index >= 3 or name in scheme.quiet_defaults) and value == parameter.default:
             continue
-        if name == "context" and not _reads_context(scheme):
+        if name == "context" and not scheme.reads_context:
             continue
         parts.append(f"{name}={number_text(value)}")
     return " ".join(parts)
@@ -236,14 +235,6 @@ def describe_all(schemes: Sequence[Scheme]) -> str:
         return ", ".join(changes["scheme"])
     what = "; ".join(f"{name} = {', '.join(number_text(v) for v in values)}" for name, values in changes.items())
     return f"{describe(schemes[0], skip=tuple(changes))}, {what}" if what else describe(schemes[0])
-
-
-def _reads_context(scheme: Scheme) -> bool:
-    """Whether the scheme's frequencies depend on its context (sequence) length."""
-    if not scheme.has(Capability.FREQUENCIES):
-        return False
-    scaled = scheme.frequency_pairs().scaled
-    return scaled is not None and scaled.rope_type in CONTEXT_SCALINGS
 
 
 # -- sampling and axes ---------------------------------------------------------------------------------
