@@ -268,3 +268,19 @@ def test_memory_is_bounded_before_work(monkeypatch, capsys, tmp_path, args, word
     code, _, err = run_main(monkeypatch, capsys, *args)
     assert_one_line_error(code, err, *words)
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+@pytest.mark.parametrize("args", [
+    ("wavelengths", "--hf-config", "a.json", "--hf-config", "b.json"),
+    ("encode", "-d", "8", "--dim", "16"),
+    ("check", "--length=8", "-L", "16"),
+])
+def test_an_option_of_one_value_given_twice_is_refused(run_main, args):
+    # Click keeps the last of two values silently; pecli names the option instead.
+    result = run_main(*args)
+    assert result.returncode == 2 and "is given 2 times; it takes one value" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_repeatable_options_stay_repeatable(invoke):
+    assert invoke("encode", "--set", "dim=8", "--set", "base=100", "-L", "2", "--quiet").exit_code == 0

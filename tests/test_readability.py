@@ -75,7 +75,9 @@ def shrink(args: list[str]) -> list[str]:
         elif previous == "--set" and arg.startswith("length="):
             arg = f"length={COMPARE_LENGTH}"
         out.append(arg.replace("sample_configs/", f"{SAMPLES}/"))
-    if out[0] == "compare":
+    if out[0] == "compare" and "--length" in out:
+        out[out.index("--length") + 1] = str(COMPARE_LENGTH)
+    elif out[0] == "compare":
         out += ["--length", str(COMPARE_LENGTH)]
     elif out[0] == "check" and not {"--length", "-L"} & set(out) and not encodes_own_cells(out):
         out += ["--length", "128"]

@@ -50,12 +50,29 @@ def _listed_only() -> None:  # pragma: no cover - never runs: the command's own 
 
 
 class HelpCommand(typer.core.TyperCommand):
-    """A command whose ``--help`` is :func:`pecli.cli.help.print_help` (loaded only to print it)."""
+    """A command whose ``--help`` is :func:`pecli.cli.help.print_help` (loaded only to print it), and
+    which refuses an option of one value given twice (Click would keep the last one, silently)."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from pecli.cli.help import print_help
 
         print_help(self, ctx)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        single = {name: option for option in self.params if getattr(option, "opts", None) and option.param_type_name == "option"
+                  and not option.multiple and not option.is_flag for name in (*option.opts, *option.secondary_opts)}
+        seen: dict[str, int] = {}
+        for arg in args:
+            if arg == "--":
+                break
+            option = single.get(arg.split("=", 1)[0])
+            if option is not None:
+                seen[option.opts[0]] = seen.get(option.opts[0], 0) + 1
+        repeated = [name for name, count in seen.items() if count > 1]
+        if repeated:
+            usage_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+            raise usage_error(f"{repeated[0]} is given {seen[repeated[0]]} times; it takes one value", ctx)
+        return super().parse_args(ctx, args)
 
 
 class HelpGroup(typer.core.TyperGroup):
