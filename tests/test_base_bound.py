@@ -112,3 +112,16 @@ def test_as_dict_keeps_the_keys_and_adds_the_window():
     document = base_lower_bound(1024, 128).as_dict()
     assert {"context", "dim", "smallest_base", "every_base_above", "steps_per_decade", "checked_up_to"} <= set(document)
     assert document["smallest_window"][0] <= document["smallest_base"] <= document["smallest_window"][1]
+
+
+@pytest.mark.parametrize("context", [4096, 32768])
+def test_what_is_said_above_the_smallest_window_is_true_of_the_bases(context):
+    # The wording once called the smallest window isolated; at 32K bases 631,100–633,300 pass just above
+    # it. What is said now — the window's bases pass, the named base above it fails, the next named one
+    # passes — is checked here by the direct evaluation, over the window every 1/50 of its width.
+    bound = base_lower_bound(context, 128)
+    low, high = bound.smallest_window
+    assert all(passes(base, 128, context) for base in np.linspace(low, high, 51))
+    assert bound.failing_above_window is not None and not passes(bound.failing_above_window, 128, context)
+    assert bound.next_passing is not None and passes(bound.next_passing, 128, context)
+    assert high < bound.failing_above_window < bound.next_passing < bound.every_base_above

@@ -415,9 +415,10 @@ class BaseBound:
     ``every_base_above`` is the robust figure: every base above it passed, on a grid of
     ``verified_steps_per_decade`` bases per decade up to ``checked_up_to``. ``smallest_base`` is the
     smallest passing base found on the fine grid of ``steps_per_decade`` (rounded up to a short number
-    that itself passes); it usually sits in an isolated window of passing bases,
-    ``smallest_window = (low, high)`` (``high`` None when every base above ``low`` passed), with
-    failing bases above it as well as below.
+    that itself passes); it sits in a window of passing bases, ``smallest_window = (low, high)``
+    (``high`` None when every base above ``low`` passed), with failing bases above it as well as below —
+    and passing ones again further up: ``failing_above_window`` and ``next_passing`` name one of each,
+    checked.
     """
 
     context: int
@@ -428,11 +429,16 @@ class BaseBound:
     checked_up_to: float
     smallest_window: tuple[float, float | None] | None = None
     verified_steps_per_decade: int | None = None
+    #: Above the smallest window: a whole base just past its top that fails, and the lowest base found
+    #: above that which passes again (the fine grid, then bisected) — each checked, or None.
+    failing_above_window: float | None = None
+    next_passing: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "context": self.context, "dim": self.dim, "smallest_base": self.smallest_base,
             "smallest_window": None if self.smallest_window is None else list(self.smallest_window),
+            "failing_above_window": self.failing_above_window, "next_passing": self.next_passing,
             "every_base_above": self.every_base_above, "steps_per_decade": self.steps_per_decade,
             "checked_up_to": self.checked_up_to, "verified_steps_per_decade": self.verified_steps_per_decade,
         }
@@ -516,7 +522,27 @@ def _cached_bound(context: int, dim: int, steps_per_decade: int, decades_past: f
     smallest = _short_passing(scan, low, math.inf if high is None else high)
     window = (_round(low, 6, math.ceil), None if high is None else _round(high, 6, math.floor))
     every_above = max(smallest, _round(every_above, 3, math.ceil))
-    return BaseBound(context, dim, smallest, every_above, steps_per_decade, checked_up_to, window, verify.steps)
+    failing, again = (None, None) if high is None else _above_window(scan, fine, high, every_above)
+    return BaseBound(context, dim, smallest, every_above, steps_per_decade, checked_up_to, window, verify.steps,
+                     failing, again)
+
+
+def _above_window(scan: DecayScan, grid: _LogGrid, top: float, limit: float) -> tuple[float | None, float | None]:
+    """What lies just above the lowest window, whose upper edge is ``top``: the first whole base above it,
+    if it fails, and the lowest base found passing again below ``limit`` — the fine grid's first pass,
+    its lower edge bisected and rounded up to a whole base that passes. A claim is made only where the
+    base named was checked: None otherwise."""
+    failing = float(math.floor(top) + 1)
+    if scan.holds(failing):
+        return None, None
+    index = grid.index_at_or_below(failing) + 1
+    below = failing
+    while grid.base(index) < limit:
+        if scan.holds(grid.base(index)):
+            again = float(math.ceil(_bisect_edge(scan, below, grid.base(index))))
+            return failing, again if scan.holds(again) else None
+        below, index = grid.base(index), index + 1
+    return failing, None
 
 
 def verify_steps_per_decade(context: int) -> int:

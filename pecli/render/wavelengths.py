@@ -156,7 +156,8 @@ def _tokens(value: float | None, *, short: bool = False) -> str:
 
 def _bound_text(bound: BaseBound) -> str:
     """Men et al.'s bound, the robust figure first: the condition is not monotone in the base, so the
-    smallest passing base sits in an isolated window with failing bases above it."""
+    smallest passing bases form a window with failing bases above it; what is said of the bases above
+    the window is only what was checked (a failing base, the next passing one)."""
     if bound.smallest_base is None:
         return f"no base satisfies it (d = {bound.dim})"
     text = f"every base above {_base(bound.every_base_above)} passes"
@@ -164,15 +165,12 @@ def _bound_text(bound: BaseBound) -> str:
     if window is None or window[1] is None:
         return text + f"; the smallest passing base is {_base(bound.smallest_base)}"
     low, high = window
-    if _base(low) == _base(high):  # a window narrower than four digits show: every digit
-        return (
-            text + f"; the smallest passing bases, {low:,.0f} to {high:,.0f}, are an isolated window "
-            "(bases just above it fail)"
-        )
-    return (
-        text + f"; the smallest passing bases, {_base(low)} to {_base(high)}, are an isolated window "
-        "(bases just above it fail)"
-    )
+    text += f"; the smallest passing bases are {low:,.0f} to {high:,.0f}"
+    if bound.failing_above_window is not None:
+        text += f"; {bound.failing_above_window:,.0f} fails"
+        if bound.next_passing is not None:
+            text += f", {bound.next_passing:,.0f} passes again"
+    return text
 
 
 def _base(value: float | None) -> str:
