@@ -10,7 +10,9 @@ Text must be UTF-8.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import sys
 from typing import Any
 
@@ -102,7 +104,8 @@ def parse_yaml(text: str, where: str) -> Any:
 
 
 def read_text(path: str, key: str = "config") -> str:
-    """The UTF-8 text of ``path`` (``-``: standard input), at most :data:`MAX_FILE_BYTES`."""
+    """The UTF-8 text of ``path`` (``-``: standard input), at most :data:`MAX_FILE_BYTES`; anything but a
+    regular file is refused before it is opened."""
     if path == "":
         raise ConfigError(key, "the file name is empty")
     try:
@@ -111,6 +114,9 @@ def read_text(path: str, key: str = "config") -> str:
                 raise ConfigError(key, "standard input is closed")
             data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read(MAX_FILE_BYTES + 1).encode()
         else:
+            if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block open() until a writer came
+                raise ConfigError(key, f"{path} is not a regular file (a FIFO, a device or a directory); "
+                                       "give a file, or - to read standard input")
             with open(path, "rb") as stream:
                 data = stream.read(MAX_FILE_BYTES + 1)
     except OSError as error:

@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Mapping
@@ -272,6 +273,8 @@ def read_npy_header(path: str | os.PathLike, key: str = "apply") -> tuple[tuple[
     from numpy.lib import format as npy_format
 
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):  # a FIFO would block open()
+            raise PecliError(f"{key}: {path} is not a regular file (a FIFO or a device); give an .npy file")
         with open(path, "rb") as stream:
             start = stream.read(6)
             if not start:

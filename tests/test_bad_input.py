@@ -284,3 +284,15 @@ def test_an_option_of_one_value_given_twice_is_refused(run_main, args):
 
 def test_repeatable_options_stay_repeatable(invoke):
     assert invoke("encode", "--set", "dim=8", "--set", "base=100", "-L", "2", "--quiet").exit_code == 0
+
+
+@pytest.mark.parametrize(("option", "command"), [
+    ("--config", "encode"), ("--hf-config", "wavelengths"), ("--hf-config", "check"), ("--positions", "encode"),
+])
+def test_a_fifo_is_refused_before_it_is_opened(invoke, tmp_path, option, command):
+    # Opening a FIFO blocks until a writer comes: pecli hung on `--config fifo`. Only regular files are read.
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    args = (command, option, str(fifo)) if option != "--positions" else (command, "--scheme", "rope", option, str(fifo))
+    result = invoke(*args)
+    assert result.exit_code == 2 and "is not a regular file" in result.stderr, result.stderr
