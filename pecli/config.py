@@ -73,7 +73,7 @@ class Spec:
     def memory_budget(self) -> int:
         """Bytes the command may hold: ``max_memory``, else a quarter of the machine's memory."""
         given = self.settings.get("max_memory")
-        return parse_size("max_memory", given) if given else default_memory_budget()
+        return parse_size("max_memory", given) if given is not None else default_memory_budget()
 
     def check_memory(self, needed: float, what: str = "this") -> None:
         """Refuse, before any work, what would need more than :attr:`memory_budget` bytes."""
@@ -285,6 +285,8 @@ def parse_positions(value: Any, rank: int = 1) -> np.ndarray:
             raise ConfigError("positions", f"every position needs the same number of coordinates, got {excerpt(value)}") from None
     else:
         raise ConfigError("positions", f"expected start:stop[:step], an .npy file or a list, got {value!r}")
+    if positions.ndim == 0:
+        raise ConfigError("positions", f"{value!r} holds a single number, not a list of positions (an array of shape (N,))")
     if positions.size == 0:
         raise ConfigError("positions", f"{value!r} gives no positions")
     if rank > 1 and positions.ndim == 2 and positions.shape[0] == rank != positions.shape[1]:

@@ -123,7 +123,7 @@ def arrays(tmp_path: Path) -> Path:
         ("complex.npy", ["complex128", "real numbers"]),
         ("dates.npy", ["datetime64", "real numbers"]),
         ("records.npy", ["real numbers"]),
-        (os.devnull, ["is empty"]),
+        (os.devnull, ["is not a regular file"]),  # a device: refused before it is opened, as a FIFO
     ],
 )
 def test_apply_and_positions_read_only_arrays_of_numbers(monkeypatch, capsys, arrays, name, words):
@@ -296,3 +296,28 @@ def test_a_fifo_is_refused_before_it_is_opened(invoke, tmp_path, option, command
     args = (command, option, str(fifo)) if option != "--positions" else (command, "--scheme", "rope", option, str(fifo))
     result = invoke(*args)
     assert result.exit_code == 2 and "is not a regular file" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (("encode", "--quiet", "--json"), ["--quiet prints nothing and --json one document"]),
+    (("plot", "--size", "40x40", "--dpi", "600", "-o", "x.png"), ["size: 40x40 inches at 600 dpi is 24,000 pixels"]),
+    (("plot", "--title", "a\x07b", "-o", "x.png"), ["title: holds the control character"]),
+    (("encode", "--scheme", "rope", "--set", "max_position_embeddings=1e300"), ["max_position_embeddings"]),
+    (("encode", "--scheme", "rope", "--positions", "[9007199254740992]"), ["below 2**53"]),
+    (("encode", "--max-memory", ""), ["max_memory: expected a size"]),
+    (("encode", "--scheme", "rope", "--parts", "", "-o", "x.npz"), ["parts: is empty"]),
+    (("plot", "precision", "--dtypes", "", "-o", "x.png"), ["dtypes: expected comma-separated names"]),
+    (("check", "relativity", "--set", "samples=1000000000000", "-L", "64"), ["samples: asks for 1,000,000,000,000"]),
+])
+def test_values_refused_with_the_option_named(monkeypatch, capsys, tmp_path, args, words):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_main(monkeypatch, capsys, *args)
+    assert_one_line_error(code, err, *words)
+    assert not (tmp_path / "x.png").exists() and not (tmp_path / "x.npz").exists()
+
+
+def test_a_single_number_is_not_a_list_of_positions(monkeypatch, capsys, tmp_path):
+    path = tmp_path / "p.npy"
+    np.save(path, np.array(5))
+    code, _, err = run_main(monkeypatch, capsys, "encode", "--positions", path)
+    assert_one_line_error(code, err, "a single number")

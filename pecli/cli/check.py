@@ -114,6 +114,8 @@ def prepared_check(spec: Spec, prop: str):
         strict=bool(settings["strict"]),
         samples=settings["samples"],
     )
+    if settings["samples"] is not None and settings["samples"] > spec.length:
+        raise ConfigError("samples", f"asks for {settings['samples']:,} query positions; there are {spec.length:,} (--length)")
     _check_applicable(prop, {**settings, "dtype": spec.dtype})
     _check_training_extent(spec.scheme, settings)
     if prop == LAYOUT:

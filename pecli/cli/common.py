@@ -87,6 +87,14 @@ def errors_to_exit() -> Iterator[None]:
         raise Interrupted() from None
 
 
+def check_output_flags(json: bool, quiet: bool) -> None:
+    """``--quiet`` and ``--json`` exclude each other: one says print nothing, the other one document."""
+    if json and quiet:
+        from pecli.errors import ConfigError
+
+        raise ConfigError("quiet", "--quiet prints nothing and --json one document: give one of them")
+
+
 # -- the shared scheme options ------------------------------------------------------------------------
 class SchemeCommand:
     """A command that takes the scheme options; called by Typer with every option as a keyword.
@@ -147,6 +155,7 @@ class SchemeCommand:
             own_names = set(inspect.signature(self.func).parameters) - {s.name for s in self.settings}
             config_path, sets = kwargs.pop("config", None), kwargs.pop("set", None)
             own = {name: kwargs.pop(name) for name in list(kwargs) if name in own_names}
+            check_output_flags(bool(own.get("json")), bool(own.get("quiet")))
             given = {name: value for name, value in kwargs.items() if value is not None}
             for name in given.keys() & self._negated():
                 given[name] = not given[name]  # --no-NAME was given

@@ -67,7 +67,7 @@ def encode(
     if settings["apply"] and not settings["out"]:
         raise PecliError("--apply writes its result to --out: give --out x.npy")
     target = check_target(settings["out"], suffixes=SUFFIXES, force=force) if settings["out"] else None
-    if settings["parts"] and (target is None or target.suffix.lower() != ".npz"):
+    if settings["parts"] is not None and (target is None or target.suffix.lower() != ".npz"):
         raise PecliError("--parts chooses the arrays of an .npz archive: give --out x.npz")
     budget = spec.memory_budget
     if settings["apply"]:
@@ -268,8 +268,10 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
 
 def _wanted(scheme: Scheme, names: str | None) -> list[str] | None:
     """The parts an archive will hold and the main array (summarised either way); None for every part."""
-    if not names:
+    if names is None:
         return None
+    if not names.strip(" ,"):
+        raise ConfigError("parts", "is empty: name the parts (rope: cos,sin), or leave it out for every part")
     return [scheme.main_key, *(name.strip() for name in names.split(",") if name.strip())]
 
 

@@ -8,7 +8,9 @@ from typing import Annotated, Any, Optional
 import numpy as np
 import typer
 
-from pecli.cli.common import OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, errors_to_exit, message, print_json
+from pecli.cli.common import (
+    OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, check_output_flags, errors_to_exit, message, print_json,
+)
 from pecli.cli.options import CONFIG_PANEL, make_option
 from pecli.config import MEMORY_SETTING, Setting, default_memory_budget, parse_size
 from pecli.errors import ConfigError
@@ -54,6 +56,7 @@ def permute(
     it exactly. Writes .npy or .safetensors (in the input's dtype), whole or not at all.
     """
     with errors_to_exit():
+        check_output_flags(json, quiet)
         source, target = SOURCE.coerce(_required(source, "from")), TARGET.coerce(_required(target, "to"))
         if out is None:
             raise ConfigError("out", "give the output file (--out FILE.npy or FILE.safetensors)")

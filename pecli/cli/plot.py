@@ -47,6 +47,7 @@ def every_group(plan, specs, options, kind: str | None = None, force: bool = Fal
     settings = live[0].settings
     kind = settings["kind"]
     record = lookup(kind)
+    _check_title(settings["title"])
     for spec in live:
         check_applicable(kind, _given(spec))
         record.check(spec.scheme)
@@ -66,6 +67,13 @@ def every_group(plan, specs, options, kind: str | None = None, force: bool = Fal
     for note in notes:
         message(f"note: {note}", quiet=quiet or json)
     message(f"wrote {target}", quiet=quiet or json)
+
+
+def _check_title(title: str | None) -> None:
+    """A title of printable characters (line breaks allowed): matplotlib has no glyph for the others."""
+    bad = next((ch for ch in title or "" if not ch.isprintable() and ch != "\n"), None)
+    if bad is not None:
+        raise ConfigError("title", f"holds the control character {bad!r}; a title is printable text (line breaks allowed)")
 
 
 def _request(spec: Spec) -> PlotRequest:
@@ -88,6 +96,7 @@ def plot(
     settings = spec.settings
     kind = settings["kind"]
     record = lookup(kind)
+    _check_title(settings["title"])
     check_applicable(kind, _given(spec))
     record.check(spec.scheme)
     target = check_target(settings["out"] or f"{kind}.png", suffixes=SUFFIXES, force=force)

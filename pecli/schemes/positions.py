@@ -10,6 +10,10 @@ import numpy as np
 from pecli.errors import PositionError
 
 
+#: Position ids stay below 2^53: float64, in which angles p·θ are formed, holds every whole number below it.
+MAX_ID = 1 << 53
+
+
 def as_positions(positions: Any, rank: int = 1) -> np.ndarray:
     """Return ``positions`` as int64 ids: shape (N,) for rank 1, (N, rank) for positions on a grid.
 
@@ -30,8 +34,9 @@ def as_positions(positions: Any, rank: int = 1) -> np.ndarray:
             raise PositionError("positions must be whole numbers")
     elif array.dtype.kind not in "iub":
         raise PositionError(f"positions must be integers, got dtype {array.dtype}")
-    if array.size and array.dtype.kind in "fu" and array.max() >= 2**62:
-        raise PositionError(f"positions must be below 2**62, got {array.max()}")
+    if array.size and array.max() >= MAX_ID:
+        raise PositionError(f"positions must be below 2**53 (angles are formed in float64, exact for whole numbers "
+                            f"below it), got {array.max()}")
     array = array.astype(np.int64)
     if array.size and array.min() < 0:
         raise PositionError(f"positions must be >= 0, got {int(array.min())}")

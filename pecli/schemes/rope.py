@@ -95,7 +95,8 @@ class RopeScheme(Scheme):
     )
     #: The context-extension scaling: its type and keys are the parameters ``scaling``, ``factor``, …
     rope_scaling: RopeScaling = field(default=RopeScaling())
-    max_position_embeddings: int | None = param(None, "the model's longest context length", minimum=1, group=SCALING_GROUP)
+    max_position_embeddings: int | None = param(None, "the model's longest context length", minimum=1, maximum=1 << 40,
+                                                  group=SCALING_GROUP)
     context: int | None = param(
         None, "current sequence length, for dynamic and longrope", minimum=1, default_text="the length", group=SCALING_GROUP
     )

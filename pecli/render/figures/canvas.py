@@ -111,7 +111,8 @@ def new_figure(size: tuple[float, float] = DEFAULT_SIZE, dpi: float = DEFAULT_DP
 
     width, height = size
     if max(width, height) * dpi > MAX_PIXELS:
-        raise ConfigError("dpi", f"{width:g}x{height:g} inches at {dpi:g} dpi exceeds {MAX_PIXELS} pixels a side")
+        raise ConfigError("size", f"{width:g}x{height:g} inches at {dpi:g} dpi is {max(width, height) * dpi:,.0f} pixels "
+                          f"a side, over {MAX_PIXELS:,}: give a smaller --size or --dpi")
     figure = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
     _agg_canvas_class()(figure)
     return figure

@@ -268,7 +268,7 @@ def _bias(figure: "Figure", request: PlotRequest) -> Drawing:
 
 def _precision(figure: "Figure", request: PlotRequest) -> Drawing:
     given = request.option("dtypes")
-    dtypes = dtype_list(given) if given else ((request.dtype,) if request.dtype else DEFAULT_DTYPES)
+    dtypes = dtype_list(given) if given is not None else ((request.dtype,) if request.dtype else DEFAULT_DTYPES)
     return draw_precision(figure.add_subplot(), request.scheme, request.length, dtypes=dtypes,
                           compute_dtype=request.option("compute_dtype"))
 
