@@ -321,3 +321,19 @@ def test_a_single_number_is_not_a_list_of_positions(monkeypatch, capsys, tmp_pat
     np.save(path, np.array(5))
     code, _, err = run_main(monkeypatch, capsys, "encode", "--positions", path)
     assert_one_line_error(code, err, "a single number")
+
+
+@pytest.mark.parametrize(("array", "words"), [
+    (np.zeros((0, 16), np.float32), ["empty"]),
+    (np.zeros((4, 0), np.float32), ["empty"]),
+    (np.array(1.0, np.float32), ["got shape []"]),
+    (np.ones((4, 4), bool), ["holds bool values"]),
+    (np.where(np.eye(4) > 0, np.nan, 1.0).astype(np.float32), ["NaN or ±inf (row 0)"]),
+], ids=["no-rows", "no-columns", "0-d", "bool", "nan"])
+def test_permute_refuses_what_is_not_a_projection(monkeypatch, capsys, tmp_path, array, words):
+    source, out = tmp_path / "w.npy", tmp_path / "out.npy"
+    np.save(source, array)
+    code, _, err = run_main(monkeypatch, capsys, "permute", source, "--from", "interleaved", "--to", "half",
+                            "--heads", "1", "-o", out)
+    assert_one_line_error(code, err, "input:", *words)
+    assert not out.exists()

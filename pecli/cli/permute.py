@@ -14,7 +14,7 @@ from pecli.cli.common import (
 from pecli.cli.options import CONFIG_PANEL, make_option
 from pecli.config import MEMORY_SETTING, Setting, default_memory_budget, parse_size
 from pecli.errors import ConfigError
-from pecli.models.permute import LAYOUTS, permute_layout
+from pecli.models.permute import LAYOUTS, check_weight, permute_layout
 
 PERMUTE_PANEL = "Permute"
 SUFFIXES = (".npy", ".safetensors")
@@ -65,6 +65,7 @@ def permute(
         target_path = check_target(out, suffixes=SUFFIXES, force=force)
         budget = parse_size("max_memory", max_memory) if max_memory else default_memory_budget()
         weight, name = read_weight(source_file, tensor, budget)
+        check_weight(weight)
         count = heads_of(weight.shape[0], heads, head_dim)
         permuted = permute_layout(weight, count, source, target)
         write_weight(target_path, permuted, name, force=force)

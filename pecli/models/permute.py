@@ -20,6 +20,26 @@ from pecli.errors import ConfigError
 LAYOUTS = ("interleaved", "half")
 
 
+def check_weight(weight: np.ndarray) -> None:
+    """A q or k projection (rows, columns), or its bias vector: floating-point, not empty, finite.
+
+    Raises
+    ------
+    ConfigError
+        (key ``input``) Any other array, named by its shape, dtype or the first non-finite value.
+    """
+    if weight.ndim not in (1, 2):
+        raise ConfigError("input", f"expected a (rows, columns) projection or a bias vector, got shape {list(weight.shape)}")
+    if weight.size == 0:
+        raise ConfigError("input", f"the array of shape {list(weight.shape)} is empty")
+    if np.dtype(weight.dtype).kind != "f" and "float" not in np.dtype(weight.dtype).name:
+        raise ConfigError("input", f"holds {weight.dtype} values; a projection holds floating-point weights")
+    finite = np.isfinite(weight.astype(np.float32, copy=False))
+    if not finite.all():
+        row = int(np.argwhere(~finite)[0][0])
+        raise ConfigError("input", f"holds NaN or ±inf (row {row}): not a trained projection")
+
+
 def _heads_view(weight: np.ndarray, heads: int) -> tuple[np.ndarray, tuple[int, ...]]:
     """``weight`` as (rows, columns) with its rows a whole number of heads of an even dimension."""
     shape = weight.shape
