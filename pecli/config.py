@@ -246,9 +246,10 @@ def variant(
     return build_scheme(name, values, length=length)
 
 
-def parse_positions(value: Any, rank: int = 1) -> np.ndarray:
+def parse_positions(value: Any, rank: int = 1, budget: int | None = None) -> np.ndarray:
     """Positions from ``start:stop[:step]``, an ``.npy`` file of integer ids, or a list of integers
-    (on the command line too: ``[0, 5, 9]``).
+    (on the command line too: ``[0, 5, 9]``). Ids that would not fit ``budget`` bytes (a range's
+    count, a file's header) are refused before they are read or built.
 
     For a scheme whose positions have ``rank`` > 1 coordinates, an ``.npy`` of shape (N, rank) or a list
     of N coordinate lists.
@@ -268,14 +269,18 @@ def parse_positions(value: Any, rank: int = 1) -> np.ndarray:
             raise ConfigError("positions", f"expected start:stop[:step] with integers, got {value!r}") from None
         if len(numbers) not in (2, 3) or (len(numbers) == 3 and numbers[2] <= 0):
             raise ConfigError("positions", f"expected start:stop[:step] with a positive step, got {value!r}")
-        if len(range(*numbers)) > MAX_POSITIONS:
-            raise ConfigError("positions", f"{value!r} is {len(range(*numbers)):,} positions; at most {MAX_POSITIONS:,}")
+        count = len(range(*numbers))
+        if count > MAX_POSITIONS:
+            raise ConfigError("positions", f"{value!r} is {count:,} positions; at most {MAX_POSITIONS:,}")
+        if budget is not None and count * 8 > budget:
+            raise ConfigError("positions", f"{value!r} is {count:,} positions, {size_text(count * 8)} for their ids alone, "
+                              f"over the budget of {size_text(budget)}; ask for fewer positions or raise --max-memory")
         positions = np.arange(*numbers, dtype=np.int64)
     elif isinstance(value, str):
         from pecli.io import load_array
 
         try:
-            positions = load_array(value, key="positions", max_bytes=MAX_POSITIONS * 8)
+            positions = load_array(value, key="positions", max_bytes=min(MAX_POSITIONS * 8, budget or MAX_POSITIONS * 8))
         except PecliError as error:
             raise ConfigError("positions", str(error).removeprefix("positions: ")) from None
     elif isinstance(value, (list, tuple)):
@@ -378,7 +383,8 @@ def resolve(
     own = {k: v for k, v in params.items() if k in own_names}
     if cls.has_cells:
         return dataclasses.replace(_resolve_cells(scheme_name, own, chosen, settings, params), plan=plan)
-    positions = parse_positions(chosen["positions"], cls.position_rank) if chosen.get("positions") is not None else None
+    budget = parse_size("max_memory", chosen["max_memory"]) if chosen.get("max_memory") is not None else default_memory_budget()
+    positions = parse_positions(chosen["positions"], cls.position_rank, budget) if chosen.get("positions") is not None else None
     length = chosen.get("length")
     if positions is None:
         # A model's own context (max_position_embeddings, from --hf-config) is a better default than 512.

@@ -305,6 +305,8 @@ def test_a_fifo_is_refused_before_it_is_opened(invoke, tmp_path, option, command
     (("encode", "--scheme", "rope", "--set", "max_position_embeddings=1e300"), ["max_position_embeddings"]),
     (("encode", "--scheme", "rope", "--positions", "[9007199254740992]"), ["below 2**53"]),
     (("encode", "--max-memory", ""), ["max_memory: expected a size"]),
+    # 10^8 ids are 763 MiB: refused from the range's count, before np.arange builds them
+    (("encode", "--positions", "0:100000000:1", "--max-memory", "100M"), ["762.9 MiB for their ids alone"]),
     (("encode", "--scheme", "rope", "--parts", "", "-o", "x.npz"), ["parts: is empty"]),
     (("plot", "precision", "--dtypes", "", "-o", "x.png"), ["dtypes: expected comma-separated names"]),
     (("check", "relativity", "--set", "samples=1000000000000", "-L", "64"), ["samples: asks for 1,000,000,000,000"]),
