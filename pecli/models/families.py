@@ -40,7 +40,7 @@ HEAD_DIM_KEYS = ("head_dim", "kv_channels", "attention_head_dim")
 class Keys:
     """A config's keys, read through one door that remembers which were read and which defaulted.
 
-    Reads inside :meth:`scope` belong to that scope (one layer type's encoding); reads outside it are
+    Reads inside :meth:`scoped` belong to that scope (one layer type's encoding); reads outside it are
     the model's and belong to every group.
     """
 
@@ -48,10 +48,16 @@ class Keys:
         self.data, self.source = data, source
         self.read: list[str] = []
         self.defaulted: list[str] = []
+        self.warnings: list[str] = []
         self._scope: tuple[list[str], list[str]] | None = None
 
     def has(self, key: str) -> bool:
         return self.data.get(key) is not None
+
+    def warn(self, text: str) -> None:
+        """A fact worth a line on stderr that does not change pecli's numbers."""
+        if text not in self.warnings:
+            self.warnings.append(text)
 
     def get(self, *names: str, default: Any = None, record_default: bool = True) -> Any:
         """The first of ``names`` present (not null); else ``default``, noted as defaulted."""
@@ -107,10 +113,6 @@ class Keys:
 
 
 # -- the record ---------------------------------------------------------------------------------------
-#: A group being drafted: (layer type, options or None for no position encoding, note).
-Draft = tuple[str, "dict[str, Any] | None", str]
-
-
 @dataclass(frozen=True)
 class Family:
     """How the configs of some model types map to layer groups.
@@ -139,6 +141,11 @@ class Family:
         ``(keys, family) -> [LayerGroup]`` for families that are not per-layer RoPE (ALiBi, T5, …).
     keys_note : str
         The family-specific keys, for README's Models table.
+    note : str
+        What every RoPE group of the family says besides its numbers (how the model applies them).
+    ignores : tuple of str
+        Keys the family's configs carry and its code does not read (MiniMax-M3-VL's ``rotary_dim``):
+        pecli does not read them either, and says so.
     """
 
     name: str
@@ -151,6 +158,8 @@ class Family:
     nope_layers: Callable[[Keys, int], set[int]] | None = None
     groups: Callable[[Keys, "Family"], list[LayerGroup]] | None = None
     keys_note: str = ""
+    note: str = ""
+    ignores: tuple[str, ...] = ()
 
 
 # -- RoPE: the model-wide options ------------------------------------------------------------------------
@@ -214,7 +223,7 @@ def rope_options(
         base = keys.get("rope_theta", "rotary_emb_base", default=in_block.get("rope_theta"), record_default=False)
         options["base"] = keys.get("rope_theta", default=DEFAULT_BASE) if base is None else base
     fraction = keys.get("partial_rotary_factor", "rotary_pct", default=in_block.get("partial_rotary_factor"), record_default=False)
-    rotary_dim = keys.first_int("rotary_dim")
+    rotary_dim = None if "rotary_dim" in family.ignores else keys.first_int("rotary_dim")
     if fraction is not None and rotary_dim is not None and abs(float(fraction) * dim - rotary_dim) > 1e-9:
         raise ConfigError("partial_rotary_factor", f"{fraction} × head_dim {dim} disagrees with rotary_dim {rotary_dim} in {keys.source}")
     if fraction is not None and any(keys.has(k) for k in family.head_dim_keys):
@@ -243,8 +252,16 @@ def rope_options(
         own_block = {"rope_type": "linear", "factor": factor} if factor not in (None, 1, 1.0) else {}
     if keys.has("original_max_position_embeddings") and block_type in TYPES_TAKING_TOP_LEVEL_ORIGINAL:
         own_block = {**in_block, "original_max_position_embeddings": keys.get("original_max_position_embeddings")}
-    # The block's rope_theta and partial_rotary_factor were read above, into the options themselves.
-    scaling = {k: v for k, v in (own_block or {}).items() if k not in ("rope_theta", "partial_rotary_factor")}
+    if in_block.get("llama_4_scaling_beta") is not None:
+        keys.warn(f"llama_4_scaling_beta {in_block['llama_4_scaling_beta']}: transformers scales the queries by "
+                  "1 + β·ln(1 + ⌊p / original_max_position_embeddings⌋) in its attention, not in cos and sin; "
+                  "pecli's numbers are those of the rotary module and leave that scale out")
+    # The block's rope_theta and partial_rotary_factor were read above, into the options themselves; a
+    # max_position_embeddings there is the model's (transformers 5 copies it in).
+    if "max_position_embeddings" not in options and in_block.get("max_position_embeddings") is not None:
+        options["max_position_embeddings"] = in_block["max_position_embeddings"]
+    scaling = {k: v for k, v in (own_block or {}).items()
+               if k not in ("rope_theta", "partial_rotary_factor", "llama_4_scaling_beta", "max_position_embeddings")}
     if scaling:
         options["rope_scaling"] = scaling
     return options
@@ -321,11 +338,11 @@ def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
         options, read, defaulted = drafts[name]
         same = next((g for g in groups if g.options == options), None)
         if same is None:
-            groups.append(LayerGroup(name, tuple(layers), options, read, defaulted))
+            groups.append(LayerGroup(name, tuple(layers), options, read, defaulted, family.note))
         else:  # two layer types on the same encoding: one group answering to both names
             groups[groups.index(same)] = LayerGroup(
                 f"{same.name}+{name}", tuple(sorted(same.layers + tuple(layers))), options,
-                tuple(dict.fromkeys(same.keys_read + read)), tuple(dict.fromkeys(same.keys_defaulted + defaulted)))
+                tuple(dict.fromkeys(same.keys_read + read)), tuple(dict.fromkeys(same.keys_defaulted + defaulted)), family.note)
     return sorted(groups, key=lambda g: g.layers[:1])
 
 
@@ -358,8 +375,9 @@ def layer_overrides(keys: Keys, count: int | None) -> dict[int, str]:
 
 #: Layer types that differ in their attention window or sparsity only: the model-wide RoPE applies to each.
 SAME_ROPE_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "indexed_attention", "attention", "all")
-#: Layer types without softmax attention over positions, so without RoPE (Bailing's linear attention).
-NO_ROPE_TYPES = ("linear_attention",)
+#: Layer types without softmax attention over positions, so without RoPE (Bailing's linear attention,
+#: LFM's short convolutions).
+NO_ROPE_TYPES = ("linear_attention", "conv")
 
 
 # -- family rules -----------------------------------------------------------------------------------------
@@ -406,13 +424,49 @@ def sliding_only_per_type(keys: Keys, family: Family, layer_type: str) -> dict[s
     return None
 
 
+def cross_attention_layers(keys: Keys, count: int) -> set[int]:
+    """Mllama: the layers of ``cross_attention_layers`` attend to the image, without RoPE."""
+    layers = keys.get("cross_attention_layers") or []
+    if not isinstance(layers, list) or not all(isinstance(i, int) and 0 <= i < count for i in layers):
+        raise ConfigError("cross_attention_layers", f"must list layer indices below {count}, got {excerpt(layers)}")
+    return set(layers)
+
+
+def block_types_cycle(keys: Keys, count: int) -> list[str]:
+    """RecurrentGemma: ``block_types`` repeated over the layers (recurrent, recurrent, attention, …)."""
+    pattern = keys.get("block_types")
+    if not isinstance(pattern, list) or not pattern:
+        raise ConfigError("block_types", f"must list the block types of the layers' pattern, got {excerpt(pattern)}")
+    return [str(pattern[i % len(pattern)]) for i in range(count)]
+
+
+def attention_blocks_only(keys: Keys, family: "Family", layer_type: str) -> dict[str, Any] | None:
+    """RecurrentGemma: RoPE in the attention blocks; the recurrent blocks have none."""
+    if layer_type == "attention":
+        return rope_options(keys, family)
+    if layer_type == "recurrent":
+        return None
+    raise ConfigError("block_types", f"names {layer_type!r}; RecurrentGemma's blocks are recurrent or attention")
+
+
+def scaled_layers(keys: Keys, family: "Family", layer_type: str) -> dict[str, Any] | None:
+    """Molmo 2: the scaling applies to the layers of ``rope_scaling_layers``; with no scaling, or every
+    layer listed, all layers share one RoPE. A scaling on some layers only is refused: not read yet."""
+    options = rope_options(keys, family)
+    listed = keys.get("rope_scaling_layers")
+    count = num_layers(keys)
+    if listed is not None and "rope_scaling" in options and sorted(listed) != list(range(count or 0)):
+        raise ConfigError("rope_scaling_layers", "scales some layers only; pecli reads a scaling on every layer or none")
+    return options
+
+
 def no_rope_layers(interval_default: int) -> Callable[[Keys, int], set[int]]:
     """Layers whose entry of ``no_rope_layers`` is 0 (1: the layer uses RoPE — Llama 4, SmolLM3); by
     default every ``no_rope_layer_interval``-th layer (4)."""
     def layers(keys: Keys, count: int) -> set[int]:
         flags = keys.get("no_rope_layers")
+        interval = int(keys.get("no_rope_layer_interval", default=interval_default, record_default=flags is None))
         if flags is None:
-            interval = int(keys.get("no_rope_layer_interval", default=interval_default))
             return {i for i in range(count) if (i + 1) % interval == 0}
         if not isinstance(flags, list) or len(flags) < count:
             raise ConfigError("no_rope_layers", f"must list a 0 or 1 for each of the num_hidden_layers {count} layers, got {excerpt(flags)}")
@@ -503,19 +557,33 @@ FAMILIES: tuple[Family, ...] = (
     Family("Cohere 2 (Command R7B, A)", ("cohere2", "cohere2_moe"), layout="interleaved",
            layer_types=every_nth_full("sliding_window_pattern", 4), per_type=sliding_only_per_type,
            keys_note="RoPE in sliding layers only; full-attention layers NoPE"),
-    Family("EXAONE 4, AFMoE, Flint, Kolibri", ("exaone4", "exaone_moe", "afmoe", "flint", "kolibri1"), per_type=sliding_only_per_type,
+    Family("EXAONE 4, AFMoE, Flint, Kolibri, Muse", ("exaone4", "exaone_moe", "afmoe", "flint", "kolibri1", "muse_glimmer",
+                                                     "muse_glimmer_text", "muse_spark", "muse_spark_text"),
+           per_type=sliding_only_per_type,
            keys_note="layer_types, sliding_window: full-attention layers NoPE when the model slides"),
     Family("GLM", ("glm", "glm4", "glm_ocr", "glm_ocr_text"), layout="interleaved",
            keys_note="partial_rotary_factor, interleaved rotate_half"),
-    Family("ERNIE 4.5, Helium, HunYuan V4 VL", ("ernie4_5", "ernie4_5_moe", "helium", "hy_v4_vl", "hy_v4_vl_text"),
+    Family("ERNIE 4.5, Helium, HunYuan V4 VL, OpenAI privacy filter", ("ernie4_5", "ernie4_5_moe", "helium", "hy_v4_vl",
+                                                                      "hy_v4_vl_text", "openai_privacy_filter"),
            layout="interleaved", keys_note="interleaved rotate_half"),
     Family("DeepSeek and other MLA / interleave models", ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "axk1",
-                                                          "axk2", "dots3_note", "dots3_note_text", "bailing_hybrid"),
+                                                          "axk2", "dots3_note", "dots3_note_text", "bailing_hybrid",
+                                                          "longcat_flash", "mistral4"),
            layout="interleaved", head_dim_keys=("qk_rope_head_dim",),
-           keys_note="qk_rope_head_dim, rope_interleave, yarn mscale; apply_rotary_pos_emb_interleave"),
+           keys_note="qk_rope_head_dim, rope_interleave, yarn mscale; apply_rotary_pos_emb_interleave",
+           note="pairs (2i, 2i+1) of q_pe and k_pe; transformers de-interleaves them first and applies half-layout "
+                "cos/sin to the result: the same rotation, its output components in the order (0, 2, …, 1, 3, …)"),
     Family("Llama 4", ("llama4", "llama4_text"), layout="interleaved", nope_layers=no_rope_layers(4),
            keys_note="no_rope_layers (0: NoPE layer), complex rotation"),
     Family("SmolLM3", ("smollm3",), nope_layers=no_rope_layers(4), keys_note="no_rope_layers (0: NoPE layer)"),
+    Family("Mllama (Llama 3.2 Vision)", ("mllama", "mllama_text_model"), nope_layers=cross_attention_layers,
+           keys_note="cross_attention_layers: no RoPE"),
+    Family("RecurrentGemma", ("recurrent_gemma",), layer_types=block_types_cycle, per_type=attention_blocks_only,
+           keys_note="block_types: RoPE in the attention blocks, partial_rotary_factor"),
+    Family("Molmo 2", ("molmo2", "molmo2_text"), layer_types=lambda keys, count: ["all"] * count, per_type=scaled_layers,
+           keys_note="rope_scaling_layers"),
+    Family("MiniMax-M3-VL", ("minimax_m3_vl", "minimax_m3_vl_text"), ignores=("rotary_dim",),
+           keys_note="rotary_dim is not read by its code: the whole head rotates"),
     Family("ModernBERT", ("modernbert",), layer_types=modernbert_layer_types, per_type=modernbert_per_type,
            keys_note="global_rope_theta, local_rope_theta, global_attn_every_n_layers"),
     Family("Falcon", ("falcon",), keys_note="alibi: true reads as ALiBi"),
@@ -540,6 +608,8 @@ BY_MODEL_TYPE: dict[str, Family] = {t: family for family in FAMILIES for t in fa
 GENERIC = Family("generic", ())
 #: Model types read, but refused: the reason, said in one line.
 REFUSED: dict[str, str] = {
+    "nanochat": "nanochat's rotate_half is reversed, so its pairs turn by −pθ where every other model turns by +pθ, "
+                "which pecli's rope does not express",
     "musicgen": "MusicGen's decoder table puts the cosines before the sines, a layout pecli's sinusoidal scheme does not have",
     "ernie4_5_vl_moe": "ERNIE 4.5 VL's 3-D RoPE deals its frequency pairs to time, height and width in its own pattern, "
                        "which pecli's mrope does not express",
@@ -577,9 +647,10 @@ def family_of(model_type: str | None, keys: Keys) -> Family | None:
 # -- reading ---------------------------------------------------------------------------------------------
 def text_part(data: dict[str, Any]) -> dict[str, Any]:
     """The keys of the text model: a multimodal config nests them in ``text_config`` (RoPE keys at the
-    top level still count)."""
+    top level count where the text has none of its own)."""
     if isinstance(data.get("text_config"), dict) and "num_attention_heads" not in data:
-        return {**data["text_config"], **{k: v for k, v in data.items() if k.startswith("rope")}}
+        # the text's own keys win: a top-level block may be another tower's (MusicFlamingo's audio RoPE)
+        return {**{k: v for k, v in data.items() if k.startswith("rope")}, **data["text_config"]}
     return data
 
 
@@ -614,11 +685,16 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
             groups = [whole_model("all", mrope_options(keys, family, block, vision, model_type), keys)]
         else:
             groups = per_layer_rope(keys, family)
+    for key in family.ignores:
+        if keys.has(key):
+            keys.get(key)
+            keys.warn(f"{key} {excerpt(keys.data[key])} is in the config, and the model's code in transformers does not "
+                      "read it: neither does pecli")
     refuse_unread(keys, groups, model_type)
     if family is GENERIC:
         used = ", ".join(dict.fromkeys(k for g in groups for k in g.keys_read)) or "none"
         warnings.append(f"model_type {model_type or 'unknown'} is not in pecli's model table; read the generic keys: {used}")
-    return PositionPlan(source, model_type, family.name, num_layers(keys), tuple(groups), tuple(warnings))
+    return PositionPlan(source, model_type, family.name, num_layers(keys), tuple(groups), tuple(warnings + keys.warnings))
 
 
 #: Keys that look positional (a name with rope, rotary, theta, alibi, …).
