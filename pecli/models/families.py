@@ -49,6 +49,9 @@ class Keys:
         self.read: list[str] = []
         self.defaulted: list[str] = []
         self.warnings: list[str] = []
+        #: Every key any scope read, whether or not its group kept it (a scheme drafted for layers that
+        #: turned out to have none).
+        self.consulted: set[str] = set()
         self._scope: tuple[list[str], list[str]] | None = None
 
     def has(self, key: str) -> bool:
@@ -94,6 +97,7 @@ class Keys:
             scope = self._scope
         finally:
             self._scope = outer
+        self.consulted.update(scope[0])
         return result, self.keys(scope[0]), tuple(dict.fromkeys(self.defaulted + scope[1]))
 
     def overlaid(self, overrides: str, read: Callable[[], Any]) -> Any:
@@ -432,6 +436,16 @@ def cross_attention_layers(keys: Keys, count: int) -> set[int]:
     return set(layers)
 
 
+def outside_attention_layers(keys: Keys, count: int) -> set[int]:
+    """Bamba: RoPE in the layers of ``attn_layer_indices`` only (the others are Mamba layers); none
+    listed, none rotates."""
+    listed = keys.get("attn_layer_indices") or []
+    if not isinstance(listed, list) or not all(isinstance(i, int) and 0 <= i < count for i in listed):
+        raise ConfigError("attn_layer_indices", f"must list layer indices below {count}, got {excerpt(listed)}")
+    keys.get("attn_layer_indices")
+    return set(range(count)) - set(listed)
+
+
 def block_types_cycle(keys: Keys, count: int) -> list[str]:
     """RecurrentGemma: ``block_types`` repeated over the layers (recurrent, recurrent, attention, …)."""
     pattern = keys.get("block_types")
@@ -563,8 +577,8 @@ FAMILIES: tuple[Family, ...] = (
            keys_note="layer_types, sliding_window: full-attention layers NoPE when the model slides"),
     Family("GLM", ("glm", "glm4", "glm_ocr", "glm_ocr_text"), layout="interleaved",
            keys_note="partial_rotary_factor, interleaved rotate_half"),
-    Family("ERNIE 4.5, Helium, HunYuan V4 VL, OpenAI privacy filter", ("ernie4_5", "ernie4_5_moe", "helium", "hy_v4_vl",
-                                                                      "hy_v4_vl_text", "openai_privacy_filter"),
+    Family("ERNIE 4.5, Helium, HunYuan V4 VL, BLT, OpenAI privacy filter",
+           ("ernie4_5", "ernie4_5_moe", "helium", "hy_v4_vl", "hy_v4_vl_text", "blt_global_transformer", "openai_privacy_filter"),
            layout="interleaved", keys_note="interleaved rotate_half"),
     Family("DeepSeek and other MLA / interleave models", ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "axk1",
                                                           "axk2", "dots3_note", "dots3_note_text", "bailing_hybrid",
@@ -578,6 +592,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("SmolLM3", ("smollm3",), nope_layers=no_rope_layers(4), keys_note="no_rope_layers (0: NoPE layer)"),
     Family("Mllama (Llama 3.2 Vision)", ("mllama", "mllama_text_model"), nope_layers=cross_attention_layers,
            keys_note="cross_attention_layers: no RoPE"),
+    Family("Bamba", ("bamba",), nope_layers=outside_attention_layers, keys_note="attn_layer_indices: RoPE there only"),
     Family("RecurrentGemma", ("recurrent_gemma",), layer_types=block_types_cycle, per_type=attention_blocks_only,
            keys_note="block_types: RoPE in the attention blocks, partial_rotary_factor"),
     Family("Molmo 2", ("molmo2", "molmo2_text"), layer_types=lambda keys, count: ["all"] * count, per_type=scaled_layers,
@@ -608,6 +623,8 @@ BY_MODEL_TYPE: dict[str, Family] = {t: family for family in FAMILIES for t in fa
 GENERIC = Family("generic", ())
 #: Model types read, but refused: the reason, said in one line.
 REFUSED: dict[str, str] = {
+    "deepseek_v4": "DeepSeek V4's compressed attention picks its RoPE ('main' or 'compress') per attention module, "
+                   "not per layer type, which pecli does not read yet",
     "nanochat": "nanochat's rotate_half is reversed, so its pairs turn by −pθ where every other model turns by +pθ, "
                 "which pecli's rope does not express",
     "musicgen": "MusicGen's decoder table puts the cosines before the sines, a layout pecli's sinusoidal scheme does not have",
@@ -709,7 +726,7 @@ HARMLESS_KEYS = {
 def refuse_unread(keys: Keys, groups: list[LayerGroup], model_type: Any) -> None:
     """A positional-looking key that no group read is exit 2 naming it: pecli will not answer while
     ignoring a key that may change the numbers (``qk_rope_head_dim`` equal to the rotary head is fine)."""
-    read = set(keys.read) | {k.split("=")[0] for k in keys.defaulted}
+    read = set(keys.read) | keys.consulted | {k.split("=")[0] for k in keys.defaulted}
     for group in groups:
         read |= set(group.keys_read) | {k.split("=")[0] for k in group.keys_defaulted}
     dims = {group.options.get("dim") for group in groups if group.options}
