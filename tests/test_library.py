@@ -90,3 +90,23 @@ def test_dir_lists_the_public_names():
     names = dir(pecli)
     assert {"spectrum", "compare", "run_checks", "model_plan", "encode"} <= set(names)
     assert "importlib" not in names and "Any" not in names
+
+
+@pytest.mark.parametrize("config", ["meta-llama--llama-3.1-8b.json", "google--gemma-2-9b-it.json",
+                                    "microsoft--phi-3-mini-128k-instruct.json"])
+def test_check_gives_one_answer_through_the_library_and_the_command_line(invoke, config):
+    # A model's config.json through both doors: `pecli check all --hf-config F -L 512 --json` and
+    # pecli.run_checks(pecli.model_scheme(F, length=512), "all") give the same verdicts and figures.
+    import json
+    from pathlib import Path
+
+    import pecli
+
+    path = str(Path(__file__).parents[1] / "sample_configs" / "hf" / config)
+    result = invoke("check", "all", "--hf-config", path, "-L", "512", "--json")
+    assert result.exit_code in (0, 1), result.stderr
+    command = {r["property"]: (r["verdict"], r["figures"]) for r in json.loads(result.stdout)["results"]}
+    library = pecli.run_checks(pecli.model_scheme(path, length=512), "all", pecli.CheckOptions(length=512))
+    from pecli.cli.common import jsonable
+
+    assert {r.property: (r.verdict, jsonable(r.figures)) for r in library} == command
