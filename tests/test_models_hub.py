@@ -143,3 +143,15 @@ def test_without_model_the_hub_is_not_imported(invoke, monkeypatch):
 
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # any import of it would fail
     assert invoke("wavelengths", "--quiet").exit_code == 0
+
+
+def test_a_model_by_id_has_its_layer_plan(invoke, hub):
+    # Gemma 3 by id: its full-attention layer 5 on base 1e6, its sliding layers on 10,000.
+    make_cache(hub, "org/gemma3", {"model_type": "gemma3_text", "head_dim": 256, "num_attention_heads": 8,
+                                   "hidden_size": 2560, "num_hidden_layers": 12, "rope_theta": 1e6,
+                                   "rope_local_base_freq": 10000.0})
+    full = invoke("wavelengths", "--model", "org/gemma3", "--layer", "5", "--json")
+    assert full.exit_code == 0, full.stderr
+    assert json.loads(full.stdout)["params"]["base"] == 1e6
+    plan = json.loads(invoke("inspect", "config", "--model", "org/gemma3", "--json").stdout)
+    assert plan["source"] == "org/gemma3" and [g["name"] for g in plan["groups"]] == ["sliding_attention", "full_attention"]
