@@ -70,9 +70,10 @@ def model_plan(config: str | dict[str, Any], *, scheme: str | None = None):
 def model_scheme(config: str | dict[str, Any], *, layer: int | None = None, group: str | None = None, length: int = 512):
     """The scheme of one layer group of a HuggingFace model (``layer`` 0-based, or ``group`` by name; neither
     for a model whose layers all share one encoding), built as ``pecli --hf-config`` builds it."""
-    from pecli.config import one_group
+    from pecli.config import group_options, one_group
 
-    options = dict(one_group(model_plan(config).select(layer, group)).options)
+    plan = model_plan(config).select(layer, group)
+    options = group_options(plan, one_group(plan))
     return build_scheme(options.pop("scheme"), options, length=length)
 
 

@@ -331,29 +331,28 @@ def scheme_entries(value: Any, key: str = "schemes") -> list[tuple[str, dict[str
 
 def resolve(
     options: Mapping[str, Any], settings: tuple[Setting, ...] = (), *,
-    run_keys: tuple[str, ...] = tuple(s.name for s in RUN_SETTINGS),
+    run_keys: tuple[str, ...] = tuple(s.name for s in RUN_SETTINGS), plan: PositionPlan | None = None,
 ) -> Spec:
     """Validate merged options into a :class:`Spec`.
 
     ``options`` holds the scheme's parameters, the ``run_keys`` of :data:`RUN_SETTINGS` the command
     reads and the command's own ``settings``; anything else is an error that lists the valid keys.
+    ``plan`` is the model's plan already narrowed to one group, when the caller has read it (else the
+    model that ``options`` names is read here).
     """
     command = {s.name: s for s in (*RUN_SETTINGS, *settings) if s.name in run_keys or s in settings}
     options = dict(options)
-    plan = selected_plan(options, command)
+    plan = plan if plan is not None else selected_plan(options, command)
     model_key = "model" if options.get("model") is not None else "hf_config"
     options = {k: v for k, v in options.items() if k not in MODEL_KEYS or k in command}
     if options.get("scheme") is None:  # absent or null: the default
         options.pop("scheme", None)
     if plan is not None:
         group = one_group(plan)
-        from_model = dict(group.options or {})
+        from_model = group_options(plan, group, options.get("weights"))
         asked = options.get("scheme")
         if asked not in (None, from_model["scheme"]):
             raise ConfigError(model_key, f"{plan.source} uses {from_model['scheme']} in layer group {group.name}, not scheme {asked!r}")
-        if from_model["scheme"] == "learned" and options.get("weights") is None:
-            raise ConfigError("weights", f"{plan.source} ({plan.family}) has a learned position table: its values are "
-                              "in the checkpoint, not the config; give it with --weights FILE")
         options = merge(from_model, options)
     elif options.get("weights") is not None and "scheme" not in options and command.get("scheme") is RUN_SETTINGS[0]:
         options["scheme"] = "learned"  # a checkpoint's position table (unless the command has its own default scheme)
@@ -487,9 +486,20 @@ def one_group(plan: PositionPlan):
         raise ConfigError("layer", f"{plan.source} has {len(plan.groups)} layer groups: {plan.groups_text()}; "
                           "choose one with --layer N or --layer-group NAME")
     if group.options is None:
-        raise NoPositionEncoding("layer", f"layer{'s' if len(group.layers) > 1 else ''} {group.layers_text()} of "
-                                 f"{plan.source} apply no position encoding (group {group.name})")
+        several = len(group.layers) > 1
+        raise NoPositionEncoding("layer", f"layer{'s' if several else ''} {group.layers_text()} of {plan.source} "
+                                 f"appl{'y' if several else 'ies'} no position encoding (group {group.name})")
     return group
+
+
+def group_options(plan: PositionPlan, group: Any, weights: Any = None) -> dict[str, Any]:
+    """The scheme options of one of ``plan``'s groups; a learned table without its checkpoint
+    (``weights``) is refused, whichever door asks (a command, ``compare``'s rows, the library)."""
+    options = dict(group.options)
+    if options["scheme"] == "learned" and weights is None:
+        raise ConfigError("weights", f"{plan.source} ({plan.family}) has a learned position table in layer group "
+                          f"{group.name}: its values are in the checkpoint, not the config; give it with --weights FILE")
+    return options
 
 
 def parse_size(key: str, value: Any) -> int:

@@ -227,3 +227,64 @@ def test_falcon_rw_with_the_default_rope_block_of_transformers_5_is_alibi():
     config = {"model_type": "falcon", "alibi": True, "hidden_size": 64, "num_attention_heads": 4,
               "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}}
     assert plan_of(config, "falcon.json").single.options == {"scheme": "alibi", "heads": 4, "slope_dtype": "bfloat16"}
+
+
+def test_a_learned_table_needs_its_checkpoint_through_every_door(invoke, tmp_path):
+    import pecli
+
+    gpt2 = {"model_type": "gpt2", "n_embd": 256, "n_head": 4, "n_layer": 2, "n_positions": 1024}
+    path = write(tmp_path, gpt2, "gpt2.json")
+    result = invoke("compare", "--hf-config", path, "-L", "64")
+    assert result.exit_code == 2 and "--weights" in result.stderr
+    with pytest.raises(ConfigError, match="--weights"):
+        pecli.model_scheme(gpt2)
+
+
+def test_a_per_type_block_keeps_its_own_base_over_a_top_level_one():
+    # transformers' standardize_rope_params fills a block's rope_theta only where it has none.
+    config = {**GEMMA3_V5, "rope_theta": 1000000.0}
+    groups = {g.name: g.options["base"] for g in plan_of(config, "g3.json").groups}
+    assert groups == {"sliding_attention": 10000.0, "full_attention": 1000000.0}
+
+
+def test_bert_tables_are_absolute_and_relative_keys_are_refused():
+    bert = {"model_type": "bert", "hidden_size": 768, "num_attention_heads": 12, "num_hidden_layers": 12,
+            "max_position_embeddings": 512, "position_embedding_type": "absolute"}
+    assert plan_of(bert, "bert.json").single.options == {"scheme": "learned"}
+    with pytest.raises(ConfigError) as error:
+        plan_of({**bert, "position_embedding_type": "relative_key"}, "bert.json")
+    assert error.value.key == "position_embedding_type"
+
+
+def test_per_layer_keys_without_a_layer_count_or_unknown_per_layer_keys_are_refused():
+    base = {"model_type": "qwen2", "hidden_size": 64, "num_attention_heads": 4, "rope_theta": 1e6}
+    with pytest.raises(ConfigError, match="does not say how many layers"):
+        plan_of({**base, "per_layer_config": {"1": {"rope_theta": 5e5}}}, "c.json")
+    with pytest.raises(ConfigError, match="use_rope"):
+        plan_of({**base, "num_hidden_layers": 2, "per_layer_config": {"1": {"use_rope": False}}}, "c.json")
+    # layer_types alone give the count
+    plan = plan_of({**GEMMA3, "num_hidden_layers": None, "layer_types": GEMMA3_V5["layer_types"]}, "g3.json")
+    assert plan.num_layers == 34 and [g.name for g in plan.groups] == ["sliding_attention", "full_attention"]
+
+
+def test_an_encoder_decoder_needs_a_layer_group(invoke, tmp_path):
+    t5 = {"model_type": "t5", "d_model": 512, "num_heads": 8, "num_layers": 6, "num_decoder_layers": 6,
+          "relative_attention_num_buckets": 32, "relative_attention_max_distance": 128}
+    path = write(tmp_path, t5, "t5.json")
+    result = invoke("encode", "--hf-config", path, "--layer", "2", "-L", "4")
+    assert result.exit_code == 2 and "--layer-group" in result.stderr
+    plan = json.loads(invoke("inspect", "config", "--hf-config", path, "--json").stdout)
+    assert [(g["name"], g["options"]["bidirectional"]) for g in plan["groups"]] == [("encoder", True), ("decoder", False)]
+
+
+def test_parts_without_an_archive_is_refused_for_every_group(invoke, tmp_path):
+    result = invoke("encode", "--hf-config", write(tmp_path, GEMMA3), "-L", "4", "--parts", "cos")
+    assert result.exit_code == 2 and "--parts" in result.stderr
+
+
+def test_mpt_alibi_bias_max_is_said_and_set_aside(invoke, tmp_path):
+    # transformers' MptModel does not pass attn_config.alibi_bias_max to its ALiBi: the slopes stay the paper's.
+    mpt = {"model_type": "mpt", "d_model": 256, "n_heads": 8, "n_layers": 2, "attn_config": {"alibi": True, "alibi_bias_max": 16}}
+    result = invoke("encode", "--hf-config", write(tmp_path, mpt), "-L", "4", "--json")
+    assert result.exit_code == 0 and "alibi_bias_max 16" in result.stderr
+    assert json.loads(result.stdout)["params"]["heads"] == 8

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from pecli.analysis import ANALYSES, CheckOptions, check_report, estimate_check_bytes, not_applicable
-from pecli.cli.common import JsonOption, QuietOption, print_json, scheme_command, stdout_console
+from pecli.cli.common import JsonOption, QuietOption, group_heading, print_json, scheme_command, stdout_console
 from pecli.config import Setting, Spec
 from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError
@@ -55,14 +55,11 @@ def every_group(plan, specs, options, prop: str = "all", json: bool = False, qui
                                       **(r.to_dict() if r is not None else {"scheme": "none", "passed": None})}
                                      for g, r in reports]})
     elif not quiet:
-        from rich.text import Text
-
         from pecli.render.check import check_renderable
 
         console = stdout_console()
         for group, report in reports:
-            what = "no position encoding: nothing to check" if report is None else group.scheme
-            console.print(Text(f"layer group {group.name} of {plan.source}: layers {group.layers_text()}: {what}", style="bold"))
+            console.print(group_heading(plan, group, "no position encoding: nothing to check" if report is None else None))
             if report is not None:
                 console.print(check_renderable(report))
     if not all(r.passed for _, r in reports if r is not None):

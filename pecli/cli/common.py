@@ -24,7 +24,8 @@ from pecli.cli.options import (
     CONFIG_PANEL, OUTPUT_PANEL, SCHEME_PANEL, ForceOption, JsonOption, QuietOption, make_option, negated,
 )
 from pecli.config import (
-    LAYER_SETTINGS, MEMORY_SETTING, RUN_SETTINGS, Setting, Spec, load_yaml, merge, parse_sets, resolve, selected_plan,
+    CHECKPOINT_KEYS, LAYER_SETTINGS, MEMORY_SETTING, RUN_SETTINGS, Setting, Spec, load_yaml, merge, parse_sets, resolve,
+    selected_plan,
 )
 from pecli.errors import PecliError
 from pecli.params import Parameter
@@ -85,6 +86,14 @@ def errors_to_exit() -> Iterator[None]:
         raise ReaderGone() from None
     except KeyboardInterrupt:
         raise Interrupted() from None
+
+
+def group_heading(plan: Any, group: Any, what: str | None = None):
+    """The line above one layer group's output: ``layer group NAME of SOURCE: layers …: scheme``."""
+    from rich.text import Text
+
+    what = what or ("no position encoding" if group.options is None else group.scheme)
+    return Text(f"layer group {group.name} of {plan.source}: layers {group.layers_text()}: {what}", style="bold")
 
 
 def check_output_flags(json: bool, quiet: bool) -> None:
@@ -170,19 +179,29 @@ class SchemeCommand:
                 for warning in plan.warnings:
                     message(f"pecli: warning: {warning}", quiet=bool(own.get("quiet")))
             several = plan is not None and (plan.single is None or plan.single.options is None)
-            if plan is not None and self.per_group is not None and (several or (self.whole_plan and self.whole_plan(own))):
-                # Every layer group of the model (or the one without position encoding that was chosen).
-                specs = [] if not several and self.whole_plan else [
-                    (group, None if group.options is None else self._resolve({**options, "layer": None, "layer_group": group.name}))
-                    for group in plan.groups]
+            whole = bool(self.whole_plan and self.whole_plan(own))
+            if plan is not None and self.per_group is not None and (several or whole):
+                # Every layer group of the model (or the one without position encoding that was chosen);
+                # a command that shows the plan itself computes none of them.
+                specs = [] if whole else [(group, self._group_spec(options, plan, group)) for group in plan.groups]
                 with reporting(reporter_for(quiet=bool(own.get("quiet") or own.get("json")))):
                     return self.per_group(plan, specs, options, **own)
-            spec = self._resolve(options)
+            spec = self._resolve(options, plan)
             with reporting(reporter_for(quiet=bool(own.get("quiet") or own.get("json")))):
                 return self.func(spec, **own)
 
-    def _resolve(self, options: dict[str, Any]) -> Spec:
-        spec = resolve(options, self.settings, run_keys=self.run_keys)
+    def _group_spec(self, options: dict[str, Any], plan: Any, group: Any) -> Spec | None:
+        """The spec of one group (None: no position encoding). A checkpoint (``--weights``) is the learned
+        table's: the groups of other schemes go without it (Whisper's encoder beside its decoder)."""
+        if group.options is None:
+            return None
+        own = {**options, "layer": None, "layer_group": group.name}
+        if group.scheme != "learned" and not {s.name for s in self.settings} & set(CHECKPOINT_KEYS):
+            own = {k: v for k, v in own.items() if k not in CHECKPOINT_KEYS}
+        return self._resolve(own, plan.select(group=group.name))
+
+    def _resolve(self, options: dict[str, Any], plan: Any = None) -> Spec:
+        spec = resolve(options, self.settings, run_keys=self.run_keys, plan=plan)
         if self.needs is not None:
             require(spec.scheme, self.needs, self.func.__name__)
         return spec

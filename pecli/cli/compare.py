@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from pecli.analysis import CheckOptions, estimate_check_bytes
-from pecli.cli.common import CONFIG_PANEL, JsonOption, QuietOption, print_json, scheme_command, stdout_console
+from pecli.cli.common import CONFIG_PANEL, JsonOption, QuietOption, message, print_json, scheme_command, stdout_console
 from pecli.config import LAYER_SETTINGS, Setting, Spec, scheme_entries
 from pecli.errors import ConfigError
 
@@ -48,7 +48,7 @@ def compare(
     comes from, a footnote says so.
     """
     from pecli.analysis.comparison import compare as run_comparison
-    from pecli.config import model_plan
+    from pecli.config import group_options, model_plan
     from pecli.render.side_by_side import SIDE_BY_SIDE_DIM, has_dim, one_dim_note
 
     settings = spec.settings
@@ -72,6 +72,8 @@ def compare(
     without: list[str] = []
     for path, model_id in models:
         plan = model_plan(path, model_id).select(settings["layer"], settings["layer_group"])
+        for warning in plan.warnings:
+            message(f"pecli: warning: {warning}", quiet=quiet)
         name = Path(path).stem if model_id is None else model_id
         encoded = [group for group in plan.groups if group.options is not None]
         for group in plan.groups:
@@ -79,7 +81,7 @@ def compare(
             if group.options is None:
                 without.append(f"{label} (layers {group.layers_text()})")
                 continue
-            options = dict(group.options)
+            options = group_options(plan, group, spec.given_params.get("weights"))
             rows.append((label, spec.variant(options.pop("scheme"), options)))
             own_dim.append(label)
     if not rows:

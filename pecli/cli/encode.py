@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 
 from pecli.cli.common import (
-    OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, print_json,
+    OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, group_heading, message, print_json,
     scheme_command, stdout_console,
 )
 from pecli.config import Setting, Spec, check_memory
@@ -228,6 +228,8 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
     if options.get("apply") is not None:
         raise ConfigError("apply", "applies one layer group's encoding: choose it with --layer N or --layer-group NAME")
     target = check_target(options["out"], suffixes=SUFFIXES, force=force) if options.get("out") is not None else None
+    if options.get("parts") is not None and (target is None or target.suffix.lower() != ".npz"):
+        raise PecliError("--parts chooses the arrays of an .npz archive: give --out x.npz")
     if target is not None and (target.suffix.lower() != ".npz" or not live):
         what = (f"{plan.source} has {len(specs)} layer groups: write them to an .npz (GROUP/KEY), or choose one with "
                 "--layer N or --layer-group NAME") if live else "the chosen layers apply no position encoding"
@@ -254,12 +256,10 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
         print_json({"source": plan.source, "model_type": plan.model_type, "layer_groups": documents, "out": None if target is None else str(target)})
     elif not quiet:
         from pecli.render.encode import encode_table
-        from rich.text import Text
 
         console = stdout_console()
         for group, _ in specs:
-            what = group.scheme if group.name in reports else "no position encoding"
-            console.print(Text(f"layer group {group.name} of {plan.source}: layers {group.layers_text()}: {what}", style="bold"))
+            console.print(group_heading(plan, group))
             if group.name in reports:
                 console.print(encode_table(reports[group.name]))
     if target is not None:

@@ -51,7 +51,7 @@ def every_group(plan, specs, options, kind: str | None = None, force: bool = Fal
     for spec in live:
         check_applicable(kind, _given(spec))
         record.check(spec.scheme)
-        spec.check_memory(plot_bytes(spec), f"plot {kind}")
+    live[0].check_memory(sum(plot_bytes(spec) for spec in live), f"plot {kind}")  # the panels are held together
     target = check_target(settings["out"] or f"{kind}.png", suffixes=SUFFIXES, force=force)
     style = Style(title=settings["title"], size=figures.parse_figure_size(settings["size"]) if settings["size"] else None,
                   dpi=settings["dpi"])

@@ -8,7 +8,7 @@ import dataclasses
 
 from pecli.analysis.spectrum import BOUND_CONTEXT_LIMIT, wavelength_report
 from pecli.cli.common import (
-    OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, print_json, scheme_command, stdout_console,
+    OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, group_heading, message, print_json, scheme_command, stdout_console,
 )
 from pecli.config import Setting, Spec
 from pecli.errors import ConfigError
@@ -43,7 +43,7 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
         if json:
             print_json({**document, "layer_group": group.name, "layers": list(group.layers)})
         elif not quiet:
-            stdout_console().print(_group_heading(plan, group))
+            stdout_console().print(group_heading(plan, group))
         return
     if json:
         print_json({"source": plan.source, "model_type": plan.model_type, "family": plan.family,
@@ -53,20 +53,13 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
 
         console = stdout_console()
         for group, report, _ in documents:
-            console.print(_group_heading(plan, group))
+            console.print(group_heading(plan, group))
             for renderable in [] if report is None else wavelengths_tables(report, wide=bool(options.get("wide"))):
                 console.print(renderable)
 
 
 #: The document of layers without position encoding.
 NO_ENCODING = {"scheme": "none", "params": {}, "pairs": [], "summary": {}}
-
-
-def _group_heading(plan, group):
-    from rich.text import Text
-
-    what = "no position encoding" if group.options is None else group.scheme
-    return Text(f"layer group {group.name} of {plan.source}: layers {group.layers_text()}: {what}", style="bold")
 
 
 def _report(spec: Spec):

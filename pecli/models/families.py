@@ -184,12 +184,10 @@ def head_dim(keys: Keys, family: Family) -> int:
 
 def rope_block(keys: Keys) -> dict[str, Any] | None:
     """The model-wide ``rope_parameters`` (v5) or ``rope_scaling`` block, None when absent."""
-    block = keys.data.get("rope_parameters", keys.data.get("rope_scaling"))
-    if block is None:
-        return None
-    if not isinstance(block, dict):
-        raise ConfigError("rope_scaling", f"must be a mapping (dict) or null, got {type(block).__name__}")
-    keys.get("rope_parameters" if "rope_parameters" in keys.data else "rope_scaling")
+    key = "rope_parameters" if keys.has("rope_parameters") else "rope_scaling"
+    block = keys.get(key)
+    if block is not None and not isinstance(block, dict):
+        raise ConfigError(key, f"must be a mapping (dict) or null, got {type(block).__name__}")
     return block
 
 
@@ -224,9 +222,12 @@ def rope_options(
     if base_key is not None:  # a layer type's own base key (Gemma 3's rope_local_base_freq)
         options["base"] = keys.get(base_key, default=base_default)
     else:
-        base = keys.get("rope_theta", "rotary_emb_base", default=in_block.get("rope_theta"), record_default=False)
-        options["base"] = keys.get("rope_theta", default=DEFAULT_BASE) if base is None else base
-    fraction = keys.get("partial_rotary_factor", "rotary_pct", default=in_block.get("partial_rotary_factor"), record_default=False)
+        # A block's own rope_theta wins over the top-level key, as transformers' standardize_rope_params
+        # (setdefault) has it: with per-type blocks, each type keeps its own base.
+        top = keys.get("rope_theta", "rotary_emb_base", default=DEFAULT_BASE if in_block.get("rope_theta") is None else None)
+        options["base"] = in_block["rope_theta"] if in_block.get("rope_theta") is not None else top
+    top_fraction = keys.get("partial_rotary_factor", "rotary_pct")
+    fraction = in_block["partial_rotary_factor"] if in_block.get("partial_rotary_factor") is not None else top_fraction
     rotary_dim = None if "rotary_dim" in family.ignores else keys.first_int("rotary_dim")
     if fraction is not None and rotary_dim is not None and abs(float(fraction) * dim - rotary_dim) > 1e-9:
         raise ConfigError("partial_rotary_factor", f"{fraction} × head_dim {dim} disagrees with rotary_dim {rotary_dim} in {keys.source}")
@@ -273,7 +274,14 @@ def rope_options(
 
 # -- RoPE: per layer ---------------------------------------------------------------------------------------
 def num_layers(keys: Keys) -> int | None:
-    return keys.first_int("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+    """The number of layers: its key, else the length of a per-layer list (``layer_types``, …)."""
+    found = keys.first_int("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+    if found is not None:
+        return found
+    for key in ("layer_types", "layer_rope_theta", "no_rope_layers"):
+        if isinstance(keys.data.get(key), list) and keys.data[key]:
+            return len(keys.data[key])
+    return None
 
 
 def read_layer_types(keys: Keys, family: Family, count: int | None) -> list[str] | None:
@@ -350,6 +358,10 @@ def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
     return sorted(groups, key=lambda g: g.layers[:1])
 
 
+#: Positional keys a layer's ``per_layer_config`` entry may set: read as the layer's own.
+LAYER_OVERRIDABLE = ("rope_theta", "partial_rotary_factor", "rope_parameters", "rope_scaling", "qk_rope_head_dim", "qk_nope_head_dim")
+
+
 def layer_overrides(keys: Keys, count: int | None) -> dict[int, str]:
     """transformers 5's ``per_layer_config`` (``{"05": {"head_dim": 512}, …}``: keys that layer overrides),
     as JSON text per layer index, so that layers with equal overrides share a draft."""
@@ -365,6 +377,13 @@ def layer_overrides(keys: Keys, count: int | None) -> dict[int, str]:
         return {}
     if not isinstance(given, dict) or not all(isinstance(v, dict) for v in given.values()):
         raise ConfigError("per_layer_config", f"must map layer indices to mappings of keys, got {excerpt(given)}")
+    if count is None:
+        raise ConfigError("per_layer_config", f"sets keys per layer, and {keys.source} does not say how many layers there are")
+    for values in given.values():
+        unknown = [key for key in values if POSITIONAL_KEY.search(key) and key not in LAYER_OVERRIDABLE]
+        if unknown:
+            raise ConfigError("per_layer_config", f"sets {unknown[0]} for a layer, which pecli does not read per layer: "
+                              "it may change the positions, so pecli will not guess")
     out = {}
     for index, values in given.items():
         try:
@@ -495,7 +514,12 @@ def whole_model(name: str, options: dict[str, Any], keys: Keys, note: str = "") 
 
 
 def alibi_groups(keys: Keys, family: Family) -> list[LayerGroup]:
-    """ALiBi in every layer, one slope per head (BLOOM, MPT: the paper's slopes)."""
+    """ALiBi in every layer, one slope per head (BLOOM, MPT: the paper's slopes). MPT's
+    ``attn_config.alibi_bias_max`` is not passed on by transformers' ``MptModel``, which always uses 8."""
+    bias_max = (keys.data.get("attn_config") or {}).get("alibi_bias_max")
+    if bias_max is not None and bias_max != 8:
+        keys.warn(f"attn_config.alibi_bias_max {bias_max}: transformers' MPT does not pass it to its ALiBi, which "
+                  "keeps 8 (the paper's slopes); so does pecli")
     return [whole_model("all", {"scheme": "alibi", "heads": alibi_heads(keys)}, keys, note="slopes as the paper's reference code")]
 
 
@@ -549,7 +573,13 @@ def whisper_groups(keys: Keys, family: Family) -> list[LayerGroup]:
 
 
 def learned_groups(keys: Keys, family: Family) -> list[LayerGroup]:
-    """A learned position table: its values are in the checkpoint (``--weights``), not in the config."""
+    """A learned position table: its values are in the checkpoint (``--weights``), not in the config.
+    BERT-like ``position_embedding_type`` must be ``absolute`` (the table); Shaw-style relative keys
+    (``relative_key``, ``relative_key_query``) are refused."""
+    kind = keys.get("position_embedding_type")
+    if kind is not None and kind != "absolute":
+        raise ConfigError("position_embedding_type", f"is {kind!r} in {keys.source}: relative position embeddings in "
+                          "the attention, which pecli does not read from a config (only 'absolute' tables)")
     keys.get("n_positions", "max_position_embeddings")
     return [whole_model("all", {"scheme": "learned"}, keys, note="a learned table: its values come from the checkpoint (--weights)")]
 
@@ -665,10 +695,20 @@ def family_of(model_type: str | None, keys: Keys) -> Family | None:
 def text_part(data: dict[str, Any]) -> dict[str, Any]:
     """The keys of the text model: a multimodal config nests them in ``text_config`` (RoPE keys at the
     top level count where the text has none of its own)."""
-    if isinstance(data.get("text_config"), dict) and "num_attention_heads" not in data:
-        # the text's own keys win: a top-level block may be another tower's (MusicFlamingo's audio RoPE)
-        return {**{k: v for k, v in data.items() if k.startswith("rope")}, **data["text_config"]}
+    if "num_attention_heads" in data:
+        return data
+    for path in TEXT_PATHS:
+        text: Any = data
+        for key in path:
+            text = text.get(key) if isinstance(text, dict) else None
+        if isinstance(text, dict):
+            # the text's own keys win: a top-level block may be another tower's (MusicFlamingo's audio RoPE)
+            return {**{k: v for k, v in data.items() if k.startswith("rope")}, **text}
     return data
+
+
+#: Where a multimodal config nests its text model's keys (Qwen2.5-Omni: inside its thinker).
+TEXT_PATHS = (("text_config",), ("thinker_config", "text_config"))
 
 
 def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> PositionPlan:
@@ -696,7 +736,7 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
     if family.groups is not None:
         groups = family.groups(keys, family)
     else:
-        block = keys.data.get("rope_parameters", keys.data.get("rope_scaling"))
+        block = keys.data.get("rope_parameters") or keys.data.get("rope_scaling")
         if isinstance(block, dict) and block.get("mrope_section") is not None and scheme != "rope":
             keys.get("rope_parameters", "rope_scaling")
             groups = [whole_model("all", mrope_options(keys, family, block, vision, model_type), keys)]
@@ -711,7 +751,9 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
     if family is GENERIC:
         used = ", ".join(dict.fromkeys(k for g in groups for k in g.keys_read)) or "none"
         warnings.append(f"model_type {model_type or 'unknown'} is not in pecli's model table; read the generic keys: {used}")
-    return PositionPlan(source, model_type, family.name, num_layers(keys), tuple(groups), tuple(warnings + keys.warnings))
+    stacks = sum(len(group.layers) for group in groups) > len({layer for group in groups for layer in group.layers})
+    count = None if stacks else num_layers(keys)  # an encoder and a decoder: no one count of layers
+    return PositionPlan(source, model_type, family.name, count, tuple(groups), tuple(warnings + keys.warnings))
 
 
 #: Keys that look positional (a name with rope, rotary, theta, alibi, …).

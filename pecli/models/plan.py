@@ -85,13 +85,18 @@ class PositionPlan:
         raise ConfigError("layer_group", f"{self.source} has no layer group {name!r}; its groups: {self.groups_text()}")
 
     def group_of(self, layer: int) -> LayerGroup:
-        if self.num_layers is not None and not 0 <= layer < self.num_layers:
-            raise ConfigError("layer", f"{self.source} has layers 0 to {self.num_layers - 1} "
-                              f"(num_hidden_layers {self.num_layers}), got {layer}")
-        for group in self.groups:
-            if layer in group.layers or (not group.layers and self.num_layers is None):
-                return group
-        raise ConfigError("layer", f"{self.source} has no layer {layer}")
+        """The group of layer ``layer``; an encoder–decoder model, whose stacks both count from 0, needs
+        ``--layer-group`` instead."""
+        holding = [group for group in self.groups if layer in group.layers]
+        if len(holding) > 1:
+            raise ConfigError("layer", f"{self.source} numbers the layers of each stack from 0 "
+                              f"({', '.join(g.name for g in holding)}): choose one with --layer-group NAME")
+        if holding:
+            return holding[0]
+        if not any(group.layers for group in self.groups):  # no layer count: one group for every layer
+            return self.groups[0]
+        last = max(max(group.layers) for group in self.groups if group.layers)
+        raise ConfigError("layer", f"{self.source} has layers 0 to {last} (num_hidden_layers {last + 1}), got {layer}")
 
     def select(self, layer: int | None = None, group: str | None = None) -> PositionPlan:
         """The plan narrowed to one group: that of ``layer``, or the one named ``group`` (both: they must agree)."""
