@@ -267,7 +267,7 @@ def rope_options(
         options["max_position_embeddings"] = in_block["max_position_embeddings"]
     scaling = {k: v for k, v in (own_block or {}).items()
                if k not in ("rope_theta", "partial_rotary_factor", "llama_4_scaling_beta", "max_position_embeddings")}
-    if scaling:
+    if scaling and scaling != {k: "default" for k in scaling}:  # a block that only says "default" scales nothing
         options["rope_scaling"] = scaling
     return options
 
@@ -397,7 +397,8 @@ def layer_overrides(keys: Keys, count: int | None) -> dict[int, str]:
 
 
 #: Layer types that differ in their attention window or sparsity only: the model-wide RoPE applies to each.
-SAME_ROPE_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "indexed_attention", "attention", "all")
+SAME_ROPE_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "indexed_attention",
+                   "reference_sliding_attention", "attention", "all")
 #: Layer types without softmax attention over positions, so without RoPE (Bailing's linear attention,
 #: LFM's short convolutions).
 NO_ROPE_TYPES = ("linear_attention", "conv")
@@ -560,6 +561,26 @@ def sinusoidal_groups(spacing: str, note: str = "") -> Callable[[Keys, "Family"]
     return groups
 
 
+def stack_groups(keys: Keys, family: Family) -> list[LayerGroup]:
+    """T5Gemma: an encoder and a decoder, each a RoPE model of its own (``encoder``, ``decoder``
+    sub-configs, the encoder's text in its ``text_config`` for T5Gemma 2), read as any RoPE model;
+    their groups are named ``encoder/…`` and ``decoder/…``."""
+    groups = []
+    for stack in ("encoder", "decoder"):
+        sub = keys.get(stack)
+        if not isinstance(sub, dict):
+            raise ConfigError(stack, f"{keys.source} has no {stack} sub-config")
+        stack_keys = Keys(text_part(sub), f"{keys.source} ({stack})")
+        found = per_layer_rope(stack_keys, GENERIC)
+        refuse_unread(stack_keys, found, stack)
+        keys.warnings.extend(stack_keys.warnings)
+        for group in found:
+            name = stack if len(found) == 1 else f"{stack}/{group.name}"
+            groups.append(LayerGroup(name, group.layers, group.options, tuple(f"{stack}.{k}" for k in group.keys_read),
+                                     tuple(f"{stack}.{k}" for k in group.keys_defaulted), group.note))
+    return groups
+
+
 def whisper_groups(keys: Keys, family: Family) -> list[LayerGroup]:
     """Whisper: a fixed table in the encoder (sines then cosines, tensor2tensor spacing), learned
     positions in the decoder."""
@@ -612,7 +633,7 @@ FAMILIES: tuple[Family, ...] = (
            layout="interleaved", keys_note="interleaved rotate_half"),
     Family("DeepSeek and other MLA / interleave models", ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "axk1",
                                                           "axk2", "dots3_note", "dots3_note_text", "bailing_hybrid",
-                                                          "longcat_flash", "mistral4"),
+                                                          "longcat_flash", "mistral4", "youtu"),
            layout="interleaved", head_dim_keys=("qk_rope_head_dim",),
            keys_note="qk_rope_head_dim, rope_interleave, yarn mscale; apply_rotary_pos_emb_interleave",
            note="pairs (2i, 2i+1) of q_pe and k_pe; transformers de-interleaves them first and applies half-layout "
@@ -635,6 +656,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("BLOOM, MPT (ALiBi)", ("bloom", "mpt"), scheme="alibi", groups=alibi_groups, keys_note="n_head / n_heads"),
     Family("T5", ("t5", "mt5", "umt5", "longt5", "switch_transformers", "pop2piano"), scheme="t5", groups=t5_groups,
            keys_note="relative_attention_num_buckets, relative_attention_max_distance, num_layers, num_decoder_layers"),
+    Family("T5Gemma", ("t5gemma", "t5gemma2"), groups=stack_groups,
+           keys_note="encoder and decoder sub-configs, each read as a RoPE model"),
     Family("Marian, Pegasus", ("marian", "pegasus"), scheme="sinusoidal", groups=sinusoidal_groups("vaswani"),
            keys_note="d_model: sines, then cosines"),
     Family("fairseq sinusoidal (M2M-100, Speech2Text, FSMT, XGLM)", ("m2m_100", "speech_to_text", "fsmt", "xglm"),
