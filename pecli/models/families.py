@@ -653,6 +653,22 @@ FAMILIES: tuple[Family, ...] = (
     Family("ModernBERT", ("modernbert",), layer_types=modernbert_layer_types, per_type=modernbert_per_type,
            keys_note="global_rope_theta, local_rope_theta, global_attn_every_n_layers"),
     Family("Falcon", ("falcon",), keys_note="alibi: true reads as ALiBi"),
+    # Read with the common keys (rope_theta, rope_parameters flat or per layer type, layer_types,
+    # per_layer_config, partial_rotary_factor, head_dim) in the half layout: each checked against
+    # transformers' own forward pass (tests/fixtures/models/rope), so none of them is "unknown".
+    Family("Common keys, checked against transformers", (
+      "apertus", "apertus1p5_text", "arcee", "aria_text", "beam", "bitnet", "cosmos3_edge_text", "csm", "cwm",
+      "dia_encoder", "diffllama", "doge", "embedding_gemma2_text", "emu3_text_model", "esmc", "eurobert",
+      "evolla", "falcon_h1", "flex_olmo", "gemma3n_text", "gemma4_text", "gemma4_unified_text",
+      "gpt_neox_japanese", "gpt_oss", "gradium_phonon_tts", "granite_docling_text", "granite_swa",
+      "granitemoe_swa", "granitemoeshared", "gte", "hrm_text", "hy_v3", "hy_v4", "hyperclovax", "jais2",
+      "jina_embeddings_v3", "laguna", "lara_mini", "lfm2", "lfm3", "mellum", "mimo_v2_flash", "minicpm3",
+      "minimax", "minimax_m2", "ministral3", "modernbert-decoder", "moshi", "neomme", "nomic_bert", "olmo3",
+      "olmo_hybrid", "olmoe", "paddleocr_vl_text", "persimmon", "phi4_multimodal", "pocket_tts",
+      "qwen2_5_omni_talker", "qwen2_5_omni_text", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next",
+      "qwen3_omni_moe_talker_code_predictor", "qwen3_vl_moe_text", "seed_oss", "solar_open", "step3p5",
+      "ultrabert", "unlimited_ocr_text", "vaultgemma", "voxtral_realtime_encoder", "zaya",
+    ), keys_note="layer_types, rope_parameters (flat or per layer type), per_layer_config, partial_rotary_factor"),
     Family("BLOOM, MPT (ALiBi)", ("bloom", "mpt"), scheme="alibi", groups=alibi_groups, keys_note="n_head / n_heads"),
     Family("T5", ("t5", "mt5", "umt5", "longt5", "switch_transformers", "pop2piano"), scheme="t5", groups=t5_groups,
            keys_note="relative_attention_num_buckets, relative_attention_max_distance, num_layers, num_decoder_layers"),
