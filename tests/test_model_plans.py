@@ -216,11 +216,14 @@ def test_a_positional_key_pecli_does_not_read_is_refused(invoke, tmp_path):
 
 
 def test_layer_rope_theta_gives_each_layer_its_base():
-    # Granite SWA lists a base per layer: layers 0 and 2 on 10,000, layer 1 on 1e6 (d = 64 / 4 = 16).
-    config = {"model_type": "granite_swa", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 3,
-              "rope_theta": 10000.0, "layer_rope_theta": [10000.0, 1000000.0, 10000.0]}
+    # Granite SWA lists a base per layer, over the block's rope_theta: layers 0 and 2 on 10,000, layer 1 on
+    # 1e6, and 0 means no RoPE (layer 3), as its modeling code reads them.
+    config = {"model_type": "granite_swa", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 4,
+              "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"},
+              "layer_rope_theta": [10000.0, 1000000.0, 10000.0, 0]}
     plan = plan_of(config, "granite.json")
-    assert [(g.layers, g.options["base"]) for g in plan.groups] == [((0, 2), 10000.0), ((1,), 1000000.0)]
+    assert [(g.layers, None if g.options is None else g.options["base"]) for g in plan.groups] == [
+        ((0, 2), 10000.0), ((1,), 1000000.0), ((3,), None)]
 
 
 def test_falcon_rw_with_the_default_rope_block_of_transformers_5_is_alibi():

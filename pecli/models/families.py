@@ -104,8 +104,16 @@ class Keys:
         """``read()`` with the keys of one layer's ``per_layer_config`` entry (JSON text) over the model's."""
         if not overrides:
             return read()
-        data = self.data
-        self.data = {**data, **json.loads(overrides)}
+        data, changes = self.data, json.loads(overrides)
+        layer = {**data, **changes}
+        # A layer's base or fraction overrides the block's too, which would otherwise win (flat or per type).
+        moved = {k: changes[k] for k in ("rope_theta", "partial_rotary_factor") if k in changes}
+        block = layer.get("rope_parameters")
+        if moved and isinstance(block, dict):
+            nested = all(isinstance(v, dict) or v is None for v in block.values()) and any(isinstance(v, dict) for v in block.values())
+            layer["rope_parameters"] = ({t: v if v is None else {**v, **moved} for t, v in block.items()} if nested
+                                        else {**block, **moved})
+        self.data = layer
         try:
             return read()
         finally:
@@ -307,6 +315,8 @@ def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
     if nested is not None and types is None:
         raise ConfigError("rope_parameters", f"is given per layer type ({', '.join(nested)}) but {keys.source} has no layer_types")
     nope = family.nope_layers(keys, count) if family.nope_layers is not None and count is not None else set()
+    # Granite SWA: a base of 0 in layer_rope_theta is a layer without RoPE.
+    nope |= {i for i, theta in enumerate(keys.data.get("layer_rope_theta") or []) if isinstance(theta, (int, float)) and not theta}
 
     def encoding_of(layer_type: str) -> dict[str, Any] | None:
         if nested is not None:
@@ -371,7 +381,7 @@ def layer_overrides(keys: Keys, count: int | None) -> dict[int, str]:
             raise ConfigError("layer_rope_theta", f"must list a base for each of the {count} layers, got {excerpt(thetas)}")
         if keys.has("per_layer_config"):
             raise ConfigError("layer_rope_theta", "and per_layer_config both set per-layer keys: keep one")
-        return {layer: json.dumps({"rope_theta": theta}) for layer, theta in enumerate(thetas)}
+        return {layer: json.dumps({"rope_theta": theta}) for layer, theta in enumerate(thetas) if theta}
     given = keys.get("per_layer_config")
     if given is None:
         return {}
