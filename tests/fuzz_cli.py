@@ -3,7 +3,7 @@
 Argument vectors are drawn from the CLI's own option declarations (the click parameters of every
 command, which are generated from the core's declarations), with values that are plausible, wrong
 (types, signs, huge numbers, NaN/inf, empty), or files that are not what they claim (binary garbage,
-UTF-16, deep nesting, alias bombs, .npz, empty). Run by ``tests/test_fuzz.py`` in a child process
+UTF-16, deep nesting, alias bombs, .npz, empty, a FIFO), and model configs of several layer groups. Run by ``tests/test_fuzz.py`` in a child process
 under a memory limit; ``python tests/fuzz_cli.py EXAMPLES`` runs it by hand (EXAMPLES: how many).
 """
 
@@ -42,14 +42,23 @@ def make_files(folder: Path) -> list[str]:
         "empty.npy": b"",
         "deep.json": ("[" * 100000 + "]" * 100000).encode(),
         "hf.json": b'{"model_type": "llama", "hidden_size": "4096", "num_attention_heads": [32]}',
+        # model plans: several layer groups, an encoder-decoder, keys that contradict each other
+        "gemma3.json": b'{"model_type": "gemma3_text", "head_dim": 16, "num_attention_heads": 2, "hidden_size": 32, '
+                       b'"num_hidden_layers": 6, "rope_theta": 1e6, "rope_local_base_freq": 1e4, '
+                       b'"rope_scaling": {"rope_type": "linear", "factor": 8}}',
+        "t5.json": b'{"model_type": "t5", "d_model": 32, "num_heads": 2, "num_layers": 2, "num_decoder_layers": 3}',
+        "layers.json": b'{"model_type": "qwen2", "hidden_size": 32, "num_attention_heads": 2, "num_hidden_layers": 3, '
+                       b'"layer_types": ["full_attention"], "per_layer_config": {"9": {"use_rope": false}}}',
     }
     for name, data in files.items():
         (folder / name).write_bytes(data)
+    os.mkfifo(folder / "fifo.yaml")  # opening it would wait for a writer forever
     np.savez(folder / "x.npz", a=np.zeros((2, 2)))
     np.save(folder / "strings.npy", np.array(["a", "b"]))
     np.save(folder / "ok.npy", np.zeros((4, 8)))
     np.save(folder / "nan.npy", np.full((4, 8), np.nan))
-    return [str(folder / name) for name in (*files, "x.npz", "strings.npy", "ok.npy", "nan.npy")] + ["/dev/null", "/nonexistent"]
+    names = (*files, "x.npz", "strings.npy", "ok.npy", "nan.npy", "fifo.yaml")
+    return [str(folder / name) for name in names] + ["/dev/null", "/nonexistent"]
 
 
 def command_options(group) -> dict[str, list]:

@@ -537,8 +537,10 @@ def alibi_groups(keys: Keys, family: Family) -> list[LayerGroup]:
 def falcon_alibi_groups(keys: Keys, family: Family) -> list[LayerGroup]:
     """Falcon-RW: ALiBi with its slopes rounded to bfloat16 (``build_alibi_tensor`` forms them so)."""
     options = {"scheme": "alibi", "heads": alibi_heads(keys), "slope_dtype": "bfloat16"}
-    return [whole_model("all", options, keys, note="Falcon rounds its slopes to bfloat16, and multiplies them by "
-                        "positions in bfloat16: past a distance of 256 its bias is coarser than these values")]
+    note = ("Falcon rounds its slopes to bfloat16 (so do these), and multiplies them by positions in bfloat16: "
+            "past a distance of 256 its bias is coarser than pecli's")
+    keys.warn(note)
+    return [whole_model("all", options, keys, note=note)]
 
 
 def alibi_heads(keys: Keys) -> int:
