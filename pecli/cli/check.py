@@ -66,7 +66,7 @@ def every_group(plan, specs, options, prop: str = "all", json: bool = False, qui
         raise typer.Exit(1)
 
 
-@scheme_command(*SETTINGS, run_keys=("scheme", "length"), per_group=lambda *args, **kwargs: every_group(*args, **kwargs))
+@scheme_command(*SETTINGS, run_keys=("scheme", "length"), per_group=every_group)
 def check(
     spec: Spec,
     prop: Annotated[str, typer.Argument(metavar="PROPERTY", help="a registered property (uniqueness, distinguishability, composability, relativity, extrapolation, precision), all, or layout (of --weights) [default: all]", show_default=False)] = "all",

@@ -48,7 +48,7 @@ SETTINGS = (
 )
 
 
-@scheme_command(*SETTINGS, per_group=lambda *args, **kwargs: every_group(*args, **kwargs))
+@scheme_command(*SETTINGS, per_group=lambda *args, **kwargs: every_group(*args, **kwargs))  # defined below
 def encode(
     spec: Spec,
     force: ForceOption = False,

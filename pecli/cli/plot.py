@@ -84,7 +84,7 @@ def _request(spec: Spec) -> PlotRequest:
     )
 
 
-@scheme_command(*SETTINGS, per_group=lambda *args, **kwargs: every_group(*args, **kwargs))
+@scheme_command(*SETTINGS, per_group=every_group)
 def plot(
     spec: Spec,
     kind: Annotated[Optional[str], typer.Argument(metavar="KIND", help=f"{', '.join(KINDS)} [default: heatmap]", show_default=False)] = None,
