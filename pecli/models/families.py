@@ -343,8 +343,14 @@ def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
         kinds = {-1: ("all", "")}
     drafts = {kind: keys.scoped(lambda t=kind[0], o=kind[1]: keys.overlaid(o, lambda: encoding_of(t)))
               for kind in dict.fromkeys(kinds.values())}
-    split = {t for t, o in drafts if sum(1 for other, _ in drafts if other == t) > 1}
-    names = {kind: f"{kind[0]}-{index}" if kind[0] in split else kind[0] for index, kind in enumerate(drafts)}
+    # A layer type whose layers differ by their per-layer keys is split, its parts numbered from 1; layers
+    # whose overrides change nothing stay in the type's one group.
+    variants: dict[str, list[Any]] = {}
+    for (layer_type, _), draft in drafts.items():
+        if draft[0] not in variants.setdefault(layer_type, []):
+            variants[layer_type].append(draft[0])
+    names = {kind: kind[0] if len(variants[kind[0]]) == 1 else f"{kind[0]}-{variants[kind[0]].index(draft[0]) + 1}"
+             for kind, draft in drafts.items()}
     by_layer: dict[str, list[int]] = {}
     for layer, kind in kinds.items():
         name = NOPE if layer in nope or drafts[kind][0] is None else names[kind]
