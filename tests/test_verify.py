@@ -1,0 +1,146 @@
+"""pecli verify: planted bugs, each built from the formulas themselves (not from pecli), recognised
+with the right code and no other; correct arrays pass, transformers' float32 pipeline too."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from pecli.analysis.verify import verify_rope
+from pecli.config import build_scheme
+
+POSITIONS = np.arange(0, 4096, 7)
+LLAMA31 = {"dim": 128, "base": 500000.0, "max_position_embeddings": 131072, "rope_scaling": {
+    "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 8192}}
+
+
+def ladder(base: float, rotated: int) -> np.ndarray:
+    """θ_i = base^(−2i/r)."""
+    return base ** (-np.arange(0, rotated, 2) / rotated)
+
+
+def llama3(theta: np.ndarray) -> np.ndarray:
+    """Meta's apply_scaling: by wavelength 2π/θ against 8192/4 and 8192/1, factor 8, smoothed between."""
+    wavelength = 2 * np.pi / theta
+    smooth = (8192 / wavelength - 1.0) / (4.0 - 1.0)
+    return np.where(wavelength > 8192, theta / 8, np.where(wavelength < 8192 / 4, theta, (1 - smooth) * theta / 8 + smooth * theta))
+
+
+def yarn(theta: np.ndarray, rotated: int, base: float, factor: float, original: int) -> np.ndarray:
+    """YaRN's frequencies (Peng et al. 2023): ramp between the correction dims of β = 32 and β = 1."""
+    def correction(rotations: float) -> float:
+        return rotated * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = max(math.floor(correction(32)), 0), min(math.ceil(correction(1)), rotated - 1)
+    ramp = np.clip((np.arange(rotated // 2) - low) / (high - low), 0, 1)
+    return theta / factor * ramp + theta * (1 - ramp)
+
+
+def half(inv_freq: np.ndarray, positions=POSITIONS, scale: float = 1.0):
+    angles = np.outer(positions, inv_freq)
+    angles = np.concatenate([angles, angles], axis=1)
+    return np.cos(angles) * scale, np.sin(angles) * scale
+
+
+def codes(cos, sin, scheme, positions=POSITIONS) -> list[str]:
+    report = verify_rope(cos, sin, scheme, positions)
+    assert not report.match
+    return [d.code for d in report.diagnosis]
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return build_scheme("rope", LLAMA31)
+
+
+def test_correct_arrays_and_transformers_float32_pipeline_match(llama):
+    inv_freq = llama3(ladder(500000.0, 128))
+    assert verify_rope(*half(inv_freq), llama, POSITIONS).match
+    # float32 inverse frequencies times float32 positions, cos and sin in float32, as transformers does
+    angles = POSITIONS.astype(np.float32)[:, None] * inv_freq.astype(np.float32)[None, :]
+    angles = np.concatenate([angles, angles], axis=1)
+    report = verify_rope(np.cos(angles), np.sin(angles), llama, POSITIONS)
+    assert report.match and 1e-5 < report.max_abs_error < 1e-3  # the error the float32 angles carry, reported
+
+
+def test_each_planted_bug_is_named_alone(llama):
+    inv_freq = llama3(ladder(500000.0, 128))
+    cos, sin = half(inv_freq)
+    interleaved = np.repeat(np.outer(POSITIONS, inv_freq), 2, axis=1)
+    assert codes(np.cos(interleaved), np.sin(interleaved), llama) == ["layout"]
+    assert codes(*half(inv_freq, POSITIONS + 1), llama) == ["position-offset"]
+    assert codes(cos, -sin, llama) == ["sin-sign"]
+    # the scaling never applied: the unscaled ladder — a scaling, not a base, is blamed
+    assert codes(*half(ladder(500000.0, 128)), llama) == ["scaling"]
+    # angles formed in bfloat16: positions and frequencies rounded, their product rounded again
+    bf16 = ml_dtypes.bfloat16
+    angles = (POSITIONS.astype(bf16)[:, None] * inv_freq.astype(bf16)[None, :]).astype(bf16).astype(np.float64)
+    angles = np.concatenate([angles, angles], axis=1)
+    assert codes(np.cos(angles), np.sin(angles), llama) == ["precision"]
+
+
+def test_a_wrong_base_is_named_with_the_base_that_fits():
+    scheme = build_scheme("rope", {"dim": 128, "base": 10000.0})
+    report = verify_rope(*half(ladder(500000.0, 128)), scheme, POSITIONS)
+    assert [d.code for d in report.diagnosis] == ["base"] and "500,000" in report.diagnosis[0].message
+
+
+def test_yarn_without_its_attention_factor():
+    # Yarn-Llama-2-7b-64k: base 10,000, d = 128, factor 16 over 4,096; attention factor 0.1 ln 16 + 1.
+    scheme = build_scheme("rope", {"dim": 128, "base": 10000.0, "max_position_embeddings": 65536,
+                                   "rope_scaling": {"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 4096}})
+    inv_freq = yarn(ladder(10000.0, 128), 128, 10000.0, 16.0, 4096)
+    assert verify_rope(*half(inv_freq, scale=0.1 * math.log(16) + 1), scheme, POSITIONS).match
+    assert codes(*half(inv_freq), scheme) == ["attention-scaling"]
+
+
+def test_phi2_rotating_the_whole_head():
+    # Phi-2: head 80, partial_rotary_factor 0.4: 32 components turn on base^(−2i/32).
+    scheme = build_scheme("rope", {"dim": 80, "base": 10000.0, "partial_rotary_factor": 0.4})
+    assert verify_rope(*half(ladder(10000.0, 32)), scheme, POSITIONS).match
+    assert codes(*half(ladder(10000.0, 80)), scheme) == ["rotary-dim"]
+
+
+def test_random_arrays_get_no_cause(llama):
+    rng = np.random.default_rng(0)
+    shape = (len(POSITIONS), 128)
+    report = verify_rope(rng.normal(size=shape), rng.normal(size=shape), llama, POSITIONS)
+    assert not report.match and report.diagnosis == () and "no known cause" in report.notes[0]
+
+
+@pytest.fixture
+def arrays(tmp_path):
+    inv_freq = ladder(500000.0, 128)
+    cos, sin = half(inv_freq, np.arange(64))
+    paths = {}
+    for name, array in {"cos": cos, "sin": sin, "bad": cos[:, :7], "nan": np.full_like(cos, np.nan), "short": cos[:10]}.items():
+        paths[name] = tmp_path / f"{name}.npy"
+        np.save(paths[name], array)
+    return paths
+
+
+def test_verify_command_exit_codes_and_json(invoke, arrays):
+    same = invoke("verify", "--dim", "128", "--base", "500000", "--cos", arrays["cos"], "--sin", arrays["sin"], "--json")
+    assert same.exit_code == 0 and json.loads(same.stdout)["match"] is True
+    other = invoke("verify", "--dim", "128", "--base", "10000", "--cos", arrays["cos"], "--sin", arrays["sin"], "--json")
+    document = json.loads(other.stdout)
+    assert other.exit_code == 1 and [d["code"] for d in document["diagnosis"]] == ["base"]
+    assert set(document) >= {"match", "max_abs_error", "worst", "diagnosis"}
+
+
+@pytest.mark.parametrize(("cos", "sin", "words"), [
+    ("bad", "bad", "7 wide"), ("nan", "nan", "NaN"), ("cos", "short", "must be the same"),
+])
+def test_verify_bad_input_is_one_line(run_main, arrays, cos, sin, words):
+    result = run_main("verify", "--dim", "128", "--cos", arrays[cos], "--sin", arrays[sin])
+    assert result.returncode == 2 and words in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_verify_positions_of_another_length(run_main, arrays):
+    result = run_main("verify", "--dim", "128", "--cos", arrays["cos"], "--sin", arrays["sin"], "--positions", "0:10")
+    assert result.returncode == 2 and "64 rows and the positions are 10" in result.stderr
