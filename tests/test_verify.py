@@ -144,3 +144,15 @@ def test_verify_bad_input_is_one_line(run_main, arrays, cos, sin, words):
 def test_verify_positions_of_another_length(run_main, arrays):
     result = run_main("verify", "--dim", "128", "--cos", arrays["cos"], "--sin", arrays["sin"], "--positions", "0:10")
     assert result.returncode == 2 and "64 rows and the positions are 10" in result.stderr
+
+
+def test_assert_rope_close_for_users_test_suites():
+    from pecli.testing import assert_rope_close
+
+    llama = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 2,
+             "rope_theta": 500000.0, "max_position_embeddings": 8192}
+    positions = np.arange(256)
+    assert_rope_close(*half(ladder(500000.0, 128), positions), hf_config=llama, positions=positions)
+    with pytest.raises(AssertionError, match="sin-sign"):
+        cos, sin = half(ladder(500000.0, 128), positions)
+        assert_rope_close(cos, -sin, hf_config=llama)

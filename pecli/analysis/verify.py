@@ -78,24 +78,85 @@ def tolerance(positions: np.ndarray, theta_max: float, dtype: np.dtype, scale: f
     return (ANGLE_ULPS * eps * np.abs(positions.astype(np.float64)) * theta_max + 2.0 * eps) * max(1.0, abs(scale)) + 1e-12
 
 
-def caches(scheme: RopeScheme, positions: np.ndarray, width: int, layout: str | None = None,
-           angles: Callable[[np.ndarray], np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray] | None:
-    """The reference (cos, sin) of ``scheme`` at ``positions`` shaped as the user's arrays: ``width`` r
-    (the caches in ``layout``), r/2 (one value per pair), or None when neither fits."""
-    half = (angles or scheme.angles)(positions)
-    pairs = half.shape[1]
-    if width == 2 * pairs:
-        half = layout_cache(half, layout or scheme.layout)
-    elif width != pairs:
+@dataclass(frozen=True)
+class Candidate:
+    """cos and sin as a scheme would give them: each pair's angle ``angles(ids)`` at ``positions``,
+    times ``scale``, sin times ``sign``, the pairs laid out in ``layout`` over the first 2·pairs columns
+    (or one column a pair when the arrays have that width), the columns past them not turning (cos
+    ``scale``, sin 0)."""
+
+    angles: Callable[[np.ndarray], np.ndarray]
+    positions: np.ndarray
+    layout: str
+    scale: float = 1.0
+    sign: float = 1.0
+
+
+def candidate(scheme: RopeScheme, positions: np.ndarray) -> Candidate:
+    """The cos and sin ``scheme`` gives at ``positions``."""
+    return Candidate(scheme.angles, positions, scheme.layout, scheme.attention_scaling)
+
+
+#: Values compared at once: rows of about this many values.
+BLOCK_VALUES = 1 << 19
+
+
+@dataclass(frozen=True)
+class Fit:
+    """How far the arrays are from a candidate: the largest error over the tolerance, where, and its size."""
+
+    ratio: float
+    row: int
+    column: int
+    error: float
+    #: The first row whose error exceeds the tolerance, or None.
+    first_wrong: int | None = None
+
+
+def fit(cos: np.ndarray, sin: np.ndarray, tol: np.ndarray, proposal: Candidate, slack: float = 0.0) -> Fit | None:
+    """The arrays against ``proposal``, in blocks of rows (memory bounded); None when its width cannot be
+    the arrays' (more pairs than columns)."""
+    rows, width = cos.shape
+    pairs = proposal.angles(proposal.positions[:1]).shape[1]
+    one_a_pair = width == pairs
+    if not one_a_pair and 2 * pairs > width:
         return None
-    return np.cos(half) * scheme.attention_scaling, np.sin(half) * scheme.attention_scaling
+    step = max(1, BLOCK_VALUES // max(width, 1))
+    best = Fit(-math.inf, 0, 0, 0.0)
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        angle = proposal.angles(proposal.positions[start:stop])
+        c, s = np.cos(angle) * proposal.scale, np.sin(angle) * (proposal.scale * proposal.sign)
+        error = np.empty((stop - start, width))
+        if one_a_pair:
+            columns = [slice(0, pairs)]
+        elif proposal.layout == "half":
+            columns = [slice(0, pairs), slice(pairs, 2 * pairs)]
+        else:
+            columns = [slice(0, 2 * pairs, 2), slice(1, 2 * pairs, 2)]
+        for where in columns:
+            np.maximum(np.abs(cos[start:stop, where] - c), np.abs(sin[start:stop, where] - s), out=error[:, where])
+        if not one_a_pair and width > 2 * pairs:  # the components that do not turn
+            tail = slice(2 * pairs, width)
+            np.maximum(np.abs(cos[start:stop, tail] - proposal.scale), np.abs(sin[start:stop, tail]), out=error[:, tail])
+        ratio = (error - slack) / tol[start:stop, None]
+        index = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+        wrong = best.first_wrong
+        if wrong is None and ratio[index] > 1.0:
+            wrong = start + int(np.argmax(ratio.max(axis=1) > 1.0))
+        if ratio[index] > best.ratio:
+            best = Fit(float(ratio[index]), start + int(index[0]), int(index[1]), float(error[index]), wrong)
+        elif wrong != best.first_wrong:
+            best = dataclasses.replace(best, first_wrong=wrong)
+    return best
 
 
 def verify_rope(cos: np.ndarray, sin: np.ndarray, scheme: RopeScheme, positions: np.ndarray) -> VerifyReport:
     """Compare a user's (P, W) ``cos`` and ``sin`` with ``scheme`` at ``positions`` (see the module).
 
     ``W`` is the rotated dimension r (caches in either layout), r/2 (one value per pair), or the head
-    dimension of a model that rotates part of it (then the ``rotary-dim`` cause is tested).
+    dimension of a model that rotates part of it (the other components must not turn; the
+    ``rotary-dim`` cause is tested).
 
     Raises
     ------
@@ -110,92 +171,73 @@ def verify_rope(cos: np.ndarray, sin: np.ndarray, scheme: RopeScheme, positions:
         raise PecliError(f"cos and sin must be (positions, width) arrays, got shape {list(cos.shape)}")
     if cos.shape[0] != len(positions):
         raise PecliError(f"cos and sin have {cos.shape[0]:,} rows and the positions are {len(positions):,}")
-    if not (np.isfinite(cos.astype(np.float64)).all() and np.isfinite(sin.astype(np.float64)).all()):
+    if cos.dtype.kind not in "fiu" or sin.dtype.kind not in "fiu":
+        raise PecliError(f"cos and sin hold {cos.dtype} and {sin.dtype} values; they must be numbers")
+    if not (np.isfinite(cos).all() and np.isfinite(sin).all()):
         raise PecliError("cos or sin holds NaN or ±inf")
     dtype = cos.dtype if cos.dtype.kind == "f" else np.dtype(np.float64)
     width, r = cos.shape[1], scheme.rotated_dim
-    full_head = width == scheme.dim and width != r
-    if width not in (r, r // 2) and not full_head:
+    if width not in (r, r // 2, scheme.dim):
         raise PecliError(f"cos and sin are {width} wide; the reference rotates {r} components ({r // 2} pairs) "
                          f"of a {scheme.dim}-wide head: give (P, {r}) caches or (P, {r // 2}) per-pair values")
-    cos64, sin64 = cos.astype(np.float64), sin.astype(np.float64)
     positions = np.asarray(positions, dtype=np.int64)
     theta_max = float(np.max(scheme.inv_freq, initial=0.0))
-    tol = tolerance(positions, theta_max, dtype, scheme.attention_scaling)[:, None]
-
-    def error_of(candidate: tuple[np.ndarray, np.ndarray] | None, slack: np.ndarray | float = 0.0) -> np.ndarray | None:
-        if candidate is None or candidate[0].shape != cos64.shape:
-            return None
-        return np.maximum(np.abs(cos64 - candidate[0]), np.abs(sin64 - candidate[1])) - slack
-
-    def explains(candidate: tuple[np.ndarray, np.ndarray] | None, slack: np.ndarray | float = 0.0) -> bool:
-        error = error_of(candidate, slack)
-        return error is not None and bool(np.all(error <= tol))
-
-    error = error_of(_reference(scheme, positions, width, full_head))
-    index = np.unravel_index(int(np.argmax(error / tol)), error.shape)
-    report = VerifyReport(bool(np.all(error <= tol)), float(np.max(error)), int(positions[index[0]]), int(index[1]),
-                          float(tol[index[0], 0]), str(cos.dtype))
+    tol = tolerance(positions, theta_max, dtype, scheme.attention_scaling)
+    reference = candidate(scheme, positions)
+    found = fit(cos, sin, tol, reference)
+    report = VerifyReport(found.ratio <= 1.0, found.error, int(positions[found.row]), found.column,
+                          float(tol[found.row]), str(cos.dtype))
     if report.match:
         return report
-    causes = tuple(_hypotheses(scheme, positions, width, full_head, explains, cos64, sin64, tol))
+
+    def explains(proposal: Candidate | None, slack: float = 0.0) -> bool:
+        result = None if proposal is None else fit(cos, sin, tol, proposal, slack)
+        return result is not None and result.ratio <= 1.0
+
+    causes = tuple(_hypotheses(scheme, positions, width, explains, reference, cos, sin))
     if causes:
         return dataclasses.replace(report, diagnosis=causes)
-    return dataclasses.replace(report, notes=(_unexplained(error, tol, positions),))
+    return dataclasses.replace(report, notes=(_unexplained(cos, sin, tol, reference, positions),))
 
 
-def _reference(scheme: RopeScheme, positions: np.ndarray, width: int, full_head: bool):
-    """The reference as wide as the arrays: for a head wider than the rotated part, the rotated part's
-    caches followed by cos 1, sin 0 (scaled) on the components that do not turn."""
-    if not full_head:
-        return caches(scheme, positions, width)
-    cos, sin = caches(scheme, positions, scheme.rotated_dim)
-    rest = width - scheme.rotated_dim
-    scale = scheme.attention_scaling
-    return (np.hstack([cos, np.full((len(positions), rest), scale)]), np.hstack([sin, np.zeros((len(positions), rest))]))
-
-
-def _hypotheses(scheme, positions, width, full_head, explains, cos64, sin64, tol):
+def _hypotheses(scheme, positions, width, explains, reference, cos, sin):
     """Each known cause that explains the arrays, in the order a cause would mask another: a missing
-    scaling before a base (NTK scaling is a base change), an offset before a sign."""
+    scaling before a base (NTK scaling is a base change)."""
     found = []
     other = "interleaved" if scheme.layout == "half" else "half"
-    if not full_head and width == scheme.rotated_dim and explains(caches(scheme, positions, width, other)):
+    if width >= scheme.rotated_dim and width != scheme.rotated_dim // 2 and explains(dataclasses.replace(reference, layout=other)):
         found.append(Diagnosis("layout", f"the arrays are in the {other} layout; the model applies {scheme.layout} "
                                          f"({'rotate_half: cos = concat(c, c)' if scheme.layout == 'half' else 'pairs (2i, 2i+1): each value twice in a row'})"))
-    if full_head and explains(caches(_rotating(scheme, 1.0), positions, width)):
+    if width == scheme.dim != scheme.rotated_dim and explains(candidate(_rotating(scheme, 1.0), positions)):
         found.append(Diagnosis("rotary-dim", f"the arrays rotate all {width} components of the head; the model rotates "
                                              f"{scheme.rotated_dim} (partial_rotary_factor {scheme.partial_rotary_factor:g})"))
-    reference = _reference(scheme, positions, width, full_head)
     for k in OFFSETS:
         shifted = positions + k
-        if shifted.min() >= 0 and explains(_reference(scheme, shifted, width, full_head)):
+        if shifted.min() >= 0 and explains(dataclasses.replace(reference, positions=shifted)):
             found.append(Diagnosis("position-offset", f"position p holds the values of position p{k:+d}"))
             break
-    if explains((reference[0], -reference[1])):
+    if explains(dataclasses.replace(reference, sign=-1.0)):
         found.append(Diagnosis("sin-sign", "sin has the opposite sign: the arrays turn each pair by −pθ"))
     scale = scheme.attention_scaling
-    if scale != 1.0 and explains((reference[0] / scale, reference[1] / scale)):
+    if scale != 1.0 and explains(dataclasses.replace(reference, scale=1.0)):
         found.append(Diagnosis("attention-scaling", f"cos and sin miss the attention scaling {scale:.6g} of the "
                                                     f"{scheme.scaling} scaling"))
     elif not found:
-        ratio = _common_ratio(cos64, sin64, reference)
-        if ratio is not None and abs(ratio - 1.0) > 1e-6 and explains((reference[0] * ratio, reference[1] * ratio)):
+        ratio = _common_ratio(cos, sin, reference)
+        if ratio is not None and abs(ratio - 1.0) > 1e-6 and explains(dataclasses.replace(reference, scale=scale * ratio)):
             found.append(Diagnosis("attention-scaling", f"cos and sin carry a factor {ratio * scale:.6g} where the "
                                                         f"model's attention scaling is {scale:.6g}"))
-    scaled = scheme.scaling not in ("none", None)
-    if scaled and explains(_reference(scheme.without_extension(), positions, width, full_head)):
+    if scheme.scaling not in ("none", None) and explains(candidate(scheme.without_extension(), positions)):
         found.append(Diagnosis("scaling", f"the {scheme.scaling} scaling was not applied: the arrays are the "
                                           "unscaled frequencies"))
     elif not found:
-        base = _fitted_base(cos64, sin64, scheme, positions, width, full_head)
-        if base is not None and not math.isclose(base, scheme.base, rel_tol=1e-6):
-            fitted = _with_base(scheme, base)
-            if explains(_reference(fitted, positions, width, full_head)):
-                found.append(Diagnosis("base", f"the arrays fit base {base:,.6g}; the model's is {scheme.base:,.6g}"))
+        base = _fitted_base(cos, sin, scheme, positions, width)
+        if base is not None and not math.isclose(base, scheme.base, rel_tol=1e-6) \
+                and explains(candidate(_with_base(scheme, base), positions)):
+            found.append(Diagnosis("base", f"the arrays fit base {base:,.6g}; the model's is {scheme.base:,.6g}"))
     if not found:
         for name in ("bfloat16", "float16"):
-            if explains(_low_precision(scheme, positions, width, full_head, name), _value_slack(name)):
+            if explains(dataclasses.replace(reference, angles=_low_precision_angles(scheme, name)), _value_slack(name)):
                 found.append(Diagnosis("precision", f"the angles p·θ were formed in {name}: their rounding grows "
                                                     "with the position"))
                 break
@@ -210,17 +252,22 @@ def _with_base(scheme: RopeScheme, base: float) -> RopeScheme:
     return dataclasses.replace(scheme.without_extension(), base=float(base))
 
 
-def _common_ratio(cos64, sin64, reference) -> float | None:
-    """The one factor between the arrays and the reference where the reference is not small, or None."""
-    values = np.concatenate([reference[0].ravel(), reference[1].ravel()])
-    given = np.concatenate([cos64.ravel(), sin64.ravel()])
+def _common_ratio(cos, sin, reference: Candidate) -> float | None:
+    """The one factor between the arrays and the reference where the reference is not small, measured on
+    the first rows, or None."""
+    rows = min(len(reference.positions), 256)
+    angle = reference.angles(reference.positions[:rows])
+    values = np.concatenate([np.cos(angle).ravel(), np.sin(angle).ravel()]) * reference.scale
+    pairs = angle.shape[1]
+    columns = slice(0, pairs) if reference.layout == "half" or cos.shape[1] == pairs else slice(0, 2 * pairs, 2)
+    given = np.concatenate([np.asarray(cos[:rows, columns], np.float64).ravel(), np.asarray(sin[:rows, columns], np.float64).ravel()])
     large = np.abs(values) > 0.1
-    if not large.any():
+    if not large.any() or given.shape != values.shape:
         return None
     return float(np.median(given[large] / values[large]))
 
 
-def _fitted_base(cos64, sin64, scheme, positions, width, full_head) -> float | None:
+def _fitted_base(cos, sin, scheme, positions, width) -> float | None:
     """The base whose ladder θ_i = b^(−2i/r) fits the arrays' angles at the first position p > 0: each
     pair's angle atan2(sin, cos) / p, where p·θ_i < π (the pairs that have not wrapped), fitted in log."""
     rows = np.flatnonzero(positions > 0)
@@ -230,7 +277,7 @@ def _fitted_base(cos64, sin64, scheme, positions, width, full_head) -> float | N
     pairs = scheme.rotated_dim // 2
     # the column of each pair's value: one per pair, the first half (rotate_half), or every other one
     first = np.arange(0, 2 * pairs, 2) if width != pairs and scheme.layout == "interleaved" else np.arange(pairs)
-    angle = np.arctan2(sin64[row, first], cos64[row, first]) / p
+    angle = np.arctan2(np.asarray(sin[row, first], np.float64), np.asarray(cos[row, first], np.float64)) / p
     index = np.arange(pairs)
     usable = (angle > 0) & (angle * p < math.pi - 0.1) & (index > 0)
     if usable.sum() < 2:
@@ -239,19 +286,18 @@ def _fitted_base(cos64, sin64, scheme, positions, width, full_head) -> float | N
     return float(math.exp(-slope * scheme.rotated_dim / 2.0))
 
 
-def _low_precision(scheme, positions, width, full_head, name):
-    """The reference with its angles formed in ``name``: positions and inverse frequencies rounded to it,
-    their product rounded again (as ``positions.to(dtype) * inv_freq.to(dtype)`` computes it)."""
+def _low_precision_angles(scheme: RopeScheme, name: str) -> Callable[[np.ndarray], np.ndarray]:
+    """The angles formed in ``name``: positions and inverse frequencies rounded to it, their product
+    rounded again (as ``positions.to(dtype) * inv_freq.to(dtype)`` computes it)."""
     from pecli.dtypes import cast
+
+    theta = cast(scheme.inv_freq, name).astype(np.float64)
 
     def angles(ids: np.ndarray) -> np.ndarray:
         p = cast(np.asarray(ids, dtype=np.float64), name).astype(np.float64)
-        theta = cast(scheme.inv_freq, name).astype(np.float64)
         return cast(np.outer(p, theta), name).astype(np.float64)
 
-    if full_head:
-        return None
-    return caches(scheme, positions, width, angles=angles)
+    return angles
 
 
 def _value_slack(name: str) -> float:
@@ -259,12 +305,8 @@ def _value_slack(name: str) -> float:
     return 2.0 * (2.0**-8 if name == "bfloat16" else 2.0**-11)
 
 
-def _unexplained(error: np.ndarray, tol: np.ndarray, positions: np.ndarray) -> str:
-    """Where the error starts and how it spreads, when no known cause explains it."""
-    bad = error > tol
-    rows, columns = np.nonzero(bad)
-    first = int(positions[rows.min()])
-    share = bad.mean()
-    return (f"no known cause explains the arrays: they first differ at position {first} (component "
-            f"{int(columns[rows == rows.min()].min())}); {100 * share:.1f}% of the values are off, the largest by "
-            f"{float(error.max()):.3g}")
+def _unexplained(cos, sin, tol, reference: Candidate, positions: np.ndarray) -> str:
+    """Where the error starts and how large it gets, when no known cause explains it."""
+    found = fit(cos, sin, tol, reference)
+    return (f"no known cause explains the arrays: they first differ at position {int(positions[found.first_wrong or 0])}; "
+            f"the largest error, {found.error:.3g}, is at position {int(positions[found.row])}, component {found.column}")
