@@ -156,3 +156,37 @@ def test_assert_rope_close_for_users_test_suites():
     with pytest.raises(AssertionError, match="sin-sign"):
         cos, sin = half(ladder(500000.0, 128), positions)
         assert_rope_close(cos, -sin, hf_config=llama)
+
+
+def test_inverse_frequencies_and_their_causes():
+    from pecli.analysis.verify import verify_inv_freq
+
+    llama = build_scheme("rope", LLAMA31)
+    theta = ladder(500000.0, 128)
+    assert verify_inv_freq(llama3(theta), llama).match
+    assert verify_inv_freq(llama3(theta).astype(np.float32), llama).match  # float32 values, to float32's precision
+    assert [d.code for d in verify_inv_freq(theta, llama).diagnosis] == ["scaling"]
+    report = verify_inv_freq(theta, build_scheme("rope", {"dim": 128, "base": 10000.0}))
+    assert [d.code for d in report.diagnosis] == ["base"] and "500,000" in report.diagnosis[0].message
+    phi = build_scheme("rope", {"dim": 80, "base": 10000.0, "partial_rotary_factor": 0.4})
+    assert [d.code for d in verify_inv_freq(ladder(10000.0, 80), phi).diagnosis] == ["rotary-dim"]
+
+
+def test_alibi_slopes_and_their_causes():
+    # 12 heads: 2^-1 … 2^-8 from the 8-head ladder, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5 (Press et al.'s code).
+    from pecli.analysis.verify import verify_slopes
+
+    twelve = build_scheme("alibi", {"heads": 12})
+    right = np.concatenate([2.0 ** -np.arange(1, 9), 2.0 ** -np.array([0.5, 1.5, 2.5, 3.5])])
+    assert verify_slopes(right, twelve).match
+    assert [d.code for d in verify_slopes(2.0 ** (-8.0 * np.arange(1, 13) / 12), twelve).diagnosis] == ["slope-rule"]
+    assert [d.code for d in verify_slopes(right[::-1], twelve).diagnosis] == ["order"]
+
+
+def test_verify_takes_the_inputs_of_its_scheme(invoke, tmp_path):
+    slopes = tmp_path / "slopes.npy"
+    np.save(slopes, 2.0 ** -np.arange(1, 9))
+    ok = invoke("verify", "--scheme", "alibi", "--heads", "8", "--slopes", slopes, "--quiet")
+    assert ok.exit_code == 0, ok.stderr
+    wrong = invoke("verify", "--scheme", "alibi", "--heads", "8", "--cos", slopes)
+    assert wrong.exit_code == 2 and "alibi is verified from --slopes" in wrong.stderr

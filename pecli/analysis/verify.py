@@ -9,7 +9,10 @@ held to the same tolerance — and every cause that explains the arrays is repor
 report says where the error starts and names no cause.
 
 Codes (see :data:`CODES`): ``layout``, ``position-offset``, ``base``, ``scaling``, ``attention-scaling``,
-``rotary-dim``, ``precision``, ``sin-sign``.
+``rotary-dim``, ``precision``, ``sin-sign``; for ALiBi's slopes ``slope-rule`` and ``order``.
+
+:func:`verify_inv_freq` and :func:`verify_slopes` hold a vector of values (RoPE's inverse frequencies,
+ALiBi's slopes) to the same standard.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ CODES = {
     "rotary-dim": "the whole head rotates where the model rotates only part of it",
     "precision": "the angles were formed in bfloat16 or float16",
     "sin-sign": "sin has the opposite sign (a rotation by −pθ)",
+    "slope-rule": "ALiBi slopes from 2^(−8k/n) for a head count n that is not a power of two",
+    "order": "the values are in reverse order",
 }
 #: Units in the last place of p·θ that a correct pipeline may be off by (inverse frequencies a few ulps
 #: off after their scaling, times the position, then cos and sin), besides the values' own rounding.
@@ -57,7 +62,8 @@ class VerifyReport:
 
     match: bool
     max_abs_error: float
-    worst_position: int
+    #: The worst element: its position and component (a vector of values has no position: None).
+    worst_position: int | None
     worst_dim: int
     tolerance: float
     dtype: str
@@ -283,7 +289,7 @@ def _fitted_base(cos, sin, scheme, positions, width) -> float | None:
     if usable.sum() < 2:
         return None
     slope = np.polyfit(index[usable], np.log(angle[usable]), 1)[0]  # ln θ_i = −(2i/r) ln b
-    return float(math.exp(-slope * scheme.rotated_dim / 2.0))
+    return float(f"{math.exp(-slope * scheme.rotated_dim / 2.0):.6g}")  # bases people set are short numbers
 
 
 def _low_precision_angles(scheme: RopeScheme, name: str) -> Callable[[np.ndarray], np.ndarray]:
@@ -310,3 +316,108 @@ def _unexplained(cos, sin, tol, reference: Candidate, positions: np.ndarray) -> 
     found = fit(cos, sin, tol, reference)
     return (f"no known cause explains the arrays: they first differ at position {int(positions[found.first_wrong or 0])}; "
             f"the largest error, {found.error:.3g}, is at position {int(positions[found.row])}, component {found.column}")
+
+
+# -- vectors of values: inverse frequencies, slopes ----------------------------------------------------------
+def _vector_report(given: np.ndarray, expected: np.ndarray, dtype: np.dtype,
+                   hypotheses: list[tuple[str, str, Callable[[], np.ndarray | None], float]]) -> VerifyReport:
+    """``given`` against ``expected``, each value to four units of ``dtype`` relative (float64 at least);
+    when they differ, each hypothesis ``(code, message, candidate, relative slack)`` whose candidate
+    matches is a cause."""
+    eps = max(float(np.finfo(dtype).eps) if dtype.kind == "f" else 0.0, 2.0**-52)
+
+    def error(candidate: np.ndarray, slack: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        scale = np.maximum(np.abs(candidate), np.finfo(np.float64).tiny)
+        return np.abs(given - candidate), (4.0 * eps + slack) * scale + 1e-300
+
+    difference, tol = error(expected)
+    worst = int(np.argmax(difference / tol))
+    report = VerifyReport(bool(np.all(difference <= tol)), float(difference.max(initial=0.0)), None, worst,
+                          float(tol[worst]), str(dtype))
+    if report.match:
+        return report
+    causes = []
+    for code, message, make, slack in hypotheses:
+        candidate = make()
+        if candidate is not None and candidate.shape == given.shape:
+            found, allowed = error(candidate, slack)
+            if np.all(found <= allowed):
+                causes.append(Diagnosis(code, message))
+    if causes:
+        return dataclasses.replace(report, diagnosis=tuple(causes))
+    return dataclasses.replace(report, notes=(f"no known cause explains the values: the first that differs is "
+                                              f"number {int(np.argmax(difference > tol))}",))
+
+
+def _checked_vector(values: np.ndarray, what: str) -> tuple[np.ndarray, np.dtype]:
+    values = np.asarray(values)
+    if values.ndim != 1 or values.size == 0:
+        raise PecliError(f"{what} must be a non-empty vector, got shape {list(values.shape)}")
+    if values.dtype.kind not in "fiu" or not np.isfinite(values).all():
+        raise PecliError(f"{what} must hold finite numbers")
+    return values.astype(np.float64), (values.dtype if values.dtype.kind == "f" else np.dtype(np.float64))
+
+
+def verify_inv_freq(values: np.ndarray, scheme: RopeScheme) -> VerifyReport:
+    """A user's inverse frequencies against the scheme's (one per rotated pair, or one per pair of the
+    whole head: the ``rotary-dim`` cause)."""
+    given, dtype = _checked_vector(values, "the inverse frequencies")
+    pairs = scheme.rotated_dim // 2
+    if given.size not in (pairs, scheme.dim // 2):
+        raise PecliError(f"{given.size} inverse frequencies; the reference has {pairs} (one per rotated pair)")
+    if given.size != pairs:  # the whole head: only the rotary-dim cause can explain it
+        whole = _rotating(scheme, 1.0).inv_freq
+        report = VerifyReport(False, math.inf, None, 0, 0.0, str(dtype))
+        if np.allclose(given, whole, rtol=4 * max(float(np.finfo(dtype).eps), 2.0**-52), atol=0):
+            return dataclasses.replace(report, diagnosis=(Diagnosis(
+                "rotary-dim", f"one frequency for each of the {given.size} pairs of the head; the model rotates "
+                              f"{pairs} pairs (partial_rotary_factor {scheme.partial_rotary_factor:g})"),))
+        return dataclasses.replace(report, notes=(f"{given.size} values where the model has {pairs}, and not the "
+                                                  "frequencies of the whole head either",))
+    base = _fitted_inv_freq_base(given, scheme.rotated_dim)
+    hypotheses = [
+        ("scaling", f"the {scheme.scaling} scaling was not applied: these are the unscaled frequencies",
+         lambda: scheme.without_extension().inv_freq if scheme.scaling not in ("none", None) else None, 0.0),
+        ("base", f"the values fit base {base:,.6g}; the model's is {scheme.base:,.6g}" if base else "",
+         lambda: _with_base(scheme, base).inv_freq if base and not math.isclose(base, scheme.base, rel_tol=1e-9) else None, 0.0),
+        ("order", "the frequencies are in reverse order (slowest first)", lambda: scheme.inv_freq[::-1], 0.0),
+        ("precision", "the frequencies were rounded to bfloat16", lambda: _rounded(scheme.inv_freq, "bfloat16"), 2.0**-8),
+        ("precision", "the frequencies were rounded to float16", lambda: _rounded(scheme.inv_freq, "float16"), 2.0**-11),
+    ]
+    report = _vector_report(given, scheme.inv_freq, dtype, hypotheses)
+    if any(d.code == "scaling" for d in report.diagnosis):  # a missing NTK scaling is also a base change: say the cause
+        report = dataclasses.replace(report, diagnosis=tuple(d for d in report.diagnosis if d.code != "base"))
+    return report
+
+
+def _fitted_inv_freq_base(given: np.ndarray, rotated: int) -> float | None:
+    """The base of the ladder θ_i = b^(−2i/r) that fits ``given`` in log, or None."""
+    index = np.arange(given.size)
+    usable = given > 0
+    if usable.sum() < 2:
+        return None
+    slope = np.polyfit(index[usable], np.log(given[usable]), 1)[0]
+    return float(f"{math.exp(-slope * rotated / 2.0):.6g}") if slope < 0 else None  # bases people set are short numbers
+
+
+def _rounded(values: np.ndarray, name: str) -> np.ndarray:
+    from pecli.dtypes import cast
+
+    return cast(values, name).astype(np.float64)
+
+
+def verify_slopes(values: np.ndarray, scheme: Any) -> VerifyReport:
+    """A user's ALiBi slopes against the scheme's (Press et al.'s rule for any head count)."""
+    given, dtype = _checked_vector(values, "the slopes")
+    if given.size != scheme.heads:
+        raise PecliError(f"{given.size} slopes; the reference has {scheme.heads} heads")
+    heads = scheme.heads
+    geometric = np.power(2.0, -8.0 * np.arange(1, heads + 1) / heads)
+    hypotheses = [
+        ("slope-rule", f"the slopes are 2^(−8k/{heads}) for k = 1 … {heads}; for {heads} heads, not a power of two, "
+                       "the reference code takes those of the power of two below, then every other one of twice it",
+         lambda: geometric if heads & (heads - 1) else None, 0.0),
+        ("order", "the slopes are in reverse order", lambda: scheme.slopes[::-1], 0.0),
+        ("precision", "the slopes were rounded to bfloat16 (as Falcon keeps them)", lambda: _rounded(scheme.slopes, "bfloat16"), 2.0**-8),
+    ]
+    return _vector_report(given, scheme.slopes, dtype, hypotheses)

@@ -7,26 +7,29 @@ import numpy as np
 from pecli.cli.common import JsonOption, QuietOption, print_json, scheme_command, stdout_console
 from pecli.config import Setting, Spec
 from pecli.errors import ConfigError
-from pecli.schemes.base import Capability
 
 VERIFY_PANEL = "Verify"
 #: Copies of the arrays the comparison holds at once (the arrays, the reference, a candidate, errors).
 WORKING_COPIES = 12
 
 SETTINGS = (
-    Setting("scheme", str, "rope", "the reference scheme", choices=("rope",)),
-    Setting("cos", str, None, "your cos array: .npy, shape (P, r) in either layout or (P, r/2)", group=VERIFY_PANEL),
-    Setting("sin", str, None, "your sin array, the same shape as --cos", group=VERIFY_PANEL),
+    Setting("scheme", str, "rope", "the reference scheme", choices=("rope", "alibi")),
+    Setting("cos", str, None, "rope: your cos array, .npy of shape (P, r) in either layout or (P, r/2)", group=VERIFY_PANEL),
+    Setting("sin", str, None, "rope: your sin array, the same shape as --cos", group=VERIFY_PANEL),
+    Setting("inv_freq", str, None, "rope: your inverse frequencies, .npy of r/2 values", group=VERIFY_PANEL),
+    Setting("slopes", str, None, "alibi: your slopes, .npy of one value per head", group=VERIFY_PANEL),
 )
+#: What each scheme's arrays are given with.
+INPUTS = {"rope": (("cos", "sin"), ("inv_freq",)), "alibi": (("slopes",),)}
 
 
-@scheme_command(*SETTINGS, needs=Capability.ROTARY, run_keys=("scheme", "positions"))
+@scheme_command(*SETTINGS, run_keys=("scheme", "positions"))
 def verify(
     spec: Spec,
     json: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Check your own RoPE cos/sin arrays against the model's: exit 0 when they match, 1 when they differ.
+    """Check your own RoPE or ALiBi arrays against the model's: exit 0 when they match, 1 when they differ.
 
     The reference is what every command takes (--hf-config or --model, with --layer for a model whose
     layers differ, or --scheme rope --dim … --base … --scaling …); the arrays are --cos and --sin at
@@ -34,22 +37,39 @@ def verify(
     with the angle rounding of a float32 pipeline allowed to grow with the position. When they differ,
     each known cause is tested — layout, position-offset, base, scaling, attention-scaling, rotary-dim,
     precision, sin-sign — and those that explain the arrays are named; when none does, none is named.
+    --inv-freq checks a vector of inverse frequencies the same way; --scheme alibi --slopes the slopes
+    (causes: slope-rule, order, precision).
     """
-    from pecli.analysis.verify import verify_rope
+    from pecli.analysis.verify import verify_inv_freq, verify_rope, verify_slopes
     from pecli.io import load_array
 
     settings = spec.settings
-    for key in ("cos", "sin"):
-        if not settings[key]:
-            raise ConfigError(key, f"give your {key} array: --{key} FILE.npy")
+    name = spec.scheme.name
+    given = [key for key in ("cos", "sin", "inv_freq", "slopes") if settings[key]]
+    sets = INPUTS[name]
+    chosen = next((keys for keys in sets if set(keys) == set(given)), None)
+    if chosen is None:
+        wanted = " or ".join(" and ".join(f"--{k.replace('_', '-')}" for k in keys) for keys in sets)
+        key = next((k for k in given if all(k not in keys for keys in sets)), given[0] if given else sets[0][0])
+        raise ConfigError(key, f"{name} is verified from {wanted}" + (f", not {', '.join('--' + k.replace('_', '-') for k in given)}" if given else ""))
     budget = spec.memory_budget // WORKING_COPIES
+    if chosen != ("cos", "sin"):
+        if spec.where.given is not None:
+            raise ConfigError("positions", f"--{chosen[0].replace('_', '-')} holds no positions")
+        values = load_array(settings[chosen[0]], key=chosen[0], max_bytes=budget)
+        report = verify_inv_freq(values, spec.scheme) if name == "rope" else verify_slopes(values, spec.scheme)
+        return _show(report, json, quiet)
     cos, sin = (load_array(settings[key], key=key, max_bytes=budget) for key in ("cos", "sin"))
     given = spec.where.given  # the ids given with --positions, even 0 … L − 1
     positions = np.arange(cos.shape[0] if cos.ndim else 0, dtype=np.int64) if given is None else given
     scheme = spec.scheme
     if scheme.reads_context and given is None:  # dynamic and longrope: the sequence reaches the last position
         scheme = scheme.at_length(int(positions.max()) + 1 if positions.size else 1)
-    report = verify_rope(cos, sin, scheme, positions)
+    _show(verify_rope(cos, sin, scheme, positions), json, quiet)
+
+
+def _show(report, json: bool, quiet: bool) -> None:
+    """Print the report (a table, or the JSON document); exit 1 when the arrays differ."""
     if json:
         print_json(report.to_dict())
     elif not quiet:
@@ -66,7 +86,8 @@ def verify_table(report):
 
     rows = [("verdict", "MATCH" if report.match else "DIFFER"), ("dtype", report.dtype),
             ("max abs error", number(report.max_abs_error)),
-            ("worst", f"position {report.worst_position:,}, component {report.worst_dim}"),
+            ("worst", f"value {report.worst_dim}" if report.worst_position is None
+             else f"position {report.worst_position:,}, component {report.worst_dim}"),
             ("tolerance there", number(report.tolerance))]
     rows += [(f"cause: {d.code}", d.message) for d in report.diagnosis]
     rows += [("note", note) for note in report.notes]
