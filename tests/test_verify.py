@@ -190,3 +190,37 @@ def test_verify_takes_the_inputs_of_its_scheme(invoke, tmp_path):
     assert ok.exit_code == 0, ok.stderr
     wrong = invoke("verify", "--scheme", "alibi", "--heads", "8", "--cos", slopes)
     assert wrong.exit_code == 2 and "alibi is verified from --slopes" in wrong.stderr
+
+
+def test_sinusoidal_tables_and_their_causes():
+    # Marian's table: sines then cosines of p·10000^(−2i/d); Whisper spaces them 10000^(−i/(d/2−1)).
+    from pecli.analysis.verify import verify_table
+
+    positions = np.arange(64)
+    marian = build_scheme("sinusoidal", {"dim": 16, "layout": "half"})
+    angles = np.outer(positions, 10000.0 ** (-np.arange(0, 16, 2) / 16))
+    assert verify_table(np.hstack([np.sin(angles), np.cos(angles)]), marian, positions).match
+    paper = np.empty((64, 16))
+    paper[:, 0::2], paper[:, 1::2] = np.sin(angles), np.cos(angles)
+    assert [d.code for d in verify_table(paper, marian, positions).diagnosis] == ["layout"]
+    whisper = np.outer(positions, np.exp(-math.log(10000.0) * np.arange(8) / 7))
+    assert [d.code for d in verify_table(np.hstack([np.sin(whisper), np.cos(whisper)]), marian, positions).diagnosis] == ["spacing"]
+    shifted = np.outer(positions + 2, 10000.0 ** (-np.arange(0, 16, 2) / 16))
+    assert [d.code for d in verify_table(np.hstack([np.sin(shifted), np.cos(shifted)]), marian, positions).diagnosis] == ["position-offset"]
+
+
+def test_t5_buckets_and_their_causes():
+    # The T5 rule written out for 32 buckets, distance 128, causal: key − query n ≤ 0 → −n exact below
+    # 16, then 16 + ⌊ln(−n/16) / ln(128/16) · 16⌋ capped at 31; keys after the query share bucket 0.
+    from pecli.analysis.verify import verify_buckets
+
+    positions = np.arange(200)
+    n = positions[None, :] - positions[:, None]
+    distance = np.maximum(-n, 0)
+    large = 16 + (np.log(np.maximum(distance, 1) / 16) / math.log(128 / 16) * 16).astype(np.int64)
+    causal = np.where(distance < 16, distance, np.minimum(large, 31))
+    decoder = build_scheme("t5", {"bidirectional": False})
+    assert verify_buckets(causal, decoder, positions).match
+    assert [d.code for d in verify_buckets(causal.T, decoder, positions).diagnosis] == ["sign"]
+    encoder = build_scheme("t5", {"bidirectional": True})
+    assert [d.code for d in verify_buckets(causal, encoder, positions).diagnosis] == ["direction"]

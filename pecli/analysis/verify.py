@@ -9,7 +9,9 @@ held to the same tolerance — and every cause that explains the arrays is repor
 report says where the error starts and names no cause.
 
 Codes (see :data:`CODES`): ``layout``, ``position-offset``, ``base``, ``scaling``, ``attention-scaling``,
-``rotary-dim``, ``precision``, ``sin-sign``; for ALiBi's slopes ``slope-rule`` and ``order``.
+``rotary-dim``, ``precision``, ``sin-sign``; for ALiBi's slopes ``slope-rule`` and ``order``; for a
+sinusoidal table ``layout``, ``spacing``, ``position-offset``, ``base``; for T5 buckets ``direction``
+and ``sign``.
 
 :func:`verify_inv_freq` and :func:`verify_slopes` hold a vector of values (RoPE's inverse frequencies,
 ALiBi's slopes) to the same standard.
@@ -39,6 +41,9 @@ CODES = {
     "sin-sign": "sin has the opposite sign (a rotation by −pθ)",
     "slope-rule": "ALiBi slopes from 2^(−8k/n) for a head count n that is not a power of two",
     "order": "the values are in reverse order",
+    "spacing": "sinusoidal frequencies spaced base^(−i/(d/2−1)) (tensor2tensor) instead of base^(−2i/d), or the reverse",
+    "direction": "T5 buckets of the other stack: bidirectional (encoder) where causal (decoder) is meant, or the reverse",
+    "sign": "relative positions taken as query − key instead of key − query",
 }
 #: Units in the last place of p·θ that a correct pipeline may be off by (inverse frequencies a few ulps
 #: off after their scaling, times the position, then cos and sin), besides the values' own rounding.
@@ -421,3 +426,105 @@ def verify_slopes(values: np.ndarray, scheme: Any) -> VerifyReport:
         ("precision", "the slopes were rounded to bfloat16 (as Falcon keeps them)", lambda: _rounded(scheme.slopes, "bfloat16"), 2.0**-8),
     ]
     return _vector_report(given, scheme.slopes, dtype, hypotheses)
+
+
+# -- tables: sinusoidal encodings, T5 buckets -------------------------------------------------------------
+def verify_table(table: np.ndarray, scheme: Any, positions: np.ndarray) -> VerifyReport:
+    """A user's (P, d) sinusoidal table against ``scheme.encode(positions)``, each value to its dtype's
+    precision with the angle rounding of ``p·ω_0`` allowed to grow with the position."""
+    table = np.asarray(table)
+    if table.ndim != 2 or table.shape != (len(positions), scheme.dim):
+        raise PecliError(f"the table has shape {list(table.shape)}; the reference is ({len(positions):,}, {scheme.dim}) "
+                         "(a row per position, the model dimension wide)")
+    if table.dtype.kind not in "fiu" or not np.isfinite(table).all():
+        raise PecliError("the table must hold finite numbers")
+    dtype = table.dtype if table.dtype.kind == "f" else np.dtype(np.float64)
+    given = table.astype(np.float64)
+    tol = tolerance(np.asarray(positions), 1.0, dtype)[:, None]
+
+    def error(candidate: Any, ids: np.ndarray = positions) -> np.ndarray:
+        return np.abs(given - candidate.encode(ids))
+
+    difference = error(scheme)
+    row, column = np.unravel_index(int(np.argmax(difference / tol)), difference.shape)
+    report = VerifyReport(bool(np.all(difference <= tol)), float(difference.max()), int(positions[row]), int(column),
+                          float(tol[row, 0]), str(dtype))
+    if report.match:
+        return report
+    other_layout = "half" if scheme.layout == "interleaved" else "interleaved"
+    other_spacing = "tensor2tensor" if scheme.spacing == "vaswani" else "vaswani"
+    causes = []
+    for code, message, candidate in (
+        ("layout", f"the table is in the {other_layout} layout; the model's is {scheme.layout}",
+         dataclasses.replace(scheme, layout=other_layout)),
+        ("spacing", f"the frequencies are spaced as {other_spacing}; the model's are {scheme.spacing}",
+         dataclasses.replace(scheme, spacing=other_spacing) if scheme.dim >= 4 else None),
+    ):
+        if candidate is not None and np.all(error(candidate) <= tol):
+            causes.append(Diagnosis(code, message))
+    for k in OFFSETS:
+        if positions.min() + k >= 0 and np.all(error(scheme, positions + k) <= tol):
+            causes.append(Diagnosis("position-offset", f"row p holds position p{k:+d} (fairseq's models start at 2)"))
+            break
+    if not causes:
+        base = _fitted_table_base(given, scheme, positions)
+        if base is not None and not math.isclose(base, scheme.base, rel_tol=1e-9) \
+                and np.all(error(dataclasses.replace(scheme, base=base)) <= tol):
+            causes.append(Diagnosis("base", f"the table fits base {base:,.6g}; the model's is {scheme.base:,.6g}"))
+    if causes:
+        return dataclasses.replace(report, diagnosis=tuple(causes))
+    return dataclasses.replace(report, notes=(f"no known cause explains the table: it first differs at position "
+                                              f"{int(positions[int(np.argmax((difference > tol).any(axis=1)))])}",))
+
+
+def _fitted_table_base(given: np.ndarray, scheme: Any, positions: np.ndarray) -> float | None:
+    """The base whose frequencies fit the table's angles at its first position p > 0, in the model's
+    layout and spacing (a sine and a cosine per frequency), or None."""
+    rows = np.flatnonzero(positions > 0)
+    if rows.size == 0:
+        return None
+    p, half = float(positions[rows[0]]), scheme.dim // 2
+    row = given[rows[0]]
+    sines, cosines = (row[:half], row[half:]) if scheme.layout == "half" else (row[0::2], row[1::2])
+    angle = np.arctan2(sines, cosines) / p
+    index = np.arange(half)
+    usable = (angle > 0) & (angle * p < math.pi - 0.1) & (index > 0)
+    if usable.sum() < 2:
+        return None
+    slope = np.polyfit(index[usable], np.log(angle[usable]), 1)[0]
+    per_step = (scheme.dim // 2 - 1) if scheme.spacing == "tensor2tensor" else scheme.dim / 2
+    return float(f"{math.exp(-slope * per_step):.6g}")
+
+
+def verify_buckets(buckets: np.ndarray, scheme: Any, positions: np.ndarray) -> VerifyReport:
+    """A user's (P, P) T5 bucket table (query i, key j) against the T5 rule for ``j − i``; exact."""
+    from pecli.schemes.t5 import t5_buckets
+
+    buckets = np.asarray(buckets)
+    if buckets.ndim != 2 or buckets.shape != (len(positions), len(positions)):
+        raise PecliError(f"the buckets have shape {list(buckets.shape)}; the reference is ({len(positions):,}, "
+                         f"{len(positions):,}): a row per query position, a column per key position")
+    if buckets.dtype.kind not in "iu" and not (buckets.dtype.kind == "f" and np.all(buckets == np.round(buckets))):
+        raise PecliError("the buckets must be whole numbers")
+    delta = positions[None, :] - positions[:, None]
+
+    def rule(relative: np.ndarray, bidirectional: bool) -> np.ndarray:
+        return t5_buckets(relative, buckets=scheme.buckets, max_distance=scheme.max_distance, bidirectional=bidirectional)
+
+    expected = rule(delta, scheme.bidirectional)
+    wrong = buckets != expected
+    row, column = np.unravel_index(int(np.argmax(wrong)), wrong.shape)
+    report = VerifyReport(not wrong.any(), float(np.abs(buckets - expected).max()), int(positions[row]), int(column), 0.0,
+                          str(buckets.dtype))
+    if report.match:
+        return report
+    causes = []
+    if np.array_equal(buckets, rule(delta, not scheme.bidirectional)):
+        kind = "bidirectional (encoder)" if not scheme.bidirectional else "causal (decoder)"
+        causes.append(Diagnosis("direction", f"the buckets are {kind}; the model's stack is the other one"))
+    if np.array_equal(buckets, rule(-delta, scheme.bidirectional)):
+        causes.append(Diagnosis("sign", "the relative position was taken as query − key; T5 buckets key − query"))
+    if causes:
+        return dataclasses.replace(report, diagnosis=tuple(causes))
+    return dataclasses.replace(report, notes=(f"no known cause explains the buckets: {int(wrong.sum()):,} of "
+                                              f"{wrong.size:,} differ",))

@@ -13,14 +13,19 @@ VERIFY_PANEL = "Verify"
 WORKING_COPIES = 12
 
 SETTINGS = (
-    Setting("scheme", str, "rope", "the reference scheme", choices=("rope", "alibi")),
+    Setting("scheme", str, "rope", "the reference scheme", choices=("rope", "alibi", "sinusoidal", "t5")),
     Setting("cos", str, None, "rope: your cos array, .npy of shape (P, r) in either layout or (P, r/2)", group=VERIFY_PANEL),
     Setting("sin", str, None, "rope: your sin array, the same shape as --cos", group=VERIFY_PANEL),
     Setting("inv_freq", str, None, "rope: your inverse frequencies, .npy of r/2 values", group=VERIFY_PANEL),
     Setting("slopes", str, None, "alibi: your slopes, .npy of one value per head", group=VERIFY_PANEL),
+    Setting("table", str, None, "sinusoidal: your table, .npy of shape (P, d)", group=VERIFY_PANEL),
+    Setting("buckets", str, None, "t5: your buckets, .npy of shape (P, P), query by key", group=VERIFY_PANEL),
 )
 #: What each scheme's arrays are given with.
-INPUTS = {"rope": (("cos", "sin"), ("inv_freq",)), "alibi": (("slopes",),)}
+INPUTS = {"rope": (("cos", "sin"), ("inv_freq",)), "alibi": (("slopes",),), "sinusoidal": (("table",),),
+          "t5": (("buckets",),)}
+#: The inputs that are vectors of values, without positions.
+VECTORS = ("inv_freq", "slopes")
 
 
 @scheme_command(*SETTINGS, run_keys=("scheme", "positions"))
@@ -38,14 +43,15 @@ def verify(
     each known cause is tested — layout, position-offset, base, scaling, attention-scaling, rotary-dim,
     precision, sin-sign — and those that explain the arrays are named; when none does, none is named.
     --inv-freq checks a vector of inverse frequencies the same way; --scheme alibi --slopes the slopes
-    (causes: slope-rule, order, precision).
+    (causes: slope-rule, order, precision); --scheme sinusoidal --table a table (layout, spacing,
+    position-offset, base); --scheme t5 --buckets a bucket table (direction, sign).
     """
-    from pecli.analysis.verify import verify_inv_freq, verify_rope, verify_slopes
+    from pecli.analysis.verify import verify_buckets, verify_inv_freq, verify_rope, verify_slopes, verify_table
     from pecli.io import load_array
 
     settings = spec.settings
     name = spec.scheme.name
-    given = [key for key in ("cos", "sin", "inv_freq", "slopes") if settings[key]]
+    given = [key for key in ("cos", "sin", "inv_freq", "slopes", "table", "buckets") if settings[key]]
     sets = INPUTS[name]
     chosen = next((keys for keys in sets if set(keys) == set(given)), None)
     if chosen is None:
@@ -53,12 +59,17 @@ def verify(
         key = next((k for k in given if all(k not in keys for keys in sets)), given[0] if given else sets[0][0])
         raise ConfigError(key, f"{name} is verified from {wanted}" + (f", not {', '.join('--' + k.replace('_', '-') for k in given)}" if given else ""))
     budget = spec.memory_budget // WORKING_COPIES
-    if chosen != ("cos", "sin"):
+    if chosen[0] in VECTORS:
         if spec.where.given is not None:
             raise ConfigError("positions", f"--{chosen[0].replace('_', '-')} holds no positions")
         values = load_array(settings[chosen[0]], key=chosen[0], max_bytes=budget)
-        report = verify_inv_freq(values, spec.scheme) if name == "rope" else verify_slopes(values, spec.scheme)
-        return _show(report, json, quiet)
+        return _show(verify_inv_freq(values, spec.scheme) if name == "rope" else verify_slopes(values, spec.scheme),
+                     json, quiet)
+    if chosen != ("cos", "sin"):
+        array = load_array(settings[chosen[0]], key=chosen[0], max_bytes=budget)
+        ids = spec.where.given if spec.where.given is not None else np.arange(array.shape[0] if array.ndim else 0)
+        check = verify_table if name == "sinusoidal" else verify_buckets
+        return _show(check(array, spec.scheme, np.asarray(ids, dtype=np.int64)), json, quiet)
     cos, sin = (load_array(settings[key], key=key, max_bytes=budget) for key in ("cos", "sin"))
     given = spec.where.given  # the ids given with --positions, even 0 … L − 1
     positions = np.arange(cos.shape[0] if cos.ndim else 0, dtype=np.int64) if given is None else given
