@@ -224,3 +224,15 @@ def test_t5_buckets_and_their_causes():
     assert [d.code for d in verify_buckets(causal.T, decoder, positions).diagnosis] == ["sign"]
     encoder = build_scheme("t5", {"bidirectional": True})
     assert [d.code for d in verify_buckets(causal, encoder, positions).diagnosis] == ["direction"]
+
+
+def test_verify_reads_the_archive_encode_writes(invoke, tmp_path):
+    # `pecli encode -o x.npz` writes cos and sin under those names: verify takes them from the archive.
+    archive = tmp_path / "x.npz"
+    assert invoke("encode", "--scheme", "rope", "--dim", "64", "-L", "32", "-o", archive, "--dtype", "float32", "--quiet").exit_code == 0
+    same = invoke("verify", "--dim", "64", "--cos", archive, "--sin", archive, "--quiet")
+    assert same.exit_code == 0, same.stderr
+    swapped = invoke("verify", "--dim", "64", "--cos", f"{archive}:sin", "--sin", f"{archive}:cos", "--quiet")
+    assert swapped.exit_code == 1
+    missing = invoke("verify", "--dim", "64", "--cos", f"{archive}:nope", "--sin", archive)
+    assert missing.exit_code == 2 and "has no array 'nope'" in missing.stderr

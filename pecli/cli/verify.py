@@ -14,7 +14,8 @@ WORKING_COPIES = 12
 
 SETTINGS = (
     Setting("scheme", str, "rope", "the reference scheme", choices=("rope", "alibi", "sinusoidal", "t5")),
-    Setting("cos", str, None, "rope: your cos array, .npy of shape (P, r) in either layout or (P, r/2)", group=VERIFY_PANEL),
+    Setting("cos", str, None, "rope: your cos array, .npy (or FILE.npz[:KEY]) of shape (P, r) in either layout or "
+            "(P, r/2)", group=VERIFY_PANEL),
     Setting("sin", str, None, "rope: your sin array, the same shape as --cos", group=VERIFY_PANEL),
     Setting("inv_freq", str, None, "rope: your inverse frequencies, .npy of r/2 values", group=VERIFY_PANEL),
     Setting("slopes", str, None, "alibi: your slopes, .npy of one value per head", group=VERIFY_PANEL),
@@ -47,7 +48,6 @@ def verify(
     position-offset, base); --scheme t5 --buckets a bucket table (direction, sign).
     """
     from pecli.analysis.verify import verify_buckets, verify_inv_freq, verify_rope, verify_slopes, verify_table
-    from pecli.io import load_array
 
     settings = spec.settings
     name = spec.scheme.name
@@ -62,21 +62,56 @@ def verify(
     if chosen[0] in VECTORS:
         if spec.where.given is not None:
             raise ConfigError("positions", f"--{chosen[0].replace('_', '-')} holds no positions")
-        values = load_array(settings[chosen[0]], key=chosen[0], max_bytes=budget)
+        values = load_input(settings[chosen[0]], chosen[0], budget)
         return _show(verify_inv_freq(values, spec.scheme) if name == "rope" else verify_slopes(values, spec.scheme),
                      json, quiet)
     if chosen != ("cos", "sin"):
-        array = load_array(settings[chosen[0]], key=chosen[0], max_bytes=budget)
+        array = load_input(settings[chosen[0]], chosen[0], budget)
         ids = spec.where.given if spec.where.given is not None else np.arange(array.shape[0] if array.ndim else 0)
         check = verify_table if name == "sinusoidal" else verify_buckets
         return _show(check(array, spec.scheme, np.asarray(ids, dtype=np.int64)), json, quiet)
-    cos, sin = (load_array(settings[key], key=key, max_bytes=budget) for key in ("cos", "sin"))
+    cos, sin = (load_input(settings[key], key, budget) for key in ("cos", "sin"))
     given = spec.where.given  # the ids given with --positions, even 0 … L − 1
     positions = np.arange(cos.shape[0] if cos.ndim else 0, dtype=np.int64) if given is None else given
     scheme = spec.scheme
     if scheme.reads_context and given is None:  # dynamic and longrope: the sequence reaches the last position
         scheme = scheme.at_length(int(positions.max()) + 1 if positions.size else 1)
     _show(verify_rope(cos, sin, scheme, positions), json, quiet)
+
+
+def load_input(path: str, key: str, budget: int) -> np.ndarray:
+    """An input array: an ``.npy`` file, or member ``key`` of an ``.npz`` archive (``FILE.npz`` takes the
+    member named after the option — ``cos``, ``sin``, … as ``pecli encode`` writes them — or the only
+    one; ``FILE.npz:NAME`` names it), its size checked from its header before it is read."""
+    from pecli.errors import PecliError
+    from pecli.io import NUMERIC_KINDS, load_array
+
+    archive, _, member = path.partition(".npz:") if ".npz:" in path else (path, "", "")
+    if not archive.endswith(".npz") and not member:
+        return load_array(path, key=key, max_bytes=budget)
+    archive = archive if archive.endswith(".npz") else archive + ".npz"
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            names = [name.removesuffix(".npy") for name in zipped.namelist() if name != "metadata.npy"]
+            wanted = member or (key if key in names else names[0] if len(names) == 1 else None)
+            if wanted not in names:
+                what = f"has no array {member!r}" if member else f"holds {len(names)} arrays"
+                raise PecliError(f"{key}: {archive} {what} ({', '.join(names)}); name one as {archive}:NAME")
+            with zipped.open(wanted + ".npy") as stream:
+                npy = np.lib.format
+                read_header = npy.read_array_header_1_0 if npy.read_magic(stream) == (1, 0) else npy.read_array_header_2_0
+                shape, _, dtype = read_header(stream, max_header_size=1 << 16)  # the header only
+                if dtype.kind not in NUMERIC_KINDS:
+                    raise PecliError(f"{key}: {archive}:{wanted} holds {dtype} values; pecli reads real numbers")
+                if np.prod(shape, dtype=np.float64) * 8 > budget:
+                    raise PecliError(f"{key}: {archive}:{wanted} of shape {list(shape)} is over the memory budget; "
+                                     "raise --max-memory")
+            with zipped.open(wanted + ".npy") as stream:
+                return np.lib.format.read_array(stream, allow_pickle=False)
+    except (OSError, zipfile.BadZipFile, ValueError) as error:
+        raise PecliError(f"{key}: cannot read {archive}: {error}") from None
 
 
 def _show(report, json: bool, quiet: bool) -> None:
