@@ -178,8 +178,8 @@ def verify_rope(cos: np.ndarray, sin: np.ndarray, scheme: RopeScheme, positions:
     cos, sin = np.asarray(cos), np.asarray(sin)
     if cos.shape != sin.shape:
         raise PecliError(f"cos has shape {list(cos.shape)} and sin {list(sin.shape)}: they must be the same")
-    if cos.ndim != 2:
-        raise PecliError(f"cos and sin must be (positions, width) arrays, got shape {list(cos.shape)}")
+    if cos.ndim != 2 or cos.size == 0:
+        raise PecliError(f"cos and sin must be non-empty (positions, width) arrays, got shape {list(cos.shape)}")
     if cos.shape[0] != len(positions):
         raise PecliError(f"cos and sin have {cos.shape[0]:,} rows and the positions are {len(positions):,}")
     if cos.dtype.kind not in "fiu" or sin.dtype.kind not in "fiu":
@@ -433,7 +433,7 @@ def verify_table(table: np.ndarray, scheme: Any, positions: np.ndarray) -> Verif
     """A user's (P, d) sinusoidal table against ``scheme.encode(positions)``, each value to its dtype's
     precision with the angle rounding of ``p·ω_0`` allowed to grow with the position."""
     table = np.asarray(table)
-    if table.ndim != 2 or table.shape != (len(positions), scheme.dim):
+    if table.size == 0 or table.ndim != 2 or table.shape != (len(positions), scheme.dim):
         raise PecliError(f"the table has shape {list(table.shape)}; the reference is ({len(positions):,}, {scheme.dim}) "
                          "(a row per position, the model dimension wide)")
     if table.dtype.kind not in "fiu" or not np.isfinite(table).all():
@@ -501,7 +501,7 @@ def verify_buckets(buckets: np.ndarray, scheme: Any, positions: np.ndarray) -> V
     from pecli.schemes.t5 import t5_buckets
 
     buckets = np.asarray(buckets)
-    if buckets.ndim != 2 or buckets.shape != (len(positions), len(positions)):
+    if buckets.size == 0 or buckets.ndim != 2 or buckets.shape != (len(positions), len(positions)):
         raise PecliError(f"the buckets have shape {list(buckets.shape)}; the reference is ({len(positions):,}, "
                          f"{len(positions):,}): a row per query position, a column per key position")
     if buckets.dtype.kind not in "iu" and not (buckets.dtype.kind == "f" and np.all(buckets == np.round(buckets))):
