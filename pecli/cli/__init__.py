@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plot": ("pecli.cli.plot", "Draw a scheme and write the figure as .png, .svg or .pdf."),
     "inspect": ("pecli.cli.inspect", "Which RoPE frequency pairs a checkpoint's q and k projections use."),
     "permute": ("pecli.cli.permute", "Convert a q or k projection between the interleaved and half RoPE layouts."),
-    "verify": ("pecli.cli.verify", "Check your own RoPE cos/sin arrays against the model's, and name the bug."),
+    "verify": ("pecli.cli.verify", "Check your own position-encoding arrays against the model's, and name the bug."),
 }
 
 

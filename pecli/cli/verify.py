@@ -35,7 +35,7 @@ def verify(
     json: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Check your own RoPE or ALiBi arrays against the model's: exit 0 when they match, 1 when they differ.
+    """Check your own position-encoding arrays against the model's: exit 0 when they match, 1 when not.
 
     The reference is what every command takes (--hf-config or --model, with --layer for a model whose
     layers differ, or --scheme rope --dim … --base … --scaling …); the arrays are --cos and --sin at
@@ -51,13 +51,14 @@ def verify(
 
     settings = spec.settings
     name = spec.scheme.name
-    given = [key for key in ("cos", "sin", "inv_freq", "slopes", "table", "buckets") if settings[key]]
+    inputs = [key for key in ("cos", "sin", "inv_freq", "slopes", "table", "buckets") if settings[key]]
     sets = INPUTS[name]
-    chosen = next((keys for keys in sets if set(keys) == set(given)), None)
+    chosen = next((keys for keys in sets if set(keys) == set(inputs)), None)
     if chosen is None:
-        wanted = " or ".join(" and ".join(f"--{k.replace('_', '-')}" for k in keys) for keys in sets)
-        key = next((k for k in given if all(k not in keys for keys in sets)), given[0] if given else sets[0][0])
-        raise ConfigError(key, f"{name} is verified from {wanted}" + (f", not {', '.join('--' + k.replace('_', '-') for k in given)}" if given else ""))
+        flag = lambda key: "--" + key.replace("_", "-")  # noqa: E731
+        wanted = " or ".join(" and ".join(map(flag, keys)) for keys in sets)
+        key = next((k for k in inputs if all(k not in keys for keys in sets)), inputs[0] if inputs else sets[0][0])
+        raise ConfigError(key, f"{name} is verified from {wanted}" + (f", not {', '.join(map(flag, inputs))}" if inputs else ""))
     budget = spec.memory_budget // WORKING_COPIES
     if chosen[0] in VECTORS:
         if spec.where.given is not None:
