@@ -530,3 +530,24 @@ def test_plot_and_check_take_the_same_training_length_of_a_model(tmp_path, invok
     assert "trained on 131072, tested on 262144" in drawing.title
     at_its_own_length = invoke("plot", "extrapolation", "--hf-config", config, "-o", tmp_path / "e.png")
     assert at_its_own_length.exit_code == 2 and "nothing to extrapolate" in at_its_own_length.stderr
+
+
+def test_verify_draws_where_the_arrays_differ(invoke, tmp_path, unrendered):
+    # The error map of `pecli verify --plot`: a layout bug differs from position 1 on, in every pair.
+    import json
+
+    positions = np.arange(64)
+    angles = np.repeat(np.outer(positions, 10000.0 ** (-np.arange(0, 16, 2) / 16)), 2, axis=1)  # interleaved
+    np.save(tmp_path / "cos.npy", np.cos(angles))
+    np.save(tmp_path / "sin.npy", np.sin(angles))
+    out = tmp_path / "error.png"
+    result = invoke("verify", "--dim", "16", "--cos", tmp_path / "cos.npy", "--sin", tmp_path / "sin.npy",
+                    "--plot", out, "--json")
+    assert result.exit_code == 1 and [d["code"] for d in json.loads(result.stdout)["diagnosis"]] == ["layout"]
+    assert out.read_bytes() == unrendered
+    from pecli.analysis.verify import error_map
+    from pecli.config import build_scheme
+
+    ratios, starts = error_map(np.cos(angles), np.sin(angles), build_scheme("rope", {"dim": 16}), positions)
+    assert ratios.shape == (64, 16) and list(starts) == list(positions)
+    assert (ratios[0] <= 1).all() and (ratios[1:, 1:8] > 1).all()  # position 0 is the identity in any layout

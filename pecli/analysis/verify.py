@@ -124,16 +124,16 @@ class Fit:
     first_wrong: int | None = None
 
 
-def fit(cos: np.ndarray, sin: np.ndarray, tol: np.ndarray, proposal: Candidate, slack: float = 0.0) -> Fit | None:
-    """The arrays against ``proposal``, in blocks of rows (memory bounded); None when its width cannot be
-    the arrays' (more pairs than columns)."""
+def blocks(cos: np.ndarray, sin: np.ndarray, tol: np.ndarray, proposal: Candidate, slack: float = 0.0, *,
+           step: int | None = None):
+    """``(start, error, ratio)`` for blocks of rows of the arrays against ``proposal``: each element's
+    error and its error over the tolerance; nothing when the proposal is wider than the arrays."""
     rows, width = cos.shape
     pairs = proposal.angles(proposal.positions[:1]).shape[1]
     one_a_pair = width == pairs
     if not one_a_pair and 2 * pairs > width:
-        return None
-    step = max(1, BLOCK_VALUES // max(width, 1))
-    best = Fit(-math.inf, 0, 0, 0.0)
+        return
+    step = step or max(1, BLOCK_VALUES // max(width, 1))
     for start in range(0, rows, step):
         stop = min(rows, start + step)
         angle = proposal.angles(proposal.positions[start:stop])
@@ -150,7 +150,15 @@ def fit(cos: np.ndarray, sin: np.ndarray, tol: np.ndarray, proposal: Candidate, 
         if not one_a_pair and width > 2 * pairs:  # the components that do not turn
             tail = slice(2 * pairs, width)
             np.maximum(np.abs(cos[start:stop, tail] - proposal.scale), np.abs(sin[start:stop, tail]), out=error[:, tail])
-        ratio = (error - slack) / tol[start:stop, None]
+        yield start, error, (error - slack) / tol[start:stop, None]
+
+
+def fit(cos: np.ndarray, sin: np.ndarray, tol: np.ndarray, proposal: Candidate, slack: float = 0.0) -> Fit | None:
+    """The arrays against ``proposal``, in blocks of rows (memory bounded); None when its width cannot be
+    the arrays' (more pairs than columns)."""
+    best = None
+    for start, error, ratio in blocks(cos, sin, tol, proposal, slack):
+        best = best or Fit(-math.inf, 0, 0, 0.0)
         index = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
         wrong = best.first_wrong
         if wrong is None and ratio[index] > 1.0:
@@ -528,3 +536,23 @@ def verify_buckets(buckets: np.ndarray, scheme: Any, positions: np.ndarray) -> V
         return dataclasses.replace(report, diagnosis=tuple(causes))
     return dataclasses.replace(report, notes=(f"no known cause explains the buckets: {int(wrong.sum()):,} of "
                                               f"{wrong.size:,} differ",))
+
+
+def error_map(cos: np.ndarray, sin: np.ndarray, scheme: RopeScheme, positions: np.ndarray,
+              rows: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """The arrays' error over the tolerance against ``scheme``, the largest of each band of consecutive
+    positions (at most ``rows`` bands), and the first position of each band: the picture of where the
+    error starts and how it grows with position and component."""
+    cos, sin = np.asarray(cos), np.asarray(sin)
+    positions = np.asarray(positions, dtype=np.int64)
+    dtype = cos.dtype if cos.dtype.kind == "f" else np.dtype(np.float64)
+    tol = tolerance(positions, float(np.max(scheme.inv_freq, initial=0.0)), dtype, scheme.attention_scaling)
+    band = max(1, -(-len(positions) // rows))
+    step = band * max(1, BLOCK_VALUES // max(cos.shape[1] * band, 1))
+    out = []
+    for _, _, ratio in blocks(cos, sin, tol, candidate(scheme, positions), step=step):
+        bands = -(-ratio.shape[0] // band)
+        padded = np.full((bands * band, ratio.shape[1]), -np.inf)
+        padded[: ratio.shape[0]] = ratio
+        out.append(padded.reshape(bands, band, -1).max(axis=1))
+    return np.vstack(out), positions[::band]

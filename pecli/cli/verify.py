@@ -1,10 +1,14 @@
-"""``pecli verify``: a user's own RoPE cos/sin arrays against the model, and the bug named."""
+"""``pecli verify``: a user's own position-encoding arrays against the model's, and the bug named."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
-from pecli.cli.common import JsonOption, QuietOption, print_json, scheme_command, stdout_console
+from pecli.cli.common import (
+    OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, print_json, scheme_command, stdout_console,
+)
 from pecli.config import Setting, Spec
 from pecli.errors import ConfigError
 
@@ -21,6 +25,8 @@ SETTINGS = (
     Setting("slopes", str, None, "alibi: your slopes, .npy of one value per head", group=VERIFY_PANEL),
     Setting("table", str, None, "sinusoidal: your table, .npy of shape (P, d)", group=VERIFY_PANEL),
     Setting("buckets", str, None, "t5: your buckets, .npy of shape (P, P), query by key", group=VERIFY_PANEL),
+    Setting("plot", Path, None, "rope: draw the error over positions and components (.png, .svg or .pdf)",
+            group=OUTPUT_PANEL),
 )
 #: What each scheme's arrays are given with.
 INPUTS = {"rope": (("cos", "sin"), ("inv_freq",)), "alibi": (("slopes",),), "sinusoidal": (("table",),),
@@ -32,6 +38,7 @@ VECTORS = ("inv_freq", "slopes")
 @scheme_command(*SETTINGS, run_keys=("scheme", "positions"))
 def verify(
     spec: Spec,
+    force: ForceOption = False,
     json: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -60,6 +67,14 @@ def verify(
         key = next((k for k in inputs if all(k not in keys for keys in sets)), inputs[0] if inputs else sets[0][0])
         raise ConfigError(key, f"{name} is verified from {wanted}" + (f", not {', '.join(map(flag, inputs))}" if inputs else ""))
     budget = spec.memory_budget // WORKING_COPIES
+    if settings["plot"] is not None and chosen != ("cos", "sin"):
+        raise ConfigError("plot", "draws the error of --cos and --sin over positions; the other inputs have a verdict only")
+    figure_file = None
+    if settings["plot"] is not None:
+        from pecli.io import check_target
+        from pecli.render.figures import FIGURE_SUFFIXES
+
+        figure_file = check_target(settings["plot"], suffixes=FIGURE_SUFFIXES, force=force)
     if chosen[0] in VECTORS:
         if spec.where.given is not None:
             raise ConfigError("positions", f"--{chosen[0].replace('_', '-')} holds no positions")
@@ -77,7 +92,25 @@ def verify(
     scheme = spec.scheme
     if scheme.reads_context and given is None:  # dynamic and longrope: the sequence reaches the last position
         scheme = scheme.at_length(int(positions.max()) + 1 if positions.size else 1)
-    _show(verify_rope(cos, sin, scheme, positions), json, quiet)
+    report = verify_rope(cos, sin, scheme, positions)
+    if figure_file is not None:
+        _plot(figure_file, cos, sin, scheme, positions, report, force=force)
+        message(f"wrote {figure_file}", quiet=quiet or json)
+    _show(report, json, quiet)
+
+
+def _plot(target: Path, cos, sin, scheme, positions, report, *, force: bool) -> None:
+    """The error map of ``--plot``, written atomically."""
+    from pecli.analysis.verify import error_map
+    from pecli.io import write_atomic
+    from pecli.render import figures
+
+    ratios, starts = error_map(cos, sin, scheme, positions)
+    figure = figures.new_figure((8, 5), 100)
+    verdict = "match" if report.match else ", ".join(d.code for d in report.diagnosis) or "differ, no known cause"
+    drawing = figures.draw_error_map(figure.add_subplot(), ratios, starts, f"pecli verify: {verdict}")
+    figures.finish(figure, drawing)
+    write_atomic(target, lambda stream: figures.save_figure(figure, stream, target.suffix.lower()[1:]), force=force)
 
 
 def load_input(path: str, key: str, budget: int) -> np.ndarray:

@@ -16,7 +16,9 @@ from pecli.render.figures.canvas import (
     save_figure, varied,
 )
 from pecli.render.figures.frequencies import draw_circle, draw_circles, draw_extrapolation, draw_wavelengths
-from pecli.render.figures.matrices import cosine_similarity, draw_bias_heatmap, draw_encoding_heatmap, draw_similarity
+from pecli.render.figures.matrices import (
+    cosine_similarity, draw_bias_heatmap, draw_encoding_heatmap, draw_error_map, draw_similarity,
+)
 from pecli.render.figures.registry import (
     PLOTS, PlotKind, PlotRequest, applies_to, check_applicable, draw, draw_panels, figure, lookup, plot_options,
     supported_schemes,
@@ -26,7 +28,7 @@ from pecli.render.figures.scores import draw_bias, draw_dot_distance, draw_preci
 __all__ = [
     "DEFAULT_DPI", "FIGURE_SUFFIXES", "PLOTS", "Drawing", "PlotKind", "PlotRequest", "Style", "applies_to",
     "check_applicable", "cosine_similarity", "describe", "describe_all", "downsample", "draw", "draw_bias", "draw_panels",
-    "draw_bias_heatmap", "draw_circle",
+    "draw_bias_heatmap", "draw_circle", "draw_error_map",
     "draw_circles", "draw_dot_distance", "draw_encoding_heatmap", "draw_extrapolation", "draw_precision",
     "draw_similarity", "draw_wavelengths", "figure", "finish", "lookup", "new_figure", "parse_figure_size",
     "plot_options", "save_figure", "supported_schemes", "varied",

@@ -219,3 +219,18 @@ def draw_similarity_grid(axes: "Axes", scheme: Scheme, cell: Any = None, *, dtyp
     axes.figure.colorbar(image, ax=axes, label="cosine similarity to the marked cell")
     where = ", ".join(f"{name}={c}" for name, c in zip(names, cell))
     return Drawing(f"{describe(scheme)}: similarity to cell ({where}){_dtype_text(dtype)}", [])
+
+
+def draw_error_map(axes: "Axes", ratios: np.ndarray, band_starts: np.ndarray, title: str) -> Drawing:
+    """``pecli verify --plot``: each element's error over its tolerance (log10; above 0 is outside it),
+    the largest of each band of positions, by position and component."""
+    with np.errstate(divide="ignore"):
+        shown = np.log10(np.maximum(ratios, 1e-6))
+    last = int(band_starts[-1]) + (int(band_starts[-1] - band_starts[-2]) if band_starts.size > 1 else 1)
+    image = axes.imshow(shown, aspect="auto", interpolation="nearest", cmap="RdBu_r", vmin=-6, vmax=6,
+                        extent=(-0.5, ratios.shape[1] - 0.5, last, int(band_starts[0])))
+    axes.set_xlabel("component")
+    axes.set_ylabel("position (tokens)")
+    axes.figure.colorbar(image, ax=axes, label="log10(error / tolerance): above 0 differs")
+    bands = f"each row the largest of {int(band_starts[1] - band_starts[0])} positions" if band_starts.size > 1 else ""
+    return Drawing(title, [bands] if bands else [])
