@@ -236,3 +236,27 @@ def test_verify_reads_the_archive_encode_writes(invoke, tmp_path):
     assert swapped.exit_code == 1
     missing = invoke("verify", "--dim", "64", "--cos", f"{archive}:nope", "--sin", archive)
     assert missing.exit_code == 2 and "has no array 'nope'" in missing.stderr
+
+
+def test_alibi_bias_up_to_a_constant_per_query():
+    # The paper's causal m·(j − i) masked above the diagonal, BLOOM's broadcast m·j and −m·|i − j| all pass.
+    from pecli.analysis.verify import verify_bias
+
+    slopes, length = 2.0 ** -np.arange(1, 9), 16
+    i, j = np.arange(length)[:, None], np.arange(length)[None, :]
+    scheme = build_scheme("alibi", {"heads": 8})
+    assert verify_bias(np.where(j <= i, slopes[:, None, None] * (j - i), -np.inf), scheme).match
+    assert verify_bias((slopes[:, None] * np.arange(length))[:, None, :], scheme).match
+    symmetric = -slopes[:, None, None] * np.abs(i - j)
+    assert verify_bias(symmetric, scheme).match
+    assert [d.code for d in verify_bias(-symmetric, scheme).diagnosis] == ["sign"]
+    assert [d.code for d in verify_bias(symmetric[::-1], scheme).diagnosis] == ["order"]
+
+
+def test_assert_encoding_close_for_other_schemes():
+    from pecli.testing import assert_encoding_close
+
+    bloom = {"model_type": "bloom", "n_head": 8, "hidden_size": 64, "n_layer": 2}
+    assert_encoding_close(hf_config=bloom, slopes=2.0 ** -np.arange(1, 9))
+    with pytest.raises(AssertionError, match="order"):
+        assert_encoding_close(hf_config=bloom, slopes=2.0 ** -np.arange(8, 0, -1))

@@ -9,7 +9,8 @@ held to the same tolerance — and every cause that explains the arrays is repor
 report says where the error starts and names no cause.
 
 Codes (see :data:`CODES`): ``layout``, ``position-offset``, ``base``, ``scaling``, ``attention-scaling``,
-``rotary-dim``, ``precision``, ``sin-sign``; for ALiBi's slopes ``slope-rule`` and ``order``; for a
+``rotary-dim``, ``precision``, ``sin-sign``; for ALiBi's slopes and bias ``slope-rule``, ``order`` (and
+``sign`` for a bias); for a
 sinusoidal table ``layout``, ``spacing``, ``position-offset``, ``base``; for T5 buckets ``direction``
 and ``sign``.
 
@@ -556,3 +557,100 @@ def error_map(cos: np.ndarray, sin: np.ndarray, scheme: RopeScheme, positions: n
         padded[: ratio.shape[0]] = ratio
         out.append(padded.reshape(bands, band, -1).max(axis=1))
     return np.vstack(out), positions[::band]
+
+
+def verify_bias(bias: np.ndarray, scheme: Any) -> VerifyReport:
+    """A user's ALiBi bias against the scheme's slopes: (H, L, L) for query i and key j, or (H, 1, L) as
+    BLOOM and Falcon broadcast it (the query is then the last position).
+
+    A bias enters a softmax over the keys, so a constant per head and query changes nothing: each row is
+    compared after subtracting its value at the query's own key — the paper's ``m·(j − i)`` under a
+    causal mask, BLOOM's ``m·j`` and pecli's ``−m·|i − j|`` all pass. For keys after the query the row
+    must be symmetric (a bidirectional bias) unless those keys are masked (``-inf``), which is accepted.
+    """
+    bias = np.asarray(bias)
+    if bias.ndim != 3 or bias.shape[0] != scheme.heads or bias.shape[1] not in (1, bias.shape[2]) or bias.size == 0:
+        raise PecliError(f"the bias has shape {list(bias.shape)}; the reference is ({scheme.heads}, L, L) or "
+                         f"({scheme.heads}, 1, L): a head, a query, a key")
+    if bias.dtype.kind not in "fiu" or np.isnan(bias).any():
+        raise PecliError("the bias must hold numbers (masked keys as -inf)")
+    dtype = bias.dtype if bias.dtype.kind == "f" else np.dtype(np.float64)
+    keys = bias.shape[2]
+    queries = np.arange(keys) if bias.shape[1] == keys else np.array([keys - 1])
+    given = bias.astype(np.float64)
+    own = given[:, np.arange(len(queries)), queries][:, :, None]  # each row's value at the query's own key
+    relative = given - own
+    distance = np.abs(np.arange(keys)[None, :] - queries[:, None]).astype(np.float64)
+    visible = np.isfinite(given)
+    eps = max(float(np.finfo(dtype).eps) if dtype.kind == "f" else 0.0, 2.0**-52)
+
+    def error(slopes: np.ndarray, slack: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        expected = -slopes[:, None, None] * distance[None]
+        tol = (4.0 * eps + slack) * (np.abs(expected) + np.abs(own)) + 1e-12
+        return np.where(visible, np.abs(relative - expected), 0.0), tol
+
+    difference, tol = error(scheme.slopes)
+    index = np.unravel_index(int(np.argmax(difference / tol)), difference.shape)
+    report = VerifyReport(bool(np.all(difference <= tol)), float(difference.max()), int(queries[index[1]]),
+                          int(index[2]), float(tol[index]), str(dtype))
+    if report.match:
+        return report
+    heads = scheme.heads
+    causes = []
+    for code, message, slopes, slack in (
+        ("slope-rule", f"the slopes are 2^(−8k/{heads}); for {heads} heads, not a power of two, the reference "
+                       "code takes those of the power of two below, then every other one of twice it",
+         np.power(2.0, -8.0 * np.arange(1, heads + 1) / heads) if heads & (heads - 1) else None, 0.0),
+        ("order", "the heads' slopes are in reverse order", scheme.slopes[::-1], 0.0),
+        ("sign", "the bias grows with distance: +m·|i − j| where ALiBi subtracts it", -scheme.slopes, 0.0),
+        ("precision", "the slopes were rounded to bfloat16 (as Falcon keeps them)", _rounded(scheme.slopes, "bfloat16"), 2.0**-7),
+    ):
+        if slopes is not None:
+            found, allowed = error(slopes, slack)
+            if np.all(found <= allowed):
+                causes.append(Diagnosis(code, message))
+    if causes:
+        return dataclasses.replace(report, diagnosis=tuple(causes))
+    return dataclasses.replace(report, notes=(f"no known cause explains the bias: head {int(index[0])} differs first",))
+
+
+#: The arrays each scheme is verified from, and the function that verifies them (named by the inputs).
+INPUTS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "rope": (("cos", "sin"), ("inv_freq",)), "alibi": (("slopes",), ("bias",)), "sinusoidal": (("table",),),
+    "t5": (("buckets",),),
+}
+#: Inputs that are vectors of values, without positions.
+VECTORS = ("inv_freq", "slopes")
+
+
+def verify_arrays(scheme: Any, positions: np.ndarray | None = None, **arrays: Any) -> VerifyReport:
+    """Verify the arrays given by name (``cos`` and ``sin``, ``inv_freq``, ``slopes``, ``bias``,
+    ``table`` or ``buckets``, as :data:`INPUTS` pairs them with schemes) against ``scheme``, at
+    ``positions`` (default 0 … P − 1 for the arrays that have a row per position).
+
+    Raises
+    ------
+    PecliError
+        Inputs that do not go with the scheme, positions given for a vector of values, and each
+        function's own refusals.
+    """
+    names = tuple(sorted(arrays))
+    sets = INPUTS.get(scheme.name, ())
+    chosen = next((keys for keys in sets if tuple(sorted(keys)) == names), None)
+    if chosen is None:
+        flag = lambda key: "--" + key.replace("_", "-")  # noqa: E731
+        wanted = " or ".join(" and ".join(map(flag, keys)) for keys in sets) or "nothing pecli verifies"
+        raise PecliError(f"{scheme.name} is verified from {wanted}" + (f", not {', '.join(map(flag, names))}" if names else ""))
+    if chosen[0] in VECTORS + ("bias",):
+        if positions is not None:
+            raise PecliError(f"{chosen[0]}: holds no positions; leave --positions out")
+        check = {"inv_freq": verify_inv_freq, "slopes": verify_slopes, "bias": verify_bias}[chosen[0]]
+        return check(arrays[chosen[0]], scheme)
+    first = np.asarray(arrays[chosen[0]])
+    ids = np.arange(first.shape[0] if first.ndim else 0) if positions is None else np.asarray(positions)
+    ids = ids.astype(np.int64)
+    if chosen == ("cos", "sin"):
+        if scheme.reads_context and positions is None:  # dynamic and longrope: the sequence reaches the last id
+            scheme = scheme.at_length(int(ids.max()) + 1 if ids.size else 1)
+        return verify_rope(arrays["cos"], arrays["sin"], scheme, ids)
+    return (verify_table if chosen == ("table",) else verify_buckets)(first, scheme, ids)

@@ -23,16 +23,14 @@ SETTINGS = (
     Setting("sin", str, None, "rope: your sin array, the same shape as --cos", group=VERIFY_PANEL),
     Setting("inv_freq", str, None, "rope: your inverse frequencies, .npy of r/2 values", group=VERIFY_PANEL),
     Setting("slopes", str, None, "alibi: your slopes, .npy of one value per head", group=VERIFY_PANEL),
+    Setting("bias", str, None, "alibi: your bias, .npy of shape (H, L, L) or BLOOM's (H, 1, L)", group=VERIFY_PANEL),
     Setting("table", str, None, "sinusoidal: your table, .npy of shape (P, d)", group=VERIFY_PANEL),
     Setting("buckets", str, None, "t5: your buckets, .npy of shape (P, P), query by key", group=VERIFY_PANEL),
     Setting("plot", Path, None, "rope: draw the error over positions and components (.png, .svg or .pdf)",
             group=OUTPUT_PANEL),
 )
-#: What each scheme's arrays are given with.
-INPUTS = {"rope": (("cos", "sin"), ("inv_freq",)), "alibi": (("slopes",),), "sinusoidal": (("table",),),
-          "t5": (("buckets",),)}
-#: The inputs that are vectors of values, without positions.
-VECTORS = ("inv_freq", "slopes")
+#: The options that give the user's arrays (see pecli.analysis.verify.INPUTS for which go with which scheme).
+INPUT_KEYS = ("cos", "sin", "inv_freq", "slopes", "bias", "table", "buckets")
 
 
 @scheme_command(*SETTINGS, run_keys=("scheme", "positions"))
@@ -51,23 +49,14 @@ def verify(
     each known cause is tested — layout, position-offset, base, scaling, attention-scaling, rotary-dim,
     precision, sin-sign — and those that explain the arrays are named; when none does, none is named.
     --inv-freq checks a vector of inverse frequencies the same way; --scheme alibi --slopes the slopes
-    (causes: slope-rule, order, precision); --scheme sinusoidal --table a table (layout, spacing,
+    and --bias a bias, up to a constant per query (causes: slope-rule, order, sign, precision); --scheme sinusoidal --table a table (layout, spacing,
     position-offset, base); --scheme t5 --buckets a bucket table (direction, sign).
     """
-    from pecli.analysis.verify import verify_buckets, verify_inv_freq, verify_rope, verify_slopes, verify_table
+    from pecli.analysis.verify import verify_arrays
 
     settings = spec.settings
-    name = spec.scheme.name
-    inputs = [key for key in ("cos", "sin", "inv_freq", "slopes", "table", "buckets") if settings[key]]
-    sets = INPUTS[name]
-    chosen = next((keys for keys in sets if set(keys) == set(inputs)), None)
-    if chosen is None:
-        flag = lambda key: "--" + key.replace("_", "-")  # noqa: E731
-        wanted = " or ".join(" and ".join(map(flag, keys)) for keys in sets)
-        key = next((k for k in inputs if all(k not in keys for keys in sets)), inputs[0] if inputs else sets[0][0])
-        raise ConfigError(key, f"{name} is verified from {wanted}" + (f", not {', '.join(map(flag, inputs))}" if inputs else ""))
-    budget = spec.memory_budget // WORKING_COPIES
-    if settings["plot"] is not None and chosen != ("cos", "sin"):
+    names = [key for key in INPUT_KEYS if settings[key]]
+    if settings["plot"] is not None and sorted(names) != ["cos", "sin"]:
         raise ConfigError("plot", "draws the error of --cos and --sin over positions; the other inputs have a verdict only")
     figure_file = None
     if settings["plot"] is not None:
@@ -75,26 +64,13 @@ def verify(
         from pecli.render.figures import FIGURE_SUFFIXES
 
         figure_file = check_target(settings["plot"], suffixes=FIGURE_SUFFIXES, force=force)
-    if chosen[0] in VECTORS:
-        if spec.where.given is not None:
-            raise ConfigError("positions", f"--{chosen[0].replace('_', '-')} holds no positions")
-        values = load_input(settings[chosen[0]], chosen[0], budget)
-        return _show(verify_inv_freq(values, spec.scheme) if name == "rope" else verify_slopes(values, spec.scheme),
-                     json, quiet)
-    if chosen != ("cos", "sin"):
-        array = load_input(settings[chosen[0]], chosen[0], budget)
-        ids = spec.where.given if spec.where.given is not None else np.arange(array.shape[0] if array.ndim else 0)
-        check = verify_table if name == "sinusoidal" else verify_buckets
-        return _show(check(array, spec.scheme, np.asarray(ids, dtype=np.int64)), json, quiet)
-    cos, sin = (load_input(settings[key], key, budget) for key in ("cos", "sin"))
-    given = spec.where.given  # the ids given with --positions, even 0 … L − 1
-    positions = np.arange(cos.shape[0] if cos.ndim else 0, dtype=np.int64) if given is None else given
-    scheme = spec.scheme
-    if scheme.reads_context and given is None:  # dynamic and longrope: the sequence reaches the last position
-        scheme = scheme.at_length(int(positions.max()) + 1 if positions.size else 1)
-    report = verify_rope(cos, sin, scheme, positions)
+    if not names:
+        verify_arrays(spec.scheme)  # the line that says which inputs the scheme takes
+    budget = spec.memory_budget // WORKING_COPIES
+    arrays = {key: load_input(settings[key], key, budget) for key in names}
+    report = verify_arrays(spec.scheme, spec.where.given, **arrays)  # given ids, even 0 … L − 1
     if figure_file is not None:
-        _plot(figure_file, cos, sin, scheme, positions, report, force=force)
+        _plot(figure_file, arrays["cos"], arrays["sin"], spec.scheme, spec.where.given, report, force=force)
         message(f"wrote {figure_file}", quiet=quiet or json)
     _show(report, json, quiet)
 
@@ -105,7 +81,10 @@ def _plot(target: Path, cos, sin, scheme, positions, report, *, force: bool) -> 
     from pecli.io import write_atomic
     from pecli.render import figures
 
-    ratios, starts = error_map(cos, sin, scheme, positions)
+    ids = np.arange(np.asarray(cos).shape[0]) if positions is None else positions
+    if scheme.reads_context:
+        scheme = scheme.at_length(int(ids.max()) + 1)
+    ratios, starts = error_map(cos, sin, scheme, ids)
     figure = figures.new_figure((8, 5), 100)
     verdict = "match" if report.match else ", ".join(d.code for d in report.diagnosis) or "differ, no known cause"
     drawing = figures.draw_error_map(figure.add_subplot(), ratios, starts, f"pecli verify: {verdict}")
