@@ -328,8 +328,14 @@ def _value_slack(name: str) -> float:
 def _unexplained(cos, sin, tol, reference: Candidate, positions: np.ndarray) -> str:
     """Where the error starts and how large it gets, when no known cause explains it."""
     found = fit(cos, sin, tol, reference)
-    return (f"no known cause explains the arrays: they first differ at position {int(positions[found.first_wrong or 0])}; "
+    text = (f"no known cause explains the arrays: they first differ at position {int(positions[found.first_wrong or 0])}; "
             f"the largest error, {found.error:.3g}, is at position {int(positions[found.row])}, component {found.column}")
+    quarter = len(positions) // 4
+    if quarter:  # how it grows with the position
+        first, last = (fit(cos[rows], sin[rows], tol[rows], dataclasses.replace(reference, positions=reference.positions[rows]))
+                       for rows in (slice(0, quarter), slice(len(positions) - quarter, None)))
+        text += f"; largest in the first quarter of the positions {first.error:.3g}, in the last {last.error:.3g}"
+    return text
 
 
 # -- vectors of values: inverse frequencies, slopes ----------------------------------------------------------
