@@ -117,3 +117,19 @@ def test_the_comparison_catches_a_wrong_layout():
     data = json.loads(path.read_text())
     data["config"] = {**data["config"], "model_type": "llama"}
     assert any("pecli layout half" in problem for problem in mismatches(data))
+
+
+@pytest.mark.parametrize("model_type", ["gemma3_text", "cohere2", "llama4_text", "modernbert"])
+def test_the_command_line_gives_the_fixtures_frequencies(invoke, tmp_path, model_type):
+    # The same check through `pecli wavelengths --hf-config`: each layer's pairs, or "none" for NoPE layers.
+    data = json.loads((FIXTURES / f"{model_type}.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data["config"]))
+    for recorded in data["groups"]:
+        result = invoke("wavelengths", "--hf-config", path, "--layer", str(recorded["layers"][0]), "--context", "4096", "--json")
+        assert result.exit_code == 0, result.stderr
+        document = json.loads(result.stdout)
+        if not recorded["rope"]:
+            assert document["scheme"] == "none" and document["pairs"] == []
+            continue
+        np.testing.assert_allclose([pair["inv_freq"] for pair in document["pairs"]], recorded["inv_freq"], rtol=1e-5)
