@@ -99,24 +99,30 @@ def check(scheme, prop: str = "all", **options: Any):
     return run_checks(scheme, prop, CheckOptions(**options))
 
 
-def encode(name: str, positions: Iterable[Any] | None = None, **params: Any):
-    """The main array of scheme ``name`` at ``positions`` (float64), e.g. ``encode("rope", range(8), dim=4)``.
+def encode(scheme: Any, positions: Iterable[Any] | None = None, **params: Any):
+    """The main array of a scheme at ``positions``, float64: ``encode("rope", range(8), dim=4)``.
 
-    An n-D scheme takes positions of shape (N, k), and by default encodes its own cells:
-    ``encode("rope-nd", grid=[14, 14])``.
+    ``scheme`` is a registered name (built from ``params``, its length-dependent defaults from the
+    positions) or a scheme object, e.g. from :func:`build_scheme` or :func:`model_scheme` (then
+    ``params`` must be empty). An n-D scheme takes positions of shape (N, k), and by default encodes
+    its own cells: ``encode("rope-nd", grid=[14, 14])``.
     """
     import numpy as np
 
-    from pecli.schemes import as_positions, get_scheme_class
+    from pecli.schemes import Scheme, as_positions, get_scheme_class
 
-    if get_scheme_class(name).has_cells:
-        scheme = build_scheme(name, params)
-        given = scheme.cells() if positions is None else as_positions(np.asarray(list(positions)), scheme.position_rank)
-        return next(iter(scheme.arrays(given).values()))
-    positions = as_positions(np.fromiter(positions, dtype=np.int64) if not hasattr(positions, "__array__") else positions)
-    length = int(positions.max()) + 1 if positions.size else 1
-    scheme = build_scheme(name, params, length=length)
-    return next(iter(scheme.arrays(positions).values()))
+    given = isinstance(scheme, Scheme)
+    if given and params:
+        raise TypeError(f"encode() takes parameters with a scheme name, not with a built scheme: {', '.join(params)}")
+    if (scheme if given else get_scheme_class(scheme)).has_cells:
+        built = scheme if given else build_scheme(scheme, params)
+        ids = built.cells() if positions is None else as_positions(np.asarray(list(positions)), built.position_rank)
+        return next(iter(built.arrays(ids).values()))
+    if positions is None:
+        raise TypeError("encode() needs positions for a scheme along a line, e.g. range(512)")
+    ids = as_positions(np.fromiter(positions, dtype=np.int64) if not hasattr(positions, "__array__") else positions)
+    built = scheme if given else build_scheme(scheme, params, length=int(ids.max()) + 1 if ids.size else 1)
+    return next(iter(built.arrays(ids).values()))
 
 
 def plot(kind: str, scheme, *, length: int = 512, dtype: str | None = None, title: str | None = None, **options: Any):

@@ -110,3 +110,16 @@ def test_check_gives_one_answer_through_the_library_and_the_command_line(invoke,
     from pecli.cli.common import jsonable
 
     assert {r.property: (r.verdict, jsonable(r.figures)) for r in library} == command
+
+
+def test_encode_takes_a_scheme_object_too():
+    # The same array from the name and parameters as from the scheme they build (row 1, pair 1 of d = 4,
+    # base 100: θ_1 = 100^(−2/4) = 0.1, so the rotated reference has cos 0.1, sin 0.1 at components 1, 3).
+    import pecli
+
+    rope = pecli.build_scheme("rope", {"dim": 4, "base": 100.0})
+    from_object, from_name = pecli.encode(rope, range(3)), pecli.encode("rope", range(3), dim=4, base=100.0)
+    np.testing.assert_array_equal(from_object, from_name)
+    assert from_object[1, 1] == pytest.approx(math.cos(0.1)) and from_object[1, 3] == pytest.approx(math.sin(0.1))
+    with pytest.raises(TypeError, match="built scheme"):
+        pecli.encode(rope, range(3), dim=8)
