@@ -21,7 +21,7 @@ from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.io import size_text
 from pecli.hf_config import read_hf_config, read_plan  # noqa: F401 (re-exported: pecli.config.read_hf_config)
-from pecli.models.plan import PositionPlan
+from pecli.models.plan import PositionPlan, one_group
 from pecli.params import Parameter, choice_error, coerce, excerpt
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
 from pecli.schemes.positions import Positions, as_positions
@@ -72,8 +72,7 @@ class Spec:
     @property
     def memory_budget(self) -> int:
         """Bytes the command may hold: ``max_memory``, else a quarter of the machine's memory."""
-        given = self.settings.get("max_memory")
-        return parse_size("max_memory", given) if given is not None else default_memory_budget()
+        return memory_budget(self.settings.get("max_memory"))
 
     def check_memory(self, needed: float, what: str = "this") -> None:
         """Refuse, before any work, what would need more than :attr:`memory_budget` bytes."""
@@ -382,7 +381,7 @@ def resolve(
     own = {k: v for k, v in params.items() if k in own_names}
     if cls.has_cells:
         return dataclasses.replace(_resolve_cells(scheme_name, own, chosen, settings, params), plan=plan)
-    budget = parse_size("max_memory", chosen["max_memory"]) if chosen.get("max_memory") is not None else default_memory_budget()
+    budget = memory_budget(chosen.get("max_memory"))
     positions = parse_positions(chosen["positions"], cls.position_rank, budget) if chosen.get("positions") is not None else None
     length = chosen.get("length")
     if positions is None:
@@ -446,9 +445,9 @@ def model_plan(hf_config: Any, model: Any, scheme: str | None = None) -> Positio
         try:
             return read_plan(path, scheme, source=model)
         except ConfigError as error:
-            raise ConfigError("model" if error.key == "hf_config" else error.key,
-                              f"{model}: {str(error).removeprefix(error.key + ': ')}" if error.key == "hf_config"
-                              else str(error).removeprefix(error.key + ": ")) from None
+            if error.key != "hf_config":  # a key of the config itself: its own message names it
+                raise
+            raise ConfigError("model", f"{model}: {str(error).removeprefix('hf_config: ')}") from None
     if not isinstance(hf_config, str) or not hf_config:
         raise ConfigError("hf_config", f"expected the path of a config.json, got {excerpt(hf_config)}")
     return read_plan(hf_config, scheme)
@@ -473,23 +472,6 @@ def selected_plan(options: Mapping[str, Any], command: Mapping[str, Setting] | N
         return None
     asked = options.get("scheme")
     return model_plan(hf_config, model, asked if asked == "rope" else None).select(layer, group)
-
-
-class NoPositionEncoding(ConfigError):
-    """The selected layers apply no position encoding (a command that can say so catches it)."""
-
-
-def one_group(plan: PositionPlan):
-    """The one group a single-scheme computation needs, or a one-line refusal that lists the groups."""
-    group = plan.single
-    if group is None:
-        raise ConfigError("layer", f"{plan.source} has {len(plan.groups)} layer groups: {plan.groups_text()}; "
-                          "choose one with --layer N or --layer-group NAME")
-    if group.options is None:
-        several = len(group.layers) > 1
-        raise NoPositionEncoding("layer", f"layer{'s' if several else ''} {group.layers_text()} of {plan.source} "
-                                 f"appl{'y' if several else 'ies'} no position encoding (group {group.name})")
-    return group
 
 
 def group_options(plan: PositionPlan, group: Any, weights: Any = None) -> dict[str, Any]:
@@ -524,6 +506,12 @@ MEMORY_SETTING = Setting(
     "max_memory", str, None, "refuse to start work that needs more memory than this, e.g. 2G",
     default_text="a quarter of RAM", group="Configuration",
 )
+
+
+def memory_budget(given: Any) -> int:
+    """Bytes a command may hold: ``--max-memory`` as given (an empty value is an error), else
+    :func:`default_memory_budget`."""
+    return parse_size("max_memory", given) if given is not None else default_memory_budget()
 
 
 def default_memory_budget() -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pecli.errors import ConfigError
-from pecli.models.plan import PositionPlan
+from pecli.models.plan import PositionPlan, one_group
 
 
 def read_plan(path: str, scheme: str | None = None, source: str | None = None) -> PositionPlan:
@@ -45,10 +45,4 @@ def read_hf_config(path: str, scheme: str | None = None) -> dict[str, Any]:
         As :func:`read_plan`; also when the model's layers differ (key ``layer``: choose one) or apply
         no position encoding.
     """
-    plan = read_plan(path, scheme)
-    if plan.single is None:
-        raise ConfigError("layer", f"{path} has {len(plan.groups)} layer groups: {plan.groups_text()}; choose one with --layer N or --layer-group NAME")
-    group = plan.single
-    if group.options is None:
-        raise ConfigError("layer", f"the layers of {path} apply no position encoding")
-    return dict(group.options)
+    return dict(one_group(read_plan(path, scheme)).options)

@@ -173,8 +173,7 @@ class SchemeCommand:
             from pecli.cli.progress import reporter_for
             from pecli.progress import reporting
 
-            command = {s.name for s in self.settings}
-            plan = None if command & {"hf_config", "model"} else selected_plan(options)
+            plan = selected_plan(options, {s.name: s for s in self.settings})  # None where the command reads models itself
             if plan is not None:
                 for warning in plan.warnings:
                     message(f"pecli: warning: {warning}", quiet=bool(own.get("quiet")))

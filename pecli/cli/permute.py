@@ -12,7 +12,7 @@ from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, check_output_flags, errors_to_exit, message, print_json,
 )
 from pecli.cli.options import CONFIG_PANEL, make_option
-from pecli.config import MEMORY_SETTING, Setting, default_memory_budget, parse_size
+from pecli.config import MEMORY_SETTING, Setting, memory_budget
 from pecli.errors import ConfigError
 from pecli.models.permute import LAYOUTS, check_weight, permute_layout
 
@@ -63,7 +63,7 @@ def permute(
         from pecli.io import check_target
 
         target_path = check_target(out, suffixes=SUFFIXES, force=force)
-        budget = parse_size("max_memory", max_memory) if max_memory else default_memory_budget()
+        budget = memory_budget(max_memory)
         weight, name = read_weight(source_file, tensor, budget)
         check_weight(weight)
         count = heads_of(weight.shape[0], heads, head_dim)

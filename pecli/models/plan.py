@@ -135,3 +135,17 @@ def ranges_text(values: tuple[int, ...] | list[int]) -> str:
         else:
             runs.append([value, value])
     return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
+
+
+def one_group(plan: PositionPlan) -> LayerGroup:
+    """The one group a single-scheme computation needs, or a one-line refusal: the groups to choose
+    from, or the layers that apply no position encoding."""
+    group = plan.single
+    if group is None:
+        raise ConfigError("layer", f"{plan.source} has {len(plan.groups)} layer groups: {plan.groups_text()}; "
+                          "choose one with --layer N or --layer-group NAME")
+    if group.options is None:
+        several = len(group.layers) > 1
+        raise ConfigError("layer", f"layer{'s' if several else ''} {group.layers_text()} of {plan.source} "
+                          f"appl{'y' if several else 'ies'} no position encoding (group {group.name})")
+    return group
