@@ -36,6 +36,7 @@ _EXPORTS = {
     "spectrum": "pecli.analysis.spectrum",
     "base_lower_bound": "pecli.analysis.spectrum",
     "compare": "pecli.analysis.comparison",
+    "extension_report": "pecli.analysis.extension",
     "Comparison": "pecli.analysis.comparison",
 }
 

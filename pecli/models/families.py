@@ -752,16 +752,27 @@ def family_of(model_type: str | None, keys: Keys) -> Family | None:
 def text_part(data: dict[str, Any]) -> dict[str, Any]:
     """The keys of the text model: a multimodal config nests them in ``text_config`` (RoPE keys at the
     top level count where the text has none of its own)."""
-    if "num_attention_heads" in data:
+    path = text_path(data)
+    if not path:
         return data
+    text = data
+    for key in path:
+        text = text[key]
+    # the text's own keys win: a top-level block may be another tower's (MusicFlamingo's audio RoPE)
+    return {**{k: v for k, v in data.items() if k.startswith("rope")}, **text}
+
+
+def text_path(data: dict[str, Any]) -> tuple[str, ...]:
+    """Where the text model's keys are: the top level (``()``), or the first of :data:`TEXT_PATHS` present."""
+    if "num_attention_heads" in data:
+        return ()
     for path in TEXT_PATHS:
-        text: Any = data
+        node: Any = data
         for key in path:
-            text = text.get(key) if isinstance(text, dict) else None
-        if isinstance(text, dict):
-            # the text's own keys win: a top-level block may be another tower's (MusicFlamingo's audio RoPE)
-            return {**{k: v for k, v in data.items() if k.startswith("rope")}, **text}
-    return data
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            return path
+    return ()
 
 
 #: Where a multimodal config nests its text model's keys (Qwen2.5-Omni: inside its thinker).

@@ -1,0 +1,164 @@
+"""pecli extend: candidates whose patches transformers reads as pecli does, measured, ranked, refused cleanly.
+
+The fixtures (tests/fixtures/extend, generate.py) hold each candidate's patch and what transformers'
+own rotary module computes from the config with the patch merged (versions in each file).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pecli.analysis.extension import Candidate, adjacent_step, extension_report, ranked
+from pecli.models.extension import candidate_patches, extension_base, patched
+from pecli.models.families import plan_of
+
+FIXTURES = Path(__file__).parent / "fixtures" / "extend"
+CASES = sorted(FIXTURES.glob("*.json"))
+
+#: A small Llama (head dim 64, trained on 2,048 tokens), legacy keys: the full report runs in a second.
+SMALL = {"model_type": "llama", "hidden_size": 512, "num_attention_heads": 8, "num_hidden_layers": 2,
+         "max_position_embeddings": 2048, "rope_theta": 10000.0}
+
+
+def read_back(config: dict, target: int):
+    """The scheme pecli's own config reader gives for ``config``, at the target."""
+    from pecli.config import build_scheme
+
+    options = dict(next(g for g in plan_of(config, "test").groups if g.options is not None).options)
+    return build_scheme(options.pop("scheme"), options, length=target).at_length(target)
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_every_patch_reads_in_pecli_as_transformers_reads_it(path):
+    fixture = json.loads(path.read_text())
+    config, target = fixture["config"], fixture["target"]
+    base_patch = fixture["patches"].get("base")
+    theta = None if base_patch is None else json.dumps(base_patch).count("rope_theta") and _theta(base_patch)
+    patches = candidate_patches(extension_base(config, path.stem), target, base_for_target=theta)
+    # pecli still writes the patches transformers was run on (else: regenerate the fixtures)
+    assert json.loads(json.dumps(patches)) == fixture["patches"]
+    for method, patch in patches.items():
+        reference = fixture["transformers"][method]
+        assert reference["warnings"] == [], (method, reference["warnings"])
+        pairs = read_back(patched(config, patch), target).frequency_pairs()
+        np.testing.assert_allclose(pairs.inv_freq, reference["inv_freq"], rtol=2e-6, err_msg=method)
+        assert pairs.attention_scaling == pytest.approx(reference["attention_scaling"], rel=1e-6), method
+
+
+def _theta(patch: dict) -> float:
+    block = patch.get("rope_parameters", patch)
+    return float(block["rope_theta"])
+
+
+def test_the_patches_of_a_llama_by_hand():
+    """s = 32768 / 4096 = 8; the keys transformers' _compute_*_parameters read."""
+    config = json.loads((FIXTURES / "llama2-legacy.json").read_text())["config"]
+    patches = candidate_patches(extension_base(config), 32768, base_for_target=640000.0)
+    assert patches["linear"] == {"rope_theta": 10000.0, "rope_scaling": {"rope_type": "linear", "factor": 8.0},
+                                 "max_position_embeddings": 32768}
+    # dynamic NTK grows the base past max_position_embeddings, which therefore stays at the trained 4,096
+    assert patches["dynamic"]["max_position_embeddings"] == 4096
+    assert patches["yarn"]["rope_scaling"]["attention_factor"] == pytest.approx(0.1 * math.log(8) + 1)  # 1.2079
+    assert patches["yarn"]["rope_scaling"]["original_max_position_embeddings"] == 4096
+    assert patches["base"] == {"rope_theta": 640000.0, "rope_scaling": None, "max_position_embeddings": 32768}
+    # dynamic at 32,768: b·(s·N/L − (s − 1))^(d/(d−2)) = 10⁴ · 57^(128/126)
+    scheme = read_back(patched(config, patches["dynamic"]), 32768)
+    assert scheme.frequency_pairs().base == pytest.approx(1e4 * 57 ** (128 / 126), rel=1e-12)
+
+
+def test_a_multimodal_config_is_patched_inside_its_text_config():
+    text = {**SMALL, "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}
+    del text["rope_theta"]
+    config = {"model_type": "llava", "text_config": text, "vision_config": {"model_type": "clip_vision_model"}}
+    patch = candidate_patches(extension_base(config), 8192, base_for_target=None)["linear"]
+    assert patch == {"text_config": {"rope_parameters": {"rope_type": "linear", "rope_theta": 10000.0, "factor": 4.0},
+                                     "max_position_embeddings": 8192}}
+    merged = patched(config, patch)
+    assert merged["vision_config"] == config["vision_config"] and merged["text_config"]["num_attention_heads"] == 8
+    theta = 10000.0 ** (-np.arange(0, 64, 2) / 64)
+    np.testing.assert_allclose(read_back(merged, 8192).frequency_pairs().inv_freq, theta / 4, rtol=1e-12)
+
+
+def test_the_measures_of_position_interpolation_by_hand():
+    report = extension_report(SMALL, 8192)
+    linear = report.candidate("linear").measures
+    theta = 10000.0 ** (-np.arange(0, 64, 2) / 64)
+    assert linear["unseen_pairs"] == 0
+    assert linear["trained_pair_shift"] == pytest.approx(2.0)  # every pair divided by s = 4: two octaves
+    assert linear["angles_in_range_up_to"] == 2048 * 4 + 1  # angle (N)·θ/4 = 2048·θ: the last one seen
+    step = lambda t: math.sqrt(sum(4 - 4 * math.cos(x) for x in t))  # noqa: E731 - ‖R(θ)·1 − 1‖
+    assert linear["local_resolution"] == pytest.approx(step(theta / 4) / step(theta), rel=1e-12)
+    assert adjacent_step(theta) == pytest.approx(step(theta), rel=1e-12)
+    # Liu et al.: the pairs whose wavelength 2π·10^(i/8) fits in 2,048 are i = 0 … 20
+    # (i = 20: 2π·10^2.5 = 1,987; i = 21: 2π·10^2.625 = 2,650): 21 pairs, 42 dimensions
+    assert report.critical_dimension == 42
+    assert report.to_dict()["trained"]["critical_dimension"] == 42
+    yarn = report.candidate("yarn").measures
+    assert yarn["attention_factor"] == pytest.approx(0.1 * math.log(4) + 1)
+    assert report.candidate("dynamic").measures["length_dependent"] is True
+
+
+def test_the_ranking_rule():
+    def candidate(method, failed=(), dyn=False, shift=0.0):
+        return Candidate(method, {}, {"length_dependent": dyn, "trained_pair_shift": shift}, tuple(failed))
+
+    order = ranked([
+        candidate("linear", shift=2.0), candidate("yarn", failed=("bfloat16",), shift=0.1),
+        candidate("dynamic", dyn=True, shift=0.0), candidate("llama3", shift=0.3), candidate("base", shift=0.3),
+    ])
+    assert [c.method for c in order] == ["llama3", "base", "linear", "dynamic", "yarn"]
+    assert [c.rank for c in order] == [1, 2, 3, 4, 5]
+    assert "the method order" in order[0].why and "smaller shift" in order[1].why
+    assert "do not depend on the length" in order[2].why and "fewer failed" in order[3].why
+
+
+def test_extend_json_and_patch_file(invoke, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(SMALL))
+    out = tmp_path / "patch.json"
+    result = invoke("extend", "--hf-config", str(config), "--target", "8192", "--json", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["target"] == 8192 and document["trained"]["pretraining_length"] == 2048
+    assert [c["rank"] for c in document["candidates"]] == list(range(1, len(document["candidates"]) + 1))
+    assert {c["method"] for c in document["candidates"]} == {"yarn", "llama3", "dynamic", "base", "linear"}
+    assert set(document["candidates"][0]) == {"rank", "method", "config_patch", "measures", "failed", "why"}
+    assert json.loads(out.read_text()) == document["candidates"][0]["config_patch"]
+    again = invoke("extend", "--hf-config", str(config), "--target", "8192", "-o", str(out), "--pick", "linear")
+    assert again.exit_code == 2 and "--force" in again.stderr
+    forced = invoke("extend", "--hf-config", str(config), "--target", "8192", "-o", str(out), "--pick", "linear", "--force")
+    assert forced.exit_code == 0, forced.output
+    assert json.loads(out.read_text())["rope_scaling"] == {"rope_type": "linear", "factor": 4.0}
+    assert "pecli extend" in forced.stdout and "linear" in forced.stdout
+
+
+@pytest.mark.parametrize("target, words", [
+    ("2048", "not past the 2048 tokens"), ("0", "not past"), ("abc", "a number of tokens"), ("1e3x", "a number"),
+    ("8192.5", "whole number"), ("nan", "whole number"),
+])
+def test_bad_targets(invoke, tmp_path, target, words):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(SMALL))
+    result = invoke("extend", "--hf-config", str(config), "--target", target)
+    assert result.exit_code == 2 and words in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("config, words", [
+    ({"model_type": "bloom", "n_head": 8, "hidden_size": 64, "n_layer": 2}, "uses alibi"),
+    ({"model_type": "gptj", "n_embd": 256, "n_head": 4, "rotary_dim": 32, "n_positions": 2048, "n_layer": 2},
+     "fixed base"),
+    ({**SMALL, "layer_types": ["sliding_attention", "full_attention"],
+      "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e6},
+                          "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}, "model_type": "gemma3_text",
+      "head_dim": 64, "sliding_window": 512}, "different RoPE settings"),
+])
+def test_models_extend_cannot_change(invoke, tmp_path, config, words):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = invoke("extend", "--hf-config", str(path), "--target", "1000000")
+    assert result.exit_code == 2 and words in result.stderr, result.stderr
