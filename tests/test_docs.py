@@ -1,4 +1,5 @@
-"""Docs can't rot: every subcommand has help and a README section, and README's commands are the real ones."""
+"""Docs can't rot: every subcommand has help and a page on the site (docs/), with its --help as pecli prints
+it; README and the pages show the real commands, files and tables."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ from pecli.cli import app
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
+DOCS = REPO / "docs"
+MKDOCS = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+
+
+def page(name: str) -> str:
+    return (DOCS / name).read_text(encoding="utf-8")
 
 #: The two quick-start commands: each works on its own on a fresh machine (the issue; .ci/run runs the second).
 QUICK_START = [
@@ -19,7 +26,7 @@ QUICK_START = [
     'python -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest -n auto',
 ]
 
-#: The example commands of the foundation issue, documented under `pecli encode`.
+#: The example commands of the foundation issue, documented on the page of `pecli encode`.
 ENCODE_EXAMPLES = [
     "pecli encode --scheme rope --dim 128 --length 4096 --base 500000 --layout half --out rope.npz",
     "pecli encode --scheme sinusoidal --dim 512 --length 1000 --out pe.npy",
@@ -36,9 +43,17 @@ def command_names() -> list[str]:
 
 
 def section(name: str) -> str:
-    """The README text under the heading ``## `pecli NAME` `` up to the next ``## `` heading."""
-    match = re.search(rf"^## `pecli {re.escape(name)}`[^\n]*\n(.*?)(?=^## |\Z)", README, flags=re.M | re.S)
-    return match.group(1) if match else ""
+    """The prose of the page of ``pecli NAME`` (docs/commands/NAME.md), without its generated options."""
+    path = DOCS / "commands" / f"{name}.md"
+    return path.read_text(encoding="utf-8").split("## Options\n")[0] if path.exists() else ""
+
+
+def nav_pages(entries=None) -> list[str]:
+    pages = []
+    for entry in MKDOCS["nav"] if entries is None else entries:
+        for value in entry.values():
+            pages += nav_pages(value) if isinstance(value, list) else [value]
+    return pages
 
 
 def test_there_are_commands():
@@ -54,9 +69,34 @@ def test_command_has_help(name, invoke):
 
 
 @pytest.mark.parametrize("name", command_names())
-def test_command_documented_in_readme(name):
-    assert re.search(rf"^## `pecli {re.escape(name)}`", README, flags=re.M), f"README has no section ## `pecli {name}`"
-    assert len(section(name).strip()) > 100, f"README section of pecli {name} is nearly empty"
+def test_command_has_a_page(name):
+    text = section(name)
+    assert text.startswith(f"# `pecli {name}`"), f"docs/commands/{name}.md is missing or has another title"
+    assert len(text.strip()) > 100, f"the page of pecli {name} is nearly empty"
+    assert f"commands/{name}.md" in nav_pages(), f"the page of pecli {name} is not in mkdocs.yml's nav"
+    assert f"docs/commands/{name}.md" in README, f"README does not link the page of pecli {name}"
+
+
+@pytest.mark.parametrize("name", command_names())
+def test_command_page_shows_its_help(name):
+    """The page's options are `pecli NAME --help` itself, made by the site's hook when it builds."""
+    import importlib.util
+
+    from typer.testing import CliRunner
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    built = hooks.with_help(page(f"commands/{name}.md"))
+    result = CliRunner(env={"COLUMNS": str(hooks.HELP_COLUMNS), "NO_COLOR": "1", "TERM": "dumb"}).invoke(app, [name, "--help"])
+    assert result.exit_code == 0
+    assert f"```text\n{result.stdout.rstrip()}\n```" in built
+
+
+def test_every_page_is_in_the_nav_and_readme_is_short():
+    pages = {str(path.relative_to(DOCS)) for path in DOCS.rglob("*.md")} | {"contributing.md"}
+    assert pages == set(nav_pages())
+    assert len(README.splitlines()) < 200
 
 
 def test_quick_start_commands_verbatim():
@@ -73,31 +113,31 @@ def test_issue_examples_in_encode_section():
         assert command in text, command
 
 
-def test_readme_yaml_example_is_the_sample_file():
-    # README shows sample_configs/rope-llama.yaml; it must say what the file says.
-    match = re.search(r"```yaml\n# sample_configs/rope-llama\.yaml\n(.*?)```", README, flags=re.S)
-    assert match, "README's YAML section does not show sample_configs/rope-llama.yaml"
+def test_yaml_example_is_the_sample_file():
+    # The conventions page shows sample_configs/rope-llama.yaml; it must say what the file says.
+    match = re.search(r"```yaml\n# sample_configs/rope-llama\.yaml\n(.*?)```", page("conventions.md"), flags=re.S)
+    assert match, "docs/conventions.md does not show sample_configs/rope-llama.yaml"
     shown = yaml.safe_load(match.group(1))
     actual = yaml.safe_load((REPO / "sample_configs" / "rope-llama.yaml").read_text(encoding="utf-8"))
     assert shown == actual
 
 
-def test_readme_lists_every_scheme():
+def test_schemes_page_lists_every_scheme():
     from pecli.schemes import SCHEMES
 
     for name in SCHEMES:
-        assert f"| `{name}` |" in README, name
+        assert f"| `{name}` |" in page("schemes.md"), name
 
 
-def test_readme_models_table_is_the_family_table():
+def test_models_table_is_the_family_table():
     from pecli.models.families import models_table
 
-    text = README
+    text = page("models.md")
     start, end = text.index("<!-- models-table -->\n"), text.index("\n<!-- /models-table -->")
     assert text[start + len("<!-- models-table -->\n"):end] == models_table()
 
 
-def test_readme_inspect_config_example_is_what_pecli_prints(tmp_path, monkeypatch):
+def test_inspect_config_example_is_what_pecli_prints(tmp_path, monkeypatch):
     import json
 
     from typer.testing import CliRunner
@@ -109,7 +149,7 @@ def test_readme_inspect_config_example_is_what_pecli_prints(tmp_path, monkeypatc
               "max_position_embeddings": 131072}
     (tmp_path / "gemma-3-4b.json").write_text(json.dumps(config))
     monkeypatch.chdir(tmp_path)
-    text = README
+    text = page("models.md")
     block = text[text.index("$ pecli inspect config --hf-config gemma-3-4b.json"):]
     expected = block[block.index("\n") + 1:block.index("```")]
     result = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(app, ["inspect", "config", "--hf-config", "gemma-3-4b.json"])

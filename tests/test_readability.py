@@ -1,6 +1,6 @@
 """Tables a person can read in a pipe and in 80 columns: no number, name or header is ever cut.
 
-Every README example of a command that prints a table and every sample config is run in-process at
+Every example of a command that prints a table (README and the site's command pages) and every sample config is run in-process at
 80 columns to a non-terminal (what ``pecli … | less`` gets), and the output must hold no ``…`` glued
 to a number or a word — Rich's mark of a cut cell (``0.00085…``, ``θ rad/t…``). ``plot`` prints no
 table (its figure goes to a file), and ``--json`` examples print none either; they are left out.
@@ -41,14 +41,14 @@ BOX = set("─━│┃┏┓┗┛┡┩╇┳┻┼┬┴├┤┌┐└┘╭
 
 
 def readme_examples() -> list[str]:
-    """The example commands of README's command sections that print a table."""
+    """The example commands of README and of the site's command pages that print a table."""
     commands = []
-    for name in TABLE_COMMANDS:
-        section = re.search(rf"^## `pecli {name}`\n(.*?)(?=^## )", README, flags=re.MULTILINE | re.DOTALL).group(1)
+    texts = [README] + [(REPO / "docs" / "commands" / f"{name}.md").read_text(encoding="utf-8") for name in TABLE_COMMANDS]
+    for section in texts:
         for block in re.findall(r"```bash\n(.*?)```", section, flags=re.DOTALL):
             for line in block.replace("\\\n", " ").splitlines():
                 command = line.split("#")[0].strip()
-                if command.startswith("pecli ") and "--json" not in command:
+                if command.startswith("pecli ") and "--json" not in command and command.split()[1] in TABLE_COMMANDS:
                     commands.append(command)
     return commands
 

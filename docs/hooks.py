@@ -1,0 +1,57 @@
+"""MkDocs hooks: the pages made from pecli's own declarations, so that the site cannot drift from them.
+
+- ``<!-- help: NAME -->`` on a command page becomes ``pecli NAME --help`` as pecli prints it (plain,
+  88 columns): the options come from the same declarations as the command line's.
+- ``contributing.md`` is the repository's ``CONTRIBUTING.md``, added to the site as it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HELP = re.compile(r"^<!-- help: ([a-z]+) -->$", flags=re.M)
+#: The width of the help on the site.
+HELP_COLUMNS = 88
+
+
+def command_help(name: str) -> str:
+    """``pecli NAME --help`` as plain text at :data:`HELP_COLUMNS` columns."""
+    from pecli.cli import run
+
+    saved = {key: os.environ.get(key) for key in ("COLUMNS", "NO_COLOR", "TERM")}
+    os.environ.update({"COLUMNS": str(HELP_COLUMNS), "NO_COLOR": "1", "TERM": "dumb"})
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            code = run([name, "--help"])
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    if code != 0:
+        raise RuntimeError(f"pecli {name} --help exited {code}")
+    return out.getvalue()
+
+
+def with_help(markdown: str) -> str:
+    """``markdown`` with each ``<!-- help: NAME -->`` replaced by that command's help in a text block."""
+    return HELP.sub(lambda m: f"```text\n{command_help(m.group(1)).rstrip()}\n```", markdown)
+
+
+def on_files(files, config):
+    from mkdocs.structure.files import File
+
+    contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    files.append(File.generated(config, "contributing.md", content=contributing))
+    return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    return with_help(markdown)
