@@ -93,11 +93,13 @@ def build_scheme(name: str, params: dict[str, Any] | None = None, *, length: int
 def check(scheme, prop: str = "all", **options: Any):
     """Measure property ``prop`` (or ``"all"``) of ``scheme``; keyword options as :class:`CheckOptions`.
 
-    Returns the list of :class:`PropertyResult` (verdict, reason, figures).
+    Returns a :class:`~pecli.analysis.result.CheckReport`: the scheme, the length, the worst verdict,
+    and one :class:`PropertyResult` (verdict, reason, figures) per property, which it iterates and
+    indexes over as a list. In a notebook it shows as a table; ``.to_frame()`` gives a DataFrame.
     """
-    from pecli.analysis import CheckOptions, run_checks
+    from pecli.analysis import CheckOptions, check_report
 
-    return run_checks(scheme, prop, CheckOptions(**options))
+    return check_report(scheme, prop, CheckOptions(**options))
 
 
 def encode(scheme: Any, positions: Iterable[Any] | None = None, **params: Any):

@@ -17,6 +17,7 @@ from pecli.analysis import ANALYSES, CheckOptions, PropertyResult, run_checks
 from pecli.analysis.claims import claims_for, disagreement
 from pecli.analysis.spectrum import wavelengths_of
 from pecli.analysis.structure import bias_domain, vectors
+from pecli.notebook import Tabular
 from pecli.schemes.base import Capability, Scheme
 
 #: Where each kind of scheme enters the attention computation.
@@ -51,12 +52,20 @@ class ComparedScheme:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Tabular):
     """The rows of :func:`compare` and the footnotes they point to."""
 
     length: int
     rows: list[ComparedScheme]
     footnotes: list[dict[str, Any]]
+
+    def table_title(self) -> str:
+        return f"pecli compare, L = {self.length}"
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """A row per scheme: its kind, then the verdict of every property."""
+        return [{"scheme": row.label, "kind": row.scheme.kind, **{name: r.verdict for name, r in row.results.items()}}
+                for row in self.rows]
 
     def to_dict(self) -> dict[str, Any]:
         """The document ``pecli compare --json`` prints."""

@@ -39,6 +39,7 @@ import numpy as np
 from pecli.analysis.extrapolation import angle_ranges_of
 from pecli.analysis.spectrum import BOUND_CONTEXT_LIMIT, critical_dimension
 from pecli.errors import ConfigError
+from pecli.notebook import Tabular
 from pecli.models.extension import METHODS, ExtensionBase, candidate_patches, extension_base, patched
 from pecli.progress import task
 
@@ -63,7 +64,7 @@ class Candidate:
 
 
 @dataclass(frozen=True)
-class ExtensionReport:
+class ExtensionReport(Tabular):
     """``pecli extend``'s document: the target, the model as trained, the candidates best first."""
 
     target: int
@@ -81,6 +82,13 @@ class ExtensionReport:
                 return candidate
         offered = ", ".join(c.method for c in self.candidates)
         raise ConfigError("pick", f"{method} is not among this model's candidates ({offered})")
+
+    def table_title(self) -> str:
+        return f"pecli extend: {self.base.pretraining} (pre-training) / {self.base.served} → {self.target} tokens"
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """A row per candidate, best first: its rank, method, measures and failed conditions."""
+        return [{"rank": c.rank, "method": c.method, **c.measures, "failed": list(c.failed)} for c in self.candidates]
 
     def to_dict(self) -> dict[str, Any]:
         b = self.base

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pecli.notebook import Tabular
+
 #: The verdicts. ``warn`` passes (exit 0) but names something a user should know; ``--strict``
 #: turns it into a failure. ``n/a``: nothing was measured — the property is not defined for the scheme's
 #: positions (a property of positions along a line, asked of a grid), or there is nothing to measure at
@@ -13,7 +15,7 @@ VERDICTS = ("pass", "warn", "fail", "n/a")
 
 
 @dataclass(frozen=True)
-class PropertyResult:
+class PropertyResult(Tabular):
     """The outcome of one property check on one scheme.
 
     Attributes
@@ -50,6 +52,13 @@ class PropertyResult:
     sampled: bool = False
     notes: tuple[str, ...] = ()
 
+    def table_title(self) -> str:
+        return f"{self.property}: {self.verdict.upper()}: {self.reason}"
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """A row per measured figure."""
+        return [{"figure": name, "value": value} for name, value in self.figures.items()]
+
     @property
     def passed(self) -> bool:
         """True unless the verdict is ``fail``."""
@@ -81,7 +90,7 @@ class PropertyResult:
 
 
 @dataclass(frozen=True)
-class CheckReport:
+class CheckReport(Tabular):
     """What ``pecli check`` reports: the results of the selected properties on one scheme.
 
     Attributes
@@ -93,7 +102,8 @@ class CheckReport:
     property:
         What was asked for: a property's name or ``all``.
     results:
-        One :class:`PropertyResult` per property, in the order they ran.
+        One :class:`PropertyResult` per property, in the order they ran; the report iterates and
+        indexes over them as a list would.
     """
 
     scheme: str
@@ -103,10 +113,29 @@ class CheckReport:
     property: str
     results: tuple[PropertyResult, ...]
 
+    def table_title(self) -> str:
+        return f"{self.scheme} ({self.kind}), L = {self.length}: {self.verdict.upper()}"
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """A row per property: its verdict, key figure and reason."""
+        return [{"property": r.property, "verdict": r.verdict, "key_figure": r.key_figure,
+                 "value": r.figures.get(r.key_figure) if r.key_figure else None, "reason": r.reason}
+                for r in self.results]
+
     @property
     def passed(self) -> bool:
         """True unless some result failed."""
         return all(result.passed for result in self.results)
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __getitem__(self, index: int) -> PropertyResult:
+        """The results by position (``report[0]``), as the list :func:`run_checks` returns."""
+        return self.results[index]
 
     @property
     def verdict(self) -> str:

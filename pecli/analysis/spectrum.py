@@ -19,6 +19,7 @@ import numpy as np
 
 from pecli.analysis.structure import one_blas_thread
 from pecli.errors import ConfigError, PecliError
+from pecli.notebook import Tabular
 from pecli.schemes.base import Capability, Scheme, require
 from pecli.schemes.frequencies import geometric_inv_freq
 from pecli.schemes.rope_scaling import dynamic_ntk_base
@@ -143,7 +144,7 @@ class SpectrumSummary:
 
 
 @dataclass(frozen=True)
-class Spectrum:
+class Spectrum(Tabular):
     """The per-pair table and its summary for one scheme at one context length."""
 
     scheme: str
@@ -154,9 +155,16 @@ class Spectrum:
     pairs: list[PairRow]
     summary: SpectrumSummary
 
+    def table_title(self) -> str:
+        return f"{self.scheme}: dim {self.dim}, base {self.base:g}, context {self.context}"
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """A row per frequency pair (the fields of :class:`PairRow`)."""
+        return [dataclasses.asdict(row) for row in self.pairs]
+
 
 @dataclass(frozen=True)
-class WavelengthReport:
+class WavelengthReport(Tabular):
     """What ``pecli wavelengths`` reports: the spectrum of a scheme at a context, with the base bounds.
 
     Attributes
@@ -175,6 +183,12 @@ class WavelengthReport:
     spectrum: Spectrum
     suggested_base: BaseBound | None = None
     out: str | None = None
+
+    def table_title(self) -> str:
+        return self.spectrum.table_title()
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        return self.spectrum.table_rows()
 
     @property
     def inv_freq(self) -> np.ndarray:

@@ -28,6 +28,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pecli.errors import PecliError
+from pecli.notebook import Tabular
 from pecli.schemes.rope import RopeScheme, layout_cache
 
 #: What each diagnosis code means.
@@ -63,7 +64,7 @@ class Diagnosis:
 
 
 @dataclass(frozen=True)
-class VerifyReport:
+class VerifyReport(Tabular):
     """The verdict, the worst element and, when the arrays differ, the causes that explain them."""
 
     match: bool
@@ -75,6 +76,18 @@ class VerifyReport:
     dtype: str
     diagnosis: tuple[Diagnosis, ...] = ()
     notes: tuple[str, ...] = field(default=())
+
+    def table_title(self) -> str:
+        return "pecli verify: " + ("MATCH" if self.match else "DIFFER")
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """The worst element, then a row per cause named and per note."""
+        rows = [{"item": "max abs error", "value": self.max_abs_error},
+                {"item": "worst", "value": f"value {self.worst_dim}" if self.worst_position is None
+                 else f"position {self.worst_position}, component {self.worst_dim}"},
+                {"item": "tolerance there", "value": self.tolerance}, {"item": "dtype", "value": self.dtype}]
+        rows += [{"item": f"cause: {d.code}", "value": d.message} for d in self.diagnosis]
+        return rows + [{"item": "note", "value": note} for note in self.notes]
 
     def to_dict(self) -> dict[str, Any]:
         return {"match": self.match, "max_abs_error": self.max_abs_error,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from pecli.errors import ConfigError
+from pecli.notebook import Tabular
 
 #: The name of a group of layers that apply no position encoding.
 NOPE = "nope"
@@ -67,7 +68,7 @@ class LayerGroup:
 
 
 @dataclass(frozen=True)
-class PositionPlan:
+class PositionPlan(Tabular):
     """Every layer group of one model, in the order of their first layer."""
 
     source: str
@@ -117,6 +118,15 @@ class PositionPlan:
     def groups_text(self) -> str:
         return "; ".join(f"{g.name} (layers {g.layers_text()}{', no position encoding' if g.options is None else ''})"
                          for g in self.groups)
+
+    def table_title(self) -> str:
+        return f"{self.source}: {self.family} ({self.model_type or 'unknown model type'}), {self.num_layers} layers"
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """A row per layer group: its layers, scheme, options and note."""
+        return [{"group": g.name, "layers": g.layers_text(), "scheme": "none" if g.options is None else g.scheme,
+                 "options": {k: v for k, v in (g.options or {}).items() if k != "scheme"}, "note": g.note}
+                for g in self.groups]
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "model_type": self.model_type, "family": self.family,

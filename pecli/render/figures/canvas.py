@@ -106,16 +106,32 @@ def parse_figure_size(value: Any) -> tuple[float, float]:
 
 
 def new_figure(size: tuple[float, float] = DEFAULT_SIZE, dpi: float = DEFAULT_DPI) -> "Figure":
-    """An empty constrained-layout Figure on an Agg canvas (no pyplot)."""
-    from matplotlib.figure import Figure
-
+    """An empty constrained-layout Figure on an Agg canvas (no pyplot), shown inline in Jupyter."""
     width, height = size
     if max(width, height) * dpi > MAX_PIXELS:
         raise ConfigError("size", f"{width:g}x{height:g} inches at {dpi:g} dpi is {max(width, height) * dpi:,.0f} pixels "
                           f"a side, over {MAX_PIXELS:,}: give a smaller --size or --dpi")
-    figure = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
+    figure = _shown_figure_class()(figsize=(width, height), dpi=dpi, layout="constrained")
     _agg_canvas_class()(figure)
     return figure
+
+
+@functools.cache
+def _shown_figure_class() -> type:
+    """matplotlib's Figure with ``_repr_png_``: Jupyter shows it inline whatever the backend (a Figure made
+    without pyplot has no display of its own there)."""
+    from matplotlib.figure import Figure
+
+    class ShownFigure(Figure):
+        def _repr_png_(self) -> bytes:
+            import io
+
+            stream = io.BytesIO()
+            self.savefig(stream, format="png")
+            return stream.getvalue()
+
+    ShownFigure.__name__ = ShownFigure.__qualname__ = "Figure"
+    return ShownFigure
 
 
 @functools.cache

@@ -1,0 +1,61 @@
+"""Results that show themselves in a notebook: an HTML table in Jupyter, a pandas DataFrame on request.
+
+:class:`Tabular` is a mixin for the library's result classes (check results and reports, comparisons,
+spectra, model plans, verify and extend reports): each says what its rows are (:meth:`Tabular.table_rows`)
+and gets ``_repr_html_`` (Jupyter's rich display) and ``to_frame()``. Nothing here imports more than the
+standard library; pandas is imported by ``to_frame()`` only.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+
+class Tabular:
+    """A result with rows: ``_repr_html_`` renders them as a table under a title, ``to_frame()`` returns
+    them as a pandas DataFrame (one column per key of the rows, values as they are)."""
+
+    def table_title(self) -> str:
+        """The line above the table."""
+        return type(self).__name__
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """The rows, each a dict with the same keys."""
+        raise NotImplementedError
+
+    def _repr_html_(self) -> str:
+        return html_table(self.table_title(), self.table_rows())
+
+    def to_frame(self):
+        """The rows as a :class:`pandas.DataFrame` (pandas is needed only here)."""
+        try:
+            import pandas
+        except ModuleNotFoundError:
+            raise ModuleNotFoundError("to_frame() needs pandas: pip install pandas") from None
+        return pandas.DataFrame(self.table_rows())
+
+
+def html_table(title: str, rows: list[dict[str, Any]]) -> str:
+    """An HTML table of ``rows`` (columns: the keys of all rows, in order of first appearance)."""
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(cell_text(row.get(c)))}</td>" for c in columns) + "</tr>" for row in rows
+    )
+    return (f"<div><p><b>{html.escape(title)}</b></p><table><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table></div>")
+
+
+def cell_text(value: Any) -> str:
+    """A value as a table shows it: floats to 6 significant digits, nothing for None."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return str(value) if not math.isfinite(value) else f"{value:.6g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(cell_text(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={cell_text(v)}" for k, v in value.items())
+    return str(value)
