@@ -3,7 +3,7 @@
 ``pecli compare`` prints a footnote wherever a measured verdict disagrees with a claim (or passes only
 with a warning where the claim is unreserved); it never bends the number. Each claim quotes its
 article in the original Chinese with an English translation, and names the article by the short label
-of README's References section (:data:`ARTICLES`).
+of the References page, docs/references.md (:data:`ARTICLES`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class Article:
     author: str
 
 
-#: The articles by label, in the order of README's References section.
+#: The articles by label, in the order of the References page.
 ARTICLES: dict[str, Article] = {
     article.label: article
     for article in (

@@ -21,11 +21,11 @@ gives. Measured at N, against the model's pre-training (frequencies θ_i over L�
 ``distinguishability``, ``precision_bfloat16``
     pecli's checks at N (``pecli check distinguishability`` and ``precision --dtype bfloat16``).
 
-The ranking (written out in README, "How pecli extend ranks"): first the candidates with fewest failed
-conditions at N — no unseen angles, positions distinguishable, no new bfloat16 collisions; then those
-whose frequencies do not change with the sequence length (dynamic NTK and LongRoPE do: a key cached at
-one length was rotated with other frequencies than a query at another); then the smallest
-``trained_pair_shift``; then :data:`~pecli.models.extension.METHODS` order.
+The ranking (written out on pecli extend's documentation page, "How pecli extend ranks"): first the
+candidates with fewest failed conditions at N — no unseen angles, positions distinguishable, no new
+bfloat16 collisions; then those whose frequencies do not change with the sequence length (dynamic NTK
+and LongRoPE do: a key cached at one length was rotated with other frequencies than a query at
+another); then the smallest ``trained_pair_shift``; then :data:`~pecli.models.extension.METHODS` order.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 [Conditions] and [Fleetwood] (binary: trained on 256 positions with 8 bits, position 300 needs 9),
 [Common-PE], [EulerBlind] and [PE-explained] (learned tables are undefined past max_len), [EulerBlind]
-(ALiBi extrapolates best). The labels are the articles of README's References.
+(ALiBi extrapolates best). The labels are the articles of the References page (docs/references.md).
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def extend(
     model's pre-training frequencies and length, in the form its config.json uses. Each is read back with
     pecli's own config reader and measured at the target: angles pre-training never saw, how far the pairs
     that turned fully in pre-training move, the spacing of nearby positions, distinguishability and
-    bfloat16 precision. The ranking rule is README's "How pecli extend ranks". --out writes the first
+    bfloat16 precision, and ranked by the rule its documentation page writes out. --out writes the first
     candidate's patch (--pick another) as JSON to merge into config.json.
     """
     with errors_to_exit():

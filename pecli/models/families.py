@@ -132,7 +132,7 @@ class Family:
     Attributes
     ----------
     name : str
-        The family as README's Models table shows it.
+        The family as the Models page's table shows it.
     model_types : tuple of str
         The ``model_type`` values it covers (a multimodal model's text ``model_type`` too).
     scheme : str
@@ -152,7 +152,7 @@ class Family:
     groups : callable or None
         ``(keys, family) -> [LayerGroup]`` for families that are not per-layer RoPE (ALiBi, T5, …).
     keys_note : str
-        The family-specific keys, for README's Models table.
+        The family-specific keys, for the Models page's table.
     note : str
         What every RoPE group of the family says besides its numbers (how the model applies them).
     ignores : tuple of str
@@ -872,7 +872,7 @@ def mrope_options(keys: Keys, family: Family, block: dict[str, Any], vision: dic
 
 
 def models_table() -> str:
-    """README's Models table (Markdown), from :data:`FAMILIES` and :data:`REFUSED`: a test keeps the two equal."""
+    """The Models page's table (Markdown, docs/models.md), from :data:`FAMILIES` and :data:`REFUSED`: a test keeps the two equal."""
     lines = ["| family | model_type | scheme | layout | keys read besides the usual |", "|---|---|---|---|---|"]
     for family in FAMILIES:
         layout = family.layout if family.scheme == "rope" else "—"
