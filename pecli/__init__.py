@@ -105,23 +105,28 @@ def encode(scheme: Any, positions: Iterable[Any] | None = None, **params: Any):
     ``scheme`` is a registered name (built from ``params``, its length-dependent defaults from the
     positions) or a scheme object, e.g. from :func:`build_scheme` or :func:`model_scheme` (then
     ``params`` must be empty). An n-D scheme takes positions of shape (N, k), and by default encodes
-    its own cells: ``encode("rope-nd", grid=[14, 14])``.
+    its own cells: ``encode("rope-nd", grid=[14, 14])``. rope, rope-nd, sinusoidal and sinusoidal-nd take
+    real-valued positions too (``encode("rope", [-1.0, -0.5, 0.0], dim=8)``). Rows of prefix tokens
+    (``prefix_tokens``) come first.
     """
     import numpy as np
 
     from pecli.schemes import Scheme, as_positions, get_scheme_class
+    from pecli.schemes.positions import positions_length
 
     given = isinstance(scheme, Scheme)
     if given and params:
         raise TypeError(f"encode() takes parameters with a scheme name, not with a built scheme: {', '.join(params)}")
-    if (scheme if given else get_scheme_class(scheme)).has_cells:
+    cls = type(scheme) if given else get_scheme_class(scheme)
+    values = None if positions is None else np.asarray(positions if hasattr(positions, "__array__") else list(positions))
+    if cls.has_cells:
         built = scheme if given else build_scheme(scheme, params)
-        ids = built.cells() if positions is None else as_positions(np.asarray(list(positions)), built.position_rank)
+        ids = built.cells() if values is None else built.positions_of(values)
         return next(iter(built.arrays(ids).values()))
-    if positions is None:
+    if values is None:
         raise TypeError("encode() needs positions for a scheme along a line, e.g. range(512)")
-    ids = as_positions(np.fromiter(positions, dtype=np.int64) if not hasattr(positions, "__array__") else positions)
-    built = scheme if given else build_scheme(scheme, params, length=int(ids.max()) + 1 if ids.size else 1)
+    ids = as_positions(values, real=cls.real_positions)
+    built = scheme if given else build_scheme(scheme, params, length=positions_length(ids))
     return next(iter(built.arrays(ids).values()))
 
 

@@ -29,6 +29,7 @@ from pecli.config import (
 )
 from pecli.errors import PecliError
 from pecli.params import Parameter
+from pecli.presets import PRESET_SETTING
 from pecli.schemes import SCHEMES
 from pecli.schemes.base import Capability, require
 from pecli.schemes.rope_scaling import SCALINGS
@@ -44,6 +45,7 @@ CONFIG_OPTIONS: dict[str, Any] = {
                   "from the local cache, else downloaded (needs pecli[models])"), panel=CONFIG_PANEL
     ),
     **{setting.name: make_option(setting, panel=CONFIG_PANEL) for setting in LAYER_SETTINGS},
+    "preset": make_option(PRESET_SETTING, panel=CONFIG_PANEL),
     "set": typing.Annotated[
         typing.Optional[list[str]],
         typer.Option("--set", help="override any key: key=value (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False),
