@@ -347,6 +347,9 @@ def resolve(
     model that ``options`` names is read here).
     """
     command = {s.name: s for s in (*RUN_SETTINGS, *settings) if s.name in run_keys or s in settings}
+    if options.get("preset") is not None and "scheme" not in command:
+        raise ConfigError("preset", "chooses one scheme and its options; this command takes no --scheme (compare: list "
+                          "the schemes with --schemes)")
     options = expand_preset(options)
     plan = plan if plan is not None else selected_plan(options, command)
     model_key = "model" if options.get("model") is not None else "hf_config"

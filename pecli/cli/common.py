@@ -135,7 +135,9 @@ class SchemeCommand:
         schemes = [cls for cls in SCHEMES.values() if self.needs is None or cls.has(self.needs)]
         run = {s.name: make_option(s, panel=SCHEME_PANEL) for s in RUN_SETTINGS if s.name in self.run_keys}
         own = {s.name: make_option(s, panel=s.group or self.func.__name__.capitalize()) for s in self.settings}
-        return {**run, **scheme_parameter_options(schemes), **own, **CONFIG_OPTIONS}
+        # A preset chooses the scheme: only commands that take --scheme take it.
+        config = {k: v for k, v in CONFIG_OPTIONS.items() if k != "preset" or "scheme" in self.run_keys}
+        return {**run, **scheme_parameter_options(schemes), **own, **config}
 
     @property
     def __signature__(self) -> inspect.Signature:

@@ -312,6 +312,12 @@ class Scheme:
         """
         return None
 
+    @property
+    def keys_differ(self) -> bool:
+        """Whether queries and keys carry different position factors (xPos): then Q and K of
+        :meth:`score_factors` differ, and :meth:`encode` is the queries' side."""
+        return False
+
     def arrays(self, positions: Any) -> dict[str, np.ndarray]:
         """Every array ``pecli encode --out x.npz`` writes, by stable name, main array first."""
         raise NotImplementedError

@@ -117,6 +117,9 @@ class FrequencyPairs:
         ``axis_names``), so pair i turns by ``p[axis[i]] · θ_i``; None for 1-D positions.
     axis_names:
         The names of the coordinates (``t``, ``h``, ``w``).
+    magnitudes:
+        ``magnitudes(positions)``: the (N, pairs) factor each position's pair is multiplied by besides
+        ``attention_scaling`` (xPos: ``ζ_i^((p − L//2)/B)``); None where it is 1.
     """
 
     inv_freq: np.ndarray
@@ -131,6 +134,7 @@ class FrequencyPairs:
     scaled: Any = None
     axis: np.ndarray | None = None
     axis_names: tuple[str, ...] = ()
+    magnitudes: Any = None
 
     @property
     def count(self) -> int:

@@ -11,16 +11,21 @@ from typing import Any, Callable, ClassVar, Iterator, Mapping
 import numpy as np
 
 from pecli.dtypes import numpy_dtype
-from pecli.errors import ConfigError, PecliError
+from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.params import Parameter, dataclass_parameters, field_values, param
 from pecli.schemes.base import MAX_WIDTH, Capability, Scheme, check_apply_input, factored_score
 from pecli.schemes.frequencies import DEFAULT_BASE, FrequencyPairs, check_given_frequencies, unit_phasors
 from pecli.schemes.parts import Block, Part, row_part, whole_part
+from pecli.schemes.positions import position_text
 from pecli.schemes.rope_scaling import (
     SCALING_GROUP, SCALINGS, RopeScaling, ScaledFrequencies, compute_inv_freq, scaling_keys, scaling_type,
     shared_scaling_keys,
 )
 
+
+#: Largest |log| of an xPos factor: the analyses' products of such vectors (Gram determinants, up to
+#: e^±4·150 times the squared count) stay within float64 (e^±709). With B = 512: |p − L//2| up to 61,000.
+XPOS_EXPONENT_LIMIT = 150.0
 
 #: rope parameters added after the scaling keys were: listed after them, so that the JSON output keeps
 #: the order it has always had.
@@ -236,12 +241,17 @@ class RopeScheme(Scheme):
         """True, unless xPos scales each position's vector by a factor of its own."""
         return self.xpos is None
 
+    @property
+    def keys_differ(self) -> bool:
+        return self.xpos is not None
+
     def frequency_pairs(self) -> FrequencyPairs:
         first, second = self.pair_indices()
         return FrequencyPairs(
             self.inv_freq, self.original_inv_freq, first, second, False, self.rotated_dim,
             float(self.frequencies.base), self.attention_scaling, self.rotating_pairs,
             None if self.scaling == "none" else self.frequencies,
+            magnitudes=None if self.xpos is None else self.xpos_factors,
         )
 
     def without_extension(self) -> RopeScheme:
@@ -319,9 +329,17 @@ class RopeScheme(Scheme):
             raise PecliError("xpos_factors: this rope has no xPos (give xpos)")
         if self.context is None:
             raise PecliError("xPos needs the sequence length L (context) for its centre L//2")
-        power = (self.positions_of(positions).astype(np.float64) - self.context // 2) / self.xpos
-        with np.errstate(over="ignore", under="ignore"):
-            return np.power(self.xpos_zeta[None, :], (-power if keys else power)[:, None])
+        positions = self.positions_of(positions)
+        power = (positions.astype(np.float64) - self.context // 2) / self.xpos
+        # ζ_0 is the smallest ratio: its factor is the largest (or smallest) of each position's.
+        extreme = np.abs(power) * -np.log(self.xpos_zeta[0])
+        if extreme.size and extreme.max() > XPOS_EXPONENT_LIMIT:
+            p = positions[int(np.argmax(extreme))]
+            raise PositionError(
+                f"xPos factors ζ^((p − L//2)/B) reach e^±{extreme.max():.0f} at position {position_text(p)} (L = {self.context:,}, "
+                f"B = {self.xpos:g}), past what float64 scores hold (e^±{XPOS_EXPONENT_LIMIT:.0f}): use a larger --xpos or fewer positions"
+            )
+        return np.power(self.xpos_zeta[None, :], (-power if keys else power)[:, None])
 
     @property
     def attention_scaling(self) -> float:
@@ -358,10 +376,11 @@ class RopeScheme(Scheme):
         check_apply_input(x, positions, self.dim)
         angles = self.angles(positions)
         cos, sin = np.cos(angles) * self.attention_scaling, np.sin(angles) * self.attention_scaling
-        if self.xpos is not None:
-            factors = self.xpos_factors(positions, keys=keys)
-            cos, sin = cos * factors, sin * factors
-        return rotate_pairs(x, cos, sin, *self.pair_indices())
+        if self.xpos is None:
+            return rotate_pairs(x, cos, sin, *self.pair_indices())
+        factors = self.xpos_factors(positions, keys=keys)
+        with np.errstate(over="ignore", invalid="ignore"):  # factors past float64's range: ±inf, NaN, reported by the checks
+            return rotate_pairs(x, cos * factors, sin * factors, *self.pair_indices())
 
     def reference_vector(self) -> np.ndarray:
         """(1, 0) on every rotated pair, 0 on the unrotated tail."""
@@ -375,7 +394,8 @@ class RopeScheme(Scheme):
         positions = self.positions_of(positions)
         out = reference_rotations(self.angles(positions), self.dim, self.layout, self.attention_scaling)
         if self.xpos is not None:
-            out[:, : self.rotated_dim] *= layout_cache(self.xpos_factors(positions), self.layout)
+            with np.errstate(over="ignore", invalid="ignore"):
+                out[:, : self.rotated_dim] *= layout_cache(self.xpos_factors(positions), self.layout)
         return out
 
     def score_factors(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
