@@ -6,6 +6,7 @@ The library API, for notebooks and scripts (nothing here needs the command line)
 
     rope = pecli.build_scheme("rope", {"dim": 128, "base": 500000})
     E = pecli.encode("sinusoidal", range(16), dim=8)              # (16, 8) float64
+    mae = pecli.encode(pecli.preset("mae"))                       # MAE's (197, 768) table
     results = pecli.run_checks(rope, "all", pecli.CheckOptions(length=4096))
     table = pecli.spectrum(rope, context=8192, train_length=4096)  # per-pair wavelengths
     side_by_side = pecli.compare([rope, pecli.build_scheme("alibi")], length=1024)
@@ -89,6 +90,16 @@ def build_scheme(name: str, params: dict[str, Any] | None = None, *, length: int
     return _build(name, params or {}, length=length)
 
 
+def preset(name: str, *, length: int = 512, **params: Any):
+    """The scheme of a library's convention (``"mae"``, ``"timm-sincos"``, ``"eva02"``; see
+    :data:`pecli.presets.PRESETS`), with ``params`` overriding its options as options given on the command
+    line do: ``pecli.preset("mae", grid=[16, 16])``."""
+    from pecli.presets import expand_preset
+
+    options = expand_preset({"preset": name, **params})
+    return build_scheme(options.pop("scheme"), options, length=length)
+
+
 def check(scheme, prop: str = "all", **options: Any):
     """Measure property ``prop`` (or ``"all"``) of ``scheme``; keyword options as :class:`CheckOptions`.
 
@@ -147,4 +158,4 @@ def plot(kind: str, scheme, *, length: int = 512, dtype: str | None = None, titl
     return figure(kind, PlotRequest(scheme, int(length), None, dtype, options, given), Style(title=title))
 
 
-__all__ = ["__version__", "build_scheme", "check", "encode", "model_plan", "model_scheme", "plot", *_EXPORTS]
+__all__ = ["__version__", "build_scheme", "check", "encode", "model_plan", "model_scheme", "plot", "preset", *_EXPORTS]
