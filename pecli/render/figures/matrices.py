@@ -31,7 +31,7 @@ def draw_encoding_heatmap(axes: "Axes", scheme: Scheme, positions: Any, *, dtype
     fast components); columns beyond :data:`MAX_HEATMAP_COLUMNS` are drawn with a stride. ``dtype``
     casts the encoding first (what a model in that dtype sees).
     """
-    positions = as_positions(positions)
+    positions = scheme.positions_of(positions)  # real-valued where the scheme takes them
     shown, step = downsample(positions, MAX_HEATMAP_ROWS)
     matrix = _block_means(scheme, positions, step, dtype)
     columns, column_step = downsample(np.arange(matrix.shape[1]), MAX_HEATMAP_COLUMNS)
@@ -167,7 +167,7 @@ def cosine_similarity(vectors: np.ndarray) -> np.ndarray:
 
 def draw_similarity(axes: "Axes", scheme: Scheme, positions: Any, *, dtype: str | None = None) -> Drawing:
     """The (L, L) cosine similarity ``E_p · E_q / (|E_p| |E_q|)`` between the encodings of two positions."""
-    positions = as_positions(positions)
+    positions = scheme.positions_of(positions)
     shown, step = downsample(positions, MAX_MATRIX_SIDE)
     vectors = _cast(scheme.encode(shown), dtype)
     similarity = cosine_similarity(vectors)
