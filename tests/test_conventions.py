@@ -500,3 +500,18 @@ def test_inv_freq_file_reaches_every_command(run_main, save, command):
         assert "n/a" not in verdicts.values() and verdicts["relativity"] == "pass"
     else:  # compare: the longest wavelength is the given slowest frequency's
         assert document["rows"][0]["max_wavelength"] == pytest.approx(2 * np.pi / freqs[-1], rel=1e-12)
+
+
+def test_library_takes_the_same_options():
+    import pecli
+
+    assert_float32(pecli.encode(pecli.preset("mae", dim=64, grid=[6, 6])), mae_2d(64, 6, cls_token=True), reach=5)
+    eva = pecli.build_scheme("rope-nd", {"dim": 32, "grid": [7, 7], "layout": "interleaved", "scaling": "linear",
+                                         "factor": 0.875})
+    sin, cos = timm_rotary([7, 7], 32, ref_feat_shape=[8, 8])
+    assert_float32(eva.cos_sin(eva.cells())[0], cos, reach=7)
+    freqs, t = ret_freqs(16, "pixel"), np.linspace(-1, 1, 9, dtype=np.float32)
+    pixel = pecli.build_scheme("rope", {"dim": 16, "layout": "interleaved", "inv_freq": freqs})  # a NumPy array
+    assert_float32(pixel.cos_sin(t)[0], np.cos(ret_forward(t, freqs)), reach=16)
+    assert_float32(pecli.encode("rope", t, dim=16, layout="interleaved", inv_freq=freqs.tolist()),
+                   pixel.encode(t), reach=16)

@@ -42,7 +42,7 @@ def as_positions(positions: Any, rank: int = 1, *, real: bool = False) -> np.nda
         if not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
             raise PositionError("positions must be whole numbers")
     elif array.dtype.kind not in "iub":
-        raise PositionError(f"positions must be integers, got dtype {array.dtype}")
+        raise PositionError(f"positions must be {'numbers' if real else 'integers'}, got dtype {array.dtype}")
     if array.size and array.max() >= MAX_ID:
         raise PositionError(f"positions must be below 2**53 (angles are formed in float64, exact for whole numbers "
                             f"below it), got {array.max()}")
