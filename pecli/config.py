@@ -104,7 +104,8 @@ class Spec:
 
     @property
     def positions(self) -> np.ndarray:
-        """The position ids, int64: shape (N,), or (N, rank) for a scheme on a grid."""
+        """The position ids, int64 — float64 for real-valued positions (rope, sinusoidal and their n-D
+        forms) — of shape (N,), or (N, rank) for a scheme on a grid."""
         return self.where.ids
 
     @property

@@ -515,3 +515,19 @@ def test_library_takes_the_same_options():
     assert_float32(pixel.cos_sin(t)[0], np.cos(ret_forward(t, freqs)), reach=16)
     assert_float32(pecli.encode("rope", t, dim=16, layout="interleaved", inv_freq=freqs.tolist()),
                    pixel.encode(t), reach=16)
+
+
+@pytest.mark.parametrize("name", ["rope-nd", "sinusoidal-nd"])
+def test_xy_indexing_changes_the_row_order_not_the_measures(name):
+    # The same encoding of the same coordinate box: xy lists the cells x fastest, ij the last coordinate
+    # fastest; every check measures cells by their coordinates, so the figures agree.
+    import pecli
+
+    schemes = {indexing: pecli.build_scheme(name, {"dim": 16, "grid": [8, 4], "indexing": indexing}) for indexing in ("ij", "xy")}
+    cells = {indexing: scheme.cells() for indexing, scheme in schemes.items()}
+    assert cells["xy"][:3].tolist() == [[0, 0], [1, 0], [2, 0]] and cells["ij"][:3].tolist() == [[0, 0], [0, 1], [0, 2]]
+    np.testing.assert_array_equal(schemes["xy"].encode(cells["ij"]), schemes["ij"].encode(cells["ij"]))
+    reports = {indexing: pecli.check(scheme, "all") for indexing, scheme in schemes.items()}
+    for ij, xy in zip(reports["ij"], reports["xy"]):
+        assert (ij.property, ij.verdict) == (xy.property, xy.verdict)
+        assert ij.figures[ij.key_figure] == pytest.approx(xy.figures[xy.key_figure], rel=1e-9, abs=1e-12)

@@ -78,11 +78,15 @@ class AxialRotaryScheme(Scheme):
         """θ_i before any scaling (here: :attr:`inv_freq`)."""
         return self.inv_freq
 
+    @property
+    def ladder_base(self) -> float:
+        """The base of the frequency ladders (NaN where the frequencies are given instead)."""
+        return float(self.base)
+
     def frequency_pairs(self) -> FrequencyPairs:
         first, second = self.pair_indices()
-        base = float("nan") if getattr(self, "given_inv_freq", None) is not None else float(self.base)
         return FrequencyPairs(
-            self.inv_freq, self.original_inv_freq, first, second, False, self.dim, base,
+            self.inv_freq, self.original_inv_freq, first, second, False, self.dim, self.ladder_base,
             axis=self.pair_axis, axis_names=self.axis_names,
         )
 
@@ -281,6 +285,10 @@ class RopeNDScheme(OnGrid, AxialRotaryScheme):
     def original_inv_freq(self) -> np.ndarray:
         """The frequencies before the linear scaling: the ladders ``base^(−2j/d_a)``, or the given ones."""
         return self._ladders[0].copy()
+
+    @property
+    def ladder_base(self) -> float:
+        return float("nan") if self.given_inv_freq is not None else float(self.base)
 
     @property
     def inv_freq(self) -> np.ndarray:
