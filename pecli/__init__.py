@@ -6,6 +6,7 @@ The library API, for notebooks and scripts (nothing here needs the command line)
 
     rope = pecli.build_scheme("rope", {"dim": 128, "base": 500000})
     E = pecli.encode("sinusoidal", range(16), dim=8)              # (16, 8) float64
+    mae = pecli.encode(pecli.preset("mae"))                       # MAE's (197, 768) table
     results = pecli.run_checks(rope, "all", pecli.CheckOptions(length=4096))
     table = pecli.spectrum(rope, context=8192, train_length=4096)  # per-pair wavelengths
     side_by_side = pecli.compare([rope, pecli.build_scheme("alibi")], length=1024)
@@ -90,6 +91,16 @@ def build_scheme(name: str, params: dict[str, Any] | None = None, *, length: int
     return _build(name, params or {}, length=length)
 
 
+def preset(name: str, *, length: int = 512, **params: Any):
+    """The scheme of a library's convention (``"mae"``, ``"timm-sincos"``, ``"eva02"``; see
+    :data:`pecli.presets.PRESETS`), with ``params`` overriding its options as options given on the command
+    line do: ``pecli.preset("mae", grid=[16, 16])``."""
+    from pecli.presets import expand_preset
+
+    options = expand_preset({"preset": name, **params})
+    return build_scheme(options.pop("scheme"), options, length=length)
+
+
 def check(scheme, prop: str = "all", **options: Any):
     """Measure property ``prop`` (or ``"all"``) of ``scheme``; keyword options as :class:`CheckOptions`.
 
@@ -108,23 +119,28 @@ def encode(scheme: Any, positions: Iterable[Any] | None = None, **params: Any):
     ``scheme`` is a registered name (built from ``params``, its length-dependent defaults from the
     positions) or a scheme object, e.g. from :func:`build_scheme` or :func:`model_scheme` (then
     ``params`` must be empty). An n-D scheme takes positions of shape (N, k), and by default encodes
-    its own cells: ``encode("rope-nd", grid=[14, 14])``.
+    its own cells: ``encode("rope-nd", grid=[14, 14])``. rope, rope-nd, sinusoidal and sinusoidal-nd take
+    real-valued positions too (``encode("rope", [-1.0, -0.5, 0.0], dim=8)``). Rows of prefix tokens
+    (``prefix_tokens``) come first.
     """
     import numpy as np
 
     from pecli.schemes import Scheme, as_positions, get_scheme_class
+    from pecli.schemes.positions import positions_length
 
     given = isinstance(scheme, Scheme)
     if given and params:
         raise TypeError(f"encode() takes parameters with a scheme name, not with a built scheme: {', '.join(params)}")
-    if (scheme if given else get_scheme_class(scheme)).has_cells:
+    cls = type(scheme) if given else get_scheme_class(scheme)
+    values = None if positions is None else np.asarray(positions if hasattr(positions, "__array__") else list(positions))
+    if cls.has_cells:
         built = scheme if given else build_scheme(scheme, params)
-        ids = built.cells() if positions is None else as_positions(np.asarray(list(positions)), built.position_rank)
+        ids = built.cells() if values is None else built.positions_of(values)
         return next(iter(built.arrays(ids).values()))
-    if positions is None:
+    if values is None:
         raise TypeError("encode() needs positions for a scheme along a line, e.g. range(512)")
-    ids = as_positions(np.fromiter(positions, dtype=np.int64) if not hasattr(positions, "__array__") else positions)
-    built = scheme if given else build_scheme(scheme, params, length=int(ids.max()) + 1 if ids.size else 1)
+    ids = as_positions(values, real=cls.real_positions)
+    built = scheme if given else build_scheme(scheme, params, length=positions_length(ids))
     return next(iter(built.arrays(ids).values()))
 
 
@@ -145,4 +161,4 @@ def plot(kind: str, scheme, *, length: int = 512, dtype: str | None = None, titl
     return figure(kind, PlotRequest(scheme, int(length), None, dtype, options, given), Style(title=title))
 
 
-__all__ = ["__version__", "build_scheme", "check", "encode", "model_plan", "model_scheme", "plot", *_EXPORTS]
+__all__ = ["__version__", "build_scheme", "check", "encode", "model_plan", "model_scheme", "plot", "preset", *_EXPORTS]

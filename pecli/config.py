@@ -23,8 +23,9 @@ from pecli.io import size_text
 from pecli.hf_config import read_hf_config, read_plan  # noqa: F401 (re-exported: pecli.config.read_hf_config)
 from pecli.models.plan import PositionPlan, one_group
 from pecli.params import Parameter, choice_error, coerce, excerpt
+from pecli.presets import expand_preset
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
-from pecli.schemes.positions import Positions, as_positions
+from pecli.schemes.positions import Positions, as_positions, positions_length
 
 DEFAULT_SCHEME = "sinusoidal"
 DEFAULT_LENGTH = 512
@@ -40,7 +41,8 @@ Setting = Parameter
 RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("scheme", str, DEFAULT_SCHEME, "the scheme: " + ", ".join(SCHEMES)),
     Setting("length", int, None, "number of positions L (positions 0 to L − 1)", minimum=1, maximum=MAX_POSITIONS, default_text=f"{DEFAULT_LENGTH}, or a model's max_position_embeddings"),
-    Setting("positions", object, None, "position ids: start:stop[:step], an .npy file of integers, or a list"),
+    Setting("positions", object, None, "position ids: start:stop[:step], an .npy file, or a list; rope, rope-nd, "
+            "sinusoidal, sinusoidal-nd take real numbers too"),
     Setting("dtype", str, None, "dtype of the output", choices=tuple(DTYPES), default_text="float64"),
 )
 
@@ -102,7 +104,8 @@ class Spec:
 
     @property
     def positions(self) -> np.ndarray:
-        """The position ids, int64: shape (N,), or (N, rank) for a scheme on a grid."""
+        """The position ids, int64 — float64 for real-valued positions (rope, sinusoidal and their n-D
+        forms) — of shape (N,), or (N, rank) for a scheme on a grid."""
         return self.where.ids
 
     @property
@@ -245,13 +248,14 @@ def variant(
     return build_scheme(name, values, length=length)
 
 
-def parse_positions(value: Any, rank: int = 1, budget: int | None = None) -> np.ndarray:
+def parse_positions(value: Any, rank: int = 1, budget: int | None = None, *, real: bool = False) -> np.ndarray:
     """Positions from ``start:stop[:step]``, an ``.npy`` file of integer ids, or a list of integers
     (on the command line too: ``[0, 5, 9]``). Ids that would not fit ``budget`` bytes (a range's
     count, a file's header) are refused before they are read or built.
 
     For a scheme whose positions have ``rank`` > 1 coordinates, an ``.npy`` of shape (N, rank) or a list
-    of N coordinate lists.
+    of N coordinate lists. With ``real`` (a scheme that takes real-valued positions) the file or list
+    may hold any finite numbers, fractional or negative.
     """
     if isinstance(value, str) and value.strip().startswith("["):  # a list on the command line: [3, 5] or [[0, 1], [2, 3]]
         import yaml
@@ -296,9 +300,13 @@ def parse_positions(value: Any, rank: int = 1, budget: int | None = None) -> np.
     if rank > 1 and positions.ndim == 2 and positions.shape[0] == rank != positions.shape[1]:
         positions = positions.T  # (rank, N), one row per axis, as encode writes them and HF's position_ids
     try:
-        return as_positions(positions, rank)
+        return as_positions(positions, rank, real=real)
     except PositionError as error:
-        raise ConfigError("positions", str(error).removeprefix("positions ")) from None
+        text = str(error).removeprefix("positions ")
+        if not real and ("whole numbers" in text or ">= 0" in text):
+            able = ", ".join(name for name, cls in SCHEMES.items() if cls.real_positions)
+            text += f" (real-valued positions are for {able})"
+        raise ConfigError("positions", text) from None
 
 
 def accepted_keys(cls: type[Scheme]) -> set[str]:
@@ -340,7 +348,10 @@ def resolve(
     model that ``options`` names is read here).
     """
     command = {s.name: s for s in (*RUN_SETTINGS, *settings) if s.name in run_keys or s in settings}
-    options = dict(options)
+    if options.get("preset") is not None and "scheme" not in command:
+        raise ConfigError("preset", "chooses one scheme and its options; this command takes no --scheme (compare: list "
+                          "the schemes with --schemes)")
+    options = expand_preset(options)
     plan = plan if plan is not None else selected_plan(options, command)
     model_key = "model" if options.get("model") is not None else "hf_config"
     options = {k: v for k, v in options.items() if k not in MODEL_KEYS or k in command}
@@ -382,17 +393,18 @@ def resolve(
     if cls.has_cells:
         return dataclasses.replace(_resolve_cells(scheme_name, own, chosen, settings, params), plan=plan)
     budget = memory_budget(chosen.get("max_memory"))
-    positions = parse_positions(chosen["positions"], cls.position_rank, budget) if chosen.get("positions") is not None else None
+    given = chosen.get("positions")
+    positions = None if given is None else parse_positions(given, cls.position_rank, budget, real=cls.real_positions)
     length = chosen.get("length")
     if positions is None:
         # A model's own context (max_position_embeddings, from --hf-config) is a better default than 512.
         natural = params.get("max_position_embeddings") if "max_position_embeddings" in scheme_parameters(cls) else None
         length = length or (coerce("max_position_embeddings", natural, int, minimum=1) if natural is not None else DEFAULT_LENGTH)
     elif length is None:
-        length = int(positions.max()) + 1
+        length = positions_length(positions)
     if positions is not None and "context" in scheme_parameters(cls) and own.get("context") is None:
-        # The current sequence length (dynamic NTK, LongRoPE) reaches the last position id, as in HF.
-        own["context"] = max(int(length), int(positions.max()) + 1)
+        # The current sequence length (dynamic NTK, LongRoPE, xPos's centre) reaches the last position id, as in HF.
+        own["context"] = max(int(length), positions_length(positions))
     scheme = build_scheme(scheme_name, own, length=length)
     if params.get("context") is not None and not scheme.reads_context:
         raise ConfigError("context", f"is the current sequence length of the dynamic and longrope scalings; "
@@ -401,7 +413,8 @@ def resolve(
         length = scheme.model_length  # a checkpoint's position table: its rows
         scheme = scheme.at_length(length)
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
-    where = Positions.range(length, cls.position_rank) if positions is None else Positions.of(positions, cls.position_rank)
+    where = (Positions.range(length, cls.position_rank) if positions is None
+             else Positions.of(positions, cls.position_rank, real=cls.real_positions))
     return Spec(scheme, int(length), where, chosen.get("dtype"), resolved, params, plan)
 
 
@@ -419,7 +432,9 @@ def _resolve_cells(
             f"set its {'grid' if scheme.on_grid else 'sequence'} instead",
         )
     given = chosen.get("positions")
-    where = Positions.cells(count, rank, scheme.cells) if given is None else Positions.of(parse_positions(given, rank), rank)
+    real = scheme.real_positions
+    where = (Positions.cells(count, rank, scheme.cells) if given is None
+             else Positions.of(parse_positions(given, rank, real=real), rank, real=real))
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
     return Spec(scheme, count, where, chosen.get("dtype"), resolved, params)
 

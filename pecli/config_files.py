@@ -142,6 +142,53 @@ def read_json(path: str, key: str) -> Any:
         raise ConfigError(key, f"{path} is not valid JSON ({error})") from None
 
 
+#: Suffixes of the files a list key (``inv_freq``) may be read from.
+NUMBER_FILE_SUFFIXES = (".npy", ".txt", ".csv")
+
+
+def names_number_file(value: Any) -> bool:
+    """Whether ``value``, given to a list key, names a file of numbers rather than listing them."""
+    text = str(value).strip()
+    return text.lower().endswith(NUMBER_FILE_SUFFIXES) or (bool(text) and os.path.isfile(text))
+
+
+def read_numbers(path: str, key: str) -> list[float]:
+    """The numbers held by ``path``: a 1-D ``.npy`` array, or a text file of numbers separated by spaces,
+    commas or new lines; for a key that takes a list (``inv_freq``)."""
+    import numpy as np
+
+    from pecli.errors import PecliError
+
+    path = str(path).strip()
+    if path.lower().endswith(".npy"):
+        from pecli.io import load_array
+
+        try:
+            array = np.asarray(load_array(path, key=key, max_bytes=MAX_FILE_BYTES * 8), dtype=np.float64)
+        except PecliError as error:
+            raise ConfigError(key, str(error).removeprefix(f"{key}: ")) from None
+    else:
+        words = read_text(path, key).replace(",", " ").split()
+        try:
+            array = np.array([float(word) for word in words], dtype=np.float64)
+        except ValueError:
+            bad = next(word for word in words if not _is_number(word))
+            raise ConfigError(key, f"{path} holds {bad[:20]!r}, not a number") from None
+    if array.size == 0:
+        raise ConfigError(key, f"{path} holds no numbers")
+    if array.ndim != 1 and array.size != max(array.shape):
+        raise ConfigError(key, f"{path} holds an array of shape {array.shape}; give a 1-D list of numbers")
+    return [float(v) for v in array.reshape(-1)]
+
+
+def _is_number(word: str) -> bool:
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
+
+
 def read_yaml_mapping(path: str) -> dict[str, Any]:
     """The mapping a ``--config`` file holds (``-`` reads standard input)."""
     data = parse_yaml(read_text(path), path)
@@ -152,4 +199,7 @@ def read_yaml_mapping(path: str) -> dict[str, Any]:
     return data
 
 
-__all__ = ["MAX_FILE_BYTES", "MAX_NODES", "parse_yaml", "read_json", "read_text", "read_yaml_mapping"]
+__all__ = [
+    "MAX_FILE_BYTES", "MAX_NODES", "names_number_file", "parse_yaml", "read_json", "read_numbers", "read_text",
+    "read_yaml_mapping",
+]

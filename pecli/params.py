@@ -50,6 +50,12 @@ class Parameter:
     group:
         The family of keys it belongs to (``"RoPE scaling"``), where ``--help`` lists it; None: with the
         other parameters of its scheme.
+    from_file:
+        A list that may also be given as the name of a file holding it (``.npy``, or text; see
+        :func:`pecli.config_files.read_numbers`): ``--inv-freq freqs.npy``.
+    attribute:
+        The dataclass field holding the value, when it is not ``name`` (rope's ``inv_freq`` key is held
+        by ``given_inv_freq``: ``scheme.inv_freq`` is the array of frequencies in use); None: ``name``.
     """
 
     name: str
@@ -62,6 +68,8 @@ class Parameter:
     maximum: float | None = None
     default_text: str | None = None
     group: str | None = None
+    from_file: bool = False
+    attribute: str | None = None
 
     @property
     def base_type(self) -> Any:
@@ -73,7 +81,13 @@ class Parameter:
         return typing.get_origin(self.base_type) is tuple
 
     def coerce(self, value: Any) -> Any:
-        """``value`` converted to this parameter's type and checked against its range."""
+        """``value`` converted to this parameter's type and checked against its range (a list parameter
+        :attr:`from_file` reads a file name's numbers first)."""
+        if self.from_file and isinstance(value, (str, Path)):
+            from pecli.config_files import names_number_file, read_numbers
+
+            if names_number_file(value):
+                value = read_numbers(str(value), self.name)
         return coerce(
             self.name, value, self.type, choices=self.choices, minimum=self.minimum,
             exclusive_minimum=self.exclusive_minimum, maximum=self.maximum,
@@ -102,12 +116,17 @@ def param(
     maximum: float | None = None,
     default_text: str | None = None,
     group: str | None = None,
+    from_file: bool = False,
+    key: str | None = None,
 ) -> Any:
-    """Declare a scheme parameter as a dataclass field; :func:`dataclass_parameters` reads it back."""
+    """Declare a scheme parameter as a dataclass field; :func:`dataclass_parameters` reads it back.
+
+    ``key`` names the parameter when the field's own name is taken (see :attr:`Parameter.attribute`).
+    """
     metadata = {
         "parameter": dict(
             help=help, choices=choices, minimum=minimum, exclusive_minimum=exclusive_minimum, maximum=maximum,
-            default_text=default_text, group=group,
+            default_text=default_text, group=group, from_file=from_file, key=key,
         )
     }
     return field(default=default, metadata=metadata)
@@ -120,11 +139,19 @@ def dataclass_parameters(cls: type) -> dict[str, Parameter]:
 
 @functools.lru_cache(maxsize=None)
 def _dataclass_parameters(cls: type) -> dict[str, Parameter]:
-    return {
-        f.name: Parameter(f.name, _field_type(cls, f), f.default, **f.metadata["parameter"])
-        for f in dataclasses.fields(cls)
-        if "parameter" in f.metadata
-    }
+    out: dict[str, Parameter] = {}
+    for f in dataclasses.fields(cls):
+        if "parameter" in f.metadata:
+            declared = dict(f.metadata["parameter"])
+            name = declared.pop("key", None) or f.name
+            attribute = None if name == f.name else f.name
+            out[name] = Parameter(name, _field_type(cls, f), f.default, **declared, attribute=attribute)
+    return out
+
+
+def field_values(parameters: dict[str, Parameter], values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` keyed by parameter name, keyed by the dataclass fields that hold them instead."""
+    return {(parameters[key].attribute or key) if key in parameters else key: value for key, value in values.items()}
 
 
 def _field_type(cls: type, field: dataclasses.Field) -> Any:
@@ -216,6 +243,8 @@ def coerce(
             text = value.strip().removeprefix("[").removesuffix("]")
             separator = "x" if item_kind is int and re.fullmatch(r"\s*\d+(\s*x\s*\d+)+\s*", text) else ","
             value = [item.strip() for item in text.split(separator)]
+        if hasattr(value, "tolist") and getattr(value, "ndim", 0) == 1:  # a 1-D NumPy array (library callers)
+            value = value.tolist()
         items = value
         if not isinstance(items, (list, tuple)):
             raise bad
@@ -278,5 +307,6 @@ def _integer(value: Any, bad: ConfigError) -> int:
 
 
 __all__ = [
-    "Parameter", "base_type", "choice_error", "coerce", "dataclass_parameters", "excerpt", "number_text", "param", "type_word",
+    "Parameter", "base_type", "choice_error", "coerce", "dataclass_parameters", "excerpt", "field_values", "number_text",
+    "param", "type_word",
 ]

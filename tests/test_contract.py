@@ -168,10 +168,24 @@ def test_params_json_and_round_trip(name):
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("bad", [[-1, 2], [0.5, 1], [[0, 1]]], ids=["negative", "fractional", "2-D"])
 def test_positions_must_be_non_negative_integers(name, bad):
+    # Schemes whose angles are a position times a frequency take real positions (negative, fractional);
+    # every other one refuses them, and every scheme refuses positions of the wrong shape.
     scheme = make(name)
+    shaped = bad != [[0, 1]]
     if scheme.has_cells:  # positions of k coordinates: each bad value as a cell, and bare ids for "2-D"
-        bad = [0, 1] if bad == [[0, 1]] else [[value] * scheme.position_rank for value in bad]
+        bad = [[value] * scheme.position_rank for value in bad] if shaped else [0, 1]
+    if scheme.real_positions and shaped:
+        assert np.all(np.isfinite(scheme.arrays(bad)[scheme.main_key]))
+        return
     with pytest.raises(PositionError):
+        scheme.arrays(bad)
+
+
+@pytest.mark.parametrize("name", [name for name in NAMES if SCHEMES[name].real_positions])
+def test_real_positions_are_refused_when_not_finite(name):
+    scheme = make(name)
+    bad = [[np.nan] * scheme.position_rank] if scheme.has_cells else [0.5, np.inf]
+    with pytest.raises(PositionError, match="finite"):
         scheme.arrays(bad)
 
 

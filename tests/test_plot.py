@@ -551,3 +551,19 @@ def test_verify_draws_where_the_arrays_differ(invoke, tmp_path, unrendered):
     ratios, starts = error_map(np.cos(angles), np.sin(angles), build_scheme("rope", {"dim": 16}), positions)
     assert ratios.shape == (64, 16) and list(starts) == list(positions)
     assert (ratios[0] <= 1).all() and (ratios[1:, 1:8] > 1).all()  # position 0 is the identity in any layout
+
+
+# -- issue 26: frequencies given with --inv-freq ------------------------------------------------------------
+def test_circle_of_given_frequencies_is_one_panel_at_their_own_dimension(runner, tmp_path, unrendered):
+    import json
+
+    out = tmp_path / "c.png"
+    result = run(runner, "circle", "--scheme", "rope", "--dim", "8", "--inv-freq", "2,0.7,0.1,0.01", "--out", str(out),
+                 "--json")
+    assert result.exit_code == 0, result.output
+    circle = json.loads(result.stdout)
+    # not the default sweep of bases (which would ignore the frequencies): one scheme, the given frequencies
+    assert "schemes" not in circle and circle["params"]["inv_freq"] == [2.0, 0.7, 0.1, 0.01]
+    refused = run(runner, "circle", "--scheme", "rope", "--dim", "8", "--inv-freq", "2,0.7,0.1,0.01", "--bases", "1,5",
+                  "--out", str(out), "--force")
+    assert refused.exit_code == 2 and "bases:" in refused.output

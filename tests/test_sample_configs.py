@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pecli.presets import PRESETS
 from pecli.schemes import SCHEMES
 
 SAMPLE_CONFIGS = Path(__file__).resolve().parents[1] / "sample_configs"
@@ -38,7 +39,8 @@ def test_sample_config_runs(path, invoke, tmp_path, monkeypatch):
     document = json.loads(result.stdout)
     if command == "encode":
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        assert document["scheme"] == data.get("scheme", "sinusoidal")
+        preset = PRESETS[data["preset"]].options["scheme"] if "preset" in data else "sinusoidal"  # a preset names its scheme
+        assert document["scheme"] == data.get("scheme", preset)
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])

@@ -22,7 +22,7 @@ from pecli.schemes.rope_scaling import _frequencies  # the helper a new rule ret
 PARAMS_ORDER = [
     "dim", "base", "layout", "partial_rotary_factor", "rope_fraction", "scaling", "factor", "original_max_position",
     "max_position_embeddings", "context", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor",
-    "truncate", "low_freq_factor", "high_freq_factor", "short_factor", "long_factor",
+    "truncate", "low_freq_factor", "high_freq_factor", "short_factor", "long_factor", "inv_freq", "xpos",
 ]
 
 

@@ -91,19 +91,24 @@ def computed_encoding(scheme: Scheme, pairs: FrequencyPairs, positions: np.ndarr
     ``angle = round(round(p) · round(θ_i))`` (a float64 product of two numbers of at most 24 significant
     bits is exact, so rounding it once is the correctly rounded low-precision product), then
     ``round(cos(angle))`` and ``round(sin(angle))``, scaled by the pairs' ``attention_scaling`` (rounded too;
-    a context-extension scaling of rope sets it).
+    a context-extension scaling of rope sets it, sinusoidal's ``scale``) and by xPos's per-position factors.
     """
     def low(x):
         return cast(np.asarray(x, dtype=np.float64), compute_dtype).astype(np.float64)
 
     angle = low(low(pairs.coordinates(positions)) * low(pairs.inv_freq))
     sin, cos = low(np.sin(angle)), low(np.cos(angle))
-    scaling = float(pairs.attention_scaling)
+    scaling = low(float(pairs.attention_scaling))
+    if pairs.magnitudes is not None:  # xPos: each position's own factor, itself rounded
+        scaling = low(scaling * low(pairs.magnitudes(positions)))
     out = np.zeros((len(positions), scheme.width))
     if pairs.sin_first:
-        out[:, pairs.first], out[:, pairs.second] = sin, cos
+        first, second = sin, cos
     else:
-        out[:, pairs.first], out[:, pairs.second] = low(cos * low(scaling)), low(sin * low(scaling))
+        first, second = cos, sin
+    if np.any(scaling != 1.0):
+        first, second = low(first * scaling), low(second * scaling)
+    out[:, pairs.first], out[:, pairs.second] = first, second
     return out
 
 
@@ -262,4 +267,7 @@ def check_precision(
     reason = f"{where}: no new collisions among {len(profile.positions)} {unit}; largest error {profile.max_error:.3g}"
     if profile.phase_error is not None:
         reason += f", largest phase error {figures['max_phase_error']:.3g} rad (pair {figures['max_phase_error_pair']})"
+    if not np.isfinite(profile.max_error):  # e.g. xPos factors past the dtype's range: ±inf, yet no collision
+        warning = f"some values overflow {compute_dtype or dtype} (stored as ±inf): they are beyond its largest finite value"
+        return PropertyResult("precision", "warn", f"{reason}; but {warning}", figures, "max_error", warnings=(warning,), notes=notes)
     return PropertyResult("precision", "pass", reason, figures, "max_error", notes=notes)

@@ -112,7 +112,8 @@ def score_by_distance(
         for start in parts:
             keys = np.arange(start, min(start + key_step, length), dtype=np.int64)
             if factored:
-                scores = (query_factors @ scheme.score_factors(keys)[1].T)[None]
+                with np.errstate(over="ignore", invalid="ignore"):  # scores past float64 (xPos): reported as such
+                    scores = (query_factors @ scheme.score_factors(keys)[1].T)[None]
             else:
                 scores = np.asarray(scheme.score(queries[:, None], keys[None, :]), dtype=np.float64)
                 scores = scores.reshape(channels, queries.size, keys.size)
@@ -173,6 +174,56 @@ def table_distances(reach: int, symmetric: bool) -> list[int]:
     return chosen
 
 
+class QueryVectors:
+    """A scheme seen through its query vectors only: ``score(m, n) = Q_m · Q_n``, for the relativity of the
+    vectors themselves when queries and keys carry different position factors (xPos)."""
+
+    def __init__(self, scheme: Scheme) -> None:
+        self.scheme, self.width, self.channels = scheme, scheme.width, 1
+
+    def score_factors(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        queries = self.scheme.score_factors(positions)[0]
+        return queries, queries
+
+
+def _spread_of(profile: DistanceProfile) -> tuple[float, int, int]:
+    """(spread over the score scale, its channel, its column) of a :class:`DistanceProfile`."""
+    scale = float(np.nanmax(np.abs(np.stack([profile.minimum, profile.maximum])))) or 1.0
+    spread = np.nan_to_num(profile.spread, nan=0.0)
+    channel, column = np.unravel_index(int(np.argmax(spread)), spread.shape)
+    return float(spread[channel, column]) / scale, int(channel), int(column)
+
+
+def _overflow(profile: DistanceProfile, length: int) -> PropertyResult | None:
+    """A failure when some measured score is not finite (xPos factors past float64's range), else None."""
+    measured = profile.count > 0
+    finite = np.isfinite(profile.minimum[:, measured]) & np.isfinite(profile.maximum[:, measured])
+    if finite.all():
+        return None
+    delta = int(profile.distance[measured][np.flatnonzero(~finite.all(axis=0))[0]])
+    return PropertyResult(
+        "relativity", "fail", f"some scores S(m, m+Δ) are not finite (from Δ = {delta}): the vectors overflow or "
+        f"underflow float64 over {length:,} positions", {"positions": length, "non_finite_distance": delta},
+        "non_finite_distance",
+    )
+
+
+def _vector_warning(scheme: Scheme, length: int, samples: int | None) -> tuple[str, dict] | None:
+    """For a scheme whose queries and keys carry different position factors (xPos): how far the query
+    vectors' own dot products ``E_m · E_{m+Δ}`` are from depending on Δ only, as a warning and figures."""
+    if not scheme.keys_differ:
+        return None
+    vectors = score_by_distance(QueryVectors(scheme), length, samples=samples)  # type: ignore[arg-type]
+    spread, _, column = _spread_of(vectors)
+    if spread <= SPREAD_TOL:
+        return None
+    delta = int(vectors.distance[column])
+    text = (f"the vectors themselves are not relative: each carries a factor of its own position (xPos scales q "
+            f"by ζ^((p − L//2)/B), k by its inverse), so E_m·E_(m+Δ) of two queries spreads by {spread:.3g} of its "
+            f"scale (at Δ = {delta}) and their norms grow or shrink with p")
+    return text, {"vector_relative_spread": spread, "vector_worst_distance": delta}
+
+
 def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None) -> PropertyResult:
     """Does ``S(m, m + Δ)`` depend on Δ only? Report the largest spread over m and the distance table.
 
@@ -186,14 +237,17 @@ def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None)
     if length < 2:
         raise PecliError("relativity needs at least 2 positions")
     profile = score_by_distance(scheme, length, samples=samples)
+    overflow = _overflow(profile, length)
+    if overflow is not None:
+        return overflow
     scale = float(np.nanmax(np.abs(np.stack([profile.minimum, profile.maximum])))) or 1.0
-    spread = np.nan_to_num(profile.spread, nan=0.0)
-    channel, column = np.unravel_index(int(np.argmax(spread)), spread.shape)
+    relative, channel, column = _spread_of(profile)
     worst_delta = int(profile.distance[column])
-    relative = float(spread[channel, column]) / scale
     symmetric = bool(np.allclose(profile.mean[:, ::-1], profile.mean, rtol=1e-9, atol=1e-12 * scale, equal_nan=True))
     # [Conditions]'s identity is about the vectors themselves; a rotary score also carries the scaling.
     pairs = None if scheme.has(Capability.ROTARY) else rotation_pairs(scheme)
+    # A table multiplied by s (x-transformers' scaled sinusoid) has scores s² Σ_i cos(ω_i Δ).
+    squared_scale = 1.0 if pairs is None else float(pairs.attention_scaling) ** 2
     identity = None
     table = []
     for delta in table_distances(length - 1, symmetric):
@@ -206,19 +260,19 @@ def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None)
             "max": float(profile.maximum[0, at]),
         }
         if pairs is not None:
-            row["sum_cos"] = float(sinusoid_identity(pairs.inv_freq, np.array([delta]))[0])
+            row["sum_cos"] = float(sinusoid_identity(pairs.inv_freq, np.array([delta]))[0]) * squared_scale
         table.append(row)
     figures = {
         "positions": length,
         "channels": int(profile.mean.shape[0]),
-        "max_spread": float(spread[channel, column]),
+        "max_spread": relative * scale,
         "relative_spread": relative,
         "worst_distance": worst_delta,
         "score_scale": scale,
         "queries": profile.queries,
     }
     if pairs is not None:
-        expected = sinusoid_identity(pairs.inv_freq, profile.distance)
+        expected = sinusoid_identity(pairs.inv_freq, profile.distance) * squared_scale
         identity = float(np.nanmax(np.abs(profile.mean[0] - expected)))
         figures["identity_max_error"] = identity
     notes = []
@@ -226,11 +280,17 @@ def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None)
         notes.append(f"S(m, m+Δ) measured for {profile.queries} sampled query positions m (seeded, 0 and L−1 included)")
     if profile.mean.shape[0] > 1:
         notes.append("the table shows channel 0 (head 0); the spread figure is the largest over all channels")
+    vectors = _vector_warning(scheme, length, samples) if relative <= SPREAD_TOL else None
     if relative <= SPREAD_TOL:
-        reason = f"S(m, m+Δ) depends on Δ only: largest spread over m is {relative:.2g} of the score scale"
+        what = "q_m·k_(m+Δ)" if scheme.keys_differ else "S(m, m+Δ)"
+        reason = f"{what} depends on Δ only: largest spread over m is {relative:.2g} of the score scale"
         if identity is not None:
-            reason += f"; the mean equals [Conditions]'s Σ_i cos(ω_i Δ) within {identity:.2g}"
+            scaled = "" if squared_scale == 1.0 else f"{squared_scale:.4g} × "
+            reason += f"; the mean equals [Conditions]'s {scaled}Σ_i cos(ω_i Δ) within {identity:.2g}"
         verdict = "pass"
+        if vectors is not None:
+            reason, verdict = f"{reason}; but {vectors[0]}", "warn"
+            figures.update(vectors[1])
     else:
         at = profile.at(worst_delta)
         reason = (
@@ -240,5 +300,6 @@ def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None)
         )
         verdict = "fail"
     return PropertyResult(
-        "relativity", verdict, reason, figures, "relative_spread", table=table, sampled=profile.sampled, notes=tuple(notes)
+        "relativity", verdict, reason, figures, "relative_spread", table=table, sampled=profile.sampled, notes=tuple(notes),
+        warnings=(vectors[0],) if vectors is not None else (),
     )

@@ -244,7 +244,12 @@ def long_term_decay(base: float, dim: int, context: int, *, stop_at_negative: bo
     ``context · d/2`` cosines, exact up to float64 rounding. With ``stop_at_negative`` the values
     end with the first group of blocks that holds a negative one.
     """
-    theta = geometric_inv_freq(dim, base)
+    return frequencies_decay(geometric_inv_freq(dim, base), context, stop_at_negative=stop_at_negative)
+
+
+def frequencies_decay(theta: np.ndarray, context: int, *, stop_at_negative: bool = False) -> np.ndarray:
+    """:func:`long_term_decay` of any frequencies ``theta`` (given with ``--inv-freq``, not a base's ladder)."""
+    theta = np.asarray(theta, dtype=np.float64)
     block = max(16, int(math.isqrt(context + 1)))
     offsets = np.arange(block, dtype=np.float64)[:, None] * theta
     cos_offsets, sin_offsets = np.cos(offsets), np.sin(offsets)
@@ -780,7 +785,8 @@ def _scaling_facts(scheme: Scheme, context: int) -> dict[str, Any]:
     """What the context-extension scaling did, as :class:`SpectrumSummary` fields."""
     pairs = scheme.frequency_pairs()
     scaled = pairs.scaled
-    facts: dict[str, Any] = {"scaling": "none" if scaled is None else scaled.rope_type, "effective_base": float(pairs.base)}
+    base = None if math.isnan(pairs.base) else float(pairs.base)  # given frequencies have no base
+    facts: dict[str, Any] = {"scaling": "none" if scaled is None else scaled.rope_type, "effective_base": base}
     if scaled is None:
         return facts
     if scaled.correction_range is not None:
@@ -853,7 +859,10 @@ def wavelength_report(
     # Men et al.'s bound is about one ladder θ_i = base^(−2i/d) over a 1-D context.
     if scheme.has(Capability.ROTARY) and not scheme.has_cells and context <= BOUND_CONTEXT_LIMIT:
         bound = base_lower_bound(context, pairs.dim)
-        meets = long_term_decay_holds(pairs.base, pairs.dim, context)
+        if math.isnan(pairs.base):  # given frequencies: whether their own B(m) stays >= 0 up to C
+            meets = bool(frequencies_decay(pairs.inv_freq, context, stop_at_negative=True).min() >= 0)
+        else:
+            meets = long_term_decay_holds(pairs.base, pairs.dim, context)
         table = dataclasses.replace(table, summary=dataclasses.replace(table.summary, base_lower_bound=bound, base_meets_bound=meets))
     if target_context and scheme.has_cells:
         raise ConfigError(

@@ -29,6 +29,7 @@ from pecli.config import (
 )
 from pecli.errors import PecliError
 from pecli.params import Parameter
+from pecli.presets import PRESET_SETTING
 from pecli.schemes import SCHEMES
 from pecli.schemes.base import Capability, require
 from pecli.schemes.rope_scaling import SCALINGS
@@ -44,6 +45,7 @@ CONFIG_OPTIONS: dict[str, Any] = {
                   "from the local cache, else downloaded (needs pecli[models])"), panel=CONFIG_PANEL
     ),
     **{setting.name: make_option(setting, panel=CONFIG_PANEL) for setting in LAYER_SETTINGS},
+    "preset": make_option(PRESET_SETTING, panel=CONFIG_PANEL),
     "set": typing.Annotated[
         typing.Optional[list[str]],
         typer.Option("--set", help="override any key: key=value (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False),
@@ -133,7 +135,9 @@ class SchemeCommand:
         schemes = [cls for cls in SCHEMES.values() if self.needs is None or cls.has(self.needs)]
         run = {s.name: make_option(s, panel=SCHEME_PANEL) for s in RUN_SETTINGS if s.name in self.run_keys}
         own = {s.name: make_option(s, panel=s.group or self.func.__name__.capitalize()) for s in self.settings}
-        return {**run, **scheme_parameter_options(schemes), **own, **CONFIG_OPTIONS}
+        # A preset chooses the scheme: only commands that take --scheme take it.
+        config = {k: v for k, v in CONFIG_OPTIONS.items() if k != "preset" or "scheme" in self.run_keys}
+        return {**run, **scheme_parameter_options(schemes), **own, **config}
 
     @property
     def __signature__(self) -> inspect.Signature:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -45,6 +46,8 @@ SETTINGS = (
             group=OUTPUT_PANEL),
     Setting("apply", Path, None, ".npy array to encode: rope rotates its last axis (positions on the second-to-last), "
             "additive schemes add the encoding"),
+    Setting("as_keys", bool, False, "with --apply: the array holds keys, not queries (rope --xpos divides by its "
+            "factor instead of multiplying; nothing else differs)"),
 )
 
 
@@ -66,6 +69,8 @@ def encode(
     settings = spec.settings
     if settings["apply"] and not settings["out"]:
         raise PecliError("--apply writes its result to --out: give --out x.npy")
+    if settings["as_keys"] and not settings["apply"]:
+        raise PecliError("--as-keys says what the array of --apply holds: give --apply x.npy")
     target = check_target(settings["out"], suffixes=SUFFIXES, force=force) if settings["out"] else None
     if settings["parts"] is not None and (target is None or target.suffix.lower() != ".npz"):
         raise PecliError("--parts chooses the arrays of an .npz archive: give --out x.npz")
@@ -144,18 +149,21 @@ class Encoding:
             len(positions), main.shape, _dtype_name(main, dtype), nbytes, equal_steps=steps_are_equal(scheme, positions, dtype)
         )
         self.rows = block_rows(main.row_values)
-        segments = int(np.prod(main.shape, dtype=np.int64)) // max(1, len(positions) * main.row_values)
-        self.steps = segments * -(-len(positions) // self.rows)
+        rows = len(positions) + main.prefix  # prefix tokens' rows come first, in a block of their own
+        segments = int(np.prod(main.shape, dtype=np.int64)) // max(1, rows * main.row_values)
+        self.steps = segments * (-(-len(positions) // self.rows) + (1 if main.prefix else 0))
 
     @property
     def disk_bytes(self) -> int:
         return sum(int(np.prod(p.shape, dtype=np.int64)) * _itemsize(p, self.spec.output_dtype) for p in self.chosen)
 
     def main_blocks(self, bar) -> Iterator[np.ndarray]:
+        prefix = self.main.prefix
         for block in self.main.blocks(self.rows):
             with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
                 values = storable(cast(block.values, self.spec.output_dtype))
-            self.summary.add(block, values)
+            if block.start >= prefix:  # the summary is about the positions' rows, not the prefix tokens'
+                self.summary.add(dataclasses.replace(block, start=block.start - prefix), values)
             bar.advance()
             yield values
 
@@ -305,7 +313,7 @@ def _apply(spec: Spec, target: Path, budget: int, *, force: bool, quiet: bool) -
     x = load_array(spec.settings["apply"], max_bytes=budget // WORKING_COPIES)  # the header is checked first
     dtype = spec.dtype or (x.dtype.name if x.dtype.kind == "f" else "float64")
     with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
-        result = cast(scheme.apply(x, positions), dtype)
+        result = cast(scheme.apply(x, positions, keys=bool(spec.settings["as_keys"])), dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         facts = array_summary(result)
         overflowed = int(np.count_nonzero(~np.isfinite(result.astype(np.float64))))

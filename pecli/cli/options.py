@@ -39,7 +39,16 @@ FLAG_SPELLINGS: dict[str, str] = {"bidirectional": "--bidirectional/--causal"}
 SHARED_HELP: dict[str, str] = {
     "dim": "vector size: the model dimension (rope: the head dimension)",
     "base": "base of the frequencies θ_i = base^(−2i/d) (alias rope_theta)",
-    "layout": "interleaved: pairs (2i, 2i+1); half: pairs (i, i + d/2), HF's rotate_half",
+    "layout": "interleaved: pairs (2i, 2i+1); half: pairs (i, i + d/2), HF's rotate_half; split (sinusoidal-nd): "
+              "the sines of every axis, then the cosines",
+    "inv_freq": "the inverse frequency of each pair (radians per unit of position) in place of the base's ladder: "
+                "rope r/2, sinusoidal d/2, rope-nd d/(2k) or d/2 numbers; inline or an .npy or text file",
+    "indexing": "ij: coordinates (h, w), grid H,W; xy: coordinates (x, y), grid W,H, x first (numpy.meshgrid, "
+                "MAE, timm grid_indexing); the rows run along the image's rows either way",
+    "prefix_tokens": "rows without a position before the cells' (cls, register tokens): zeros (sinusoidal-nd), "
+                     "the identity rotation (rope-nd)",
+    "scale": "multiply the table by this (x-transformers' scaled sinusoid: dim^-0.5)",
+    "factor": "scaling factor s (context ratio; rope-nd linear: coordinates c → c/s, s may be below 1)",
     "seed": "seed of the table's initialisation",
     "std": "standard deviation of the initialisation",
 }
@@ -97,8 +106,9 @@ def make_option(
     text = help or (SHARED_HELP.get(parameter.name) if len(declarations) > 1 else None) or parameter.help
     if len(declarations) > 1:
         text += f" ({', '.join(owner for owner, _ in declarations)})"
-    if parameter.choices:
-        text += f"; one of {', '.join(parameter.choices)}"
+    choices = list(dict.fromkeys(c for _, declared in declarations for c in (declared.choices or ())))
+    if choices:  # every scheme's (layout: split is sinusoidal-nd's)
+        text += f"; one of {', '.join(choices)}"
     if parameter.is_list:
         text += ", comma-separated"
     default = _default_text(declarations)

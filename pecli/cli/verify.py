@@ -55,6 +55,9 @@ def verify(
     from pecli.analysis.verify import verify_arrays
 
     settings = spec.settings
+    if spec.where.given is not None and spec.where.given.dtype.kind == "f":
+        raise ConfigError("positions", "verify holds arrays to the rounding of integer position ids; real-valued "
+                          "positions are for encode, plot and the library")
     names = [key for key in INPUT_KEYS if settings[key]]
     if settings["plot"] is not None and sorted(names) != ["cos", "sin"]:
         raise ConfigError("plot", "draws the error of --cos and --sin over positions; the other inputs have a verdict only")

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from pecli.analysis.comparison import ACTS_ON, Comparison
 from pecli.analysis.result import CheckReport, PropertyResult
-from pecli.render.tables import KEY_WIDTH, format_value, number, plain
+from pecli.render.tables import KEY_WIDTH, format_value, number, plain, shown_params
 
 #: Styles of the verdicts (plain text when NO_COLOR is set or stdout is not a terminal).
 VERDICT_STYLES = {"pass": "green", "warn": "yellow", "fail": "bold red", "n/a": "dim"}
@@ -63,7 +63,7 @@ def result_table(report: CheckReport, result: PropertyResult) -> Table:
     table.add_column("value", overflow="fold")
     table.add_row("verdict", verdict_text(result.verdict))
     table.add_row("reason", result.reason)
-    table.add_row("parameters", _value(report.params))
+    table.add_row("parameters", _value(shown_params(report.params)))
     for key, value in result.figures.items():
         table.add_row(key.replace("_", " "), _value(value))
     for warning in result.warnings:

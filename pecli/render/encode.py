@@ -7,7 +7,7 @@ from typing import Any
 from rich.table import Table
 
 from pecli.analysis.summary import EncodeReport
-from pecli.render.tables import key_value_table, number
+from pecli.render.tables import key_value_table, number, shown_params
 from pecli.schemes.positions import position_text
 
 
@@ -17,7 +17,7 @@ def encode_table(report: EncodeReport) -> Table:
     array = report.array
     rows: list[tuple[str, Any]] = [
         ("scheme", f"{report.scheme} ({report.kind})"),
-        ("parameters", report.params),
+        ("parameters", shown_params(report.params)),
         ("positions", f"{count} ({position_text(first)} … {position_text(last)})"),
         (report.main, f"shape {array.shape}, {array.dtype}, {array.bytes:,} bytes"),
         ("value range", f"[{number(array.min)}, {number(array.max)}]"),

@@ -71,6 +71,16 @@ def format_value(value: Any, *, narrow: bool = False) -> str:
     return str(value)
 
 
+def shown_params(params: dict[str, Any]) -> dict[str, Any]:
+    """A scheme's parameters as tables show them: frequencies given with ``inv_freq`` as their count
+    (every value is in ``--json``), and no ``base``, which then makes none of them."""
+    if params.get("inv_freq") is None:
+        return params
+    shown = {key: value for key, value in params.items() if key != "base"}
+    shown["inv_freq"] = f"{len(params['inv_freq'])} given"
+    return shown
+
+
 #: Widest the name column of a two-column table gets before its names wrap.
 KEY_WIDTH = 30
 

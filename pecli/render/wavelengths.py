@@ -67,7 +67,8 @@ def pairs_table(report: WavelengthReport, *, wide: bool = False) -> Table:
 def _title(report: WavelengthReport) -> str:
     spectrum = report.spectrum
     params = report.scheme.params()
-    title = f"{spectrum.scheme}: dim {params.get('dim')}, base {format_value(params.get('base'))}"
+    ladder = "given frequencies" if params.get("inv_freq") is not None else f"base {format_value(params.get('base'))}"
+    title = f"{spectrum.scheme}: dim {params.get('dim')}, {ladder}"
     if spectrum.summary.axes:  # turns over the span of each pair's coordinate in the scheme's cells
         spans = ", ".join(f"{a.axis} spans {a.span:,}" for a in spectrum.summary.axes)
         title += f", over {report.scheme.cells_text()} ({spans})"
@@ -95,7 +96,8 @@ def summary_table(report: WavelengthReport) -> Table:
         ))
     if summary.scaling is not None:
         rows.append(("scaling", summary.scaling))
-        rows.append(("effective base", summary.effective_base))
+        if summary.effective_base is not None:
+            rows.append(("effective base", summary.effective_base))
     rows.append(("attention scaling (cos and sin)", summary.attention_scaling))
     for share in summary.axes or ():
         rows.append((
@@ -113,11 +115,12 @@ def summary_table(report: WavelengthReport) -> Table:
         )))
     bound = summary.base_lower_bound
     if bound is not None:
-        verdict = "meets it" if summary.base_meets_bound else "does not meet it"
-        rows.append((
-            f"base lower bound for {bound.context:,} tokens (Men et al. 2024)",
-            f"{_bound_text(bound)}; this base {verdict}",
-        ))
+        if report.scheme.params().get("inv_freq") is not None:
+            verdict = (f"the given frequencies {'keep' if summary.base_meets_bound else 'do not keep'} "
+                       f"B(m) = Σ cos(m θ_i) ≥ 0 up to {bound.context:,}")
+        else:
+            verdict = f"this base {'meets it' if summary.base_meets_bound else 'does not meet it'}"
+        rows.append((f"base lower bound for {bound.context:,} tokens (Men et al. 2024)", f"{_bound_text(bound)}; {verdict}"))
     suggestion = report.suggested_base
     if suggestion is not None:
         rows.append((f"suggested base for {suggestion.context:,} tokens", _bound_text(suggestion)))

@@ -16,15 +16,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pecli.errors import ConfigError
+from pecli.schemes.rope_scaling import SCALING_GROUP
 from pecli.params import param
-from pecli.schemes.base import MAX_WIDTH, Scheme, check_apply_input, factored_score
-from pecli.schemes.frequencies import FrequencyPairs, geometric_inv_freq
-from pecli.schemes.parts import Part, whole_part
+from pecli.schemes.base import MAX_WIDTH, Scheme, check_apply_input, factored_score, with_prefix_rows
+from pecli.schemes.frequencies import DEFAULT_BASE, FrequencyPairs, check_given_frequencies, geometric_inv_freq
+from pecli.schemes.parts import Part, prefixed, whole_part
 from pecli.schemes.rope import (
     layout_cache, pair_components, reference_rotations, rotary_parts, rotate_pairs, shares_tables,
 )
-from pecli.schemes.grid import OnGrid, check_grid
-from pecli.schemes.positions import as_positions, stored_positions
+from pecli.schemes.grid import INDEXINGS, MAX_PREFIX_TOKENS, OnGrid, check_grid, check_indexing
+from pecli.schemes.positions import stored_positions
 
 
 
@@ -72,17 +73,26 @@ class AxialRotaryScheme(Scheme):
         """Component indices (first, second) of each pair in the chosen layout."""
         return pair_components(self.dim, self.layout)
 
+    @property
+    def original_inv_freq(self) -> np.ndarray:
+        """θ_i before any scaling (here: :attr:`inv_freq`)."""
+        return self.inv_freq
+
+    @property
+    def ladder_base(self) -> float:
+        """The base of the frequency ladders (NaN where the frequencies are given instead)."""
+        return float(self.base)
+
     def frequency_pairs(self) -> FrequencyPairs:
         first, second = self.pair_indices()
-        inv_freq = self.inv_freq
         return FrequencyPairs(
-            inv_freq, inv_freq, first, second, False, self.dim, float(self.base),
+            self.inv_freq, self.original_inv_freq, first, second, False, self.dim, self.ladder_base,
             axis=self.pair_axis, axis_names=self.axis_names,
         )
 
     def angles(self, positions: Any) -> np.ndarray:
         """The (N, dim/2) angles ``p[a_i] θ_i``, float64, for positions of shape (N, rank)."""
-        coords = as_positions(positions, self.position_rank)
+        coords = self.positions_of(positions)
         return coords[:, self.pair_axis].astype(np.float64) * self.inv_freq
 
     def cos_sin(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -93,29 +103,47 @@ class AxialRotaryScheme(Scheme):
     def encode(self, positions: Any) -> np.ndarray:
         return reference_rotations(self.angles(positions), self.dim, self.layout)
 
-    def apply(self, x: np.ndarray, positions: Any) -> np.ndarray:
-        """Rotate the last axis of ``x``; positions (N, rank) run along its second-to-last axis."""
-        positions = as_positions(positions, self.position_rank)
+    def apply(self, x: np.ndarray, positions: Any, *, keys: bool = False) -> np.ndarray:
+        """Rotate the last axis of ``x``; positions (N, rank) run along its second-to-last axis, after the
+        rows of any prefix tokens, which turn by no angle (left as they are)."""
+        positions = self.positions_of(positions)
         x = np.asarray(x, dtype=np.float64)
-        check_apply_input(x, positions, self.dim)
+        prefix = self.prefix_rows
+        check_apply_input(x, positions, self.dim, prefix)
         angles = self.angles(positions)
-        return rotate_pairs(x, np.cos(angles), np.sin(angles), *self.pair_indices())
+        if not prefix:
+            return rotate_pairs(x, np.cos(angles), np.sin(angles), *self.pair_indices())
+        out = x.copy()
+        out[..., prefix:, :] = rotate_pairs(x[..., prefix:, :], np.cos(angles), np.sin(angles), *self.pair_indices())
+        return out
 
     def score_factors(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(R_p u, R_p u)`` for the all-ones vector u."""
-        positions = as_positions(positions, self.position_rank)
-        rotated = self.apply(np.ones((len(positions), self.dim)), positions)
+        positions = self.positions_of(positions)
+        rotated = rotate_pairs(np.ones((len(positions), self.dim)), *self._cos_sin_pairs(positions), *self.pair_indices())
         return rotated, rotated
+
+    def _cos_sin_pairs(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        angles = self.angles(positions)
+        return np.cos(angles), np.sin(angles)
 
     def score(self, m: Any, n: Any) -> np.ndarray:
         return factored_score(self, m, n)
 
+    def prefix_values(self) -> dict[str, np.ndarray]:
+        """The rows of the prefix tokens in ``encoding``, ``cos`` and ``sin``: the identity rotation (angle 0)."""
+        angles = np.zeros((self.prefix_rows, self.dim // 2))
+        return {"encoding": reference_rotations(angles, self.dim, self.layout),
+                "cos": np.ones((self.prefix_rows, self.dim)), "sin": np.zeros((self.prefix_rows, self.dim))}
+
     def arrays(self, positions: Any) -> dict[str, np.ndarray]:
-        positions = as_positions(positions, self.position_rank)
+        positions = self.positions_of(positions)
         cos, sin = self.cos_sin(positions)
+        prefix = self.prefix_values()
         return {
-            "encoding": self.encode(positions), "cos": cos, "sin": sin, "inv_freq": self.inv_freq,
-            "pair_axis": self.pair_axis, "positions": stored_positions(positions),
+            "encoding": with_prefix_rows(self.encode(positions), prefix["encoding"]),
+            "cos": with_prefix_rows(cos, prefix["cos"]), "sin": with_prefix_rows(sin, prefix["sin"]),
+            "inv_freq": self.inv_freq, "pair_axis": self.pair_axis, "positions": stored_positions(positions),
         }
 
     def shared_bytes(self, n_positions: int, itemsize: int, wanted: Any) -> int:
@@ -126,7 +154,7 @@ class AxialRotaryScheme(Scheme):
         """``encoding``, ``cos``, ``sin`` row by row (:func:`~pecli.schemes.rope.rotary_parts`), then
         ``inv_freq``, ``pair_axis`` and ``positions`` as (rank, N), one row per axis as HuggingFace's
         multimodal ``position_ids``."""
-        positions = as_positions(positions, self.position_rank)
+        positions = self.positions_of(positions)
 
         def phasors(ids: np.ndarray) -> np.ndarray:
             angles = self.angles(ids)
@@ -135,8 +163,10 @@ class AxialRotaryScheme(Scheme):
             np.sin(angles, out=z.imag)
             return z
 
+        prefix = self.prefix_values()
+        trigonometric = rotary_parts(positions, phasors, self.dim, self.dim, self.layout, dtype, wanted)
         return [
-            *rotary_parts(positions, phasors, self.dim, self.dim, self.layout, dtype, wanted),
+            *(prefixed(part, prefix[part.name]) for part in trigonometric),
             whole_part("inv_freq", self.inv_freq),
             whole_part("pair_axis", self.pair_axis),
             whole_part("positions", stored_positions(positions)),
@@ -162,6 +192,14 @@ class RopeNDScheme(OnGrid, AxialRotaryScheme):
     Positions are the grid cells in row-major order (h before w); ``encode --out x.npz`` writes them as
     ``positions`` (k, N), one row per axis.
 
+    ``inv_freq`` replaces the ladders with given frequencies: one axis's ladder (d/(2k) values, the same
+    for every axis; the axes must then have equal shares) or d/2 values, axis 0's pairs first.
+    ``scaling="linear"`` with ``factor`` F interpolates positions per axis, coordinate c → c/F (θ → θ/F);
+    F may be below 1: EVA-02's ``ref_feat_shape`` 16 on a 14-cell grid stretches c to c·16/14, F = 14/16.
+    ``indexing="xy"`` makes the coordinates (x, y), so the first block of pairs turns with x (timm's
+    ``grid_indexing="xy"``), and ``prefix_tokens`` puts rows of the identity rotation (cos 1, sin 0)
+    first, for the cls and register tokens RoPE leaves alone (timm's EVA: ``npt`` tokens).
+
     With ``layout="half"`` (the default) this is the 2-D RoPE of Qwen2-VL's vision encoder
     (``VisionRotaryEmbedding``: an h ladder and a w ladder over d/2 components each, concatenated, then
     ``rotate_half``). With ``layout="interleaved"`` it is a 1-D interleaved RoPE of width d_a per axis,
@@ -186,10 +224,27 @@ class RopeNDScheme(OnGrid, AxialRotaryScheme):
     layout: str = param(
         "half", "half: pairs (i, i+d/2) as HF rotate_half; interleaved: pairs (2i, 2i+1)", choices=("half", "interleaved"),
     )
+    indexing: str = param("ij", "ij: coordinates (h, w), grid H,W; xy: coordinates (x, y), grid W,H, x first "
+                          "(timm's grid_indexing); the rows run along the image's rows either way", choices=INDEXINGS)
+    prefix_tokens: int = param(0, "rows without a position before the cells' (cls, register tokens): no rotation",
+                               minimum=0, maximum=MAX_PREFIX_TOKENS)
+    given_inv_freq: tuple[float, ...] | None = param(
+        None, "the frequencies in place of the ladders: one axis's d/(2k) (every axis alike) or all d/2, "
+        "inline or an .npy or text file", exclusive_minimum=0, from_file=True, key="inv_freq", default_text="base^(-2j/d_a)",
+    )
+    scaling: str = param("none", "linear: position interpolation per axis, coordinate c → c/factor", choices=("none", "linear"),
+                         group=SCALING_GROUP)
+    factor: float | None = param(None, "linear: F, coordinates c → c/F (below 1 stretches them: EVA's ref_feat_shape/grid "
+                                 "is 1/F)", exclusive_minimum=0, group=SCALING_GROUP)
 
     def __post_init__(self) -> None:
         self._require_even("dim", self.dim)
         check_grid(self.grid)
+        check_indexing(self.indexing, self.grid)
+        if self.scaling == "linear" and self.factor is None:
+            raise ConfigError("factor", "scaling linear divides each coordinate by the factor: give --factor F")
+        if self.scaling == "none" and self.factor is not None:
+            raise ConfigError("factor", f"is the factor of --scaling linear; rope-nd's scaling is none (give --scaling linear)")
         if self.axis_dims is None and self.dim < 2 * len(self.grid):
             raise ConfigError("dim", f"needs a pair per axis: at least {2 * len(self.grid)} for {len(self.grid)} axes, got {self.dim}")
         dims = self.dims
@@ -197,6 +252,15 @@ class RopeNDScheme(OnGrid, AxialRotaryScheme):
             raise ConfigError("axis_dims", f"gives {len(dims)} axes but grid has {len(self.grid)}")
         if any(d % 2 or d < 2 for d in dims) or sum(dims) != self.dim:
             raise ConfigError("axis_dims", f"must be even numbers (at least 2) summing to dim = {self.dim}, got {list(dims)}")
+        if self.given_inv_freq is not None:
+            self._check_given_frequencies(dims)
+
+    def _check_given_frequencies(self, dims: tuple[int, ...]) -> None:
+        per_axis = (dims[0] // 2,) if len(set(dims)) == 1 else ()
+        what = f"rope-nd with dim {self.dim} on {len(dims)} axes ({'+'.join(str(d // 2) for d in dims)} pairs)"
+        check_given_frequencies(self.given_inv_freq, (*per_axis, self.dim // 2), what)
+        if self.base != DEFAULT_BASE:
+            raise ConfigError("inv_freq", f"replaces the ladders of base {self.base:g}; give the frequencies or the base, not both")
 
     @property
     def dims(self) -> tuple[int, ...]:
@@ -207,15 +271,29 @@ class RopeNDScheme(OnGrid, AxialRotaryScheme):
 
     @cached_property
     def _ladders(self) -> tuple[np.ndarray, np.ndarray]:
-        inv_freq = np.concatenate([geometric_inv_freq(d, self.base) for d in self.dims])
+        given = self.given_inv_freq
+        if given is None:
+            inv_freq = np.concatenate([geometric_inv_freq(d, self.base) for d in self.dims])
+        else:
+            inv_freq = np.array(given if len(given) == self.dim // 2 else given * len(self.dims), dtype=np.float64)
         axis = np.repeat(np.arange(len(self.dims), dtype=np.int64), [d // 2 for d in self.dims])
         inv_freq.setflags(write=False)
         axis.setflags(write=False)
         return inv_freq, axis
 
     @property
-    def inv_freq(self) -> np.ndarray:
+    def original_inv_freq(self) -> np.ndarray:
+        """The frequencies before the linear scaling: the ladders ``base^(−2j/d_a)``, or the given ones."""
         return self._ladders[0].copy()
+
+    @property
+    def ladder_base(self) -> float:
+        return float("nan") if self.given_inv_freq is not None else float(self.base)
+
+    @property
+    def inv_freq(self) -> np.ndarray:
+        """The frequencies in use: :attr:`original_inv_freq`, divided by the linear scaling's factor."""
+        return self._ladders[0] / self.factor if self.scaling == "linear" else self._ladders[0].copy()
 
     @property
     def pair_axis(self) -> np.ndarray:

@@ -25,9 +25,9 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from pecli.errors import ConfigError, PecliError
-from pecli.params import Parameter, dataclass_parameters
+from pecli.params import Parameter, dataclass_parameters, field_values
 from pecli.schemes.frequencies import FrequencyPairs
-from pecli.schemes.parts import Part, row_part, whole_part
+from pecli.schemes.parts import Part, prefixed, row_part, whole_part
 from pecli.schemes.positions import as_positions, stored_positions
 
 KINDS = ("additive", "rotary", "bias")
@@ -80,6 +80,9 @@ class Scheme:
     has_cells: ClassVar[bool] = False
     #: Whether those cells are the cells of a grid (its shape: the ``grid`` parameter), in row-major order.
     on_grid: ClassVar[bool] = False
+    #: Whether positions may be any finite real numbers (fractional, negative), not only ids: the schemes
+    #: whose angles are a position times a frequency (see :func:`~pecli.schemes.positions.as_positions`).
+    real_positions: ClassVar[bool] = False
     #: Alternative names of parameters, as users of other tools type them (``rope_theta`` for ``base``).
     aliases: ClassVar[dict[str, str]] = {}
     #: Name of the array that ``--out x.npy`` writes; the first entry of :meth:`arrays`.
@@ -114,7 +117,7 @@ class Scheme:
     @classmethod
     def from_params(cls, values: dict[str, Any]) -> Scheme:
         """The scheme from coerced parameter values (absent keys take their defaults)."""
-        return cls(**values)
+        return cls(**field_values(cls.parameters(), values))
 
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:
@@ -160,10 +163,23 @@ class Scheme:
     def params(self) -> dict[str, Any]:
         """The parameters as plain JSON-friendly values."""
         out = {}
-        for name in self.parameters():
-            value = getattr(self, name)
+        for name, parameter in self.parameters().items():
+            value = getattr(self, parameter.attribute or name)
             out[name] = list(value) if isinstance(value, tuple) else value
         return out
+
+    # -- positions --------------------------------------------------------------------------
+    def positions_of(self, positions: Any) -> np.ndarray:
+        """``positions`` checked for this scheme: int64 ids of its rank, or float64 real-valued positions
+        where it takes them (:attr:`real_positions`); raises :class:`~pecli.errors.PositionError`."""
+        return as_positions(positions, self.position_rank, real=self.real_positions)
+
+    @property
+    def prefix_rows(self) -> int:
+        """Rows without a position (a ViT's cls and register tokens) that :meth:`arrays`, :meth:`parts`
+        and :meth:`apply` put before the rows of the positions; 0 for most schemes. Analyses never see
+        them: they measure the positions' rows (:meth:`encode`, :meth:`score`)."""
+        return 0
 
     # -- positions of more than one coordinate (n-D schemes) ---------------------------------
     @property
@@ -296,6 +312,12 @@ class Scheme:
         """
         return None
 
+    @property
+    def keys_differ(self) -> bool:
+        """Whether queries and keys carry different position factors (xPos): then Q and K of
+        :meth:`score_factors` differ, and :meth:`encode` is the queries' side."""
+        return False
+
     def arrays(self, positions: Any) -> dict[str, np.ndarray]:
         """Every array ``pecli encode --out x.npz`` writes, by stable name, main array first."""
         raise NotImplementedError
@@ -311,7 +333,7 @@ class Scheme:
         may then come already in ``dtype``. This default builds :meth:`arrays` whole; schemes override
         it to produce rows on demand.
         """
-        positions = as_positions(positions)
+        positions = self.positions_of(positions)
         arrays = self.arrays(positions)
         parts = [whole_part(name, array) for name, array in arrays.items()]
         main = np.asarray(arrays[self.main_key])
@@ -332,8 +354,9 @@ class Scheme:
         cells = 2 * 8 * int(n_positions) * self.position_rank if self.has_cells else 0
         return int(np.prod(self.main_shape(n_positions), dtype=np.float64)) * 8 + cells
 
-    def apply(self, x: np.ndarray, positions: Any) -> np.ndarray:
-        """Apply the encoding to ``x`` (positions along the second-to-last axis)."""
+    def apply(self, x: np.ndarray, positions: Any, *, keys: bool = False) -> np.ndarray:
+        """Apply the encoding to ``x`` (positions along the second-to-last axis); ``keys``: ``x`` holds
+        attention keys rather than queries (only xPos treats them differently)."""
         raise PecliError(
             f"scheme {self.name!r} ({self.kind}) acts on attention logits and cannot be applied to a "
             "vector; --apply works with additive and rotary schemes"
@@ -353,7 +376,9 @@ def factored_score(scheme: Scheme, m: Any, n: Any) -> np.ndarray:
     rank = scheme.position_rank
     m, n = np.broadcast_arrays(np.asarray(m), np.asarray(n))
     shape = m.shape if rank == 1 else m.shape[:-1]
-    flat_m, flat_n = (as_positions(x.reshape(-1) if rank == 1 else x.reshape(-1, rank), rank) for x in (m, n))
+    flat_m, flat_n = (scheme.positions_of(x.reshape(-1) if rank == 1 else x.reshape(-1, rank)) for x in (m, n))
+    if flat_m.dtype != flat_n.dtype:  # ids on one side, real positions on the other
+        flat_m, flat_n = flat_m.astype(np.float64), flat_n.astype(np.float64)
     by_row = {} if rank == 1 else {"axis": 0}
     unique, inverse = np.unique(np.concatenate([flat_m, flat_n]), return_inverse=True, **by_row)
     inverse = inverse.reshape(-1)
@@ -362,16 +387,23 @@ def factored_score(scheme: Scheme, m: Any, n: Any) -> np.ndarray:
     return np.einsum("id,id->i", left, right).reshape((1, *shape))
 
 
-def check_apply_input(x: np.ndarray, positions: np.ndarray, width: int) -> None:
-    """Check that ``x`` has positions on its second-to-last axis and ``width`` features."""
+def check_apply_input(x: np.ndarray, positions: np.ndarray, width: int, prefix: int = 0) -> None:
+    """Check that ``x`` has ``prefix`` rows then the positions on its second-to-last axis, and ``width``
+    features."""
     if x.ndim < 2:
         raise PecliError(f"--apply needs an array of at least 2 dimensions (…, positions, features), got shape {x.shape}")
     if x.shape[-1] != width:
         raise PecliError(f"--apply: last axis has {x.shape[-1]} features, the scheme expects {width}")
-    if x.shape[-2] != len(positions):
+    if x.shape[-2] != len(positions) + prefix:
+        tokens = f" and {prefix} prefix token{'s' * (prefix > 1)} ({len(positions) + prefix} rows)" if prefix else ""
         raise PecliError(
-            f"--apply: second-to-last axis has {x.shape[-2]} positions, but {len(positions)} positions were given"
+            f"--apply: second-to-last axis has {x.shape[-2]} positions, but {len(positions)} positions{tokens} were given"
         )
+
+
+def with_prefix_rows(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``values`` (positions on the first axis) with ``rows`` (the prefix tokens' values) before them."""
+    return np.concatenate([np.asarray(rows, dtype=values.dtype), values], axis=0) if len(rows) else values
 
 
 @dataclass(frozen=True)
@@ -388,8 +420,9 @@ class AdditiveScheme(Scheme):
         return factored_score(self, m, n)
 
     def arrays(self, positions: Any) -> dict[str, np.ndarray]:
-        positions = as_positions(positions, self.position_rank)
-        return {"encoding": self.encode(positions), "positions": stored_positions(positions)}
+        positions = self.positions_of(positions)
+        encoding = with_prefix_rows(self.encode(positions), np.zeros((self.prefix_rows, self.width)))
+        return {"encoding": encoding, "positions": stored_positions(positions)}
 
     def row_encoder(self, positions: np.ndarray, *, exact: bool = True) -> Callable[[np.ndarray], np.ndarray]:
         """A function giving the rows of :meth:`encode` for ids among ``positions`` (checked here, once)."""
@@ -397,17 +430,22 @@ class AdditiveScheme(Scheme):
         return self.encode
 
     def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
-        positions = as_positions(positions, self.position_rank)
+        """``encoding`` row by row (after the zero rows of any prefix tokens), then ``positions``."""
+        positions = self.positions_of(positions)
         encoder = self.row_encoder(positions, exact=exact)
+        encoding = row_part("encoding", positions, encoder, (self.width,), main=True)
         return [
-            row_part("encoding", positions, encoder, (self.width,), main=True),
+            prefixed(encoding, np.zeros((self.prefix_rows, self.width))),
             whole_part("positions", stored_positions(positions)),
         ]
 
-    def apply(self, x: np.ndarray, positions: Any) -> np.ndarray:
-        positions = as_positions(positions, self.position_rank)
-        check_apply_input(x, positions, self.width)
-        return np.asarray(x, dtype=np.float64) + self.encode(positions)
+    def apply(self, x: np.ndarray, positions: Any, *, keys: bool = False) -> np.ndarray:
+        """``x`` plus the encoding; rows of prefix tokens (no position) are left as they are."""
+        positions = self.positions_of(positions)
+        check_apply_input(x, positions, self.width, self.prefix_rows)
+        out = np.array(x, dtype=np.float64)
+        out[..., self.prefix_rows :, :] += self.encode(positions)
+        return out
 
 
 @dataclass(frozen=True)

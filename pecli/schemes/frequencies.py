@@ -10,6 +10,20 @@ from typing import Any
 import numpy as np
 
 
+#: The base of sinusoids and RoPE when none is given (Vaswani et al. 2017; Su et al. 2021).
+DEFAULT_BASE = 10000.0
+
+
+def check_given_frequencies(values: tuple[float, ...], counts: tuple[int, ...], what: str) -> None:
+    """Refuse frequencies given with ``inv_freq`` (already finite and > 0) whose number is not one of
+    ``counts`` (the pairs the scheme has: ``what`` names it, e.g. ``"rope with 128 rotated components"``)."""
+    from pecli.errors import ConfigError
+
+    if len(values) not in counts:
+        needed = " or ".join(f"{count:,}" for count in counts)
+        raise ConfigError("inv_freq", f"gives {len(values):,} frequencies; {what} needs {needed} (one per pair)")
+
+
 def geometric_inv_freq(dim: int, base: float) -> np.ndarray:
     """``θ_i = base^(−2i/dim)`` for ``i = 0 … dim/2 − 1``, float64: the frequencies of every sinusoid.
 
@@ -37,9 +51,10 @@ def unit_phasors(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: bool
     value, far below the spacing of float32 and narrower dtypes, for which it is used. The value
     of each position depends on p alone, not on which other positions are computed with it.
     """
-    positions = np.asarray(positions, dtype=np.int64)
+    positions = np.asarray(positions)
+    positions = positions if positions.dtype.kind == "f" else positions.astype(np.int64, copy=False)
     inv_freq = np.asarray(inv_freq, dtype=np.float64)
-    if exact or positions.size == 0:
+    if exact or positions.size == 0 or positions.dtype.kind == "f":  # real positions: always exact
         out = np.empty((positions.size, inv_freq.size), dtype=np.complex128)
         angles = np.outer(positions.astype(np.float64), inv_freq)
         np.cos(angles, out=out.imag if sin_first else out.real)
@@ -102,6 +117,9 @@ class FrequencyPairs:
         ``axis_names``), so pair i turns by ``p[axis[i]] · θ_i``; None for 1-D positions.
     axis_names:
         The names of the coordinates (``t``, ``h``, ``w``).
+    magnitudes:
+        ``magnitudes(positions)``: the (N, pairs) factor each position's pair is multiplied by besides
+        ``attention_scaling`` (xPos: ``ζ_i^((p − L//2)/B)``); None where it is 1.
     """
 
     inv_freq: np.ndarray
@@ -116,6 +134,7 @@ class FrequencyPairs:
     scaled: Any = None
     axis: np.ndarray | None = None
     axis_names: tuple[str, ...] = ()
+    magnitudes: Any = None
 
     @property
     def count(self) -> int:

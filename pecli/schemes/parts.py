@@ -35,7 +35,8 @@ class Part:
     row_values:
         Values in one row of a block (for sizing blocks to memory).
     rows_at:
-        For the main part: ``rows_at(index)`` is the position rows of ``positions[index]`` —
+        For the main part: ``rows_at(index)`` is the position rows of ``positions[index]`` (after any
+        ``prefix`` rows) —
         shape (n, values per position), as :func:`pecli.analysis.summary.position_rows` lays them
         out — equal to those the blocks hold; None for other parts.
     """
@@ -45,6 +46,9 @@ class Part:
     blocks: Callable[[int], Iterator[Block]]
     row_values: int
     rows_at: Callable[[np.ndarray], np.ndarray] | None = None
+    #: Leading rows that belong to no position (prefix tokens, see :func:`prefixed`): the first block
+    #: holds exactly them, and the positions' rows start at this row.
+    prefix: int = 0
 
 
 def whole_part(name: str, array: np.ndarray) -> Part:
@@ -66,3 +70,19 @@ def row_part(name: str, positions: np.ndarray, rows_of: Callable[[np.ndarray], n
         return values.reshape(values.shape[0], -1)
 
     return Part(name, (len(positions), *width), blocks, int(np.prod(width, dtype=np.int64)), rows_at if main else None)
+
+
+def prefixed(part: Part, rows: np.ndarray) -> Part:
+    """``part`` with ``rows`` first: the values of tokens that have no position (a ViT's cls token), in a
+    block of their own; ``rows_at`` still indexes the positions. ``part`` itself when there are none."""
+    rows = np.asarray(rows)
+    if not len(rows):
+        return part
+    count = len(rows)
+
+    def blocks(size: int) -> Iterator[Block]:
+        yield Block(0, 0, rows)
+        for block in part.blocks(size):
+            yield Block(block.segment, block.start + count, block.values)
+
+    return Part(part.name, (part.shape[0] + count, *part.shape[1:]), blocks, part.row_values, part.rows_at, count)

@@ -1,4 +1,5 @@
-"""Position ids: one integer per token, or k coordinates per cell of a grid (n-D schemes)."""
+"""Position ids: one integer per token, or k coordinates per cell of a grid (n-D schemes); real-valued
+positions for the schemes whose angles are any multiple of a frequency."""
 
 from __future__ import annotations
 
@@ -14,13 +15,19 @@ from pecli.errors import PositionError
 MAX_ID = 1 << 53
 
 
-def as_positions(positions: Any, rank: int = 1) -> np.ndarray:
+def as_positions(positions: Any, rank: int = 1, *, real: bool = False) -> np.ndarray:
     """Return ``positions`` as int64 ids: shape (N,) for rank 1, (N, rank) for positions on a grid.
+
+    With ``real`` (schemes whose angles are any multiple of a frequency: rope, rope-nd, sinusoidal,
+    sinusoidal-nd), positions may be any finite real numbers, negative or fractional (EVA's stretched grid
+    coordinates, rotary-embedding-torch's pixel positions in [−1, 1]); they come back as float64 when
+    some are not whole non-negative numbers, else as int64 ids as always.
 
     Raises
     ------
     PositionError
-        If the positions are not integers, have the wrong shape or are negative.
+        If the positions are not integers (not finite numbers with ``real``), have the wrong shape or
+        are negative.
     """
     array = np.asarray(positions)
     if array.ndim == 0:
@@ -29,11 +36,13 @@ def as_positions(positions: Any, rank: int = 1) -> np.ndarray:
         raise PositionError(f"positions must be one-dimensional, got shape {array.shape}")
     if rank > 1 and (array.ndim != 2 or array.shape[1] != rank):
         raise PositionError(f"positions must have shape (N, {rank}), got shape {array.shape}")
+    if real and array.dtype.kind in "iubf" and _not_ids(array):
+        return _real_positions(array)
     if array.dtype.kind == "f":
         if not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
             raise PositionError("positions must be whole numbers")
     elif array.dtype.kind not in "iub":
-        raise PositionError(f"positions must be integers, got dtype {array.dtype}")
+        raise PositionError(f"positions must be {'numbers' if real else 'integers'}, got dtype {array.dtype}")
     if array.size and array.max() >= MAX_ID:
         raise PositionError(f"positions must be below 2**53 (angles are formed in float64, exact for whole numbers "
                             f"below it), got {array.max()}")
@@ -41,6 +50,41 @@ def as_positions(positions: Any, rank: int = 1) -> np.ndarray:
     if array.size and array.min() < 0:
         raise PositionError(f"positions must be >= 0, got {int(array.min())}")
     return array
+
+
+def _not_ids(array: np.ndarray) -> bool:
+    """Whether some value is not a whole number in [0, 2^53): then real positions are float64."""
+    if not array.size:
+        return False
+    if array.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            return not (np.all(np.isfinite(array)) and np.all(array == np.round(array))
+                        and array.min() >= 0 and array.max() < MAX_ID)
+    return bool(array.min() < 0)
+
+
+def _real_positions(array: np.ndarray) -> np.ndarray:
+    """Real-valued positions as float64, refusing NaN, ±inf and values beyond 2^53 in magnitude."""
+    values = array.astype(np.float64)
+    if not np.all(np.isfinite(values)):
+        raise PositionError("positions must be finite numbers (no NaN or ±inf)")
+    if np.abs(values).max() >= MAX_ID:
+        raise PositionError(f"positions must be below 2**53 in magnitude, got {values[np.argmax(np.abs(values))]:g}")
+    return values
+
+
+def positions_length(positions: np.ndarray) -> int:
+    """The sequence length L that positions reach: the largest (rounded down) + 1, at least 1; for the
+    defaults that depend on it (rope's context, learned's rows)."""
+    positions = np.asarray(positions)
+    if not positions.size:
+        return 1
+    return max(1, int(np.floor(positions.max())) + 1)
+
+
+def is_real(positions: np.ndarray) -> bool:
+    """Whether positions are real-valued (float64, from :func:`as_positions` with ``real``) rather than ids."""
+    return np.asarray(positions).dtype.kind == "f"
 
 
 def grid_cells(grid: tuple[int, ...]) -> np.ndarray:
@@ -57,10 +101,21 @@ def stored_positions(positions: np.ndarray) -> np.ndarray:
     return positions if positions.ndim == 1 else positions.T.copy()
 
 
-def position_label(position: Any) -> int | list[int]:
-    """A position as JSON and messages show it: an int id, or the list of a grid cell's coordinates."""
+def position_label(position: Any) -> int | float | list:
+    """A position as JSON and messages show it: an int id (a number, for real-valued positions), or the
+    list of a grid cell's coordinates."""
     array = np.asarray(position)
-    return int(array) if array.ndim == 0 else [int(v) for v in array]
+    if array.ndim == 0:
+        return _number(array)
+    return [_number(v) for v in array]
+
+
+def _number(value: Any) -> int | float:
+    value = np.asarray(value)
+    if value.dtype.kind == "f":
+        number = float(value)
+        return int(number) if number.is_integer() and abs(number) < MAX_ID else number
+    return int(value)
 
 
 def position_range(positions: np.ndarray) -> tuple[int, Any, Any]:
@@ -69,9 +124,15 @@ def position_range(positions: np.ndarray) -> tuple[int, Any, Any]:
 
 
 def position_text(position: Any) -> str:
-    """A position in words: ``17``, or ``(2, 5)`` for a grid cell."""
+    """A position in words: ``17``, ``0.5``, or ``(2, 5)`` for a grid cell."""
     label = position_label(position)
-    return str(label) if isinstance(label, int) else "(" + ", ".join(map(str, label)) + ")"
+    if isinstance(label, list):
+        return "(" + ", ".join(map(_number_text, label)) + ")"
+    return _number_text(label)
+
+
+def _number_text(value: int | float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:.6g}"
 
 
 @dataclass(frozen=True)
@@ -97,8 +158,8 @@ class Positions:
         return cls(None, int(count), rank, make)
 
     @classmethod
-    def of(cls, ids: Any, rank: int = 1) -> Positions:
-        ids = as_positions(ids, rank)
+    def of(cls, ids: Any, rank: int = 1, *, real: bool = False) -> Positions:
+        ids = as_positions(ids, rank, real=real)
         return cls(ids, int(ids.shape[0]), rank)
 
     @property

@@ -11,16 +11,25 @@ from typing import Any, Callable, ClassVar, Iterator, Mapping
 import numpy as np
 
 from pecli.dtypes import numpy_dtype
-from pecli.errors import ConfigError
-from pecli.params import Parameter, dataclass_parameters, param
+from pecli.errors import ConfigError, PecliError, PositionError
+from pecli.params import Parameter, dataclass_parameters, field_values, param
 from pecli.schemes.base import MAX_WIDTH, Capability, Scheme, check_apply_input, factored_score
-from pecli.schemes.frequencies import FrequencyPairs, unit_phasors
+from pecli.schemes.frequencies import DEFAULT_BASE, FrequencyPairs, check_given_frequencies, unit_phasors
 from pecli.schemes.parts import Block, Part, row_part, whole_part
-from pecli.schemes.positions import as_positions
+from pecli.schemes.positions import position_text
 from pecli.schemes.rope_scaling import (
     SCALING_GROUP, SCALINGS, RopeScaling, ScaledFrequencies, compute_inv_freq, scaling_keys, scaling_type,
     shared_scaling_keys,
 )
+
+
+#: Largest |log| of an xPos factor: the analyses' products of such vectors (Gram determinants, up to
+#: e^±4·150 times the squared count) stay within float64 (e^±709). With B = 512: |p − L//2| up to 61,000.
+XPOS_EXPONENT_LIMIT = 150.0
+
+#: rope parameters added after the scaling keys were: listed after them, so that the JSON output keeps
+#: the order it has always had.
+LATER_KEYS = ("inv_freq", "xpos")
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,7 @@ class RopeScheme(Scheme):
 
     name: ClassVar[str] = "rope"
     kind: ClassVar[str] = "rotary"
+    real_positions: ClassVar[bool] = True
     extra_capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.CONTEXT_EXTENSION})
     summary: ClassVar[str] = "rotate pairs of q/k components by p·base^(-2i/d) (Su et al. 2021)"
     aliases: ClassVar[dict[str, str]] = {
@@ -98,7 +108,17 @@ class RopeScheme(Scheme):
     max_position_embeddings: int | None = param(None, "the model's longest context length", minimum=1, maximum=1 << 40,
                                                   group=SCALING_GROUP)
     context: int | None = param(
-        None, "current sequence length, for dynamic and longrope", minimum=1, default_text="the length", group=SCALING_GROUP
+        None, "current sequence length, for dynamic, longrope and xPos's centre L//2", minimum=1, default_text="the length",
+        group=SCALING_GROUP,
+    )
+    given_inv_freq: tuple[float, ...] | None = param(
+        None, "the inverse frequency of each rotated pair (radians per position) in place of base^(-2i/r): "
+        "r/2 numbers, or an .npy or text file of them", exclusive_minimum=0, from_file=True, key="inv_freq",
+        default_text="base^(-2i/r)",
+    )
+    xpos: float | None = param(
+        None, "xPos scale base B (Sun et al. 2022): q times ζ_i^((p − L//2)/B), k divided by it, "
+        "ζ_i = (2i + 0.4r)/(1.4r)", exclusive_minimum=0, default_text="off",
     )
 
     # -- parameters: the scheme's own and the scaling's, from the registry's records -----------------
@@ -108,7 +128,7 @@ class RopeScheme(Scheme):
 
         Order (that of :meth:`params` and of the JSON output): the fields', where ``rope_scaling``
         stands for ``scaling`` and the keys most scaling types share (factor, original length); the
-        keys of fewer types come last.
+        keys of fewer types, then :data:`LATER_KEYS`, come last.
         """
         own = dataclass_parameters(cls)
         keys = {
@@ -117,6 +137,7 @@ class RopeScheme(Scheme):
         }
         shared = [_attribute(name) for name in shared_scaling_keys()]
         types = tuple(SCALINGS)
+        by_field = {parameter.attribute or name: parameter for name, parameter in own.items()}
         out: dict[str, Parameter] = {}
         for name in (f.name for f in dataclasses.fields(cls)):
             if name == "rope_scaling":
@@ -125,9 +146,10 @@ class RopeScheme(Scheme):
                     group=SCALING_GROUP,
                 )
                 out.update({key: keys[key] for key in shared})
-            elif name in own:
-                out[name] = own[name]
-        return {**out, **{key: parameter for key, parameter in keys.items() if key not in out}}
+            elif name in by_field and by_field[name].name not in LATER_KEYS:
+                out[by_field[name].name] = by_field[name]
+        later = {parameter.name: parameter for parameter in by_field.values() if parameter.name in LATER_KEYS}
+        return {**out, **{key: parameter for key, parameter in keys.items() if key not in out}, **later}
 
     @classmethod
     def from_params(cls, values: dict[str, Any]) -> RopeScheme:
@@ -135,7 +157,7 @@ class RopeScheme(Scheme):
         values = dict(values)
         rope_type = values.pop("scaling", None) or "none"
         keys = {_key_name(name): values.pop(name) for name in list(values) if _key_name(name) in scaling_keys()}
-        return cls(**values, rope_scaling=RopeScaling(rope_type, **keys))
+        return cls(**field_values(dataclass_parameters(cls), values), rope_scaling=RopeScaling(rope_type, **keys))
 
     @property
     def scaling(self) -> str:
@@ -186,6 +208,13 @@ class RopeScheme(Scheme):
                 "partial_rotary_factor",
                 f"int(dim * factor) = {rotated} rotated components; it must be even and at least 2",
             )
+        if self.given_inv_freq is not None:
+            check_given_frequencies(self.given_inv_freq, (rotated // 2,), f"rope with {rotated} rotated components")
+            if self.base != DEFAULT_BASE:
+                raise ConfigError("inv_freq", f"replaces the ladder of base {self.base:g}; give the frequencies or the base, not both")
+            if self.rope_fraction < 1:
+                raise ConfigError("rope_fraction", "keeps the highest frequencies of the base's ladder; with --inv-freq "
+                                  "give the frequencies each pair should have")
         self.frequencies  # validates the scaling now, not at first use
 
     @property
@@ -205,7 +234,16 @@ class RopeScheme(Scheme):
 
     @property
     def reads_context(self) -> bool:
-        return self.scaling in ("dynamic", "longrope")
+        return self.scaling in ("dynamic", "longrope") or self.xpos is not None
+
+    @property
+    def shift_isometric(self) -> bool:
+        """True, unless xPos scales each position's vector by a factor of its own."""
+        return self.xpos is None
+
+    @property
+    def keys_differ(self) -> bool:
+        return self.xpos is not None
 
     def frequency_pairs(self) -> FrequencyPairs:
         first, second = self.pair_indices()
@@ -213,6 +251,7 @@ class RopeScheme(Scheme):
             self.inv_freq, self.original_inv_freq, first, second, False, self.rotated_dim,
             float(self.frequencies.base), self.attention_scaling, self.rotating_pairs,
             None if self.scaling == "none" else self.frequencies,
+            magnitudes=None if self.xpos is None else self.xpos_factors,
         )
 
     def without_extension(self) -> RopeScheme:
@@ -232,6 +271,7 @@ class RopeScheme(Scheme):
                     scaling=self.rope_scaling,
                     max_position_embeddings=self.max_position_embeddings,
                     context=self.context,
+                    ladder=self.given_inv_freq,
                 )
         except (OverflowError, FloatingPointError):
             frequencies = None
@@ -264,8 +304,42 @@ class RopeScheme(Scheme):
 
     @property
     def original_inv_freq(self) -> np.ndarray:
-        """``θ_i = base^(−2i/r)`` with the configured base, before any scaling or p-RoPE."""
+        """``θ_i = base^(−2i/r)`` with the configured base (or the given ``inv_freq``), before any scaling
+        or p-RoPE."""
         return np.array(self.frequencies.original_inv_freq, dtype=np.float64)
+
+    @property
+    def xpos_zeta(self) -> np.ndarray:
+        """xPos's per-pair ratio ``ζ_i = (2i + 0.4r)/(1.4r)``, i = 0 … r/2 − 1, in (0.28, 1)."""
+        r = self.rotated_dim
+        return (np.arange(0, r, 2, dtype=np.float64) + 0.4 * r) / (1.4 * r)
+
+    def xpos_factors(self, positions: Any, *, keys: bool = False) -> np.ndarray:
+        """The (N, r/2) xPos factors ``ζ_i^((p − L//2)/B)`` of the queries (``keys``: their inverses),
+        with ``L`` the sequence length (:attr:`context`) and ``B`` the scale base :attr:`xpos`.
+
+        Notes
+        -----
+        Sun et al., "A Length-Extrapolatable Transformer" (2022): ``q_m·k_n`` then carries
+        ``ζ_i^((m − n)/B)``, a decay with the distance; the centre ``L//2`` cancels in the product and keeps
+        the factors near 1 (x-transformers' ``RotaryEmbedding``, ``max_pos = t.max() + 1``; lucidrains'
+        rotary-embedding-torch, ``len(t)``). Each vector's norm now depends on its absolute position.
+        """
+        if self.xpos is None:
+            raise PecliError("xpos_factors: this rope has no xPos (give xpos)")
+        if self.context is None:
+            raise PecliError("xPos needs the sequence length L (context) for its centre L//2")
+        positions = self.positions_of(positions)
+        power = (positions.astype(np.float64) - self.context // 2) / self.xpos
+        # ζ_0 is the smallest ratio: its factor is the largest (or smallest) of each position's.
+        extreme = np.abs(power) * -np.log(self.xpos_zeta[0])
+        if extreme.size and extreme.max() > XPOS_EXPONENT_LIMIT:
+            p = positions[int(np.argmax(extreme))]
+            raise PositionError(
+                f"xPos factors ζ^((p − L//2)/B) reach e^±{extreme.max():.0f} at position {position_text(p)} (L = {self.context:,}, "
+                f"B = {self.xpos:g}), past what float64 scores hold (e^±{XPOS_EXPONENT_LIMIT:.0f}): use a larger --xpos or fewer positions"
+            )
+        return np.power(self.xpos_zeta[None, :], (-power if keys else power)[:, None])
 
     @property
     def attention_scaling(self) -> float:
@@ -274,7 +348,7 @@ class RopeScheme(Scheme):
 
     def angles(self, positions: Any) -> np.ndarray:
         """The (L, r/2) angles ``p θ_i``, float64."""
-        return np.outer(as_positions(positions).astype(np.float64), self.inv_freq)
+        return np.outer(self.positions_of(positions).astype(np.float64), self.inv_freq)
 
     def pair_indices(self) -> tuple[np.ndarray, np.ndarray]:
         """Component indices (first, second) of each rotated pair in the chosen layout."""
@@ -290,14 +364,23 @@ class RopeScheme(Scheme):
         return np.cos(angles) * self.attention_scaling, np.sin(angles) * self.attention_scaling
 
     # -- the interface --------------------------------------------------------------------------
-    def apply(self, x: np.ndarray, positions: Any) -> np.ndarray:
-        """Rotate the last axis of ``x``; positions run along its second-to-last axis."""
-        positions = as_positions(positions)
+    def apply(self, x: np.ndarray, positions: Any, *, keys: bool = False) -> np.ndarray:
+        """Rotate the last axis of ``x``; positions run along its second-to-last axis.
+
+        With xPos the rotated components are then multiplied by :meth:`xpos_factors`: those of the
+        queries, or (``keys``) their inverses, as x-transformers and rotary-embedding-torch scale k by
+        ``scale ** -1``. Without xPos queries and keys turn alike.
+        """
+        positions = self.positions_of(positions)
         x = np.asarray(x, dtype=np.float64)
         check_apply_input(x, positions, self.dim)
         angles = self.angles(positions)
-        return rotate_pairs(x, np.cos(angles) * self.attention_scaling, np.sin(angles) * self.attention_scaling,
-                            *self.pair_indices())
+        cos, sin = np.cos(angles) * self.attention_scaling, np.sin(angles) * self.attention_scaling
+        if self.xpos is None:
+            return rotate_pairs(x, cos, sin, *self.pair_indices())
+        factors = self.xpos_factors(positions, keys=keys)
+        with np.errstate(over="ignore", invalid="ignore"):  # factors past float64's range: ±inf, NaN, reported by the checks
+            return rotate_pairs(x, cos * factors, sin * factors, *self.pair_indices())
 
     def reference_vector(self) -> np.ndarray:
         """(1, 0) on every rotated pair, 0 on the unrotated tail."""
@@ -306,28 +389,39 @@ class RopeScheme(Scheme):
         return vector
 
     def encode(self, positions: Any) -> np.ndarray:
-        # The rotated reference vector, written directly: (cos pθ_i, sin pθ_i) at each pair's components.
-        return reference_rotations(self.angles(positions), self.dim, self.layout, self.attention_scaling)
+        # The rotated reference vector, written directly: (cos pθ_i, sin pθ_i) at each pair's components
+        # (times the queries' xPos factors).
+        positions = self.positions_of(positions)
+        out = reference_rotations(self.angles(positions), self.dim, self.layout, self.attention_scaling)
+        if self.xpos is not None:
+            with np.errstate(over="ignore", invalid="ignore"):
+                out[:, : self.rotated_dim] *= layout_cache(self.xpos_factors(positions), self.layout)
+        return out
 
     def score_factors(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
-        """``(R_p u, R_p u)`` for the all-ones vector u (see the class notes)."""
-        positions = as_positions(positions)
-        rotated = self.apply(np.ones((positions.size, self.dim)), positions)
-        return rotated, rotated
+        """``(R_p u, R_p u)`` for the all-ones vector u (see the class notes); with xPos the query's and the
+        key's scaling differ."""
+        positions = self.positions_of(positions)
+        ones = np.ones((positions.size, self.dim))
+        rotated = self.apply(ones, positions)
+        return rotated, (rotated if self.xpos is None else self.apply(ones, positions, keys=True))
 
     def score(self, m: Any, n: Any) -> np.ndarray:
         return factored_score(self, m, n)
 
     def arrays(self, positions: Any) -> dict[str, np.ndarray]:
-        positions = as_positions(positions)
+        positions = self.positions_of(positions)
         cos, sin = self.cos_sin(positions)
-        return {
+        out = {
             "encoding": self.encode(positions),
             "cos": cos,
             "sin": sin,
             "inv_freq": self.inv_freq,
             "positions": positions,
         }
+        if self.xpos is not None:
+            out["xpos_scale"] = layout_cache(self.xpos_factors(positions), self.layout)
+        return out
 
     def shared_bytes(self, n_positions: int, itemsize: int, wanted: Any) -> int:
         """The (L, r/2) cos and sin tables :meth:`parts` keeps when several of encoding, cos, sin are wanted."""
@@ -336,7 +430,7 @@ class RopeScheme(Scheme):
     def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
         """``encoding``, ``cos``, ``sin`` row by row from the (n, r/2) phasors ``exp(i pθ_j)`` (see
         :func:`rotary_parts`), then ``inv_freq`` and ``positions``."""
-        positions = as_positions(positions)
+        positions = self.positions_of(positions)
         inv_freq, scaling = self.inv_freq, self.attention_scaling
 
         def phasors(ids: np.ndarray) -> np.ndarray:
@@ -346,7 +440,13 @@ class RopeScheme(Scheme):
             return z
 
         trigonometric = rotary_parts(positions, phasors, self.dim, self.rotated_dim, self.layout, dtype, wanted)
-        return [*trigonometric, whole_part("inv_freq", inv_freq), whole_part("positions", positions)]
+        if self.xpos is None:
+            return [*trigonometric, whole_part("inv_freq", inv_freq), whole_part("positions", positions)]
+        scales = row_part("xpos_scale", positions, lambda ids: layout_cache(self.xpos_factors(ids), self.layout),
+                          (self.rotated_dim,))
+        # The encoding is the queries' image of the reference vector: the rotation, then the xPos factors.
+        encoding = row_part("encoding", positions, self.encode, (self.dim,), main=True)
+        return [encoding, *trigonometric[1:], scales, whole_part("inv_freq", inv_freq), whole_part("positions", positions)]
 
 
 def layout_cache(half: np.ndarray, layout: str) -> np.ndarray:

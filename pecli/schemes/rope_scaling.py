@@ -172,11 +172,13 @@ class RopeModel:
     rotated_dim: int
     max_position_embeddings: int | None = None
     context: int | None = None
+    #: Frequencies given in place of the base's ladder (``--inv-freq``), or None.
+    ladder: tuple[float, ...] | None = None
 
     @cached_property
     def theta(self) -> np.ndarray:
-        """``θ_i = b^(−2i/d)``, read-only."""
-        theta = geometric_inv_freq(self.rotated_dim, self.base)
+        """``θ_i = b^(−2i/d)`` (the given ladder, if any), read-only."""
+        theta = geometric_inv_freq(self.rotated_dim, self.base) if self.ladder is None else np.array(self.ladder, dtype=np.float64)
         theta.setflags(write=False)
         return theta
 
@@ -788,8 +790,9 @@ def _frequencies(model: RopeModel, scaling: RopeScaling, inv: np.ndarray, **fact
         ramp = np.asarray(ramp, dtype=np.float64)
         ramp.setflags(write=False)
     facts.setdefault("attention_scaling", 1.0)
-    facts.setdefault("base", model.base)
-    facts.setdefault("original_base", model.base)
+    base = model.base if model.ladder is None else math.nan  # given frequencies have no base
+    facts.setdefault("base", base)
+    facts.setdefault("original_base", base)
     return ScaledFrequencies(inv_freq=inv, original_inv_freq=original, rope_type=scaling.rope_type,
                              context=model.context, ramp=ramp, **facts)
 
@@ -1031,6 +1034,10 @@ SCALING_TYPES: tuple[str, ...] = tuple(SCALINGS)
 _ALLOWED_KEYS: dict[str, tuple[str, ...]] = {name: record.key_names for name, record in SCALINGS.items()}
 
 
+#: The scaling types that act on the frequencies alone, so also on frequencies given with ``--inv-freq``.
+LADDER_SCALINGS = ("none", "linear")
+
+
 # --------------------------------------------------------------------------------------------
 # the entry point
 # --------------------------------------------------------------------------------------------
@@ -1041,6 +1048,7 @@ def compute_inv_freq(
     scaling: RopeScaling | None = None,
     max_position_embeddings: int | None = None,
     context: int | None = None,
+    ladder: tuple[float, ...] | None = None,
 ) -> ScaledFrequencies:
     """Inverse frequencies of RoPE under a scaling, as HF transformers computes them, in float64.
 
@@ -1061,6 +1069,10 @@ def compute_inv_freq(
     context : int, optional
         Current sequence length (dynamic, longrope). None: dynamic does not grow, longrope uses the short
         factors (HF's ``seq_len=None`` at init).
+    ladder : tuple of float, optional
+        The unscaled frequencies, given instead of ``base^(−2i/d)`` (``--inv-freq``); only the scalings
+        that act on the frequencies themselves take them (none, linear): the others derive theirs from
+        the base.
 
     Returns
     -------
@@ -1080,10 +1092,14 @@ def compute_inv_freq(
     if not isinstance(scaling, RopeScaling):
         raise ConfigError("rope_scaling", f"must be a RopeScaling, got {type(scaling).__name__}")
     scaling = scaling.validated(rotated_dim=rotated_dim, max_position_embeddings=max_position_embeddings)
+    if ladder is not None and scaling.rope_type not in LADDER_SCALINGS:
+        raise ConfigError("inv_freq", f"replaces the base^(-2i/d) ladder, from which scaling {scaling.rope_type} "
+                          f"computes its frequencies; with --inv-freq use scaling {' or '.join(LADDER_SCALINGS)}")
     model = RopeModel(
         base=_BASE.coerce(base),
         rotated_dim=int(rotated_dim),
         max_position_embeddings=None if max_position_embeddings is None else _MODEL_LENGTH.coerce(max_position_embeddings),
         context=None if context is None else _CONTEXT.coerce(context),
+        ladder=None if ladder is None else tuple(float(v) for v in ladder),
     )
     return scaling.record.compute(scaling, model)

@@ -10,8 +10,9 @@ import numpy as np
 from pecli.errors import ConfigError
 from pecli.params import param
 from pecli.schemes.base import MAX_WIDTH, AdditiveScheme, Capability
-from pecli.schemes.frequencies import FrequencyPairs, geometric_inv_freq, unit_phasors
-from pecli.schemes.positions import as_positions
+from pecli.schemes.frequencies import (
+    DEFAULT_BASE, FrequencyPairs, check_given_frequencies, geometric_inv_freq, unit_phasors,
+)
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,10 @@ class SinusoidalScheme(AdditiveScheme):
     - ``layout="interleaved"`` (the paper; DistilBERT, [Conditions]):
       ``PE[p, 2i] = sin(p ω_i)``, ``PE[p, 2i+1] = cos(p ω_i)``;
     - ``layout="half"`` (Marian): ``PE[p] = [sin(p ω_0) … sin(p ω_{d/2−1}), cos(p ω_0) … cos(p ω_{d/2−1})]``.
+
+    ``inv_freq`` gives the d/2 frequencies ω_i instead (radians per unit of position); ``scale``
+    multiplies the whole table (x-transformers' ``ScaledSinusoidalEmbedding``: ``dim^−0.5``), so that
+    ``PE_p · PE_q = scale² Σ_i cos(ω_i (p − q))``. Positions may be any real numbers.
 
     ``spacing="tensor2tensor"`` spaces the frequencies as Tensor2Tensor's ``get_timing_signal_1d``:
     ``ω_i = base^(−i/(d/2 − 1))``, from 1 to exactly 1/base (the timescale increment
@@ -43,6 +48,7 @@ class SinusoidalScheme(AdditiveScheme):
     name: ClassVar[str] = "sinusoidal"
     summary: ClassVar[str] = "sin/cos of p·base^(-2i/d) (Vaswani et al. 2017)"
     extra_capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.FREQUENCIES})
+    real_positions: ClassVar[bool] = True
 
     dim: int = param(512, "model dimension d (even)", minimum=2, maximum=MAX_WIDTH)
     base: float = param(10000.0, "base of the geometric frequencies", exclusive_minimum=0)
@@ -54,11 +60,21 @@ class SinusoidalScheme(AdditiveScheme):
         "vaswani", "vaswani: ω_i = base^(-2i/d), the paper's; tensor2tensor: ω_i = base^(-i/(d/2-1)) (Whisper, fairseq)",
         choices=("vaswani", "tensor2tensor"),
     )
+    given_inv_freq: tuple[float, ...] | None = param(
+        None, "the frequency ω_i of each sin/cos pair (radians per position) in place of base^(-2i/d): d/2 numbers, "
+        "or an .npy or text file of them", exclusive_minimum=0, from_file=True, key="inv_freq", default_text="base^(-2i/d)",
+    )
+    scale: float = param(1.0, "multiply the table by this (x-transformers' scaled sinusoid: dim^-0.5)", exclusive_minimum=0)
 
     def __post_init__(self) -> None:
         self._require_even("dim", self.dim)
         if self.spacing == "tensor2tensor" and self.dim < 4:
             raise ConfigError("dim", f"spacing tensor2tensor divides by d/2 − 1: dim must be at least 4, got {self.dim}")
+        if self.given_inv_freq is not None:
+            check_given_frequencies(self.given_inv_freq, (self.dim // 2,), f"sinusoidal with dim {self.dim}")
+            if self.base != DEFAULT_BASE or self.spacing != "vaswani":
+                given = f"base {self.base:g}" if self.base != DEFAULT_BASE else f"spacing {self.spacing}"
+                raise ConfigError("inv_freq", f"replaces the ladder of {given}; give the frequencies or the ladder, not both")
 
     @property
     def width(self) -> int:
@@ -66,7 +82,9 @@ class SinusoidalScheme(AdditiveScheme):
 
     @property
     def inv_freq(self) -> np.ndarray:
-        """``ω_i = base^(−2i/d)`` (vaswani) or ``base^(−i/(d/2 − 1))`` (tensor2tensor), float64."""
+        """``ω_i = base^(−2i/d)`` (vaswani) or ``base^(−i/(d/2 − 1))`` (tensor2tensor), or the given ones, float64."""
+        if self.given_inv_freq is not None:
+            return np.array(self.given_inv_freq, dtype=np.float64)
         if self.spacing == "tensor2tensor":
             return np.exp(-np.log(float(self.base)) * np.arange(self.dim // 2, dtype=np.float64) / (self.dim // 2 - 1))
         return geometric_inv_freq(self.dim, self.base)
@@ -78,19 +96,23 @@ class SinusoidalScheme(AdditiveScheme):
         else:
             first, second = np.arange(0, self.dim, 2), np.arange(1, self.dim, 2)
         inv_freq = self.inv_freq
-        return FrequencyPairs(inv_freq, inv_freq, first, second, True, self.dim, float(self.base))
+        base = float(self.base) if self.given_inv_freq is None else float("nan")  # given frequencies have no base
+        return FrequencyPairs(inv_freq, inv_freq, first, second, True, self.dim, base, self.scale)
 
     def angles(self, positions: Any) -> np.ndarray:
         """The (L, d/2) angles ``p ω_i`` in float64."""
-        return np.outer(as_positions(positions).astype(np.float64), self.inv_freq)
+        return np.outer(self.positions_of(positions).astype(np.float64), self.inv_freq)
 
     def encode(self, positions: Any) -> np.ndarray:
         angles = self.angles(positions)
         if self.layout == "half":
-            return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
-        out = np.empty((angles.shape[0], self.dim), dtype=np.float64)
-        out[:, 0::2] = np.sin(angles)
-        out[:, 1::2] = np.cos(angles)
+            out = np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+        else:
+            out = np.empty((angles.shape[0], self.dim), dtype=np.float64)
+            out[:, 0::2] = np.sin(angles)
+            out[:, 1::2] = np.cos(angles)
+        if self.scale != 1.0:
+            out *= self.scale
         return out
 
     def row_encoder(self, positions: np.ndarray, *, exact: bool = True) -> Callable[[np.ndarray], np.ndarray]:
@@ -100,8 +122,12 @@ class SinusoidalScheme(AdditiveScheme):
         def rows(ids: np.ndarray) -> np.ndarray:
             if self.layout == "half":
                 phasors = unit_phasors(ids, inv_freq, exact=exact)
-                return np.concatenate([phasors.imag, phasors.real], axis=1)
-            # (sin pω_i, cos pω_i) side by side: the interleaved layout is the phasors' float64 view.
-            return unit_phasors(ids, inv_freq, sin_first=True, exact=exact).view(np.float64).reshape(len(ids), self.dim)
+                out = np.concatenate([phasors.imag, phasors.real], axis=1)
+            else:
+                # (sin pω_i, cos pω_i) side by side: the interleaved layout is the phasors' float64 view.
+                out = unit_phasors(ids, inv_freq, sin_first=True, exact=exact).view(np.float64).reshape(len(ids), self.dim)
+            if self.scale != 1.0:
+                out *= self.scale
+            return out
 
         return rows

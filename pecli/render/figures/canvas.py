@@ -209,9 +209,15 @@ def describe(scheme: Scheme, *, skip: Sequence[str] = ()) -> str:
     """
     parts = [scheme.name]
     values = scheme.params()
+    given_frequencies = values.get("inv_freq") is not None  # then the base makes none of them
     for index, (name, parameter) in enumerate(scheme.parameters().items()):
         value = values[name]
-        if name in skip or value is None or isinstance(value, (dict, list)):
+        if name in skip or value is None or (name == "base" and given_frequencies):
+            continue
+        if parameter.from_file and isinstance(value, list):  # a list read from a file: too long for a title
+            parts.append(f"{name}=given")
+            continue
+        if isinstance(value, (dict, list)):
             continue
         if (index >= 3 or name in scheme.quiet_defaults) and value == parameter.default:
             continue

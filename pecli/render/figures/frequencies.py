@@ -54,10 +54,12 @@ def draw_circles(figure: "Figure", schemes: Sequence[Scheme], positions: Any, *,
     if shown.size > MAX_LABELLED_POINTS:
         figure.colorbar(points, ax=panels.ravel().tolist(), label="position (tokens)", shrink=0.8)
     first = schemes[0]
-    dim = first.frequency_pairs().dim
+    pairs = first.frequency_pairs()
+    dim = pairs.dim
+    ladder = "given" if np.isnan(pairs.base) else f"base$^{{-{2 * pair}/{dim}}}$"
     title = (
         f"{describe_all(schemes)}: positions {shown[0]}–{shown[-1]} on the circle of pair {pair} "
-        f"of {dim // 2} ($\\omega_{{{pair}}}$ = base$^{{-{2 * pair}/{dim}}}$)"
+        f"of {pairs.count} ($\\omega_{{{pair}}}$ = {ladder})"
     )
     notes = [stride_note("positions", shown.size, positions.size, step)] if step > 1 else []
     return Drawing(title, notes, schemes=list(schemes))
@@ -77,7 +79,9 @@ def draw_circle(axes: "Axes", scheme: Scheme, positions: np.ndarray, *, pair: in
     if positions.size <= MAX_LABELLED_POINTS:
         for p, px, py in zip(positions, x, y):
             axes.annotate(str(p), (px, py), xytext=(4, 4), textcoords="offset points", fontsize=8)
-    axes.set_title(f"base={number_text(configured_base(pairs))}: $\\omega_{{{pair}}}$ = {omega:.4g} rad/token", fontsize=10)
+    base = configured_base(pairs)
+    where = "given frequencies" if np.isnan(base) else f"base={number_text(base)}"
+    axes.set_title(f"{where}: $\\omega_{{{pair}}}$ = {omega:.4g} rad/token", fontsize=10)
     axes.set_xlabel(f"$\\sin(p\\,\\omega_{{{pair}}})$")
     axes.set_ylabel(f"$\\cos(p\\,\\omega_{{{pair}}})$")
     axes.set_xlim(-1.3, 1.3)

@@ -31,7 +31,7 @@ def draw_encoding_heatmap(axes: "Axes", scheme: Scheme, positions: Any, *, dtype
     fast components); columns beyond :data:`MAX_HEATMAP_COLUMNS` are drawn with a stride. ``dtype``
     casts the encoding first (what a model in that dtype sees).
     """
-    positions = as_positions(positions)
+    positions = scheme.positions_of(positions)  # real-valued where the scheme takes them
     shown, step = downsample(positions, MAX_HEATMAP_ROWS)
     matrix = _block_means(scheme, positions, step, dtype)
     columns, column_step = downsample(np.arange(matrix.shape[1]), MAX_HEATMAP_COLUMNS)
@@ -167,7 +167,7 @@ def cosine_similarity(vectors: np.ndarray) -> np.ndarray:
 
 def draw_similarity(axes: "Axes", scheme: Scheme, positions: Any, *, dtype: str | None = None) -> Drawing:
     """The (L, L) cosine similarity ``E_p · E_q / (|E_p| |E_q|)`` between the encodings of two positions."""
-    positions = as_positions(positions)
+    positions = scheme.positions_of(positions)
     shown, step = downsample(positions, MAX_MATRIX_SIDE)
     vectors = _cast(scheme.encode(shown), dtype)
     similarity = cosine_similarity(vectors)
@@ -210,12 +210,13 @@ def draw_similarity_grid(axes: "Axes", scheme: Scheme, cell: Any = None, *, dtyp
             similarity[start : start + step] = np.where(norms > 0, vectors @ target / np.where(norms > 0, norms, 1.0), np.nan)
     # the range of the values, as the ViT figure draws it: 2-D sinusoids stay within [0.75, 1]
     low, high = (float(np.nanmin(similarity)), float(np.nanmax(similarity))) if np.isfinite(similarity).any() else (0.0, 1.0)
-    image = axes.imshow(similarity.reshape(grid_shape[-2:]), interpolation="nearest", cmap="viridis",
-                        vmin=low, vmax=max(high, low + 1e-12))
-    axes.plot([cell[-1]], [cell[-2]], marker="x", color="black", markersize=8)
+    rows, columns = scheme.image_axes()  # (h, w), or (y, x) for a grid indexed xy
+    image = axes.imshow(similarity.reshape(grid_shape[rows], grid_shape[columns]), interpolation="nearest",
+                        cmap="viridis", vmin=low, vmax=max(high, low + 1e-12))
+    axes.plot([cell[columns]], [cell[rows]], marker="x", color="black", markersize=8)
     names = scheme.axis_names
-    axes.set_xlabel(f"{names[-1]} (cell)")
-    axes.set_ylabel(f"{names[-2]} (cell)")
+    axes.set_xlabel(f"{names[columns]} (cell)")
+    axes.set_ylabel(f"{names[rows]} (cell)")
     axes.figure.colorbar(image, ax=axes, label="cosine similarity to the marked cell")
     where = ", ".join(f"{name}={c}" for name, c in zip(names, cell))
     return Drawing(f"{describe(scheme)}: similarity to cell ({where}){_dtype_text(dtype)}", [])

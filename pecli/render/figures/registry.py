@@ -197,8 +197,11 @@ def _heatmap(figure: "Figure", request: PlotRequest) -> Drawing:
 
 
 def _circle(figure: "Figure", request: PlotRequest) -> Drawing:
-    bases = request.option("bases") or ((None,) if request.gave("base") else CIRCLE_BASES)
-    dim = {} if request.gave("dim") else {"dim": CIRCLE_DIM}
+    fixed = request.gave("inv_freq")  # given frequencies: one panel, at their own dimension
+    if fixed and request.option("bases"):
+        raise ConfigError("bases", "draws one panel per base; --inv-freq gives the frequencies themselves: leave one out")
+    bases = request.option("bases") or ((None,) if request.gave("base") or fixed else CIRCLE_BASES)
+    dim = {} if request.gave("dim") or fixed else {"dim": CIRCLE_DIM}
     variants = [request.variant(**dim, **({"base": base} if base is not None else {})) for base in bases]
     pair = request.option("pair")
     positions = range(request.option("points") or CIRCLE_POINTS)
