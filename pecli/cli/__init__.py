@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("pecli.cli.inspect", "Which RoPE frequency pairs a checkpoint's q and k projections use."),
     "permute": ("pecli.cli.permute", "Convert a q or k projection between the interleaved and half RoPE layouts."),
     "verify": ("pecli.cli.verify", "Check your own position-encoding arrays against the model's, and name the bug."),
+    "sweep": ("pecli.cli.sweep", "Run a check over the product of grids of values: one row per point."),
 }
 
 
