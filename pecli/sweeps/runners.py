@@ -82,8 +82,9 @@ def _ignore_interrupts() -> None:
 
 def _stop(pool: Any) -> None:
     """Cancel the points not started and end the workers now (the sweep was interrupted or failed)."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())  # shutdown() forgets them
     pool.shutdown(wait=False, cancel_futures=True)
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+    for process in workers:
         process.terminate()
 
 
