@@ -13,13 +13,12 @@ import json
 import numpy as np
 import pytest
 
+from pecli.checks import SETTINGS
 from pecli.errors import ConfigError
-from pecli.sweeps import check_settings
 from pecli.sweeps.files import read_rows
 from pecli.sweeps.grid import build_grid, confirm_size, parse_axis
 
 ROPE = ("--scheme", "rope", "-L", "64")
-SETTINGS = check_settings()
 
 
 def chord_step(base: float, dim: int) -> float:

@@ -176,14 +176,17 @@ def _jobs(own: dict[str, Any]) -> int:
     return own["jobs"] or default_jobs()
 
 
-def _plot_target(plot: Path | None, grid: Any, force: bool) -> Path | None:
+def _plot_target(plot: str | None, grid: Any, force: bool) -> Path | None:
     if plot is None:
         return None
+    plot = Path(plot)
     from pecli.io import check_target
     from pecli.render.figures.canvas import FIGURE_SUFFIXES
 
     if len(grid.axes) != 2:
         raise ConfigError("plot", f"draws a heatmap of two grid axes; this grid has {len(grid.axes)} ({', '.join(grid.names)})")
+    if plot.suffix.lower() not in FIGURE_SUFFIXES:
+        raise ConfigError("plot", f"{plot}: unsupported suffix {plot.suffix or '(none)'}; use one of {', '.join(FIGURE_SUFFIXES)}")
     return check_target(plot, suffixes=FIGURE_SUFFIXES, force=force)
 
 

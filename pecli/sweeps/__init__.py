@@ -58,7 +58,7 @@ def plan_sweep(check: str, options: Mapping[str, Any], axes: Sequence[tuple[str,
     options = merge(options)  # aliases resolved: rope_theta is base
     scheme = options.get("scheme") or (one_group(plan).scheme if plan is not None else DEFAULT_SCHEME)
     settings = check_settings()
-    grid = build_grid(axes, str(scheme), settings)
+    grid = build_grid(axes, str(scheme), [s for s in settings if s is not MEMORY_SETTING])  # a budget is no axis
     fixed = {key: value for key, value in options.items() if key not in grid.names}
     return SweepJob(check, fixed, settings, RUN_KEYS, grid.names, plan), grid
 
