@@ -145,7 +145,7 @@ def test_an_interrupted_sweep_resumes_without_recomputing(run_main, tmp_path, mo
     stop = False
     resumed = run_main(*sweep, "--grid", "base=100,1e4,1e6,1e8", "-o", "rows.csv")  # and an axis grown by one value
     assert resumed.returncode == 1 and measured == [100.0, 1e4, 1e6, 1e8]  # the error rows run again
-    assert "8 points, 6 measured, 2 already in rows.csv; 4 failed" in resumed.stderr
+    assert "8 points, 6 run, 2 already in rows.csv; 4 failed" in resumed.stderr
     fresh = run_main(*sweep, "--grid", "base=100,1e4,1e6,1e8", "-o", "fresh.csv")
     assert fresh.returncode == 1
     assert (tmp_path / "rows.csv").read_bytes() == (tmp_path / "fresh.csv").read_bytes()  # grid order, same columns

@@ -124,7 +124,7 @@ def sweep(
     jobs = _jobs(own)
     output = open_rows_file(own["out"], built.names, job.fingerprint, force=force) if own["out"] is not None else None
     budget = memory_budget(options.get("max_memory"))
-    check_memory(rows_bytes(built, prop), budget, f"the rows of {built.count:,} points")
+    check_memory(rows_bytes(built, prop), budget, f"holding the rows of {built.count:,} points")
     if jobs > 1 and own["cluster"] is None:  # the local processes share the budget
         job = dataclasses.replace(job, options={**job.options, "max_memory": max(1, budget // jobs)})
     job.check_fixed_options(built)
@@ -210,7 +210,7 @@ def _report(result: Any, grid: Any, job: Any, own: dict[str, Any], plot: Path | 
     where = f" in {out}" if out is not None else ""
     already = f", {result.skipped:,} already{where}" if result.skipped else ""
     failed = f"; {result.failed:,} failed (their rows hold the error)" if result.failed else ""
-    message(f"sweep {prop}: {result.points:,} points, {result.written:,} measured{already}{failed}"
+    message(f"sweep {prop}: {result.points:,} points, {result.written:,} run{already}{failed}"
             + (f"; rows in {out}" if out is not None else ""), quiet=quiet or json)
 
 

@@ -80,7 +80,8 @@ class SweepJob:
     def check_fixed_options(self, grid: Grid) -> None:
         """Refuse, before any work, fixed options that no point can run with: the first point is
         resolved and its check prepared (nothing measured); an error naming a key that is not a grid
-        axis is the fixed options' (an error of an axis's key is that point's, and goes in its row)."""
+        axis is the fixed options'. An error of an axis's key, or a point over the memory budget, is
+        that point's, and goes in its row."""
         from pecli.checks import prepared_check
 
         try:
@@ -88,6 +89,8 @@ class SweepJob:
         except ConfigError as error:
             if error.key not in grid.names:
                 raise
+        except PecliError:
+            pass
 
 
 def canonical(options: Mapping[str, Any], settings: tuple[Parameter, ...]) -> dict[str, Any]:
