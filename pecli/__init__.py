@@ -9,6 +9,7 @@ The library API, for notebooks and scripts (nothing here needs the command line)
     results = pecli.run_checks(rope, "all", pecli.CheckOptions(length=4096))
     table = pecli.spectrum(rope, context=8192, train_length=4096)  # per-pair wavelengths
     side_by_side = pecli.compare([rope, pecli.build_scheme("alibi")], length=1024)
+    rows = pecli.sweep("distinguishability", {"base": [1e4, 1e6]}, scheme="rope", length=4096).rows
     figure, notes = pecli.plot("dot-distance", rope, length=2048)
     plan = pecli.model_plan("config.json")                       # a model's layer groups
     sliding = pecli.model_scheme("config.json", layer=0)          # the scheme of one layer
@@ -37,6 +38,7 @@ _EXPORTS = {
     "base_lower_bound": "pecli.analysis.spectrum",
     "compare": "pecli.analysis.comparison",
     "Comparison": "pecli.analysis.comparison",
+    "sweep": "pecli.sweeps",
 }
 
 

@@ -121,6 +121,14 @@ def test_a_row_is_what_check_json_says(run_main):
             assert (json.loads(cell) if isinstance(value, (list, dict)) else cell) == value, (name, figure)
 
 
+def test_the_library_door_gives_the_command_lines_rows(run_main):
+    import pecli
+
+    swept = json.loads(run_main("sweep", "distinguishability", *ROPE, "--grid", "base=100,1e4", "--json").stdout)
+    result = pecli.sweep("distinguishability", {"base": [100, 1e4]}, scheme="rope", length=64)
+    assert result.rows == swept["rows"] and (result.written, result.failed) == (2, 0)
+
+
 def test_an_interrupted_sweep_resumes_without_recomputing(run_main, tmp_path, monkeypatch):
     import pecli.checks
 
