@@ -48,8 +48,9 @@ def sweep_table(rows: Sequence[Mapping[str, Any]], axes: Sequence[str], check: s
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("verdict", no_wrap=True)
     shown = metric if metric not in (None, "verdict") else None
-    if shown is not None:
-        table.add_column(shown.replace("_", " "), justify="right", overflow="fold")
+    if shown is not None:  # a figure of the one property checked goes by its own name
+        header = shown.removeprefix(f"{check}.") if check != "all" else shown
+        table.add_column(header.replace("_", " "), justify="right", overflow="fold")
     table.add_column("details", overflow="fold")
     for row in rows:
         cells: list[Any] = [escape(format_value(cell(row.get(name)))) for name in axes]
