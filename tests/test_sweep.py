@@ -86,6 +86,18 @@ def test_bad_input_is_one_line_exit_2(run_main, args, words):
     assert result.returncode == 2 and words in error_line(result)
 
 
+@pytest.mark.parametrize(("module", "args", "words"), [
+    ("distributed", ("--cluster", "tcp://127.0.0.1:8786"), "cluster: needs dask.distributed, which is not installed: pip install 'pecli[dask]'"),
+    ("pyarrow.parquet", ("-o", "rows.parquet"), "out: .parquet needs pyarrow, which is not installed: pip install 'pecli[parquet]'"),
+])
+def test_a_missing_extra_is_named(run_main, monkeypatch, module, args, words):
+    import sys
+
+    monkeypatch.setitem(sys.modules, module, None)  # import fails as if it were not installed
+    result = run_main("sweep", *ROPE, "--grid", "base=1,2", *args)
+    assert result.returncode == 2 and error_line(result) == f"pecli: error: {words}"
+
+
 def test_a_million_points_without_yes_on_the_command_line(run_main):
     values = ",".join(str(n) for n in range(2, 1002))
     result = run_main("sweep", *ROPE, "--grid", f"length={values}", "--grid", f"train_length={values}")
@@ -127,6 +139,22 @@ def test_the_library_door_gives_the_command_lines_rows(run_main):
     swept = json.loads(run_main("sweep", "distinguishability", *ROPE, "--grid", "base=100,1e4", "--json").stdout)
     result = pecli.sweep("distinguishability", {"base": [100, 1e4]}, scheme="rope", length=64)
     assert result.rows == swept["rows"] and (result.written, result.failed) == (2, 0)
+
+
+def test_a_models_config_is_swept_as_check_reads_it(run_main, tmp_path):
+    from pathlib import Path
+
+    config = str(Path(__file__).resolve().parents[1] / "sample_configs" / "hf" / "meta-llama--llama-3.1-8b.json")
+    checked = json.loads(run_main("check", "distinguishability", "--hf-config", config, "-L", "64", "--base", "1e4", "--json").stdout)
+    swept = json.loads(run_main("sweep", "distinguishability", "--hf-config", config, "-L", "64", "--grid", "base=1e4,1e6", "--json").stdout)
+    row = swept["rows"][0]
+    assert row["verdict"] == checked["verdict"] and swept["failed"] == 0
+    assert row["distinguishability.min_step"] == checked["results"][0]["figures"]["min_step"]
+    gemma3 = {"model_type": "gemma3_text", "hidden_size": 2560, "num_attention_heads": 8, "head_dim": 256,
+              "num_hidden_layers": 12, "sliding_window_pattern": 6, "rope_theta": 1e6, "rope_local_base_freq": 1e4}
+    (tmp_path / "gemma3.json").write_text(json.dumps(gemma3))  # sliding layers and full ones: two RoPEs
+    groups = run_main("sweep", "--hf-config", "gemma3.json", "--grid", "base=1e4,1e6")
+    assert groups.returncode == 2 and "choose one with --layer N or --layer-group NAME" in error_line(groups)
 
 
 def test_an_interrupted_sweep_resumes_without_recomputing(run_main, tmp_path, monkeypatch):
