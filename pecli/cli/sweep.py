@@ -121,7 +121,7 @@ def sweep(
     job, built = plan_sweep(prop, options, _axes(options, grid or []), spec.plan)
     confirm_size(built, yes)
     plot = _plot_target(own["plot"], built, force)
-    jobs = _jobs(own)
+    jobs = min(_jobs(own), built.count)  # more processes than points would idle
     output = open_rows_file(own["out"], built.names, job.fingerprint, force=force) if own["out"] is not None else None
     budget = memory_budget(options.get("max_memory"))
     check_memory(rows_bytes(built, prop), budget, f"holding the rows of {built.count:,} points")
