@@ -21,7 +21,7 @@ from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, SchemeCommand, errors_to_exit, message, print_json, stdout_console,
 )
 from pecli.cli.options import plain_flag
-from pecli.config import Setting, check_memory, memory_budget
+from pecli.config import Setting, memory_budget
 from pecli.errors import ConfigError
 from pecli.models.plan import PositionPlan
 
@@ -112,7 +112,7 @@ def sweep(
     cores); --cluster ADDRESS sends the points to a Dask scheduler. --plot draws a heatmap of two axes.
     Exit 1 when a point failed (its row holds the error), 2 on bad input.
     """
-    from pecli.sweeps import plan_sweep, rows_bytes, run_sweep, runner_for
+    from pecli.sweeps import check_rows_memory, plan_sweep, run_sweep, runner_for, share_memory
     from pecli.sweeps.files import open_rows_file
     from pecli.sweeps.grid import confirm_size
 
@@ -123,10 +123,8 @@ def sweep(
     plot = _plot_target(own["plot"], built, force)
     jobs = min(_jobs(own), built.count)  # more processes than points would idle
     output = open_rows_file(own["out"], built.names, job.fingerprint, force=force) if own["out"] is not None else None
-    budget = memory_budget(options.get("max_memory"))
-    check_memory(rows_bytes(built, prop), budget, f"holding the rows of {built.count:,} points")
-    if jobs > 1 and own["cluster"] is None:  # the local processes share the budget
-        job = dataclasses.replace(job, options={**job.options, "max_memory": max(1, budget // jobs)})
+    check_rows_memory(built, prop, memory_budget(options.get("max_memory")))
+    job = share_memory(job, jobs, own["cluster"])
     job.check_fixed_options(built)
     result = run_sweep(job, built, runner_for(jobs, own["cluster"]), output)
     column, unknown = _metric(result.rows, own["metric"])
