@@ -39,6 +39,9 @@ RUN_KEYS = ("scheme", "length")
 #: one property, 10 KB for all six): a sweep holds every row until it writes the file in grid order.
 ROW_BYTES = 2560
 
+#: Figures an unknown ``--metric`` lists (``check all`` has about sixty).
+METRICS_LISTED = 16
+
 Runner = Callable[[SweepJob, Iterable[tuple[int, dict[str, Any]]]], Iterable[tuple[int, dict[str, Any]]]]
 
 
@@ -197,7 +200,10 @@ def metric_column(rows: Sequence[Mapping[str, Any]], name: str) -> str:
         return matches[0]
     if matches:
         raise ConfigError("metric", f"{name} is the name of several columns: {', '.join(matches)}; give one of them")
-    raise ConfigError("metric", f"no column {name!r}; the rows' columns: {', '.join(columns)}")
+    figures = [figure for figure in dict.fromkeys(column.rpartition(".")[2] for column in columns if "." in column)
+               if figure not in ("verdict", "key_figure")]
+    shown = ", ".join(figures[:METRICS_LISTED]) + (f" and {len(figures) - METRICS_LISTED} more" if len(figures) > METRICS_LISTED else "")
+    raise ConfigError("metric", f"no column {name!r}; give verdict or a figure of the rows: {shown or 'none (every point failed)'}")
 
 
 __all__ = [
