@@ -128,6 +128,7 @@ def test_a_row_is_what_check_json_says(run_main):
     for result in checked["results"]:
         name = result["property"]
         assert row[f"{name}.verdict"] == result["verdict"] and row[f"{name}.key_figure"] == result["key_figure"]
+        assert row[f"{name}.sampled"] == result["sampled"]
         for figure, value in result["figures"].items():
             cell = row[f"{name}.{figure}"]
             assert (json.loads(cell) if isinstance(value, (list, dict)) else cell) == value, (name, figure)

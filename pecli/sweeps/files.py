@@ -217,8 +217,8 @@ def _drop_partial_line(path: Path) -> None:
 # -- writing -------------------------------------------------------------------------------------------
 def column_order(rows: Iterable[Mapping[str, Any]], axes: Sequence[str]) -> list[str]:
     """The columns of the final file: the grid's names, ``sweep``, ``verdict``, ``error``, then per
-    property in the registry's order ``PROPERTY.verdict``, ``PROPERTY.key_figure`` and its figures by
-    name; any other column last, by name. Fixed by the rows' contents, not by the order they ran in."""
+    property in the registry's order ``PROPERTY.verdict``, ``PROPERTY.key_figure``, ``PROPERTY.sampled``
+    and its figures by name; any other column last, by name. Fixed by the rows' contents, not by the order they ran in."""
     from pecli.analysis import ANALYSES
 
     head = [*axes, SWEEP, VERDICT, ERROR_COLUMN]
@@ -227,7 +227,7 @@ def column_order(rows: Iterable[Mapping[str, Any]], axes: Sequence[str]) -> list
 
     def rank(column: str) -> tuple[int, int, str]:
         prop, _, figure = column.partition(".")
-        first = {"verdict": 0, "key_figure": 1}.get(figure, 2)
+        first = {"verdict": 0, "key_figure": 1, "sampled": 2}.get(figure, 3)
         return order.get(prop, len(order)), first, column
 
     return head + sorted(rest, key=rank)

@@ -114,8 +114,9 @@ def run_point(job: SweepJob, point: Mapping[str, Any]) -> dict[str, Any]:
 
     The row: the grid values, ``sweep`` (:attr:`SweepJob.fingerprint`), ``verdict`` (the report's, as
     ``check --json``; ``error`` when the point failed), ``error`` (null, or the message), then per
-    property ``PROPERTY.verdict``, ``PROPERTY.key_figure`` and ``PROPERTY.FIGURE`` for each figure (a
-    list or mapping as its JSON text). BLAS runs on one thread (the points run side by side), and the
+    property ``PROPERTY.verdict``, ``PROPERTY.key_figure``, ``PROPERTY.sampled`` (whether a figure was
+    estimated from a sample of positions) and ``PROPERTY.FIGURE`` for each figure (a list or mapping as
+    its JSON text). BLAS runs on one thread (the points run side by side), and the
     check's own progress is not reported (the sweep reports points).
     """
     from pecli.analysis.structure import forget_vectors, one_blas_thread
@@ -147,12 +148,13 @@ def error_text(error: BaseException) -> str:
 
 
 def result_columns(report: CheckReport) -> dict[str, Any]:
-    """``PROPERTY.verdict``, ``PROPERTY.key_figure`` and ``PROPERTY.FIGURE`` of every result, in the
-    report's order (the figures as ``check --json`` holds them; lists and mappings as JSON text)."""
+    """``PROPERTY.verdict``, ``PROPERTY.key_figure``, ``PROPERTY.sampled`` and ``PROPERTY.FIGURE`` of
+    every result, in the report's order (the figures as ``check --json`` holds them; lists and mappings as JSON text)."""
     columns: dict[str, Any] = {}
     for result in report.results:
         columns[f"{result.property}.verdict"] = result.verdict
         columns[f"{result.property}.key_figure"] = result.key_figure
+        columns[f"{result.property}.sampled"] = result.sampled
         for name, value in result.figures.items():
             columns[f"{result.property}.{name}"] = cell_value(value)
     return columns
