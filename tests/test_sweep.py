@@ -220,11 +220,27 @@ def test_one_two_processes_and_dask_write_the_same_bytes(run_main, tmp_path):
     assert (tmp_path / "dask.jsonl").read_bytes() == one
 
 
-def test_parquet_holds_the_same_rows(run_main, tmp_path):
+def test_parquet_holds_the_same_rows_and_resumes_from_its_sidecar(run_main, tmp_path, monkeypatch):
     pytest.importorskip("pyarrow", reason="the parquet extra is not installed")
-    sweep = ("sweep", "distinguishability", *ROPE, "--grid", "base=100,1e4", "--grid", "dim=8,9", "-o")
-    assert run_main(*sweep, "rows.parquet").returncode == 1 and run_main(*sweep, "rows.jsonl").returncode == 1
-    assert not (tmp_path / "rows.parquet.partial.jsonl").exists()
+    import pecli.checks
+
+    real, calls = pecli.checks.check_report, []
+
+    def interrupted_at_the_second(*args):
+        calls.append(args)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    sweep = ("sweep", "distinguishability", *ROPE, "--grid", "base=100,1e4", "--grid", "dim=8,9", "--jobs", "1", "-o")
+    monkeypatch.setattr(pecli.checks, "check_report", interrupted_at_the_second)
+    assert run_main(*sweep, "rows.parquet").returncode == 130
+    partial = tmp_path / "rows.parquet.partial.jsonl"  # Parquet cannot be appended to: the rows so far
+    assert not (tmp_path / "rows.parquet").exists() and len(read_rows(partial)[0]) == 2  # (100, 8), and (100, 9): an error, run again
+    monkeypatch.setattr(pecli.checks, "check_report", real)
+    resumed = run_main(*sweep, "rows.parquet")
+    assert resumed.returncode == 1 and "4 points, 3 run, 1 already in rows.parquet" in resumed.stderr
+    assert not partial.exists() and run_main(*sweep, "rows.jsonl").returncode == 1
     parquet, columns = read_rows(tmp_path / "rows.parquet")
     jsonl, _ = read_rows(tmp_path / "rows.jsonl")
     assert [{k: v for k, v in row.items() if v is not None} for row in parquet] == [
