@@ -43,7 +43,8 @@ def details(row: Mapping[str, Any], check: str) -> str:
 def sweep_table(rows: Sequence[Mapping[str, Any]], axes: Sequence[str], check: str, metric: str | None = None) -> Table:
     """One row per point: the grid values, the verdict, the ``metric`` column when one was chosen, and
     the details (:func:`details`)."""
-    table = Table(title=f"pecli sweep {check}: {len(rows):,} points", title_justify="left")
+    title = f"pecli sweep {check}: {len(rows):,} points"
+    table = Table(title=title, title_justify="left", min_width=len(title))  # a narrow table keeps its title on one line
     for name in axes:
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("verdict", no_wrap=True)
