@@ -35,10 +35,10 @@ def in_process(job: SweepJob, points: Points) -> Rows:
 class LocalProcesses:
     """Run the points in ``jobs`` local processes (``--jobs N``).
 
-    The workers are forked from a fresh server process (``forkserver``, where the platform has it; else
-    spawned), which imports pecli once: never from this process, whose threads (a progress bar) a fork
-    would copy mid-step. A worker ignores Ctrl-C: this process stops the sweep, cancels the points not
-    started and ends the workers.
+    On Linux, when this process runs no other thread, the workers are forked from it (they start at once,
+    pecli imported); otherwise (a progress bar's thread, which a fork would copy mid-step) from a fresh
+    server process (``forkserver``), or spawned where there is none. A worker ignores Ctrl-C: this process
+    stops the sweep, cancels the points not started and ends the workers.
     """
 
     jobs: int
@@ -53,7 +53,7 @@ class LocalProcesses:
                                  "so far are kept: run the same command again to resume") from None
             return error_row(job.head(point), f"worker: {error_text(error)}")
 
-        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=_context(), initializer=_ignore_interrupts)
+        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=_context(), initializer=_worker_signals)
         try:
             yield from as_finished(
                 lambda point: pool.submit(run_point, job, point),
@@ -68,7 +68,13 @@ class LocalProcesses:
 
 def _context() -> Any:
     import multiprocessing
+    import sys
+    import threading
 
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        # Nothing else runs in this process (no progress bar): a fork copies this one thread, with pecli
+        # already imported, and the workers start at once.
+        return multiprocessing.get_context("fork")
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["pecli.sweeps.point"])  # each worker starts with pecli imported
@@ -76,8 +82,11 @@ def _context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
-def _ignore_interrupts() -> None:
+def _worker_signals() -> None:
+    """A worker ignores Ctrl-C (this process stops the sweep) and ends quietly on SIGTERM (a forked worker
+    would otherwise inherit pecli's handler, which turns SIGTERM into an exception)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _stop(pool: Any) -> None:
