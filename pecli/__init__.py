@@ -10,6 +10,7 @@ The library API, for notebooks and scripts (nothing here needs the command line)
     results = pecli.run_checks(rope, "all", pecli.CheckOptions(length=4096))
     table = pecli.spectrum(rope, context=8192, train_length=4096)  # per-pair wavelengths
     side_by_side = pecli.compare([rope, pecli.build_scheme("alibi")], length=1024)
+    rows = pecli.sweep("distinguishability", {"base": [1e4, 1e6]}, scheme="rope", length=4096).rows
     figure, notes = pecli.plot("dot-distance", rope, length=2048)
     plan = pecli.model_plan("config.json")                       # a model's layer groups
     sliding = pecli.model_scheme("config.json", layer=0)          # the scheme of one layer
@@ -39,6 +40,7 @@ _EXPORTS = {
     "compare": "pecli.analysis.comparison",
     "extension_report": "pecli.analysis.extension",
     "Comparison": "pecli.analysis.comparison",
+    "sweep": "pecli.sweeps",
 }
 
 

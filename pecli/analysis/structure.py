@@ -159,6 +159,12 @@ def _remembered_vectors(scheme: Scheme, length: int) -> np.ndarray:
     return _encode(scheme, length)
 
 
+def forget_vectors() -> None:
+    """Drop the encodings :func:`vectors` remembers: a process that runs many checks one after the other
+    (a sweep's worker) holds each check's encodings while it runs, not those of the checks before."""
+    _remembered_vectors.cache_clear()
+
+
 # -- rows compared exactly ------------------------------------------------------------------------
 def normalised_rows(rows: np.ndarray) -> np.ndarray:
     """Rows as 2-D arrays whose bytes are equal exactly when the values are: floats (bfloat16 too)

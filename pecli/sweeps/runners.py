@@ -1,0 +1,184 @@
+"""Where the points of a sweep run: in this process, in local processes, or on a Dask cluster.
+
+A runner is called with the :class:`~pecli.sweeps.point.SweepJob` and the points ``(index, values)``
+to run, and yields ``(index, row)`` as the points finish, in whatever order they finish: each point is
+one call of :func:`~pecli.sweeps.point.run_point`, the same function wherever it runs, so the rows are
+the same whatever ran them. No runner schedules anything itself: the local one hands the points to
+:class:`concurrent.futures.ProcessPoolExecutor`, the cluster one to ``dask.distributed``. Both keep a
+bounded window of points in flight, so that a grid of a million points is not a million futures.
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+from pecli.errors import ConfigError, PecliError
+from pecli.sweeps.point import SweepJob, error_row, error_text, run_point
+
+Points = Iterable[tuple[int, dict[str, Any]]]
+Rows = Iterator[tuple[int, dict[str, Any]]]
+#: Points in flight per worker: enough to keep each busy while the finished rows are written.
+IN_FLIGHT_PER_WORKER = 4
+#: Seconds to wait for a Dask scheduler to answer before giving up.
+CONNECT_SECONDS = 10
+
+
+def in_process(job: SweepJob, points: Points) -> Rows:
+    """Run the points one after the other in this process (``--jobs 1``)."""
+    for index, point in points:
+        yield index, run_point(job, point)
+
+
+@dataclass(frozen=True)
+class LocalProcesses:
+    """Run the points in ``jobs`` local processes (``--jobs N``).
+
+    On Linux, when this process runs no other thread, the workers are forked from it (they start at once,
+    pecli imported); otherwise (a progress bar's thread, which a fork would copy mid-step) from a fresh
+    server process (``forkserver``), or spawned where there is none. A worker ignores Ctrl-C: this process
+    stops the sweep, cancels the points not started and ends the workers.
+    """
+
+    jobs: int
+
+    def __call__(self, job: SweepJob, points: Points) -> Rows:
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from concurrent.futures.process import BrokenProcessPool
+
+        def failed(error: BaseException, point: dict[str, Any]) -> dict[str, Any]:
+            if isinstance(error, BrokenProcessPool):
+                raise PecliError("a worker process died while running a point (out of memory?); the rows written "
+                                 "so far are kept: run the same command again to resume") from None
+            return error_row(job.head(point), f"worker: {error_text(error)}")
+
+        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=_context(), initializer=_worker_signals)
+        try:
+            yield from as_finished(
+                lambda point: pool.submit(run_point, job, point),
+                lambda futures: wait(futures, return_when=FIRST_COMPLETED).done,
+                points, IN_FLIGHT_PER_WORKER * self.jobs, failed,
+            )
+        except BaseException:
+            _stop(pool)
+            raise
+        pool.shutdown(wait=True)
+
+
+def _context() -> Any:
+    import multiprocessing
+    import sys
+    import threading
+
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        # Nothing else runs in this process (no progress bar): a fork copies this one thread, with pecli
+        # already imported, and the workers start at once.
+        return multiprocessing.get_context("fork")
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["pecli.sweeps.point"])  # each worker starts with pecli imported
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def _worker_signals() -> None:
+    """A worker ignores Ctrl-C (this process stops the sweep) and ends quietly on SIGTERM (a forked worker
+    would otherwise inherit pecli's handler, which turns SIGTERM into an exception)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _stop(pool: Any) -> None:
+    """Cancel the points not started and end the workers now (the sweep was interrupted or failed)."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())  # shutdown() forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
+        process.terminate()
+
+
+@dataclass(frozen=True)
+class DaskCluster:
+    """Send the points to the Dask scheduler at ``address`` (``--cluster tcp://HOST:8786``).
+
+    Each point is one task, :func:`run_point` with the job and the point's values; the workers need
+    pecli (and any file the options name, such as ``--weights``) where they run. A task that fails on
+    the worker's side (a worker lost, pecli missing there) becomes the point's error row.
+    """
+
+    address: str
+
+    def __call__(self, job: SweepJob, points: Points) -> Rows:
+        distributed = require_dask()
+        client = connect(self.address)
+
+        def wait_some(futures: list[Any]) -> Any:
+            with client.as_current():  # wait() asks for the current client; this one is nobody's default
+                return distributed.wait(futures, return_when="FIRST_COMPLETED").done
+
+        try:
+            window = IN_FLIGHT_PER_WORKER * max(1, sum(client.nthreads().values()))
+            yield from as_finished(
+                lambda point: client.submit(run_point, job, point, pure=False), wait_some, points, window,
+                lambda error, point: error_row(job.head(point), f"worker: {error_text(error)}"),
+            )
+        finally:
+            client.close()
+
+
+def require_dask() -> Any:
+    """``dask.distributed``, or a one-line error saying how to install it."""
+    try:
+        import distributed
+    except ImportError:
+        raise ConfigError("cluster", "needs dask.distributed, which is not installed: pip install 'pecli[dask]'") from None
+    return distributed
+
+
+def connect(address: str) -> Any:
+    """A Dask client of the scheduler at ``address``, or a one-line error."""
+    from distributed import Client
+    from distributed.comm.addressing import get_address_host_port
+
+    try:
+        get_address_host_port(address)  # a malformed address fails here, not inside a half-built client
+    except (ValueError, TypeError) as error:
+        raise ConfigError("cluster", f"expected a scheduler address such as tcp://HOST:8786, got {address!r} "
+                                     f"({error_text(error)})") from None
+    try:
+        return Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+    except (OSError, TimeoutError, ValueError, TypeError) as error:
+        raise ConfigError("cluster", f"cannot reach a Dask scheduler at {address}: {error_text(error)}") from None
+
+
+def as_finished(
+    submit: Callable[[dict[str, Any]], Any], wait_some: Callable[[list[Any]], Iterable[Any]], points: Points,
+    window: int, failed: Callable[[BaseException, dict[str, Any]], dict[str, Any]],
+) -> Rows:
+    """Keep ``window`` points in flight through ``submit`` (which returns a future); yield ``(index,
+    row)`` as ``wait_some`` reports futures done, a future that raised becoming ``failed(error, point)``."""
+    from asyncio import CancelledError  # Dask's cancelled futures raise it: a BaseException, not an Exception
+
+    pending: dict[Any, tuple[int, dict[str, Any]]] = {}
+    source = iter(points)
+
+    def refill() -> None:
+        for index, point in source:
+            pending[submit(point)] = (index, point)
+            if len(pending) >= window:
+                return
+
+    refill()
+    while pending:
+        done = sorted(wait_some(list(pending)), key=lambda future: pending[future][0])
+        for future in done:
+            index, point = pending.pop(future)
+            try:
+                row = future.result()
+            except (Exception, CancelledError) as error:
+                row = failed(error, point)
+            yield index, row
+        refill()
+
+
+__all__ = ["DaskCluster", "LocalProcesses", "as_finished", "connect", "in_process", "require_dask"]
