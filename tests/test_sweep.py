@@ -258,6 +258,11 @@ def test_grid_cells_stay_the_schemes_and_can_be_swept(run_main):
     assert [(row["grid"], row["distinguishability.positions"]) for row in swept["rows"]] == [("[2, 2]", 4), ("[4, 3]", 12)]
 
 
+def test_a_presets_options_are_grid_names(run_main):
+    swept = json.loads(run_main("sweep", "distinguishability", "--preset", "mae", "--grid", "combine=concat,add", "--json").stdout)
+    assert [row["combine"] for row in swept["rows"]] == ["concat", "add"] and swept["failed"] == 0
+
+
 def test_a_config_file_holds_the_grid(run_main, tmp_path):
     (tmp_path / "sweep.yaml").write_text("scheme: rope\nlength: 64\ngrid:\n  rope_theta: [100, 1.0e4]\n  dim: 8,16\n")
     from_file = json.loads(run_main("sweep", "distinguishability", "--config", "sweep.yaml", "--json").stdout)

@@ -59,7 +59,9 @@ def plan_sweep(check: str, options: Mapping[str, Any], axes: Sequence[tuple[str,
     they name one). A grid axis takes the place of the fixed option of its key."""
     if check not in CHECKS:
         raise choice_error("check", check, CHECKS)
-    options = merge(options)  # aliases resolved: rope_theta is base
+    from pecli.presets import expand_preset
+
+    options = expand_preset(merge(options))  # aliases resolved (rope_theta is base), a preset's options spelled out
     scheme = options.get("scheme") or (one_group(plan).scheme if plan is not None else DEFAULT_SCHEME)
     settings = check_settings()
     grid = build_grid(axes, str(scheme), [s for s in settings if s is not MEMORY_SETTING])  # a budget is no axis
