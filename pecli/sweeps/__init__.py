@@ -24,6 +24,7 @@ from pecli.analysis import ANALYSES
 from pecli.config import DEFAULT_SCHEME, MEMORY_SETTING, merge
 from pecli.errors import ConfigError
 from pecli.models.plan import PositionPlan, one_group
+from pecli.notebook import Tabular
 from pecli.params import choice_error
 from pecli.progress import task
 from pecli.sweeps.files import RowsFile, open_rows_file
@@ -109,7 +110,7 @@ def share_memory(job: SweepJob, jobs: int, cluster: str | None) -> SweepJob:
 
 
 @dataclass(frozen=True)
-class SweepResult:
+class SweepResult(Tabular):
     """What a sweep did.
 
     Attributes
@@ -132,6 +133,12 @@ class SweepResult:
     @property
     def points(self) -> int:
         return len(self.rows)
+
+    def table_title(self) -> str:
+        return f"pecli sweep: {self.points} points ({self.written} run, {self.skipped} resumed, {self.failed} failed)"
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        return self.rows
 
 
 def run_sweep(job: SweepJob, grid: Grid, runner: Runner = in_process, output: RowsFile | None = None) -> SweepResult:
