@@ -7,6 +7,7 @@ an offset Δ, the row pairs ``(i, j)`` with ``cells[j] = cells[i] + Δ``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,3 +102,40 @@ def is_full_grid(cells: np.ndarray) -> bool:
         return False
     strides = np.r_[np.cumprod(spans[1:][::-1])[::-1], 1]
     return bool(np.array_equal(cells @ strides, np.arange(len(cells))))
+
+
+class GridFrame:
+    """What every check on a scheme's cells starts from: the (N, k) cells, their axis names, and — built
+    when first asked for — the encoding's rows and the index of the cells.
+
+    :func:`grid_frame` makes one, refusing a scheme with too few cells in the check's own words.
+    """
+
+    def __init__(self, scheme, cells: np.ndarray) -> None:
+        self.scheme, self.cells, self.names = scheme, cells, tuple(scheme.axis_names)
+
+    @functools.cached_property
+    def encoding(self) -> np.ndarray:
+        """The (N, d) rows of the cells, in their order."""
+        from pecli.analysis.structure import vectors
+
+        return vectors(self.scheme, len(self.cells))
+
+    @functools.cached_property
+    def index(self) -> CellIndex:
+        return CellIndex.of(self.cells)
+
+    @property
+    def rank(self) -> int:
+        return int(self.cells.shape[1])
+
+
+def grid_frame(scheme, minimum: int, refusal: str, *, integer: bool = True) -> GridFrame:
+    """The :class:`GridFrame` of ``scheme``'s cells (as int64 unless ``integer`` is false); no cells, or
+    fewer than ``minimum``, raise ``refusal``."""
+    from pecli.errors import PecliError
+
+    cells = scheme.cells()
+    if cells is None or len(cells) < minimum:
+        raise PecliError(refusal)
+    return GridFrame(scheme, np.asarray(cells, dtype=np.int64) if integer else np.asarray(cells))

@@ -16,10 +16,10 @@ from typing import Sequence
 
 import numpy as np
 
-from pecli.analysis.cell_pairs import CellIndex, unit_offset
+from pecli.analysis.cell_pairs import grid_frame, unit_offset
 from pecli.analysis.composability import EXACT_FIT_WORK, FIT_SAMPLES, RESIDUAL_TOL, ShiftFits, _rotation_figures
 from pecli.analysis.result import PropertyResult
-from pecli.analysis.structure import SAMPLE_SEED, blas_pinned, rotation_pairs, rows_at, vectors
+from pecli.analysis.structure import SAMPLE_SEED, blas_pinned, rotation_pairs, rows_at
 from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Scheme
 from pecli.schemes.positions import position_text
@@ -56,24 +56,18 @@ def check_grid_composability(scheme: Scheme, *, shifts: Sequence[int] | None = N
     independent (fewer cells than components) the map is fitted on the first half of the pairs and
     measured on the second.
     """
-    cells = np.asarray(scheme.cells(), dtype=np.int64)
-    if len(cells) < 3:
-        raise PecliError("composability needs at least 3 cells")
+    frame = grid_frame(scheme, 3, "composability needs at least 3 cells")
     _check_shifts(shifts)
-    encoding = vectors(scheme, len(cells))
-    index = CellIndex.of(cells)
-    names = scheme.axis_names
-    pairs = rotation_pairs(scheme)
-    rank = cells.shape[1]
-    offsets = [(name, unit_offset(rank, axis, k)) for axis, name in enumerate(names) for k in (shifts or DEFAULT_GRID_SHIFTS)]
+    cells, pairs, rank = frame.cells, rotation_pairs(scheme), frame.rank
+    offsets = [(name, unit_offset(rank, axis, k)) for axis, name in enumerate(frame.names) for k in (shifts or DEFAULT_GRID_SHIFTS)]
     offsets.append(("diagonal", np.ones(rank, dtype=np.int64)))
     rows, sampled, held_out, extended = [], False, False, False
     fitted_shifts: set[int] = set()
     for name, offset in offsets:
-        i, j = index.pairs(offset)
+        i, j = frame.index.pairs(offset)
         if i.size < 2:
             continue
-        row, was_sampled, was_extended = _fit(scheme, encoding, cells, (i, j), pairs, offset)
+        row, was_sampled, was_extended = _fit(scheme, frame.encoding, cells, (i, j), pairs, offset)
         sampled |= was_sampled
         extended |= was_extended
         held_out |= row["held_out"]

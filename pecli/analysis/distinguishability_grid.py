@@ -13,14 +13,12 @@ import itertools
 
 import numpy as np
 
-from pecli.analysis.cell_pairs import CellIndex, is_full_grid, unit_offset
+from pecli.analysis.cell_pairs import GridFrame, grid_frame, is_full_grid, unit_offset
 from pecli.analysis.distinguishability import MAX_STEP_RATIO, MIN_LOCAL_SHARE, MIN_RELATIVE_STEP
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.structure import (
     BLOCK_BYTES, CHUNK_BYTES, DEFAULT_SAMPLES, EXACT_PAIRS, EXACT_WORK, SAMPLE_SEED, blas_pinned, chunks, row_norms, sample_queries,
-    vectors,
 )
-from pecli.errors import PecliError
 from pecli.schemes.base import Scheme
 from pecli.schemes.positions import position_text
 
@@ -58,45 +56,51 @@ def check_grid_distinguishability(scheme: Scheme, *, samples: int | None = None)
     no axis neighbour among the cells (an M-RoPE sequence's text tokens, which step along (1, 1, 1)) are
     left out of the local share.
     """
-    cells = np.asarray(scheme.cells(), dtype=np.int64)
-    if len(cells) < 3:
-        raise PecliError("distinguishability needs at least 3 cells")
-    encoding = vectors(scheme, len(cells))
-    index = CellIndex.of(cells)
-    names = scheme.axis_names
-    neighbours = [index.pairs(unit_offset(cells.shape[1], axis)) for axis in range(cells.shape[1])]
+    frame = grid_frame(scheme, 3, "distinguishability needs at least 3 cells")
+    neighbours = [frame.index.pairs(unit_offset(frame.rank, axis)) for axis in range(frame.rank)]
     if not any(i.size for i, _ in neighbours):  # a text-only M-RoPE sequence: its tokens step along (1, 1, 1)
         return PropertyResult(
             "distinguishability", "n/a",
             f"no two cells are next to each other along an axis in {scheme.cells_text()}: no step to measure",
-            {"positions": len(cells), "axes": list(names)},
+            {"positions": len(frame.cells), "axes": list(frame.names)},
         )
-    axis_steps = {name: _axis_steps(encoding, cells, i, j) for name, (i, j) in zip(names, neighbours)}
+    axis_steps = {name: _axis_steps(frame.encoding, frame.cells, i, j) for name, (i, j) in zip(frame.names, neighbours)}
     measured = {name: steps for name, steps in axis_steps.items() if steps is not None}
-    smallest = min(measured, key=lambda name: measured[name]["min_step"])
-    min_step = measured[smallest]["min_step"]
-    max_step = max(steps["max_step"] for steps in measured.values())
-    ratios = [steps["step_ratio"] for steps in measured.values()]
-    ratio = None if None in ratios else max(ratios)
     notes: list[str] = []
+    local, queries, example, sampled = _nearest_cells(frame, neighbours, samples, notes)
+    figures = _step_figures(frame, measured, local / queries, example)
+    verdict, reason = _verdict(figures, measured, float(row_norms(frame.encoding).max()) or 1.0)
+    skipped = [name for name, steps in axis_steps.items() if steps is None]
+    if skipped:
+        notes.append(f"no two cells are neighbours along {', '.join(skipped)}: no step measured there")
+    return PropertyResult(
+        "distinguishability", verdict, reason, figures, "step_ratio", sampled=sampled, notes=tuple(notes)
+    )
+
+
+def _nearest_cells(frame: GridFrame, neighbours, samples: int | None, notes: list[str]):
+    """How many cells have an axis neighbour as their strictly nearest cell, of how many, an example of one
+    that has not, and whether it was sampled: exact from one distance per offset where distances depend on
+    the offset only, else an all-pairs scan (sampled at large grids)."""
+    encoding, cells = frame.encoding, frame.cells
     if samples is None and is_full_grid(cells) and _is_offset_isometric(encoding, cells):
         local, queries, example = _local_nearest_isometric(encoding, cells)
         notes.append("distances depend on the offset c′ − c only: nearest cells exact from one distance per offset")
-        sampled = False
-    else:
-        local, queries, example, sampled = _scan_nearest(encoding, cells, neighbours, samples, notes)
-    share = local / queries
-    scale = float(row_norms(encoding).max()) or 1.0
-    noticeable = min_step > MIN_RELATIVE_STEP * scale
-    uneven = [name for name, steps in measured.items() if not (steps["step_ratio"] or np.inf) <= MAX_STEP_RATIO]
-    is_local = share >= MIN_LOCAL_SHARE
-    figures = {
-        "positions": len(cells),
-        "axes": list(names),
-        "min_step": min_step,
+        return local, queries, example, False
+    return _scan_nearest(encoding, cells, neighbours, samples, notes)
+
+
+def _step_figures(frame: GridFrame, measured: dict, share: float, example) -> dict:
+    """The figures of the check: the steps over every axis and per axis, and the local share."""
+    smallest = min(measured, key=lambda name: measured[name]["min_step"])
+    ratios = [steps["step_ratio"] for steps in measured.values()]
+    return {
+        "positions": len(frame.cells),
+        "axes": list(frame.names),
+        "min_step": measured[smallest]["min_step"],
         "min_step_pair": measured[smallest]["min_step_pair"],
-        "max_step": max_step,
-        "step_ratio": ratio,
+        "max_step": max(steps["max_step"] for steps in measured.values()),
+        "step_ratio": None if None in ratios else max(ratios),
         "axis_min_step": {name: steps["min_step"] for name, steps in measured.items()},
         "axis_max_step": {name: steps["max_step"] for name, steps in measured.items()},
         "axis_step_ratio": {name: steps["step_ratio"] for name, steps in measured.items()},
@@ -104,9 +108,26 @@ def check_grid_distinguishability(scheme: Scheme, *, samples: int | None = None)
         "local_share": share,
         "non_local_example": example,
     }
+
+
+def _verdict(figures: dict, measured: dict, scale: float) -> tuple[str, str]:
+    """pass when the smallest step is noticeable against the largest row norm ``scale``, every axis's steps
+    are even and nearest cells are local; else fail, with each problem said."""
+    min_step, share, example = figures["min_step"], figures["local_share"], figures["non_local_example"]
+    noticeable = min_step > MIN_RELATIVE_STEP * scale
+    uneven = [name for name, steps in measured.items() if not (steps["step_ratio"] or np.inf) <= MAX_STEP_RATIO]
+    is_local = share >= MIN_LOCAL_SHARE
+    if noticeable and not uneven and is_local:
+        per_axis = ", ".join(
+            f"{name} {steps['min_step']:.4g} … {steps['max_step']:.4g}" for name, steps in measured.items()
+        )
+        return "pass", (
+            f"steps between neighbouring cells: {per_axis} (largest ratio on an axis {figures['step_ratio']:.4g}); "
+            f"{share:.1%} of cells are nearest to an axis neighbour"
+        )
     problems = []
     if not noticeable:
-        a, b = measured[smallest]["min_step_pair"]
+        a, b = figures["min_step_pair"]
         problems.append(f"cells {position_text(a)} and {position_text(b)} are only {min_step:.3g} apart")
     if noticeable and uneven:
         problems.append("; ".join(
@@ -119,22 +140,7 @@ def check_grid_distinguishability(scheme: Scheme, *, samples: int | None = None)
         if example is not None:
             words += f" (cell {position_text(example[0])} is no farther from {position_text(example[1])})"
         problems.append(words)
-    if noticeable and not uneven and is_local:
-        per_axis = ", ".join(
-            f"{name} {steps['min_step']:.4g} … {steps['max_step']:.4g}" for name, steps in measured.items()
-        )
-        verdict, reason = "pass", (
-            f"steps between neighbouring cells: {per_axis} (largest ratio on an axis {ratio:.4g}); "
-            f"{share:.1%} of cells are nearest to an axis neighbour"
-        )
-    else:
-        verdict, reason = "fail", "; ".join(problems)
-    skipped = [name for name, steps in axis_steps.items() if steps is None]
-    if skipped:
-        notes.append(f"no two cells are neighbours along {', '.join(skipped)}: no step measured there")
-    return PropertyResult(
-        "distinguishability", verdict, reason, figures, "step_ratio", sampled=sampled, notes=tuple(notes)
-    )
+    return "fail", "; ".join(problems)
 
 
 def _pair_distances(encoding: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:

@@ -16,9 +16,10 @@ from typing import Sequence
 
 import numpy as np
 
+from pecli.analysis.cell_pairs import grid_frame
 from pecli.analysis.extrapolation import AngleRanges, angle_ranges_of
 from pecli.analysis.result import PropertyResult
-from pecli.analysis.structure import group_rows_of, vectors
+from pecli.analysis.structure import group_rows_of
 from pecli.errors import ConfigError, PecliError
 from pecli.schemes.base import Scheme
 from pecli.schemes.positions import position_text
@@ -126,8 +127,9 @@ def check_grid_extrapolation(scheme: Scheme, *, train_grid: Sequence[int] | None
     """
     if not scheme.on_grid:
         raise PecliError(f"extrapolation on a grid needs a scheme on a grid (rope-nd, sinusoidal-nd), not {scheme.name}")
+    frame = grid_frame(scheme, 1, f"extrapolation on a grid needs cells; {scheme.name} has none", integer=False)
     grid = tuple(int(n) for n in scheme.axis_spans())
-    names = scheme.axis_names
+    names = frame.names
     train = checked_train_grid(train_grid, grid, names)
     figures: dict = {"train_grid": list(train), "grid": list(grid)}
     if train == grid:
@@ -144,8 +146,8 @@ def check_grid_extrapolation(scheme: Scheme, *, train_grid: Sequence[int] | None
         )
     ranges = {name: angle_ranges_of(theta, theta, t, g) for name, theta, t, g in zip(names, frequencies, train, grid)}
     overshoot = {name: float(r.overshoot.max(initial=1.0)) for name, r in ranges.items()}
-    cells = scheme.cells()
-    found = new_cell_collisions(vectors(scheme, len(cells)), np.all(cells < np.asarray(train), axis=1))
+    cells = frame.cells
+    found = new_cell_collisions(frame.encoding, np.all(cells < np.asarray(train), axis=1))
     total = sum(r.unseen_count for r in ranges.values())
     figures.update({
         "new_cells": int(np.prod(grid)) - int(np.prod(train)),

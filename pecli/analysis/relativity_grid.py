@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from pecli.analysis.cell_pairs import grid_frame
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.structure import BLOCK_BYTES, EXACT_WORK, blas_pinned, chunked_task, sample_queries
-from pecli.errors import PecliError
 from pecli.schemes.base import Scheme
 from pecli.schemes.positions import position_text
 
@@ -84,16 +84,14 @@ def check_grid_relativity(scheme: Scheme, *, samples: int | None = None) -> Prop
         spread among the non-zero offsets along that axis only (``axis_spread``). The table lists offsets 0 … 4
         along each axis.
     """
-    cells = scheme.cells()
-    if cells is None or len(cells) < 2:
-        raise PecliError("relativity on a grid needs a scheme with at least 2 cells")
+    frame = grid_frame(scheme, 2, "relativity on a grid needs a scheme with at least 2 cells", integer=False)
     profile = offset_profile(scheme, samples=samples)
     offsets, low, high = profile["offsets"], profile["min"], profile["max"]
     scale = float(np.max(np.abs(np.concatenate([low, high])))) or 1.0
     spread = high - low
     worst = int(np.argmax(spread))
     relative = float(spread[worst]) / scale
-    names = scheme.axis_names
+    names = frame.names
     per_axis = {}
     table = []
     for axis, name in enumerate(names):
@@ -111,7 +109,7 @@ def check_grid_relativity(scheme: Scheme, *, samples: int | None = None) -> Prop
                 })
     worst_offset = [int(v) for v in offsets[worst]]
     figures = {
-        "positions": len(cells),
+        "positions": len(frame.cells),
         "axes": list(names),
         "offsets": int(len(offsets)),
         "max_spread": float(spread[worst]),
