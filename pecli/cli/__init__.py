@@ -95,7 +95,7 @@ def build_app(only: str | None = None) -> typer.Typer:
         help="Compute, measure and picture the positional encodings of transformers.",
         pretty_exceptions_show_locals=False,
         rich_markup_mode="markdown",
-        add_completion=False,
+        add_completion=True,  # Typer's --install-completion and --show-completion (pecli.cli.completion)
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     app.callback()(_root)
@@ -162,7 +162,10 @@ def run(args: list[str], *, command: Callable[..., Any] | None = None) -> int:
     fuzzer); by default the app is built with only the command that runs.
     """
     try:
-        command = command or build_app(only=_command_of(args) or "")
+        from pecli.cli.completion import completed_command
+
+        # a shell asking for completions gives its line in the environment: load the command of that line
+        command = command or build_app(only=completed_command() or _command_of(args) or "")
         code = command(args=args, prog_name="pecli", standalone_mode=False)
         sys.stdout.flush()
     except _CLICK_ERROR as error:

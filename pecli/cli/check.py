@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from pecli.cli import completion
 from pecli.checks import CHECK_PANEL, LAYOUT, SETTINGS, prepared_check  # noqa: F401 (CHECK_PANEL: re-exported)
 from pecli.cli.common import JsonOption, QuietOption, group_heading, print_json, scheme_command, stdout_console
 from pecli.config import Spec
@@ -43,7 +44,7 @@ def every_group(plan, specs, options, prop: str = "all", json: bool = False, qui
 @scheme_command(*SETTINGS, run_keys=("scheme", "length"), per_group=every_group)
 def check(
     spec: Spec,
-    prop: Annotated[str, typer.Argument(metavar="PROPERTY", help="a registered property (uniqueness, distinguishability, composability, relativity, extrapolation, precision), all, or layout (of --weights) [default: all]", show_default=False)] = "all",
+    prop: Annotated[str, typer.Argument(metavar="PROPERTY", autocompletion=completion.properties, help="a registered property (uniqueness, distinguishability, composability, relativity, extrapolation, precision), all, or layout (of --weights) [default: all]", show_default=False)] = "all",
     json: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:

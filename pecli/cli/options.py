@@ -14,6 +14,7 @@ from typing import Annotated, Any, Iterable, Optional
 
 import typer
 
+from pecli.cli.completion import completer_for
 from pecli.params import Parameter
 
 SCHEME_PANEL = "Scheme"
@@ -119,7 +120,8 @@ def make_option(
     if default is not None:
         text += f" [default: {default}]"
     metavar = " " if kind is bool else ("LIST" if parameter.is_list else None)
-    info = typer.Option(*names, help=text, rich_help_panel=panel, show_default=False, metavar=metavar)
+    complete = None if kind is bool else completer_for(parameter.name, choices)
+    info = typer.Option(*names, help=text, rich_help_panel=panel, show_default=False, metavar=metavar, autocompletion=complete)
     return Annotated[Optional[kind], info]
 
 

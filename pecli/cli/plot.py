@@ -14,6 +14,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from pecli.cli import completion
 from pecli.cli.common import OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, message, print_json, scheme_command
 from pecli.config import Setting, Spec
 from pecli.errors import ConfigError
@@ -87,7 +88,7 @@ def _request(spec: Spec) -> PlotRequest:
 @scheme_command(*SETTINGS, per_group=every_group)
 def plot(
     spec: Spec,
-    kind: Annotated[Optional[str], typer.Argument(metavar="KIND", help=f"{', '.join(KINDS)} [default: heatmap]", show_default=False)] = None,
+    kind: Annotated[Optional[str], typer.Argument(metavar="KIND", autocompletion=completion.plot_kinds, help=f"{', '.join(KINDS)} [default: heatmap]", show_default=False)] = None,
     force: ForceOption = False,
     json: JsonOption = False,
     quiet: QuietOption = False,

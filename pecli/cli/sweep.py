@@ -16,6 +16,7 @@ from typing import Annotated, Any, Mapping, Optional
 
 import typer
 
+from pecli.cli import completion
 from pecli.checks import SETTINGS as CHECK_SETTINGS
 from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, SchemeCommand, errors_to_exit, message, print_json, stdout_console,
@@ -95,7 +96,7 @@ def sweep_command(*settings: Setting):
 @sweep_command(*SETTINGS)
 def sweep(
     spec: SweepRequest,
-    prop: Annotated[str, typer.Argument(metavar="CHECK", show_default=False, help="a registered property (uniqueness, "
+    prop: Annotated[str, typer.Argument(metavar="CHECK", show_default=False, autocompletion=completion.properties, help="a registered property (uniqueness, "
                     "distinguishability, composability, relativity, extrapolation, precision) or all [default: all]")] = "all",
     grid: GridOption = None,
     yes: YesOption = False,

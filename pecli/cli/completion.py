@@ -1,0 +1,92 @@
+"""Shell completion: Typer's own (``pecli --install-completion``, ``--show-completion``), with the values
+pecli knows offered for the options and arguments that take them — scheme names, choices, properties,
+plot kinds, and the layer groups of the model named on the same line.
+
+A completing shell runs ``pecli`` with ``_PECLI_COMPLETE`` set and the line in the environment;
+:func:`completed_command` reads which subcommand it is, so that only that command's module is loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from typing import Any, Callable, Iterable
+
+#: The environment variable Click's completion protocol sets for ``pecli``.
+COMPLETE_VAR = "_PECLI_COMPLETE"
+
+
+def matching(values: Iterable[str], incomplete: str) -> list[str]:
+    return [value for value in values if value.startswith(incomplete)]
+
+
+def choices_of(choices: Iterable[str]) -> Callable[[str], list[str]]:
+    """A completer offering ``choices``."""
+    fixed = tuple(choices)
+
+    def complete(incomplete: str) -> list[str]:
+        return matching(fixed, incomplete)
+
+    return complete
+
+
+def schemes(incomplete: str) -> list[str]:
+    from pecli.schemes import SCHEMES
+
+    return matching(SCHEMES, incomplete)
+
+
+def scheme_lists(incomplete: str) -> list[str]:
+    """``--schemes rope,ali`` → ``rope,alibi``: the last name of a comma list."""
+    from pecli.schemes import SCHEMES
+
+    head, _, last = incomplete.rpartition(",")
+    return [f"{head},{name}" if head else name for name in matching(SCHEMES, last)]
+
+
+def properties(incomplete: str) -> list[str]:
+    from pecli.analysis import ANALYSES
+
+    return matching([*ANALYSES, "all", "layout"], incomplete)
+
+
+def plot_kinds(incomplete: str) -> list[str]:
+    from pecli.render.figures import PLOTS
+
+    return matching(PLOTS, incomplete)
+
+
+def layer_groups(ctx: Any, incomplete: str) -> list[str]:
+    """The layer groups of the model that ``--hf-config`` or ``--model`` names earlier on the line (none
+    when it cannot be read: completion never fails)."""
+    params = getattr(ctx, "params", {}) or {}
+    try:
+        from pecli.config import model_plan
+
+        plan = model_plan(params.get("hf_config"), params.get("model"))
+    except Exception:  # noqa: BLE001 - a half-typed line: offer nothing rather than an error
+        return []
+    return matching([group.name for group in plan.groups], incomplete)
+
+
+#: Completers by option name (beyond the choices an option declares).
+BY_NAME: dict[str, Callable[..., list[str]]] = {"scheme": schemes, "schemes": scheme_lists, "layer_group": layer_groups}
+
+
+def completer_for(name: str, choices: Iterable[str]) -> Callable[..., list[str]] | None:
+    """The completer of option ``name`` whose declared choices are ``choices`` (None: nothing to offer)."""
+    choices = tuple(choices)
+    return BY_NAME.get(name) or (choices_of(choices) if choices else None)
+
+
+def completed_command(environ: dict[str, str] | None = None) -> str | None:
+    """The subcommand of the line a shell is completing, or None when pecli is not completing."""
+    environ = os.environ if environ is None else environ
+    if COMPLETE_VAR not in environ:
+        return None
+    line = environ.get("COMP_WORDS") or environ.get("_TYPER_COMPLETE_ARGS") or ""
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        words = line.split()
+    return next((word for word in words[1:] if not word.startswith("-")), None)

@@ -1,0 +1,72 @@
+"""Shell completion: Typer's protocol, answered with the values pecli knows (what a shell would show)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pecli.cli import run
+from pecli.cli.completion import completed_command
+
+
+def complete(monkeypatch, capsys, line: str) -> list[str]:
+    """The candidates bash is offered for the last word of ``line``."""
+    words = line.split(" ")
+    monkeypatch.setenv("_PECLI_COMPLETE", "complete_bash")
+    monkeypatch.setenv("COMP_WORDS", line)
+    monkeypatch.setenv("COMP_CWORD", str(len(words) - 1))
+    with pytest.raises(SystemExit) as stop:
+        run([])
+    assert stop.value.code == 0
+    return capsys.readouterr().out.split()
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("pecli chec", ["check"]),
+    ("pecli check --scheme ro", ["rope", "rope-nd"]),
+    ("pecli check dist", ["distinguishability"]),
+    ("pecli plot wave", ["wavelengths"]),
+    ("pecli encode --layout ", ["interleaved", "half", "split"]),
+    ("pecli wavelengths --scaling ya", ["yarn"]),
+    ("pecli compare --schemes rope,al", ["rope,alibi"]),
+    ("pecli sweep prec", ["precision"]),
+])
+def test_values_are_completed(monkeypatch, capsys, line, expected):
+    assert complete(monkeypatch, capsys, line) == expected
+
+
+def test_layer_groups_of_the_model_on_the_line(monkeypatch, capsys, tmp_path):
+    # Gemma 3's layers: five sliding (base 10,000) for one full (base 10⁶, linear 8): two groups
+    config = {"model_type": "gemma3_text", "hidden_size": 2560, "num_attention_heads": 8, "head_dim": 256,
+              "num_hidden_layers": 12, "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+              "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "sliding_window_pattern": 6,
+              "max_position_embeddings": 131072}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    found = complete(monkeypatch, capsys, f"pecli check --hf-config {path} --layer-group ")
+    assert sorted(found) == ["full_attention", "sliding_attention"]
+    assert complete(monkeypatch, capsys, "pecli check --hf-config missing.json --layer-group ") == []
+
+
+def test_the_completed_command_is_read_from_the_line():
+    assert completed_command({}) is None
+    assert completed_command({"_PECLI_COMPLETE": "complete_bash", "COMP_WORDS": "pecli check --scheme r"}) == "check"
+    assert completed_command({"_PECLI_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "pecli plot "}) == "plot"
+    assert completed_command({"_PECLI_COMPLETE": "complete_bash", "COMP_WORDS": "pecli --he"}) is None
+
+
+def test_install_and_show_completion(tmp_path):
+    env = {**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash"}
+    env.pop("_PECLI_COMPLETE", None)
+    shown = subprocess.run([sys.executable, "-m", "pecli", "--show-completion", "bash"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and "_PECLI_COMPLETE=complete_bash" in shown.stdout
+    installed = subprocess.run([sys.executable, "-m", "pecli", "--install-completion", "bash"], env=env,
+                               capture_output=True, text=True, timeout=60)
+    assert installed.returncode == 0, installed.stderr
+    assert "_PECLI_COMPLETE=complete_bash" in (tmp_path / ".bash_completions" / "pecli.sh").read_text()
+    assert ".bash_completions/pecli.sh" in (tmp_path / ".bashrc").read_text()
