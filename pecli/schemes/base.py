@@ -296,6 +296,18 @@ class Scheme:
         """
         return None
 
+    def score_factors_of_rows(self, positions: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`score_factors` at ``positions``, given their :meth:`encode` rows (float64), computed
+        already: a scheme whose factors follow exactly from its rows does not compute them again."""
+        return self.score_factors(positions)
+
+    def encoding_identity(self) -> Any:
+        """Everything :meth:`encode` reads, as a hashable value: two schemes with equal identities give
+        every position the same row, bit for bit, so an analysis may encode one of them for both.
+        By default the scheme itself (every parameter); a scheme whose encoding ignores some of them
+        (rope's ``context`` without a scaling that reads it) says so."""
+        return self
+
     def arrays(self, positions: Any) -> dict[str, np.ndarray]:
         """Every array ``pecli encode --out x.npz`` writes, by stable name, main array first."""
         raise NotImplementedError
@@ -383,6 +395,10 @@ class AdditiveScheme(Scheme):
     def score_factors(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
         encoding = self.encode(positions)
         return encoding, encoding
+
+    def score_factors_of_rows(self, positions: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(E, E)``: the rows are the factors."""
+        return rows, rows
 
     def score(self, m: Any, n: Any) -> np.ndarray:
         return factored_score(self, m, n)

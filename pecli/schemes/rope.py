@@ -315,6 +315,22 @@ class RopeScheme(Scheme):
         rotated = self.apply(np.ones((positions.size, self.dim)), positions)
         return rotated, rotated
 
+    def score_factors_of_rows(self, positions: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``R_p u`` from the encoding's rows ``R_p e`` (e: (1, 0) on every pair): u = (1, 1) on a pair,
+        so ``R_p u`` is ``(c − s, c + s)`` where the row holds ``(c, s)`` (the scaled cos and sin), and 1
+        on the unrotated tail — the values :meth:`apply` computes, bit for bit (``1·c − 1·s = c − s``)."""
+        first, second = pair_slices(self.rotated_dim, self.layout)
+        rotated = np.ones((rows.shape[0], self.dim))
+        cos, sin = rows[:, first], rows[:, second]
+        np.subtract(cos, sin, out=rotated[:, first])
+        np.add(sin, cos, out=rotated[:, second])
+        return rotated, rotated
+
+    def encoding_identity(self) -> Any:
+        """What :meth:`encode` reads: the rotated width and layout, θ_i and the attention scaling (not
+        ``context`` or ``max_position_embeddings`` themselves, only what they do to θ_i)."""
+        return (type(self), self.dim, self.rotated_dim, self.layout, self.inv_freq.tobytes(), self.attention_scaling)
+
     def score(self, m: Any, n: Any) -> np.ndarray:
         return factored_score(self, m, n)
 
