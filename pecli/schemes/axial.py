@@ -18,6 +18,7 @@ import numpy as np
 from pecli.errors import ConfigError
 from pecli.params import param
 from pecli.schemes.base import MAX_WIDTH, Scheme, check_apply_input, factored_score
+from pecli.schemes.encoded import RotaryEncoding, rotary_caches
 from pecli.schemes.frequencies import FrequencyPairs, geometric_inv_freq
 from pecli.schemes.parts import Part, whole_part
 from pecli.schemes.rope import (
@@ -118,6 +119,21 @@ class AxialRotaryScheme(Scheme):
             "pair_axis": self.pair_axis, "positions": stored_positions(positions),
         }
 
+    def phasors(self, ids: np.ndarray) -> np.ndarray:
+        """The (n, dim/2) phasors ``exp(i·angle)`` of positions ``ids`` (n, rank): cos and sin of the float64 angles."""
+        angles = self.angles(ids)
+        z = np.empty(angles.shape, dtype=np.complex128)
+        np.cos(angles, out=z.real)
+        np.sin(angles, out=z.imag)
+        return z
+
+    def encoded(self, positions: Any, *, dtype: str | None = None) -> RotaryEncoding:
+        """The ``cos`` and ``sin`` caches (N, dim) in ``dtype`` from the exact cos and sin of the float64
+        angles, cast once; ``inv_freq``, ``pair_axis`` and ``positions`` (rank, N)."""
+        positions = as_positions(positions, self.position_rank)
+        cos, sin = rotary_caches(positions, self.phasors, self.dim, self.layout, dtype)
+        return RotaryEncoding(self, cos, sin, self.inv_freq, stored_positions(positions), self.pair_axis)
+
     def shared_bytes(self, n_positions: int, itemsize: int, wanted: Any) -> int:
         """The (N, dim/2) cos and sin tables :meth:`parts` keeps when several of encoding, cos, sin are wanted."""
         return n_positions * self.dim * itemsize if shares_tables(wanted) else 0
@@ -127,16 +143,8 @@ class AxialRotaryScheme(Scheme):
         ``inv_freq``, ``pair_axis`` and ``positions`` as (rank, N), one row per axis as HuggingFace's
         multimodal ``position_ids``."""
         positions = as_positions(positions, self.position_rank)
-
-        def phasors(ids: np.ndarray) -> np.ndarray:
-            angles = self.angles(ids)
-            z = np.empty(angles.shape, dtype=np.complex128)
-            np.cos(angles, out=z.real)
-            np.sin(angles, out=z.imag)
-            return z
-
         return [
-            *rotary_parts(positions, phasors, self.dim, self.dim, self.layout, dtype, wanted),
+            *rotary_parts(positions, self.phasors, self.dim, self.dim, self.layout, dtype, wanted),
             whole_part("inv_freq", self.inv_freq),
             whole_part("pair_axis", self.pair_axis),
             whole_part("positions", stored_positions(positions)),

@@ -14,6 +14,7 @@ from pecli.dtypes import numpy_dtype
 from pecli.errors import ConfigError
 from pecli.params import Parameter, dataclass_parameters, param
 from pecli.schemes.base import MAX_WIDTH, Capability, Scheme, check_apply_input, factored_score
+from pecli.schemes.encoded import RotaryEncoding, rotary_caches
 from pecli.schemes.frequencies import FrequencyPairs, unit_phasors
 from pecli.schemes.parts import Block, Part, row_part, whole_part
 from pecli.schemes.positions import as_positions
@@ -353,6 +354,14 @@ class RopeScheme(Scheme):
         """``encoding``, ``cos``, ``sin`` row by row from the (n, r/2) phasors ``exp(i pθ_j)`` (see
         :func:`rotary_parts`), then ``inv_freq`` and ``positions``."""
         positions = as_positions(positions)
+        phasors = self.phasors(exact=exact)
+        trigonometric = rotary_parts(positions, phasors, self.dim, self.rotated_dim, self.layout, dtype, wanted)
+        return [*trigonometric, whole_part("inv_freq", self.inv_freq), whole_part("positions", positions)]
+
+    def phasors(self, *, exact: bool = True) -> Callable[[np.ndarray], np.ndarray]:
+        """A function giving the (n, r/2) phasors ``s·exp(i pθ_j)`` of position ids (s: the attention
+        scaling): exact cos and sin of the float64 angles, or with ``exact=False`` the angle addition of
+        :func:`unit_phasors` (within a few float64 ulps)."""
         inv_freq, scaling = self.inv_freq, self.attention_scaling
 
         def phasors(ids: np.ndarray) -> np.ndarray:
@@ -361,8 +370,18 @@ class RopeScheme(Scheme):
                 z.view(np.float64)[...] *= scaling
             return z
 
-        trigonometric = rotary_parts(positions, phasors, self.dim, self.rotated_dim, self.layout, dtype, wanted)
-        return [*trigonometric, whole_part("inv_freq", inv_freq), whole_part("positions", positions)]
+        return phasors
+
+    def encoded(self, positions: Any, *, dtype: str | None = None) -> RotaryEncoding:
+        """The ``cos`` and ``sin`` caches (L, r) in ``dtype``, written block by block from the phasors:
+        float64 from the exact cos and sin of the float64 angles ``p·θ_i`` (the values of :meth:`arrays`),
+        narrower dtypes from the angle addition of :func:`unit_phasors`, cast once: within half a unit in
+        the last place at 1.0 of the dtype (float32: 2⁻²⁴) of the float64 values
+        (:mod:`pecli.schemes.encoded`)."""
+        positions = as_positions(positions)
+        exact = dtype is None or numpy_dtype(dtype).itemsize >= 8
+        cos, sin = rotary_caches(positions, self.phasors(exact=exact), self.rotated_dim, self.layout, dtype)
+        return RotaryEncoding(self, cos, sin, self.inv_freq, positions)
 
 
 def layout_cache(half: np.ndarray, layout: str) -> np.ndarray:
