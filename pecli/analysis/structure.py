@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from pecli.analysis.blas import blas_pinned, one_blas_thread  # noqa: F401 (where the analyses import them)
 from pecli.progress import task
 from pecli.schemes.base import Capability, Scheme
 from pecli.schemes.frequencies import FrequencyPairs
@@ -40,27 +41,6 @@ DEFAULT_SAMPLES = 256
 BLOCK_BYTES = 64 << 20
 #: Bytes of float64 rows a chunked pass (encoding, hashing, precision) holds at once.
 CHUNK_BYTES = 32 << 20
-
-
-def one_blas_thread() -> contextlib.AbstractContextManager:
-    """Limit BLAS to one thread while many small or skinny products run (threadpoolctl).
-
-    Splitting a (d × L)·(L × d) product or a small block over threads that other work already keeps
-    busy costs more than it saves: measured 2–10× slower than one thread on a shared two-core machine
-    (Men et al.'s base bound for 1M tokens: 18 s with OpenBLAS's threads, 2.4 s on one).
-    """
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
-
-
-def blas_pinned(function: Callable) -> Callable:
-    """Run ``function`` under :func:`one_blas_thread`."""
-    @functools.wraps(function)
-    def pinned(*args: Any, **kwargs: Any) -> Any:
-        with one_blas_thread():
-            return function(*args, **kwargs)
-    return pinned
 
 
 def chunk_rows(width: int) -> int:

@@ -10,7 +10,6 @@ import numpy as np
 from pecli.dtypes import cast, numpy_dtype
 from pecli.params import param
 from pecli.schemes.base import BiasScheme
-from pecli.schemes.encoded import FILL_VALUES, BiasEncoding
 from pecli.schemes.parts import Block, Part, whole_part
 from pecli.schemes.positions import as_positions
 
@@ -55,7 +54,7 @@ class AlibiScheme(BiasScheme):
     name: ClassVar[str] = "alibi"
     summary: ClassVar[str] = "-m_h·|i-j| added to the logits, geometric slopes per head (Press et al. 2022)"
     main_key: ClassVar[str] = "bias"
-    encoded_type: ClassVar[type] = BiasEncoding
+    encoded_type: ClassVar[str] = "BiasEncoding"
     block_bytes_per_value: ClassVar[int] = 40
     bias_label: ClassVar[str] = "bias −mₕ·|i−j| (logit units)"
     quiet_defaults: ClassVar[tuple[str, ...]] = ("slope_dtype",)
@@ -103,9 +102,11 @@ class AlibiScheme(BiasScheme):
             "positions": positions,
         }
 
-    def encoded(self, positions: Any, *, dtype: str | None = None) -> BiasEncoding:
+    def encoded(self, positions: Any, *, dtype: str | None = None) -> Any:
         """The (H, L, L) bias in ``dtype``: each block of query rows' distances formed once for every head,
-        ``−m·|j − i|`` in float64, cast as it is written."""
+        ``−m·|j − i|`` in float64, cast as it is written (a :class:`~pecli.schemes.encoded.BiasEncoding`)."""
+        from pecli.schemes.encoded import FILL_VALUES, BiasEncoding
+
         positions = as_positions(positions)
         slopes, n = self.slopes, positions.size
         out = np.empty((self.heads, n, n), dtype=np.float64 if dtype is None else numpy_dtype(dtype))

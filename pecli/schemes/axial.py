@@ -18,7 +18,6 @@ import numpy as np
 from pecli.errors import ConfigError
 from pecli.params import param
 from pecli.schemes.base import MAX_WIDTH, Scheme, check_apply_input, factored_score
-from pecli.schemes.encoded import RotaryEncoding, rotary_caches
 from pecli.schemes.frequencies import FrequencyPairs, geometric_inv_freq
 from pecli.schemes.parts import Part, whole_part
 from pecli.schemes.rope import (
@@ -127,9 +126,12 @@ class AxialRotaryScheme(Scheme):
         np.sin(angles, out=z.imag)
         return z
 
-    def encoded(self, positions: Any, *, dtype: str | None = None) -> RotaryEncoding:
+    def encoded(self, positions: Any, *, dtype: str | None = None) -> Any:
         """The ``cos`` and ``sin`` caches (N, dim) in ``dtype`` from the exact cos and sin of the float64
-        angles, cast once; ``inv_freq``, ``pair_axis`` and ``positions`` (rank, N)."""
+        angles, cast once; ``inv_freq``, ``pair_axis`` and ``positions`` (rank, N): a
+        :class:`~pecli.schemes.encoded.RotaryEncoding`."""
+        from pecli.schemes.encoded import RotaryEncoding, rotary_caches
+
         positions = as_positions(positions, self.position_rank)
         cos, sin = rotary_caches(positions, self.phasors, self.dim, self.layout, dtype)
         return RotaryEncoding(self, cos, sin, self.inv_freq, stored_positions(positions), self.pair_axis)

@@ -27,7 +27,6 @@ import numpy as np
 from pecli.errors import ConfigError, PecliError
 from pecli.params import Parameter, dataclass_parameters
 from pecli.schemes.frequencies import FrequencyPairs
-from pecli.schemes.encoded import Encoded, VectorEncoding, assemble
 from pecli.schemes.parts import Part, row_part, whole_part
 from pecli.schemes.positions import as_positions, stored_positions
 
@@ -313,15 +312,19 @@ class Scheme:
         """Every array ``pecli encode --out x.npz`` writes, by stable name, main array first."""
         raise NotImplementedError
 
-    #: The type of :meth:`encoded`'s result, whose fields are the names of :meth:`arrays` it holds.
-    encoded_type: ClassVar[type[Encoded]] = VectorEncoding
+    #: The name of :meth:`encoded`'s result type in :mod:`pecli.schemes.encoded` (loaded when a result is
+    #: made), whose fields are the names of :meth:`arrays` it holds.
+    encoded_type: ClassVar[str] = "VectorEncoding"
 
-    def encoded(self, positions: Any, *, dtype: str | None = None) -> Encoded:
+    def encoded(self, positions: Any, *, dtype: str | None = None) -> Any:
         """The arrays at ``positions`` under their names (:mod:`pecli.schemes.encoded`), floats in
         ``dtype`` (default float64): :func:`pecli.encode`'s result. Filled block by block from
         :meth:`parts`; values narrower than float64 may come from a faster way to the float64 values
         (a few ulps), then cast."""
-        return assemble(self.encoded_type, self, as_positions(positions, self.position_rank), dtype)
+        from pecli.schemes import encoded
+
+        result = getattr(encoded, self.encoded_type)
+        return encoded.assemble(result, self, as_positions(positions, self.position_rank), dtype)
 
     def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
         """The arrays of :meth:`arrays`, same names and order, each produced block by block.

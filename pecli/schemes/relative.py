@@ -9,7 +9,6 @@ import numpy as np
 
 from pecli.params import param
 from pecli.schemes.base import MAX_LENGTH, MAX_WIDTH, REFERENCE_SEED, BiasScheme
-from pecli.schemes.encoded import RelativeEncoding
 from pecli.schemes.parts import Part, row_part, whole_part
 from pecli.schemes.positions import as_positions
 
@@ -33,7 +32,7 @@ class RelativeScheme(BiasScheme):
     name: ClassVar[str] = "relative"
     summary: ClassVar[str] = "learned vectors for j-i clipped to ±K (Shaw et al. 2018)"
     main_key: ClassVar[str] = "embeddings"
-    encoded_type: ClassVar[type] = RelativeEncoding
+    encoded_type: ClassVar[str] = "RelativeEncoding"
     block_bytes_per_value: ClassVar[int] = 40
     bias_label: ClassVar[str] = "q·a[clip(j−i)] (reference query)"
     piecewise_constant_bias: ClassVar[bool] = True

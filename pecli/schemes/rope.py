@@ -14,7 +14,6 @@ from pecli.dtypes import numpy_dtype
 from pecli.errors import ConfigError
 from pecli.params import Parameter, dataclass_parameters, param
 from pecli.schemes.base import MAX_WIDTH, Capability, Scheme, check_apply_input, factored_score
-from pecli.schemes.encoded import RotaryEncoding, rotary_caches
 from pecli.schemes.frequencies import FrequencyPairs, unit_phasors
 from pecli.schemes.parts import Block, Part, row_part, whole_part
 from pecli.schemes.positions import as_positions
@@ -372,12 +371,14 @@ class RopeScheme(Scheme):
 
         return phasors
 
-    def encoded(self, positions: Any, *, dtype: str | None = None) -> RotaryEncoding:
+    def encoded(self, positions: Any, *, dtype: str | None = None) -> Any:
         """The ``cos`` and ``sin`` caches (L, r) in ``dtype``, written block by block from the phasors:
         float64 from the exact cos and sin of the float64 angles ``p·θ_i`` (the values of :meth:`arrays`),
         narrower dtypes from the angle addition of :func:`unit_phasors`, cast once: within half a unit in
         the last place at 1.0 of the dtype (float32: 2⁻²⁴) of the float64 values
-        (:mod:`pecli.schemes.encoded`)."""
+        (:mod:`pecli.schemes.encoded`): a :class:`~pecli.schemes.encoded.RotaryEncoding`."""
+        from pecli.schemes.encoded import RotaryEncoding, rotary_caches
+
         positions = as_positions(positions)
         exact = dtype is None or numpy_dtype(dtype).itemsize >= 8
         cos, sin = rotary_caches(positions, self.phasors(exact=exact), self.rotated_dim, self.layout, dtype)

@@ -9,7 +9,6 @@ import numpy as np
 
 from pecli.params import param
 from pecli.schemes.base import MAX_LENGTH, BiasScheme
-from pecli.schemes.encoded import BucketEncoding
 from pecli.schemes.parts import Part, row_part, whole_part
 from pecli.schemes.positions import as_positions
 
@@ -70,7 +69,7 @@ class T5Scheme(BiasScheme):
     name: ClassVar[str] = "t5"
     summary: ClassVar[str] = "relative distances in exact then logarithmic buckets (Raffel et al. 2020)"
     main_key: ClassVar[str] = "buckets"
-    encoded_type: ClassVar[type] = BucketEncoding
+    encoded_type: ClassVar[str] = "BucketEncoding"
     block_bytes_per_value: ClassVar[int] = 64  # the int64 and float32 temporaries of the buckets
     bias_label: ClassVar[str] = "bucket index (each bucket has a learned bias)"
     piecewise_constant_bias: ClassVar[bool] = True
