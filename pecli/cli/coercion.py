@@ -16,7 +16,6 @@ per-parameter converters (before 0.29) nothing changes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
 #: Strings Click's ``BOOL`` type read as a flag's value ("" is off).
@@ -41,14 +40,14 @@ PLAIN: dict[Any, tuple[str, Callable[[str], Any]]] = {
 }
 
 
-@dataclass
 class PlainValue:
-    """The converter of one parameter (Typer's ``RuntimeParam`` contract: ``coerce(value, param, ctx)``)."""
+    """The converter of one parameter (Typer's ``RuntimeParam`` contract: ``coerce(value, param, ctx)``):
+    ``convert`` a string, or fail naming the type as Click did (``word``); values of other kinds go to
+    Typer's own converter for the parameter's ``descriptor``."""
 
-    word: str
-    convert: Callable[[str], Any]
-    descriptor: Any
-    fallback: Any = None
+    def __init__(self, word: str, convert: Callable[[str], Any], descriptor: Any) -> None:
+        self.word, self.convert, self.descriptor = word, convert, descriptor
+        self.fallback: Any = None
 
     def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
         several = param.multiple or param.nargs == -1
