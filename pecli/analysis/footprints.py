@@ -30,6 +30,9 @@ GROUPING_BYTES_PER_ROW = 64
 CHUNKS_HELD = 6
 #: Blocks (BLOCK_BYTES each) an all-pairs scan holds at once: distances, gaps and their masked copies.
 BLOCKS_HELD = 8
+#: Bytes per row of the exact grouping of hashes a pass made (:data:`GROUPING_BYTES_PER_ROW`), and of
+#: the per-row temporaries :func:`~pecli.analysis.structure.collisions_of` makes from it.
+PASS_GROUPING_BYTES_PER_ROW = GROUPING_BYTES_PER_ROW + 16
 #: Blocks of a pass over the rows held at once: the block, its cast, rounded, widened and difference
 #: forms, a block's worth of hash words or norms; or the two blocks of rows compared where hashes agree.
 PASS_BLOCKS_HELD = 6
@@ -100,7 +103,7 @@ def generic_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
 def uniqueness_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     rows = _rows(scheme, o.length)
     if streams(scheme):  # the rows' hashes and distances from 0; their grouping; the pass's blocks
-        return 16 * rows, GROUPING_BYTES_PER_ROW * rows + _pass_blocks(scheme, rows) + _streamed_scan(scheme, o)
+        return 16 * rows, PASS_GROUPING_BYTES_PER_ROW * rows + _pass_blocks(scheme, rows) + _streamed_scan(scheme, o)
     return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + _grouping(scheme, rows) + _scan(scheme, o)
 
 
@@ -174,7 +177,7 @@ def extrapolation_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     if scheme.has_cells:  # a grid's encoding, the grouping of its rows, the training mask
         return encoded_bytes(scheme, o.length), _grouping(scheme, rows) + 8 * rows
     if streams(scheme):  # the rows' hashes; their grouping; the pass's blocks
-        return 8 * rows, GROUPING_BYTES_PER_ROW * rows + _pass_blocks(scheme, rows)
+        return 8 * rows, PASS_GROUPING_BYTES_PER_ROW * rows + _pass_blocks(scheme, rows)
     held = 0
     if has_vectors(scheme) and 1 <= (o.train_length or default_train_length(o.length, scheme)) < o.length:
         trained = scheme.at_length(o.train_length or default_train_length(o.length, scheme))
@@ -185,7 +188,7 @@ def extrapolation_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
 def precision_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     rows = _rows(scheme, o.length)
     if streams(scheme):  # per row: its float64 and low-precision hashes, its error, its position; a grouping
-        return 32 * rows, GROUPING_BYTES_PER_ROW * rows + _pass_blocks(scheme, rows)
+        return 32 * rows, PASS_GROUPING_BYTES_PER_ROW * rows + _pass_blocks(scheme, rows)
     # two groupings (low precision and float64) one after the other, the per-row errors and both rows'
     # hashes, and a chunk in its exact, low, widened and difference forms
     return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + _grouping(scheme, rows) + 3 * 8 * rows + 4 * _chunk(scheme, rows)
