@@ -41,6 +41,11 @@ class PairRow:
     #: The coordinate the pair turns with (positions on a grid, multimodal ids), else None.
     axis: str | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The fields by name (``dataclasses.asdict``'s dict, without its deep copies: every field is a
+        number, a string or None)."""
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+
 
 @dataclass(frozen=True)
 class AxisShare:
@@ -186,7 +191,7 @@ class WavelengthReport:
             "params": self.scheme.params(),
             "context": self.spectrum.context,
             "train_length": self.spectrum.train_length,
-            "pairs": [dataclasses.asdict(row) for row in self.spectrum.pairs],
+            "pairs": [row.to_dict() for row in self.spectrum.pairs],
             "summary": self.spectrum.summary.to_dict(),
             "out": self.out,
         }
