@@ -229,22 +229,7 @@ def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, le
             f"{int(frozen[0])}, constant {float(rows[0:1][0, frozen[0]]):.4g} on positions 0 … {train_length - 1})"
         )
     if pairs is not None:
-        # Pre-training saw the frequencies without any context-extension scaling.
-        ranges = angle_ranges(scheme, train_length, length, train_scheme=trained.without_extension())
-        figures["unseen_angle_pairs"] = ranges.unseen_count
-        figures["first_unseen_pair"] = ranges.first_unseen_pair
-        figures["frequency_pairs"] = int(ranges.inv_freq.size)
-        overshoot = ranges.overshoot
-        figures["largest_angle_overshoot"] = float(overshoot.max())
-        if ranges.unseen_count:
-            i = ranges.first_unseen_pair
-            worst = int(np.argmax(overshoot))
-            warnings.append(
-                f"{ranges.unseen_count} of {ranges.inv_freq.size} frequency pairs reach angles training never saw "
-                f"(from pair {i}: wavelength {ranges.wavelength[i]:.4g} > T = {train_length}; angle up to "
-                f"{ranges.test_max_angle[i]:.4g} rad against {ranges.train_max_angle[i]:.4g} in training; the "
-                f"worst, pair {worst}, goes {overshoot[worst]:.3g}× past its training range)"
-            )
+        warnings += _unseen_angles(scheme, trained, figures)
     warnings += _length_dependence(scheme.at_length(length), trained, rows, figures)
     if not bounded:
         far = spans.farthest
@@ -265,6 +250,28 @@ def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, le
     if warnings:
         return PropertyResult("extrapolation", "warn", reason + "; but " + "; ".join(warnings), figures, key, warnings=tuple(warnings))
     return PropertyResult("extrapolation", "pass", reason, figures, key)
+
+
+def _unseen_angles(scheme: Scheme, trained: Scheme, figures: dict) -> list[str]:
+    """The warning, if any, that frequency pairs reach angles training never saw (pre-training saw the
+    frequencies without any context-extension scaling); ``figures`` gets the angle figures."""
+    train_length, length = figures["train_length"], figures["length"]
+    ranges = angle_ranges(scheme, train_length, length, train_scheme=trained.without_extension())
+    figures["unseen_angle_pairs"] = ranges.unseen_count
+    figures["first_unseen_pair"] = ranges.first_unseen_pair
+    figures["frequency_pairs"] = int(ranges.inv_freq.size)
+    overshoot = ranges.overshoot
+    figures["largest_angle_overshoot"] = float(overshoot.max())
+    if not ranges.unseen_count:
+        return []
+    i = ranges.first_unseen_pair
+    worst = int(np.argmax(overshoot))
+    return [
+        f"{ranges.unseen_count} of {ranges.inv_freq.size} frequency pairs reach angles training never saw "
+        f"(from pair {i}: wavelength {ranges.wavelength[i]:.4g} > T = {train_length}; angle up to "
+        f"{ranges.test_max_angle[i]:.4g} rad against {ranges.train_max_angle[i]:.4g} in training; the "
+        f"worst, pair {worst}, goes {overshoot[worst]:.3g}× past its training range)"
+    ]
 
 
 def _length_dependence(at_length: Scheme, trained: Scheme, rows: EncodingRows, figures: dict) -> list[str]:
