@@ -5,8 +5,9 @@ The library API, for notebooks and scripts (nothing here needs the command line)
     import pecli
 
     rope = pecli.build_scheme("rope", {"dim": 128, "base": 500000})
-    E = pecli.encode("sinusoidal", range(16), dim=8)              # (16, 8) float64
-    mae = pecli.encode(pecli.preset("mae"))                       # MAE's (197, 768) table
+    E = pecli.encode("sinusoidal", range(16), dim=8).encoding     # (16, 8) float64
+    caches = pecli.encode(rope, range(4096), dtype="float32")      # caches.cos, caches.sin: (4096, 128)
+    mae = pecli.encode(pecli.preset("mae")).encoding               # MAE's (197, 768) table
     results = pecli.run_checks(rope, "all", pecli.CheckOptions(length=4096))
     table = pecli.spectrum(rope, context=8192, train_length=4096)  # per-pair wavelengths
     side_by_side = pecli.compare([rope, pecli.build_scheme("alibi")], length=1024)
@@ -41,6 +42,11 @@ _EXPORTS = {
     "extension_report": "pecli.analysis.extension",
     "Comparison": "pecli.analysis.comparison",
     "sweep": "pecli.sweeps",
+    "VectorEncoding": "pecli.schemes.encoded",
+    "RotaryEncoding": "pecli.schemes.encoded",
+    "BiasEncoding": "pecli.schemes.encoded",
+    "BucketEncoding": "pecli.schemes.encoded",
+    "RelativeEncoding": "pecli.schemes.encoded",
 }
 
 
@@ -54,14 +60,15 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-def model_plan(config: str | dict[str, Any], *, scheme: str | None = None):
+def model_plan(config: str | dict[str, Any], *, scheme: Any = None):
     """The :class:`~pecli.models.plan.PositionPlan` of a HuggingFace model: its layer groups, each with
     its layers, the scheme options that reproduce it (None: no position encoding) and the keys read.
 
-    ``config`` is the path of a ``config.json`` or its parsed contents; ``scheme="rope"`` reads a
-    Qwen-VL model as the 1-D RoPE of its text. Raises :class:`~pecli.errors.ConfigError` as the command
-    line does (one line naming the key).
+    ``config`` is the path of a ``config.json`` or its parsed contents; ``scheme="rope"`` (or a rope
+    scheme object, or its class) reads a Qwen-VL model as the 1-D RoPE of its text. Raises
+    :class:`~pecli.errors.ConfigError` as the command line does (one line naming the key).
     """
+    scheme = getattr(scheme, "name", scheme)
     if isinstance(config, dict):
         from pecli.models.families import plan_of
 
@@ -81,15 +88,21 @@ def model_scheme(config: str | dict[str, Any], *, layer: int | None = None, grou
     return build_scheme(options.pop("scheme"), options, length=length)
 
 
-def build_scheme(name: str, params: dict[str, Any] | None = None, *, length: int = 512):
+def build_scheme(name: Any, params: dict[str, Any] | None = None, *, length: int = 512):
     """Build a registered scheme from its name and parameters, validated as the command line does.
 
     Parameters the user leaves out that depend on the sequence length (binary ``bits``, learned
     ``max_length``) are filled from ``length``; ``scheme.at_length(n)`` gives the same scheme at
-    another length.
+    another length. ``name`` may be a scheme object instead: the result is that scheme with ``params``
+    changed (``build_scheme(rope, {"base": 500000})``), its other parameters as it has them, those
+    it filled from a length filled from ``length``.
     """
     from pecli.config import build_scheme as _build
+    from pecli.schemes import Scheme
 
+    if isinstance(name, Scheme):
+        kept = {key: value for key, value in name.params().items() if key not in name.length_filled}
+        return _build(name.name, {**kept, **(params or {})}, length=length)
     return _build(name, params or {}, length=length)
 
 
@@ -115,8 +128,8 @@ def check(scheme, prop: str = "all", **options: Any):
     return check_report(scheme, prop, CheckOptions(**options))
 
 
-def encode(scheme: Any, positions: Iterable[Any] | None = None, **params: Any):
-    """The main array of a scheme at ``positions``, float64: ``encode("rope", range(8), dim=4)``.
+def encode(scheme: Any, positions: Iterable[Any] | None = None, *, dtype: str | None = None, **params: Any):
+    """The arrays of a scheme at ``positions``, each under its name: ``encode("rope", range(8), dim=4).cos``.
 
     ``scheme`` is a registered name (built from ``params``, its length-dependent defaults from the
     positions) or a scheme object, e.g. from :func:`build_scheme` or :func:`model_scheme` (then
@@ -124,6 +137,23 @@ def encode(scheme: Any, positions: Iterable[Any] | None = None, **params: Any):
     its own cells: ``encode("rope-nd", grid=[14, 14])``. rope, rope-nd, sinusoidal and sinusoidal-nd take
     real-valued positions too (``encode("rope", [-1.0, -0.5, 0.0], dim=8)``). Rows of prefix tokens
     (``prefix_tokens``) come first.
+
+    Returns one of :mod:`pecli.schemes.encoded`'s results, its fields the arrays ``pecli encode --out
+    x.npz`` writes: :class:`~pecli.schemes.encoded.RotaryEncoding` (rope, rope-nd, mrope: ``cos`` and
+    ``sin`` (L, r) in the layout's convention, as HuggingFace's rotary modules return them, ``inv_freq``,
+    and ``encoding`` on first use), :class:`~pecli.schemes.encoded.VectorEncoding` (additive schemes:
+    ``encoding`` (L, d)), :class:`~pecli.schemes.encoded.BiasEncoding` (alibi: ``bias`` (H, L, L) and
+    ``slopes``), :class:`~pecli.schemes.encoded.BucketEncoding` (t5: ``buckets``) or
+    :class:`~pecli.schemes.encoded.RelativeEncoding`; each with its ``scheme`` and ``positions``.
+    ``np.asarray(result)`` is the array ``encode`` returned before it named them (``encoding``, ``bias``,
+    ``buckets``, ``embeddings``).
+
+    ``dtype`` (float64, float32, float16, bfloat16) is the dtype of the float arrays (``inv_freq`` stays
+    float64). Angles are formed in float64 and the values cast once at the end; below float64 the
+    rotary caches and sinusoidal tables come from angle addition, and each value is within half a unit
+    in the last place at 1.0 of ``dtype`` (float32: 2⁻²⁴ ≈ 6e-8) of cos or sin of the float64 angle
+    (:mod:`pecli.schemes.encoded`). transformers' float32 rotary modules form the angles in float32:
+    off by up to 0.06 at a million positions.
     """
     import numpy as np
 
@@ -133,17 +163,22 @@ def encode(scheme: Any, positions: Iterable[Any] | None = None, **params: Any):
     given = isinstance(scheme, Scheme)
     if given and params:
         raise TypeError(f"encode() takes parameters with a scheme name, not with a built scheme: {', '.join(params)}")
+    if dtype is not None:
+        from pecli.dtypes import DTYPES
+
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     cls = type(scheme) if given else get_scheme_class(scheme)
     values = None if positions is None else np.asarray(positions if hasattr(positions, "__array__") else list(positions))
     if cls.has_cells:
         built = scheme if given else build_scheme(scheme, params)
         ids = built.cells() if values is None else built.positions_of(values)
-        return next(iter(built.arrays(ids).values()))
+        return built.encoded(ids, dtype=dtype)
     if values is None:
         raise TypeError("encode() needs positions for a scheme along a line, e.g. range(512)")
     ids = as_positions(values, real=cls.real_positions)
     built = scheme if given else build_scheme(scheme, params, length=positions_length(ids))
-    return next(iter(built.arrays(ids).values()))
+    return built.encoded(ids, dtype=dtype)
 
 
 def plot(kind: str, scheme, *, length: int = 512, dtype: str | None = None, title: str | None = None, **options: Any):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
@@ -20,12 +20,13 @@ from pecli.config_files import parse_yaml, read_yaml_mapping
 from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.io import size_text
-from pecli.hf_config import read_hf_config, read_plan  # noqa: F401 (re-exported: pecli.config.read_hf_config)
-from pecli.models.plan import PositionPlan, one_group
 from pecli.params import Parameter, choice_error, coerce, excerpt
 from pecli.presets import expand_preset
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
 from pecli.schemes.positions import Positions, as_positions, positions_length
+
+if TYPE_CHECKING:
+    from pecli.models.plan import PositionPlan
 
 DEFAULT_SCHEME = "sinusoidal"
 DEFAULT_LENGTH = 512
@@ -358,6 +359,8 @@ def resolve(
     if options.get("scheme") is None:  # absent or null: the default
         options.pop("scheme", None)
     if plan is not None:
+        from pecli.models.plan import one_group
+
         group = one_group(plan)
         from_model = group_options(plan, group, options.get("weights"))
         asked = options.get("scheme")
@@ -458,6 +461,8 @@ def model_plan(hf_config: Any, model: Any, scheme: str | None = None) -> Positio
 
         path = config_path(model)
         try:
+            from pecli.hf_config import read_plan
+
             return read_plan(path, scheme, source=model)
         except ConfigError as error:
             if error.key != "hf_config":  # a key of the config itself: its own message names it
@@ -465,6 +470,8 @@ def model_plan(hf_config: Any, model: Any, scheme: str | None = None) -> Positio
             raise ConfigError("model", f"{model}: {str(error).removeprefix('hf_config: ')}") from None
     if not isinstance(hf_config, str) or not hf_config:
         raise ConfigError("hf_config", f"expected the path of a config.json, got {excerpt(hf_config)}")
+    from pecli.hf_config import read_plan
+
     return read_plan(hf_config, scheme)
 
 
@@ -547,3 +554,17 @@ def check_memory(needed: float, budget: int | None, what: str = "this") -> None:
             f"{what} needs about {size_text(needed)} of memory, over the budget of {size_text(budget)}; "
             "ask for fewer positions or raise --max-memory"
         )
+
+
+def __getattr__(name: str) -> Any:
+    # pecli.config.read_hf_config, read_plan, one_group and PositionPlan, loaded when asked for (a run
+    # without a model's config does not load the model tables)
+    if name in ("read_hf_config", "read_plan"):
+        import pecli.hf_config
+
+        return getattr(pecli.hf_config, name)
+    if name in ("one_group", "PositionPlan"):
+        import pecli.models.plan
+
+        return getattr(pecli.models.plan, name)
+    raise AttributeError(f"module 'pecli.config' has no attribute {name!r}")

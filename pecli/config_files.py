@@ -9,14 +9,13 @@ Text must be UTF-8.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import stat
 import sys
 from typing import Any
-
-import yaml
 
 from pecli.errors import ConfigError
 
@@ -30,11 +29,21 @@ MAX_DEPTH = 64
 _LEADING_ZERO = re.compile(r"^[-+]?0[0-9_]+$")
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """The safe loader, refusing duplicate keys and leading-zero integers."""
+@functools.cache
+def _strict_loader() -> type:
+    """The safe loader, refusing duplicate keys and leading-zero integers (PyYAML is imported here, when
+    a configuration is read: a run without one does not load it)."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        pass
+
+    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+    return StrictLoader
 
 
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+def _construct_mapping(loader: Any, node: Any, deep: bool = False) -> dict[Any, Any]:
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
@@ -44,7 +53,9 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
     return loader.construct_mapping(node, deep=deep)
 
 
-def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
+def _construct_int(loader: Any, node: Any) -> int:
+    import yaml
+
     text = loader.construct_scalar(node)
     if _LEADING_ZERO.match(str(text)):
         raise ConfigError(
@@ -54,15 +65,13 @@ def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
     return yaml.SafeLoader.construct_yaml_int(loader, node)
 
 
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-
-
-def _expanded_size(node: yaml.Node) -> int:
+def _expanded_size(node: Any) -> int:
     """How many values ``node`` holds with every alias expanded, without expanding any (and its depth)."""
+    import yaml
+
     sizes: dict[int, int] = {}
 
-    def size(current: yaml.Node, depth: int) -> int:
+    def size(current: Any, depth: int) -> int:
         if depth > MAX_DEPTH:
             raise ConfigError("config", f"values are nested more than {MAX_DEPTH} levels deep")
         if id(current) in sizes:
@@ -82,8 +91,10 @@ def _expanded_size(node: yaml.Node) -> int:
 
 def parse_yaml(text: str, where: str) -> Any:
     """The value of YAML ``text``; ``where`` names it in errors (a file name, ``--set dim``)."""
+    import yaml
+
     try:
-        loader = _StrictLoader(text)
+        loader = _strict_loader()(text)
     except yaml.YAMLError:  # characters YAML does not allow (control characters)
         raise ConfigError("config", f"{where} holds characters YAML does not allow") from None
     try:

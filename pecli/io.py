@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Mapping
 
@@ -132,6 +131,8 @@ def remove_stale_temporaries(folder: Path) -> None:
 
 
 def _write_atomic(target: Path, write: Callable[[BinaryIO], None], *, force: bool) -> Path:
+    import tempfile
+
     remove_stale_temporaries(target.parent)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}{TEMP_MARK}{os.getpid()}-", suffix=".tmp", dir=target.parent)
     try:

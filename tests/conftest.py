@@ -46,6 +46,8 @@ TEST_ENV = {"NO_COLOR": "1", "COLUMNS": "100"}
 # No test touches the network: a model id (--model, also from the fuzzer) is looked up in the cache only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+# No test reads or writes the base bounds pecli keeps between runs (pecli/cli/bounds.py) unless it says so.
+os.environ.setdefault("PECLI_CACHE_DIR", "")
 
 
 #: Test files run by one worker, file name → the unit they form: those that compute the same base bounds

@@ -253,7 +253,7 @@ def test_a_live_writers_temporary_is_left_alone(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize(
     "args, words",
     [
-        (["check", "all", "--scheme", "rope", "--length", "4000000", "--dim", "256", "--max-memory", "2G"], ["check all needs about", "over the budget of 2.00 GiB"]),
+        (["check", "all", "--scheme", "rope", "--length", "40000000", "--dim", "256", "--max-memory", "2G"], ["check all needs about", "over the budget of 2.00 GiB"]),
         (["compare", "--length", "1000000", "--max-memory", "500M"], ["compare needs about", "500.0 MiB"]),
         (["plot", "dot-distance", "--scheme", "rope", "--length", "100000000", "--max-memory", "1G"], ["plot dot-distance needs about"]),
         (["plot", "circle", "--points", "1000000000"], ["points: must be <= 100000"]),

@@ -334,3 +334,28 @@ def test_the_bound_leads_with_the_robust_figure():
     rows = dict(zip(table.columns[0].cells, table.columns[1].cells))
     bound = next(value for key, value in rows.items() if "Men et al." in key)
     assert bound.startswith("every base above ") and "the smallest passing bases are 26,952 to 26,973; 26,974 fails, 28,629 passes again" in bound
+
+
+def test_the_bound_is_kept_between_runs_and_only_for_the_same_code(tmp_path, monkeypatch):
+    # The first run searches Men et al.'s bound and writes it; the next one reads it back (searching
+    # again would fail here); a file written by other code is not read.
+    from pecli.analysis import spectrum
+    from pecli.cli import bounds
+
+    monkeypatch.setenv("PECLI_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(spectrum, "KNOWN_BOUNDS", {})
+    with bounds.remembered_bounds():
+        first = spectrum.base_lower_bound(64, 8)
+    assert (tmp_path / bounds.FILE_NAME).exists()
+
+    def refuse(*args):
+        raise AssertionError("searched again")
+
+    monkeypatch.setattr(spectrum, "KNOWN_BOUNDS", {})
+    monkeypatch.setattr(spectrum, "_cached_bound", refuse)
+    with bounds.remembered_bounds():
+        assert spectrum.base_lower_bound(64, 8) == first
+    monkeypatch.setattr(spectrum, "KNOWN_BOUNDS", {})
+    monkeypatch.setattr(bounds, "code_key", lambda: "other code")
+    with bounds.remembered_bounds(), pytest.raises(AssertionError, match="searched again"):
+        spectrum.base_lower_bound(64, 8)

@@ -13,10 +13,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from pecli.analysis import ANALYSES, CheckOptions, PropertyResult, run_checks
+from pecli.analysis import ANALYSES, CheckOptions, PropertyResult, on_own_positions, run_checks
 from pecli.analysis.claims import claims_for, disagreement
+from pecli.analysis.encoding_pass import Extents, encoding_rows
+from pecli.analysis.registry import shared_rows
 from pecli.analysis.spectrum import wavelengths_of
-from pecli.analysis.structure import bias_domain, vectors
+from pecli.analysis.structure import bias_domain
 from pecli.notebook import Tabular
 from pecli.schemes.base import Capability, Scheme
 
@@ -104,7 +106,10 @@ def compare(
     for number, entry in enumerate(schemes, 1):
         label, scheme = entry if isinstance(entry, tuple) else (entry.name, entry)
         progress = f"{label} ({number}/{len(schemes)}): "
-        results = {r.property: r for r in run_checks(scheme, "all", options, label=progress)}
+        # the value range comes from the pass over the rows the checks share (no (L, d) array)
+        with shared_rows(scheme, "all", on_own_positions(scheme, options), label=progress, extra=[Extents()]):
+            results = {r.property: r for r in run_checks(scheme, "all", options, label=progress)}
+            span = value_range(scheme, length)
         marks: dict[str, list[int]] = {}
         for prop, claim in claims_for(scheme.name).items():
             words = disagreement(claim, results[prop].verdict)
@@ -116,7 +121,7 @@ def compare(
                     "text": f"{label}, {prop}: {claim.source}: “{claim.quote}”; {words}: {results[prop].reason}",
                 })
                 marks.setdefault(prop, []).append(number)
-        rows.append(ComparedScheme(label, scheme, value_range(scheme, length), max_wavelength(scheme), results, marks))
+        rows.append(ComparedScheme(label, scheme, span, max_wavelength(scheme), results, marks))
     return Comparison(length, rows, footnotes)
 
 
@@ -124,7 +129,10 @@ def value_range(scheme: Scheme, length: int) -> tuple[float, float]:
     """The smallest and largest value of the encoding (vectors) or of the bias over 0 … length − 1 (an
     n-D scheme: over its cells)."""
     length = scheme.cell_count if scheme.has_cells else length
-    values = vectors(scheme, length) if scheme.has(Capability.VECTORS) else bias_domain(scheme, length).rows
+    if scheme.has(Capability.VECTORS):
+        extent, = encoding_rows(scheme, length).measure(Extents())
+        return extent.low + 0.0, extent.high + 0.0
+    values = bias_domain(scheme, length).rows
     return float(np.min(values)) + 0.0, float(np.max(values)) + 0.0
 
 

@@ -6,12 +6,15 @@ but differ in all four bits (Hamming distance 4), while 7 and 15 = 1111 differ i
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
+from pecli.analysis.encoding_pass import Accumulator, Extents, FromOrigin, MaxNorm, Steps, encoding_rows
 from pecli.analysis.structure import (
-    bias_domain, chunks, distance_from_origin, has_vectors, is_shift_isometric, local_nearest_shift_isometric,
-    row_norms, scan_pairs, step_norms, vectors,
+    bias_domain, has_vectors, is_shift_isometric, is_shift_isometric_kind, local_nearest_shift_isometric, scan_pairs,
+    vectors,
 )
 from pecli.errors import PecliError
 from pecli.schemes.base import Scheme
@@ -66,24 +69,39 @@ def _verdict(min_step: float, max_step: float, scale: float, share: float) -> tu
     return noticeable, even, local
 
 
+def distinguishability_rows(scheme: Scheme, length: int, samples: int | None = None) -> list[Accumulator]:
+    """What distinguishability measures in the pass over a vector scheme's rows: the steps between
+    neighbours, the value range and largest norm and, unless all pairs are scanned, the distances from 0."""
+    wanted: list[Accumulator] = [Steps(length), Extents()]
+    if samples is None and is_shift_isometric_kind(scheme):
+        wanted.append(FromOrigin(length))
+    return wanted
+
+
 def _vector_distinguishability(scheme: Scheme, length: int, samples: int | None) -> PropertyResult:
-    encoding = vectors(scheme, length)
-    steps = step_norms(encoding)
+    encoding = encoding_rows(scheme, length)
+    measured = encoding.measure(*distinguishability_rows(scheme, length, samples))
+    steps, extent = measured[0], measured[1]
     small, large = int(np.argmin(steps)), int(np.argmax(steps))
     min_step, max_step = float(steps[small]), float(steps[large])
     ratio = max_step / min_step if min_step > 0 else None
-    changed = int(np.count_nonzero(encoding[large + 1] != encoding[large]))
-    binary_rows = all(bool(np.all((encoding[part] == 0) | (encoding[part] == 1))) for part in chunks(length, encoding.shape[1]))
+    pair = encoding[large : large + 2]
+    changed = int(np.count_nonzero(pair[1] != pair[0]))
+    binary_rows = extent.binary
     notes: list[str] = []
     sampled = False
-    if is_shift_isometric(scheme, encoding) and samples is None:
-        local, example = local_nearest_shift_isometric(distance_from_origin(encoding))
+    if samples is None and is_shift_isometric(scheme, encoding, (extent.low, extent.high)):
+        local, example = local_nearest_shift_isometric(measured[2])
         queries = length
         notes.append("distances depend on q − p only (shift-isometric): nearest neighbours exact in one pass over Δ")
     else:
-        local, example, queries, sampled = _scan_nearest(encoding, samples, "positions (seeded)", notes)
+        local, example, queries, sampled = _scan_nearest(vectors(scheme, length), samples, "positions (seeded)", notes)
     share = local / queries
-    scale = float(row_norms(encoding).max()) or 1.0
+    # the scale only decides whether the smallest step is noticeable: its bound decides that unless the
+    # step is near 1e-6 of it, and then the largest norm itself is measured
+    scale = extent.norm_bound(encoding.width)
+    if not min_step > MIN_RELATIVE_STEP * scale:
+        scale = encoding.measure(MaxNorm())[0] or 1.0
     noticeable, even, is_local = _verdict(min_step, max_step, scale, share)
     unit = "bits" if binary_rows else "components"
     jump = (
@@ -115,7 +133,7 @@ def _vector_distinguishability(scheme: Scheme, length: int, samples: int | None)
     return _result(noticeable and even and is_local, passing, problems, figures, sampled, notes)
 
 
-def _locality_words(share: float, example: tuple[int, int] | None, encoding: np.ndarray) -> str:
+def _locality_words(share: float, example: tuple[int, int] | None, encoding: Any) -> str:
     words = f"only {share:.1%} of positions have p ± 1 as their strictly nearest position"
     if example is not None:
         p, q = example

@@ -13,9 +13,8 @@ import numpy as np
 
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.spectrum import wavelengths_of
-from pecli.analysis.structure import (
-    RowSource, bias_domain, chunks, collisions_of, has_vectors, rotation_pairs, row_hashes, rows_at, vectors,
-)
+from pecli.analysis.encoding_pass import Accumulator, Block, EncodingRows, RowHashes, encoding_rows, same_encoding
+from pecli.analysis.structure import bias_domain, has_vectors, row_blocks, rotation_pairs, rows_at
 from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Capability, Scheme, require
 
@@ -209,13 +208,13 @@ def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, le
             "updated: they hold their random initialisation"
         )
         return PropertyResult("extrapolation", "fail", reason, figures, "untrained_rows")
-    rows_of = _row_source(scheme, trained, length)
-    spans = _spans(rows_of, train_length, length)
+    rows = encoding_rows(trained, length, stream=None if same_encoding(trained, scheme) else True)
+    spans, _ = rows.measure(*extrapolation_rows(trained, train_length, length))
     low, high = spans.seen_low, spans.seen_high
     new_low, new_high = spans.new_low, spans.new_high
     slack = RANGE_SLACK * ((high - low) or 1.0)
     bounded = new_low >= low - slack and new_high <= high + slack
-    found = collisions_of(length, rows_of, spans.width, spans.hashes)
+    found = rows.collisions("float64")
     figures.update({
         "defined": True, "first_undefined": None, "train_range": [low, high], "test_range": [new_low, new_high],
         "bounded": bounded, "colliding_pairs": found.pairs,
@@ -227,43 +226,11 @@ def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, le
     if frozen.size and pairs is None:
         warnings.append(
             f"{frozen.size} component(s) never changed in training but change past it (first: component "
-            f"{int(frozen[0])}, constant {float(rows_of(slice(0, 1))[0, frozen[0]]):.4g} on positions 0 … {train_length - 1})"
+            f"{int(frozen[0])}, constant {float(rows[0:1][0, frozen[0]]):.4g} on positions 0 … {train_length - 1})"
         )
     if pairs is not None:
-        # Pre-training saw the frequencies without any context-extension scaling.
-        ranges = angle_ranges(scheme, train_length, length, train_scheme=trained.without_extension())
-        figures["unseen_angle_pairs"] = ranges.unseen_count
-        figures["first_unseen_pair"] = ranges.first_unseen_pair
-        figures["frequency_pairs"] = int(ranges.inv_freq.size)
-        overshoot = ranges.overshoot
-        figures["largest_angle_overshoot"] = float(overshoot.max())
-        if ranges.unseen_count:
-            i = ranges.first_unseen_pair
-            worst = int(np.argmax(overshoot))
-            warnings.append(
-                f"{ranges.unseen_count} of {ranges.inv_freq.size} frequency pairs reach angles training never saw "
-                f"(from pair {i}: wavelength {ranges.wavelength[i]:.4g} > T = {train_length}; angle up to "
-                f"{ranges.test_max_angle[i]:.4g} rad against {ranges.train_max_angle[i]:.4g} in training; the "
-                f"worst, pair {worst}, goes {overshoot[worst]:.3g}× past its training range)"
-            )
-    at_length = scheme.at_length(length)
-    if at_length.params() != trained.params():
-        changed = [k for k, v in at_length.params().items() if trained.params().get(k) != v]
-        other_width = rows_at(at_length, np.zeros(1, dtype=np.int64)).shape[1]
-        if other_width == spans.width:
-            difference = _largest_difference(at_length, rows_of, train_length)
-            figures["length_dependence"] = difference
-            if difference > 0:
-                warnings.append(
-                    f"the same position encodes differently at length {length} than at {train_length} "
-                    f"(largest difference {difference:.4g}, via {', '.join(changed)})"
-                )
-        else:
-            figures["length_dependence"] = None
-            warnings.append(
-                f"the encoding's width depends on the length: {spans.width} at {train_length}, "
-                f"{other_width} at {length} ({', '.join(changed)})"
-            )
+        warnings += _unseen_angles(scheme, trained, figures)
+    warnings += _length_dependence(scheme.at_length(length), trained, rows, figures)
     if not bounded:
         far = spans.farthest
         reason = (
@@ -285,30 +252,72 @@ def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, le
     return PropertyResult("extrapolation", "pass", reason, figures, key)
 
 
-def _largest_difference(scheme: Scheme, rows_of: RowSource, count: int) -> float:
-    """``max |E'_p − E_p|`` over p < count, E' the encoding of ``scheme``, E that of ``rows_of``, by chunks."""
+def _unseen_angles(scheme: Scheme, trained: Scheme, figures: dict) -> list[str]:
+    """The warning, if any, that frequency pairs reach angles training never saw (pre-training saw the
+    frequencies without any context-extension scaling); ``figures`` gets the angle figures."""
+    train_length, length = figures["train_length"], figures["length"]
+    ranges = angle_ranges(scheme, train_length, length, train_scheme=trained.without_extension())
+    figures["unseen_angle_pairs"] = ranges.unseen_count
+    figures["first_unseen_pair"] = ranges.first_unseen_pair
+    figures["frequency_pairs"] = int(ranges.inv_freq.size)
+    overshoot = ranges.overshoot
+    figures["largest_angle_overshoot"] = float(overshoot.max())
+    if not ranges.unseen_count:
+        return []
+    i = ranges.first_unseen_pair
+    worst = int(np.argmax(overshoot))
+    return [
+        f"{ranges.unseen_count} of {ranges.inv_freq.size} frequency pairs reach angles training never saw "
+        f"(from pair {i}: wavelength {ranges.wavelength[i]:.4g} > T = {train_length}; angle up to "
+        f"{ranges.test_max_angle[i]:.4g} rad against {ranges.train_max_angle[i]:.4g} in training; the "
+        f"worst, pair {worst}, goes {overshoot[worst]:.3g}× past its training range)"
+    ]
+
+
+def _length_dependence(at_length: Scheme, trained: Scheme, rows: EncodingRows, figures: dict) -> list[str]:
+    """The warning, if any, that a position encodes differently at length L than at T (``figures`` gets
+    ``length_dependence``: the largest difference, or None when even the width changes)."""
+    if at_length.params() == trained.params():
+        return []
+    train_length, length = figures["train_length"], figures["length"]
+    changed = [k for k, v in at_length.params().items() if trained.params().get(k) != v]
+    other_width = rows_at(at_length, np.zeros(1, dtype=np.int64)).shape[1]
+    if other_width != rows.width:
+        figures["length_dependence"] = None
+        return [
+            f"the encoding's width depends on the length: {rows.width} at {train_length}, "
+            f"{other_width} at {length} ({', '.join(changed)})"
+        ]
+    # the same encoding function gives the same values: their largest difference is 0 without computing it
+    difference = 0.0 if same_encoding(at_length, trained) else _largest_difference(at_length, rows, train_length)
+    figures["length_dependence"] = difference
+    if difference > 0:
+        return [
+            f"the same position encodes differently at length {length} than at {train_length} "
+            f"(largest difference {difference:.4g}, via {', '.join(changed)})"
+        ]
+    return []
+
+
+def _largest_difference(scheme: Scheme, rows: EncodingRows, count: int) -> float:
+    """``max |E'_p − E_p|`` over p < count, E' the encoding of ``scheme``, E the ``rows``, by blocks."""
     largest = 0.0
-    for part in chunks(count, 4 * rows_of(slice(0, 1)).shape[1]):
+    for part in row_blocks(count, rows.width):
         positions = np.arange(part.start, part.stop, dtype=np.int64)
-        largest = max(largest, float(np.max(np.abs(rows_at(scheme, positions) - rows_of(part)))))
+        largest = max(largest, float(np.max(np.abs(rows_at(scheme, positions) - rows[part]))))
     return largest
 
 
-def _row_source(scheme: Scheme, trained: Scheme, length: int) -> RowSource:
-    """Rows of the trained scheme's encoding over 0 … L − 1: the remembered encoding when the trained
-    scheme is the scheme itself, else encoded chunk by chunk on demand (a second (L, d) array is never held)."""
-    if trained == scheme:
-        encoding = vectors(scheme, length)
-        return lambda rows: encoding[rows]
-    positions = np.arange(length, dtype=np.int64)
-    return lambda rows: rows_at(trained, positions[rows])
+def extrapolation_rows(trained: Scheme, train_length: int, length: int) -> list[Accumulator]:
+    """What extrapolation measures in the pass over the trained scheme's rows: the value ranges on
+    both sides of T (:class:`Spans`) and the rows' hashes."""
+    return [Spans(train_length), RowHashes(length, "float64")]
 
 
 @dataclass(frozen=True)
-class _Spans:
+class ValueSpans:
     """Value ranges of an encoding on the training positions (``seen``) and past them (``new``)."""
 
-    width: int
     seen_low: float
     seen_high: float
     new_low: float
@@ -318,34 +327,40 @@ class _Spans:
     spread: np.ndarray
     #: The position past training whose largest |value| is largest.
     farthest: int
-    #: (length,) :func:`~pecli.analysis.structure.row_hashes` of every row, for the collisions.
-    hashes: np.ndarray
 
 
-def _spans(rows_of: RowSource, train_length: int, length: int) -> _Spans:
-    """:class:`_Spans` in one chunked pass over the rows (each row encoded once for the spans and the hashes)."""
-    width = rows_of(slice(0, 1)).shape[1]
-    hashes = np.empty(length, dtype=np.uint64)
-    column_low = {"seen": np.full(width, np.inf), "new": np.full(width, np.inf)}
-    column_high = {"seen": np.full(width, -np.inf), "new": np.full(width, -np.inf)}
-    farthest, farthest_value = train_length, -np.inf
-    for side, start, stop in (("seen", 0, train_length), ("new", train_length, length)):
-        for part in chunks(stop - start, 4 * width):
-            rows = rows_of(slice(start + part.start, start + part.stop))
-            hashes[start + part.start : start + part.stop] = row_hashes(rows)
-            np.minimum(column_low[side], rows.min(axis=0), out=column_low[side])
-            np.maximum(column_high[side], rows.max(axis=0), out=column_high[side])
-            if side == "new":
-                magnitude = np.abs(rows).max(axis=1)
-                at = int(np.argmax(magnitude))
-                if magnitude[at] > farthest_value:
-                    farthest, farthest_value = start + part.start + at, float(magnitude[at])
-    seen_spread = column_high["seen"] - column_low["seen"]
-    spread = np.maximum(column_high["seen"], column_high["new"]) - np.minimum(column_low["seen"], column_low["new"])
-    return _Spans(
-        width, float(column_low["seen"].min()), float(column_high["seen"].max()),
-        float(column_low["new"].min()), float(column_high["new"].max()), seen_spread, spread, farthest, hashes,
-    )
+class Spans(Accumulator):
+    """:class:`ValueSpans` of the rows, on either side of the training length T."""
+
+    def __init__(self, train_length: int) -> None:
+        self.key = ("spans", int(train_length))
+        self.train_length = int(train_length)
+        self.low: dict[str, np.ndarray] = {}
+        self.high: dict[str, np.ndarray] = {}
+        self.farthest, self.farthest_value = self.train_length, -np.inf
+
+    def add(self, block: Block) -> None:
+        cut = min(max(self.train_length - block.start, 0), block.values.shape[0])
+        for side, rows in (("seen", block.values[:cut]), ("new", block.values[cut:])):
+            if not rows.shape[0]:
+                continue
+            if side not in self.low:
+                self.low[side], self.high[side] = np.full(rows.shape[1], np.inf), np.full(rows.shape[1], -np.inf)
+            np.minimum(self.low[side], rows.min(axis=0), out=self.low[side])
+            np.maximum(self.high[side], rows.max(axis=0), out=self.high[side])
+        if cut < block.values.shape[0]:
+            magnitude = np.abs(block.values[cut:]).max(axis=1)
+            at = int(np.argmax(magnitude))
+            if magnitude[at] > self.farthest_value:
+                self.farthest, self.farthest_value = block.start + cut + at, float(magnitude[at])
+
+    def result(self) -> ValueSpans:
+        low, high = self.low, self.high
+        spread = np.maximum(high["seen"], high["new"]) - np.minimum(low["seen"], low["new"])
+        return ValueSpans(
+            float(low["seen"].min()), float(high["seen"].max()), float(low["new"].min()), float(high["new"].max()),
+            high["seen"] - low["seen"], spread, self.farthest,
+        )
 
 
 def _bias_extrapolation(scheme: Scheme, train_length: int, length: int) -> PropertyResult:

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
-from pecli.analysis.structure import (
-    bias_domain, chunked_task, chunks, collisions_of, has_vectors, rotation_pairs, row_hashes, vectors,
-)
+from pecli.analysis.encoding_pass import Accumulator, Block, EncodingRows, RowHashes, encoding_rows, sampled_hashes
+from pecli.analysis.structure import bias_domain, collisions_of, has_vectors, rotation_pairs
 from pecli.dtypes import DTYPES, cast
 from pecli.errors import PecliError
 from pecli.schemes.base import Scheme
@@ -136,67 +135,112 @@ def precision_profile(
         raise PecliError("precision needs at least one position")
     note = None
     if has_vectors(scheme):
-        positions = scheme.sequence_positions(0, length)
-        table = vectors(scheme, length)
-        pairs = rotation_pairs(scheme)
+        rows = encoding_rows(scheme, length)
+        wanted = precision_rows(scheme, length, dtype, compute_dtype)
     else:
         domain = bias_domain(scheme, length)
-        positions, table, pairs = domain.deltas, domain.rows, None
-        note = domain.note
-    if compute_dtype is not None and pairs is None:
+        rows, note = EncodingRows.of_table(scheme, domain.rows), domain.note
+        wanted = [RoundingErrors(Rounding(scheme, domain.deltas, dtype, compute_dtype), rows.length), RowHashes(rows.length)]
+    rounding = wanted[0].rounding
+    if compute_dtype is not None and rounding.pairs is None:
         note = f"no angles to form: computing in {compute_dtype} is rounding the values to it"
-
-    def low_of(rows: slice | np.ndarray) -> np.ndarray:
-        """The low-precision rows of the case asked for."""
-        if compute_dtype is not None and pairs is not None:
-            return cast(computed_encoding(scheme, pairs, positions[rows], compute_dtype), dtype)
-        if compute_dtype is not None:
-            return cast(cast(table[rows], compute_dtype).astype(np.float64), dtype)
-        return cast(table[rows], dtype)
-
-    n, width = len(positions), table.shape[1]
-    error = np.zeros(n)
-    # each row's hash, low and exact, taken in this pass: the collisions then need no second one
-    low_hashes, exact_hashes = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64)
-    phase = np.zeros(pairs.inv_freq.size) if pairs is not None else None
-    first, second = (_as_slice(pairs.first), _as_slice(pairs.second)) if pairs is not None else (None, None)
-    first_adjacent = None
-    parts = list(chunks(n, 4 * max(width, 1)))
-    with chunked_task("precision", len(parts)) as bar:
-        for part in parts:
-            # one row before the chunk, so that adjacent pairs across chunk boundaries are compared too
-            rows = slice(max(part.start - 1, 0), part.stop)
-            exact, low = table[rows], low_of(rows)
-            wide = low.astype(np.float64)
-            own = part.start - rows.start
-            low_hashes[part], exact_hashes[part] = row_hashes(low[own:]), row_hashes(exact[own:])
-            if width:
-                with np.errstate(invalid="ignore"):
-                    difference = np.subtract(wide[own:], exact[own:])
-                np.abs(difference, out=difference)
-                largest = difference.max(axis=1)
-                largest[np.isnan(largest)] = np.inf  # a NaN or infinite value is an infinite error
-                error[part] = largest
-            if first_adjacent is None:
-                first_adjacent = _first_adjacent_collision(wide, exact, low_hashes[rows], rows.start)
-            if pairs is not None and part.stop > part.start:
-                a, b = wide[own:, first], wide[own:, second]
-                sin, cos = (a, b) if pairs.sin_first else (b, a)
-                gap = np.arctan2(sin, cos)  # the angle read back, then its distance to the true one
-                gap -= pairs.angles(positions[part])
-                gap += np.pi
-                np.remainder(gap, 2 * np.pi, out=gap)
-                gap -= np.pi
-                np.abs(gap, out=gap)
-                phase = np.maximum(phase, gap.max(axis=0))
-            bar.advance()
-    found = collisions_of(n, low_of, width, low_hashes)
-    found_exact = collisions_of(n, lambda rows: table[rows], width, exact_hashes)
+    errors, _ = rows.measure(*wanted, label="precision")
+    n = rows.length
+    found = collisions_of(n, lambda index: rounding.low(rows[index], index), rows.width, errors.low_hashes)
+    found_exact = rows.collisions("float64")
     return PrecisionProfile(
-        "computed" if compute_dtype is not None else "cast", dtype, compute_dtype, positions, error,
-        float(error.max()) if error.size else 0.0, found.repeated, found_exact.repeated, first_adjacent,
-        phase if n else None, note,
+        "computed" if compute_dtype is not None else "cast", dtype, compute_dtype, rounding.positions, errors.error,
+        float(errors.error.max()) if errors.error.size else 0.0, found.repeated, found_exact.repeated,
+        errors.first_adjacent, errors.phase if n else None, note,
     )
+
+
+def precision_rows(scheme: Scheme, length: int, dtype: str | None, compute_dtype: str | None) -> list[Accumulator]:
+    """What precision measures in the pass over a vector scheme's rows: each row's rounding errors in
+    ``dtype`` (computed in ``compute_dtype``), and the rows' float64 hashes."""
+    rounding = Rounding(scheme, scheme.sequence_positions(0, length), dtype or DEFAULT_DTYPE, compute_dtype)
+    return [RoundingErrors(rounding, length), RowHashes(length, "float64")]
+
+
+class Rounding:
+    """How the low-precision rows of the case asked for are made from the float64 ones."""
+
+    def __init__(self, scheme: Scheme, positions: np.ndarray, dtype: str, compute_dtype: str | None) -> None:
+        self.scheme, self.positions, self.dtype, self.compute_dtype = scheme, positions, dtype, compute_dtype
+        self.pairs = rotation_pairs(scheme) if has_vectors(scheme) else None
+
+    def low(self, exact: np.ndarray, rows: slice | np.ndarray) -> np.ndarray:
+        """Rows ``rows`` in low precision, from their float64 values ``exact``."""
+        if self.compute_dtype is not None and self.pairs is not None:
+            return cast(computed_encoding(self.scheme, self.pairs, self.positions[rows], self.compute_dtype), self.dtype)
+        if self.compute_dtype is not None:
+            return cast(cast(exact, self.compute_dtype).astype(np.float64), self.dtype)
+        return cast(exact, self.dtype)
+
+
+@dataclass
+class RowErrors:
+    """Per row, the largest error in low precision and the hash of the low-precision row; per frequency
+    pair, the largest phase error; the first adjacent pair of rows that low precision makes equal."""
+
+    error: np.ndarray
+    low_hashes: np.ndarray
+    phase: np.ndarray | None
+    first_adjacent: int | None = None
+
+
+class RoundingErrors(Accumulator):
+    """:class:`RowErrors` of the rows, block by block."""
+
+    def __init__(self, rounding: Rounding, n: int) -> None:
+        self.key = ("precision", rounding.dtype, rounding.compute_dtype)
+        self.rounding = rounding
+        pairs = rounding.pairs
+        phase = np.zeros(pairs.inv_freq.size) if pairs is not None else None
+        self.out = RowErrors(np.zeros(n), np.empty(n, dtype=np.uint64), phase)
+        self.pair_columns = (_as_slice(pairs.first), _as_slice(pairs.second)) if pairs is not None else None
+        self._last: tuple[np.ndarray, np.ndarray] | None = None  # the previous row: (exact, low widened)
+
+    def add(self, block: Block) -> None:
+        part = slice(block.start, block.stop)
+        exact, low = block.values, self.rounding.low(block.values, part)
+        wide = low.astype(np.float64)
+        out = self.out
+        out.low_hashes[part] = sampled_hashes(low)
+        if exact.shape[1]:
+            with np.errstate(invalid="ignore"):
+                difference = np.subtract(wide, exact)
+            np.abs(difference, out=difference)
+            largest = difference.max(axis=1)
+            largest[np.isnan(largest)] = np.inf  # a NaN or infinite value is an infinite error
+            out.error[part] = largest
+        if out.first_adjacent is None and self._last is not None and _introduced(self._last[1], wide[0], self._last[0], exact[0]):
+            out.first_adjacent = block.start
+        if out.first_adjacent is None:
+            out.first_adjacent = _first_adjacent_collision(wide, exact, out.low_hashes[part], block.start)
+        self._last = (exact[-1], wide[-1])
+        if self.pair_columns is not None:
+            self._phase(wide, part)
+
+    def _phase(self, wide: np.ndarray, part: slice) -> None:
+        pairs, (first, second) = self.rounding.pairs, self.pair_columns
+        a, b = wide[:, first], wide[:, second]
+        sin, cos = (a, b) if pairs.sin_first else (b, a)
+        gap = np.arctan2(sin, cos)  # the angle read back, then its distance to the true one
+        gap -= pairs.angles(self.rounding.positions[part])
+        gap += np.pi
+        np.remainder(gap, 2 * np.pi, out=gap)
+        gap -= np.pi
+        np.abs(gap, out=gap)
+        self.out.phase = np.maximum(self.out.phase, gap.max(axis=0))
+
+    def result(self) -> RowErrors:
+        return self.out
+
+
+def _introduced(wide_before: np.ndarray, wide: np.ndarray, exact_before: np.ndarray, exact: np.ndarray) -> bool:
+    """Whether a row equals the one before it in low precision but not in float64."""
+    return bool(np.all(wide == wide_before)) and not bool(np.all(exact == exact_before))
 
 
 def _first_adjacent_collision(wide: np.ndarray, exact: np.ndarray, hashes: np.ndarray, start: int) -> int | None:

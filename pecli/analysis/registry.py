@@ -8,26 +8,31 @@ Before any work, :func:`estimate_check_bytes` bounds the memory a set of checks 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
 from pecli.progress import task
 
 from pecli.analysis.composability import check_composability
-from pecli.analysis.composability_grid import check_grid_composability, grid_composability_footprint
+from pecli.analysis.composability_grid import check_grid_composability
 from pecli.analysis.distinguishability import check_distinguishability
-from pecli.analysis.distinguishability_grid import check_grid_distinguishability, grid_distinguishability_footprint
+from pecli.analysis.distinguishability_grid import check_grid_distinguishability
+from pecli.analysis.encoding_pass import Accumulator, same_encoding, shared_pass
 from pecli.analysis.extrapolation import check_extrapolation
 from pecli.analysis.extrapolation_grid import check_grid_extrapolation
 from pecli.analysis.precision import check_precision
 from pecli.analysis.relativity import check_relativity
 from pecli.analysis.relativity_grid import check_grid_relativity
 from pecli.analysis.result import VERDICTS, CheckReport, PropertyResult
-from pecli.analysis.structure import BLOCK_BYTES, CHUNK_BYTES, encoded_bytes, has_vectors, is_shift_isometric_kind
+from pecli.analysis.footprints import (
+    Footprint, composability_footprint, distinguishability_footprint, extrapolation_footprint, generic_footprint,
+    precision_footprint, relativity_footprint, run_footprint, uniqueness_footprint,
+)
+from pecli.analysis.structure import has_vectors
 from pecli.analysis.uniqueness import check_uniqueness
 from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Scheme
@@ -75,10 +80,6 @@ class CheckOptions:
     samples: int | None = None
 
 
-#: What a check holds in memory: (bytes of the remembered encodings it reads, bytes of its own work).
-Footprint = tuple[int, int]
-
-
 @dataclass(frozen=True)
 class AnalysisInfo:
     """A registered property check."""
@@ -101,6 +102,9 @@ class AnalysisInfo:
     #: Whether it measures positions past what the scheme was trained on (extrapolation); the others
     #: are measured on the rows a table has when L runs past them (:func:`within_table`).
     past_training: bool = False
+    #: What it computes from a vector scheme's rows, as accumulators of the one pass over them that
+    #: the checks of a run share (:mod:`pecli.analysis.encoding_pass`); None: nothing, or its own pass.
+    rows: Callable[[Scheme, CheckOptions], Sequence[Accumulator]] | None = None
 
     def applies_to(self, scheme: Scheme) -> bool:
         """Whether the property is defined for ``scheme``'s positions."""
@@ -115,129 +119,41 @@ class AnalysisInfo:
         return (self.footprint or generic_footprint)(scheme, options)
 
 
-# -- memory footprints: sizes of the arrays each check holds at its peak ------------------------------------
-#: Bytes per row of exact grouping by hash: the hash, np.unique's sort order, index, inverse and counts.
-GROUPING_BYTES_PER_ROW = 64
-#: Chunks of rows (CHUNK_BYTES each) a chunked pass holds at once: the rows, their normalised copy,
-#: the hash words, and the scheme's own temporaries while it encodes a chunk.
-CHUNKS_HELD = 6
-#: Blocks (BLOCK_BYTES each) an all-pairs scan holds at once: distances, gaps and their masked copies.
-BLOCKS_HELD = 8
+def _uniqueness_rows(scheme: Scheme, o: CheckOptions) -> list[Accumulator]:
+    from pecli.analysis.uniqueness import uniqueness_rows
+
+    return uniqueness_rows(scheme, o.length, o.dtype or "float64", o.samples)
 
 
-def _rows(scheme: Scheme, length: int) -> int:
-    """Rows a check compares: positions (vector schemes) or relative distances (bias schemes, both signs)."""
-    return length if has_vectors(scheme) else 2 * length - 1
+def _distinguishability_rows(scheme: Scheme, o: CheckOptions) -> list[Accumulator]:
+    from pecli.analysis.distinguishability import distinguishability_rows
+
+    return [] if scheme.has_cells else distinguishability_rows(scheme, o.length, o.samples)
 
 
-def _bias_table(scheme: Scheme, length: int) -> int:
-    """The bias rows of every relative distance, with the transposed copy :func:`bias_domain` keeps."""
-    return 0 if has_vectors(scheme) else 3 * 8 * _rows(scheme, length) * int(scheme.channels)
+def _relativity_rows(scheme: Scheme, o: CheckOptions) -> list[Accumulator]:
+    from pecli.analysis.relativity import DistanceScores
+
+    return [] if scheme.has_cells or o.length < 2 else [DistanceScores(scheme, o.length, None, o.samples)]
 
 
-def _width(scheme: Scheme) -> int:
-    return max(int(scheme.width) if has_vectors(scheme) else int(scheme.channels), 1)
+def _extrapolation_rows(scheme: Scheme, o: CheckOptions) -> list[Accumulator]:
+    """The trained scheme's value ranges and hashes, when it encodes like the scheme (its rows are the pass's)."""
+    from pecli.analysis.extrapolation import default_train_length, extrapolation_rows
+
+    if scheme.on_grid or (o.train_length is None and (scheme.training_length or 0) >= o.length):
+        return []
+    train_length = o.train_length or default_train_length(o.length, scheme)
+    if not 1 <= train_length < o.length:
+        return []
+    trained = scheme.at_length(train_length)
+    return extrapolation_rows(trained, train_length, o.length) if same_encoding(trained, scheme) else []
 
 
-def _chunk(scheme: Scheme, rows: int) -> int:
-    """Bytes of one chunk of a chunked pass: CHUNK_BYTES, or the whole (rows, width) array if smaller."""
-    width = _width(scheme)
-    return min(max(CHUNK_BYTES, 8 * 1024 * width), 8 * rows * width)
+def _precision_rows(scheme: Scheme, o: CheckOptions) -> list[Accumulator]:
+    from pecli.analysis.precision import precision_rows
 
-
-def _grouping(scheme: Scheme, rows: int) -> int:
-    return GROUPING_BYTES_PER_ROW * rows + CHUNKS_HELD * _chunk(scheme, rows)
-
-
-def _scan(scheme: Scheme, o: CheckOptions) -> int:
-    """An all-pairs scan's blocks, unless distances depend on Δ only (then one pass over Δ)."""
-    if has_vectors(scheme) and is_shift_isometric_kind(scheme) and o.samples is None:
-        return 4 * 8 * o.length
-    rows = _rows(scheme, o.length)
-    return BLOCKS_HELD * min(BLOCK_BYTES, 8 * rows * rows) + 8 * rows * _width(scheme)
-
-
-def generic_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
-    """A check registered without a footprint: the encoding, two more copies of it and a scan's blocks."""
-    encoding = encoded_bytes(scheme, o.length)
-    return encoding, 2 * encoding + _bias_table(scheme, o.length) + BLOCKS_HELD * BLOCK_BYTES
-
-
-def _uniqueness_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
-    rows = _rows(scheme, o.length)
-    return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + _grouping(scheme, rows) + _scan(scheme, o)
-
-
-def _distinguishability_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
-    if scheme.has_cells:
-        return grid_distinguishability_footprint(scheme, o.length)
-    rows = _rows(scheme, o.length)
-    return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + 8 * 8 * rows + CHUNKS_HELD * _chunk(scheme, rows) + _scan(scheme, o)
-
-
-def _composability_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
-    from pecli.analysis.composability import EXACT_FIT_WORK, FIT_SAMPLES
-
-    if scheme.has_cells:
-        return grid_composability_footprint(scheme, o.length)
-    if not has_vectors(scheme):  # the score of every distance before and after each shift, and its changes
-        return 0, 16 * 8 * (2 * o.length) * int(scheme.channels) + (1 << 20)
-    width = int(scheme.width)
-    # exact: the fitted rows at most EXACT_FIT_WORK / width² of them, or 2·width + 65 extended; Q, Y, the
-    # pair columns; sampled: 2·n rows per shift and their products.
-    rows = max(min(o.length, EXACT_FIT_WORK // max(width * width, 1) + 64), 2 * width + 65)
-    sampled = 2 * max(FIT_SAMPLES, 2 * width) * 4
-    return 8 * rows * width, 8 * 8 * max(rows, sampled) * width
-
-
-def _relativity_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
-    from pecli.analysis.relativity import EXACT_PROFILE_CELLS, RELATIVITY_SAMPLES
-    from pecli.analysis.relativity_grid import EXACT_PAIRS, GRID_SAMPLES
-
-    if scheme.has_cells:
-        # the scores and offset codes of the pairs measured, sorted; the queries' factors (at most
-        # √EXACT_PAIRS queries exactly, else the sample) and a block of keys' factors and scores
-        queries = min(o.length, max(GRID_SAMPLES, math.isqrt(EXACT_PAIRS) + 1))
-        return 0, (16 * scheme.position_rank + 40) * EXACT_PAIRS + 2 * 8 * queries * int(scheme.width) + 4 * BLOCK_BYTES
-
-    EXACT_QUERIES = int((EXACT_PROFILE_CELLS / 3) ** 0.5) + 1  # the most queries of an exact profile
-
-    # the queries' score factors; per chunk of keys their factors (with the temporaries of computing
-    # them) and the scores of every query against them; the (channels, 2L − 1) statistics
-    vectors_ = has_vectors(scheme)
-    channels = 1 if vectors_ else int(scheme.channels)
-    width = int(scheme.width) if vectors_ else 0
-    fewest_queries = min(o.length, o.samples or RELATIVITY_SAMPLES)
-    keys = min(o.length, BLOCK_BYTES // (8 * channels * max(fewest_queries, 1)))
-    queries = 8 * min(o.length, max(fewest_queries + 2, EXACT_QUERIES)) * width
-
-    stats = 4 * 8 * (2 * o.length) * channels
-    # a score-calling scheme builds its scores from (queries, keys) arrays of distances
-    scores = min(BLOCK_BYTES, 8 * o.length * o.length * channels) * (2 if vectors_ else 4)
-    return 0, queries + 6 * 8 * keys * width + scores + stats
-
-
-def _extrapolation_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
-    # the scheme's remembered encoding when training did not change it, else chunks encoded on demand;
-    # the rows' hashes and their grouping; a chunk in a few forms (encoded, hashed, its magnitudes), or
-    # two pairs of chunks where rows sharing a hash are compared
-    from pecli.analysis.extrapolation import default_train_length
-
-    rows = _rows(scheme, o.length)
-    if scheme.has_cells:  # a grid's encoding, the grouping of its rows, the training mask
-        return encoded_bytes(scheme, o.length), _grouping(scheme, rows) + 8 * rows
-    held = 0
-    if has_vectors(scheme) and 1 <= (o.train_length or default_train_length(o.length, scheme)) < o.length:
-        trained = scheme.at_length(o.train_length or default_train_length(o.length, scheme))
-        held = encoded_bytes(scheme, o.length) if trained == scheme else 0
-    return held, _bias_table(scheme, o.length) + (8 + GROUPING_BYTES_PER_ROW) * rows + 4 * _chunk(scheme, rows)
-
-
-def _precision_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
-    rows = _rows(scheme, o.length)
-    # two groupings (low precision and float64) one after the other, the per-row errors and both rows'
-    # hashes, and a chunk in its exact, low, widened and difference forms
-    return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + _grouping(scheme, rows) + 3 * 8 * rows + 4 * _chunk(scheme, rows)
+    return precision_rows(scheme, o.length, o.dtype, o.compute_dtype)
 
 
 def _uniqueness(scheme: Scheme, o: CheckOptions) -> PropertyResult:
@@ -278,32 +194,33 @@ ANALYSES: dict[str, AnalysisInfo] = {
     for info in (
         AnalysisInfo(
             "uniqueness", "no two positions (distances) share an encoding", _uniqueness, ("dtype", "tol", "samples"),
-            _uniqueness_footprint, any_rank=True,
+            uniqueness_footprint, any_rank=True, rows=_uniqueness_rows,
         ),
         AnalysisInfo(
             "distinguishability", "adjacent positions differ evenly; nearest neighbours are p ± 1", _distinguishability,
-            ("samples",), _distinguishability_footprint, any_rank=True,
+            ("samples",), distinguishability_footprint, any_rank=True, rows=_distinguishability_rows,
         ),
         AnalysisInfo(
-            "composability", "a fixed linear map takes E_p to E_(p+k)", _composability, ("shifts",), _composability_footprint,
+            "composability", "a fixed linear map takes E_p to E_(p+k)", _composability, ("shifts",), composability_footprint,
             any_rank=True,
         ),
         AnalysisInfo(
-            "relativity", "the position-only score depends on n − m only", _relativity, ("samples",), _relativity_footprint,
-            any_rank=True,
+            "relativity", "the position-only score depends on n − m only", _relativity, ("samples",), relativity_footprint,
+            any_rank=True, rows=_relativity_rows,
         ),
         AnalysisInfo(
             "extrapolation", "positions past the training length are defined, bounded, unique", _extrapolation,
-            ("train_length", "train_grid"), _extrapolation_footprint, past_training=True, on_grids=True,
+            ("train_length", "train_grid"), extrapolation_footprint, past_training=True, on_grids=True,
             cells_reason=(
                 "defined for positions along a line and for the cells of a grid (trained on a smaller grid, "
                 "--train-grid); {name}'s positions are the ids of {cells}, not the cells of a box, and which ids "
                 "training saw along each axis is not given by its options"
             ),
+            rows=_extrapolation_rows,
         ),
         AnalysisInfo(
             "precision", "positions stay apart in a low-precision dtype", _precision, ("dtype", "compute_dtype"),
-            _precision_footprint, any_rank=True,
+            precision_footprint, any_rank=True, rows=_precision_rows,
         ),
     )
 }
@@ -329,7 +246,8 @@ def _names(names: str | Sequence[str]) -> list[str]:
 def estimate_check_bytes(scheme: Scheme, names: str | Sequence[str], options: CheckOptions | None = None) -> int:
     """An upper estimate of the peak bytes :func:`run_checks` holds for (scheme, names, options).
 
-    The scheme's remembered encoding (the one (L, d) array the checks share) plus the largest working
+    What the checks share (the scheme's remembered (L, d) encoding, or the results of the one pass over
+    a streamed scheme's rows, :func:`~pecli.analysis.footprints.run_footprint`) plus the largest working
     memory of any one check. It reads only the scheme's shape (width, channels), its parameters and the
     options: nothing is encoded.
     """
@@ -338,9 +256,7 @@ def estimate_check_bytes(scheme: Scheme, names: str | Sequence[str], options: Ch
         get_analysis(name)._footprint(scheme, options) for name in _names(names) if get_analysis(name).applies_to(scheme)
     ]
     cells = 8 * scheme.position_rank * options.length if scheme.has_cells else 0  # an n-D scheme's ids
-    if not footprints:
-        return cells
-    return cells + max(held for held, _ in footprints) + max(work for _, work in footprints)
+    return cells + run_footprint(scheme, footprints)
 
 
 def run_checks(
@@ -353,20 +269,50 @@ def run_checks(
     options = on_own_positions(scheme, options or CheckOptions())
     names = _names(names)
     results = []
-    for number, name in enumerate(names, 1):
-        analysis = get_analysis(name)
-        if not analysis.applies_to(scheme):
-            results.append(not_applicable(name, scheme))
-            continue
-        within = None if analysis.past_training else within_table(scheme, options)
-        with task(f"{label}{name} ({number}/{len(names)})"):
-            if within is None:
-                results.append(analysis.run(scheme, options))
-            else:  # a table's rows end before L: measured on them, extrapolation judges the rest
-                result = analysis.run(scheme, within)
-                note = f"measured on positions 0 … {within.length - 1}, the rows the table has (see extrapolation for the rest)"
-                results.append(dataclasses.replace(result, notes=(*result.notes, note)))
+    with shared_rows(scheme, names, options, label=label):
+        for number, name in enumerate(names, 1):
+            results.append(_run_one(scheme, name, options, f"{label}{name} ({number}/{len(names)})"))
     return [r.strict() for r in results] if options.strict else results
+
+
+def _run_one(scheme: Scheme, name: str, options: CheckOptions, label: str) -> PropertyResult:
+    """One check, reported as a task (``n/a`` where it does not apply, on a table's rows where L runs past them)."""
+    analysis = get_analysis(name)
+    if not analysis.applies_to(scheme):
+        return not_applicable(name, scheme)
+    within = None if analysis.past_training else within_table(scheme, options)
+    with task(label):
+        if within is None:
+            return analysis.run(scheme, options)
+        # a table's rows end before L: measured on them, extrapolation judges the rest
+        result = analysis.run(scheme, within)
+        note = f"measured on positions 0 … {within.length - 1}, the rows the table has (see extrapolation for the rest)"
+        return dataclasses.replace(result, notes=(*result.notes, note))
+
+
+@contextlib.contextmanager
+def shared_rows(
+    scheme: Scheme, names: str | Sequence[str], options: CheckOptions, *, label: str = "", extra: Sequence[Accumulator] = (),
+) -> Iterator[None]:
+    """Inside, the checks ``names`` of a vector scheme read what they compute from its rows (and
+    ``extra``) from one pass over them (:func:`~pecli.analysis.encoding_pass.shared_pass`), made here.
+
+    A pass that meets bad input (positions the scheme cannot encode) is dropped: each check then meets
+    it in its own way, as it would alone.
+    """
+    wanted = list(extra)
+    if has_vectors(scheme):
+        for name in _names(names):
+            analysis = get_analysis(name)
+            if analysis.rows is not None and analysis.applies_to(scheme) and (analysis.past_training or within_table(scheme, options) is None):
+                wanted += analysis.rows(scheme, options)
+    with contextlib.ExitStack() as stack:
+        if wanted and has_vectors(scheme):
+            try:
+                stack.enter_context(shared_pass(scheme, options.length, wanted, label=label))
+            except PecliError:
+                pass
+        yield
 
 
 def within_table(scheme: Scheme, options: CheckOptions) -> CheckOptions | None:

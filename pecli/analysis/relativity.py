@@ -11,8 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
+from pecli.analysis.encoding_pass import Accumulator, Block, encoding_rows
 from pecli.analysis.structure import (
-    BLOCK_BYTES, EXACT_WORK, blas_pinned, chunked_task, chunks, rotation_pairs, sample_queries,
+    BLOCK_BYTES, EXACT_WORK, blas_pinned, chunked_task, chunks, has_vectors, rotation_pairs, sample_queries,
 )
 from pecli.errors import PecliError
 from pecli.schemes.base import Capability, Scheme
@@ -90,43 +91,102 @@ def score_by_distance(
     """
     if length < 1:
         raise PecliError("the distance profile needs at least one position")
-    reach = length - 1 if max_distance is None else min(int(max_distance), length - 1)
-    if reach < 0:
-        raise PecliError(f"max_distance must be >= 0, got {max_distance}")
-    factored = scheme.score_factors(np.zeros(1, dtype=np.int64)) is not None
-    width = int(scheme.width) if factored else scheme.channels
-    budget = EXACT_WORK if factored else EXACT_SCORE_CALLS
-    channels = 1 if factored else scheme.channels
-    n = 2 * reach + 1
-    cells = length * (length + n) * channels
-    exact = samples is None and length * length * max(width, 1) <= budget and cells <= EXACT_PROFILE_CELLS
-    queries = np.arange(length) if exact else sample_queries(length, samples or RELATIVITY_SAMPLES)
-    total = np.zeros((channels, n))
-    low = np.full((channels, n), np.inf)
-    high = np.full((channels, n), -np.inf)
-    count = np.zeros(n, dtype=np.int64)
-    query_factors = scheme.score_factors(queries)[0] if factored else None
-    key_step = max(1, BLOCK_BYTES // (8 * channels * max(queries.size, 1)))
-    parts = range(0, length, key_step)
-    with chunked_task("relativity", len(parts)) as bar:
-        for start in parts:
-            keys = np.arange(start, min(start + key_step, length), dtype=np.int64)
-            if factored:
-                with np.errstate(over="ignore", invalid="ignore"):  # scores past float64 (xPos): reported as such
-                    scores = (query_factors @ scheme.score_factors(keys)[1].T)[None]
-            else:
-                scores = np.asarray(scheme.score(queries[:, None], keys[None, :]), dtype=np.float64)
-                scores = scores.reshape(channels, queries.size, keys.size)
-            _accumulate(scores, queries, keys, reach, total, low, high, count)
+    scores = DistanceScores(scheme, length, max_distance, samples)
+    if scores.factored and has_vectors(scheme) and not scheme.has_cells:
+        profile, = encoding_rows(scheme, length).measure(scores, label="relativity")
+        return profile
+    positions = range(0, length, scores.key_step)
+    with chunked_task("relativity", len(positions)) as bar:
+        for start in positions:
+            keys = np.arange(start, min(start + scores.key_step, length), dtype=np.int64)
+            scores.add_keys(keys, None)
             bar.advance()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = total / count
-    low[:, count == 0] = np.nan
-    high[:, count == 0] = np.nan
-    return DistanceProfile(
-        np.arange(-reach, reach + 1, dtype=np.int64), mean, high - low, low, high, count, not exact,
-        int(queries.size), length,
-    )
+    return scores.result()
+
+
+class DistanceScores(Accumulator):
+    """The :class:`DistanceProfile` of :func:`score_by_distance`, from the scores of the query positions
+    against keys in order, a chunk of keys at a time; in a pass over a vector scheme's rows, the keys'
+    score factors come from the rows (:meth:`~pecli.schemes.base.Scheme.score_factors_of_rows`)."""
+
+    def __init__(self, scheme: Scheme, length: int, max_distance: int | None = None, samples: int | None = None) -> None:
+        reach = length - 1 if max_distance is None else min(int(max_distance), length - 1)
+        if reach < 0:
+            raise PecliError(f"max_distance must be >= 0, got {max_distance}")
+        self.key = ("distance-profile", length, reach, samples)
+        self.scheme, self.length, self.reach = scheme, length, reach
+        self.factored = scheme.score_factors(np.zeros(1, dtype=np.int64)) is not None
+        width = int(scheme.width) if self.factored else scheme.channels
+        budget = EXACT_WORK if self.factored else EXACT_SCORE_CALLS
+        self.channels = channels = 1 if self.factored else scheme.channels
+        n = 2 * reach + 1
+        cells = length * (length + n) * channels
+        self.exact = samples is None and length * length * max(width, 1) <= budget and cells <= EXACT_PROFILE_CELLS
+        self.queries = np.arange(length) if self.exact else sample_queries(length, samples or RELATIVITY_SAMPLES)
+        self._stats: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # made at the first keys
+        self._query_factors: np.ndarray | None = None
+        self.key_step = max(1, BLOCK_BYTES // (8 * channels * max(self.queries.size, 1)))
+        self._buffer: np.ndarray | None = None  # keys' factors from the pass, until key_step of them
+        self._filled = self._next_key = 0
+
+    def add(self, block: Block) -> None:
+        """Take the keys' factors from the rows; the scores are formed :attr:`key_step` keys at a time,
+        as without a pass (a matrix product's last bits depend on its shape)."""
+        factors = self.scheme.score_factors_of_rows(np.arange(block.start, block.stop, dtype=np.int64), block.values)[1]
+        if self._buffer is None:
+            self._buffer = np.empty((min(self.key_step, self.length), factors.shape[1]))
+        taken = 0
+        while taken < factors.shape[0]:
+            room = min(self._buffer.shape[0] - self._filled, factors.shape[0] - taken)
+            self._buffer[self._filled : self._filled + room] = factors[taken : taken + room]
+            self._filled, taken = self._filled + room, taken + room
+            if self._filled == self._buffer.shape[0]:
+                self._flush()
+
+    def _flush(self) -> None:
+        if self._filled:
+            keys = np.arange(self._next_key, self._next_key + self._filled, dtype=np.int64)
+            self.add_keys(keys, self._buffer[: self._filled])
+            self._next_key, self._filled = self._next_key + self._filled, 0
+
+    def add_keys(self, keys: np.ndarray, factors: np.ndarray | None) -> None:
+        """Add the scores of every query against ``keys`` (consecutive, after those added before), whose
+        score factors are ``factors`` (None: the scheme computes them, or its scores)."""
+        if self.factored:
+            factors = self.scheme.score_factors(keys)[1] if factors is None else factors
+            with np.errstate(over="ignore", invalid="ignore"):  # scores past float64 (xPos): reported as such
+                scores = (self.query_factors @ factors.T)[None]
+        else:
+            scores = np.asarray(self.scheme.score(self.queries[:, None], keys[None, :]), dtype=np.float64)
+            scores = scores.reshape(self.channels, self.queries.size, keys.size)
+        _accumulate(scores, self.queries, keys, self.reach, *self.stats)
+
+    @property
+    def stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(total, low, high) of shape (channels, 2D + 1) and the count per Δ, so far."""
+        if self._stats is None:
+            n = 2 * self.reach + 1
+            shape = (self.channels, n)
+            self._stats = (np.zeros(shape), np.full(shape, np.inf), np.full(shape, -np.inf), np.zeros(n, dtype=np.int64))
+        return self._stats
+
+    @property
+    def query_factors(self) -> np.ndarray:
+        if self._query_factors is None:
+            self._query_factors = self.scheme.score_factors(self.queries)[0]
+        return self._query_factors
+
+    def result(self) -> DistanceProfile:
+        self._flush()
+        total, low, high, count = self.stats
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = total / count
+        low[:, count == 0] = np.nan
+        high[:, count == 0] = np.nan
+        return DistanceProfile(
+            np.arange(-self.reach, self.reach + 1, dtype=np.int64), mean, high - low, low, high, count, not self.exact,
+            int(self.queries.size), self.length,
+        )
 
 
 def _accumulate(
@@ -178,8 +238,14 @@ class QueryVectors:
     """A scheme seen through its query vectors only: ``score(m, n) = Q_m · Q_n``, for the relativity of the
     vectors themselves when queries and keys carry different position factors (xPos)."""
 
+    has_cells = False
+
     def __init__(self, scheme: Scheme) -> None:
         self.scheme, self.width, self.channels = scheme, scheme.width, 1
+
+    def has(self, capability: object) -> bool:
+        """No capability of its own: its scores come from :meth:`score_factors`, not from a pass over rows."""
+        return False
 
     def score_factors(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         queries = self.scheme.score_factors(positions)[0]

@@ -10,14 +10,12 @@ two bounds from the literature that relate the base to the context length.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 import numpy as np
 
-from pecli.analysis.structure import one_blas_thread
 from pecli.errors import ConfigError, PecliError
 from pecli.notebook import Tabular
 from pecli.schemes.base import Capability, Scheme, require
@@ -43,6 +41,11 @@ class PairRow:
     long_factor: float | None = None
     #: The coordinate the pair turns with (positions on a grid, multimodal ids), else None.
     axis: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields by name (``dataclasses.asdict``'s dict, without its deep copies: every field is a
+        number, a string or None)."""
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
 
 
 @dataclass(frozen=True)
@@ -202,7 +205,7 @@ class WavelengthReport(Tabular):
             "params": self.scheme.params(),
             "context": self.spectrum.context,
             "train_length": self.spectrum.train_length,
-            "pairs": [dataclasses.asdict(row) for row in self.spectrum.pairs],
+            "pairs": [row.to_dict() for row in self.spectrum.pairs],
             "summary": self.spectrum.summary.to_dict(),
             "out": self.out,
         }
@@ -339,11 +342,16 @@ class DecayScan:
         left_open = np.ones(len(bases), dtype=bool)
         if self.witnesses:
             offsets = np.asarray(self.witnesses, dtype=np.float64)
-            negative = np.cos(offsets[None, :, None] * theta[:, None, :]).sum(axis=2) < 0  # (n, witnesses)
-            for row in np.flatnonzero(negative.any(axis=1)):
+            first = np.full(len(bases), -1)  # each base's first negative witness, in the witnesses' order
+            for part in _witness_parts(offsets.size):  # the recent witnesses settle most bases
+                rows = np.flatnonzero(first < 0)
+                negative = np.cos(offsets[None, part, None] * theta[rows, None, :]).sum(axis=2) < 0  # (rows, part)
+                hit = negative.any(axis=1)
+                first[rows[hit]] = part.start + np.argmax(negative[hit], axis=1)
+            for row in np.flatnonzero(first >= 0):
                 self._verdicts[bases[row]] = False
-                self._remember(int(offsets[np.argmax(negative[row])]))
-            left_open &= ~negative.any(axis=1)
+                self._remember(int(offsets[first[row]]))
+            left_open &= first < 0
         rows = np.flatnonzero(left_open)
         if not rows.size:
             return
@@ -375,10 +383,11 @@ class DecayScan:
         theta = geometric_inv_freq(self.dim, base)
         if self.witnesses:
             offsets = np.asarray(self.witnesses, dtype=np.float64)
-            values = np.cos(offsets[:, None] * theta).sum(axis=1)
-            negative = np.flatnonzero(values < 0)
-            if negative.size:
-                return self._remember(int(offsets[negative[0]]))
+            for part in _witness_parts(offsets.size):  # the recent witnesses settle most failing bases
+                values = np.cos(offsets[part, None] * theta).sum(axis=1)
+                negative = np.flatnonzero(values < 0)
+                if negative.size:
+                    return self._remember(int(offsets[part][negative[0]]))
         found = self._scan(theta)
         return found if found < 0 else self._remember(found)
 
@@ -411,6 +420,16 @@ class DecayScan:
         return -1
 
 
+#: Witnesses tried first (the most recent): a failing base's first negative is most often among them.
+RECENT_WITNESSES = 4
+
+
+def _witness_parts(count: int) -> tuple[slice, ...]:
+    """The witnesses in two parts, the recent ones first: trying them in order finds the same first
+    negative witness as trying all at once, with a sixteenth of the cosines when the recent ones suffice."""
+    return (slice(0, min(count, RECENT_WITNESSES)),) + ((slice(RECENT_WITNESSES, count),) if count > RECENT_WITNESSES else ())
+
+
 def multiple_phasors(count: int, spacing: int, theta: np.ndarray) -> np.ndarray:
     """``exp(i·p·θ_j)`` for the positions ``p = k·spacing``, k = 0 … count − 1: (count, len(θ)) complex.
 
@@ -423,8 +442,16 @@ def multiple_phasors(count: int, spacing: int, theta: np.ndarray) -> np.ndarray:
     r = max(1, math.isqrt(max(count, 1)))
     coarse = np.arange(0, count, r, dtype=np.float64)[:, None] * spacing * theta
     fine = np.arange(r, dtype=np.float64)[:, None] * spacing * theta
-    grid = (np.cos(coarse) + 1j * np.sin(coarse))[:, None, :] * (np.cos(fine) + 1j * np.sin(fine))[None, :, :]
+    grid = _phasors(coarse)[:, None, :] * _phasors(fine)[None, :, :]
     return grid.reshape(-1, theta.size)[:count]
+
+
+def _phasors(angles: np.ndarray) -> np.ndarray:
+    """``cos + i·sin`` of ``angles``, written into the complex array's parts (no complex arithmetic)."""
+    out = np.empty(angles.shape, dtype=np.complex128)
+    np.cos(angles, out=out.real)
+    np.sin(angles, out=out.imag)
+    return out
 
 
 @dataclass(frozen=True)
@@ -509,8 +536,9 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 4000, de
     fine step, or lower than the look-back, and a failing island narrower than a verification step
     can be missed: failing islands above the lowest window get narrower as L grows (for 32K some are
     under 0.1 % wide), so the verification grid is what bounds the trust in ``every_base_above``.
-    None when no base up to 1e30 passes, as for d = 2 where ``B(m) = cos m``. Results are cached
-    per (L, d, resolution) for the process.
+    None when no base up to 1e30 passes, as for d = 2 where ``B(m) = cos m``. Results are kept per
+    (L, d, resolution) in :data:`KNOWN_BOUNDS` for the process (``pecli wavelengths`` also keeps them
+    on disk between runs, :mod:`pecli.cli.bounds`).
 
     References
     ----------
@@ -518,11 +546,20 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 4000, de
     """
     if context < 1 or dim < 2 or dim % 2:
         raise PecliError(f"base bound needs a positive context and an even dim >= 2, got {context}, {dim}")
-    with one_blas_thread():  # thousands of (s × d)·(d × n) products: threads only contend
-        return _cached_bound(int(context), int(dim), int(steps_per_decade), float(decades_past))
+    key = (int(context), int(dim), int(steps_per_decade), float(decades_past))
+    if key not in KNOWN_BOUNDS:
+        from pecli.analysis.blas import one_blas_thread
+
+        with one_blas_thread():  # thousands of (s × d)·(d × n) products: threads only contend
+            KNOWN_BOUNDS[key] = _cached_bound(*key)
+    return KNOWN_BOUNDS[key]
 
 
-@functools.lru_cache(maxsize=32)
+#: Every bound this process knows, by (context, dim, steps_per_decade, decades_past): those it computed,
+#: and any a caller put here from an earlier run of the same code (:mod:`pecli.cli.bounds`).
+KNOWN_BOUNDS: dict[tuple[int, int, int, float], BaseBound] = {}
+
+
 def _cached_bound(context: int, dim: int, steps_per_decade: int, decades_past: float) -> BaseBound:
     scan = DecayScan(dim, context)
     coarse = _LogGrid(COARSE_STEPS_PER_DECADE)

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from pecli.analysis.blas import blas_pinned, one_blas_thread  # noqa: F401 (where the analyses import them)
 from pecli.progress import task
 from pecli.schemes.base import Capability, Scheme
 from pecli.schemes.frequencies import FrequencyPairs
@@ -42,30 +43,26 @@ BLOCK_BYTES = 64 << 20
 CHUNK_BYTES = 32 << 20
 
 
-def one_blas_thread() -> contextlib.AbstractContextManager:
-    """Limit BLAS to one thread while many small or skinny products run (threadpoolctl).
-
-    Splitting a (d × L)·(L × d) product or a small block over threads that other work already keeps
-    busy costs more than it saves: measured 2–10× slower than one thread on a shared two-core machine
-    (Men et al.'s base bound for 1M tokens: 18 s with OpenBLAS's threads, 2.4 s on one).
-    """
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
-
-
-def blas_pinned(function: Callable) -> Callable:
-    """Run ``function`` under :func:`one_blas_thread`."""
-    @functools.wraps(function)
-    def pinned(*args: Any, **kwargs: Any) -> Any:
-        with one_blas_thread():
-            return function(*args, **kwargs)
-    return pinned
-
-
 def chunk_rows(width: int) -> int:
     """Rows per chunk of a chunked pass over rows of ``width`` float64 values (:data:`CHUNK_BYTES`)."""
     return max(1024, CHUNK_BYTES // (8 * max(int(width), 1)))
+
+
+#: A block of a pass over rows holds 1/BLOCK_SHARE of a chunk (:data:`CHUNK_BYTES`) of float64 rows.
+BLOCK_SHARE = 16
+
+
+def block_rows(width: int) -> int:
+    """Rows per block of a pass over rows of ``width`` float64 values: a sixteenth of a chunk (2 MiB, so
+    that a block stays in cache while several computations read it), at least 1024 rows."""
+    return chunk_rows(BLOCK_SHARE * max(int(width), 1))
+
+
+def row_blocks(n: int, width: int) -> Iterator[slice]:
+    """Consecutive slices covering ``range(n)``, each of at most :func:`block_rows` rows."""
+    step = block_rows(width)
+    for start in range(0, n, step):
+        yield slice(start, min(start + step, n))
 
 
 def chunks(n: int, width: int) -> Iterator[slice]:
@@ -265,25 +262,53 @@ def group_rows_of(
 
     Rows are grouped by a 64-bit hash and each group is verified row by row against its first member.
     The rows are produced chunk by chunk to be hashed, and again only where two rows share a hash (to
-    verify them), so a computed encoding never needs to exist whole; only the fallback, when two
-    different rows share a 64-bit hash, materialises every row.
+    verify them), so a computed encoding never needs to exist whole. ``hashes`` may hash part of each
+    row (a few columns): where different rows share one, the rows sharing hashes are grouped again
+    by their whole rows (:func:`_regroup`), and only those are ever held together.
     """
-    if hashes is None and n:
+    if n == 0:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    if hashes is None:
         hashes = _chunked_hashes(n, rows_of, width)
-    if hashes is not None:
-        _, first_index, inverse, counts = np.unique(hashes, return_index=True, return_inverse=True, return_counts=True)
-        inverse = inverse.ravel()
-        shared = np.nonzero(counts[inverse] > 1)[0]
-        if not shared.size or _same_rows(rows_of, shared, first_index[inverse[shared]], width):
-            return first_index, inverse, counts
-    wide = normalised_rows(rows_of(slice(0, n)))
-    _, first_index, inverse, counts = np.unique(_hashable(wide), return_index=True, return_inverse=True, return_counts=True)
+    first_index, inverse, counts = _group(hashes)
+    shared = np.nonzero(counts[inverse] > 1)[0]
+    if not shared.size or _same_rows(rows_of, shared, first_index[inverse[shared]], width):
+        return first_index, inverse, counts
+    sub_first, sub_inverse, sub_counts = _regroup(shared, rows_of, width, hashes[shared])
+    # rows alone under their hash keep their group; the others take the groups of their whole rows
+    alone = np.nonzero(counts[inverse] == 1)[0]
+    groups = np.empty(n, dtype=np.intp)
+    groups[alone] = np.arange(alone.size)
+    groups[shared] = alone.size + sub_inverse
+    return np.concatenate([alone, shared[sub_first]]), groups, np.concatenate([np.ones(alone.size, dtype=np.intp), sub_counts])
+
+
+def _group(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first index, inverse, counts) of equal values of ``keys`` (one per row)."""
+    _, first_index, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
     return first_index, inverse.ravel(), counts
 
 
+def _regroup(index: np.ndarray, rows_of: RowSource, width: int, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exact grouping of rows ``index`` (sorted) whose ``hashes`` (of part of each row) do not tell them
+    apart: by those hashes and the hashes of the whole rows, verified; by the rows' bytes if two different
+    whole rows still share both. Returns (first, inverse, counts) over positions in ``index``."""
+    whole = np.empty(index.size, dtype=np.uint64)
+    step = block_rows(width)
+    for start in range(0, index.size, step):
+        whole[start : start + step] = row_hashes(rows_of(index[start : start + step]))
+    keys = np.empty(index.size, dtype=[("part", np.uint64), ("whole", np.uint64)])
+    keys["part"], keys["whole"] = hashes, whole
+    first, inverse, counts = _group(keys)
+    shared = np.nonzero(counts[inverse] > 1)[0]
+    if not shared.size or _same_rows(rows_of, index[shared], index[first[inverse[shared]]], width):
+        return first, inverse, counts
+    return _group(_hashable(normalised_rows(rows_of(index))))
+
+
 def _same_rows(rows_of: RowSource, index: np.ndarray, other: np.ndarray, width: int) -> bool:
-    """True when row ``index[i]`` equals row ``other[i]`` for every i (NaN equal to NaN), chunk by chunk."""
-    step = chunk_rows(2 * width)
+    """True when row ``index[i]`` equals row ``other[i]`` for every i (NaN equal to NaN), block by block."""
+    step = block_rows(width)
     for start in range(0, index.size, step):
         a = normalised_rows(rows_of(index[start : start + step]))
         b = normalised_rows(rows_of(other[start : start + step]))
@@ -315,13 +340,16 @@ def collisions_of(n: int, rows_of: RowSource, width: int, hashes: np.ndarray | N
 
 
 # -- shift invariance -----------------------------------------------------------------------------------
-def is_shift_isometric(scheme: Scheme, encoding: np.ndarray) -> bool:
+def is_shift_isometric(scheme: Scheme, encoding: Any, extent: tuple[float, float] | None = None) -> bool:
     """True when ``||E_p − E_q||`` depends on ``q − p`` only, so that one pass over Δ is exact.
 
     Holds by construction for the schemes that say so (:attr:`Scheme.shift_isometric`: those that rotate
     pairs by ``p θ_i``, ``E_{p+k} = R_k E_p`` with R_k orthogonal, [Fleetwood] and [EulerBlind], and the integer
     encoding ``E_p = c·p·1``). The structural condition is confirmed on a seeded sample of pairs, so a
     variant that breaks it (an axial layout, say) falls back to the general path.
+
+    ``encoding`` is the (L, d) array, or anything indexed like it (the rows of an encoding pass);
+    ``extent``, the smallest and largest value of it when they are known already.
     """
     if not has_vectors(scheme) or not scheme.shift_isometric:
         return False
@@ -334,7 +362,8 @@ def is_shift_isometric(scheme: Scheme, encoding: np.ndarray) -> bool:
     low, high = np.minimum(p, q), np.maximum(p, q)
     direct = np.linalg.norm(encoding[high] - encoding[low], axis=1)
     from_zero = np.linalg.norm(encoding[high - low] - encoding[0], axis=1)
-    largest = max(abs(float(encoding.max())), abs(float(encoding.min())))  # max |E| without an |E| copy
+    low, high = extent if extent is not None else (float(encoding.min()), float(encoding.max()))
+    largest = max(abs(high), abs(low))  # max |E| without an |E| copy
     scale = max(largest, 1e-300) * np.sqrt(encoding.shape[1])
     return bool(np.allclose(direct, from_zero, rtol=1e-7, atol=1e-9 * scale))
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
+from pecli.analysis.encoding_pass import Accumulator, Extent, Extents, FromOrigin, RowHashes, encoding_rows
 from pecli.analysis.structure import (
-    bias_domain, collisions, collisions_of, distance_from_origin, has_vectors, is_shift_isometric, row_label, scan_pairs,
-    vectors,
+    bias_domain, collisions, has_vectors, is_shift_isometric, is_shift_isometric_kind, row_label, scan_pairs, vectors,
 )
 from pecli.dtypes import cast
 from pecli.errors import PecliError
@@ -60,23 +60,34 @@ def check_uniqueness(
     return _bias_uniqueness(scheme, length, dtype, tol, samples)
 
 
+def uniqueness_rows(scheme: Scheme, length: int, dtype: str = "float64", samples: int | None = None) -> list[Accumulator]:
+    """What uniqueness measures in the pass over a vector scheme's rows: their hashes in ``dtype``, the
+    value range and, unless all pairs are scanned, the distances from position 0."""
+    wanted: list[Accumulator] = [RowHashes(length, dtype), Extents()]
+    if samples is None and is_shift_isometric_kind(scheme):
+        wanted.append(FromOrigin(length))
+    return wanted
+
+
 def _vector_uniqueness(scheme: Scheme, length: int, dtype: str, tol: float, samples: int | None) -> PropertyResult:
-    encoding = vectors(scheme, length)
-    found = collisions_of(length, lambda rows: cast(encoding[rows], dtype), encoding.shape[1])
+    encoding = encoding_rows(scheme, length)
+    measured = encoding.measure(*uniqueness_rows(scheme, length, dtype, samples))
+    extent: Extent = measured[1]
+    found = encoding.collisions(dtype)
     notes: list[str] = []
     sampled = False
     pairs, first = found.pairs, found.first
     if length < 2:
         min_distance, min_pair, within = None, None, 0
-    elif is_shift_isometric(scheme, encoding) and samples is None:
-        from_origin = distance_from_origin(encoding)
+    elif samples is None and is_shift_isometric(scheme, encoding, (extent.low, extent.high)):
+        from_origin = measured[2]
         delta = 1 + int(np.argmin(from_origin[1:]))
         min_distance, min_pair = float(from_origin[delta]), [0, delta]
         near = np.nonzero(from_origin[1:] <= tol)[0] + 1 if tol > 0 else np.array([], dtype=np.int64)
         within = int(np.sum(length - near))
         notes.append("distances depend on q − p only (shift-isometric): exact over all pairs in one pass over Δ")
     else:
-        scan = scan_pairs(encoding, tol=tol, samples=samples)
+        scan = scan_pairs(vectors(scheme, length), tol=tol, samples=samples)
         min_distance, min_pair, within = scan.min_distance, list(scan.min_pair), scan.within_tol
         sampled = scan.sampled
         if sampled:

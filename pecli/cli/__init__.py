@@ -19,6 +19,7 @@ import typer
 import typer.core
 
 from pecli import __version__
+from pecli.cli.coercion import plain_values
 from pecli.cli.exits import BAD_INPUT, BROKEN_PIPE, BUG, INTERRUPTED, TERMINATED, Interrupted, ReaderGone, Terminated
 
 #: Every subcommand: its module (which defines a function of the same name) and its one-line summary.
@@ -53,8 +54,9 @@ def _listed_only() -> None:  # pragma: no cover - never runs: the command's own 
 
 
 class HelpCommand(typer.core.TyperCommand):
-    """A command whose ``--help`` is :func:`pecli.cli.help.print_help` (loaded only to print it), and
-    which refuses an option of one value given twice (Click would keep the last one, silently)."""
+    """A command whose ``--help`` is :func:`pecli.cli.help.print_help` (loaded only to print it), which
+    refuses an option of one value given twice (Click would keep the last one, silently), and whose
+    plain options are converted without Typer's per-option Pydantic adapters (:mod:`pecli.cli.coercion`)."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from pecli.cli.help import print_help
@@ -62,6 +64,7 @@ class HelpCommand(typer.core.TyperCommand):
         print_help(self, ctx)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        plain_values(self.get_params(ctx))  # the help option too, which Click makes when asked
         single = {name: option for option in self.params if getattr(option, "opts", None) and option.param_type_name == "option"
                   and not option.multiple and not option.is_flag for name in (*option.opts, *option.secondary_opts)}
         seen: dict[str, int] = {}
@@ -85,6 +88,10 @@ class HelpGroup(typer.core.TyperGroup):
         from pecli.cli.help import print_help
 
         print_help(self, ctx)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        plain_values(self.get_params(ctx))
+        return super().parse_args(ctx, args)
 
 
 def build_app(only: str | None = None) -> typer.Typer:

@@ -103,18 +103,16 @@ def parameter_row(param: Any, ctx: Any) -> Row:
     """The cells of one parameter, as Typer makes them: long names, short names, their off-spellings,
     the type, then the help, the default and ``[required]``."""
     is_argument = param.param_type_name == "argument"
-    name = (param.metavar or param.name or "") if is_argument else None
+    name = argument_name(param) if is_argument else None
     long, short, long_off, short_off = [], [], [], []
     for opt in param.opts:
         (long if "--" in opt else short).append(opt if "--" in opt or not name else name)
     for opt in param.secondary_opts:
         (long_off if "--" in opt else short_off).append(opt if "--" in opt or not name else name)
-    kind = type_text(param, ctx)
-    types = kind if kind and "bool" not in kind.lower() else ""
-    describe_range = getattr(param.type, "_describe_range", None)
-    counting = getattr(param, "count", False) and param.type.min == 0 and param.type.max is None
-    if describe_range is not None and not is_argument and not counting and describe_range():
-        types += f" [{describe_range()}]"
+    types = type_text(param, ctx)
+    span = range_text(param)
+    if span:
+        types += f" [{span}]"
     names = (
         highlight(",".join(long), OPTION_PATTERNS, THEME), highlight(",".join(short), OPTION_PATTERNS, THEME),
         highlight(",".join(long_off), NEGATIVE_PATTERNS, THEME), highlight(",".join(short_off), NEGATIVE_PATTERNS, THEME),
@@ -134,18 +132,42 @@ def parameter_row(param: Any, ctx: Any) -> Row:
     return Row(names, tuple(help_lines), side_by_side=bool(help_lines) and not getattr(param, "help", None))
 
 
-def type_text(param: Any, ctx: Any) -> str | None:
-    """``<int>``, a metavar, or nothing: what Typer shows in the type column."""
+def argument_name(param: Any) -> str:
+    """An argument's name in the first column: its metavar, else its name (Typer 0.29: ``…`` after a
+    name that takes several values)."""
+    if hasattr(param, "display_name_raw"):  # Typer 0.29 and later
+        name = param.display_name_raw or ""
+        return name + "..." if param.metavar is None and param.nargs != 1 else name
+    return param.metavar or param.name or ""
+
+
+def type_text(param: Any, ctx: Any) -> str:
+    """``<int>``, a metavar, or nothing: what Typer shows in the type column (without the range)."""
+    if hasattr(param, "display_type_rich"):  # Typer 0.29 and later words it itself
+        return param.display_type_rich(ctx=ctx) or ""
     if param.param_type_name == "argument":
         try:
             kind = param.type.get_metavar(param=param, ctx=ctx)
         except TypeError:  # click before 8.2: no ctx
             kind = param.type.get_metavar(param)
-        return kind if kind is not None else f"<{param.type.name}>"
-    try:
-        return param.make_metavar(ctx=ctx)
-    except TypeError:
-        return param.make_metavar()
+        kind = kind if kind is not None else f"<{param.type.name}>"
+    else:
+        try:
+            kind = param.make_metavar(ctx=ctx)
+        except TypeError:
+            kind = param.make_metavar()
+    return kind if kind and "bool" not in kind.lower() else ""
+
+
+def range_text(param: Any) -> str | None:
+    """The range of a number option (``x>=1``), as Typer words it after the type; None without one."""
+    if hasattr(param, "_get_number_range_help_str"):  # Typer 0.29 and later
+        return param._get_number_range_help_str()
+    describe_range = getattr(param.type, "_describe_range", None)
+    counting = getattr(param, "count", False) and param.type.min == 0 and param.type.max is None
+    if describe_range is None or param.param_type_name == "argument" or counting:
+        return None
+    return describe_range() or None
 
 
 def default_text(param: Any, ctx: Any) -> str | None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import dataclasses
 
 from pecli.analysis.spectrum import BOUND_CONTEXT_LIMIT, wavelength_report
+from pecli.cli.bounds import remembered_bounds
 from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, group_heading, message, print_json, scheme_command, stdout_console,
 )
@@ -68,7 +69,8 @@ def _report(spec: Spec):
         spans = ", ".join(f"{a} {n:,}" for a, n in zip(spec.scheme.axis_names, spec.scheme.axis_spans()))
         raise ConfigError("context", f"{spec.scheme.name} turns each pair over the span of its axis ({spans}), not a context")
     context = settings["context"] or spec.length  # the length defaults to max_position_embeddings
-    return wavelength_report(spec.scheme, context, settings["train_length"], settings["target_context"])
+    with remembered_bounds():  # Men et al.'s bound, searched once per (context, dim) and kept on disk
+        return wavelength_report(spec.scheme, context, settings["train_length"], settings["target_context"])
 
 
 @scheme_command(*SETTINGS, needs=Capability.FREQUENCIES, run_keys=("scheme", "length"), per_group=every_group)

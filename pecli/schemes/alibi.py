@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Iterator
 
 import numpy as np
 
+from pecli.dtypes import cast, numpy_dtype
 from pecli.params import param
 from pecli.schemes.base import BiasScheme
 from pecli.schemes.parts import Block, Part, whole_part
@@ -53,6 +54,7 @@ class AlibiScheme(BiasScheme):
     name: ClassVar[str] = "alibi"
     summary: ClassVar[str] = "-m_h·|i-j| added to the logits, geometric slopes per head (Press et al. 2022)"
     main_key: ClassVar[str] = "bias"
+    encoded_type: ClassVar[str] = "BiasEncoding"
     block_bytes_per_value: ClassVar[int] = 40
     bias_label: ClassVar[str] = "bias −mₕ·|i−j| (logit units)"
     quiet_defaults: ClassVar[tuple[str, ...]] = ("slope_dtype",)
@@ -99,6 +101,22 @@ class AlibiScheme(BiasScheme):
             "slopes": self.slopes,
             "positions": positions,
         }
+
+    def encoded(self, positions: Any, *, dtype: str | None = None) -> Any:
+        """The (H, L, L) bias in ``dtype``: each block of query rows' distances formed once for every head,
+        ``−m·|j − i|`` in float64, cast as it is written (a :class:`~pecli.schemes.encoded.BiasEncoding`)."""
+        from pecli.schemes.encoded import FILL_VALUES, BiasEncoding
+
+        positions = as_positions(positions)
+        slopes, n = self.slopes, positions.size
+        out = np.empty((self.heads, n, n), dtype=np.float64 if dtype is None else numpy_dtype(dtype))
+        rows = max(1, FILL_VALUES // max(n, 1))
+        with np.errstate(over="ignore"):
+            for start in range(0, n, rows):
+                distance = np.abs((positions[None, :] - positions[start : start + rows, None]).astype(np.float64))
+                for head, slope in enumerate(slopes):
+                    out[head, start : start + rows] = -slope * distance
+        return BiasEncoding(self, out, slopes if dtype is None else cast(slopes, dtype), positions)
 
     def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
         """The (H, L, L) bias head by head, query rows by blocks; then ``slopes`` and ``positions``."""

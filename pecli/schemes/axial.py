@@ -146,6 +146,26 @@ class AxialRotaryScheme(Scheme):
             "inv_freq": self.inv_freq, "pair_axis": self.pair_axis, "positions": stored_positions(positions),
         }
 
+    def phasors(self, ids: np.ndarray) -> np.ndarray:
+        """The (n, dim/2) phasors ``exp(i·angle)`` of positions ``ids`` (n, rank): cos and sin of the float64 angles."""
+        angles = self.angles(ids)
+        z = np.empty(angles.shape, dtype=np.complex128)
+        np.cos(angles, out=z.real)
+        np.sin(angles, out=z.imag)
+        return z
+
+    def encoded(self, positions: Any, *, dtype: str | None = None) -> Any:
+        """The ``cos`` and ``sin`` caches (N, dim) in ``dtype`` from the exact cos and sin of the float64
+        angles, cast once, after the prefix tokens' rows; ``inv_freq``, ``pair_axis`` and ``positions`` (rank, N): a
+        :class:`~pecli.schemes.encoded.RotaryEncoding`."""
+        from pecli.schemes.encoded import RotaryEncoding, rotary_caches
+
+        positions = self.positions_of(positions)
+        cos, sin = rotary_caches(positions, self.phasors, self.dim, self.layout, dtype)
+        prefix = self.prefix_values()  # the prefix tokens' rows first: the identity rotation
+        cos, sin = with_prefix_rows(cos, prefix["cos"]), with_prefix_rows(sin, prefix["sin"])
+        return RotaryEncoding(self, cos, sin, self.inv_freq, stored_positions(positions), self.pair_axis)
+
     def shared_bytes(self, n_positions: int, itemsize: int, wanted: Any) -> int:
         """The (N, dim/2) cos and sin tables :meth:`parts` keeps when several of encoding, cos, sin are wanted."""
         return n_positions * self.dim * itemsize if shares_tables(wanted) else 0
@@ -155,16 +175,8 @@ class AxialRotaryScheme(Scheme):
         ``inv_freq``, ``pair_axis`` and ``positions`` as (rank, N), one row per axis as HuggingFace's
         multimodal ``position_ids``."""
         positions = self.positions_of(positions)
-
-        def phasors(ids: np.ndarray) -> np.ndarray:
-            angles = self.angles(ids)
-            z = np.empty(angles.shape, dtype=np.complex128)
-            np.cos(angles, out=z.real)
-            np.sin(angles, out=z.imag)
-            return z
-
         prefix = self.prefix_values()
-        trigonometric = rotary_parts(positions, phasors, self.dim, self.dim, self.layout, dtype, wanted)
+        trigonometric = rotary_parts(positions, self.phasors, self.dim, self.dim, self.layout, dtype, wanted)
         return [
             *(prefixed(part, prefix[part.name]) for part in trigonometric),
             whole_part("inv_freq", self.inv_freq),

@@ -318,9 +318,35 @@ class Scheme:
         :meth:`score_factors` differ, and :meth:`encode` is the queries' side."""
         return False
 
+    def score_factors_of_rows(self, positions: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`score_factors` at ``positions``, given their :meth:`encode` rows (float64), computed
+        already: a scheme whose factors follow exactly from its rows does not compute them again."""
+        return self.score_factors(positions)
+
+    def encoding_identity(self) -> Any:
+        """Everything :meth:`encode` reads, as a hashable value: two schemes with equal identities give
+        every position the same row, bit for bit, so an analysis may encode one of them for both.
+        By default the scheme itself (every parameter); a scheme whose encoding ignores some of them
+        (rope's ``context`` without a scaling that reads it) says so."""
+        return self
+
     def arrays(self, positions: Any) -> dict[str, np.ndarray]:
         """Every array ``pecli encode --out x.npz`` writes, by stable name, main array first."""
         raise NotImplementedError
+
+    #: The name of :meth:`encoded`'s result type in :mod:`pecli.schemes.encoded` (loaded when a result is
+    #: made), whose fields are the names of :meth:`arrays` it holds.
+    encoded_type: ClassVar[str] = "VectorEncoding"
+
+    def encoded(self, positions: Any, *, dtype: str | None = None) -> Any:
+        """The arrays at ``positions`` under their names (:mod:`pecli.schemes.encoded`), floats in
+        ``dtype`` (default float64): :func:`pecli.encode`'s result. Filled block by block from
+        :meth:`parts`; values narrower than float64 may come from a faster way to the float64 values
+        (a few ulps), then cast."""
+        from pecli.schemes import encoded
+
+        result = getattr(encoded, self.encoded_type)
+        return encoded.assemble(result, self, self.positions_of(positions), dtype)
 
     def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
         """The arrays of :meth:`arrays`, same names and order, each produced block by block.
@@ -415,6 +441,10 @@ class AdditiveScheme(Scheme):
     def score_factors(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
         encoding = self.encode(positions)
         return encoding, encoding
+
+    def score_factors_of_rows(self, positions: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(E, E)``: the rows are the factors."""
+        return rows, rows
 
     def score(self, m: Any, n: Any) -> np.ndarray:
         return factored_score(self, m, n)

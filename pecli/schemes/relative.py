@@ -32,6 +32,7 @@ class RelativeScheme(BiasScheme):
     name: ClassVar[str] = "relative"
     summary: ClassVar[str] = "learned vectors for j-i clipped to ±K (Shaw et al. 2018)"
     main_key: ClassVar[str] = "embeddings"
+    encoded_type: ClassVar[str] = "RelativeEncoding"
     block_bytes_per_value: ClassVar[int] = 40
     bias_label: ClassVar[str] = "q·a[clip(j−i)] (reference query)"
     piecewise_constant_bias: ClassVar[bool] = True

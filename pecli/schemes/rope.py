@@ -406,6 +406,26 @@ class RopeScheme(Scheme):
         rotated = self.apply(ones, positions)
         return rotated, (rotated if self.xpos is None else self.apply(ones, positions, keys=True))
 
+    def score_factors_of_rows(self, positions: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``R_p u`` from the encoding's rows ``R_p e`` (e: (1, 0) on every pair): u = (1, 1) on a pair,
+        so ``R_p u`` is ``(c − s, c + s)`` where the row holds ``(c, s)`` (the scaled cos and sin), and 1
+        on the unrotated tail — the values :meth:`apply` computes, bit for bit (``1·c − 1·s = c − s``).
+        With xPos the rows carry the queries' factors and the keys' differ: computed as :meth:`score_factors`."""
+        if self.xpos is not None:
+            return self.score_factors(positions)
+        first, second = pair_slices(self.rotated_dim, self.layout)
+        rotated = np.ones((rows.shape[0], self.dim))
+        cos, sin = rows[:, first], rows[:, second]
+        np.subtract(cos, sin, out=rotated[:, first])
+        np.add(sin, cos, out=rotated[:, second])
+        return rotated, rotated
+
+    def encoding_identity(self) -> Any:
+        """What :meth:`encode` reads: the rotated width and layout, θ_i and the attention scaling (not
+        ``context`` or ``max_position_embeddings`` themselves, only what they do to θ_i)."""
+        xpos = None if self.xpos is None else (self.xpos, self.context)  # xPos's centre L//2 reads the context
+        return (type(self), self.dim, self.rotated_dim, self.layout, self.inv_freq.tobytes(), self.attention_scaling, xpos)
+
     def score(self, m: Any, n: Any) -> np.ndarray:
         return factored_score(self, m, n)
 
@@ -431,6 +451,22 @@ class RopeScheme(Scheme):
         """``encoding``, ``cos``, ``sin`` row by row from the (n, r/2) phasors ``exp(i pθ_j)`` (see
         :func:`rotary_parts`), then ``inv_freq`` and ``positions``."""
         positions = self.positions_of(positions)
+        trigonometric = rotary_parts(positions, self.phasors(exact=exact), self.dim, self.rotated_dim, self.layout, dtype, wanted)
+        if self.xpos is None:
+            return [*trigonometric, whole_part("inv_freq", self.inv_freq), whole_part("positions", positions)]
+        # The encoding is the queries' image of the reference vector: the rotation, then the xPos factors.
+        encoding = row_part("encoding", positions, self.encode, (self.dim,), main=True)
+        return [encoding, *trigonometric[1:], row_part("xpos_scale", positions, self.xpos_scale, (self.rotated_dim,)),
+                whole_part("inv_freq", self.inv_freq), whole_part("positions", positions)]
+
+    def xpos_scale(self, positions: Any) -> np.ndarray:
+        """The (N, r) xPos factors of the queries in the layout's cache order (keys: their inverses)."""
+        return layout_cache(self.xpos_factors(positions), self.layout)
+
+    def phasors(self, *, exact: bool = True) -> Callable[[np.ndarray], np.ndarray]:
+        """A function giving the (n, r/2) phasors ``s·exp(i pθ_j)`` of position ids (s: the attention
+        scaling): exact cos and sin of the float64 angles, or with ``exact=False`` the angle addition of
+        :func:`unit_phasors` (within a few float64 ulps)."""
         inv_freq, scaling = self.inv_freq, self.attention_scaling
 
         def phasors(ids: np.ndarray) -> np.ndarray:
@@ -439,14 +475,22 @@ class RopeScheme(Scheme):
                 z.view(np.float64)[...] *= scaling
             return z
 
-        trigonometric = rotary_parts(positions, phasors, self.dim, self.rotated_dim, self.layout, dtype, wanted)
-        if self.xpos is None:
-            return [*trigonometric, whole_part("inv_freq", inv_freq), whole_part("positions", positions)]
-        scales = row_part("xpos_scale", positions, lambda ids: layout_cache(self.xpos_factors(ids), self.layout),
-                          (self.rotated_dim,))
-        # The encoding is the queries' image of the reference vector: the rotation, then the xPos factors.
-        encoding = row_part("encoding", positions, self.encode, (self.dim,), main=True)
-        return [encoding, *trigonometric[1:], scales, whole_part("inv_freq", inv_freq), whole_part("positions", positions)]
+        return phasors
+
+    def encoded(self, positions: Any, *, dtype: str | None = None) -> Any:
+        """The ``cos`` and ``sin`` caches (L, r) in ``dtype``, written block by block from the phasors:
+        float64 from the exact cos and sin of the float64 angles ``p·θ_i`` (the values of :meth:`arrays`),
+        narrower dtypes from the angle addition of :func:`unit_phasors`, cast once: within half a unit in
+        the last place at 1.0 of the dtype (float32: 2⁻²⁴) of the float64 values
+        (:mod:`pecli.schemes.encoded`): a :class:`~pecli.schemes.encoded.RotaryEncoding` (with xPos, its
+        ``xpos_scale`` too)."""
+        from pecli.schemes.encoded import RotaryEncoding, rotary_caches
+
+        positions = self.positions_of(positions)
+        exact = dtype is None or numpy_dtype(dtype).itemsize >= 8
+        cos, sin = rotary_caches(positions, self.phasors(exact=exact), self.rotated_dim, self.layout, dtype)
+        scale = None if self.xpos is None else self.xpos_scale(positions).astype(cos.dtype)
+        return RotaryEncoding(self, cos, sin, self.inv_freq, positions, xpos_scale=scale)
 
 
 def layout_cache(half: np.ndarray, layout: str) -> np.ndarray:

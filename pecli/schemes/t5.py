@@ -69,6 +69,7 @@ class T5Scheme(BiasScheme):
     name: ClassVar[str] = "t5"
     summary: ClassVar[str] = "relative distances in exact then logarithmic buckets (Raffel et al. 2020)"
     main_key: ClassVar[str] = "buckets"
+    encoded_type: ClassVar[str] = "BucketEncoding"
     block_bytes_per_value: ClassVar[int] = 64  # the int64 and float32 temporaries of the buckets
     bias_label: ClassVar[str] = "bucket index (each bucket has a learned bias)"
     piecewise_constant_bias: ClassVar[bool] = True

@@ -1,0 +1,124 @@
+"""``check all`` and ``compare`` as a user runs them, against their references, paired in one run.
+
+Run from the repository root::
+
+    python benchmarks/bench_check_all.py                 # the issue's sizes, 3 pairs each (about 2 minutes)
+    python benchmarks/bench_check_all.py --repeat 5
+    python benchmarks/bench_check_all.py --scale 16      # lengths divided by 16: a quick look
+
+What is measured
+----------------
+Each command runs in a child process of its own (``python -m pecli …``); its wall time is taken
+around it, its peak memory is the child's maximum resident set size (``os.wait4``). Each row is
+``--repeat`` rounds; in a round the reference runs just before the command it is compared with, and a
+ratio is the median of the rounds' ratios (smallest and largest beside it), so that a slow moment of
+a shared machine weighs on both sides of a pair.
+
+1. ``check all --scheme rope --dim 128 --length 1048576 --json`` against ``encode`` of the same array
+   (``encode --scheme rope --dim 128 --length 1048576 --json``: float64, summarised, nothing written).
+   Targets: time ≤ 4×, peak ≤ 1 GiB.
+2. ``check all`` at 2^20 against ``check all`` at 2^16 (same options). Target: ≤ 20× (linear: 16×).
+3. ``compare --schemes rope,alibi,sinusoidal,t5 --length 65536 --json`` against the sum of the four
+   ``check all --scheme S --length 65536 --json`` runs with the options compare gives each scheme
+   (``--dim 128`` for rope and sinusoidal, their own defaults for alibi and t5). Targets: time ≤ 1.2×;
+   peak memory printed beside the largest of the four (compare holds one scheme's checks at a time).
+
+Not collected by pytest; it times nothing in the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+MIB = float(1 << 20)
+GIB = float(1 << 30)
+
+
+def run_child(args: list[str]) -> tuple[float, float]:
+    """Run ``python -m pecli ARGS`` in a child process: (wall seconds, peak resident MiB). Exit 0 or 1
+    (a check that fails) is a run; anything else stops the benchmark."""
+    argv = [sys.executable, "-m", "pecli", *args]
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} exited {code}: {process.stderr.read().decode(errors='replace') if process.stderr else ''}")
+    return seconds, usage.ru_maxrss * 1024 / MIB
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def check_all(length: int, scheme: str = "rope", *extra: str) -> list[str]:
+    return ["check", "all", "--scheme", scheme, "--length", str(length), *extra, "--json"]
+
+
+def rows_of(length: int, short: int, compare_length: int, repeat: int) -> list[dict[str, Any]]:
+    encode = ["encode", "--scheme", "rope", "--dim", "128", "--length", str(length), "--json"]
+    big, small = check_all(length, "rope", "--dim", "128"), check_all(short, "rope", "--dim", "128")
+    parts = [check_all(compare_length, "rope", "--dim", "128"), check_all(compare_length, "alibi"),
+             check_all(compare_length, "sinusoidal", "--dim", "128"), check_all(compare_length, "t5")]
+    compare = ["compare", "--schemes", "rope,alibi,sinusoidal,t5", "--length", str(compare_length), "--json"]
+    rounds: dict[str, list[Any]] = {"encode": [], "check": [], "short": [], "parts": [], "compare": []}
+    for number in range(repeat):
+        print(f"round {number + 1}/{repeat}", file=sys.stderr, flush=True)
+        rounds["encode"].append(run_child(encode))
+        rounds["check"].append(run_child(big))
+        rounds["short"].append(run_child(small))
+        rounds["parts"].append([run_child(args) for args in parts])
+        rounds["compare"].append(run_child(compare))
+    pairs = list(zip(rounds["encode"], rounds["check"], rounds["short"], rounds["parts"], rounds["compare"]))
+    return [
+        {"row": f"check all L={length} / encode L={length}", "target": 4.0,
+         "ratio": spread([c[0] / e[0] for e, c, *_ in pairs]),
+         "seconds": spread([c[0] for _, c, *_ in pairs]), "reference_seconds": spread([e[0] for e, *_ in pairs]),
+         "peak_mib": spread([c[1] for _, c, *_ in pairs]), "peak_target_mib": GIB / MIB},
+        {"row": f"check all L={length} / check all L={short}", "target": 20.0,
+         "ratio": spread([c[0] / s[0] for _, c, s, *_ in pairs]),
+         "seconds": spread([s[0] for _, _, s, *_ in pairs])},
+        {"row": f"compare 4 schemes L={compare_length} / sum of their check all", "target": 1.2,
+         "ratio": spread([m[0] / sum(p[0] for p in parts) for *_, parts, m in pairs]),
+         "seconds": spread([m[0] for *_, m in pairs]), "reference_seconds": spread([sum(p[0] for p in ps) for *_, ps, _ in pairs]),
+         "peak_mib": spread([m[1] for *_, m in pairs]), "largest_check_mib": spread([max(p[1] for p in ps) for *_, ps, _ in pairs])},
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--scale", type=int, default=1, help="divide every length by this (default 1)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    length, short, compare_length = (n // args.scale for n in (1 << 20, 1 << 16, 1 << 16))
+    rows = rows_of(length, short, compare_length, args.repeat)
+    if args.json:
+        print(json.dumps({"repeat": args.repeat, "rows": rows}, indent=2))
+        return 0
+    print(f"{'row':<52}{'ratio':>7} {'(min … max)':<15}{'target':>8}  peak")
+    for row in rows:
+        ratio = row["ratio"]
+        verdict = "pass" if ratio["median"] <= row["target"] else "FAIL"
+        peak = ""
+        if "peak_mib" in row:
+            peak = f"{row['peak_mib']['median']:.0f} MiB"
+            if "peak_target_mib" in row:
+                peak += f" (≤ {row['peak_target_mib']:.0f}: {'pass' if row['peak_mib']['median'] <= row['peak_target_mib'] else 'FAIL'})"
+            if "largest_check_mib" in row:
+                peak += f" (largest check all: {row['largest_check_mib']['median']:.0f} MiB)"
+        print(f"{row['row']:<52}{ratio['median']:>6.2f}× ({ratio['min']:.2f} … {ratio['max']:.2f})"
+              f"  ≤ {row['target']:g}× {verdict}  {peak}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,314 @@
+"""One pass over an encoding's rows, block by block, that every property of ``check`` reads from.
+
+The properties of a vector scheme all look at the same rows ``E_0 … E_{L−1}``: uniqueness hashes them,
+distinguishability measures the steps between neighbours, extrapolation the value ranges, precision
+rounds them, relativity multiplies them into scores. Instead of each property reading (and first
+encoding) the whole (L, d) array, each states what it computes from the rows as
+:class:`Accumulator` records; :func:`shared_pass` encodes every block once and hands it to all of
+them, so that ``check all`` costs one encoding plus each property's own arithmetic, in memory
+O(L) numbers plus a block.
+
+Rows are encoded block by block and dropped (:func:`streams`) for the schemes whose distances depend
+on ``q − p`` only, the ones whose properties never need every pair of rows at once; other schemes'
+rows are the whole remembered encoding (:func:`~pecli.analysis.structure.vectors`) read block by block.
+A row needed again later (to verify a collision, to name an example) is encoded again on its own:
+``encode`` is per position, so the values are the same, bit for bit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass
+from typing import Any, Hashable, Iterator, Sequence
+
+import numpy as np
+
+from pecli.analysis.structure import (
+    Collisions, builds_a_table, chunked_task, collisions_of, has_vectors, is_shift_isometric_kind,
+    one_blas_thread, row_blocks, row_hashes, vectors,
+)
+from pecli.dtypes import cast
+from pecli.schemes.base import Scheme
+
+
+def streams(scheme: Scheme) -> bool:
+    """Whether a scheme's rows are encoded block by block and never held whole: a 1-D vector scheme whose
+    distances depend on ``q − p`` only (sinusoidal, rotary, integer), so that no property needs all pairs."""
+    return has_vectors(scheme) and not scheme.has_cells and is_shift_isometric_kind(scheme) and not builds_a_table(scheme)
+
+
+@dataclass(frozen=True)
+class Block:
+    """Rows ``start … start + n − 1`` of an encoding (float64, read-only) and the row before them."""
+
+    start: int
+    values: np.ndarray
+    #: Row ``start − 1``, or None for the first block.
+    before: np.ndarray | None
+
+    @property
+    def stop(self) -> int:
+        return self.start + self.values.shape[0]
+
+
+class Accumulator:
+    """Something computed from every row of an encoding, one block at a time, in row order.
+
+    ``key`` says what it computes: two accumulators with equal keys compute the same thing, and a pass
+    runs one of them. :meth:`add` takes each block; :meth:`result` is read after the last one.
+    """
+
+    key: Hashable = None
+
+    def add(self, block: Block) -> None:
+        raise NotImplementedError
+
+    def result(self) -> Any:
+        raise NotImplementedError
+
+
+class RowHashes(Accumulator):
+    """:func:`~pecli.analysis.structure.row_hashes` of every row cast to ``dtype`` (a few of its columns)."""
+
+    def __init__(self, length: int, dtype: str = "float64") -> None:
+        self.key = ("hashes", dtype)
+        self.dtype = dtype
+        self.hashes = np.empty(length, dtype=np.uint64)
+
+    def add(self, block: Block) -> None:
+        self.hashes[block.start : block.stop] = sampled_hashes(cast(block.values, self.dtype))
+
+    def result(self) -> np.ndarray:
+        return self.hashes
+
+
+#: Columns of each row that are hashed at most (every k-th one): rows equal in them are compared in full.
+HASHED_COLUMNS = 16
+
+
+def sampled_hashes(rows: np.ndarray) -> np.ndarray:
+    """Row hashes of every k-th column, at most :data:`HASHED_COLUMNS` of them: rows whose hashes
+    differ are different; rows whose hashes agree are then compared in full
+    (:func:`~pecli.analysis.structure.group_rows_of`), so a shared hash costs time, never a wrong count."""
+    return row_hashes(rows[:, :: max(1, rows.shape[1] // HASHED_COLUMNS)])
+
+
+@dataclass(frozen=True)
+class Extent:
+    """The smallest and largest value of the rows, and whether every value is 0 or 1."""
+
+    low: float
+    high: float
+    binary: bool
+
+    def norm_bound(self, width: int) -> float:
+        """A bound no row's norm exceeds: ``√width · max |value|`` (with room for the rounding of a norm)."""
+        return float(np.sqrt(width)) * max(abs(self.low), abs(self.high)) * (1 + 1e-9)
+
+
+class Extents(Accumulator):
+    """:class:`Extent` of the rows."""
+
+    key = ("extent",)
+
+    def __init__(self) -> None:
+        self.low, self.high, self.binary = np.inf, -np.inf, True
+
+    def add(self, block: Block) -> None:
+        rows = block.values
+        if not rows.size:
+            return
+        self.low = min(self.low, float(rows.min()))
+        self.high = max(self.high, float(rows.max()))
+        if self.binary:
+            self.binary = bool(np.all((rows == 0) | (rows == 1)))
+
+    def result(self) -> Extent:
+        return Extent(self.low, self.high, self.binary)
+
+
+class MaxNorm(Accumulator):
+    """The largest row norm ``max_p ||E_p||``, as ``np.linalg.norm`` computes each."""
+
+    key = ("max_norm",)
+
+    def __init__(self) -> None:
+        self.squared = 0.0
+
+    def add(self, block: Block) -> None:
+        if block.values.size:
+            self.squared = max(self.squared, float(squared_norms(block.values).max()))
+
+    def result(self) -> float:
+        # sqrt is correctly rounded and monotone: the root of the largest square is the largest norm
+        return float(np.sqrt(self.squared))
+
+
+def squared_norms(rows: np.ndarray, minus: np.ndarray | None = None) -> np.ndarray:
+    """``||row − minus||²`` of every row, summed along the row as ``np.linalg.norm`` sums it (so that
+    their square roots are its values, bit for bit)."""
+    if minus is None:
+        return np.add.reduce(np.square(rows), axis=1)
+    difference = np.subtract(rows, minus)
+    np.square(difference, out=difference)
+    return np.add.reduce(difference, axis=1)
+
+
+def norms(rows: np.ndarray, minus: np.ndarray | None = None) -> np.ndarray:
+    """``||row − minus||`` of every row: ``np.linalg.norm(rows − minus, axis=1)``, bit for bit."""
+    return np.sqrt(squared_norms(rows, minus))
+
+
+class FromOrigin(Accumulator):
+    """``f(Δ) = ||E_Δ − E_0||`` for Δ = 0 … L − 1 (every distance of a shift-isometric scheme)."""
+
+    key = ("from_origin",)
+
+    def __init__(self, length: int) -> None:
+        self.out = np.empty(length)
+        self.origin: np.ndarray | None = None
+
+    def add(self, block: Block) -> None:
+        if self.origin is None:
+            self.origin = block.values[0].copy()
+        self.out[block.start : block.stop] = norms(block.values, self.origin)
+
+    def result(self) -> np.ndarray:
+        return self.out
+
+
+class Steps(Accumulator):
+    """``||E_{p+1} − E_p||`` for p = 0 … L − 2."""
+
+    key = ("steps",)
+
+    def __init__(self, length: int) -> None:
+        self.out = np.empty(max(length - 1, 0))
+
+    def add(self, block: Block) -> None:
+        rows = block.values
+        if block.before is not None:
+            self.out[block.start - 1] = norms(rows[:1], block.before)[0]
+        if rows.shape[0] > 1:
+            self.out[block.start : block.stop - 1] = norms(rows[1:], rows[:-1])
+
+    def result(self) -> np.ndarray:
+        return self.out
+
+
+class EncodingRows:
+    """The float64 rows ``E_0 … E_{L−1}`` of a vector scheme, and what accumulators computed from them.
+
+    Rows are read by index (``rows[slice or indices]``) or measured in one pass
+    (:meth:`measure`); results are kept, so that the properties run in one ``check`` share them.
+    """
+
+    def __init__(self, scheme: Scheme, length: int, *, stream: bool | None = None) -> None:
+        self.scheme, self.length = scheme, int(length)
+        stream = streams(scheme) if stream is None else stream
+        self.whole = None if stream else vectors(scheme, self.length)
+        self.width = int(self[0:1].shape[1]) if self.length else int(scheme.width)
+        self._results: dict[Hashable, Any] = {}
+        self._collisions: dict[str, Collisions] = {}
+
+    @classmethod
+    def of_table(cls, scheme: Scheme, table: np.ndarray) -> EncodingRows:
+        """Rows held already (a bias scheme's rows per relative distance), measured like an encoding's."""
+        rows = cls.__new__(cls)
+        rows.scheme, rows.length, rows.whole = scheme, int(table.shape[0]), table
+        rows.width = int(table.shape[1]) if table.ndim == 2 else 1
+        rows._results, rows._collisions = {}, {}
+        return rows
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.length, self.width
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index: slice | np.ndarray | int) -> np.ndarray:
+        if self.whole is not None:
+            return self.whole[index]
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self.length)
+            positions = self.scheme.sequence_positions(start, stop)[::step]
+        else:
+            positions = np.arange(self.length, dtype=np.int64)[index]
+        rows = np.asarray(self.scheme.encode(np.atleast_1d(positions)), dtype=np.float64)
+        rows = rows.reshape(np.atleast_1d(positions).shape[0], -1)
+        return rows[0] if np.ndim(index) == 0 and not isinstance(index, slice) else rows
+
+    def blocks(self, label: str = "encode") -> Iterator[Block]:
+        """Every row in order, :func:`~pecli.analysis.structure.block_rows` rows at a time."""
+        parts = list(row_blocks(self.length, self.width))
+        before = None
+        with chunked_task(label, len(parts)) as bar:
+            for part in parts:
+                values = self[part]
+                if self.whole is None:
+                    values.setflags(write=False)
+                yield Block(part.start, values, before)
+                before = values[-1]
+                bar.advance()
+
+    def measure(self, *accumulators: Accumulator, label: str = "encode") -> list[Any]:
+        """The results of ``accumulators``: those measured already are kept, the others are measured
+        together in one pass over the rows."""
+        todo: dict[Hashable, Accumulator] = {}
+        for accumulator in accumulators:
+            if accumulator.key not in self._results:
+                todo.setdefault(accumulator.key, accumulator)
+        if todo and self.length:
+            with one_blas_thread():  # the products of a block (relativity's scores) are small and many
+                for block in self.blocks(label):
+                    for accumulator in todo.values():
+                        accumulator.add(block)
+        for key, accumulator in todo.items():
+            self._results[key] = accumulator.result()
+        return [self._results[accumulator.key] for accumulator in accumulators]
+
+    def collisions(self, dtype: str = "float64") -> Collisions:
+        """Exact collisions among the rows cast to ``dtype`` (hashed in the pass, compared in full where
+        hashes agree)."""
+        if dtype not in self._collisions:
+            hashes, = self.measure(RowHashes(self.length, dtype))
+            self._collisions[dtype] = collisions_of(self.length, lambda rows: cast(self[rows], dtype), self.width, hashes)
+        return self._collisions[dtype]
+
+
+_open: contextvars.ContextVar[EncodingRows | None] = contextvars.ContextVar("pecli_encoding_rows", default=None)
+
+
+def encoding_rows(scheme: Scheme, length: int, *, stream: bool | None = None) -> EncodingRows:
+    """The rows of ``scheme`` over 0 … length − 1: those of the pass :func:`shared_pass` opened when
+    they are the same (another scheme object that encodes alike counts), else new ones, encoded block
+    by block if ``stream`` (default: :func:`streams`), else remembered whole."""
+    shared = _open.get()
+    if shared is not None and shared.length == int(length) and same_encoding(shared.scheme, scheme):
+        return shared
+    return EncodingRows(scheme, length, stream=stream)
+
+
+def same_encoding(one: Scheme, other: Scheme) -> bool:
+    """Whether two schemes encode every position alike (:meth:`~pecli.schemes.base.Scheme.encoding_identity`)."""
+    if one is other:
+        return True
+    try:
+        return bool(one.encoding_identity() == other.encoding_identity())
+    except (TypeError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def shared_pass(scheme: Scheme, length: int, accumulators: Sequence[Accumulator], label: str = "") -> Iterator[EncodingRows]:
+    """Measure ``accumulators`` over the rows of ``scheme`` in one pass, and let every
+    :func:`encoding_rows` of the same encoding and length inside read the results."""
+    rows = encoding_rows(scheme, length)
+    rows.measure(*accumulators, label=f"{label}encode")
+    token = _open.set(rows)
+    try:
+        yield rows
+    finally:
+        _open.reset(token)

@@ -1,0 +1,212 @@
+"""What :func:`pecli.encode` returns: a scheme's arrays at some positions, each under its own name.
+
+One small frozen dataclass per kind of result, its fields the names ``pecli encode --out x.npz``
+writes: :class:`VectorEncoding` (additive schemes: ``encoding``), :class:`RotaryEncoding` (rope and
+the rotary schemes on cells: the ``cos`` and ``sin`` caches, ``encoding`` on demand),
+:class:`BiasEncoding` (alibi: ``bias``, ``slopes``), :class:`BucketEncoding` (t5: ``buckets``) and
+:class:`RelativeEncoding` (Shaw et al.: ``embeddings``, ``index``, ``table``). Each also holds the
+``scheme`` and the ``positions``.
+
+Float arrays come in the dtype asked for (float64 by default). Narrower dtypes are computed from
+float64 angles and cast once at the end. The rotary caches and sinusoidal tables then take the faster
+angle addition of :func:`~pecli.schemes.frequencies.unit_phasors`: its float64 values differ from cos
+and sin of the float64 angle ``p·θ`` by about the rounding of that angle (``|p·θ|·2⁻⁵³``, 1e-10 at a
+million positions), so each cast value is within half a unit in the last place at 1.0 of the dtype
+(float32: 2⁻²⁴ ≈ 6e-8, for positions below 2²⁸; float16: 2⁻¹¹) of the float64 value; float64 results
+are those values exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+from pecli.dtypes import numpy_dtype
+from pecli.schemes.parts import Part
+
+#: Rows of positions a block of rotary caches holds while they are filled (a multiple of the phasors'
+#: anchor, 256: the angle-addition tables then line up with the blocks).
+FILL_ROWS = 4096
+#: Values a block of any other part holds (rows of at least one position).
+FILL_VALUES = 1 << 20
+
+
+@dataclass(frozen=True, eq=False)
+class Encoded:
+    """Base of the results: the arrays by name (:meth:`as_dict`), and, for code written when
+    :func:`pecli.encode` returned one array, that array through ``np.asarray(result)``, ``result[i, j]``
+    and ``result.shape`` (:attr:`array_field` names it). New code reads the named fields."""
+
+    #: The field ``np.asarray(result)`` gives: what ``pecli.encode`` returned before it named its arrays.
+    array_field: ClassVar[str] = "encoding"
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        """The arrays by name, in the order ``pecli encode --out x.npz`` writes them."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "scheme" and getattr(self, f.name) is not None}
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        array = np.asarray(getattr(self, self.array_field))
+        return array if dtype is None else array.astype(dtype)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return self.as_dict()[key]
+        return np.asarray(self)[key]
+
+    def __len__(self) -> int:
+        return len(np.asarray(self))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return np.asarray(self).shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.asarray(self).dtype
+
+
+@dataclass(frozen=True, eq=False)
+class VectorEncoding(Encoded):
+    """An additive scheme's (N, d) vectors, one row per position."""
+
+    scheme: Any
+    encoding: np.ndarray
+    positions: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class RotaryEncoding(Encoded):
+    """A rotary scheme's (N, r) ``cos`` and ``sin`` caches in the layout's convention (``half``:
+    ``concat(cos θ, cos θ)`` as HuggingFace's ``LlamaRotaryEmbedding`` returns them; ``interleaved``: each
+    value twice adjacently), attention scaling included; the frequencies θ_i (float64, a parameter);
+    for schemes on cells, the coordinate each pair turns with (``pair_axis``); with xPos, the queries'
+    factors ``xpos_scale`` (N, r) (keys: their inverses).
+
+    :attr:`encoding`, the (N, d) rotated reference vector that ``check`` measures, is made from the
+    caches on first use.
+    """
+
+    array_field: ClassVar[str] = "encoding"
+
+    scheme: Any
+    cos: np.ndarray
+    sin: np.ndarray
+    inv_freq: np.ndarray
+    positions: np.ndarray
+    pair_axis: np.ndarray | None = None
+    xpos_scale: np.ndarray | None = None
+
+    @cached_property
+    def encoding(self) -> np.ndarray:
+        """(N, d): each pair's (cos, sin) at its components of the layout (times the queries' xPos
+        factors, with xPos), zero past the rotated ones."""
+        from pecli.schemes.rope import pair_slices
+
+        rotated = self.cos.shape[1]
+        first, second = pair_slices(rotated, self.scheme.layout)
+        out = np.zeros((self.cos.shape[0], int(self.scheme.dim)), dtype=self.cos.dtype)
+        out[:, first], out[:, second] = self.cos[:, first], self.sin[:, first]
+        if self.xpos_scale is not None:
+            with np.errstate(over="ignore"):
+                out[:, :rotated] *= self.xpos_scale
+        return out
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        return {"encoding": self.encoding, **super().as_dict()}
+
+
+@dataclass(frozen=True, eq=False)
+class BiasEncoding(Encoded):
+    """A bias scheme's (H, N, N) logit terms ``bias[h, i, j]`` for query i and key j, and its slopes."""
+
+    array_field: ClassVar[str] = "bias"
+
+    scheme: Any
+    bias: np.ndarray
+    slopes: np.ndarray
+    positions: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class BucketEncoding(Encoded):
+    """T5's (N, N) bucket index of every (query, key) pair (int64); the bias is a learned value per bucket."""
+
+    array_field: ClassVar[str] = "buckets"
+
+    scheme: Any
+    buckets: np.ndarray
+    positions: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class RelativeEncoding(Encoded):
+    """Shaw et al.'s (N, N, d) embeddings of every pair's clipped distance, that index, and the table."""
+
+    array_field: ClassVar[str] = "embeddings"
+
+    scheme: Any
+    embeddings: np.ndarray
+    index: np.ndarray
+    table: np.ndarray
+    positions: np.ndarray
+
+
+def output_array(shape: tuple[int, ...], dtype: str | None, sample: np.ndarray, name: str) -> np.ndarray:
+    """An empty array for part ``name``: integer values stay int64, ``inv_freq`` float64 (a parameter,
+    as ``pecli encode`` keeps it), other floats take ``dtype``."""
+    if sample.dtype.kind in "iub" or dtype is None or name == "inv_freq":
+        return np.empty(shape, dtype=sample.dtype if sample.dtype.kind in "iub" else np.float64)
+    return np.empty(shape, dtype=numpy_dtype(dtype))
+
+
+def filled(part: Part, dtype: str | None) -> np.ndarray:
+    """Part ``part`` as one array, its blocks written in place (cast to ``dtype`` as they come)."""
+    out: np.ndarray | None = None
+    with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, as pecli encode writes them
+        for block in part.blocks(max(1, FILL_VALUES // max(1, part.row_values))):
+            values = np.asarray(block.values)
+            if out is None:
+                out = output_array(part.shape, dtype, values, part.name)
+            if values.ndim == out.ndim and block.segment == 0 and values.shape == out.shape:
+                out[...] = values
+            elif values.ndim == out.ndim:
+                out[block.start : block.start + values.shape[0]] = values
+            else:  # a segment of a (segments, rows, …) array: alibi's heads
+                out[block.segment, block.start : block.start + values.shape[0]] = values
+    return out if out is not None else np.empty(part.shape)
+
+
+def assemble(result: type[Encoded], scheme: Any, positions: np.ndarray, dtype: str | None) -> Encoded:
+    """The result of type ``result``: the scheme's :meth:`~pecli.schemes.base.Scheme.parts` its fields
+    name, each filled block by block in ``dtype`` (float64 values of narrower outputs may come from the
+    scheme's faster ways, within a few ulps)."""
+    names = {f.name for f in dataclasses.fields(result)} - {"scheme"}
+    exact = dtype is None or numpy_dtype(dtype).itemsize >= 8
+    parts = scheme.parts(positions, exact=exact, dtype=dtype, wanted=sorted(names))
+    arrays = {part.name: filled(part, dtype) for part in parts if part.name in names}
+    return result(scheme=scheme, **arrays)
+
+
+def rotary_caches(
+    positions: np.ndarray, phasors: Callable[[np.ndarray], np.ndarray], rotated: int, layout: str, dtype: str | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (N, r) cos and sin caches in ``dtype`` (default float64), written straight from the (n, r/2)
+    phasors ``exp(i·angle)`` of each block of positions: no table of angles, no copy of a cache."""
+    from pecli.schemes.rope import pair_slices
+
+    out_dtype = np.float64 if dtype is None else numpy_dtype(dtype)
+    n = len(positions)
+    cos, sin = np.empty((n, rotated), dtype=out_dtype), np.empty((n, rotated), dtype=out_dtype)
+    first, second = pair_slices(rotated, layout)
+    with np.errstate(over="ignore"):
+        for start in range(0, n, FILL_ROWS):
+            z = phasors(positions[start : start + FILL_ROWS])
+            rows = slice(start, start + z.shape[0])
+            for cache, values in ((cos, z.real), (sin, z.imag)):
+                cache[rows, first] = values
+                cache[rows, second] = values
+    return cos, sin
