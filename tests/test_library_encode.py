@@ -110,7 +110,7 @@ def test_named_results_keep_the_conventions_of_issue_26():
     import pecli
 
     # xPos (Sun et al. 2022): ζ_i = (2i + 0.4r)/(1.4r), queries × ζ_i^((p − L//2)/B); r = 8, B = 16, L = 4
-    result = pecli.encode(pecli.build_scheme("rope", {"dim": 8, "xpos": 16, "layout": "half"}), range(4))
+    result = pecli.encode(pecli.build_scheme("rope", {"dim": 8, "xpos": 16, "layout": "half"}, length=4), range(4))
     zeta = (2 * np.arange(4) + 0.4 * 8) / (1.4 * 8)
     factors = zeta[None, :] ** ((np.arange(4)[:, None] - 2) / 16)
     np.testing.assert_allclose(result.xpos_scale, np.concatenate([factors, factors], axis=1), rtol=1e-14)
