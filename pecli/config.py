@@ -377,21 +377,7 @@ def resolve(
     listed = options.get("schemes", command["schemes"].default) if "schemes" in command else None
     overlaid = [cls] + [SCHEMES[name] for name, _ in scheme_entries(listed)]
     parameter_names = set().union(*(accepted_keys(c) for c in overlaid))
-    chosen: dict[str, Any] = {}
-    params: dict[str, Any] = {}
-    for key, value in options.items():
-        # A checkpoint key configures the scheme when it takes it (learned: its table), else the command.
-        if key in command and not (key in CHECKPOINT_KEYS and key in own_names):
-            if value is not None:
-                chosen[key] = command[key].coerce(value)
-        elif key in parameter_names:
-            params[key] = value
-        else:
-            other = sorted(name for name, c in SCHEMES.items() if key in scheme_parameters(c))
-            valid = list(dict.fromkeys([*command, *scheme_parameters(cls)]))
-            guess = difflib.get_close_matches(key, valid, n=1, cutoff=0.75)
-            hint = f"; it is a parameter of {', '.join(other)}" if other else f"; did you mean {guess[0]}?" if guess else ""
-            raise ConfigError(key, f"unknown key for scheme {scheme_name!r}{hint} (valid keys: {', '.join(valid)})")
+    chosen, params = _sorted_keys(options, command, cls, scheme_name, parameter_names)
     own = {k: v for k, v in params.items() if k in own_names}
     if cls.has_cells:
         return dataclasses.replace(_resolve_cells(scheme_name, own, chosen, settings, params), plan=plan)
@@ -419,6 +405,30 @@ def resolve(
     where = (Positions.range(length, cls.position_rank) if positions is None
              else Positions.of(positions, cls.position_rank, real=cls.real_positions))
     return Spec(scheme, int(length), where, chosen.get("dtype"), resolved, params, plan)
+
+
+def _sorted_keys(
+    options: Mapping[str, Any], command: Mapping[str, Setting], cls: type, scheme_name: str, parameter_names: set[str],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``options`` sorted into the command's settings (coerced; None left out) and the scheme parameters
+    (as given); a key that is neither is an error naming the scheme that takes it, or the closest key."""
+    own_names = accepted_keys(cls)
+    chosen: dict[str, Any] = {}
+    params: dict[str, Any] = {}
+    for key, value in options.items():
+        # A checkpoint key configures the scheme when it takes it (learned: its table), else the command.
+        if key in command and not (key in CHECKPOINT_KEYS and key in own_names):
+            if value is not None:
+                chosen[key] = command[key].coerce(value)
+        elif key in parameter_names:
+            params[key] = value
+        else:
+            other = sorted(name for name, c in SCHEMES.items() if key in scheme_parameters(c))
+            valid = list(dict.fromkeys([*command, *scheme_parameters(cls)]))
+            guess = difflib.get_close_matches(key, valid, n=1, cutoff=0.75)
+            hint = f"; it is a parameter of {', '.join(other)}" if other else f"; did you mean {guess[0]}?" if guess else ""
+            raise ConfigError(key, f"unknown key for scheme {scheme_name!r}{hint} (valid keys: {', '.join(valid)})")
+    return chosen, params
 
 
 def _resolve_cells(

@@ -260,3 +260,17 @@ def test_every_scheme_through_the_cli(name, invoke, tmp_path):
         assert "metadata" in archive.files and "positions" in archive.files
         assert json.loads(str(archive["metadata"]))["scheme"] == name
         np.testing.assert_allclose(archive[scheme.main_key], scheme.arrays(at(scheme, np.arange(length)))[scheme.main_key])
+
+
+def test_no_function_in_pecli_is_over_80_lines():
+    """Long functions are split into named steps (the rule of the documentation issue)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "pecli"
+    long = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 80:
+                long.append(f"{path.relative_to(root)}:{node.lineno} {node.name}")
+    assert not long, long
