@@ -64,7 +64,8 @@ SAME_WORKER = {
 #: Units of work (files, or the groups above) from the heaviest down, a few seconds each on two cores:
 #: handed out before the others (which follow in xdist's order). Only the order changes with this list.
 HEAVIEST_FIRST = (
-    "figure files", "base-bound files", "tests/test_fuzz.py", "tests/test_readability.py",
+    "figure files", "base-bound files", "tests/test_notebook.py", "tests/test_sweep.py", "tests/test_fuzz.py",
+    "tests/test_readability.py",
     "tests/test_bad_input.py", "tests/test_encode_streaming.py", "tests/test_help.py",
     "tests/test_scaled_extrapolation.py",
 )
