@@ -21,7 +21,6 @@ from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.io import size_text
 from pecli.params import Parameter, choice_error, coerce, excerpt
-from pecli.presets import expand_preset
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
 from pecli.schemes.positions import Positions, as_positions, positions_length
 
@@ -352,7 +351,10 @@ def resolve(
     if options.get("preset") is not None and "scheme" not in command:
         raise ConfigError("preset", "chooses one scheme and its options; this command takes no --scheme (compare: list "
                           "the schemes with --schemes)")
-    options = expand_preset(options)
+    if "preset" in options:
+        from pecli.presets import expand_preset  # here: most runs name no preset, and start-up counts
+
+        options = expand_preset(options)
     plan = plan if plan is not None else selected_plan(options, command)
     model_key = "model" if options.get("model") is not None else "hf_config"
     options = {k: v for k, v in options.items() if k not in MODEL_KEYS or k in command}

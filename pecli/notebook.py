@@ -3,12 +3,11 @@
 :class:`Tabular` is a mixin for the library's result classes (check results and reports, comparisons,
 spectra, model plans, verify and extend reports): each says what its rows are (:meth:`Tabular.table_rows`)
 and gets ``_repr_html_`` (Jupyter's rich display) and ``to_frame()``. Nothing here imports more than the
-standard library; pandas is imported by ``to_frame()`` only.
+standard library (:mod:`html` when a table is drawn); pandas is imported by ``to_frame()`` only.
 """
 
 from __future__ import annotations
 
-import html
 import math
 from typing import Any
 
@@ -39,6 +38,7 @@ class Tabular:
 
 def html_table(title: str, rows: list[dict[str, Any]]) -> str:
     """An HTML table of ``rows`` (columns: the keys of all rows, in order of first appearance)."""
+    import html  # here, not at import: it costs every command's start-up a millisecond
     columns = list(dict.fromkeys(key for row in rows for key in row))
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
     body = "".join(

@@ -95,14 +95,21 @@ class HelpGroup(typer.core.TyperGroup):
 
 
 def build_app(only: str | None = None) -> typer.Typer:
-    """The Typer app with every command loaded, or with only ``only`` loaded and the others listed."""
+    """The Typer app with every command loaded, or with only ``only`` loaded and the others listed.
+
+    Typer's completion options (``--install-completion``, ``--show-completion``) are the root's: they
+    are made where no subcommand runs, or a shell is completing a line (not for a command's own run,
+    whose start-up they would cost)."""
+    from pecli.cli.completion import COMPLETE_VAR
+
+    completion = only is None or only not in COMMANDS or COMPLETE_VAR in os.environ
     app = typer.Typer(
         name="pecli",
         cls=HelpGroup,
         help="Compute, measure and picture the positional encodings of transformers.",
         pretty_exceptions_show_locals=False,
         rich_markup_mode="markdown",
-        add_completion=True,  # Typer's --install-completion and --show-completion (pecli.cli.completion)
+        add_completion=completion,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     app.callback()(_root)
