@@ -1,4 +1,4 @@
-"""Regenerate the README gallery: one figure per ``sample_configs/plot-*.yaml``, into ``docs/gallery/``.
+"""Regenerate the gallery page (docs/gallery.md): one figure per ``sample_configs/plot-*.yaml``, into ``docs/gallery/``.
 
 Run from anywhere, with pecli installed::
 

@@ -2,7 +2,7 @@
 
 Each test recomputes what the library function computes, in NumPy, following its source step by step in
 the dtype it uses (float32 for torch code and for MAE's NumPy), and compares with what the pecli command of
-the README's recipe writes. Tables are compared to float32 precision: a float32 angle ``p·θ`` is off by up
+the Recipes page (docs/recipes.md) writes. Tables are compared to float32 precision: a float32 angle ``p·θ`` is off by up
 to ``|p·θ|·2⁻²⁴`` and its sine by as much again (:func:`assert_float32`); frequencies and ALiBi slopes to
 1e-6 relative.
 

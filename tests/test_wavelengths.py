@@ -41,7 +41,7 @@ def test_critical_dimension_of_llama2_is_92():
 
 # -- the table -----------------------------------------------------------------------------------------
 def test_sinusoidal_wavelengths_run_from_2pi_to_about_2pi_base():
-    # Fleetwood and EulerBlind (README, References): λ_i = 2π·10000^(2i/d), from 2π (i = 0) to 2π·10000^((d−2)/d) ≈ 2π·10000 = 62,832.
+    # Fleetwood and EulerBlind (docs/references.md): λ_i = 2π·10000^(2i/d), from 2π (i = 0) to 2π·10000^((d−2)/d) ≈ 2π·10000 = 62,832.
     document = run_json("--scheme", "sinusoidal", "--dim", "512", "--context", "1000")
     summary = document["summary"]
     assert summary["smallest_wavelength"] == pytest.approx(2 * math.pi)
