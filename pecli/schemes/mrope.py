@@ -15,7 +15,8 @@ from pecli.params import param
 from pecli.schemes.axial import AxialRotaryScheme
 from pecli.schemes.base import MAX_WIDTH
 from pecli.schemes.frequencies import geometric_inv_freq
-from pecli.schemes.multimodal import check_sequence, format_sequence, last_ids, parse_sequence, position_ids, token_count
+# pecli.schemes.multimodal (the sequence's blocks and their ids) is imported where a sequence is read: every
+# command's options are made from this class, most runs never build an M-RoPE scheme, and start-up counts.
 
 #: The example sequence of a scheme given none: a few text tokens around an 8 × 12-patch image.
 DEFAULT_SEQUENCE = "text:3,image:1x8x12,text:2"
@@ -73,8 +74,10 @@ class MRopeScheme(AxialRotaryScheme):
     tokens_per_second: float = param(2.0, "time: temporal ids per second of video", exclusive_minimum=0)
 
     def __post_init__(self) -> None:
+        from pecli.schemes import multimodal
+
         self._require_even("dim", self.dim)
-        object.__setattr__(self, "sequence", parse_sequence(self.sequence, merge=self.spatial_merge_size))
+        object.__setattr__(self, "sequence", multimodal.parse_sequence(self.sequence, merge=self.spatial_merge_size))
         if self.mrope_section is None:
             object.__setattr__(self, "mrope_section", default_sections(self.dim // 2, self.mrope_interleaved))
         sections = self.mrope_section
@@ -91,11 +94,13 @@ class MRopeScheme(AxialRotaryScheme):
                     "mrope_section", f"interleaved, {list(sections)} gives t, h, w {counts} pairs: h and w take "
                     f"every third pair below 3·s, so 3·s_h and 3·s_w must fit in dim/2 = {self.dim // 2}",
                 )
-        check_sequence(self.sequence, self.spatial_merge_size)
+        multimodal.check_sequence(self.sequence, self.spatial_merge_size)
 
     def params(self) -> dict[str, Any]:
+        from pecli.schemes import multimodal
+
         out = super().params()
-        out["sequence"] = format_sequence(self.sequence)
+        out["sequence"] = multimodal.format_sequence(self.sequence)
         return out
 
     @property
@@ -119,22 +124,30 @@ class MRopeScheme(AxialRotaryScheme):
 
     @cached_property
     def _cells(self) -> np.ndarray:
-        ids = position_ids(self.sequence, **self._rule)
+        from pecli.schemes import multimodal
+
+        ids = multimodal.position_ids(self.sequence, **self._rule)
         ids.setflags(write=False)
         return ids
 
     @property
     def cell_count(self) -> int:
-        return token_count(self.sequence, self.spatial_merge_size)
+        from pecli.schemes import multimodal
+
+        return multimodal.token_count(self.sequence, self.spatial_merge_size)
 
     def axis_spans(self) -> np.ndarray:
-        return last_ids(self.sequence, **self._rule) + 1
+        from pecli.schemes import multimodal
+
+        return multimodal.last_ids(self.sequence, **self._rule) + 1
 
     def cells(self) -> np.ndarray:
         return self._cells
 
     def cells_text(self) -> str:
-        return f"the sequence {format_sequence(self.sequence)}"
+        from pecli.schemes import multimodal
+
+        return f"the sequence {multimodal.format_sequence(self.sequence)}"
 
 
 def default_sections(pairs: int, interleaved: bool = False) -> tuple[int, int, int]:

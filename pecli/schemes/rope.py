@@ -27,6 +27,9 @@ from pecli.schemes.rope_scaling import (
 #: e^±4·150 times the squared count) stay within float64 (e^±709). With B = 512: |p − L//2| up to 61,000.
 XPOS_EXPONENT_LIMIT = 150.0
 
+#: :meth:`RopeScheme.parameters` of each class, with the records of :data:`SCALINGS` they were made from.
+_PARAMETERS: dict[type, tuple[tuple[Any, ...], dict[str, Parameter]]] = {}
+
 #: rope parameters added after the scaling keys were: listed after them, so that the JSON output keeps
 #: the order it has always had.
 LATER_KEYS = ("inv_freq", "xpos")
@@ -128,8 +131,17 @@ class RopeScheme(Scheme):
 
         Order (that of :meth:`params` and of the JSON output): the fields', where ``rope_scaling``
         stands for ``scaling`` and the keys most scaling types share (factor, original length); the
-        keys of fewer types, then :data:`LATER_KEYS`, come last.
+        keys of fewer types, then :data:`LATER_KEYS`, come last. Made once per registry of scalings (a run
+        asks for them a dozen times: the options, the configuration, the JSON output).
         """
+        registry = tuple(SCALINGS.items())
+        made = _PARAMETERS.get(cls)
+        if made is None or made[0] != registry:
+            made = _PARAMETERS[cls] = (registry, cls._made_parameters())
+        return dict(made[1])
+
+    @classmethod
+    def _made_parameters(cls) -> dict[str, Parameter]:
         own = dataclass_parameters(cls)
         keys = {
             _attribute(name): dataclasses.replace(key, name=_attribute(name))
