@@ -9,7 +9,6 @@ A completing shell runs ``pecli`` with ``_PECLI_COMPLETE`` set and the line in t
 from __future__ import annotations
 
 import os
-import shlex
 from typing import Any, Callable, Iterable
 
 #: The environment variable Click's completion protocol sets for ``pecli``.
@@ -84,6 +83,8 @@ def completed_command(environ: dict[str, str] | None = None) -> str | None:
     environ = os.environ if environ is None else environ
     if COMPLETE_VAR not in environ:
         return None
+    import shlex  # here: every run asks whether it is completing, few are
+
     line = environ.get("COMP_WORDS") or environ.get("_TYPER_COMPLETE_ARGS") or ""
     try:
         words = shlex.split(line)
