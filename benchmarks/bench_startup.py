@@ -16,7 +16,8 @@ target 1.2×) and with the cache off (``PECLI_CACHE_DIR=``: the bound searched i
 
 The help pages: pecli prints Typer's page with its own renderer (pecli/cli/help.py). The last rows
 run the same ``encode --help`` through Typer's renderer (``typer.rich_utils.rich_format_help``, of
-the Typer installed) and print pecli's time over Typer's, into a pipe and onto a terminal: the
+the Typer installed, started as the console script starts it: ``run(..., one_shot=True)``) and print
+pecli's time over Typer's, into a pipe and onto a terminal: the
 measurement that decides whether pecli keeps its renderer (it does while it is what keeps
 ``--help`` under its target).
 """
@@ -43,7 +44,7 @@ TYPERS_HELP = (
     "def typers(self, ctx, formatter):\n"
     "    rich_utils.rich_format_help(obj=self, ctx=ctx, markup_mode='markdown')\n"
     "cli.HelpCommand.format_help = cli.HelpGroup.format_help = typers\n"
-    "sys.exit(cli.run(sys.argv[1:]))\n"
+    "sys.exit(cli.run(sys.argv[1:], one_shot=True))\n"
 )
 PECLI = [sys.executable, "-m", "pecli"]
 WITH_TYPERS_HELP = [sys.executable, "-c", TYPERS_HELP]
