@@ -17,8 +17,7 @@ target 1.2×) and with the cache off (``PECLI_CACHE_DIR=``: the bound searched i
 The help pages: pecli prints Typer's page with its own renderer (pecli/cli/help.py). The last rows
 run the same ``encode --help`` through Typer's renderer (``typer.rich_utils.rich_format_help``, of
 the Typer installed, started as the console script starts it: ``run(..., one_shot=True)``) and print
-pecli's time over Typer's, into a pipe and onto a terminal: the
-measurement that decides whether pecli keeps its renderer (it does while it is what keeps
+pecli's time over Typer's, into a pipe and onto a terminal: the measurement that decides whether pecli keeps its renderer (it does while it is what keeps
 ``--help`` under its target).
 """
 
