@@ -29,9 +29,7 @@ from pecli.schemes.positions import stored_positions
 
 
 
-# Not decorated: a base of schemes that adds no field inherits Scheme's dataclass methods, and each
-# @dataclass costs Python about 0.4 ms at import (every run imports every scheme). A field added
-# here needs @dataclass(frozen=True) again.
+# No @dataclass: it adds no field (see the note above Scheme).
 class AxialRotaryScheme(Scheme):
     """Rotate pair i of the query/key components by ``p[a_i] · θ_i``: the coordinate of its axis ``a_i``.
 
