@@ -342,6 +342,9 @@ def test_every_hf_sample_has_a_test():
         "microsoft--phi-3.5-mini-instruct.json", "deepseek-ai--deepseek-coder-v2-lite-base.json",
         "nousresearch--yarn-llama-2-7b-64k.json", "openai-community--gpt2.json",
         "qwen--qwen2-vl-7b-instruct-gptq-int8.json",
+        # tests/test_config_class_defaults.py (as transformers reads them) and the hub fixtures
+        "google--gemma-3-27b-it.json", "google--gemma-3-4b-it.json", "meta-llama--llama-4-scout-17b-16e-instruct.json",
+        "tiiuae--falcon-rw-1b.json", "deepseek-ai--deepseek-v3.json", "qwen--qwen2.5-7b-instruct-yarn.json",
     }
     assert {p.name for p in HF_CONFIGS.glob("*.json")} == covered
 

@@ -142,12 +142,9 @@ def test_inspect_config_example_is_what_pecli_prints(tmp_path, monkeypatch):
 
     from typer.testing import CliRunner
 
-    # The Gemma-3-4B text config of the example (values of the issue that found the per-layer bases).
-    config = {"model_type": "gemma3_text", "hidden_size": 2560, "num_attention_heads": 8, "head_dim": 256,
-              "num_hidden_layers": 34, "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
-              "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "sliding_window_pattern": 6,
-              "max_position_embeddings": 131072}
-    (tmp_path / "gemma-3-4b.json").write_text(json.dumps(config))
+    # Gemma 3 4B's config.json as published (sample_configs/hf): no rope_theta, head_dim or heads in its
+    # text_config, which transformers reads as Gemma3TextConfig's defaults.
+    (tmp_path / "gemma-3-4b.json").write_text((REPO / "sample_configs" / "hf" / "google--gemma-3-4b-it.json").read_text())
     monkeypatch.chdir(tmp_path)
     text = page("models.md")
     block = text[text.index("$ pecli inspect config --hf-config gemma-3-4b.json"):]

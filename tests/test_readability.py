@@ -60,7 +60,8 @@ def sample_commands() -> list[str]:
         first = path.read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()
         if not first.startswith("pecli plot"):
             commands.append(first)
-    models = [p.name for p in sorted((SAMPLES / "hf").glob("*.json")) if "gpt2" not in p.name]  # GPT-2 has no RoPE
+    models = [p.name for p in sorted((SAMPLES / "hf").glob("*.json"))
+              if "gpt2" not in p.name and "falcon-rw" not in p.name]  # GPT-2 and Falcon-RW have no RoPE
     commands += [f"pecli wavelengths --hf-config sample_configs/hf/{name}" for name in models]
     return commands
 
@@ -88,9 +89,9 @@ def shrink(args: list[str]) -> list[str]:
 
 def multimodal(args: list[str]) -> bool:
     """Whether ``--hf-config FILE`` describes a multimodal RoPE (whose pairs turn over each id's span)."""
-    from pecli.hf_config import read_hf_config
+    from pecli.hf_config import read_plan
 
-    return read_hf_config(args[args.index("--hf-config") + 1])["scheme"] != "rope"
+    return any(g.scheme == "mrope" for g in read_plan(args[args.index("--hf-config") + 1]).groups)
 
 
 def encodes_own_cells(args: list[str]) -> bool:

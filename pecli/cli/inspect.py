@@ -86,6 +86,8 @@ def plan_text(plan):
     text = Text()
     layers = f", {plan.num_layers} layers" if plan.num_layers else ""
     text.append(f"{plan.source}: model_type {plan.model_type or 'unknown'}, family {plan.family}{layers}\n", style="bold")
+    if plan.defaults_from:
+        text.append(f"keys the file leaves out: the defaults of {plan.defaults_from}\n")
     for group in plan.groups:
         text.append(f"\n{group.name}", style="bold")
         text.append(f": layers {group.layers_text()}\n")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from pecli.errors import ConfigError
+from pecli.models.class_defaults import FILLED, MOVED, UNDERIVED, derived_value, record_of, versions, with_class_defaults
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
 from pecli.params import excerpt
 
@@ -46,6 +47,12 @@ class Keys:
 
     def __init__(self, data: Mapping[str, Any], source: str) -> None:
         self.data, self.source = data, source
+        #: Keys the config class's defaults supplied (:mod:`pecli.models.class_defaults`): read as defaulted.
+        self.from_class = frozenset(data.get(FILLED, ()))
+        #: The file's legacy keys the class moved into ``rope_parameters``: reported under their own names.
+        self.moved: tuple[str, ...] = tuple(data.get(MOVED, ()))
+        #: Keys the class derives from fields this config changed, by rules pecli may not have: {key: fields}.
+        self.underived: dict[str, list[str]] = dict(data.get(UNDERIVED) or {})
         self.read: list[str] = []
         self.defaulted: list[str] = []
         self.warnings: list[str] = []
@@ -67,7 +74,11 @@ class Keys:
         read, defaulted = self._scope or (self.read, self.defaulted)
         for name in names:
             if self.data.get(name) is not None:
-                if name not in read:
+                if name in self.from_class:
+                    self.note_default(name, self.data[name])
+                elif name == "rope_parameters" and self.moved:
+                    read.extend(key for key in self.moved if key not in read)
+                elif name not in read:
                     read.append(name)
                 return self.data[name]
         if default is not None and record_default:
@@ -75,6 +86,20 @@ class Keys:
             if text not in defaulted:
                 defaulted.append(text)
         return default
+
+    def note_default(self, name: str, value: Any) -> None:
+        """Record ``name=value`` among the keys defaulted (in the current scope)."""
+        defaulted = (self._scope or (self.read, self.defaulted))[1]
+        text = f"{name}={value:g}" if isinstance(value, float) else f"{name}={value if isinstance(value, (int, str)) else excerpt(value)}"
+        if text not in defaulted:
+            defaulted.append(text)
+
+    def refuse_underived(self, name: str) -> None:
+        """Exit 2 when the config lacks ``name`` and its class derives it from keys this config changed."""
+        if name in self.underived and not self.has(name):
+            raise ConfigError(name, f"is not in {self.source}; its config class derives it from "
+                              f"{', '.join(self.underived[name])}, which differ from the class's defaults, by a rule "
+                              f"pecli does not have: give {name} in the config")
 
     def positive_int(self, name: str) -> int:
         value = self.get(name)
@@ -172,6 +197,9 @@ class Family:
     keys_note: str = ""
     note: str = ""
     ignores: tuple[str, ...] = ()
+    #: ``(keys) -> None``: the class's own reading of keys its ``__post_init__`` rewrites, applied to
+    #: ``keys.data`` before anything is read (Gemma 4's head size on full-attention layers).
+    normalise: Callable[[Keys], None] | None = None
 
 
 # -- RoPE: the model-wide options ------------------------------------------------------------------------
@@ -180,6 +208,7 @@ def head_dim(keys: Keys, family: Family) -> int:
     found = keys.first_int(*family.head_dim_keys, *HEAD_DIM_KEYS)
     if found is not None:
         return found
+    keys.refuse_underived("head_dim")
     hidden_key = next((k for k in HIDDEN_KEYS if keys.has(k)), None)
     heads_key = next((k for k in HEADS_KEYS if keys.has(k)), None)
     if hidden_key is None or heads_key is None:
@@ -303,7 +332,15 @@ def read_layer_types(keys: Keys, family: Family, count: int | None) -> list[str]
         return given[:count] if count is not None else given
     if family.layer_types is not None and count is not None:
         return family.layer_types(keys, count)
-    return None
+    derived, differ = derived_value(keys.data, "layer_types")
+    if derived is None or (not differ and set(derived) == {"full_attention"} and per_type_blocks(keys) is None):
+        return None  # every layer full attention: one group, "all", as for a class that derives nothing
+    if differ:
+        raise ConfigError("layer_types", f"is not in {keys.source}; its config class derives it from "
+                          f"{', '.join(differ)}, which differ from the class's defaults, by a rule pecli does not have: "
+                          "give layer_types in the config")
+    keys.note_default("layer_types", derived)
+    return derived[:count] if count is not None else derived
 
 
 def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
@@ -327,6 +364,8 @@ def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
                                   f"(its entries: {', '.join(nested)})")
             if nested[layer_type] is None:  # transformers 5 writes null for a layer type without RoPE (Beam)
                 return None
+            if f"rope_parameters.{layer_type}.rope_theta" in keys.from_class:
+                keys.note_default("rope_theta", nested[layer_type]["rope_theta"])
             return rope_options(keys, family, nested[layer_type])
         if types is not None and family.per_type is not None:
             return family.per_type(keys, family, layer_type)
@@ -414,13 +453,31 @@ def layer_overrides(keys: Keys, count: int | None) -> dict[int, str]:
 
 #: Layer types that differ in their attention window or sparsity only: the model-wide RoPE applies to each.
 SAME_ROPE_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "indexed_attention",
-                   "reference_sliding_attention", "attention", "all")
+                   "reference_sliding_attention", "attention", "hybrid", "all")
 #: Layer types without softmax attention over positions, so without RoPE (Bailing's linear attention,
 #: LFM's short convolutions).
 NO_ROPE_TYPES = ("linear_attention", "conv")
 
 
 # -- family rules -----------------------------------------------------------------------------------------
+def gemma4_normalise(keys: Keys) -> None:
+    """Gemma 4 (``Gemma4TextConfig.__post_init__``): the last layer attends fully whatever
+    ``layer_types`` says, and without ``per_layer_config`` every full-attention layer takes the head size
+    ``global_head_dim`` (512 by default) instead of ``head_dim``."""
+    data = dict(keys.data)
+    types = data.get("layer_types")
+    if isinstance(types, list) and types and types[-1] != "full_attention":
+        keys.warn(f"layer_types ends with {types[-1]!r} in {keys.source}; Gemma 4 makes its last layer full_attention, as pecli does")
+        data["layer_types"] = [*types[:-1], "full_attention"]
+    keys.data = data
+    if data.get("per_layer_config") is None:
+        types = read_layer_types(keys, GENERIC, num_layers(keys)) or []
+        size = data.get("global_head_dim", 512)
+        data["per_layer_config"] = {str(i): {"head_dim": size} for i, kind in enumerate(types) if kind == "full_attention"}
+        keys.from_class = keys.from_class | {"per_layer_config"}
+        keys.note_default("global_head_dim", size)
+
+
 def every_nth_full(pattern_key: str, default: int) -> Callable[[Keys, int], list[str]]:
     """Sliding-window layers with every ``pattern``-th one full attention: layer i is full when
     (i + 1) % pattern == 0 (Gemma 3's ``sliding_window_pattern``, Cohere 2)."""
@@ -466,6 +523,7 @@ def sliding_only_per_type(keys: Keys, family: Family, layer_type: str) -> dict[s
 
 def cross_attention_layers(keys: Keys, count: int) -> set[int]:
     """Mllama: the layers of ``cross_attention_layers`` attend to the image, without RoPE."""
+    keys.refuse_underived("cross_attention_layers")
     layers = keys.get("cross_attention_layers") or []
     if not isinstance(layers, list) or not all(isinstance(i, int) and 0 <= i < count for i in layers):
         raise ConfigError("cross_attention_layers", f"must list layer indices below {count}, got {excerpt(layers)}")
@@ -510,11 +568,16 @@ def scaled_layers(keys: Keys, family: "Family", layer_type: str) -> dict[str, An
     return options
 
 
-def no_rope_layers(interval_default: int) -> Callable[[Keys, int], set[int]]:
+def no_rope_layers(interval_default: int, empty_is_default: bool = False) -> Callable[[Keys, int], set[int]]:
     """Layers whose entry of ``no_rope_layers`` is 0 (1: the layer uses RoPE — Llama 4, SmolLM3); by
-    default every ``no_rope_layer_interval``-th layer (4)."""
+    default every ``no_rope_layer_interval``-th layer (4). ``empty_is_default``: an empty list means the
+    default too (``Llama4TextConfig`` keeps the list only when it is truthy; Llama 4 Scout ships ``[]``)."""
     def layers(keys: Keys, count: int) -> set[int]:
         flags = keys.get("no_rope_layers")
+        if empty_is_default and flags == []:
+            keys.warn("no_rope_layers is [], which transformers reads as its default: every "
+                      f"{keys.get('no_rope_layer_interval', default=interval_default, record_default=False)}th layer has no RoPE")
+            flags = None
         interval = int(keys.get("no_rope_layer_interval", default=interval_default, record_default=flags is None))
         if flags is None:
             return {i for i in range(count) if (i + 1) % interval == 0}
@@ -649,14 +712,14 @@ FAMILIES: tuple[Family, ...] = (
     Family("ERNIE 4.5, Helium, HunYuan V4 VL, BLT, OpenAI privacy filter",
            ("ernie4_5", "ernie4_5_moe", "helium", "hy_v4_vl", "hy_v4_vl_text", "blt_global_transformer", "openai_privacy_filter"),
            layout="interleaved", keys_note="interleaved rotate_half"),
-    Family("DeepSeek and other MLA / interleave models", ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "axk1",
+    Family("DeepSeek and other MLA / interleave models", ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "glm4_moe_lite", "axk1",
                                                           "axk2", "dots3_note", "dots3_note_text", "bailing_hybrid",
                                                           "longcat_flash", "mistral4", "youtu"),
            layout="interleaved", head_dim_keys=("qk_rope_head_dim",),
            keys_note="qk_rope_head_dim, rope_interleave, yarn mscale; apply_rotary_pos_emb_interleave",
            note="pairs (2i, 2i+1) of q_pe and k_pe; transformers de-interleaves them first and applies half-layout "
                 "cos/sin to the result: the same rotation, its output components in the order (0, 2, …, 1, 3, …)"),
-    Family("Llama 4", ("llama4", "llama4_text"), layout="interleaved", nope_layers=no_rope_layers(4),
+    Family("Llama 4", ("llama4", "llama4_text"), layout="interleaved", nope_layers=no_rope_layers(4, empty_is_default=True),
            keys_note="no_rope_layers (0: NoPE layer), complex rotation"),
     Family("SmolLM3", ("smollm3",), nope_layers=no_rope_layers(4), keys_note="no_rope_layers (0: NoPE layer)"),
     Family("Mllama (Llama 3.2 Vision)", ("mllama", "mllama_text_model"), nope_layers=cross_attention_layers,
@@ -671,13 +734,16 @@ FAMILIES: tuple[Family, ...] = (
     Family("ModernBERT", ("modernbert",), layer_types=modernbert_layer_types, per_type=modernbert_per_type,
            keys_note="global_rope_theta, local_rope_theta, global_attn_every_n_layers"),
     Family("Falcon", ("falcon",), keys_note="alibi: true reads as ALiBi"),
+    Family("Gemma 4", ("gemma4_text", "gemma4_unified_text", "embedding_gemma2_text", "diffusion_gemma_text"),
+           normalise=gemma4_normalise,
+           keys_note="global_head_dim (512) on full-attention layers without per_layer_config; last layer full"),
     # Read with the common keys (rope_theta, rope_parameters flat or per layer type, layer_types,
     # per_layer_config, partial_rotary_factor, head_dim) in the half layout: each checked against
     # transformers' own forward pass (tests/fixtures/models/rope), so none of them is "unknown".
     Family("Common keys, checked against transformers", (
       "apertus", "apertus1p5_text", "arcee", "aria_text", "beam", "bitnet", "cosmos3_edge_text", "csm", "cwm",
-      "dia_encoder", "diffllama", "doge", "embedding_gemma2_text", "emu3_text_model", "esmc", "eurobert",
-      "evolla", "falcon_h1", "flex_olmo", "gemma3n_text", "gemma4_text", "gemma4_unified_text",
+      "dia_encoder", "diffllama", "doge", "emu3_text_model", "esmc", "eurobert",
+      "evolla", "falcon_h1", "flex_olmo", "gemma3n_text", 
       "gpt_neox_japanese", "gpt_oss", "gradium_phonon_tts", "granite_docling_text", "granite_swa",
       "granitemoe_swa", "granitemoeshared", "gte", "hrm_text", "hy_v3", "hy_v4", "hyperclovax", "jais2",
       "jina_embeddings_v3", "laguna", "lara_mini", "lfm2", "lfm3", "mellum", "mimo_v2_flash", "minicpm3",
@@ -730,11 +796,15 @@ def falcon_family(keys: Keys) -> Family | None:
     """Falcon-RW (``alibi: true``) is an ALiBi model; the other Falcons use RoPE."""
     if keys.data.get("alibi"):
         keys.get("alibi")
-        block = keys.get("rope_parameters", "rope_scaling") or {}  # transformers 5 writes the default block anyway
+        # FalconModel builds no rotary module when alibi is true: its config class writes rope_theta and a
+        # default block anyway, and the model reads neither.
+        block = keys.get("rope_parameters", "rope_scaling") or {}
         scaled = isinstance(block, dict) and (block.get("rope_type") or block.get("type") or "default") != "default"
-        if keys.has("rope_theta") or scaled:
-            raise ConfigError("alibi", f"is true in {keys.source}, and {'rope_theta' if keys.has('rope_theta') else 'a RoPE scaling'} "
-                              "is given too: a Falcon uses one or the other")
+        given = [key for key in ("rope_theta", "rope_scaling", "rope_parameters")
+                 if keys.has(key) and key not in keys.from_class and (key == "rope_theta" or scaled)]
+        keys.get("rope_theta")
+        if given:
+            keys.warn(f"alibi is true in {keys.source}: the model applies ALiBi and ignores {' and '.join(given)}, as pecli does")
         return FALCON_ALIBI
     return None
 
@@ -785,12 +855,15 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
     ``scheme`` ``"rope"`` reads a Qwen-VL model (whose block has an ``mrope_section``) as the 1-D RoPE
     of its text, which has the same frequencies; otherwise such a model reads as ``mrope``.
     """
+    data = with_class_defaults(data)
     vision = data.get("vision_config") if isinstance(data.get("vision_config"), dict) else {}
     top_type = data.get("model_type")
     text = text_part(data)
     keys = Keys(text, source)
     text_type = text.get("model_type")
     family = family_of(text_type, keys) or family_of(top_type, keys)
+    if family is not None and family.normalise is not None:
+        family.normalise(keys)
     model_type = top_type if isinstance(top_type, str) else text_type
     warnings: list[str] = []
     if family is None:
@@ -821,7 +894,9 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
         warnings.append(f"model_type {model_type or 'unknown'} is not in pecli's model table; read the generic keys: {used}")
     stacks = sum(len(group.layers) for group in groups) > len({layer for group in groups for layer in group.layers})
     count = None if stacks else num_layers(keys)  # an encoder and a decoder: no one count of layers
-    return PositionPlan(source, model_type, family.name, count, tuple(groups), tuple(warnings + keys.warnings))
+    record = record_of(text.get("model_type")) or record_of(model_type)
+    defaults = f"{record['class']} ({versions()})" if record is not None else ""
+    return PositionPlan(source, model_type, family.name, count, tuple(groups), tuple(warnings + keys.warnings), defaults)
 
 
 #: Keys that look positional (a name with rope, rotary, theta, alibi, …).
@@ -836,12 +911,17 @@ HARMLESS_KEYS = {
 def refuse_unread(keys: Keys, groups: list[LayerGroup], model_type: Any) -> None:
     """A positional-looking key that no group read is exit 2 naming it: pecli will not answer while
     ignoring a key that may change the numbers (``qk_rope_head_dim`` equal to the rotary head is fine)."""
-    read = set(keys.read) | keys.consulted | {k.split("=")[0] for k in keys.defaulted}
+    read = set(keys.read) | keys.consulted | {k.split("=")[0] for k in keys.defaulted} | keys.from_class
     for group in groups:
         read |= set(group.keys_read) | {k.split("=")[0] for k in group.keys_defaulted}
     dims = {group.options.get("dim") for group in groups if group.options}
+    rotary = any(group.options for group in groups)
     for key, value in keys.data.items():
         if not POSITIONAL_KEY.search(key) or key in read or key in HARMLESS_KEYS or value is None or value is False:
+            continue
+        if not rotary and key in ROPE_KEYS:  # no layer applies a position encoding (Bamba without attention layers)
+            continue
+        if key == "rope_parameters" and set(keys.moved) & read:  # built from the file's legacy keys, read as such
             continue
         if key == "qk_rope_head_dim" and value in dims:
             continue

@@ -78,6 +78,9 @@ class PositionPlan(Tabular):
     groups: tuple[LayerGroup, ...]
     #: Things worth a line on stderr that do not change the numbers (an unknown model type read generically).
     warnings: tuple[str, ...] = field(default=())
+    #: Whose defaults the keys the config leaves out took: its config class and the transformers release
+    #: they were generated from (empty for a model type pecli reads generically).
+    defaults_from: str = ""
 
     def group_named(self, name: str) -> LayerGroup:
         for group in self.groups:
@@ -108,7 +111,8 @@ class PositionPlan(Tabular):
             raise ConfigError("layer_group", f"layer {layer} is in group {chosen.name!r}, not {group!r} (--layer and --layer-group disagree)")
         if layer is not None:
             chosen = LayerGroup(chosen.name, (layer,), chosen.options, chosen.keys_read, chosen.keys_defaulted, chosen.note)
-        return PositionPlan(self.source, self.model_type, self.family, self.num_layers, (chosen,), self.warnings)
+        return PositionPlan(self.source, self.model_type, self.family, self.num_layers, (chosen,), self.warnings,
+                            self.defaults_from)
 
     @property
     def single(self) -> LayerGroup | None:
@@ -131,7 +135,7 @@ class PositionPlan(Tabular):
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "model_type": self.model_type, "family": self.family,
                 "num_layers": self.num_layers, "groups": [g.to_dict() for g in self.groups],
-                "warnings": list(self.warnings)}
+                "warnings": list(self.warnings), "defaults_from": self.defaults_from}
 
 
 def ranges_text(values: tuple[int, ...] | list[int]) -> str:

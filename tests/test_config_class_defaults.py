@@ -1,0 +1,123 @@
+"""A config.json as its transformers config class reads it: missing keys take the class's defaults.
+
+Hub files hold what their authors wrote, often only what differs from the class's defaults (Gemma 3
+27B's ``text_config`` has no ``rope_theta``: 1,000,000 is the class's). pecli fills each missing key from
+``pecli/models/type_defaults.json``, generated from transformers' config classes, and must then give the
+plan transformers' own modules give (``tests/fixtures/models/rope``: the model's forward pass on its
+default config; ``tests/fixtures/models/hub``: the same on configs as published, both made by
+``tests/fixtures/models/rope/generate.py``), on three forms of every model type's config:
+
+- the full config ``save_pretrained`` writes;
+- the one ``save_pretrained`` writes by default, each sub-config cut to what differs from its class's
+  defaults (``tests/fixtures/models/defaults/forms.json``);
+- ``{"model_type": ...}`` alone.
+
+For the model types pecli refuses, a form may be refused (one line) or read right, never read wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pecli.errors import ConfigError
+from pecli.models.families import plan_of
+from test_model_fixtures_rope import CASES, REFUSED, mismatches
+
+FIXTURES = Path(__file__).parent / "fixtures" / "models"
+FORMS = json.loads((FIXTURES / "defaults" / "forms.json").read_text())["diff_forms"]
+HUB = sorted((FIXTURES / "hub").glob("*.json"))
+
+
+def checked(data: dict, config: dict) -> list[str]:
+    """What pecli gets wrong on ``config`` against the fixture's recorded groups; a refusal is fine only
+    for a model type pecli refuses."""
+    try:
+        return mismatches({**data, "config": config})
+    except ConfigError as error:
+        return [] if data["model_type"] in REFUSED else [f"refused: {error}"]
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda path: path.stem)
+def test_the_three_forms_of_every_model_types_config_equal_transformers(path):
+    data = json.loads(path.read_text())
+    model_type = data["model_type"]
+    found = {}
+    if model_type in FORMS:
+        found["as save_pretrained writes it"] = checked(data, FORMS[model_type])
+    found["model_type alone"] = checked(data, {"model_type": model_type})
+    assert {form: problems for form, problems in found.items() if problems} == {}
+
+
+def test_the_forms_are_cut_to_what_differs():
+    # The check above is only as strong as its forms: the nested configs really are cut.
+    assert FORMS["gemma3"]["text_config"] == {"model_type": "gemma3_text"}
+    assert len(FORMS) >= 150
+
+
+@pytest.mark.parametrize("path", HUB, ids=lambda path: path.stem)
+def test_configs_as_published_equal_transformers(path):
+    data = json.loads(path.read_text())
+    assert mismatches({**data, "config": data["published"]}) == []
+
+
+def published(name: str) -> dict:
+    return json.loads((FIXTURES / "hub" / f"{name}.json").read_text())["published"]
+
+
+def test_gemma3_27b_full_attention_layers_take_the_class_base_and_say_so():
+    # Gemma3TextConfig.default_theta: global 1,000,000, local 10,000; the file's rope_scaling (linear ×8)
+    # goes to the full-attention layers only.
+    plan = plan_of(published("google--gemma-3-27b-it"), "gemma-3-27b-it")
+    full, sliding = plan.group_named("full_attention"), plan.group_named("sliding_attention")
+    assert full.options["base"] == 1e6 and full.options["rope_scaling"] == {"rope_type": "linear", "factor": 8.0}
+    assert sliding.options["base"] == 1e4 and "rope_scaling" not in sliding.options
+    assert "rope_theta=1e+06" in full.keys_defaulted and "rope_theta=10000" in sliding.keys_defaulted
+    assert full.layers == tuple(range(5, 62, 6))  # every sixth layer (sliding_window_pattern 6)
+
+
+def test_gemma3_4b_head_size_and_heads_come_from_the_class(invoke, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(published("google--gemma-3-4b-it")))
+    result = invoke("inspect", "config", "--hf-config", path, "--json")
+    assert result.exit_code == 0, result.stderr
+    groups = {g["name"]: g for g in json.loads(result.stdout)["groups"]}
+    assert groups["full_attention"]["options"]["dim"] == 256  # head_dim, the class's default
+    assert "head_dim=256" in groups["full_attention"]["keys_defaulted"]
+    assert groups["full_attention"]["options"]["base"] == 1e6
+
+
+def test_llama4_scout_empty_no_rope_layers_is_every_fourth_layer():
+    plan = plan_of(published("meta-llama--llama-4-scout-17b-16e-instruct"), "scout")
+    assert plan.group_named("nope").layers == tuple(range(3, 48, 4))
+    assert any("no_rope_layers is []" in warning for warning in plan.warnings)
+
+
+def test_smollm3_empty_no_rope_layers_is_refused_as_transformers_cannot_run_it():
+    # SmolLM3Config keeps [] (it replaces None only), and its model then indexes past the list's end.
+    config = {"model_type": "smollm3", "num_hidden_layers": 4, "no_rope_layers": []}
+    with pytest.raises(ConfigError, match="no_rope_layers"):
+        plan_of(config, "smollm3.json")
+
+
+def test_falcon_rw_is_alibi_and_its_rope_theta_is_set_aside(invoke, tmp_path):
+    path = Path(__file__).parent.parent / "sample_configs" / "hf" / "tiiuae--falcon-rw-1b.json"
+    plan = plan_of(json.loads(path.read_text()), "falcon-rw-1b")
+    assert plan.single.options == {"scheme": "alibi", "heads": 32, "slope_dtype": "bfloat16"}
+    assert any("ignores rope_theta" in warning for warning in plan.warnings)
+    result = invoke("encode", "--hf-config", path, "-L", "4", "--json")
+    assert result.exit_code == 0, result.stderr
+
+
+def test_a_derived_key_the_config_changes_the_inputs_of_is_refused_not_guessed():
+    # Qwen3.5 derives layer_types from num_hidden_layers (every fourth layer full attention, the others
+    # linear attention): a periodic rule pecli applies to any count ...
+    plan = plan_of({"model_type": "qwen3_5_text", "num_hidden_layers": 8}, "q.json")
+    assert plan.group_named("nope").layers == (0, 1, 2, 4, 5, 6)
+    # ... but HunYuan V4 derives its head size from qk_rope_head_dim: changed, pecli asks for head_dim.
+    with pytest.raises(ConfigError, match="head_dim.*qk_rope_head_dim"):
+        plan_of({"model_type": "hy_v4", "qk_rope_head_dim": 32, "layer_types": ["full_attention"] * 34}, "h.json")
+    with pytest.raises(ConfigError, match="layer_types.*qk_rope_head_dim"):  # its layer types too
+        plan_of({"model_type": "hy_v4", "qk_rope_head_dim": 32}, "h.json")
