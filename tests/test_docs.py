@@ -96,6 +96,11 @@ def test_command_page_shows_its_help(name):
     assert f"```text\n{result.stdout.rstrip()}\n```" in built
 
 
+@pytest.mark.parametrize("name", command_names())
+def test_the_index_lists_the_command(name):
+    assert f"| [`{name}`](commands/{name}.md) |" in page("index.md"), f"docs/index.md has no row for pecli {name}"
+
+
 def test_every_page_is_in_the_nav_and_readme_is_short():
     pages = {str(path.relative_to(DOCS)) for path in DOCS.rglob("*.md")} | {"contributing.md"}
     assert pages == set(nav_pages())
