@@ -3,6 +3,10 @@
 - ``<!-- help: NAME -->`` on a command page becomes ``pecli NAME --help`` as pecli prints it (plain,
   88 columns): the options come from the same declarations as the command line's.
 - ``contributing.md`` is the repository's ``CONTRIBUTING.md``, added to the site as it is.
+- The docstrings mkdocstrings renders on the Library page are numpydoc, whose cross-references are
+  Sphinx roles (``:func:`pecli.encode```, ``:class:`~pecli.CheckReport```) that Markdown leaves as
+  they are: each becomes the code it names (``~`` keeps the last name, as Sphinx shows it), and a
+  reStructuredText literal-block marker (a paragraph ending ``::``) one colon.
 """
 
 from __future__ import annotations
@@ -15,6 +19,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HELP = re.compile(r"^<!-- help: ([a-z]+) -->$", flags=re.M)
+#: A Sphinx role around the code Markdown made of its target: ``:func:<code>~a.b</code>``.
+ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|obj|exc|const|type|term|ref):<code>(~?)([^<]*)</code>")
+#: A paragraph that ends with reStructuredText's ``::`` (a literal block follows).
+LITERAL_MARKER = re.compile(r"(?<=[^:\s])::(?=</p>)")
 #: The width of the help on the site.
 HELP_COLUMNS = 88
 
@@ -43,6 +51,16 @@ def command_help(name: str) -> str:
 def with_help(markdown: str) -> str:
     """``markdown`` with each ``<!-- help: NAME -->`` replaced by that command's help in a text block."""
     return HELP.sub(lambda m: f"```text\n{command_help(m.group(1)).rstrip()}\n```", markdown)
+
+
+def plain_roles(html: str) -> str:
+    """``html`` with each Sphinx role shown as the code it names, and ``::`` ending a paragraph as ``:``."""
+    html = ROLE.sub(lambda m: f"<code>{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}</code>", html)
+    return LITERAL_MARKER.sub(":", html)
+
+
+def on_page_content(html, page, config, files):
+    return plain_roles(html)
 
 
 def on_files(files, config):

@@ -3,6 +3,9 @@ it; README and the pages show the real commands, files and tables."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 import re
 from pathlib import Path
 
@@ -22,7 +25,7 @@ def page(name: str) -> str:
 
 #: The two quick-start commands: each works on its own on a fresh machine (the issue; .ci/run runs the second).
 QUICK_START = [
-    'python -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && pecli encode',
+    'python -m venv .venv && . .venv/bin/activate && pip install -e . && pecli encode',
     'python -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest -n auto',
 ]
 
@@ -93,6 +96,11 @@ def test_command_page_shows_its_help(name):
     assert f"```text\n{result.stdout.rstrip()}\n```" in built
 
 
+@pytest.mark.parametrize("name", command_names())
+def test_the_index_lists_the_command(name):
+    assert f"| [`{name}`](commands/{name}.md) |" in page("index.md"), f"docs/index.md has no row for pecli {name}"
+
+
 def test_every_page_is_in_the_nav_and_readme_is_short():
     pages = {str(path.relative_to(DOCS)) for path in DOCS.rglob("*.md")} | {"contributing.md"}
     assert pages == set(nav_pages())
@@ -151,3 +159,182 @@ def test_inspect_config_example_is_what_pecli_prints(tmp_path, monkeypatch):
     expected = block[block.index("\n") + 1:block.index("```")]
     result = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(app, ["inspect", "config", "--hf-config", "gemma-3-4b.json"])
     assert result.exit_code == 0 and result.stdout == expected
+
+
+# -- every example on every page runs as written ---------------------------------------------------------------
+#: Pages whose examples another page of the same change is writing; their owners make their inputs.
+EXAMPLES_ELSEWHERE = {"commands/verify.md", "commands/diff.md"}
+#: Lines that reach outside this machine: the network (``--model``) or a Dask cluster (``--cluster``). The
+#: page marks each with a comment naming what it needs; the test runs them only with PECLI_DOCS_NETWORK=1.
+NEEDS_OUTSIDE = re.compile(r"(?<!HF_HUB_OFFLINE=1 )pecli .*--(model|cluster) ")
+
+
+@dataclasses.dataclass
+class Example:
+    """One command line of a page: its words, the environment it sets, the exit codes it may end with."""
+
+    line: str
+    words: list[str]
+    env: dict[str, str]
+    codes: tuple[int, ...]
+
+
+def fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """``(language, body)`` of each fenced block, in order."""
+    return [(m.group(1), m.group(2)) for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, flags=re.M | re.S)]
+
+
+def command_lines(language: str, body: str) -> list[tuple[str, str]]:
+    """The (command, the line shown after it) pairs of a shell block: every line of a bash block that is
+    not a comment; only the ``$ `` lines of a console block (the others are its output)."""
+    lines = body.replace("\\\n", " ").splitlines()
+    pairs = []
+    for index, line in enumerate(lines):
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        if language == "bash" and line.strip() and not line.lstrip().startswith("#"):
+            pairs.append((line.strip(), following))
+        elif language in ("console", "") and line.startswith("$ "):
+            pairs.append((line[2:].strip(), following))
+    return pairs
+
+
+def parse(line: str, following: str) -> Example | None:
+    """The pecli or ``python examples/…`` command of ``line``, up to a pipe or ``;``; None otherwise (the
+    quick start's install lines, ``echo $?``, which .ci/run and the exit-code tests cover)."""
+    import shlex
+
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    words = []
+    for word in lexer:
+        if word in ("|", ";", "&&", "||"):
+            break
+        words.append(word)
+    env = {}
+    while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
+        key, value = words.pop(0).split("=", 1)
+        env[key] = value
+    if not words or words[0] not in ("pecli", "python") or words[:2] == ["python", "-m"]:
+        return None
+    codes = (2,) if following.startswith("pecli: error:") else (0, 1)
+    return Example(line, words, env, codes)
+
+
+def page_examples(name: str) -> list[Example | tuple[str, str]]:
+    """The examples of a page (README.md or docs/NAME), in order: shell commands, and Python blocks
+    as ``("python", source)``."""
+    text = README if name == "README.md" else page(name)
+    examples = []
+    for language, body in fenced_blocks(text):
+        if language == "python":
+            examples.append(("python", body))
+        elif language in ("bash", "console", ""):
+            for line, following in command_lines(language, body):
+                example = parse(line, following)
+                if example is not None:
+                    examples.append(example)
+    return examples
+
+
+EXAMPLE_PAGES = ["README.md"] + sorted(
+    str(path.relative_to(DOCS)) for path in DOCS.rglob("*.md") if str(path.relative_to(DOCS)) not in EXAMPLES_ELSEWHERE)
+
+
+def run_example(example: Example, monkeypatch) -> None:
+    import contextlib
+    import io
+    import runpy
+    import sys
+
+    from pecli.cli import run
+
+    for key, value in example.env.items():
+        monkeypatch.setenv(key, value)
+    out, err = io.StringIO(), io.StringIO()
+    if example.words[0] == "python":
+        monkeypatch.setattr(sys, "argv", example.words[1:])
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(str(REPO / example.words[1]), run_name="__main__")
+        return
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run(example.words[1:])
+    assert code in example.codes, f"{example.line}: exit {code}: {err.getvalue()}"
+    if "--json" in example.words:
+        json.loads(out.getvalue())
+
+
+def test_the_index_shows_readmes_examples():
+    """The site's first page and README show the same five examples (run once, as README's)."""
+    assert [e.line for e in page_examples("index.md") if not isinstance(e, tuple)][-5:] == \
+        [e.line for e in page_examples("README.md") if not isinstance(e, tuple)][-5:]
+
+
+@pytest.mark.parametrize("name", EXAMPLE_PAGES)
+def test_every_example_of_the_page_runs(name, tmp_path, monkeypatch, unrendered):
+    """The page's examples, in order, in one folder with the checkout's ``sample_configs`` and ``examples``:
+    a block that makes an input (``python examples/toy_checkpoints.py``) comes before those reading it.
+    Figures are built but not rasterised (``unrendered``): tests/test_plot.py renders every kind."""
+    for folder in ("sample_configs", "examples"):
+        (tmp_path / folder).symlink_to(REPO / folder)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "100")
+    seen = {e.line for e in page_examples("README.md") if not isinstance(e, tuple)} if name == "index.md" else set()
+    for example in page_examples(name):
+        if not isinstance(example, tuple) and example.line in seen:
+            continue
+        if isinstance(example, tuple):
+            exec(compile(example[1], f"{name} (python block)", "exec"), {"__name__": "__docs__"})
+        elif NEEDS_OUTSIDE.search(example.line) and not os.environ.get("PECLI_DOCS_NETWORK"):
+            assert re.search(r"#.*(network|Dask)", example.line), f"{name}: mark what {example.line!r} needs"
+        else:
+            run_example(example, monkeypatch)
+
+
+# -- the Library page: no raw docstring markup -------------------------------------------------------------------
+def _hooks():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    return hooks
+
+
+def test_roles_become_the_code_they_name():
+    html = ("<p>As for :func:<code>pecli.analysis.run_checks</code> (:class:<code>~pecli.analysis.CheckOptions</code>)"
+            " and :py:attr:<code>~a.b.c</code>; an example::</p>")
+    assert _hooks().plain_roles(html) == ("<p>As for <code>pecli.analysis.run_checks</code> (<code>CheckOptions</code>)"
+                                         " and <code>c</code>; an example:</p>")
+
+
+def documented_docstrings() -> list[tuple[str, str]]:
+    """(name, docstring) of every object the Library page renders (``::: NAME``) and of their members."""
+    import importlib
+    import inspect
+
+    found = []
+    for target in re.findall(r"^::: (\S+)$", page("library.md"), flags=re.M):
+        module_name, _, attribute = target.rpartition(".")
+        try:
+            obj = importlib.import_module(target)
+        except ImportError:
+            obj = getattr(importlib.import_module(module_name), attribute)
+        found.append((target, inspect.getdoc(obj) or ""))
+        for member, value in vars(obj).items() if inspect.isclass(obj) or inspect.ismodule(obj) else ():
+            if not member.startswith("_") and (inspect.isfunction(value) or inspect.isclass(value)):
+                found.append((f"{target}.{member}", inspect.getdoc(value) or ""))
+    return found
+
+
+def test_every_role_in_the_library_docstrings_is_one_the_site_turns_into_code():
+    """mkdocstrings turns `` `x` `` into ``<code>x</code>`` and leaves the role before it: each role of
+    a rendered docstring is one docs/hooks.py rewrites, so none reaches the built page (.ci/run checks
+    the built site itself)."""
+    hooks = _hooks()
+    documented = documented_docstrings()
+    assert len(documented) > 20
+    for name, doc in documented:
+        for role in re.finditer(r":[a-z:]+:`[^`]*`", doc):
+            html = re.sub(r"`([^`]*)`", r"<code>\1</code>", role.group(0))
+            assert not re.search(r":[a-z]+:", hooks.plain_roles(html)), f"{name}: {role.group(0)} stays raw"

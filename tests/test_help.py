@@ -84,7 +84,7 @@ def test_help_is_the_page_typer_prints(group, monkeypatch, name, width):
 # under NO_COLOR bold and dim stay, as Rich keeps them. Blanks are compared as text only: a style on a
 # space shows nothing.
 @pytest.mark.parametrize(("name", "width", "environ"), [
-    ("pecli", 80, {}), ("check", 100, {"NO_COLOR": "1"}), ("encode", 50, {}),
+    ("pecli", 80, {}), ("check", 100, {}), ("encode", 50, {}),
 ])
 @pytest.mark.skipif(TYPER < (0, 28), reason="pecli prints the page of Typer 0.28")
 def test_help_on_a_terminal_has_typers_styles(group, monkeypatch, name, width, environ):
@@ -93,6 +93,12 @@ def test_help_on_a_terminal_has_typers_styles(group, monkeypatch, name, width, e
     ours, typers = styled_characters(ours), styled_characters(typers)
     assert "".join(c for c, _ in ours) == "".join(c for c, _ in typers)
     assert [(c, s) for c, s in ours if not c.isspace()] == [(c, s) for c, s in typers if not c.isspace()]
+
+
+def test_no_color_on_a_terminal_is_plain_text(group, monkeypatch):
+    """``NO_COLOR`` means no escape sequence at all: no colour, and no bold or dim either (Rich keeps those)."""
+    ours, _ = pages(group, monkeypatch, "check", 100, FORCE_COLOR="1", TERM="xterm", NO_COLOR="1")
+    assert "\x1b" not in ours and "Usage" in ours
 
 
 def test_typers_renderer_is_not_used(invoke, monkeypatch):

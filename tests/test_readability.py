@@ -207,3 +207,48 @@ def test_a_table_too_wide_for_a_pipe_prints_whole():
     plain = Console(width=80, file=__import__("io").StringIO(), force_terminal=False)
     plain.print(table)
     assert "…" in plain.file.getvalue()  # what Rich alone does
+
+
+# -- a real terminal of 60 and 80 columns: every table whole -------------------------------------------------------
+LLAMA31 = "sample_configs/hf/meta-llama--llama-3.1-8b.json"
+MISTRAL = "sample_configs/hf/mistralai--mistral-7b-instruct-v0.3.json"
+TERMINAL_COMMANDS = {
+    "wavelengths llama 3.1": ["wavelengths", "--hf-config", LLAMA31],
+    "wavelengths context": ["wavelengths", "--scheme", "rope", "--dim", "32", "--context", "131072", "--train-length", "8192"],
+    "encode": ["encode", "--scheme", "rope", "--dim", "32", "--length", "64"],
+    "extend": ["extend", "--hf-config", "sample_configs/hf/meta-llama--llama-2-7b-hf.json", "--target", "32768"],
+    "sweep": ["sweep", "distinguishability", "--scheme", "rope", "--length", "256", "--grid", "base=1e2,1e6"],
+    "inspect config": ["inspect", "config", "--hf-config", LLAMA31],
+}
+
+
+@pytest.mark.parametrize("width", [60, 80])
+@pytest.mark.parametrize("args", list(TERMINAL_COMMANDS.values()), ids=list(TERMINAL_COMMANDS))
+def test_tables_fit_a_terminal_without_cutting(args, width, monkeypatch):
+    """On a terminal (``TTY_COMPATIBLE=1``: Rich's console takes stdout for one) of ``width`` columns, no
+    line is wider and no cell is cut with an ellipsis."""
+    import contextlib
+    import io
+
+    from pecli.cli import run
+
+    monkeypatch.chdir(REPO)
+    for key, value in {"TTY_COMPATIBLE": "1", "COLUMNS": str(width), "NO_COLOR": "1", "TERM": "xterm"}.items():
+        monkeypatch.setenv(key, value)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = run(args)
+    assert code in (0, 1)
+    text = out.getvalue()
+    assert "\x1b" not in text  # NO_COLOR: no escape sequence at all
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= width
+    assert not any(line.rstrip().endswith("…") or "…│" in line or "… │" in line for line in text.splitlines())
+
+
+def test_help_into_a_closed_pipe_exits_141(run_pecli):
+    import subprocess
+    import sys
+
+    result = subprocess.run(f"{sys.executable} -m pecli check --help | true; exit ${{PIPESTATUS[0]}}",
+                            shell=True, executable="/bin/bash", capture_output=True, text=True)
+    assert result.returncode == 141, result.stderr

@@ -338,7 +338,7 @@ def page_width() -> int:
 
 
 def styling() -> str | None:
-    """None for plain text; "attributes" (bold, dim) under ``NO_COLOR``; else "colours" — decided by
+    """None for plain text (also under ``NO_COLOR``: no escape sequence at all); else "colours" — decided by
     the variables and the terminal test Typer's console uses."""
     environ = os.environ
     if environ.get("_TYPER_FORCE_DISABLE_TERMINAL"):
@@ -357,18 +357,23 @@ def styling() -> str | None:
         terminal = terminal and environ.get("TERM", "").lower() not in ("dumb", "unknown")
     if not terminal:
         return None
-    return "attributes" if environ.get("NO_COLOR") else "colours"
+    return None if environ.get("NO_COLOR") else "colours"  # NO_COLOR: no escapes, bold and dim neither
 
 
 def print_help(command: Any, ctx: Any) -> None:
     """Print the help page of ``command`` (a Typer command or group) on stdout."""
     mode = styling()
     lines = page(command, ctx, page_width())
-    if lines is None:
-        from pecli.cli.help_rich import print_help as print_with_rich
+    try:
+        if lines is None:
+            from pecli.cli.help_rich import print_help as print_with_rich
 
-        print_with_rich(command, ctx)
-        return
-    text = "\n".join(line.plain if mode is None else line.ansi(mode == "colours") for line in lines)
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+            print_with_rich(command, ctx)
+            return
+        text = "\n".join(line.plain if mode is None else line.ansi(mode == "colours") for line in lines)
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (``--help | true``): 141, not click's exit 1 for it
+        from pecli.cli.exits import ReaderGone
+
+        raise ReaderGone() from None

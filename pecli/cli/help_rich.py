@@ -42,13 +42,23 @@ def paragraph(text: str, style: str = "") -> Text:
     return Text(text, style=style, justify="left")
 
 
+class HelpConsole(Console):
+    """Rich's console, except that a reader going away (``pecli check --help | true``) ends the run as
+    a table's does, exit 141, not with Rich's ``SystemExit(1)``."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def help_console() -> Console:
     """Typer's help console: colour forced or refused by the same variables."""
     force: bool | None = True if any(os.environ.get(v) for v in ("GITHUB_ACTIONS", "FORCE_COLOR", "PY_COLORS")) else None
     if os.environ.get("_TYPER_FORCE_DISABLE_TERMINAL"):
         force = False
     width = os.environ.get("TERMINAL_WIDTH")
-    return Console(color_system="auto", force_terminal=force, width=int(width) if width else None)
+    colours = None if os.environ.get("NO_COLOR") else "auto"  # NO_COLOR: no escapes, bold and italic neither
+    return HelpConsole(color_system=colours, force_terminal=force, width=int(width) if width else None)
 
 
 def print_help(command: Any, ctx: Any) -> None:

@@ -144,7 +144,7 @@ def compare_renderable(comparison: Comparison, *, notes: Sequence[str] = ()) -> 
 def facts_table(comparison: Comparison) -> Table:
     """One row per scheme: where it acts, its trainable parameters, its value range, its longest wavelength."""
     table = Table(title=f"pecli compare: L = {comparison.length}", title_justify="left")
-    table.add_column("scheme", style="bold", overflow="fold")
+    table.add_column("scheme", style="bold", no_wrap=True)
     for header in ("acts on", "trainable", "min value", "max value", "max λ"):
         table.add_column(header, justify="left" if header == "acts on" else "right", no_wrap=True)
     for row in comparison.rows:
@@ -166,7 +166,7 @@ def wavelength(value: float | None) -> str:
 def verdicts_table(comparison: Comparison, properties: list[str]) -> Table:
     """One row per scheme, one column per property: the verdict, its key figure below, footnote marks."""
     table = Table(title="verdicts (key figure below each; \\[n]: footnote)", title_justify="left")
-    table.add_column("scheme", style="bold", overflow="fold")
+    table.add_column("scheme", style="bold", no_wrap=True)
     for name in properties:
         table.add_column(SHORT_NAMES.get(name, name), no_wrap=True)
     for row in comparison.rows:

@@ -3,8 +3,12 @@
 Rich cuts a table that is wider than the console: it folds or truncates cells (``0.00085…``,
 ``sinusoida``/``l``) and drops what still does not fit. A pipe has no width, so when stdout is not
 a terminal a table that cannot fit without cutting is printed at its natural width instead (one
-line per row, nothing wrapped). On a terminal Rich's layout stands: the tables are designed to fit
-80 columns by default (``--wide`` asks for the rest).
+line per row, nothing wrapped). A terminal has a width: there such a table is stacked instead, each
+row a block of ``header  value`` lines (:func:`stacked`), so a 60-column window shows every number
+and name whole.
+
+``NO_COLOR`` (set and not empty, https://no-color.org) means no escape sequence at all: Rich would
+drop the colours and keep bold and italic; here the console gets no colour system, so it styles nothing.
 
 What may not be cut is declared by the tables themselves: a column with ``no_wrap=True`` holds
 numbers or names and keeps its full width; any other column holds text and may wrap between words.
@@ -79,12 +83,15 @@ class FittingConsole(Console):
         raise BrokenPipeError
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        if self.is_terminal or not objects:
+        if not objects:
             super().print(*objects, **kwargs)
             return
         for part in parts(objects):
             if isinstance(part, str) or uncut_width(self, part) <= self.width:
                 super().print(part, **kwargs)
+                continue
+            if self.is_terminal:
+                super().print(stacked(part) if isinstance(part, Table) else part, **kwargs)
                 continue
             width = self.width
             self.width = max(width, natural_width(self, part))
@@ -94,6 +101,36 @@ class FittingConsole(Console):
                 self.width = width
 
 
+def stacked(table: Table) -> Table:
+    """``table`` one row at a time: each row a block of lines ``header  value``, blocks apart by a rule.
+
+    For a terminal narrower than the table: the values keep their columns' ``no_wrap`` (a number or a
+    name is never cut), the headers wrap between words.
+    """
+    out = Table(box=None, show_header=False, title=table.title, caption=table.caption, padding=(0, 1),
+                pad_edge=False, show_lines=False)
+    out.add_column(style="bold", overflow="fold")
+    out.add_column(no_wrap=True)
+    headers = [" ".join(str(column.header).split()) for column in table.columns]
+    for index in range(table.row_count):
+        if index:
+            out.add_row("", "")
+        for header, column in zip(headers, table.columns):
+            cells = list(column.cells)
+            cell = cells[index] if index < len(cells) else ""
+            out.add_row(header or "·", cell)
+    return out
+
+
+def no_color() -> bool:
+    """Whether ``NO_COLOR`` asks for plain text (set, and not empty)."""
+    import os
+
+    return bool(os.environ.get("NO_COLOR"))
+
+
 def stdout_console() -> Console:
-    """The console of stdout: plain text unless a colour terminal, no highlighting, nothing cut in a pipe."""
+    """The console of stdout: plain text unless a colour terminal, no highlighting, nothing cut."""
+    if no_color():
+        return FittingConsole(highlight=False, soft_wrap=False, color_system=None)
     return FittingConsole(highlight=False, soft_wrap=False)
