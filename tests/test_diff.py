@@ -96,3 +96,17 @@ def test_bad_requests_are_one_line_and_exit_2(invoke, tmp_path, args, needle):
     hf = config_file(tmp_path, config)
     result = invoke("diff", *[a.format(hf=hf, gguf=gguf_path) for a in args])
     assert result.exit_code == 2 and needle in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_llama_cpp_flags_are_read_as_llama_cpp_computes(invoke, tmp_path):
+    # --rope-scale 4 is freq_scale 1/4: with yarn from 32,768 the same numbers as Qwen2.5's own YaRN block
+    _, config = convert(tmp_path, "qwen25")
+    plain = config_file(tmp_path, {k: v for k, v in config.items() if k != "rope_scaling"})
+    yarn = config_file(tmp_path, config, "yarn.json")
+    flags = "--rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 32768"
+    assert invoke("diff", "--hf-config", yarn, "--runtime", "llama.cpp", "--args", flags).exit_code == 0
+    result = invoke("diff", "--hf-config", plain, "--runtime", "llama.cpp", "--args", flags, "--json")
+    assert result.exit_code == 1
+    assert {d["what"] for d in json.loads(result.stdout)["differences"]} == {"frequencies", "attention factor"}
+    bad = invoke("diff", "--hf-config", plain, "--runtime", "llama.cpp", "--args", "--rope-scaling ntk")
+    assert bad.exit_code == 2 and "--rope-scaling" in bad.stderr

@@ -146,7 +146,7 @@ def _key(group: LayerGroup, names: tuple[str, ...]) -> str | None:
 
 def _text(value: Any) -> str:
     if isinstance(value, float):
-        return f"{value:,.6g}" if abs(value) >= 1e4 else f"{value:.6g}"
+        return f"{int(value):,}" if value.is_integer() and abs(value) < 1e15 else f"{value:.6g}"
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     return str(value)
