@@ -505,8 +505,10 @@ def selected_plan(options: Mapping[str, Any], command: Mapping[str, Setting] | N
     layer = LAYER_SETTINGS[0].coerce(options["layer"]) if options.get("layer") is not None else None
     group = LAYER_SETTINGS[1].coerce(options["layer_group"]) if options.get("layer_group") is not None else None
     given = [name for name, value in (("--hf-config", hf_config), ("--model", model), ("--gguf", gguf)) if value is not None]
+    if hf_config is not None and model is not None:
+        raise ConfigError("model", "give either --model or --hf-config, not both")
     if len(given) > 1:
-        raise ConfigError("gguf" if gguf is not None else "model", f"give one of {' and '.join(given)}, not both")
+        raise ConfigError("gguf", f"give either {' or '.join(given)}, not both")
     if not given:
         if layer is not None or group is not None:
             key = "layer" if layer is not None else "layer_group"

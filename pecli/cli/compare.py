@@ -32,14 +32,16 @@ SETTINGS = (
 )
 
 
+GgufFiles = Annotated[Optional[list[str]], typer.Option("--gguf", help="add a GGUF file: a row per layer group (repeatable)",
+                                                        rich_help_panel=CONFIG_PANEL, show_default=False)]
+
+
 @scheme_command(*SETTINGS, run_keys=("length", "dtype"))
 def compare(
     spec: Spec,
     hf_config: Annotated[Optional[list[str]], typer.Option("--hf-config", help="add a HuggingFace config.json: a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
     model: Annotated[Optional[list[str]], typer.Option("--model", help="add a HuggingFace model ORG/NAME[@REVISION]: a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
-    gguf: Annotated[Optional[list[str]], typer.Option("--gguf", help="add a GGUF file: a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
-    json: JsonOption = False,
-    quiet: QuietOption = False,
+    gguf: GgufFiles = None, json: JsonOption = False, quiet: QuietOption = False,
 ) -> None:
     """Measure every property of several schemes: one row per scheme, one column per verdict.
 
@@ -59,9 +61,9 @@ def compare(
     given_dim = "dim" in spec.given_params
     dim = int(spec.given_params["dim"]) if given_dim else SIDE_BY_SIDE_DIM
     rows, own_dim = [], []
-    models = [(path, None, None) for path in _paths(settings["hf_config"])]
-    models += [(None, model_id, None) for model_id in _paths(settings["model"], "model")]
-    models += [(None, None, path) for path in _paths(settings["gguf"], "gguf")]
+    models = [(path, None, None) for path in _paths(settings["hf_config"])] + [
+        (None, model_id, None) for model_id in _paths(settings["model"], "model")] + [
+        (None, None, path) for path in _paths(settings["gguf"], "gguf")]
     if not models or settings["schemes"] != SETTINGS[0].default:
         for name, params in scheme_entries(settings["schemes"]):
             shown = {k: v for k, v in params.items() if not isinstance(v, (dict, list, tuple))}
