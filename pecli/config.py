@@ -356,7 +356,7 @@ def resolve(
 
         options = expand_preset(options)
     plan = plan if plan is not None else selected_plan(options, command)
-    model_key = "model" if options.get("model") is not None else "hf_config"
+    model_key = "model" if options.get("model") is not None else "gguf" if options.get("gguf") is not None else "hf_config"
     options = {k: v for k, v in options.items() if k not in MODEL_KEYS or k in command}
     if options.get("scheme") is None:  # absent or null: the default
         options.pop("scheme", None)
@@ -459,13 +459,20 @@ CHECKPOINT_KEYS = ("weights", "tensor")
 
 
 #: Keys that name a model and select from its plan: read by :func:`selected_plan`, never scheme keys.
-MODEL_KEYS = ("hf_config", "model", "layer", "layer_group")
+MODEL_KEYS = ("hf_config", "model", "gguf", "layer", "layer_group")
 
 
-def model_plan(hf_config: Any, model: Any, scheme: str | None = None) -> PositionPlan:
+def model_plan(hf_config: Any, model: Any, scheme: str | None = None, gguf: Any = None) -> PositionPlan:
     """The position plan of a config.json given by path (``hf_config``) or by model id (``model``,
-    resolved through the HuggingFace cache by :func:`pecli.models.hub.config_path`); ``scheme="rope"``
-    reads a Qwen-VL model as 1-D RoPE (see :func:`pecli.hf_config.read_plan`)."""
+    resolved through the HuggingFace cache by :func:`pecli.models.hub.config_path`), or of a GGUF file
+    (``gguf``, :func:`pecli.models.gguf.read_gguf_plan`); ``scheme="rope"`` reads a Qwen-VL model as
+    1-D RoPE (see :func:`pecli.hf_config.read_plan`)."""
+    if gguf is not None:
+        if not isinstance(gguf, str) or not gguf:
+            raise ConfigError("gguf", f"expected the path of a GGUF file, got {excerpt(gguf)}")
+        from pecli.models.gguf import read_gguf_plan
+
+        return read_gguf_plan(gguf)
     if model is not None:
         if not isinstance(model, str) or not model.strip():
             raise ConfigError("model", f"expected ORG/NAME[@REVISION], got {excerpt(model)}")
@@ -494,18 +501,21 @@ def selected_plan(options: Mapping[str, Any], command: Mapping[str, Setting] | N
     command = command or {}
     if any(key in command for key in MODEL_KEYS):
         return None
-    hf_config, model = options.get("hf_config"), options.get("model")
+    hf_config, model, gguf = options.get("hf_config"), options.get("model"), options.get("gguf")
     layer = LAYER_SETTINGS[0].coerce(options["layer"]) if options.get("layer") is not None else None
     group = LAYER_SETTINGS[1].coerce(options["layer_group"]) if options.get("layer_group") is not None else None
+    given = [name for name, value in (("--hf-config", hf_config), ("--model", model), ("--gguf", gguf)) if value is not None]
     if hf_config is not None and model is not None:
         raise ConfigError("model", "give either --model or --hf-config, not both")
-    if hf_config is None and model is None:
+    if len(given) > 1:
+        raise ConfigError("gguf", f"give either {' or '.join(given)}, not both")
+    if not given:
         if layer is not None or group is not None:
             key = "layer" if layer is not None else "layer_group"
-            raise ConfigError(key, "selects a layer of a model: give --hf-config or --model")
+            raise ConfigError(key, "selects a layer of a model: give --hf-config or --model (or --gguf)")
         return None
     asked = options.get("scheme")
-    return model_plan(hf_config, model, asked if asked == "rope" else None).select(layer, group)
+    return model_plan(hf_config, model, asked if asked == "rope" else None, gguf).select(layer, group)
 
 
 def group_options(plan: PositionPlan, group: Any, weights: Any = None) -> dict[str, Any]:

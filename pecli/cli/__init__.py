@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("pecli.cli.inspect", "Which RoPE frequency pairs a checkpoint's q and k projections use."),
     "permute": ("pecli.cli.permute", "Convert a q or k projection between the interleaved and half RoPE layouts."),
     "verify": ("pecli.cli.verify", "Check your own position-encoding arrays against the model's, and name the bug."),
+    "diff": ("pecli.cli.diff", "Compare two position plans (a config.json and a GGUF file, two configs): exit 1 when they differ."),
     "extend": ("pecli.cli.extend", "The RoPE changes that reach a longer context, measured, ranked, as config patches."),
     "sweep": ("pecli.cli.sweep", "Run a check over the product of grids of values: one row per point."),
 }

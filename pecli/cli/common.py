@@ -44,6 +44,10 @@ CONFIG_OPTIONS: dict[str, Any] = {
         Parameter("model", str, help="a HuggingFace model id ORG/NAME[@REVISION]: its config.json's RoPE settings, "
                   "from the local cache, else downloaded (needs pecli[models])"), panel=CONFIG_PANEL
     ),
+    "gguf": make_option(
+        Parameter("gguf", str, help="a GGUF file: its position settings as llama.cpp reads them (needs pecli[gguf])"),
+        panel=CONFIG_PANEL,
+    ),
     **{setting.name: make_option(setting, panel=CONFIG_PANEL) for setting in LAYER_SETTINGS},
     "preset": make_option(PRESET_SETTING, panel=CONFIG_PANEL),
     "set": typing.Annotated[

@@ -27,8 +27,13 @@ SETTINGS = (
     Setting("strict", bool, False, "warnings count as failures"),
     Setting("hf_config", object, None, "add a HuggingFace config.json: a row per layer group (repeatable)"),
     Setting("model", object, None, "add a HuggingFace model ORG/NAME[@REVISION]: a row per layer group (repeatable)"),
+    Setting("gguf", object, None, "add a GGUF file: a row per layer group (repeatable)"),
     *LAYER_SETTINGS,
 )
+
+
+GgufFiles = Annotated[Optional[list[str]], typer.Option("--gguf", help="add a GGUF file: a row per layer group (repeatable)",
+                                                        rich_help_panel=CONFIG_PANEL, show_default=False)]
 
 
 @scheme_command(*SETTINGS, run_keys=("length", "dtype"))
@@ -36,8 +41,7 @@ def compare(
     spec: Spec,
     hf_config: Annotated[Optional[list[str]], typer.Option("--hf-config", help="add a HuggingFace config.json: a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
     model: Annotated[Optional[list[str]], typer.Option("--model", help="add a HuggingFace model ORG/NAME[@REVISION]: a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
-    json: JsonOption = False,
-    quiet: QuietOption = False,
+    gguf: GgufFiles = None, json: JsonOption = False, quiet: QuietOption = False,
 ) -> None:
     """Measure every property of several schemes: one row per scheme, one column per verdict.
 
@@ -57,8 +61,9 @@ def compare(
     given_dim = "dim" in spec.given_params
     dim = int(spec.given_params["dim"]) if given_dim else SIDE_BY_SIDE_DIM
     rows, own_dim = [], []
-    models = [(path, None) for path in _paths(settings["hf_config"])]
-    models += [(None, model_id) for model_id in _paths(settings["model"], "model")]
+    models = [(path, None, None) for path in _paths(settings["hf_config"])] + [
+        (None, model_id, None) for model_id in _paths(settings["model"], "model")] + [
+        (None, None, path) for path in _paths(settings["gguf"], "gguf")]
     if not models or settings["schemes"] != SETTINGS[0].default:
         for name, params in scheme_entries(settings["schemes"]):
             shown = {k: v for k, v in params.items() if not isinstance(v, (dict, list, tuple))}
@@ -70,11 +75,11 @@ def compare(
     if not models and (settings["layer"] is not None or settings["layer_group"] is not None):
         raise ConfigError("layer" if settings["layer"] is not None else "layer_group", "selects a layer of a model: give --hf-config or --model")
     without: list[str] = []
-    for path, model_id in models:
-        plan = model_plan(path, model_id).select(settings["layer"], settings["layer_group"])
+    for path, model_id, gguf_path in models:
+        plan = model_plan(path, model_id, gguf=gguf_path).select(settings["layer"], settings["layer_group"])
         for warning in plan.warnings:
             message(f"pecli: warning: {warning}", quiet=quiet)
-        name = Path(path).stem if model_id is None else model_id
+        name = model_id if model_id is not None else Path(path or gguf_path).stem
         encoded = [group for group in plan.groups if group.options is not None]
         for group in plan.groups:
             label = name if len(encoded) == 1 and group.options is not None else f"{name} {group.name}"
@@ -136,6 +141,7 @@ def _paths(value: Any, key: str = "hf_config") -> list[str]:
         return []
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not all(isinstance(item, str) and item for item in items):
-        what = "a model id ORG/NAME, or a list of ids" if key == "model" else "the path of a config.json, or a list of paths"
+        what = ("a model id ORG/NAME, or a list of ids" if key == "model" else "the path of a GGUF file, or a list of paths"
+                if key == "gguf" else "the path of a config.json, or a list of paths")
         raise ConfigError(key, f"expected {what}")
     return list(items)

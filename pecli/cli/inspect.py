@@ -60,7 +60,7 @@ def inspect(
     if subject not in SUBJECTS:
         raise choice_error("what", subject, SUBJECTS)
     if subject == "config":
-        raise ConfigError("hf_config", "inspect config reads a model: give --hf-config FILE or --model ORG/NAME")
+        raise ConfigError("hf_config", "inspect config reads a model: give --hf-config FILE, --model ORG/NAME or --gguf FILE")
     usage = measure_usage(spec)
     if json:
         print_json(usage.to_dict())

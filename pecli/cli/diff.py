@@ -1,0 +1,79 @@
+"""``pecli diff``: does a GGUF file (or another config) encode positions the way the model does?"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from typing import Annotated, Optional
+
+import typer
+
+from pecli.cli.common import CONFIG_PANEL, JsonOption, QuietOption, check_output_flags, errors_to_exit, print_json
+from pecli.errors import ConfigError
+
+HfConfigs = Annotated[Optional[list[str]], typer.Option(
+    "--hf-config", help="a HuggingFace config.json (twice: compare two configs, the first as the reference)",
+    rich_help_panel=CONFIG_PANEL, show_default=False)]
+Models = Annotated[Optional[list[str]], typer.Option(
+    "--model", help="a HuggingFace model ORG/NAME[@REVISION] (twice: compare two revisions)",
+    rich_help_panel=CONFIG_PANEL, show_default=False)]
+Gguf = Annotated[Optional[str], typer.Option(
+    "--gguf", help="a GGUF file, compared with the config (needs pecli[gguf])", rich_help_panel=CONFIG_PANEL, show_default=False)]
+Runtime = Annotated[Optional[str], typer.Option(
+    "--runtime", help="an engine whose flags (--args) are compared with the config: llama.cpp",
+    rich_help_panel=CONFIG_PANEL, show_default=False)]
+Args = Annotated[Optional[str], typer.Option(
+    "--args", help="the engine's command-line flags, quoted as one string", rich_help_panel=CONFIG_PANEL, show_default=False)]
+
+
+def diff(
+    hf_config: HfConfigs = None, model: Models = None, gguf: Gguf = None, runtime: Runtime = None, args: Args = None,
+    json: JsonOption = False, quiet: QuietOption = False,
+) -> None:
+    """Compare two position plans group by group: exit 0 when they give the same numbers, 1 when not.
+
+    The reference is the model's config.json (--hf-config or --model); the candidate is a GGUF file
+    (--gguf), an engine's flags (--runtime llama.cpp --args "…"), or a second config (the first given is
+    the reference). Compared: the layout, the rotated components, every pair's frequency (1e-6
+    relative), the attention factor, the context. Each difference is a line with the key on each side,
+    both values and its effect. --json: {"same", "differences": [{"gguf_key", "hf_key", "gguf_value",
+    "hf_value", "effect", …}]}; two configs name their sides old and new, an engine runtime.
+    """
+    with errors_to_exit():
+        check_output_flags(json, quiet)
+        found = _compared(list(hf_config or []), list(model or []), gguf, runtime, args)
+    if json:
+        print_json(found.to_dict())
+    elif not quiet:
+        for line in found.lines() or [_same_line(found)]:
+            sys.stdout.write(textwrap.fill(line, 80, subsequent_indent="    ", break_long_words=False,
+                                           break_on_hyphens=False) + "\n")
+    raise typer.Exit(0 if found.same else 1)
+
+
+def _same_line(found) -> str:
+    groups = len(found.reference.groups)
+    return (f"same: {found.candidate.source} encodes positions as {found.reference.source} does "
+            f"({groups} layer group{'s' if groups != 1 else ''} compared)")
+
+
+def _compared(configs: list[str], models: list[str], gguf: str | None, runtime: str | None, args: str | None):
+    from pecli.config import model_plan
+    from pecli.models.plan_diff import diff_plans
+
+    references = [model_plan(path, None) for path in configs] + [model_plan(None, name) for name in models]
+    if runtime is not None or args is not None:
+        if runtime is None or args is None or len(references) != 1 or gguf is not None:
+            raise ConfigError("runtime", "compares an engine's flags with one model: give --hf-config FILE (or --model ID), "
+                              "--runtime NAME and --args \"FLAGS\"")
+        from pecli.models.runtime_flags import runtime_plan
+
+        return diff_plans(runtime_plan(references[0], runtime, args), references[0], "runtime", "hf")
+    if gguf is not None:
+        if len(references) != 1:
+            raise ConfigError("gguf", "is compared with one model: give one --hf-config FILE or --model ID beside it")
+        return diff_plans(model_plan(None, None, gguf=gguf), references[0], "gguf", "hf")
+    if len(references) != 2:
+        raise ConfigError("hf_config", f"diff compares two plans: give --hf-config and --gguf, or two --hf-config or "
+                          f"--model, got {len(references)} model{'s' if len(references) != 1 else ''}")
+    return diff_plans(references[1], references[0], "new", "old")

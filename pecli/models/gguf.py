@@ -1,0 +1,456 @@
+"""A GGUF file as a source of position plans: its metadata and position tensors, read as llama.cpp reads them.
+
+:func:`read_gguf_plan` checks the header against the file's size (:mod:`pecli.models.gguf_header`),
+opens it with ``gguf.GGUFReader`` (llama.cpp's own reader, memory-mapped: the weights are never read),
+takes the position keys and the small position tensors (``rope_freqs``, ``rope_factors_long``,
+``rope_factors_short``) and returns the same :class:`~pecli.models.plan.PositionPlan` a ``config.json``
+gives, so that every command, and ``pecli diff``, sees one kind of thing.
+
+The conventions followed, from llama.cpp's sources:
+
+- ``src/llama-model.cpp`` (``load_hparams``): ``{arch}.rope.freq_base`` defaults to 10,000; a missing
+  ``rope.scaling.type`` means ``linear``; ``rope.scaling.factor`` (old files: ``rope.scale_linear``) sets
+  ``freq_scale = 1/factor``, and a type ``none`` ignores it; ``original_context_length`` defaults to
+  ``context_length``; ``rope.dimension_count`` to the head's dimension (``attention.key_length``, else
+  width / heads); sliding-window layers take the model's base and scale unless the architecture says
+  otherwise (Gemma 3: base 10,000 unscaled, ``rope.freq_base_swa`` when written); BLOOM's ALiBi maximum
+  bias is 8 whatever the file says, MPT's is ``attention.max_alibi_bias``; ``llama_model_rope_type``:
+  which architectures rotate adjacent pairs (``LLAMA_ROPE_TYPE_NORM``) and which pairs half a head apart
+  (``NEOX``).
+- ``src/llama-context.cpp``: YaRN's ``ext_factor`` is 1 for the yarn type and 0 otherwise unless
+  ``rope.scaling.yarn_ext_factor`` says; with a non-zero ``ext_factor`` llama.cpp recomputes the
+  attention factor as ``0.1 ln s + 1`` (``yarn_log_multiplier`` m ≠ 0: ``get_mscale(s, 1)/get_mscale(s, m)``,
+  DeepSeek 2 with m ≠ 1: 1), which ggml's kernel applies (``ggml-cpu/ops.cpp``, ``rope_yarn``), times
+  ``rope.scaling.attn_factor``.
+- ggml's ``rope_yarn`` and ``ggml_rope_yarn_corr_dims``: the frequencies ``θ_i = base^(−2i/d) / f_i``
+  (``f`` the ``rope_freqs`` or LongRoPE factors tensor), interpolated ``θ_i·freq_scale``, mixed by the
+  ramp between ``floor`` and ``ceil`` of the correction dimensions times ``ext_factor``; LongRoPE's long
+  factors once the context passes ``original_context_length`` (``build_rope_factors``).
+- ``convert_hf_to_gguf.py``: Llama 3.1's scaling is written only as the ``rope_freqs`` tensor (the factor
+  by which each frequency is divided); the converter permutes the q/k rows of Llama-family models
+  (``LlamaModel.permute``), so llama.cpp's adjacent-pair rotation on the converted weights is HF's
+  ``rotate_half`` on the original ones.
+
+The plan is in the frame of the original checkpoint, as a config.json plan is: layout ``half`` where
+llama.cpp rotates pairs half a head apart, or adjacent pairs of permuted weights; ``interleaved`` where it
+rotates adjacent pairs of weights the converter left as they were (DeepSeek, Command R, GPT-J).
+
+Where llama.cpp's numbers have no HF scaling name (an ``ext_factor`` other than 0 or 1, a
+``rope_freqs`` tensor with YaRN), the group carries them as per-pair factors of the base's ladder
+(pecli's ``longrope`` with equal short and long factors and the explicit attention factor): the same
+frequencies, said in the group's note. pecli reads the ``yarn_*`` keys for every architecture (llama.cpp
+reads them for a few, Grok and Laguna among them): a file that writes them means them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from pecli.errors import ConfigError, PecliError
+from pecli.models.plan import LayerGroup, PositionPlan
+
+#: The extra that installs the gguf package.
+EXTRA = "pecli[gguf]"
+#: The position tensors read (their names in the file; a ``.weight`` suffix is accepted).
+POSITION_TENSORS = ("rope_freqs", "rope_factors_long", "rope_factors_short")
+#: The largest position tensor read (a head's pairs: a few hundred numbers).
+MAX_POSITION_TENSOR = 1 << 16
+#: llama.cpp's default base (``rope_freq_base_train``).
+DEFAULT_BASE = 10000.0
+
+
+@dataclass(frozen=True)
+class Arch:
+    """How llama.cpp runs one ``general.architecture``.
+
+    Attributes
+    ----------
+    model_type : str
+        The HF ``model_type`` the converter reads (for messages).
+    rope : str
+        ``norm`` (adjacent pairs), ``neox`` (pairs half a head apart) or ``alibi``.
+    permuted : bool
+        The converter permutes the q/k rows (``LlamaModel.permute``): adjacent pairs in llama.cpp are HF's halves.
+    swa_every : int
+        ``set_swa_pattern(n)``: layer i slides when ``i % n < n − 1`` (0: no sliding layers of their own RoPE).
+    swa_base : float or None
+        The sliding layers' base when ``rope.freq_base_swa`` is not written, unscaled (Gemma 3: 10,000);
+        None: the model's base and scale.
+    fixed_alibi_bias : float or None
+        An ALiBi maximum bias llama.cpp sets whatever the file says (BLOOM: 8).
+    """
+
+    model_type: str
+    rope: str
+    permuted: bool = False
+    swa_every: int = 0
+    swa_base: float | None = None
+    fixed_alibi_bias: float | None = None
+
+    @property
+    def layout(self) -> str:
+        return "half" if self.rope == "neox" or self.permuted else "interleaved"
+
+    def note(self) -> str:
+        if self.rope == "neox":
+            return "llama.cpp rotates pairs (i, i + d/2) (NEOX), as HF's rotate_half"
+        if self.permuted:
+            return ("llama.cpp rotates adjacent pairs (NORM) of q/k rows the converter permuted: in the original "
+                    "checkpoint's frame, shown here, that is HF's rotate_half over halves")
+        return "llama.cpp rotates adjacent pairs (2i, 2i+1) (NORM) of weights the converter left in place"
+
+
+#: Architectures by ``general.architecture`` (llama.cpp's ``llama_model_rope_type`` and the converter).
+ARCHS: dict[str, Arch] = {
+    "llama": Arch("llama", "norm", permuted=True), "granite": Arch("granite", "norm", permuted=True),
+    "internlm2": Arch("internlm2", "norm", permuted=True), "olmo": Arch("olmo", "norm", permuted=True),
+    "deepseek2": Arch("deepseek_v3", "norm"), "command-r": Arch("cohere", "norm"),
+    "gptj": Arch("gptj", "norm"), "llama4": Arch("llama4", "norm"),
+    "qwen2": Arch("qwen2", "neox"), "qwen2moe": Arch("qwen2_moe", "neox"), "qwen3": Arch("qwen3", "neox"),
+    "qwen3moe": Arch("qwen3_moe", "neox"), "phi2": Arch("phi", "neox"), "phi3": Arch("phi3", "neox"),
+    "gemma": Arch("gemma", "neox"), "gemma2": Arch("gemma2", "neox", swa_every=2),
+    "gemma3": Arch("gemma3", "neox", swa_every=6, swa_base=10000.0), "stablelm": Arch("stablelm", "neox"),
+    "starcoder2": Arch("starcoder2", "neox"), "gptneox": Arch("gpt_neox", "neox"), "olmo2": Arch("olmo2", "neox"),
+    "falcon": Arch("falcon", "neox"),
+    "bloom": Arch("bloom", "alibi", fixed_alibi_bias=8.0), "mpt": Arch("mpt", "alibi"),
+}
+
+
+class Metadata:
+    """The file's metadata, read through one door that remembers which keys were read and which defaulted."""
+
+    def __init__(self, values: dict[str, Any], tensors: dict[str, np.ndarray], source: str, arch: str) -> None:
+        self.values, self.tensors, self.source, self.arch = values, tensors, source, arch
+        self.read: list[str] = []
+        self.defaulted: list[str] = []
+
+    def key(self, suffix: str) -> str:
+        return f"{self.arch}.{suffix}"
+
+    def get(self, suffix: str, default: Any = None, *, note_default: bool = True) -> Any:
+        name = self.key(suffix)
+        if name in self.values:
+            self.read.append(name)
+            return self.values[name]
+        if note_default and default is not None:
+            self.defaulted.append(f"{name}={default:g}" if isinstance(default, float) else f"{name}={default}")
+        return default
+
+    def number(self, suffix: str, default: float | None = None, *, note_default: bool = True) -> float | None:
+        value = self.get(suffix, default, note_default=note_default)
+        if value is None:
+            return None
+        if isinstance(value, (list, str, bytes)) or not math.isfinite(float(value)):
+            raise ConfigError("gguf", f"{self.key(suffix)} in {self.source} must be a finite number, got {value!r}")
+        return float(value)
+
+    def count(self, suffix: str, default: int | None = None) -> int | None:
+        value = self.number(suffix, None if default is None else float(default))
+        if value is None:
+            return None
+        if value < 1 or not value.is_integer():
+            raise ConfigError("gguf", f"{self.key(suffix)} in {self.source} must be a positive integer, got {value:g}")
+        return int(value)
+
+    def tensor(self, name: str) -> np.ndarray | None:
+        found = self.tensors.get(name)
+        if found is not None:
+            self.read.append(f"{name} (tensor)")
+        return found
+
+
+def read_gguf_plan(path: str, source: str | None = None) -> PositionPlan:
+    """The position plan of the GGUF file at ``path`` (``source``: how messages name it).
+
+    Raises
+    ------
+    PecliError
+        The ``gguf`` package is not installed (the message names ``pecli[gguf]``).
+    ConfigError
+        (key ``gguf``) A truncated or hostile header, an unreadable file; an architecture pecli does
+        not map; a position key of the wrong kind; a position tensor of the wrong length.
+    """
+    from pecli.models.gguf_header import check_header
+
+    try:
+        import gguf  # noqa: F401  (the optional extra)
+    except ImportError:
+        raise PecliError(f"--gguf needs the gguf package: pip install '{EXTRA}'") from None
+    _, entries = check_header(path)
+    values, tensors = _read_values(path, entries)
+    return plan_of_metadata(values, tensors, source or path)
+
+
+def _read_values(path: str, entries: list[Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The metadata (arrays of numbers left out, but for the few position keys that are lists) and the
+    position tensors, as float64, through ``gguf.GGUFReader``."""
+    from gguf import GGUFReader, GGUFValueType
+
+    try:
+        reader = GGUFReader(path)
+    except (ValueError, IndexError, KeyError, OverflowError, UnicodeDecodeError) as error:
+        raise ConfigError("gguf", f"{path} is not a readable GGUF file: {error}") from None
+    values: dict[str, Any] = {}
+    for name, field in reader.fields.items():
+        if not field.types or name.startswith("GGUF.") or name.startswith("tokenizer."):
+            continue
+        if field.types[0] == GGUFValueType.ARRAY and field.types[-1] == GGUFValueType.STRING:
+            continue
+        values[name] = field.contents()
+    sizes = {entry.name: entry for entry in entries}
+    tensors: dict[str, np.ndarray] = {}
+    for tensor in reader.tensors:
+        short = tensor.name.removesuffix(".weight")
+        if short not in POSITION_TENSORS:
+            continue
+        entry = sizes[tensor.name]
+        if int(np.prod(entry.dims)) > MAX_POSITION_TENSOR or tensor.data.dtype not in (np.float32, np.float16):
+            raise ConfigError("gguf", f"tensor {tensor.name} in {path} must be a short F32 or F16 vector, got "
+                              f"{'×'.join(map(str, entry.dims))} of ggml type {entry.ggml_type}")
+        tensors[short] = np.asarray(tensor.data, dtype=np.float64).reshape(-1)
+    return values, tensors
+
+
+def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], source: str) -> PositionPlan:
+    """The position plan of a GGUF file's parsed metadata and position tensors (see the module)."""
+    arch_name = values.get("general.architecture")
+    if not isinstance(arch_name, str):
+        raise ConfigError("gguf", f"{source} has no general.architecture")
+    arch = ARCHS.get(arch_name)
+    if arch is None:
+        raise ConfigError("gguf", f"{source} has architecture {arch_name!r}, which pecli does not map to llama.cpp's "
+                          f"position settings yet (it reads {', '.join(sorted(ARCHS))})")
+    meta = Metadata(values, tensors, source, arch_name)
+    meta.read.append("general.architecture")
+    layers = meta.count("block_count")
+    if arch.rope == "alibi":
+        groups = [_alibi_group(meta, arch, layers)]
+    else:
+        groups = _rope_groups(meta, arch, layers)
+    return PositionPlan(source, arch.model_type, f"GGUF ({arch_name}, as llama.cpp reads it)", layers, tuple(groups))
+
+
+def _alibi_group(meta: Metadata, arch: Arch, layers: int) -> LayerGroup:
+    """ALiBi: one slope per head, ggml's ``2^(−max_bias·(h+1)/n)`` ladder (the paper's when max_bias is 8)."""
+    heads = meta.count("attention.head_count")
+    bias = arch.fixed_alibi_bias if arch.fixed_alibi_bias is not None else meta.number("attention.max_alibi_bias", 0.0)
+    if bias != 8.0:
+        raise ConfigError("gguf", f"{meta.key('attention.max_alibi_bias')} is {bias:g} in {meta.source}; pecli's alibi "
+                          "has the paper's slopes (maximum bias 8) only")
+    note = ("llama.cpp sets BLOOM's maximum ALiBi bias to 8 whatever the file says" if arch.fixed_alibi_bias
+            else "slopes 2^(−8(h+1)/n), ggml's softmax with max_bias 8")
+    return LayerGroup("all", tuple(range(layers)), {"scheme": "alibi", "heads": heads}, tuple(meta.read),
+                      tuple(meta.defaulted), note)
+
+
+def _rope_groups(meta: Metadata, arch: Arch, layers: int) -> list[LayerGroup]:
+    """One group for every layer, or sliding and full groups where the architecture's sliding layers
+    take their own base (Gemma 3); groups on the same encoding merge, as in a config.json's plan."""
+    common_read = list(meta.read)
+    full, full_read, full_defaulted = _scoped(meta, common_read, lambda: _rope_options(meta, arch, sliding=False))
+    if not arch.swa_every:
+        return [LayerGroup("all", tuple(range(layers)), full, full_read, full_defaulted, _note(arch, full))]
+    every = meta.count("attention.sliding_window_pattern", arch.swa_every)
+    slide = [i for i in range(layers) if i % every < every - 1]
+    attend = [i for i in range(layers) if i % every == every - 1]
+    sliding, slide_read, slide_defaulted = _scoped(meta, common_read, lambda: _rope_options(meta, arch, sliding=True))
+    if sliding == full:
+        return [LayerGroup("sliding_attention+full_attention", tuple(range(layers)), full, full_read + slide_read,
+                           full_defaulted, _note(arch, full))]
+    groups = [LayerGroup("sliding_attention", tuple(slide), sliding, slide_read, slide_defaulted, _note(arch, sliding)),
+              LayerGroup("full_attention", tuple(attend), full, full_read, full_defaulted, _note(arch, full))]
+    return sorted(groups, key=lambda g: g.layers[:1])
+
+
+def _scoped(meta: Metadata, common: list[str], read: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], tuple, tuple]:
+    meta.read, meta.defaulted = list(common), []
+    options = read()
+    return options, tuple(dict.fromkeys(meta.read)), tuple(dict.fromkeys(meta.defaulted))
+
+
+def _note(arch: Arch, options: dict[str, Any]) -> str:
+    extra = options.pop("_note", "")
+    return arch.note() + (f"; {extra}" if extra else "")
+
+
+@dataclass(frozen=True)
+class LlamaCppRope:
+    """What llama.cpp computes for one layer's RoPE, before it is said in pecli's options."""
+
+    rotated: int
+    base: float
+    freq_scale: float
+    ext_factor: float
+    original: int
+    beta_fast: float
+    beta_slow: float
+    attention: float
+    factors: np.ndarray | None
+    long_factors: np.ndarray | None
+    scaling_type: str
+
+
+def _rope_options(meta: Metadata, arch: Arch, *, sliding: bool) -> dict[str, Any]:
+    """The pecli ``rope`` options of the full (or sliding) layers."""
+    rope = _llama_cpp_rope(meta, arch, sliding)
+    head = _head_dim(meta)
+    context = meta.count("context_length")
+    options: dict[str, Any] = {"scheme": "rope", "dim": head, "layout": arch.layout}
+    if rope.rotated != head:
+        if rope.rotated > head or rope.rotated % 2:
+            raise ConfigError("gguf", f"{meta.key('rope.dimension_count')} {rope.rotated} in {meta.source} must be even "
+                              f"and at most the head dimension {head}")
+        options["partial_rotary_factor"] = rope.rotated / head
+    options["max_position_embeddings"] = context
+    return {**options, **_scaling_options(rope, meta)}
+
+
+def _head_dim(meta: Metadata) -> int:
+    found = meta.count("attention.key_length")
+    if found is not None:
+        return found
+    width, heads = meta.count("embedding_length"), meta.count("attention.head_count")
+    if width is None or heads is None or width % heads:
+        raise ConfigError("gguf", f"{meta.source} gives neither attention.key_length nor embedding_length divisible "
+                          "by attention.head_count")
+    return width // heads
+
+
+def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
+    """llama.cpp's hparams and cparams for one kind of layer (``load_hparams``, the context's constructor)."""
+    head = _head_dim(meta)
+    rotated = meta.count("rope.dimension_count", head)
+    base = meta.number("rope.freq_base", DEFAULT_BASE)
+    kind = str(meta.get("rope.scaling.type", "linear"))
+    if kind not in ("none", "linear", "yarn", "longrope"):
+        raise ConfigError("gguf", f"{meta.key('rope.scaling.type')} is {kind!r} in {meta.source}; llama.cpp knows none, "
+                          "linear, yarn, longrope")
+    factor = meta.number("rope.scaling.factor") or meta.number("rope.scale_linear") or 0.0
+    if not factor:
+        meta.defaulted.append(f"{meta.key('rope.scaling.factor')}=absent")
+    scale = 1.0 if kind == "none" or factor == 0.0 else 1.0 / factor
+    if sliding and arch.swa_base is not None:
+        base, scale = meta.number("rope.freq_base_swa", arch.swa_base), 1.0
+    elif sliding:
+        base = meta.number("rope.freq_base_swa", base)
+    ext = meta.number("rope.scaling.yarn_ext_factor", None)
+    ext = (1.0 if kind == "yarn" else 0.0) if ext is None or ext < 0 else ext
+    context = meta.count("context_length")
+    original = meta.count("rope.scaling.original_context_length", context) if scale != 1.0 or ext or \
+        meta.tensors.get("rope_factors_long") is not None else context
+    attention = _attention_factor(meta, arch, scale, ext)
+    factors = _factors(meta, "rope_freqs", rotated)
+    long_factors = _factors(meta, "rope_factors_long", rotated)
+    short = _factors(meta, "rope_factors_short", rotated)
+    if (long_factors is None) != (short is None):
+        raise ConfigError("gguf", f"{meta.source} has one of rope_factors_long and rope_factors_short, not both")
+    if long_factors is not None and factors is not None:
+        raise ConfigError("gguf", f"{meta.source} has rope_freqs and LongRoPE factors both")
+    betas = (meta.number("rope.scaling.yarn_beta_fast", 32.0), meta.number("rope.scaling.yarn_beta_slow", 1.0)) \
+        if ext else (32.0, 1.0)
+    return LlamaCppRope(rotated, base, scale, ext, original, *betas, attention,
+                        short if short is not None else factors, long_factors, kind)
+
+
+def _attention_factor(meta: Metadata, arch: Arch, scale: float, ext: float) -> float:
+    """The factor on cos and sin: llama.cpp's recomputed YaRN factor when ext_factor ≠ 0, times attn_factor."""
+    own = meta.number("rope.scaling.attn_factor", 1.0, note_default=False)
+    if ext == 0:
+        return meta.number("rope.scaling.yarn_attn_factor", 1.0, note_default=False) * own
+    factor = 1.0 / scale
+
+    def mscale(m: float) -> float:
+        return 1.0 if factor <= 1.0 else 0.1 * m * math.log(factor) + 1.0
+
+    log_mul = meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False)
+    if log_mul:
+        first = log_mul if arch.model_type == "deepseek_v3" and log_mul != 1.0 else 1.0
+        return mscale(first) / mscale(log_mul) * own
+    return mscale(1.0) * own
+
+
+def _factors(meta: Metadata, name: str, rotated: int) -> np.ndarray | None:
+    found = meta.tensor(name)
+    if found is None:
+        if name == "rope_freqs":
+            meta.defaulted.append("rope_freqs (tensor)=absent")
+        return None
+    if found.size != rotated // 2 or not np.all(np.isfinite(found)) or np.any(found <= 0):
+        raise ConfigError("gguf", f"tensor {name} in {meta.source} must hold {rotated // 2} positive factors "
+                          f"(rope.dimension_count / 2), got {found.size}")
+    return found
+
+
+def _scaling_options(rope: LlamaCppRope, meta: Metadata) -> dict[str, Any]:
+    """llama.cpp's computation said in pecli's options: an HF scaling where one says it, else per-pair factors."""
+    if rope.long_factors is not None:
+        if rope.freq_scale != 1.0 or rope.ext_factor != 0:
+            raise ConfigError("gguf", f"{meta.source} has LongRoPE factors and a {rope.scaling_type} scale: pecli does "
+                              "not read the two together")
+        return {"base": rope.base, "rope_scaling": {
+            "rope_type": "longrope", "short_factor": rope.factors.tolist(), "long_factor": rope.long_factors.tolist(),
+            "original_max_position_embeddings": rope.original, "attention_factor": rope.attention}}
+    named = _named_scaling(rope)
+    if named is not None:
+        return named
+    per_pair = (_ladder(rope) / llama_cpp_inv_freq(rope, rope.factors)).tolist()
+    return {"base": rope.base, "_note": f"llama.cpp's frequencies ({_words(rope)}) as per-pair factors of the base's ladder",
+            "rope_scaling": {"rope_type": "longrope", "short_factor": per_pair, "long_factor": per_pair,
+                             "original_max_position_embeddings": rope.original, "attention_factor": rope.attention}}
+
+
+def _ladder(rope: LlamaCppRope) -> np.ndarray:
+    return np.power(rope.base, -np.arange(0, rope.rotated, 2, dtype=np.float64) / rope.rotated)
+
+
+def _named_scaling(rope: LlamaCppRope) -> dict[str, Any] | None:
+    """No scaling, linear or yarn as HF names them (``rope_freqs``: the divided ladder, with a linear
+    scale on top); None where llama.cpp's numbers have no such name."""
+    s = 1.0 / rope.freq_scale
+    options: dict[str, Any] = {"base": rope.base}
+    if rope.factors is not None:
+        if rope.ext_factor != 0:
+            return None
+        options = {"inv_freq": (_ladder(rope) / rope.factors).tolist(), "_note": "frequencies base^(−2i/d) / rope_freqs[i]"}
+    if rope.ext_factor == 0 or s == 1.0:
+        if rope.attention != 1.0:
+            return None
+        return options if s == 1.0 else {**options, "rope_scaling": {"rope_type": "linear", "factor": s}}
+    if rope.ext_factor != 1.0:
+        return None
+    return {**options, "rope_scaling": {
+        "rope_type": "yarn", "factor": s, "original_max_position_embeddings": rope.original,
+        "beta_fast": rope.beta_fast, "beta_slow": rope.beta_slow, "attention_factor": rope.attention}}
+
+
+def _words(rope: LlamaCppRope) -> str:
+    return (f"{rope.scaling_type}, factor {1 / rope.freq_scale:g}, ext_factor {rope.ext_factor:g}"
+            + (", rope_freqs" if rope.factors is not None else ""))
+
+
+def llama_cpp_inv_freq(rope: LlamaCppRope, factors: np.ndarray | None) -> np.ndarray:
+    """ggml's ``rope_yarn`` frequencies, float64: ``θ_i = base^(−2i/d)/f_i``, ``θ_i·freq_scale`` mixed back
+    toward ``θ_i`` by ``ext_factor`` times the ramp between the correction dimensions (``ggml_rope_yarn_corr_dims``)."""
+    d = rope.rotated
+    theta = np.power(rope.base, -np.arange(0, d, 2, dtype=np.float64) / d)
+    if factors is not None:
+        theta = theta / factors
+    interpolated = theta * rope.freq_scale
+    if rope.ext_factor == 0:
+        return interpolated
+
+    def corr_dim(rotations: float) -> float:
+        return d * math.log(rope.original / (rotations * 2 * math.pi)) / (2 * math.log(rope.base))
+
+    low = max(0.0, math.floor(corr_dim(rope.beta_fast)))
+    high = min(d - 1.0, math.ceil(corr_dim(rope.beta_slow)))
+    ramp = 1.0 - np.clip((np.arange(d // 2) - low) / max(0.001, high - low), 0.0, 1.0)
+    mix = ramp * rope.ext_factor
+    return interpolated * (1 - mix) + theta * mix
+
+
+__all__ = ["ARCHS", "EXTRA", "Arch", "llama_cpp_inv_freq", "plan_of_metadata", "read_gguf_plan"]

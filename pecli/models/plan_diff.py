@@ -1,0 +1,155 @@
+"""Two position plans compared layer group by layer group: where do they give different numbers?
+
+:func:`diff_plans` pairs the groups of a *reference* plan (a model's config.json, or the older of two
+configs) with those of a *candidate* (a GGUF file, an engine's settings, the newer config) layer by
+layer, builds both schemes and compares what reaches attention:
+
+- the layout (which components form a pair) and the number of rotated components;
+- the inverse frequencies, pair by pair, within :data:`RELATIVE` (1e-6) — at the pre-training context
+  and, for scalings that depend on the context (LongRoPE, dynamic NTK), at the model's longest;
+- the attention factor on cos and sin (its square scales the logits) and the logit scale where plans
+  carry one;
+- the context the model runs to (``max_position_embeddings``, GGUF's ``context_length``);
+- ALiBi's heads, T5's buckets: the scheme options themselves.
+
+Each difference names the key on each side (read from the group's ``keys_read`` and
+``keys_defaulted``: a GGUF file's ``llama.rope.freq_base``, a config's ``rope_theta``), the two values,
+and its effect said as the candidate against the reference ("pairs 35–63 rotate 8× faster past
+8,192"). Both plans are in the frame of the original checkpoint (see :mod:`pecli.models.gguf`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pecli.models.plan import LayerGroup, PositionPlan, ranges_text
+
+#: Relative tolerance on frequencies and factors: float32 storage (rope_freqs, llama.cpp's 1/factor) is well inside it.
+RELATIVE = 1e-6
+
+#: Key names, most specific first, that say each setting (GGUF keys end with these after ``{arch}.``).
+BASE_KEYS = ("rope.freq_base_swa", "rope_local_base_freq", "local_rope_theta", "global_rope_theta", "rope.freq_base",
+             "rope_theta", "rotary_emb_base", "rope_parameters", "--rope-freq-base")
+SCALING_KEYS = re.compile(r"rope_freqs|rope_factors|rope\.scaling\.(type|factor|original|yarn_ext|yarn_beta)|"
+                          r"scale_linear|^rope_scaling|^rope_parameters|^--rope-scal|^--yarn|^--rope-freq-scale")
+ATTENTION_KEYS = re.compile(r"attn_factor|yarn_log_multiplier|rope\.scaling\.type|^rope_scaling|^rope_parameters|^--yarn-attn")
+DIM_KEYS = ("rope.dimension_count", "partial_rotary_factor", "rotary_pct", "rotary_dim", "qk_rope_head_dim", "head_dim",
+            "attention.key_length", "hidden_size", "embedding_length")
+CONTEXT_KEYS = ("context_length", "max_position_embeddings", "n_positions", "--ctx-size", "--max-model-len")
+LAYOUT_KEYS = ("general.architecture", "model_type")
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One setting on which the two plans give different numbers, for some layers."""
+
+    what: str
+    layers: str
+    candidate_key: str
+    reference_key: str
+    candidate_value: Any
+    reference_value: Any
+    effect: str
+
+    def to_dict(self, candidate: str, reference: str) -> dict[str, Any]:
+        return {f"{candidate}_key": self.candidate_key, f"{reference}_key": self.reference_key,
+                f"{candidate}_value": self.candidate_value, f"{reference}_value": self.reference_value,
+                "effect": self.effect, "what": self.what, "layers": self.layers}
+
+
+@dataclass(frozen=True)
+class PlanDiff:
+    """The differences between a candidate plan and a reference plan; ``same`` when there are none."""
+
+    candidate: PositionPlan
+    reference: PositionPlan
+    candidate_name: str
+    reference_name: str
+    differences: tuple[Difference, ...] = field(default=())
+
+    @property
+    def same(self) -> bool:
+        return not self.differences
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"same", "differences": [{"<candidate>_key", "<reference>_key", "<candidate>_value",
+        "<reference>_value", "effect", "what", "layers"}], "candidate", "reference"}``."""
+        return {"same": self.same,
+                "differences": [d.to_dict(self.candidate_name, self.reference_name) for d in self.differences],
+                "candidate": {"name": self.candidate_name, "source": self.candidate.source},
+                "reference": {"name": self.reference_name, "source": self.reference.source}}
+
+    def lines(self) -> list[str]:
+        """One line per difference: ``layers: what: key = value (candidate) vs key = value (reference): effect``."""
+        return [f"layers {d.layers}: {d.what}: {self.candidate_name} {d.candidate_key} = {_text(d.candidate_value)}, "
+                f"{self.reference_name} {d.reference_key} = {_text(d.reference_value)}: {d.effect}"
+                for d in self.differences]
+
+
+def diff_plans(candidate: PositionPlan, reference: PositionPlan, candidate_name: str = "gguf",
+               reference_name: str = "hf") -> PlanDiff:
+    """Compare ``candidate`` against ``reference`` group by group (see the module)."""
+    found: list[Difference] = []
+    if candidate.num_layers and reference.num_layers and candidate.num_layers != reference.num_layers:
+        found.append(Difference("layers", "all", _key(candidate.groups[0], ("block_count",)) or "layers",
+                                _key(reference.groups[0], ("num_hidden_layers", "n_layer", "num_layers")) or "layers",
+                                candidate.num_layers, reference.num_layers, "the two files describe different models"))
+    for ours, theirs, layers in paired_groups(candidate, reference):
+        found.extend(diff_groups(ours, theirs, ranges_text(layers)))
+    return PlanDiff(candidate, reference, candidate_name, reference_name, tuple(found))
+
+
+def paired_groups(candidate: PositionPlan, reference: PositionPlan) -> list[tuple[LayerGroup, LayerGroup, list[int]]]:
+    """The pairs of groups that hold the same layers, each with those layers (a plan without a layer
+    count pairs its one group with every group of the other)."""
+    count = min(n for n in (candidate.num_layers, reference.num_layers, 1 << 30) if n)
+    if count == 1 << 30 or not all(g.layers for g in candidate.groups + reference.groups):
+        return [(a, b, list(b.layers or a.layers)) for a in candidate.groups for b in reference.groups
+                if not a.layers or not b.layers or set(a.layers) & set(b.layers)]
+    pairs: dict[tuple[int, int], list[int]] = {}
+    for layer in range(count):
+        a = next((i for i, g in enumerate(candidate.groups) if layer in g.layers), None)
+        b = next((i for i, g in enumerate(reference.groups) if layer in g.layers), None)
+        if a is not None and b is not None:
+            pairs.setdefault((a, b), []).append(layer)
+    return [(candidate.groups[a], reference.groups[b], layers) for (a, b), layers in pairs.items()]
+
+
+def diff_groups(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Difference]:
+    """The differences between two groups holding ``layers``."""
+    if ours.scheme != theirs.scheme:
+        return [Difference("encoding", layers, _key(ours, LAYOUT_KEYS) or "scheme", _key(theirs, LAYOUT_KEYS) or "scheme",
+                           ours.scheme, theirs.scheme, f"the layers apply {ours.scheme}, not {theirs.scheme}")]
+    if ours.options is None:
+        return []
+    if ours.scheme not in ("rope", "mrope"):
+        return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), "a different bias or table")
+                for key in sorted(set(ours.options) | set(theirs.options)) if ours.options.get(key) != theirs.options.get(key)]
+    from pecli.models.rope_facts import rope_differences
+
+    return rope_differences(ours, theirs, layers)
+
+
+def _key(group: LayerGroup, names: tuple[str, ...]) -> str | None:
+    """The first of ``names`` (a GGUF key ends with it) among the keys the group read or defaulted."""
+    seen = list(group.keys_read) + [k.split("=")[0] for k in group.keys_defaulted]
+    for name in names:
+        for key in seen:
+            if key == name or key.endswith("." + name):
+                return key
+    return None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{int(value):,}" if value.is_integer() and abs(value) < 1e15 else f"{value:.6g}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+__all__ = ["Difference", "PlanDiff", "RELATIVE", "diff_plans", "diff_groups", "paired_groups"]

@@ -1,0 +1,135 @@
+"""The numbers two RoPE layer groups hand to attention, compared (the RoPE half of :mod:`pecli.models.plan_diff`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pecli.models.plan import LayerGroup
+from pecli.models.plan_diff import (
+    ATTENTION_KEYS, BASE_KEYS, CONTEXT_KEYS, DIM_KEYS, LAYOUT_KEYS, RELATIVE, SCALING_KEYS, Difference, _key,
+)
+
+
+def scheme_of(group: LayerGroup, context: int | None = None) -> Any:
+    """The rope scheme of a group's options, at the current sequence length ``context`` (None: its own)."""
+    from pecli.config import build_scheme
+
+    options = {k: v for k, v in group.options.items() if k != "scheme"}
+    if context is not None:
+        options["context"] = context
+    return build_scheme(group.options["scheme"], options, length=context or 512)
+
+
+def rope_differences(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Difference]:
+    """Layout, rotated components, frequencies, attention factor and context of two RoPE groups."""
+    a, b = scheme_of(ours), scheme_of(theirs)
+    found: list[Difference] = []
+    if a.layout != b.layout:
+        found.append(Difference("layout", layers, _key(ours, LAYOUT_KEYS) or "layout", _key(theirs, LAYOUT_KEYS) or "layout",
+                                a.layout, b.layout, "the pairs are made of other components: every rotation mixes the wrong ones"))
+    if a.rotated_dim != b.rotated_dim:
+        found.append(Difference("rotated components", layers, _key(ours, DIM_KEYS) or "dim", _key(theirs, DIM_KEYS) or "dim",
+                                a.rotated_dim, b.rotated_dim, f"{a.rotated_dim} components rotate instead of {b.rotated_dim}"))
+    else:
+        found.extend(_frequency_differences(ours, theirs, a, b, layers))
+    if not _close(a.attention_scaling, b.attention_scaling):
+        ratio = (a.attention_scaling / b.attention_scaling) ** 2
+        found.append(Difference("attention factor", layers, _scaling_key(ours, ATTENTION_KEYS), _scaling_key(theirs, ATTENTION_KEYS),
+                                round(a.attention_scaling, 9), round(b.attention_scaling, 9),
+                                f"the logits are {ratio:.4g}× the model's (cos and sin carry the factor)"))
+    found.extend(_logit_scale(ours, theirs, layers))
+    length_a, length_b = a.max_position_embeddings, b.max_position_embeddings
+    if length_a and length_b and length_a != length_b:
+        found.append(Difference("context", layers, _key(ours, CONTEXT_KEYS) or "context", _key(theirs, CONTEXT_KEYS) or "context",
+                                length_a, length_b, f"the default context is {length_a:,} positions, not {length_b:,}"))
+    return found
+
+
+def _logit_scale(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Difference]:
+    """A group's own factor on the logits (``LayerGroup.logit_scale``, where plans carry one)."""
+    a, b = getattr(ours, "logit_scale", None), getattr(theirs, "logit_scale", None)
+    if a is None or b is None or _close(float(a), float(b)):
+        return []
+    return [Difference("logit scale", layers, _scaling_key(ours, ATTENTION_KEYS), _scaling_key(theirs, ATTENTION_KEYS),
+                       float(a), float(b), f"the logits are {float(a) / float(b):.4g}× the model's")]
+
+
+def _frequency_differences(ours: LayerGroup, theirs: LayerGroup, a: Any, b: Any, layers: str) -> list[Difference]:
+    """The frequencies at the pre-training context, and past it for scalings that read the context."""
+    original = b.pretraining_length or a.pretraining_length
+    contexts = [None]
+    if (a.reads_context or b.reads_context) and original:
+        longest = max(a.max_position_embeddings or 0, b.max_position_embeddings or 0, original + 1)
+        contexts = [original, longest]
+    for context in contexts:
+        left = scheme_of(ours, context).inv_freq if context else a.inv_freq
+        right = scheme_of(theirs, context).inv_freq if context else b.inv_freq
+        if not np.allclose(left, right, rtol=RELATIVE, atol=0):
+            return [_blame(ours, theirs, a, b, layers, frequency_effect(left, right, original, context))]
+    return []
+
+
+def _blame(ours: LayerGroup, theirs: LayerGroup, a: Any, b: Any, layers: str, effect: str) -> Difference:
+    """The frequencies differ: the bases' keys when the bases differ, else the scalings'."""
+    base_a, base_b = ours.options.get("base"), theirs.options.get("base")
+    if base_a is not None and base_b is not None and not _close(float(base_a), float(base_b)):
+        return Difference("base", layers, _key(ours, BASE_KEYS) or "base", _key(theirs, BASE_KEYS) or "base",
+                          float(base_a), float(base_b), effect)
+    return Difference("frequencies", layers, _scaling_key(ours, SCALING_KEYS), _scaling_key(theirs, SCALING_KEYS),
+                      scaling_text(ours.options), scaling_text(theirs.options), effect)
+
+
+def _scaling_key(group: LayerGroup, pattern: Any) -> str:
+    names = [k.split("=")[0] for k in list(group.keys_read) + list(group.keys_defaulted)]
+    found = [name.removesuffix(" (tensor)") for name in dict.fromkeys(names) if pattern.search(name.split(".", 1)[-1])
+             or pattern.search(name)]
+    return ", ".join(found) or "(no scaling key)"
+
+
+def scaling_text(options: dict[str, Any]) -> str:
+    """A group's scaling in words: ``llama3 ×8 from 8,192``, ``none``, ``per-pair frequencies``."""
+    block = options.get("rope_scaling") or {}
+    kind = block.get("rope_type") or block.get("type") or "none"
+    words = "per-pair frequencies" if options.get("inv_freq") is not None else ""
+    if kind in ("none", "default"):
+        return words or "none"
+    text = kind + (f" ×{float(block['factor']):g}" if block.get("factor") is not None else "")
+    if block.get("original_max_position_embeddings") is not None:
+        text += f" from {int(block['original_max_position_embeddings']):,}"
+    return f"{words}, {text}" if words else text
+
+
+def frequency_effect(ours: np.ndarray, theirs: np.ndarray, original: int | None, context: int | None) -> str:
+    """``pairs 35–63 rotate 8× faster past 8,192; pairs 29–34 1.1–7.3× faster`` (ours against theirs)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(theirs > 0, ours / theirs, np.inf)
+    runs: list[tuple[int, int, str]] = []
+    flat = [any(0 <= j < len(ratio) and j != i and abs(ratio[j] / ratio[i] - 1) < 0.01 for j in (i - 1, i + 1))
+            for i in range(len(ratio))]
+    for i, r in enumerate(ratio):
+        kind = "faster" if r > 1 + RELATIVE else "slower" if r < 1 - RELATIVE else ""
+        # a plateau (a constant ratio, as a divided band) is its own run, apart from a ramp beside it
+        joins = i > 0 and flat[i] == flat[i - 1] and (not flat[i] or abs(r / ratio[i - 1] - 1) < 0.01)
+        if kind and runs and runs[-1][2] == kind and runs[-1][1] == i - 1 and joins:
+            runs[-1] = (runs[-1][0], i, kind)
+        elif kind:
+            runs.append((i, i, kind))
+    parts = []
+    for first, last, kind in runs[:3]:
+        values = ratio[first:last + 1] if kind == "faster" else 1 / ratio[first:last + 1]
+        low, high = float(np.min(values)), float(np.max(values))
+        size = f"{low:.3g}×" if high / low < 1.01 else f"{low:.3g}–{high:.3g}×"
+        pairs = f"pair {first}" if first == last else f"pairs {first}–{last}"
+        parts.append(f"{pairs} rotate{'s' if first == last else ''} {size} {kind}")
+    where = f" past {original:,}" if original and not context else f" at a context of {context:,}" if context else ""
+    more = f" (and {len(runs) - 3} more runs)" if len(runs) > 3 else ""
+    return "; ".join(parts) + where + more
+
+
+def _close(x: float, y: float) -> bool:
+    return abs(x - y) <= RELATIVE * max(abs(x), abs(y))
+
+
+__all__ = ["frequency_effect", "rope_differences", "scaling_text", "scheme_of"]

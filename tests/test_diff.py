@@ -1,0 +1,112 @@
+"""``pecli diff``: faithful conversions of public configs give exit 0, each conversion bug people hit
+exit 1 with a line naming the key or tensor at fault; two configs compare the same way."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("gguf")
+
+from gguf_models import convert  # noqa: E402
+
+FAITHFUL = ["llama31", "code_llama", "vicuna16k", "qwen25", "qwen3moe", "phi3", "gemma3", "deepseek_v3", "gptj", "phi2",
+            "bloom", "starcoder2"]
+
+
+def config_file(tmp_path, config, name="config.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+@pytest.mark.parametrize("name", FAITHFUL)
+def test_a_faithful_conversion_is_the_same(invoke, tmp_path, name):
+    gguf_path, config = convert(tmp_path, name)
+    result = invoke("diff", "--hf-config", config_file(tmp_path, config), "--gguf", gguf_path, "--json")
+    document = json.loads(result.stdout)
+    assert result.exit_code == 0, document
+    assert document["same"] is True and document["differences"] == []
+
+
+@pytest.mark.parametrize("name, bug, culprit, what", [
+    ("llama31", "rope_freqs", "rope_freqs", "frequencies"),               # llama.cpp #8650
+    ("vicuna16k", "linear_dropped", "llama.rope.scaling.factor", "frequencies"),  # #2772
+    ("code_llama", "base_missing", "llama.rope.freq_base", "base"),        # #2768
+    ("qwen3moe", "yarn_missing", "qwen3moe.rope.scaling.type", "frequencies"),  # #13322
+    ("gemma3", "swa_global_base", "gemma3.rope.freq_base_swa", "base"),    # #14367
+    ("qwen25", "ext_factor", "qwen2.rope.scaling.yarn_ext_factor", "frequencies"),
+])
+def test_each_planted_bug_is_named(invoke, tmp_path, name, bug, culprit, what):
+    gguf_path, config = convert(tmp_path, name, bug)
+    hf = config_file(tmp_path, config)
+    result = invoke("diff", "--hf-config", hf, "--gguf", gguf_path)
+    assert result.exit_code == 1
+    lines = [line for line in result.stdout.replace("\n    ", " ").splitlines() if culprit in line]
+    assert lines, result.stdout
+    document = json.loads(invoke("diff", "--hf-config", hf, "--gguf", gguf_path, "--json").stdout)
+    assert document["same"] is False
+    assert any(culprit in d["gguf_key"] and d["what"] == what for d in document["differences"]), document
+
+
+def test_the_missing_llama3_tensor_says_which_pairs_and_by_how_much(invoke, tmp_path):
+    # Llama 3.1, head 128, base 500,000: pair i's wavelength 2π·500000^(i/64) passes 8192/1 from i = 35
+    # (divided by 8) and 8192/4 from i = 29 (smoothed): without rope_freqs those turn 8× too fast.
+    gguf_path, config = convert(tmp_path, "llama31", "rope_freqs")
+    document = json.loads(invoke("diff", "--hf-config", config_file(tmp_path, config), "--gguf", gguf_path, "--json").stdout)
+    (difference,) = document["differences"]
+    assert "pairs 35–63 rotate 8× faster past 8,192" in difference["effect"]
+    assert difference["hf_key"] == "rope_scaling" and difference["gguf_value"] == "none"
+
+
+def test_a_dropped_yarn_block_changes_the_attention_factor_too(invoke, tmp_path):
+    gguf_path, config = convert(tmp_path, "qwen3moe", "yarn_missing")
+    document = json.loads(invoke("diff", "--hf-config", config_file(tmp_path, config), "--gguf", gguf_path, "--json").stdout)
+    factors = {d["what"]: d for d in document["differences"]}["attention factor"]
+    assert factors["gguf_value"] == 1.0
+    assert factors["hf_value"] == pytest.approx(0.1 * __import__("math").log(4.0) + 1, rel=1e-9)
+
+
+def test_two_configs_name_their_sides_old_and_new(invoke, tmp_path):
+    old = config_file(tmp_path, {**_code_llama(), "rope_theta": 10000.0}, "old.json")
+    new = config_file(tmp_path, _code_llama(), "new.json")
+    result = invoke("diff", "--hf-config", old, "--hf-config", new, "--json")
+    assert result.exit_code == 1
+    (difference,) = json.loads(result.stdout)["differences"]
+    assert difference["old_key"] == difference["new_key"] == "rope_theta"
+    assert (difference["old_value"], difference["new_value"]) == (10000.0, 1000000.0)
+    assert "slower" in difference["effect"]  # a larger base: every pair but the first turns slower
+    assert invoke("diff", "--hf-config", new, "--hf-config", new).exit_code == 0
+
+
+def _code_llama():
+    from gguf_models import CODE_LLAMA
+
+    return dict(CODE_LLAMA)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--hf-config", "{hf}"], "diff compares two plans"),
+    (["--gguf", "{gguf}"], "is compared with one model"),
+    (["--hf-config", "{hf}", "--gguf", "{hf}"], "not a readable GGUF file"),
+])
+def test_bad_requests_are_one_line_and_exit_2(invoke, tmp_path, args, needle):
+    gguf_path, config = convert(tmp_path, "phi2")
+    hf = config_file(tmp_path, config)
+    result = invoke("diff", *[a.format(hf=hf, gguf=gguf_path) for a in args])
+    assert result.exit_code == 2 and needle in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_llama_cpp_flags_are_read_as_llama_cpp_computes(invoke, tmp_path):
+    # --rope-scale 4 is freq_scale 1/4: with yarn from 32,768 the same numbers as Qwen2.5's own YaRN block
+    _, config = convert(tmp_path, "qwen25")
+    plain = config_file(tmp_path, {k: v for k, v in config.items() if k != "rope_scaling"})
+    yarn = config_file(tmp_path, config, "yarn.json")
+    flags = "--rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 32768"
+    assert invoke("diff", "--hf-config", yarn, "--runtime", "llama.cpp", "--args", flags).exit_code == 0
+    result = invoke("diff", "--hf-config", plain, "--runtime", "llama.cpp", "--args", flags, "--json")
+    assert result.exit_code == 1
+    assert {d["what"] for d in json.loads(result.stdout)["differences"]} == {"frequencies", "attention factor"}
+    bad = invoke("diff", "--hf-config", plain, "--runtime", "llama.cpp", "--args", "--rope-scaling ntk")
+    assert bad.exit_code == 2 and "--rope-scaling" in bad.stderr
