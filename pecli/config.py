@@ -22,13 +22,13 @@ from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.io import size_text
 from pecli.params import Parameter, choice_error, coerce, excerpt
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
+from pecli.schemes.build import DEFAULT_LENGTH, build_scheme, normalize_key, scheme_parameters
 from pecli.schemes.positions import Positions, as_positions, positions_length
 
 if TYPE_CHECKING:
     from pecli.models.plan import PositionPlan
 
 DEFAULT_SCHEME = "sinusoidal"
-DEFAULT_LENGTH = 512
 #: More positions than any context a model runs (2^32); beyond this a range is surely a typo.
 MAX_POSITIONS = 1 << 32
 
@@ -141,10 +141,6 @@ def parse_sets(pairs: list[str] | None) -> dict[str, Any]:
     return out
 
 
-def normalize_key(key: str) -> str:
-    return key.replace("-", "_")
-
-
 def merge(*layers: Mapping[str, Any] | None) -> dict[str, Any]:
     """Merge option layers, later ones winning.
 
@@ -185,46 +181,6 @@ def _same_value(a: Any, b: Any) -> bool:
 
 
 # -- building ------------------------------------------------------------------------------------
-def scheme_parameters(cls: type[Scheme]) -> dict[str, Parameter]:
-    """The parameters of a scheme class (name, type, default, range, help), declared once by the scheme."""
-    return cls.parameters()
-
-
-def build_scheme(name: str, params: Mapping[str, Any], *, length: int = DEFAULT_LENGTH) -> Scheme:
-    """Build scheme ``name`` from raw parameter values, coercing and validating each.
-
-    Parameters the user left out that depend on the sequence length (binary ``bits``, learned
-    ``max_length``, integer ``norm_length``) are filled from ``length``.
-    """
-    cls = get_scheme_class(name)
-    known = scheme_parameters(cls)
-    explicit: dict[str, Any] = {}
-    from_blocks: dict[str, Any] = {}
-    for key, value in params.items():
-        key = normalize_key(key)
-        if key in cls.block_keys:
-            from_blocks.update(cls.expand_block(key, value))
-        else:
-            explicit[cls.aliases.get(key, key)] = value
-    if "scaling" in explicit and from_blocks.get("scaling") != explicit["scaling"]:
-        # Another scaling than the block's: the block's keys that the new one takes carry over (a model's
-        # factor and original length), the others do not.
-        kept = set(cls.block_model_keys) | set(cls.block_keys_of(explicit["scaling"]))
-        from_blocks = {k: v for k, v in from_blocks.items() if k in kept}
-    values: dict[str, Any] = {}
-    for key, value in {**from_blocks, **explicit}.items():  # explicit keys win over a block's
-        if key not in known:
-            valid = ", ".join(known) or "none"
-            raise ConfigError(key, f"is not a parameter of scheme {name!r} (its parameters: {valid})")
-        if value is None:  # null in YAML: the default
-            continue
-        values[key] = known[key].coerce(value)
-    length_defaults = cls.defaults_for_length(length)
-    filled = [key for key in length_defaults if values.get(key) is None]
-    values.update({key: length_defaults[key] for key in filled})
-    return cls.from_params({**values, "length_filled": tuple(filled)})
-
-
 def variant(
     name: str, given: Mapping[str, Any], length: int, params: Mapping[str, Any] | None = None, **changes: Any
 ) -> Scheme:

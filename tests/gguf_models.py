@@ -122,7 +122,8 @@ def convert(tmp_path, name: str, bug: str | None = None) -> tuple[str, dict]:
     arch, keys, tensors = _converted(name, config)
     for drop in {"rope_freqs": ["rope_freqs.weight"], "linear_dropped": ["rope.scaling.type", "rope.scaling.factor"],
                  "base_missing": ["rope.freq_base"],
-                 "yarn_missing": ["rope.scaling.type", "rope.scaling.factor", "rope.scaling.original_context_length"]
+                 "yarn_missing": ["rope.scaling.type", "rope.scaling.factor", "rope.scaling.original_context_length"],
+                 "log_mul_missing": ["rope.scaling.yarn_log_multiplier"],
                  }.get(bug, []):
         keys.pop(drop, None)
         tensors.pop(drop, None)

@@ -48,6 +48,9 @@ SETTINGS = (
             "additive schemes add the encoding"),
     Setting("as_keys", bool, False, "with --apply: the array holds keys, not queries (rope --xpos divides by its "
             "factor instead of multiplying; nothing else differs)"),
+    Setting("logit_scale", bool, False, "write instead the model's logit scale at each position (float64): the "
+            "factor on q·k/√d beyond cos/sin (YaRN's attention factor², DeepSeek's mscale², Llama 4's "
+            "temperature); needs --hf-config, --model or --gguf", group=OUTPUT_PANEL),
 )
 
 
@@ -75,6 +78,8 @@ def encode(
     if settings["parts"] is not None and (target is None or target.suffix.lower() != ".npz"):
         raise PecliError("--parts chooses the arrays of an .npz archive: give --out x.npz")
     budget = spec.memory_budget
+    if settings["logit_scale"]:
+        return _logit_scales([(spec.plan.single if spec.plan else None, spec)], spec.plan, target, json=json, quiet=quiet, force=force)
     if settings["apply"]:
         report = _apply(spec, target, budget, force=force, quiet=quiet)
     else:
@@ -229,9 +234,41 @@ def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet:
     return run.report(target, quiet)
 
 
+def _logit_scales(specs, plan, target: Path | None, *, json: bool, quiet: bool, force: bool) -> None:
+    """``encode --logit-scale``: each group's logit scale at the positions (float64), into ``-o s.npy`` (one
+    group) or ``s.npz`` (``GROUP/logit_scale``)."""
+    if plan is None:
+        raise ConfigError("logit_scale", "is the scale of a model's attention logits: give --hf-config, --model or --gguf")
+    if target is None:
+        raise ConfigError("logit_scale", "writes the scale at each position: give --out s.npy (or s.npz for every group)")
+    spec = next(spec for _, spec in specs if spec is not None) if any(spec for _, spec in specs) else None
+    positions = np.asarray(spec.positions if spec is not None else np.arange(spec_length(plan)), dtype=np.float64)
+    if target.suffix.lower() == ".npy":
+        if len(specs) > 1:
+            raise ConfigError("out", f"{plan.source} has {len(specs)} layer groups: write them to an .npz (GROUP/logit_scale), "
+                              "or choose one with --layer N or --layer-group NAME")
+        save_npy(target, specs[0][0].logit_scale.at(positions), force=force)
+    else:
+        arrays = {f"{group.name}/logit_scale": group.logit_scale.at(positions) for group, _ in specs}
+        rules = {group.name: group.logit_scale.text() for group, _ in specs}
+        save_npz(target, arrays, {"source": plan.source, "logit_scale": rules, "positions": len(positions)}, force=force)
+    if json:
+        print_json({"source": plan.source, "out": str(target), "positions": len(positions),
+                    "layer_groups": [{"name": g.name, "logit_scale": g.logit_scale.to_json()} for g, _ in specs]})
+    message(f"wrote {target}", quiet=quiet or json)
+
+
+def spec_length(plan) -> int:
+    """The positions of a model's groups when none computes an encoding: 0 … its context − 1."""
+    return max((group.context or 0 for group in plan.groups), default=0) or 512
+
+
 def every_group(plan, specs, options, force: bool = False, json: bool = False, quiet: bool = False) -> None:
     """``encode`` of a model whose layer groups differ: every group's arrays, into one ``.npz`` under
     ``GROUP/KEY``; a group without position encoding has no arrays and says so."""
+    if options.get("logit_scale"):
+        target = check_target(options["out"], suffixes=SUFFIXES, force=force) if options.get("out") is not None else None
+        return _logit_scales(specs, plan, target, json=json, quiet=quiet, force=force)
     live = [(group, spec) for group, spec in specs if spec is not None]
     if options.get("apply") is not None:
         raise ConfigError("apply", "applies one layer group's encoding: choose it with --layer N or --layer-group NAME")

@@ -94,6 +94,9 @@ def plan_text(plan):
         text.append(f"  {settings_text(group.options)}\n")
         if group.note:
             text.append(f"  {group.note}\n")
+        scale = group.logit_scale
+        if not scale.constant or scale.factor != 1:
+            text.append(f"  logit scale: {scale.text()}\n")
         text.append(f"  read: {', '.join(group.keys_read) or 'no key'}\n")
         if group.keys_defaulted:
             text.append(f"  defaulted: {', '.join(group.keys_defaulted)}\n")

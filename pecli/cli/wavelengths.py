@@ -38,6 +38,7 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
     for group, spec in specs:
         report = None if spec is None else _report(spec)
         document = NO_ENCODING.copy() if report is None else report.to_dict()
+        document["logit_scale"] = group.logit_scale.to_json(report.spectrum.context if report is not None else group.context)
         documents.append((group, report, document))
     if len(documents) == 1:  # one layer without position encoding: the single-group document
         group, _, document = documents[0]
@@ -55,6 +56,8 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
         console = stdout_console()
         for group, report, _ in documents:
             console.print(group_heading(plan, group))
+            if not group.logit_scale.constant or group.logit_scale.factor != 1:
+                console.print(f"logit scale (q·k/√d is multiplied by): {group.logit_scale.text()}")
             for renderable in [] if report is None else wavelengths_tables(report, wide=bool(options.get("wide"))):
                 console.print(renderable)
 
@@ -95,12 +98,18 @@ def wavelengths(
         save_npy(target, report.inv_freq, force=force)
         report = dataclasses.replace(report, out=str(target))
 
+    group = spec.plan.single if spec.plan is not None else None
     if json:
-        print_json(report.to_dict())
+        document = report.to_dict()
+        if group is not None:
+            document["logit_scale"] = group.logit_scale.to_json(report.spectrum.context)
+        print_json(document)
     elif not quiet:
         from pecli.render.wavelengths import wavelengths_tables
 
         console = stdout_console()
+        if group is not None and (not group.logit_scale.constant or group.logit_scale.factor != 1):
+            console.print(f"logit scale (q·k/√d is multiplied by): {group.logit_scale.text()}")
         for renderable in wavelengths_tables(report, wide=bool(settings["wide"])):
             console.print(renderable)
     if target is not None:

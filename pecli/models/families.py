@@ -14,6 +14,7 @@ components ``(2i, 2i+1)``: ``interleaved``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import numbers
 import re
@@ -22,6 +23,7 @@ from typing import Any, Callable, Mapping
 
 from pecli.errors import ConfigError
 from pecli.models.class_defaults import FILLED, MOVED, UNDERIVED, derived_value, record_of, versions, with_class_defaults
+from pecli.models.logit_scale import BETA_SCALED_TYPES, UNSCALED, LogitScale, attention_side
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
 from pecli.params import excerpt
 
@@ -200,6 +202,9 @@ class Family:
     #: ``(keys) -> None``: the class's own reading of keys its ``__post_init__`` rewrites, applied to
     #: ``keys.data`` before anything is read (Gemma 4's head size on full-attention layers).
     normalise: Callable[[Keys], None] | None = None
+    #: ``(keys, group) -> LogitScale``: a factor the family's attention applies to a group's logits beyond
+    #: what its RoPE block implies (Llama 4's temperature on NoPE layers, Qwen's log-n).
+    attention: Callable[[Keys, LayerGroup], LogitScale] | None = None
 
 
 # -- RoPE: the model-wide options ------------------------------------------------------------------------
@@ -294,7 +299,7 @@ def rope_options(
         own_block = {"rope_type": "linear", "factor": factor} if factor not in (None, 1, 1.0) else {}
     if keys.has("original_max_position_embeddings") and block_type in TYPES_TAKING_TOP_LEVEL_ORIGINAL:
         own_block = {**in_block, "original_max_position_embeddings": keys.get("original_max_position_embeddings")}
-    if in_block.get("llama_4_scaling_beta") is not None:
+    if in_block.get("llama_4_scaling_beta") is not None and keys.data.get("model_type") not in BETA_SCALED_TYPES:
         keys.warn(f"llama_4_scaling_beta {in_block['llama_4_scaling_beta']}: transformers scales the queries by "
                   "1 + β·ln(1 + ⌊p / original_max_position_embeddings⌋) in its attention, not in cos and sin; "
                   "pecli's numbers are those of the rotary module and leave that scale out")
@@ -587,6 +592,33 @@ def no_rope_layers(interval_default: int, empty_is_default: bool = False) -> Cal
     return layers
 
 
+def llama4_temperature(keys: Keys, group: LayerGroup) -> LogitScale:
+    """Llama 4's NoPE layers scale their queries by 1 + attn_scale·ln(1 + ⌊(p + 1) / floor_scale⌋) when
+    ``attn_temperature_tuning`` is on (``Llama4TextAttention``: ``not self.use_rope``)."""
+    if group.options is not None or not keys.get("attn_temperature_tuning"):
+        return UNSCALED
+    scale, floor = keys.get("attn_scale", default=0.1), keys.get("floor_scale", default=8192)
+    if not isinstance(scale, (int, float)) or not isinstance(floor, (int, float)) or floor <= 0:
+        raise ConfigError("floor_scale", f"and attn_scale must be numbers (floor_scale > 0) in {keys.source}, got {excerpt(floor)}, {excerpt(scale)}")
+    return LogitScale(1.0, "llama4_temperature", (float(scale), float(floor)))
+
+
+def group_attention(keys: Keys, family: Family, model_type: Any, group: LayerGroup) -> LogitScale:
+    """The factor the model's attention applies to ``group``'s logits beyond cos and sin."""
+    scale = UNSCALED
+    if group.options is not None and group.options.get("scheme") in ("rope", "mrope"):
+        block = dict(group.options.get("rope_scaling") or {})
+        raw = keys.data.get("rope_parameters") or keys.data.get("rope_scaling")
+        if isinstance(raw, dict) and raw.get("llama_4_scaling_beta") is not None:
+            block.setdefault("original_max_position_embeddings", raw.get("original_max_position_embeddings"))
+            block["llama_4_scaling_beta"] = raw["llama_4_scaling_beta"]
+        scale = attention_side(model_type, block)
+    if family.attention is not None:
+        extra = family.attention(keys, group)
+        scale = LogitScale(scale.factor * extra.factor, extra.rule or scale.rule, extra.params or scale.params)
+    return scale
+
+
 # -- families of other schemes ---------------------------------------------------------------------------
 def whole_model(name: str, options: dict[str, Any], keys: Keys, note: str = "") -> LayerGroup:
     count = num_layers(keys)
@@ -720,6 +752,7 @@ FAMILIES: tuple[Family, ...] = (
            note="pairs (2i, 2i+1) of q_pe and k_pe; transformers de-interleaves them first and applies half-layout "
                 "cos/sin to the result: the same rotation, its output components in the order (0, 2, …, 1, 3, …)"),
     Family("Llama 4", ("llama4", "llama4_text"), layout="interleaved", nope_layers=no_rope_layers(4, empty_is_default=True),
+           attention=llama4_temperature,
            keys_note="no_rope_layers (0: NoPE layer), complex rotation"),
     Family("SmolLM3", ("smollm3",), nope_layers=no_rope_layers(4), keys_note="no_rope_layers (0: NoPE layer)"),
     Family("Mllama (Llama 3.2 Vision)", ("mllama", "mllama_text_model"), nope_layers=cross_attention_layers,
@@ -888,6 +921,8 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
             keys.get(key)
             keys.warn(f"{key} {excerpt(keys.data[key])} is in the config, and the model's code in transformers does not "
                       "read it: neither does pecli")
+    groups = [dataclasses.replace(group, attention_scale=group_attention(keys, family, text_type or model_type, group))
+              for group in groups]
     refuse_unread(keys, groups, model_type)
     if family is GENERIC:
         used = ", ".join(dict.fromkeys(k for g in groups for k in g.keys_read)) or "none"

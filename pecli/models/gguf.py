@@ -45,12 +45,14 @@ reads them for a few, Grok and Laguna among them): a file that writes them means
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from pecli.errors import ConfigError, PecliError
+from pecli.models.logit_scale import SOFTMAX_MSCALE_TYPES, UNSCALED, LogitScale
 from pecli.models.plan import LayerGroup, PositionPlan
 
 #: The extra that installs the gguf package.
@@ -230,8 +232,21 @@ def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
     if arch.rope == "alibi":
         groups = [_alibi_group(meta, arch, layers)]
     else:
-        groups = _rope_groups(meta, arch, layers)
+        groups = [dataclasses.replace(group, attention_scale=_softmax_mscale(meta, arch, group))
+                  for group in _rope_groups(meta, arch, layers)]
     return PositionPlan(source, arch.model_type, f"GGUF ({arch_name}, as llama.cpp reads it)", layers, tuple(groups))
+
+
+def _softmax_mscale(meta: Metadata, arch: Arch, group: LayerGroup) -> LogitScale:
+    """DeepSeek's factor on its softmax scale, as llama.cpp's deepseek2 graph forms it: ``kq_scale`` times
+    mscale² with mscale = attn_factor · (1 + yarn_log_multiplier · ln s), s the YaRN factor (1/freq_scale)."""
+    block = (group.options or {}).get("rope_scaling") or {}
+    log_mul = meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False)
+    factor = block.get("factor")
+    if arch.model_type not in SOFTMAX_MSCALE_TYPES or not log_mul or not factor or float(factor) <= 1:
+        return UNSCALED
+    own = meta.number("rope.scaling.attn_factor", 1.0, note_default=False)
+    return LogitScale((own * (1.0 + log_mul * math.log(float(factor)))) ** 2)
 
 
 def _alibi_group(meta: Metadata, arch: Arch, layers: int) -> LayerGroup:

@@ -11,9 +11,11 @@ plans; commands only select from them (:meth:`PositionPlan.select`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Mapping
 
 from pecli.errors import ConfigError
+from pecli.models.logit_scale import UNSCALED, LogitScale
 from pecli.notebook import Tabular
 
 #: The name of a group of layers that apply no position encoding.
@@ -38,6 +40,10 @@ class LayerGroup:
         The config keys the options came from, and those absent whose default applied (``key=value``).
     note : str
         What pecli reports about the group besides its numbers (a rounding the model applies, …).
+    attention_scale : LogitScale
+        The factor the model's attention module applies to the logits because of its position settings,
+        besides cos and sin (DeepSeek's mscale², Llama 4's temperature on NoPE layers); see
+        :attr:`logit_scale` for the whole factor.
     """
 
     name: str
@@ -46,6 +52,32 @@ class LayerGroup:
     keys_read: tuple[str, ...] = ()
     keys_defaulted: tuple[str, ...] = ()
     note: str = ""
+    attention_scale: LogitScale = UNSCALED
+
+    @cached_property
+    def logit_scale(self) -> LogitScale:
+        """By how much the model multiplies q·k/√d beyond cos and sin: the rotary attention factor
+        squared (it multiplies cos and sin, so q and k both carry it) times :attr:`attention_scale`."""
+        if self.options is None or self.options.get("scheme") not in ("rope", "mrope"):
+            return self.attention_scale
+        from pecli.schemes.build import build_scheme
+
+        options = dict(self.options)
+        scheme = build_scheme(options.pop("scheme"), options)
+        return self.attention_scale.times(float(getattr(scheme, "attention_scaling", 1.0)) ** 2)
+
+    @property
+    def context(self) -> int | None:
+        """The context the model runs its group at: a scaling's factor × original length where the
+        scaling says so, else ``max_position_embeddings`` (None when the config gives neither)."""
+        options = self.options or {}
+        block = options.get("rope_scaling") or {}
+        longest = options.get("max_position_embeddings")
+        factor, original = block.get("factor"), block.get("original_max_position_embeddings")
+        kind = block.get("rope_type") or block.get("type")
+        if kind in ("yarn", "llama3", "longrope") and factor and original:
+            return max(int(round(float(factor) * float(original))), int(longest or 0))
+        return int(longest) if longest else None
 
     @property
     def scheme(self) -> str:
@@ -64,7 +96,8 @@ class LayerGroup:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "layers": list(self.layers), "scheme": self.scheme,
                 "options": None if self.options is None else dict(self.options),
-                "keys_read": list(self.keys_read), "keys_defaulted": list(self.keys_defaulted), "note": self.note}
+                "keys_read": list(self.keys_read), "keys_defaulted": list(self.keys_defaulted), "note": self.note,
+                "logit_scale": self.logit_scale.to_json(self.context)}
 
 
 @dataclass(frozen=True)
@@ -110,7 +143,8 @@ class PositionPlan(Tabular):
         if layer is not None and group is not None and chosen is not self.group_named(group):
             raise ConfigError("layer_group", f"layer {layer} is in group {chosen.name!r}, not {group!r} (--layer and --layer-group disagree)")
         if layer is not None:
-            chosen = LayerGroup(chosen.name, (layer,), chosen.options, chosen.keys_read, chosen.keys_defaulted, chosen.note)
+            chosen = LayerGroup(chosen.name, (layer,), chosen.options, chosen.keys_read, chosen.keys_defaulted, chosen.note,
+                                chosen.attention_scale)
         return PositionPlan(self.source, self.model_type, self.family, self.num_layers, (chosen,), self.warnings,
                             self.defaults_from)
 

@@ -48,12 +48,18 @@ def rope_differences(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[
 
 
 def _logit_scale(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Difference]:
-    """A group's own factor on the logits (``LayerGroup.logit_scale``, where plans carry one)."""
-    a, b = getattr(ours, "logit_scale", None), getattr(theirs, "logit_scale", None)
-    if a is None or b is None or _close(float(a), float(b)):
+    """The factor each side's attention applies to the logits besides cos and sin (``attention_scale``:
+    DeepSeek's mscale², Llama 4's temperature), compared where it can differ: the first position, the
+    pre-training length and the model's context."""
+    a, b = ours.attention_scale, theirs.attention_scale
+    probes = sorted({0, 8191, 131071, *(g.context - 1 for g in (ours, theirs) if g.context)})
+    left, right = a.at(probes), b.at(probes)
+    if np.allclose(left, right, rtol=RELATIVE, atol=0):
         return []
+    where = int(np.argmax(np.abs(left / right - 1)))
     return [Difference("logit scale", layers, _scaling_key(ours, ATTENTION_KEYS), _scaling_key(theirs, ATTENTION_KEYS),
-                       float(a), float(b), f"the logits are {float(a) / float(b):.4g}× the model's")]
+                       a.text(), b.text(), f"the logits are {left[where] / right[where]:.4g}× the model's at position "
+                                            f"{probes[where]:,}")]
 
 
 def _frequency_differences(ours: LayerGroup, theirs: LayerGroup, a: Any, b: Any, layers: str) -> list[Difference]:

@@ -1,0 +1,61 @@
+"""The scheme factory: a scheme built from raw parameter values, each coerced and validated.
+
+Every door builds its schemes here (the request pipeline in :mod:`pecli.config`, a model's layer groups
+in :mod:`pecli.models`, the library), so that a value means the same whichever door it came through.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pecli.errors import ConfigError
+from pecli.params import Parameter
+from pecli.schemes import Scheme, get_scheme_class
+
+#: The sequence length a run uses when nothing gives one.
+DEFAULT_LENGTH = 512
+
+
+def normalize_key(key: str) -> str:
+    """A key as pecli spells it: ``rope-theta`` → ``rope_theta``."""
+    return key.replace("-", "_")
+
+
+def scheme_parameters(cls: type[Scheme]) -> dict[str, Parameter]:
+    """The parameters of a scheme class (name, type, default, range, help), declared once by the scheme."""
+    return cls.parameters()
+
+
+def build_scheme(name: str, params: Mapping[str, Any], *, length: int = DEFAULT_LENGTH) -> Scheme:
+    """Build scheme ``name`` from raw parameter values, coercing and validating each.
+
+    Parameters the user left out that depend on the sequence length (binary ``bits``, learned
+    ``max_length``, integer ``norm_length``) are filled from ``length``.
+    """
+    cls = get_scheme_class(name)
+    known = scheme_parameters(cls)
+    explicit: dict[str, Any] = {}
+    from_blocks: dict[str, Any] = {}
+    for key, value in params.items():
+        key = normalize_key(key)
+        if key in cls.block_keys:
+            from_blocks.update(cls.expand_block(key, value))
+        else:
+            explicit[cls.aliases.get(key, key)] = value
+    if "scaling" in explicit and from_blocks.get("scaling") != explicit["scaling"]:
+        # Another scaling than the block's: the block's keys that the new one takes carry over (a model's
+        # factor and original length), the others do not.
+        kept = set(cls.block_model_keys) | set(cls.block_keys_of(explicit["scaling"]))
+        from_blocks = {k: v for k, v in from_blocks.items() if k in kept}
+    values: dict[str, Any] = {}
+    for key, value in {**from_blocks, **explicit}.items():  # explicit keys win over a block's
+        if key not in known:
+            valid = ", ".join(known) or "none"
+            raise ConfigError(key, f"is not a parameter of scheme {name!r} (its parameters: {valid})")
+        if value is None:  # null in YAML: the default
+            continue
+        values[key] = known[key].coerce(value)
+    length_defaults = cls.defaults_for_length(length)
+    filled = [key for key in length_defaults if values.get(key) is None]
+    values.update({key: length_defaults[key] for key in filled})
+    return cls.from_params({**values, "length_filled": tuple(filled)})

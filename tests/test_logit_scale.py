@@ -1,0 +1,100 @@
+"""The logit scale of each layer group: the factor on q·k/√d that position settings add besides cos/sin.
+
+Known values are worked out by hand from the model code in transformers 5.24.0 (``yarn_get_mscale``,
+``_compute_yarn_parameters``, ``Llama4TextAttention``, ``get_llama_4_attn_scale``), and the attention
+modules' own softmax scales are held against ``tests/fixtures/models/logit/scales.json`` (made by its
+``generate.py``: each attention module's ``scaling`` with the config's RoPE scaling, over the same without).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pecli.models.families import plan_of
+
+ROOT = Path(__file__).parent.parent
+SCALES = json.loads((ROOT / "tests" / "fixtures" / "models" / "logit" / "scales.json").read_text())["cases"]
+
+
+def config_of(case: str) -> dict:
+    kind, name = case.split(":")
+    if kind == "published":
+        return json.loads((ROOT / "sample_configs" / "hf" / f"{name}.json").read_text())
+    return json.loads((ROOT / "tests" / "fixtures" / "models" / "rope" / f"{name}.json").read_text())["config"]
+
+
+@pytest.mark.parametrize("case", sorted(c for c in SCALES if SCALES[c]["softmax_ratio"]))
+def test_the_attention_side_factor_equals_the_attention_modules(case):
+    plan = plan_of(config_of(case), case)
+    (expected,) = SCALES[case]["softmax_ratio"]  # one value over every layer
+    for group in plan.groups:
+        if group.options is not None:
+            assert group.attention_scale.factor == pytest.approx(expected, rel=1e-9), group.name
+
+
+def test_the_fixture_covers_the_scaled_models():
+    assert SCALES["published:deepseek-ai--deepseek-v3"]["softmax_ratio"] != [1.0]
+    assert len(SCALES) >= 10
+
+
+def sample(name: str) -> dict:
+    return json.loads((ROOT / "sample_configs" / "hf" / f"{name}.json").read_text())
+
+
+def test_deepseek_v3_is_its_softmax_factor_mscale_squared():
+    # YaRN ×40 with mscale = mscale_all_dim = 1: cos/sin carry mscale(40, 1) / mscale(40, 1) = 1, the softmax
+    # scale mscale(40, 1)² with mscale(s, m) = 0.1·m·ln s + 1.
+    group = plan_of(sample("deepseek-ai--deepseek-v3"), "v3").single
+    assert group.logit_scale.constant
+    assert group.logit_scale.factor == pytest.approx((0.1 * math.log(40) + 1) ** 2, rel=1e-12)
+    assert group.logit_scale.factor == pytest.approx(1.8738542, rel=1e-7)
+
+
+def test_yarn_gives_the_square_of_its_attention_factor():
+    # Qwen2.5 with YaRN ×4 over 32,768: cos and sin are multiplied by 0.1·ln 4 + 1 (q and k both).
+    group = plan_of(sample("qwen--qwen2.5-7b-instruct-yarn"), "qwen").single
+    assert group.logit_scale.factor == pytest.approx((0.1 * math.log(4) + 1) ** 2, rel=1e-12)
+    assert group.context == 131072  # factor × original, where the model card says to serve it
+
+
+def test_llama4_nope_layers_give_the_temperature_rule_and_its_values():
+    plan = plan_of(sample("meta-llama--llama-4-scout-17b-16e-instruct"), "scout")
+    nope, rope = plan.group_named("nope"), plan.group_named("chunked_attention")
+    assert rope.logit_scale.factor == 1 and rope.logit_scale.constant
+    values = nope.logit_scale.at([0, 8190, 8191, 16383, 131071])
+    # 1 + 0.1·ln(1 + ⌊(p + 1) / 8192⌋): 1 below p = 8191, then 1 + 0.1 ln 2, 1 + 0.1 ln 3, 1 + 0.1 ln 17
+    np.testing.assert_allclose(values, [1, 1, 1 + 0.1 * math.log(2), 1 + 0.1 * math.log(3), 1 + 0.1 * math.log(17)],
+                               rtol=1e-12)
+    document = nope.logit_scale.to_json(10485760)
+    assert set(document["at"]) == {"1", "8192", "131072", "10485760"} and "8,192" in document["rule"]
+
+
+def test_ministral3_beta_rule_over_its_yarn_factor():
+    group = plan_of({"model_type": "ministral3"}, "ministral3").single
+    # Ministral3's default block: YaRN ×16 over 16,384 with β = 0.1 (llama_4_scaling_beta)
+    assert group.logit_scale.rule == "llama4_beta"
+    np.testing.assert_allclose(group.logit_scale.at([16383, 16384]) / group.logit_scale.factor,
+                               [1.0, 1 + 0.1 * math.log(2)], rtol=1e-12)
+
+
+def test_the_command_line_carries_it(invoke, tmp_path):
+    config = ROOT / "sample_configs" / "hf" / "deepseek-ai--deepseek-v3.json"
+    result = invoke("wavelengths", "--hf-config", config, "--context", "4096", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["logit_scale"] == pytest.approx(1.8738542, rel=1e-7)
+    result = invoke("inspect", "config", "--hf-config", config, "--json")
+    assert json.loads(result.stdout)["groups"][0]["logit_scale"] == pytest.approx(1.8738542, rel=1e-7)
+    out = tmp_path / "s.npz"
+    scout = ROOT / "sample_configs" / "hf" / "meta-llama--llama-4-scout-17b-16e-instruct.json"
+    result = invoke("encode", "--hf-config", scout, "--logit-scale", "-L", "16384", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    with np.load(out) as archive:
+        assert archive["nope/logit_scale"][8191] == pytest.approx(1 + 0.1 * math.log(2))
+        assert (archive["chunked_attention/logit_scale"] == 1).all()
+    result = invoke("encode", "--logit-scale", "-o", tmp_path / "x.npy")
+    assert result.exit_code == 2 and "--hf-config" in result.stderr
