@@ -71,7 +71,9 @@ def model_plan(config: str | dict[str, Any], *, scheme: Any = None):
     scheme = getattr(scheme, "name", scheme)
     if isinstance(config, dict):
         from pecli.models.families import plan_of
+        from pecli.models.limits import check_config_sizes
 
+        check_config_sizes(config, "config")
         return plan_of(config, "config", scheme)
     from pecli.hf_config import read_plan
 
