@@ -258,12 +258,11 @@ def parse_positions(value: Any, rank: int = 1, budget: int | None = None, *, rea
     may hold any finite numbers, fractional or negative.
     """
     if isinstance(value, str) and value.strip().startswith("["):  # a list on the command line: [3, 5] or [[0, 1], [2, 3]]
-        import yaml
-
-        try:
-            value = yaml.safe_load(value)
-        except yaml.YAMLError:
-            raise ConfigError("positions", f"expected a list such as [0, 5, 9] or [[0, 1], [2, 3]], got {excerpt(value)}") from None
+        try:  # the guarded loader of --config and --set: no alias bomb, no nesting deep enough to recurse
+            value = parse_yaml(value, "--positions")
+        except ConfigError as error:
+            raise ConfigError("positions", f"expected a list such as [0, 5, 9] or [[0, 1], [2, 3]]; "
+                              f"{str(error).removeprefix('config: ')}") from None
     if isinstance(value, str) and ":" in value and not value.endswith(".npy"):
         parts = value.split(":")
         try:
