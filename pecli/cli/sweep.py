@@ -123,8 +123,10 @@ def sweep(
     confirm_size(built, yes)
     plot = _plot_target(own["plot"], built, force)
     jobs = min(_jobs(own), built.count)  # more processes than points would idle
-    output = open_rows_file(own["out"], built.names, job.fingerprint, force=force) if own["out"] is not None else None
-    check_rows_memory(built, prop, memory_budget(options.get("max_memory")))
+    budget = memory_budget(options.get("max_memory"))
+    output = (open_rows_file(own["out"], built.names, job.fingerprint, force=force, max_bytes=budget)
+              if own["out"] is not None else None)
+    check_rows_memory(built, prop, budget)
     job = share_memory(job, jobs, own["cluster"])
     job.check_fixed_options(built)
     result = run_sweep(job, built, runner_for(jobs, own["cluster"]), output)

@@ -190,8 +190,9 @@ def sweep(check: str, grid: Mapping[str, Sequence[Any]], *, jobs: int = 1, clust
 
     plan = selected_plan(options, {s.name: s for s in check_settings()})
     job, built = plan_sweep(check, options, [(name, list(values)) for name, values in grid.items()], plan)
-    output = open_rows_file(out, built.names, job.fingerprint, force=force) if out is not None else None
-    check_rows_memory(built, check, memory_budget(options.get("max_memory")))
+    budget = memory_budget(options.get("max_memory"))
+    output = open_rows_file(out, built.names, job.fingerprint, force=force, max_bytes=budget) if out is not None else None
+    check_rows_memory(built, check, budget)
     jobs = min(jobs, built.count)
     job = share_memory(job, jobs, cluster)
     job.check_fixed_options(built)
