@@ -86,9 +86,55 @@ def _context() -> Any:
 
 def _worker_signals() -> None:
     """A worker ignores Ctrl-C (this process stops the sweep) and ends quietly on SIGTERM (a forked worker
-    would otherwise inherit pecli's handler, which turns SIGTERM into an exception)."""
+    would otherwise inherit pecli's handler, which turns SIGTERM into an exception); it dies with its
+    parent (:func:`die_with_parent`), so that a sweep killed outright (SIGKILL) leaves no idle worker."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent()
+
+
+#: Seconds between two looks at the parent, where the kernel cannot be asked to signal its death.
+PARENT_POLL_SECONDS = 1.0
+
+
+def die_with_parent() -> None:
+    """End this process when its parent ends, however it ends.
+
+    On Linux the kernel sends SIGKILL to the process when its parent dies (``prctl(PR_SET_PDEATHSIG)``);
+    a worker of the ``forkserver`` start method is the server's child, and the server ends with pecli,
+    so the chain holds. Elsewhere a daemon thread looks at the parent every :data:`PARENT_POLL_SECONDS`
+    and ends the process once it has changed (the orphan was adopted).
+    """
+    import os
+    import sys
+
+    parent = os.getppid()
+    if sys.platform.startswith("linux") and _set_parent_death_signal(signal.SIGKILL):
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os._exit(1)
+        return
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="pecli-parent-watch", daemon=True).start()
+
+
+def _set_parent_death_signal(signum: int) -> bool:
+    """``prctl(PR_SET_PDEATHSIG, signum)``; False when libc or the call is not there."""
+    import ctypes
+    import ctypes.util
+
+    PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def _stop(pool: Any) -> None:
