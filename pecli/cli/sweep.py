@@ -96,7 +96,7 @@ def sweep_command(*settings: Setting):
 @sweep_command(*SETTINGS)
 def sweep(
     spec: SweepRequest,
-    prop: Annotated[str, typer.Argument(metavar="CHECK", show_default=False, autocompletion=completion.properties, help="a registered property (uniqueness, "
+    prop: Annotated[str, typer.Argument(metavar="CHECK", show_default=False, autocompletion=completion.sweep_checks, help="a registered property (uniqueness, "
                     "distinguishability, composability, relativity, extrapolation, precision) or all [default: all]")] = "all",
     grid: GridOption = None,
     yes: YesOption = False,
