@@ -66,18 +66,24 @@ def model_plan(config: str | dict[str, Any], *, scheme: Any = None):
 
     ``config`` is the path of a ``config.json`` or its parsed contents; ``scheme="rope"`` (or a rope
     scheme object, or its class) reads a Qwen-VL model as the 1-D RoPE of its text. Raises
-    :class:`~pecli.errors.ConfigError` as the command line does (one line naming the key).
+    :class:`~pecli.errors.ConfigError` as the command line does (one line naming the key), also when
+    a group's options are ones its scheme refuses (every group's scheme is built to see).
     """
+    from pecli.config import check_plan_schemes
+
     scheme = getattr(scheme, "name", scheme)
     if isinstance(config, dict):
         from pecli.models.families import plan_of
         from pecli.models.limits import check_config_sizes
 
         check_config_sizes(config, "config")
-        return plan_of(config, "config", scheme)
-    from pecli.hf_config import read_plan
+        plan = plan_of(config, "config", scheme)
+    else:
+        from pecli.hf_config import read_plan
 
-    return read_plan(str(config), scheme)
+        plan = read_plan(str(config), scheme)
+    check_plan_schemes(plan)  # a base of NaN and the like: refused as every command refuses it
+    return plan
 
 
 def model_scheme(config: str | dict[str, Any], *, layer: int | None = None, group: str | None = None, length: int = 512):

@@ -517,6 +517,28 @@ def group_options(plan: PositionPlan, group: Any, weights: Any = None) -> dict[s
     return options
 
 
+def check_plan_schemes(plan: PositionPlan) -> None:
+    """Build the scheme of every layer group of ``plan``, so that options the scheme would refuse (a base
+    NaN or infinite, a partial_rotary_factor of 0 or 1.5, a head of 10⁹ components, an unknown
+    rope_type in one layer type's block) are refused for the whole plan, as any command refuses the
+    group it reads. A learned table's values are in a checkpoint, not the config: it is not built here.
+
+    Raises
+    ------
+    ConfigError
+        The scheme's own error (naming the key), with the layer group and the config it came from.
+    """
+    for group in plan.groups:
+        if group.options is None or group.options.get("scheme") == "learned":
+            continue
+        options = dict(group.options)
+        try:
+            build_scheme(options.pop("scheme"), options)
+        except ConfigError as error:
+            text = str(error).removeprefix(f"{error.key}: ")
+            raise ConfigError(error.key, f"{text} (layer group {group.name} of {plan.source})") from None
+
+
 def parse_size(key: str, value: Any) -> int:
     """A byte count from ``123``, ``512M``, ``2G``, ``1.5GiB`` (binary multiples)."""
     text = str(value).strip().upper().removesuffix("IB").removesuffix("B")
