@@ -131,9 +131,11 @@ def sweep(
     job.check_fixed_options(built)
     result = run_sweep(job, built, runner_for(jobs, own["cluster"]), output)
     column, unknown = _metric(result.rows, own["metric"])
-    _report(result, built, job, own, plot, column, prop=prop, json=json, quiet=quiet)
-    if unknown is not None:  # said after the rows, which are printed or in the file
-        raise unknown
+    _report(result, built, job, own, plot, column, prop=prop, json=json, quiet=quiet, summary=unknown is None)
+    if unknown is not None:  # said after the rows, which are printed or in the file: the one line on stderr
+        where = f"; rows in {own['out']}" if own["out"] is not None else ""
+        raise ConfigError(unknown.key, f"{str(unknown).removeprefix(unknown.key + ': ')} "
+                                       f"(the sweep ran: {result.points:,} points{where})")
     if plot is not None:
         _draw(result.rows, built, column, prop, plot, force)
         message(f"wrote {plot}", quiet=quiet or json)
@@ -192,8 +194,9 @@ def _plot_target(plot: str | None, grid: Any, force: bool) -> Path | None:
 
 
 def _report(result: Any, grid: Any, job: Any, own: dict[str, Any], plot: Path | None, column: str, *, prop: str,
-            json: bool, quiet: bool) -> None:
-    """The JSON summary (with the rows when there is no file), or the table without -o, and a line on stderr."""
+            json: bool, quiet: bool, summary: bool = True) -> None:
+    """The JSON summary (with the rows when there is no file), or the table without -o, and (``summary``)
+    a line on stderr."""
     from pecli.sweeps.grid import cell_value
 
     out = own["out"]
@@ -212,7 +215,7 @@ def _report(result: Any, grid: Any, job: Any, own: dict[str, Any], plot: Path | 
     already = f", {result.skipped:,} already{where}" if result.skipped else ""
     failed = f"; {result.failed:,} failed (their rows hold the error)" if result.failed else ""
     message(f"sweep {prop}: {result.points:,} points, {result.written:,} run{already}{failed}"
-            + (f"; rows in {out}" if out is not None else ""), quiet=quiet or json)
+            + (f"; rows in {out}" if out is not None else ""), quiet=quiet or json or not summary)
 
 
 def _draw(rows: list[dict[str, Any]], grid: Any, column: str, prop: str, target: Path, force: bool) -> None:
