@@ -213,6 +213,8 @@ def build_grid(raw: Sequence[tuple[str, list[Any]]], base_scheme: str, settings:
         if key not in known:
             owners = " or ".join(schemes)
             raise ConfigError("grid", f"unknown name {name!r}: a grid of {owners} varies one of {', '.join(known)}")
+        if not values:
+            raise ConfigError("grid", f"{name} lists no values; give NAME=V1,V2,…")
         if key in (axis.name for axis in axes):
             raise ConfigError("grid", f"{key} is given twice; give each name once, with all its values")
         axes.append(_axis(key, values, known[key]))
