@@ -28,17 +28,19 @@ GIB = 1 << 30
 BOMB = ('[&a ["x","x","x","x","x","x","x","x","x"], &b [*a,*a,*a,*a,*a,*a,*a,*a,*a], '
         '&c [*b,*b,*b,*b,*b,*b,*b,*b,*b], &d [*c,*c,*c,*c,*c,*c,*c,*c,*c], &e [*d,*d,*d,*d,*d,*d,*d,*d,*d], '
         '&f [*e,*e,*e,*e,*e,*e,*e,*e,*e]]')
-DEEP = "[" * 3000 + "]" * 3000
+DEEP = "[" * 3000 + "]" * 3000  # deep enough for PyYAML's composer to recurse past Python's limit
 LLAMA = {"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 256,
          "rope_theta": 10000.0}
 
 
 def child(*args: str, cwd: Path, env: dict | None = None, timeout: float = 15) -> tuple[subprocess.CompletedProcess, int]:
-    """``python -m pecli ARGS`` in a child: its result and its peak resident memory in bytes."""
-    script = ("import resource, runpy, sys\n"
+    """``python -m pecli ARGS`` in a child: its result and its peak resident memory in bytes (Linux)."""
+    # VmHWM, the peak of this process's own memory (ru_maxrss would carry a forking parent's over)
+    script = ("import runpy, sys\n"
               "sys.argv = ['pecli', *sys.argv[1:]]\n"
               "try:\n    runpy.run_module('pecli', run_name='__main__')\n"
-              "finally:\n    sys.stderr.write('\\nPEAK %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+              "finally:\n    peak = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]\n"
+              "    sys.stderr.write('\\nPEAK %s\\n' % peak)\n")
     full = {**os.environ, **TEST_ENV, **(env or {})}
     full.pop("PECLI_DEBUG", None)
     done = subprocess.run([sys.executable, "-c", script, *args], cwd=cwd, capture_output=True, text=True,
@@ -81,12 +83,12 @@ def test_whole_csv_records_leave_out_a_cut_record():
 
 
 def test_a_large_file_that_is_not_this_sweeps_is_refused_from_its_head(tmp_path):
-    with open(tmp_path / "other.csv", "wb") as out:  # 64 MB: another sweep's header, then junk rows
+    with open(tmp_path / "other.csv", "wb") as out:  # 32 MB; read whole, over 200 MB
         out.write(b"x,sweep,verdict\n")
-        out.write(b"1,abc,pass\n" * (64 << 20 // 11))
+        out.write(b"1,abc,pass\n" * ((32 << 20) // 11))
     done, peak = child(*SWEEP, "-o", "other.csv", cwd=tmp_path)
     assert_refused(done, "holds another sweep (its grid: x; this one's: base)")
-    assert peak < 256 << 20
+    assert peak < 128 << 20
 
 
 def test_a_file_of_this_sweep_too_large_to_resume_is_refused_from_its_size(run_main, tmp_path):
@@ -165,15 +167,6 @@ def test_cluster_bounds_a_websocket_connection_too(monkeypatch, listener):
     assert time.monotonic() - start < 1 + runners.HANDSHAKE_GRACE + 2
 
 
-def test_cluster_with_a_silent_listener_is_one_line_within_15_s(tmp_path):
-    server = Listener(http=False)
-    try:
-        done, _ = child(*SWEEP[:-3], "-q", "--cluster", f"tcp://127.0.0.1:{server.port}", cwd=tmp_path)
-    finally:
-        server.close()
-    assert_refused(done, "sent no Dask handshake")
-
-
 @pytest.mark.parametrize("address, words", [
     ("tcp://127.0.0.1:99999", "a port from 1 to 65535"),
     ("tcp://127.0.0.1:0", "a port from 1 to 65535"),
@@ -249,7 +242,7 @@ def test_a_killed_sweep_leaves_no_worker_behind(tmp_path):
     (("sweep", "uniqueness", "--grid", f"grid={BOMB}"), "aliases"),
     (("sweep", "uniqueness", "--grid", f"base={DEEP}"), "nested too deeply"),
     (("encode", "--positions", BOMB), "aliases"),
-    (("encode", "--positions", DEEP), "nested too deeply"),
+    (("encode", "--positions", "[" * 200 + "]" * 200), "nested more than 64 levels"),
 ])
 def test_grid_and_positions_parse_yaml_with_the_guard(tmp_path, args, words):
     done, peak = child(*args, cwd=tmp_path)
