@@ -66,16 +66,24 @@ def model_plan(config: str | dict[str, Any], *, scheme: Any = None):
 
     ``config`` is the path of a ``config.json`` or its parsed contents; ``scheme="rope"`` (or a rope
     scheme object, or its class) reads a Qwen-VL model as the 1-D RoPE of its text. Raises
-    :class:`~pecli.errors.ConfigError` as the command line does (one line naming the key).
+    :class:`~pecli.errors.ConfigError` as the command line does (one line naming the key), also when
+    a group's options are ones its scheme refuses (every group's scheme is built to see).
     """
+    from pecli.config import check_plan_schemes
+
     scheme = getattr(scheme, "name", scheme)
     if isinstance(config, dict):
         from pecli.models.families import plan_of
+        from pecli.models.limits import check_config_sizes
 
-        return plan_of(config, "config", scheme)
-    from pecli.hf_config import read_plan
+        check_config_sizes(config, "config")
+        plan = plan_of(config, "config", scheme)
+    else:
+        from pecli.hf_config import read_plan
 
-    return read_plan(str(config), scheme)
+        plan = read_plan(str(config), scheme)
+    check_plan_schemes(plan)  # a base of NaN and the like: refused as every command refuses it
+    return plan
 
 
 def model_scheme(config: str | dict[str, Any], *, layer: int | None = None, group: str | None = None, length: int = 512):
@@ -116,19 +124,63 @@ def preset(name: str, *, length: int = 512, **params: Any):
     return build_scheme(options.pop("scheme"), options, length=length)
 
 
-def check(scheme, prop: str = "all", **options: Any):
+def check(scheme, prop: str = "all", *, max_memory: Any = None, **options: Any):
     """Measure property ``prop`` (or ``"all"``) of ``scheme``; keyword options as :class:`CheckOptions`.
+
+    ``scheme`` is a scheme object or a registered name (built with its defaults at ``length``). A check
+    that would need more than ``max_memory`` bytes (``"2G"``; default a quarter of RAM, as on the
+    command line) is refused before any work, with a ValueError naming ``length``.
 
     Returns a :class:`~pecli.analysis.result.CheckReport`: the scheme, the length, the worst verdict,
     and one :class:`PropertyResult` (verdict, reason, figures) per property, which it iterates and
     indexes over as a list. In a notebook it shows as a table; ``.to_frame()`` gives a DataFrame.
     """
-    from pecli.analysis import CheckOptions, check_report
+    from pecli.analysis import ANALYSES, CheckOptions, check_report, estimate_check_bytes
+    from pecli.schemes import Scheme
 
-    return check_report(scheme, prop, CheckOptions(**options))
+    if isinstance(scheme, str):
+        scheme = build_scheme(scheme, length=_library_length(options.get("length", 512)))
+    elif not isinstance(scheme, Scheme):
+        raise TypeError(f"check() takes a scheme or the name of one as scheme, got {type(scheme).__name__}")
+    if prop not in (*ANALYSES, "all"):
+        raise ValueError(f"prop must be one of {', '.join((*ANALYSES, 'all'))}, got {prop!r}")
+    checked = CheckOptions(**options)
+    _within_budget(estimate_check_bytes(scheme, prop, checked), max_memory, "length",
+                   f"check {prop} at length {checked.length:,}")
+    return check_report(scheme, prop, checked)
 
 
-def encode(scheme: Any, positions: Iterable[Any] | None = None, *, dtype: str | None = None, **params: Any):
+def _library_length(length: Any) -> int:
+    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+        raise ValueError(f"length must be a positive integer, got {length!r}")
+    return length
+
+
+def _within_budget(needed: float, max_memory: Any, argument: str, what: str) -> None:
+    """Refuse, with a ValueError naming ``argument``, work that needs more than the memory budget
+    (``max_memory``, else the command line's default: :func:`pecli.config.memory_budget`)."""
+    from pecli.config import memory_budget
+    from pecli.io import size_text
+
+    budget = memory_budget(max_memory)
+    if needed > budget:
+        raise ValueError(f"{argument}: {what} needs about {size_text(needed)} of memory, over the budget of "
+                         f"{size_text(budget)}; ask for less, or pass max_memory= (e.g. max_memory='16G')")
+
+
+def _count(positions: Any) -> int | None:
+    """How many positions ``positions`` holds, when it says so without being read (a range, a list, an
+    array); None for an iterator."""
+    try:
+        return int(getattr(positions, "size", None) if hasattr(positions, "__array__") else len(positions))
+    except OverflowError:  # a range longer than an index can be
+        return 1 << 63
+    except TypeError:
+        return None
+
+
+def encode(scheme: Any, positions: Iterable[Any] | None = None, *, dtype: str | None = None, max_memory: Any = None,
+           **params: Any):
     """The arrays of a scheme at ``positions``, each under its name: ``encode("rope", range(8), dim=4).cos``.
 
     ``scheme`` is a registered name (built from ``params``, its length-dependent defaults from the
@@ -154,6 +206,10 @@ def encode(scheme: Any, positions: Iterable[Any] | None = None, *, dtype: str | 
     in the last place at 1.0 of ``dtype`` (float32: 2⁻²⁴ ≈ 6e-8) of cos or sin of the float64 angle
     (:mod:`pecli.schemes.encoded`). transformers' float32 rotary modules form the angles in float32:
     off by up to 0.06 at a million positions.
+
+    An encoding that would take more than ``max_memory`` bytes (``"2G"``; default a quarter of RAM, as
+    on the command line; the arrays at float64, ALiBi's (H, L, L) bias, T5's (L, L) buckets) is refused
+    before it is computed, with a ValueError naming ``positions``.
     """
     import numpy as np
 
@@ -169,15 +225,20 @@ def encode(scheme: Any, positions: Iterable[Any] | None = None, *, dtype: str | 
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     cls = type(scheme) if given else get_scheme_class(scheme)
+    count = _count(positions)
+    if count is not None:  # the ids alone, before a range of 2**40 is listed
+        _within_budget(8.0 * count, max_memory, "positions", f"{count:,} positions")
     values = None if positions is None else np.asarray(positions if hasattr(positions, "__array__") else list(positions))
     if cls.has_cells:
         built = scheme if given else build_scheme(scheme, params)
         ids = built.cells() if values is None else built.positions_of(values)
+        _within_budget(built.estimate_bytes(len(ids)), max_memory, "positions", f"{built.name} at {len(ids):,} positions")
         return built.encoded(ids, dtype=dtype)
     if values is None:
         raise TypeError("encode() needs positions for a scheme along a line, e.g. range(512)")
     ids = as_positions(values, real=cls.real_positions)
     built = scheme if given else build_scheme(scheme, params, length=positions_length(ids))
+    _within_budget(built.estimate_bytes(len(ids)), max_memory, "positions", f"{built.name} at {len(ids):,} positions")
     return built.encoded(ids, dtype=dtype)
 
 

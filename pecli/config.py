@@ -214,12 +214,11 @@ def parse_positions(value: Any, rank: int = 1, budget: int | None = None, *, rea
     may hold any finite numbers, fractional or negative.
     """
     if isinstance(value, str) and value.strip().startswith("["):  # a list on the command line: [3, 5] or [[0, 1], [2, 3]]
-        import yaml
-
-        try:
-            value = yaml.safe_load(value)
-        except yaml.YAMLError:
-            raise ConfigError("positions", f"expected a list such as [0, 5, 9] or [[0, 1], [2, 3]], got {excerpt(value)}") from None
+        try:  # the guarded loader of --config and --set: no alias bomb, no nesting deep enough to recurse
+            value = parse_yaml(value, "--positions")
+        except ConfigError as error:
+            raise ConfigError("positions", f"expected a list such as [0, 5, 9] or [[0, 1], [2, 3]]; "
+                              f"{str(error).removeprefix('config: ')}") from None
     if isinstance(value, str) and ":" in value and not value.endswith(".npy"):
         parts = value.split(":")
         try:
@@ -482,6 +481,28 @@ def group_options(plan: PositionPlan, group: Any, weights: Any = None) -> dict[s
         raise ConfigError("weights", f"{plan.source} ({plan.family}) has a learned position table in layer group "
                           f"{group.name}: its values are in the checkpoint, not the config; give it with --weights FILE")
     return options
+
+
+def check_plan_schemes(plan: PositionPlan) -> None:
+    """Build the scheme of every layer group of ``plan``, so that options the scheme would refuse (a base
+    NaN or infinite, a partial_rotary_factor of 0 or 1.5, a head of 10⁹ components, an unknown
+    rope_type in one layer type's block) are refused for the whole plan, as any command refuses the
+    group it reads. A learned table's values are in a checkpoint, not the config: it is not built here.
+
+    Raises
+    ------
+    ConfigError
+        The scheme's own error (naming the key), with the layer group and the config it came from.
+    """
+    for group in plan.groups:
+        if group.options is None or group.options.get("scheme") == "learned":
+            continue
+        options = dict(group.options)
+        try:
+            build_scheme(options.pop("scheme"), options)
+        except ConfigError as error:
+            text = str(error).removeprefix(f"{error.key}: ")
+            raise ConfigError(error.key, f"{text} (layer group {group.name} of {plan.source})") from None
 
 
 def parse_size(key: str, value: Any) -> int:

@@ -29,10 +29,12 @@ def read_plan(path: str, scheme: str | None = None, source: str | None = None) -
     """
     from pecli.config_files import read_json
     from pecli.models.families import plan_of
+    from pecli.models.limits import check_config_sizes
 
     data = read_json(path, "hf_config")
     if not isinstance(data, dict):
         raise ConfigError("hf_config", f"{path} must hold a JSON object")
+    check_config_sizes(data, source or path)  # before the plan lists its layers
     return plan_of(data, source or path, scheme)
 
 

@@ -68,6 +68,8 @@ class HelpCommand(typer.core.TyperCommand):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         plain_values(self.get_params(ctx))  # the help option too, which Click makes when asked
+        if ctx.resilient_parsing:  # a shell completing the line: never an error on TAB
+            return super().parse_args(ctx, args)
         single = {name: option for option in self.params if getattr(option, "opts", None) and option.param_type_name == "option"
                   and not option.multiple and not option.is_flag for name in (*option.opts, *option.secondary_opts)}
         seen: dict[str, int] = {}
@@ -180,8 +182,10 @@ def run(args: list[str], *, command: Callable[..., Any] | None = None, one_shot:
     runs this one command line and ends (the console entry point), see :func:`_loading`.
     """
     try:
-        from pecli.cli.completion import completed_command
+        from pecli.cli.completion import completed_command, request_is_broken
 
+        if request_is_broken():
+            return 0  # a completion request without what its protocol needs: nothing offered, quietly
         # a shell asking for completions gives its line in the environment: load the command of that line
         with _loading(one_shot):
             command = command or build_app(only=completed_command() or _command_of(args) or "")

@@ -49,6 +49,13 @@ def properties(incomplete: str) -> list[str]:
     return matching([*ANALYSES, "all", "layout"], incomplete)
 
 
+def sweep_checks(incomplete: str) -> list[str]:
+    """What ``sweep`` runs: the properties and ``all`` (not ``layout``, which reads weights)."""
+    from pecli.analysis import ANALYSES
+
+    return matching([*ANALYSES, "all"], incomplete)
+
+
 def plot_kinds(incomplete: str) -> list[str]:
     from pecli.render.figures import PLOTS
 
@@ -75,7 +82,25 @@ BY_NAME: dict[str, Callable[..., list[str]]] = {"scheme": schemes, "schemes": sc
 def completer_for(name: str, choices: Iterable[str]) -> Callable[..., list[str]] | None:
     """The completer of option ``name`` whose declared choices are ``choices`` (None: nothing to offer)."""
     choices = tuple(choices)
-    return BY_NAME.get(name) or (choices_of(choices) if choices else None)
+    if choices:  # a command that takes only some schemes (verify, inspect) offers only those
+        return choices_of(choices)
+    return BY_NAME.get(name)
+
+
+def request_is_broken(environ: dict[str, str] | None = None) -> bool:
+    """Whether a completion request lacks what its shell's protocol needs (bash: ``COMP_WORDS`` and a
+    whole-number ``COMP_CWORD``): such a request gets no completion, quietly, rather than an error."""
+    environ = os.environ if environ is None else environ
+    mode = environ.get(COMPLETE_VAR)
+    if mode is None:
+        return False
+    if "bash" in mode or "COMP_CWORD" in environ and "fish" not in mode:
+        try:
+            int(environ.get("COMP_CWORD", ""))
+        except ValueError:
+            return True
+        return "COMP_WORDS" not in environ
+    return False
 
 
 def completed_command(environ: dict[str, str] | None = None) -> str | None:

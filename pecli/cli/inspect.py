@@ -33,6 +33,10 @@ def show_plan(plan, specs, options, subject: str = "rope", json: bool = False, q
         from pecli.config import one_group
 
         one_group(plan)  # several groups, or none with RoPE: the line that says to choose
+    else:
+        from pecli.config import check_plan_schemes
+
+        check_plan_schemes(plan)  # what every other command would refuse, refused here too
     if json:
         print_json(plan.to_dict())
     elif not quiet:

@@ -96,7 +96,7 @@ def sweep_command(*settings: Setting):
 @sweep_command(*SETTINGS)
 def sweep(
     spec: SweepRequest,
-    prop: Annotated[str, typer.Argument(metavar="CHECK", show_default=False, autocompletion=completion.properties, help="a registered property (uniqueness, "
+    prop: Annotated[str, typer.Argument(metavar="CHECK", show_default=False, autocompletion=completion.sweep_checks, help="a registered property (uniqueness, "
                     "distinguishability, composability, relativity, extrapolation, precision) or all [default: all]")] = "all",
     grid: GridOption = None,
     yes: YesOption = False,
@@ -123,15 +123,19 @@ def sweep(
     confirm_size(built, yes)
     plot = _plot_target(own["plot"], built, force)
     jobs = min(_jobs(own), built.count)  # more processes than points would idle
-    output = open_rows_file(own["out"], built.names, job.fingerprint, force=force) if own["out"] is not None else None
-    check_rows_memory(built, prop, memory_budget(options.get("max_memory")))
+    budget = memory_budget(options.get("max_memory"))
+    output = (open_rows_file(own["out"], built.names, job.fingerprint, force=force, max_bytes=budget)
+              if own["out"] is not None else None)
+    check_rows_memory(built, prop, budget)
     job = share_memory(job, jobs, own["cluster"])
     job.check_fixed_options(built)
     result = run_sweep(job, built, runner_for(jobs, own["cluster"]), output)
     column, unknown = _metric(result.rows, own["metric"])
-    _report(result, built, job, own, plot, column, prop=prop, json=json, quiet=quiet)
-    if unknown is not None:  # said after the rows, which are printed or in the file
-        raise unknown
+    _report(result, built, job, own, plot, column, prop=prop, json=json, quiet=quiet, summary=unknown is None)
+    if unknown is not None:  # said after the rows, which are printed or in the file: the one line on stderr
+        where = f"; rows in {own['out']}" if own["out"] is not None else ""
+        raise ConfigError(unknown.key, f"{str(unknown).removeprefix(unknown.key + ': ')} "
+                                       f"(the sweep ran: {result.points:,} points{where})")
     if plot is not None:
         _draw(result.rows, built, column, prop, plot, force)
         message(f"wrote {plot}", quiet=quiet or json)
@@ -190,8 +194,9 @@ def _plot_target(plot: str | None, grid: Any, force: bool) -> Path | None:
 
 
 def _report(result: Any, grid: Any, job: Any, own: dict[str, Any], plot: Path | None, column: str, *, prop: str,
-            json: bool, quiet: bool) -> None:
-    """The JSON summary (with the rows when there is no file), or the table without -o, and a line on stderr."""
+            json: bool, quiet: bool, summary: bool = True) -> None:
+    """The JSON summary (with the rows when there is no file), or the table without -o, and (``summary``)
+    a line on stderr."""
     from pecli.sweeps.grid import cell_value
 
     out = own["out"]
@@ -210,7 +215,7 @@ def _report(result: Any, grid: Any, job: Any, own: dict[str, Any], plot: Path | 
     already = f", {result.skipped:,} already{where}" if result.skipped else ""
     failed = f"; {result.failed:,} failed (their rows hold the error)" if result.failed else ""
     message(f"sweep {prop}: {result.points:,} points, {result.written:,} run{already}{failed}"
-            + (f"; rows in {out}" if out is not None else ""), quiet=quiet or json)
+            + (f"; rows in {out}" if out is not None else ""), quiet=quiet or json or not summary)
 
 
 def _draw(rows: list[dict[str, Any]], grid: Any, column: str, prop: str, target: Path, force: bool) -> None:

@@ -189,13 +189,37 @@ def sweep(check: str, grid: Mapping[str, Sequence[Any]], *, jobs: int = 1, clust
     from pecli.config import memory_budget, selected_plan
 
     plan = selected_plan(options, {s.name: s for s in check_settings()})
-    job, built = plan_sweep(check, options, [(name, list(values)) for name, values in grid.items()], plan)
-    output = open_rows_file(out, built.names, job.fingerprint, force=force) if out is not None else None
-    check_rows_memory(built, check, memory_budget(options.get("max_memory")))
+    job, built = plan_sweep(check, options, _library_axes(grid), plan)
+    budget = memory_budget(options.get("max_memory"))
+    output = open_rows_file(out, built.names, job.fingerprint, force=force, max_bytes=budget) if out is not None else None
+    check_rows_memory(built, check, budget)
     jobs = min(jobs, built.count)
     job = share_memory(job, jobs, cluster)
     job.check_fixed_options(built)
     return run_sweep(job, built, runner_for(jobs, cluster), output)
+
+
+def _library_axes(grid: Any) -> list[tuple[str, list[Any]]]:
+    """The axes of the library's ``grid`` mapping, each a name and a non-empty list of values.
+
+    Raises
+    ------
+    TypeError
+        ``grid`` is not a mapping, or a name's values are not a list (a string, a number).
+    ValueError
+        A name lists no values.
+    """
+    if not isinstance(grid, Mapping):
+        raise TypeError(f"grid must be a mapping of names to lists of values, got {type(grid).__name__}")
+    axes = []
+    for name, values in grid.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise TypeError(f"grid: {name} must map to a list of values, got {type(values).__name__}")
+        values = list(values)
+        if not values:
+            raise ValueError(f"grid: {name} lists no values; give at least one")
+        axes.append((str(name), values))
+    return axes
 
 
 def metric_column(rows: Sequence[Mapping[str, Any]], name: str) -> str:

@@ -100,7 +100,7 @@ def _from_cell(value: Any, parameter: Parameter) -> Any:
     if isinstance(value, str) and parameter.is_list and value.strip().startswith("["):
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return value
     return value
 
@@ -134,12 +134,13 @@ def parse_axis(text: str) -> tuple[str, list[Any]]:
         raise ConfigError("grid", f"expected NAME=V1,V2,… (e.g. base=1e4,1e5), got {excerpt(text)}")
     raw = raw.strip()
     if raw.startswith("["):
-        import yaml
+        from pecli.config_files import parse_yaml
 
-        try:
-            values = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            raise ConfigError("grid", f"{name}: expected a list such as [[8, 8], [16, 16]], got {excerpt(raw)}") from None
+        try:  # the guarded loader of --config and --set: no alias bomb, no nesting deep enough to recurse
+            values = parse_yaml(raw, f"--grid {name}")
+        except ConfigError as error:
+            raise ConfigError("grid", f"{name}: expected a list such as [[8, 8], [16, 16]]; "
+                              f"{str(error).removeprefix('config: ')}") from None
         if not isinstance(values, list):
             raise ConfigError("grid", f"{name}: expected a list of values, got {excerpt(raw)}")
         return name, _listed(name, values)
@@ -212,6 +213,8 @@ def build_grid(raw: Sequence[tuple[str, list[Any]]], base_scheme: str, settings:
         if key not in known:
             owners = " or ".join(schemes)
             raise ConfigError("grid", f"unknown name {name!r}: a grid of {owners} varies one of {', '.join(known)}")
+        if not values:
+            raise ConfigError("grid", f"{name} lists no values; give NAME=V1,V2,…")
         if key in (axis.name for axis in axes):
             raise ConfigError("grid", f"{key} is given twice; give each name once, with all its values")
         axes.append(_axis(key, values, known[key]))

@@ -23,6 +23,8 @@ Rows = Iterator[tuple[int, dict[str, Any]]]
 IN_FLIGHT_PER_WORKER = 4
 #: Seconds to wait for a Dask scheduler to answer before giving up.
 CONNECT_SECONDS = 10
+#: Seconds more for the handshake after a connection, past which :func:`connect` gives up whatever holds it.
+HANDSHAKE_GRACE = 2
 
 
 def in_process(job: SweepJob, points: Points) -> Rows:
@@ -84,9 +86,55 @@ def _context() -> Any:
 
 def _worker_signals() -> None:
     """A worker ignores Ctrl-C (this process stops the sweep) and ends quietly on SIGTERM (a forked worker
-    would otherwise inherit pecli's handler, which turns SIGTERM into an exception)."""
+    would otherwise inherit pecli's handler, which turns SIGTERM into an exception); it dies with its
+    parent (:func:`die_with_parent`), so that a sweep killed outright (SIGKILL) leaves no idle worker."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent()
+
+
+#: Seconds between two looks at the parent, where the kernel cannot be asked to signal its death.
+PARENT_POLL_SECONDS = 1.0
+
+
+def die_with_parent() -> None:
+    """End this process when its parent ends, however it ends.
+
+    On Linux the kernel sends SIGKILL to the process when its parent dies (``prctl(PR_SET_PDEATHSIG)``);
+    a worker of the ``forkserver`` start method is the server's child, and the server ends with pecli,
+    so the chain holds. Elsewhere a daemon thread looks at the parent every :data:`PARENT_POLL_SECONDS`
+    and ends the process once it has changed (the orphan was adopted).
+    """
+    import os
+    import sys
+
+    parent = os.getppid()
+    if sys.platform.startswith("linux") and _set_parent_death_signal(signal.SIGKILL):
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os._exit(1)
+        return
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="pecli-parent-watch", daemon=True).start()
+
+
+def _set_parent_death_signal(signum: int) -> bool:
+    """``prctl(PR_SET_PDEATHSIG, signum)``; False when libc or the call is not there."""
+    import ctypes
+    import ctypes.util
+
+    PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def _stop(pool: Any) -> None:
@@ -136,19 +184,146 @@ def require_dask() -> Any:
 
 
 def connect(address: str) -> Any:
-    """A Dask client of the scheduler at ``address``, or a one-line error."""
-    from distributed import Client
-    from distributed.comm.addressing import get_address_host_port
+    """A Dask client of the scheduler at ``address``, or a one-line error within about
+    :data:`CONNECT_SECONDS` + :data:`HANDSHAKE_GRACE` seconds, whatever listens there.
 
-    try:
-        get_address_host_port(address)  # a malformed address fails here, not inside a half-built client
-    except (ValueError, TypeError) as error:
-        raise ConfigError("cluster", f"expected a scheduler address such as tcp://HOST:8786, got {address!r} "
-                                     f"({error_text(error)})") from None
-    try:
-        return Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
-    except (OSError, TimeoutError, ValueError, TypeError) as error:
+    ``Client(timeout=…)`` bounds the connection, not always the handshake after it: a server that
+    accepts and never speaks Dask's protocol (an HTTP server, a bare listener) could hold it forever.
+    And a failed client hangs again while it closes. So the address is probed first (:func:`probe`: is
+    anything listening, does it speak first as a scheduler does), then the client is made in a helper
+    thread that this one waits for with its own deadline; past it, the thread (a daemon, stuck in a
+    read) is left behind and the command ends with the error.
+    """
+    import threading
+
+    probe(address)
+    outcome: dict[str, Any] = {}
+
+    def attempt() -> None:
+        try:
+            outcome["client"] = _client_class()(address, timeout=CONNECT_SECONDS, set_as_default=False)
+        except BaseException as error:  # noqa: BLE001 - said below, in one line, whatever it is
+            outcome["error"] = error
+
+    helper = threading.Thread(target=attempt, name="pecli-dask-connect", daemon=True)
+    helper.start()
+    helper.join(CONNECT_SECONDS + HANDSHAKE_GRACE)
+    if helper.is_alive():
+        raise ConfigError("cluster", f"nothing at {address} answered as a Dask scheduler within "
+                                     f"{CONNECT_SECONDS + HANDSHAKE_GRACE} s (is it a scheduler's address and port?)")
+    if "error" in outcome:
+        error = outcome["error"]
+        if not isinstance(error, Exception):
+            raise error  # Ctrl-C, SystemExit: as they are
         raise ConfigError("cluster", f"cannot reach a Dask scheduler at {address}: {error_text(error)}") from None
+    return outcome["client"]
+
+
+def _client_class() -> type:
+    """``distributed.Client``, except that one whose connection failed does not try to close it again
+    when collected (which waits twice the timeout, then prints a traceback at exit)."""
+    from distributed import Client
+
+    class Connecting(Client):
+        def __del__(self) -> None:
+            if getattr(self, "status", None) == "running":
+                super().__del__()
+
+    return Connecting
+
+
+#: Address schemes of Dask's communications that pecli can reach without a security configuration.
+ADDRESS_SCHEMES = ("tcp", "tls", "ws", "wss", "inproc", "ucx")
+
+
+#: Seconds a scheduler has to send its first bytes once connected (it sends its handshake at once).
+HANDSHAKE_SECONDS = 5
+#: Largest first message of a scheduler's handshake (a few hundred bytes in practice).
+MAX_HANDSHAKE_BYTES = 1 << 20
+
+
+def probe(address: str) -> None:
+    """Refuse, in one line and within :data:`CONNECT_SECONDS` + :data:`HANDSHAKE_SECONDS`, an address
+    where no scheduler can be: malformed (:func:`check_address`), nothing listening, or (``tcp://``)
+    a listener that does not open with a Dask handshake.
+
+    A Dask scheduler writes its handshake as soon as it accepts a connection (``distributed.comm.core``,
+    ``on_connection``): over TCP an 8-byte little-endian length, then that many bytes. An HTTP server
+    or a bare listener waits for the client to speak first, so silence tells them apart.
+    """
+    import socket
+    import struct
+
+    scheme, host, port = check_address(address)
+    if scheme not in ("tcp", "tls", "ws", "wss"):
+        return
+    try:
+        connection = socket.create_connection((host, port), timeout=CONNECT_SECONDS)
+    except OSError as error:
+        raise ConfigError("cluster", f"cannot reach a Dask scheduler at {address}: {error.strerror or error_text(error)}") from None
+    with connection:
+        if scheme in ("ws", "wss"):  # the client speaks first there (an HTTP upgrade): its own deadline bounds it
+            return
+        connection.settimeout(HANDSHAKE_SECONDS)
+        if scheme == "tls":
+            connection = _tls_probe(connection, address)
+            if connection is None:
+                return
+        head = b""
+        try:
+            while len(head) < 8:
+                chunk = connection.recv(8 - len(head))
+                if not chunk:
+                    break
+                head += chunk
+        except OSError:  # the timeout, or a reset
+            pass
+    if len(head) < 8:
+        raise ConfigError("cluster", f"{address} accepted the connection but sent no Dask handshake within "
+                                     f"{HANDSHAKE_SECONDS} s: is it a Dask scheduler's port?")
+    (length,) = struct.unpack("<Q", head)
+    if not 0 < length <= MAX_HANDSHAKE_BYTES:
+        raise ConfigError("cluster", f"{address} answered, but not with a Dask handshake: is it a Dask scheduler's port?")
+
+
+def _tls_probe(connection: Any, address: str) -> Any:
+    """The connection wrapped in TLS (nothing verified: only to hear whether a scheduler speaks), or None
+    when the server refuses this bare client (it asks for a certificate: the client, configured by Dask,
+    may have one); a server silent through the TLS handshake is refused."""
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        return context.wrap_socket(connection)
+    except ssl.SSLError as error:
+        if "ALERT" in str(getattr(error, "reason", "")):  # a TLS server that wants more of a client than this
+            return None
+        raise ConfigError("cluster", f"{address} does not speak TLS ({getattr(error, 'reason', None) or error_text(error)}): "
+                                     "is it a Dask scheduler's port?") from None
+    except OSError:  # the timeout, or a reset
+        raise ConfigError("cluster", f"{address} accepted the connection but did not complete a TLS handshake within "
+                                     f"{HANDSHAKE_SECONDS} s: is it a Dask scheduler's port?") from None
+
+
+def check_address(address: str) -> tuple[str, str, int]:
+    """The scheme, host and port of ``address``; refused at once when it names no place a scheduler
+    could be: a malformed address, an unknown scheme, a port outside 1–65535."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    expected = "expected a scheduler address such as tcp://HOST:8786"
+    try:
+        scheme, location = parse_address(address, strict=True)
+        host, port = parse_host_port(location) if scheme != "inproc" else (location, 1)
+    except (ValueError, TypeError) as error:
+        raise ConfigError("cluster", f"{expected}, got {address!r} ({error_text(error)})") from None
+    if scheme not in ADDRESS_SCHEMES:
+        raise ConfigError("cluster", f"{expected}, got {address!r} (unknown scheme {scheme}://; "
+                                     f"known: {', '.join(ADDRESS_SCHEMES)})")
+    if not host or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ConfigError("cluster", f"{expected}, got {address!r} (a port from 1 to 65535, and a host)")
+    return scheme, host, port
 
 
 def as_finished(
@@ -181,4 +356,4 @@ def as_finished(
         refill()
 
 
-__all__ = ["DaskCluster", "LocalProcesses", "as_finished", "connect", "in_process", "require_dask"]
+__all__ = ["DaskCluster", "LocalProcesses", "as_finished", "check_address", "connect", "in_process", "probe", "require_dask"]
