@@ -211,5 +211,5 @@ def _serving_lines(serving) -> list:
         lines = [Text(f"{serving.engine}: serves {serving.served:,} tokens with the patch merged into config.json")]
     else:
         served = "refused as given" if serving.served is None else f"serves {serving.served:,} tokens"
-        lines = [Text(f"{serving.engine} ({served}):"), Text(serving.command_line(), overflow="fold")]
+        lines = [Text(f"{serving.engine} ({served}):"), Text("\n".join(serving.command_lines()))]
     return lines + [Text(f"warning: {warning}") for warning in serving.warnings]

@@ -62,6 +62,19 @@ class Serving:
         """The flags as one shell-quoted line."""
         return " ".join(shlex.quote(flag) for flag in self.flags)
 
+    def command_lines(self) -> list[str]:
+        """The flags for a shell, one flag and its value per line (continued with a backslash), a JSON value
+        spread over lines inside its quotes, so that the command fits a narrow terminal and pastes as is."""
+        lines: list[str] = []
+        for flag in self.flags:
+            if flag.startswith("{"):
+                lines[-1] += " '" + json.dumps(json.loads(flag), indent=2) + "'"
+            elif flag.startswith("-") or not lines:
+                lines.append(flag)
+            else:
+                lines[-1] += " " + shlex.quote(flag)
+        return [line + (" \\" if number < len(lines) - 1 else "") for number, line in enumerate(lines)]
+
     def to_dict(self) -> dict[str, Any]:
         return {"engine": self.engine, "flags": list(self.flags), "served": self.served,
                 "warnings": list(self.warnings), "unsupported": self.unsupported, "edit_config": self.edit_config}
