@@ -84,6 +84,11 @@ def test_vllm_overrides_for_linear_keep_max_position_embeddings_at_the_training_
     assert overrides["max_position_embeddings"] == 4096
     assert vllm_max_len(overrides["max_position_embeddings"], overrides["rope_scaling"]) == 32768 == serving.served
     assert any("262,144" in warning for warning in serving.warnings)
+    # the lines printed for a shell are the same command: a backslash-newline joins them
+    import shlex
+
+    words = shlex.split("\n".join(serving.command_lines()).replace("\\\n", " "))
+    assert words[0] == "--hf-overrides" and json.loads(words[1]) == overrides and words[2:] == ["--max-model-len", "32768"]
 
 
 def test_vllm_dynamic_and_too_short_settings_are_warned():
@@ -119,9 +124,29 @@ def test_extend_runtime_on_the_command_line(invoke, tmp_path):
     result = invoke("extend", "--hf-config", str(config), "--target", "131072", "--pick", "shipped",
                     "--runtime", "llama.cpp")
     assert result.exit_code == 0, result.output
-    assert "--rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 32768" in result.stdout
+    # one flag a line, continued with a backslash: pasted into a shell it is one command
+    assert "--ctx-size 131072 \\\n--rope-scaling yarn \\\n--rope-scale 4 \\\n--yarn-orig-ctx 32768\n" in result.stdout
     document = json.loads(invoke("extend", "--hf-config", str(config), "--target", "131072", "--runtime", "vllm",
                                  "--json").stdout)
     assert document["runtime"]["engine"] == "vllm" and document["runtime"]["flags"][2:] == ["--max-model-len", "131072"]
     bad = invoke("extend", "--hf-config", str(config), "--target", "131072", "--runtime", "tgi")
     assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_flags_back_to_the_settings_each_engine_runs_with():
+    from pecli.models.runtimes import settings_from_flags
+
+    start = extension_base(LLAMA2)
+    for engine, method in (("vllm", "linear"), ("vllm", "yarn"), ("sglang", "linear"), ("llama.cpp", "yarn"),
+                           ("llama.cpp", "linear")):
+        patch = method_patch(start, method, 8.0, 32768)
+        serving = serving_flags(engine, start, patch, 32768)
+        flags = dict(zip(serving.flags[::2], serving.flags[1::2]))
+        merged, served = settings_from_flags(engine, flags, LLAMA2, training_context=4096)
+        assert served == 32768, (engine, method)
+        assert merged["rope_scaling"]["rope_type"] == method and merged["rope_scaling"]["factor"] == 8.0
+        assert merged["rope_theta"] == 10000.0
+    # vLLM refuses a --max-model-len past what it derives: the patch's linear keys as they are
+    raw = method_patch(start, "linear", 8.0, 32768)
+    assert settings_from_flags("vllm", {"--hf-overrides": json.dumps(raw), "--max-model-len": "32768"}, LLAMA2)[1] == 32768
+    assert settings_from_flags("vllm", {"--hf-overrides": json.dumps(raw)}, LLAMA2)[1] == 262144

@@ -236,3 +236,53 @@ def _mlx(base: Any, keys: dict[str, Any], block: Any, target: int) -> Serving:
         return Serving("mlx", (), None, (), f"mlx-lm's initialize_rope refuses rope type {kind} (Unsupported RoPE type)")
     return Serving("mlx", (), target, ("mlx-lm takes no RoPE flags: merge the patch into the model folder's "
                                        "config.json",), None, _nested(keys, base.path))
+
+
+def _merged(config: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with ``overrides`` merged key by key into nested mappings (as vLLM's and SGLang's
+    override arguments update the loaded config)."""
+    out = dict(config)
+    for key, value in overrides.items():
+        out[key] = _merged(out[key], value) if isinstance(value, Mapping) and isinstance(out.get(key), Mapping) else value
+    return out
+
+
+def _json_flag(flags: Mapping[str, Any], name: str) -> dict[str, Any]:
+    raw = flags.get(name)
+    if raw is None:
+        return {}
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        raise ConfigError("runtime", f"{name} is not valid JSON") from None
+    if not isinstance(value, dict):
+        raise ConfigError("runtime", f"{name} must be a JSON object")
+    return value
+
+
+def settings_from_flags(engine: str, flags: Mapping[str, Any], config: Mapping[str, Any], *,
+                        path: tuple[str, ...] = (), training_context: int | None = None) -> tuple[dict[str, Any], int | None]:
+    """The config an engine runs with, given its command-line ``flags`` ({flag: value}) and the model's
+    ``config``, and the context it serves (None where it would refuse). ``path`` is where the text model's
+    keys are; ``training_context`` and the config's base are llama.cpp's defaults for its flags."""
+    if engine not in ENGINES:
+        raise ConfigError("runtime", f"{engine!r} is not one of {', '.join(ENGINES)}")
+    if engine in ("vllm", "sglang"):
+        name = "--hf-overrides" if engine == "vllm" else "--json-model-override-args"
+        merged = _merged(config, _json_flag(flags, name))
+        text = _text_keys(merged, path)
+        block = text.get("rope_parameters", text.get("rope_scaling"))
+        longest = int(text["max_position_embeddings"])
+        if engine == "vllm":
+            derived, asked = vllm_max_len(longest, block), flags.get("--max-model-len")
+            return merged, derived if asked is None else (int(asked) if int(asked) <= derived else None)
+        asked = flags.get("--context-length")
+        return merged, sglang_context_length(longest, block) if asked is None else int(asked)
+    text = _text_keys(config, path)
+    if engine == "mlx":
+        return dict(config), int(text["max_position_embeddings"])
+    base = text.get("rope_theta", text.get("rotary_emb_base", 10000.0))
+    rope = llama_cpp_rope(flags, int(training_context or text["max_position_embeddings"]), float(base))
+    served = rope.pop("max_position_embeddings", None)
+    text = {**text, "rope_theta": rope.pop("rope_theta"), "rope_scaling": None if rope["rope_type"] == "default" else rope}
+    return _merged(config, _nested(text, path)), served
