@@ -54,7 +54,9 @@ from pecli.notebook import Tabular
 from pecli.progress import task
 from pecli.schemes.rope_scaling import yarn_get_mscale
 
-#: Working memory of the row measures besides one byte per position (blocks of 2^20 offsets).
+#: Memory of the row measures: per position, a byte (collided rows) and the bfloat16 codes of up to three
+#: pairs (4 bytes each) and their comparison; besides, blocks of 2^20 offsets.
+ROW_BYTES_PER_POSITION = 24
 ROW_WORKING_BYTES = 96 << 20
 #: The octaves a length-dependent candidate is charged (see the module notes).
 LENGTH_DEPENDENT_COST = 1.0
@@ -175,7 +177,8 @@ def extension_report(config: dict[str, Any], target: Any, source: str = "config"
     start = extension_base(config, source, train_length)
     target = _target(target, start)
     given = _given(start, target, method, factor)
-    check_memory(target + ROW_WORKING_BYTES, max_bytes, f"extend to {target:,} tokens")
+    check_memory(ROW_BYTES_PER_POSITION * target + ROW_WORKING_BYTES, max_bytes, f"extend to {target:,} tokens")
+    _pick_possible(pick, start, config, given is not None)
     notes, bound = _base_bound(start, target)
     patches = candidate_patches(start, target, base_for_target=bound)
     plans = [(m, patch, "ranked", m) for m, patch in patches.items()]
@@ -195,6 +198,20 @@ def extension_report(config: dict[str, Any], target: Any, source: str = "config"
                 for m, patch, origin, label in plans]
     return ExtensionReport(target, start, critical_dimension(trained, start.pretraining), tuple(ranked(measured)),
                            tuple(notes))
+
+
+def _pick_possible(pick: str | None, start: ExtensionBase, config: dict[str, Any], given: bool) -> None:
+    """Refuse, before the base bound is searched, a pick no candidate of this model can answer."""
+    if pick is None or pick == "base":  # base: known once the bound is (it may be left out)
+        return
+    possible = {m for m in METHODS if start.takes(m) and (m != "longrope" or start.longrope is not None)} - {"base"}
+    if given:
+        possible.add("given")
+    if shipped_recipes(config, start):
+        possible.add("shipped")
+    if pick not in possible:
+        raise ConfigError("pick", f"{pick} is not among this model's candidates ({', '.join(sorted(possible))}, base "
+                          "when Men et al.'s bound is above its base)")
 
 
 def _given(start: ExtensionBase, target: int, method: str | None, factor: Any) -> dict[str, Any] | None:
