@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pecli.analysis.extension import Candidate, adjacent_step, extension_report, ranked
-from pecli.models.extension import candidate_patches, extension_base, patched
+from pecli.analysis.extension import Candidate, adjacent_step, cost_of, extension_report, logit_scale, ranked
+from pecli.models.extension import candidate_patches, extension_base, patched, shipped_recipes
 from pecli.models.families import plan_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "extend"
@@ -33,26 +33,48 @@ def read_back(config: dict, target: int):
     return build_scheme(options.pop("scheme"), options, length=target).at_length(target)
 
 
+#: The one warning transformers logs for a patch on purpose: DeepSeek's attention reads mscale_all_dim
+#: under every rope type but "default" (yarn_apply_mscale), though the rope validation does not list it.
+ATTENTION_KEY_WARNING = "Unrecognized keys in `rope_parameters` for 'rope_type'='{}': {{'mscale_all_dim'}}"
+
+
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_every_patch_reads_in_pecli_as_transformers_reads_it(path):
     fixture = json.loads(path.read_text())
     config, target = fixture["config"], fixture["target"]
     base_patch = fixture["patches"].get("base")
     theta = None if base_patch is None else _theta(base_patch)
-    patches = candidate_patches(extension_base(config, path.stem), target, base_for_target=theta)
+    start = extension_base(config, path.stem)
+    patches = candidate_patches(start, target, base_for_target=theta)
+    ranked_methods = {key: patch for key, patch in fixture["patches"].items() if key != "shipped"}
     # pecli still writes the patches transformers was run on (else: regenerate the fixtures)
-    assert json.loads(json.dumps(patches)) == fixture["patches"]
-    for method, patch in patches.items():
-        reference = fixture["transformers"][method]
-        assert reference["warnings"] == [], (method, reference["warnings"])
-        pairs = read_back(patched(config, patch), target).frequency_pairs()
-        np.testing.assert_allclose(pairs.inv_freq, reference["inv_freq"], rtol=2e-6, err_msg=method)
-        assert pairs.attention_scaling == pytest.approx(reference["attention_scaling"], rel=1e-6), method
+    assert json.loads(json.dumps(patches)) == ranked_methods
+    shipped = [recipe.patch(start, target) for recipe in shipped_recipes(config, start)]
+    assert shipped == ([fixture["patches"]["shipped"]] if "shipped" in fixture["patches"] else [])
+    for key, patch in fixture["patches"].items():
+        reference = fixture["transformers"][key]
+        block = patch.get("rope_parameters", patch.get("rope_scaling")) or {}
+        kind = block.get("rope_type", block.get("type"))
+        allowed = [ATTENTION_KEY_WARNING.format(kind)] if "mscale_all_dim" in block and kind != "yarn" else []
+        assert reference["warnings"] == allowed, (key, reference["warnings"])
+        pairs = read_back(patched(config, _without_attention_keys(patch, kind)), target).frequency_pairs()
+        np.testing.assert_allclose(pairs.inv_freq, reference["inv_freq"], rtol=2e-6, err_msg=key)
+        assert pairs.attention_scaling == pytest.approx(reference["attention_scaling"], rel=1e-6), key
+        # the logit scale pecli reports, from the patch's block: transformers' attention_scaling² × DeepSeek's mscale²
+        assert logit_scale(block, pairs.attention_scaling) == pytest.approx(reference["logit_scale"], rel=1e-6), key
+
+
+def _without_attention_keys(patch: dict, kind: str | None) -> dict:
+    """pecli's config reader takes mscale_all_dim under yarn only; the frequencies never read it."""
+    block = patch.get("rope_scaling")
+    if kind == "yarn" or not isinstance(block, dict) or "mscale_all_dim" not in block:
+        return patch
+    return {**patch, "rope_scaling": {k: v for k, v in block.items() if k != "mscale_all_dim"}}
 
 
 def _theta(patch: dict) -> float:
     block = patch.get("rope_parameters", patch)
-    return float(block["rope_theta"])
+    return float(block.get("rope_theta", block.get("rotary_emb_base")))
 
 
 def test_the_patches_of_a_llama_by_hand():
@@ -90,7 +112,8 @@ def test_the_measures_of_position_interpolation_by_hand():
     theta = 10000.0 ** (-np.arange(0, 64, 2) / 64)
     assert linear["unseen_pairs"] == 0
     assert linear["trained_pair_shift"] == pytest.approx(2.0)  # every pair divided by s = 4: two octaves
-    assert linear["angles_in_range_up_to"] == 2048 * 4 + 1  # angle (N)·θ/4 = 2048·θ: the last one seen
+    # a context c spans c·θ/4; training spanned 2048·θ: exactly the target, 8,192 (not 8,193)
+    assert linear["angles_in_range_up_to"] == 2048 * 4
     step = lambda t: math.sqrt(sum(4 - 4 * math.cos(x) for x in t))  # noqa: E731 - ‖R(θ)·1 − 1‖
     assert linear["local_resolution"] == pytest.approx(step(theta / 4) / step(theta), rel=1e-12)
     assert adjacent_step(theta) == pytest.approx(step(theta), rel=1e-12)
@@ -104,17 +127,27 @@ def test_the_measures_of_position_interpolation_by_hand():
 
 
 def test_the_ranking_rule():
-    def candidate(method, failed=(), dyn=False, shift=0.0):
-        return Candidate(method, {}, {"length_dependent": dyn, "trained_pair_shift": shift}, tuple(failed))
+    """Fewest failed conditions, then the cost in octaves (worked out here from its parts), then the method order."""
+    s = 8.0
+    yarn_logit = (0.1 * math.log(s) + 1) ** 2  # YaRN's temperature for s = 8: 1.459
+
+    def candidate(method, failed=(), dyn=False, shift=0.0, near=1.0, logit=1.0):
+        measures = {"length_dependent": dyn, "trained_pair_shift": shift, "local_resolution": near, "logit_scale": logit}
+        measures["cost"] = cost_of(measures, s)
+        return Candidate(method, {}, measures, tuple(failed))
 
     order = ranked([
-        candidate("linear", shift=2.0), candidate("yarn", failed=("bfloat16",), shift=0.1),
-        candidate("dynamic", dyn=True, shift=0.0), candidate("llama3", shift=0.3), candidate("base", shift=0.3),
+        candidate("linear", shift=3.0, near=1 / 8), candidate("yarn", failed=("bfloat16",), shift=0.1, logit=yarn_logit),
+        candidate("dynamic", dyn=True, shift=2.0, near=0.85), candidate("llama3", shift=0.3),
+        candidate("base", shift=0.3), candidate("yarn", shift=0.5, logit=yarn_logit),
     ])
-    assert [c.method for c in order] == ["llama3", "base", "linear", "dynamic", "yarn"]
-    assert [c.rank for c in order] == [1, 2, 3, 4, 5]
-    assert "the method order" in order[0].why and "smaller shift" in order[1].why
-    assert "do not depend on the length" in order[2].why and "fewer failed" in order[3].why
+    # costs: yarn 0.5; llama3 and base 0.3 + log2(1.459) = 0.845; dynamic 2 + 0.234 + 0.545 + 1 = 3.78;
+    # linear 3 + 3 + 0.545 = 6.55; the failing yarn last
+    assert [c.method for c in order] == ["yarn", "llama3", "base", "dynamic", "linear", "yarn"]
+    assert order[1].measures["cost"] == pytest.approx(0.3 + math.log2(yarn_logit))
+    assert order[3].measures["cost"] == pytest.approx(2.0 - math.log2(0.85) + math.log2(yarn_logit) + 1)
+    assert [c.rank for c in order] == [1, 2, 3, 4, 5, 6]
+    assert "lower cost" in order[0].why and "the method order" in order[1].why and "fewer failed" in order[4].why
 
 
 def test_extend_json_and_patch_file(invoke, tmp_path):
@@ -127,7 +160,8 @@ def test_extend_json_and_patch_file(invoke, tmp_path):
     assert document["target"] == 8192 and document["trained"]["pretraining_length"] == 2048
     assert [c["rank"] for c in document["candidates"]] == list(range(1, len(document["candidates"]) + 1))
     assert {c["method"] for c in document["candidates"]} == {"yarn", "llama3", "dynamic", "base", "linear"}
-    assert set(document["candidates"][0]) == {"rank", "method", "config_patch", "measures", "failed", "why"}
+    assert set(document["candidates"][0]) == {"rank", "method", "origin", "label", "config_patch", "measures", "failed",
+                                              "dropped_keys", "why"}
     assert json.loads(out.read_text()) == document["candidates"][0]["config_patch"]
     again = invoke("extend", "--hf-config", str(config), "--target", "8192", "-o", str(out), "--pick", "linear")
     assert again.exit_code == 2 and "--force" in again.stderr
@@ -138,7 +172,7 @@ def test_extend_json_and_patch_file(invoke, tmp_path):
 
 
 @pytest.mark.parametrize("target, words", [
-    ("2048", "not past the 2048 tokens"), ("0", "not past"), ("abc", "a number of tokens"), ("1e3x", "a number"),
+    ("2048", "not past the 2,048 tokens"), ("1e300", "past 2^40"), ("inf", "whole number"), ("-5", "not past"), ("0", "not past"), ("abc", "a number of tokens"), ("1e3x", "a number"),
     ("8192.5", "whole number"), ("nan", "whole number"),
 ])
 def test_bad_targets(invoke, tmp_path, target, words):

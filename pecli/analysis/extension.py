@@ -2,14 +2,15 @@
 
 The candidates and their config patches are :mod:`pecli.models.extension`'s; each patch is merged into
 the model's config and read back with pecli's own reader, so the scheme measured is the scheme the patch
-gives. Measured at N, against the model's pre-training (frequencies θ_i over L₀ positions):
+gives. Measured at N, against the model's pre-training (frequencies θ_i over L₀ positions), every
+figure from the candidate's frequencies θ'_i and attention factor:
 
-``unseen_pairs``, ``angles_in_range_up_to``
-    The pairs that never completed a turn in pre-training and whose angle at position N − 1 goes past
-    any angle pre-training gave them (:func:`pecli.analysis.extrapolation.angle_ranges_of`); and the
-    longest context in which no pair does: min over those pairs of ⌊L₀ θ_i / θ'_i⌋ + 1 (None: every
-    context). Past Liu et al.'s critical dimension (2023, "Scaling Laws of RoPE-based Extrapolation")
-    the pairs have not turned fully in training; this is the length their angles stay known.
+``angles_in_range_up_to``, ``unseen_pairs``
+    For the pairs that never completed a turn in pre-training (L₀ θ_i < 2π), a context of c tokens
+    spans the angles c·θ'_i, pre-training spanned L₀·θ_i: the longest context within it is
+    min_i ⌊L₀ θ_i / θ'_i⌋ (None: every pair turned fully; position interpolation reaches exactly N).
+    Past Liu et al.'s critical dimension (2023, "Scaling Laws of RoPE-based Extrapolation") the pairs
+    have not turned fully in training. ``unseen_pairs`` counts those pairs whose bound is below N.
 ``trained_pair_shift``
     Mean over the pairs that turned fully in pre-training (wavelength ≤ L₀) of |log₂(θ'_i / θ_i)|, in
     octaves: 0 leaves what the model learned to read from them untouched; position interpolation moves
@@ -18,14 +19,21 @@ gives. Measured at N, against the model's pre-training (frequencies θ_i over L�
     The distance between the rotations of adjacent positions, ‖R(θ')·1 − 1‖ over ‖R(θ)·1 − 1‖ (without
     the attention factor): below 1 nearby positions are closer together than in training (Peng et al.
     2023: position interpolation's loss of high-frequency information).
+``logit_scale``
+    What the candidate multiplies q·k/√d by (:func:`logit_scale`).
 ``distinguishability``, ``precision_bfloat16``
-    pecli's checks at N (``pecli check distinguishability`` and ``precision --dtype bfloat16``).
+    The verdicts of ``pecli check distinguishability`` and ``precision --dtype bfloat16`` at N, computed
+    from the frequencies (:mod:`pecli.analysis.extension_rows`: exact, but for the bfloat16 collision
+    count when more than 64 offsets can collide, which is then a lower bound).
 
 The ranking (written out on pecli extend's documentation page, "How pecli extend ranks"): first the
 candidates with fewest failed conditions at N — no unseen angles, positions distinguishable, no new
-bfloat16 collisions; then those whose frequencies do not change with the sequence length (dynamic NTK
-and LongRoPE do: a key cached at one length was rotated with other frequencies than a query at
-another); then the smallest ``trained_pair_shift``; then :data:`~pecli.models.extension.METHODS` order.
+bfloat16 collisions; then the smallest ``cost``, in octaves: the shift of the fully-turned pairs, plus
+how far adjacent positions are crowded (|log₂ local_resolution|), plus how far the logit scale is from
+YaRN's fitted temperature for s, (0.1 ln s + 1)² (Peng et al. 2023, §3.4), plus one octave when the
+frequencies change with the sequence length (dynamic NTK, LongRoPE: a key cached at one length was
+rotated with other frequencies than a query at another); then :data:`~pecli.models.extension.METHODS`
+order.
 """
 
 from __future__ import annotations
@@ -36,20 +44,31 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.extrapolation import angle_ranges_of
 from pecli.analysis.spectrum import BOUND_CONTEXT_LIMIT, critical_dimension
 from pecli.errors import ConfigError
+from pecli.models.extension import (
+    METHODS, ExtensionBase, candidate_patches, dropped_keys, extension_base, method_patch, patched, shipped_recipes,
+    whole_tokens,
+)
 from pecli.notebook import Tabular
-from pecli.models.extension import METHODS, ExtensionBase, candidate_patches, extension_base, patched
 from pecli.progress import task
+from pecli.schemes.rope_scaling import yarn_get_mscale
 
-#: The checks measured at N, with the options that make them.
-CHECKS = (("distinguishability", {}), ("precision", {"dtype": "bfloat16"}))
+#: Memory of the row measures: per position, a byte (collided rows) and the bfloat16 codes of up to three
+#: pairs (4 bytes each) and their comparison; besides, blocks of 2^20 offsets.
+ROW_BYTES_PER_POSITION = 24
+ROW_WORKING_BYTES = 96 << 20
+#: The octaves a length-dependent candidate is charged (see the module notes).
+LENGTH_DEPENDENT_COST = 1.0
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One way to reach N: its config patch, what pecli measured at N, its rank and why."""
+    """One way to reach N: its config patch, what pecli measured at N, its rank and why.
+
+    ``origin`` is ``"ranked"`` (a method with s = N / L₀), ``"given"`` (``--method``/``--factor``) or
+    ``"shipped"`` (a recipe the model's family published); ``label`` names it in tables.
+    """
 
     method: str
     config_patch: dict[str, Any]
@@ -57,10 +76,19 @@ class Candidate:
     failed: tuple[str, ...]
     rank: int = 0
     why: str = ""
+    origin: str = "ranked"
+    label: str = ""
+    dropped: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """What ``--pick`` calls it: the method, ``given`` or ``shipped``."""
+        return self.method if self.origin == "ranked" else self.origin
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rank": self.rank, "method": self.method, "config_patch": self.config_patch,
-                "measures": self.measures, "failed": list(self.failed), "why": self.why}
+        return {"rank": self.rank, "method": self.method, "origin": self.origin, "label": self.label or self.method,
+                "config_patch": self.config_patch, "measures": self.measures, "failed": list(self.failed),
+                "dropped_keys": list(self.dropped), "why": self.why}
 
 
 @dataclass(frozen=True)
@@ -73,22 +101,27 @@ class ExtensionReport(Tabular):
     candidates: tuple[Candidate, ...]
     notes: tuple[str, ...] = field(default=())
 
-    def candidate(self, method: str | None = None) -> Candidate:
-        """The candidate of ``method`` (default: the first ranked)."""
-        if method is None:
-            return self.candidates[0]
+    def candidate(self, name: str | None = None) -> Candidate:
+        """The candidate called ``name`` (a method, ``given`` or ``shipped``); default: the given recipe
+        if there is one, else the first ranked."""
+        if name is None:
+            given = [c for c in self.candidates if c.origin == "given"]
+            return given[0] if given else self.candidates[0]
         for candidate in self.candidates:
-            if candidate.method == method:
+            if candidate.key == name:
                 return candidate
-        offered = ", ".join(c.method for c in self.candidates)
-        raise ConfigError("pick", f"{method} is not among this model's candidates ({offered})")
+        offered = ", ".join(c.key for c in self.candidates)
+        raise ConfigError("pick", f"{name} is not among this model's candidates ({offered})")
 
     def table_title(self) -> str:
-        return f"pecli extend: {self.base.pretraining} (pre-training) / {self.base.served} → {self.target} tokens"
+        b = self.base
+        return (f"pecli extend: trained on {b.pretraining:,}, serves {b.served:,} (max_position_embeddings) "
+                f"→ {self.target:,} tokens")
 
     def table_rows(self) -> list[dict[str, Any]]:
         """A row per candidate, best first: its rank, method, measures and failed conditions."""
-        return [{"rank": c.rank, "method": c.method, **c.measures, "failed": list(c.failed)} for c in self.candidates]
+        return [{"rank": c.rank, "method": c.label or c.method, **c.measures, "failed": list(c.failed)}
+                for c in self.candidates]
 
     def to_dict(self) -> dict[str, Any]:
         b = self.base
@@ -102,68 +135,134 @@ class ExtensionReport(Tabular):
         }
 
 
-def extension_report(config: dict[str, Any], target: Any, source: str = "config", *,
-                     max_bytes: int | None = None) -> ExtensionReport:
+def logit_scale(block: dict[str, Any] | None, attention_factor: float) -> float:
+    """What the model multiplies q·k/√d by under the scaling ``block``, with cos/sin scaled by
+    ``attention_factor``.
+
+    ``attention_factor² · m²``: cos and sin carry the attention factor (YaRN's, LongRoPE's) on both q
+    and k; DeepSeek-V2/V3's attention multiplies its softmax scale by m² with m = 0.1 · mscale_all_dim ·
+    ln(factor) + 1 (1 for factor ≤ 1) when the block's rope type is not ``default`` and has a non-zero
+    ``mscale_all_dim`` (transformers' ``DeepseekV3Attention`` / ``yarn_apply_mscale``, and
+    ``_compute_yarn_parameters`` for the attention factor). Meant to be replaced by the logit scale
+    the model's position plan gives each layer group.
+    """
+    scale = float(attention_factor) ** 2
+    block = block or {}
+    kind = block.get("rope_type", block.get("type", "default"))
+    if kind != "default" and block.get("mscale_all_dim") and block.get("factor") is not None:
+        scale *= yarn_get_mscale(float(block["factor"]), float(block["mscale_all_dim"])) ** 2
+    return scale
+
+
+def extension_report(config: dict[str, Any], target: Any, source: str = "config", *, max_bytes: int | None = None,
+                     train_length: Any = None, method: str | None = None, factor: Any = None,
+                     pick: str | None = None) -> ExtensionReport:
     """The candidates for reaching ``target`` tokens from the model of ``config``, measured and ranked.
 
-    ``max_bytes`` bounds the memory of the checks at N, before any work (default: a quarter of RAM).
+    ``train_length`` sets L₀; ``method`` with ``factor`` adds a given recipe (``origin`` "given");
+    ``pick`` is checked against the candidates before anything is measured. ``max_bytes`` bounds the
+    memory of the measures at N (one byte per position and a fixed working set), before any work.
 
     Raises
     ------
     ConfigError
-        ``target`` not an integer above the context the model serves; a model pecli extend cannot
-        change (see :func:`pecli.models.extension.extension_base`).
+        ``target`` not a whole number of tokens above the context the model serves; ``train_length``,
+        ``method``, ``factor`` or ``pick`` invalid; a model pecli extend cannot change (see
+        :func:`pecli.models.extension.extension_base`).
     """
-    from pecli.analysis import CheckOptions, estimate_check_bytes
     from pecli.config import check_memory
 
-    start = extension_base(config, source)
+    if not isinstance(config, dict):
+        raise ConfigError("hf_config", f"expected a config.json mapping, got {type(config).__name__}")
+    start = extension_base(config, source, train_length)
     target = _target(target, start)
-    model = _scheme_of(config, source, target)
-    needed = max(estimate_check_bytes(model, name, CheckOptions(length=target, **options)) for name, options in CHECKS)
-    check_memory(needed, max_bytes, f"extend to {target} tokens")
-    notes = []
-    bound = None
-    if target <= BOUND_CONTEXT_LIMIT:
-        from pecli.analysis.spectrum import base_lower_bound
+    given = _given(start, target, method, factor)
+    check_memory(ROW_BYTES_PER_POSITION * target + ROW_WORKING_BYTES, max_bytes, f"extend to {target:,} tokens")
+    _pick_possible(pick, start, config, given is not None)
+    notes, bound = _base_bound(start, target)
+    patches = candidate_patches(start, target, base_for_target=bound)
+    plans = [(m, patch, "ranked", m) for m, patch in patches.items()]
+    if given is not None:
+        plans.append((method, given, "given", f"{method} ×{float(factor):g}"))
+    for recipe in shipped_recipes(config, start):
+        plans.append((recipe.method, recipe.patch(start, target), "shipped", recipe.name))
+        notes.append(f"{recipe.name} shipped a recipe, {recipe.method} ×{recipe.factor:g} ({recipe.published}): "
+                     f"measured at the target as \"{recipe.name}\" (--pick shipped)")
+    if pick is not None:
+        keys = [key if origin == "ranked" else origin for key, _, origin, _ in plans]
+        if pick not in keys:
+            raise ConfigError("pick", f"{pick} is not among this model's candidates ({', '.join(keys)})")
+    notes += _model_notes(start)
+    trained = _pretrained_inv_freq(config, start)
+    measured = [_measure(m, patch, config, start, target, trained, origin, label)
+                for m, patch, origin, label in plans]
+    return ExtensionReport(target, start, critical_dimension(trained, start.pretraining), tuple(ranked(measured)),
+                           tuple(notes))
 
-        with task("Men et al.'s base bound"):
-            bound = base_lower_bound(target, start.dim).smallest_base
-        if bound is not None and bound <= start.base:
-            notes.append(f"rope_theta {start.base:g} already meets Men et al.'s bound for {target} tokens "
-                         f"({bound:g}): no base increase is proposed")
-    else:
-        notes.append(f"Men et al.'s bound is not computed past {BOUND_CONTEXT_LIMIT} tokens: no base candidate")
+
+def _pick_possible(pick: str | None, start: ExtensionBase, config: dict[str, Any], given: bool) -> None:
+    """Refuse, before the base bound is searched, a pick no candidate of this model can answer."""
+    if pick is None or pick == "base":  # base: known once the bound is (it may be left out)
+        return
+    possible = {m for m in METHODS if start.takes(m) and (m != "longrope" or start.longrope is not None)} - {"base"}
+    if given:
+        possible.add("given")
+    if shipped_recipes(config, start):
+        possible.add("shipped")
+    if pick not in possible:
+        raise ConfigError("pick", f"{pick} is not among this model's candidates ({', '.join(sorted(possible))}, base "
+                          "when Men et al.'s bound is above its base)")
+
+
+def _given(start: ExtensionBase, target: int, method: str | None, factor: Any) -> dict[str, Any] | None:
+    """The patch of ``--method`` with ``--factor`` (both or neither), checked before any work."""
+    if method is None and factor is None:
+        return None
+    if method is None or factor is None:
+        raise ConfigError("method" if method is None else "factor", "--method and --factor go together")
+    if isinstance(factor, str):
+        try:
+            factor = float(factor)
+        except ValueError:
+            raise ConfigError("factor", f"expected a number, got {factor!r}") from None
+    return method_patch(start, str(method), factor, target)
+
+
+def _base_bound(start: ExtensionBase, target: int) -> tuple[list[str], float | None]:
+    """Men et al.'s bound for N: the base every larger base passes (the robust one) is the candidate's."""
+    if target > BOUND_CONTEXT_LIMIT:
+        return [f"Men et al.'s bound is not computed past {BOUND_CONTEXT_LIMIT:,} tokens: no base candidate"], None
+    from pecli.analysis.spectrum import base_lower_bound
+
+    with task("Men et al.'s base bound"):
+        bound = base_lower_bound(target, start.dim)
+    robust = bound.every_base_above
+    notes = []
+    if robust is not None and bound.smallest_base is not None and robust > bound.smallest_base:
+        notes.append(f"base: Men et al.'s bound for {target:,} tokens, every base above {robust:,.0f} (the smallest "
+                     f"passing base, {bound.smallest_base:,.0f}, sits in a window with failing bases above it)")
+    if robust is not None and robust <= start.base:
+        notes.append(f"rope_theta {start.base:g} already meets Men et al.'s bound for {target:,} tokens "
+                     f"({robust:g}): no base increase is proposed")
+    return notes, robust
+
+
+def _model_notes(start: ExtensionBase) -> list[str]:
+    notes = []
     left_out = [method for method in METHODS if not start.takes(method) and method != "longrope"]
     if left_out:
         notes.append(f"{', '.join(left_out)} left out: the model's code in transformers takes rope_type "
                      f"{' or '.join(start.accepted or ())} only")
     if start.longrope is not None:
-        notes.append(f"LongRoPE's factors were searched for {start.served} tokens; past it they are used as they are")
-    trained = _pretrained_inv_freq(config, start)
-    measured = []
-    patches = candidate_patches(start, target, base_for_target=bound)
-    for number, (method, patch) in enumerate(patches.items(), 1):
-        with task(f"{method} ({number}/{len(patches)})"):
-            measured.append(_measure(method, patch, config, start, target, trained))
-    return ExtensionReport(target, start, critical_dimension(trained, start.pretraining), tuple(ranked(measured)), tuple(notes))
+        notes.append(f"LongRoPE's factors were searched for {start.served:,} tokens; past it they are used as they are")
+    return notes
 
 
 def _target(value: Any, start: ExtensionBase) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ConfigError("target", f"expected a number of tokens, got {value!r}")
-    try:
-        number = float(value) if not isinstance(value, int) else value
-    except ValueError:
-        raise ConfigError("target", f"expected a number of tokens, got {value!r}") from None
-    if not math.isfinite(number) or number != int(number):
-        raise ConfigError("target", f"expected a whole number of tokens, got {value!r}")
-    target = int(number)
+    target = whole_tokens("target", value)
     if target <= start.served:
-        raise ConfigError("target", f"{target} is not past the {start.served} tokens {start.source} already serves "
-                          "(max_position_embeddings)")
-    if target > 1 << 40:
-        raise ConfigError("target", f"{target} is past 2^40 tokens")
+        raise ConfigError("target", f"{target:,} is not past the {start.served:,} tokens {start.source} already "
+                          "serves (max_position_embeddings)")
     return target
 
 
@@ -182,46 +281,90 @@ def _pretrained_inv_freq(config: dict[str, Any], start: ExtensionBase) -> np.nda
     return np.asarray(scheme.without_extension().frequency_pairs().inv_freq, dtype=np.float64)
 
 
-def _measure(method: str, patch: dict[str, Any], config: dict[str, Any], start: ExtensionBase, target: int,
-             trained: np.ndarray) -> Candidate:
-    """Read ``patch`` back through pecli's config reader and measure the scheme it gives at N."""
-    from pecli.analysis import CheckOptions, run_checks
+def _scaling_block(patch: dict[str, Any], start: ExtensionBase) -> dict[str, Any] | None:
+    node = _text_node(patch, start)
+    return node.get("rope_parameters", node.get("rope_scaling"))
 
-    scheme = _scheme_of(patched(config, patch), start.source, target)
+
+def _measure(method: str, patch: dict[str, Any], config: dict[str, Any], start: ExtensionBase, target: int,
+             trained: np.ndarray, origin: str = "ranked", label: str = "") -> Candidate:
+    """Read ``patch`` back through pecli's config reader and measure the scheme it gives at N."""
+    from pecli.analysis.extension_rows import rope_bfloat16_collisions, rope_distinguishability
+
+    scheme = _scheme_of(patched(config, _frequency_keys(patch, start, method)), start.source, target)
     pairs = scheme.frequency_pairs()
     inv_freq = np.asarray(pairs.inv_freq, dtype=np.float64)
-    ranges = angle_ranges_of(inv_freq, trained, start.pretraining, target)
-    results = {name: run_checks(scheme, name, CheckOptions(length=target, **options))[0] for name, options in CHECKS}
+    attention = float(pairs.attention_scaling)
+    with task(f"{label or method}: distances", total=2 * max(target - 1, 1)) as bar:
+        distinct = rope_distinguishability(inv_freq, attention, target, bar.advance)
+        collisions = rope_bfloat16_collisions(inv_freq, attention, target, bar.advance)
+    reach = in_range_up_to(inv_freq, trained, start.pretraining)
     measures = {
-        "unseen_pairs": ranges.unseen_count,
-        "angles_in_range_up_to": in_range_up_to(inv_freq, trained, start.pretraining),
+        "unseen_pairs": unseen_pairs(inv_freq, trained, start.pretraining, target),
+        "angles_in_range_up_to": reach,
         "trained_pair_shift": trained_pair_shift(inv_freq, trained, start.pretraining),
         "local_resolution": adjacent_step(inv_freq) / adjacent_step(trained),
-        "attention_factor": float(pairs.attention_scaling),
+        "attention_factor": attention,
+        "logit_scale": logit_scale(_scaling_block(patch, start), attention),
         "effective_base": float(pairs.base),
         "length_dependent": bool(scheme.reads_context),
-        "distinguishability": results["distinguishability"].verdict,
-        "precision_bfloat16": results["precision"].verdict,
-        "bfloat16_collisions": results["precision"].figures.get("collisions"),
+        "distinguishability": distinct.verdict,
+        "local_share": distinct.local_share,
+        "precision_bfloat16": collisions.verdict,
+        "bfloat16_collisions": collisions.count,
+        "bfloat16_collisions_exact": collisions.exact,
     }
+    measures["cost"] = cost_of(measures, start.factor(target))
     failed = []
     if measures["unseen_pairs"]:
         failed.append("unseen-angles")
-    if results["distinguishability"].verdict == "fail":
+    if distinct.verdict == "fail":
         failed.append("distinguishability")
-    if results["precision"].verdict == "fail":
+    if collisions.verdict == "fail":
         failed.append("bfloat16")
-    return Candidate(method, patch, measures, tuple(failed))
+    return Candidate(method, patch, measures, tuple(failed), origin=origin, label=label or method,
+                     dropped=dropped_keys(start, method))
+
+
+def _frequency_keys(patch: dict[str, Any], start: ExtensionBase, method: str) -> dict[str, Any]:
+    """``patch`` without ``mscale_all_dim`` where only the attention reads it (every method but yarn): the
+    frequencies do not depend on it, :func:`logit_scale` reads it from the patch itself."""
+    block = _scaling_block(patch, start)
+    if method == "yarn" or not isinstance(block, dict) or "mscale_all_dim" not in block:
+        return patch
+    keys = {k: v for k, v in block.items() if k != "mscale_all_dim"}
+    node = dict(_text_node(patch, start))
+    node["rope_parameters" if "rope_parameters" in node else "rope_scaling"] = keys
+    for key in reversed(start.path):
+        node = {key: node}
+    return node
+
+
+def _text_node(patch: dict[str, Any], start: ExtensionBase) -> dict[str, Any]:
+    node = patch
+    for key in start.path:
+        node = node[key]
+    return node
+
+
+def _partial(inv_freq: np.ndarray, trained: np.ndarray, pretraining: int) -> np.ndarray:
+    return (pretraining * trained < 2 * math.pi) & (inv_freq > 0)
 
 
 def in_range_up_to(inv_freq: np.ndarray, trained: np.ndarray, pretraining: int) -> int | None:
-    """The longest context whose angles stay within pre-training's on every pair that did not turn fully
-    in it: min over those pairs of ⌊L₀ θ_i / θ'_i⌋ + 1 (an angle up to L₀ θ_i counts as seen, as in
-    :func:`~pecli.analysis.extrapolation.angle_ranges_of`); None when every pair turned fully."""
-    partial = (pretraining * trained < 2 * math.pi) & (inv_freq > 0)
+    """The longest context c whose span c·θ'_i stays within pre-training's L₀·θ_i on every pair that did
+    not turn fully in it: min over those pairs of ⌊L₀ θ_i / θ'_i⌋; None when every pair turned fully."""
+    partial = _partial(inv_freq, trained, pretraining)
     if not partial.any():
         return None
-    return int(np.min(np.floor(pretraining * trained[partial] / inv_freq[partial] * (1 + 1e-12)))) + 1
+    return int(np.min(np.floor(pretraining * trained[partial] / inv_freq[partial] * (1 + 1e-12))))
+
+
+def unseen_pairs(inv_freq: np.ndarray, trained: np.ndarray, pretraining: int, target: int) -> int:
+    """The pairs that did not turn fully in pre-training whose span at N, N·θ'_i, is past L₀·θ_i."""
+    partial = _partial(inv_freq, trained, pretraining)
+    reach = np.floor(pretraining * trained[partial] / inv_freq[partial] * (1 + 1e-12))
+    return int(np.count_nonzero(reach < target))
 
 
 def trained_pair_shift(inv_freq: np.ndarray, trained: np.ndarray, pretraining: int) -> float:
@@ -237,34 +380,54 @@ def adjacent_step(inv_freq: np.ndarray) -> float:
     return float(np.sqrt(np.sum(4.0 - 4.0 * np.cos(inv_freq))))
 
 
+def yarn_temperature(factor: float) -> float:
+    """YaRN's logit scale for an extension by s: (0.1 ln s + 1)² (Peng et al. 2023, §3.4, fitted on LLaMA)."""
+    return yarn_get_mscale(factor) ** 2
+
+
+def cost_of(measures: dict[str, Any], factor: float) -> float:
+    """The ranking's cost in octaves: shift + |log₂ local_resolution| + |log₂(logit_scale / (0.1 ln s + 1)²)|
+    + one octave for frequencies that change with the length (the module notes say why)."""
+    spacing = abs(math.log2(measures["local_resolution"])) if measures["local_resolution"] > 0 else math.inf
+    logit = abs(math.log2(measures["logit_scale"] / yarn_temperature(factor)))
+    extra = LENGTH_DEPENDENT_COST if measures["length_dependent"] else 0.0
+    return float(measures["trained_pair_shift"] + spacing + logit + extra)
+
+
 def ranked(candidates: list[Candidate]) -> list[Candidate]:
     """The candidates best first, with their rank and the reason (see the module notes for the rule)."""
     def key(c: Candidate) -> tuple[Any, ...]:
-        return (len(c.failed), c.measures["length_dependent"], round(c.measures["trained_pair_shift"], 9),
-                METHODS.index(c.method))
+        return (len(c.failed), round(c.measures["cost"], 9), METHODS.index(c.method),
+                ("ranked", "shipped", "given").index(c.origin))
 
     order = sorted(candidates, key=key)
     out = []
-    for rank, candidate in enumerate(order, 1):
-        out.append(Candidate(candidate.method, candidate.config_patch, candidate.measures, candidate.failed, rank,
-                             _why(candidate, order[rank] if rank < len(order) else None)))
+    for rank, c in enumerate(order, 1):
+        out.append(Candidate(c.method, c.config_patch, c.measures, c.failed, rank,
+                             _why(c, order[rank] if rank < len(order) else None), c.origin, c.label, c.dropped))
     return out
 
 
 def _why(candidate: Candidate, below: Candidate | None) -> str:
-    """What holds or fails at N, and what puts the candidate above the next one."""
+    """What holds or fails at N, the cost's parts, what it drops, and what puts it above the next one."""
     m = candidate.measures
     parts = ["holds every condition at N" if not candidate.failed else "fails " + ", ".join(candidate.failed)]
-    parts.append("frequencies change with the sequence length" if m["length_dependent"] else "fixed frequencies")
-    parts.append(f"shifts the fully-turned pairs by {m['trained_pair_shift']:.3g} octave on average")
+    spacing = abs(math.log2(m["local_resolution"])) if m["local_resolution"] > 0 else math.inf
+    parts.append(f"cost {m['cost']:.3g} octaves (shift {m['trained_pair_shift']:.3g}, spacing {spacing:.3g}, "
+                 f"logit scale {m['logit_scale']:.4g}" + (", length-dependent +1" if m["length_dependent"] else "") + ")")
+    if candidate.dropped:
+        longrope = [k for k in candidate.dropped if k.endswith("_factor")]
+        words = f"drops the model's {', '.join(candidate.dropped)}"
+        if longrope:
+            words += " (the LongRoPE factors it was fine-tuned with)"
+        parts.append(words)
     if below is not None:
         n = below.measures
+        name = below.label or below.method
         if len(candidate.failed) < len(below.failed):
-            parts.append(f"above {below.method}: fewer failed conditions")
-        elif m["length_dependent"] != n["length_dependent"]:
-            parts.append(f"above {below.method}: its frequencies do not depend on the length")
-        elif round(m["trained_pair_shift"], 9) < round(n["trained_pair_shift"], 9):
-            parts.append(f"above {below.method}: a smaller shift ({n['trained_pair_shift']:.3g})")
+            parts.append(f"above {name}: fewer failed conditions")
+        elif round(m["cost"], 9) < round(n["cost"], 9):
+            parts.append(f"above {name}: a lower cost ({n['cost']:.3g})")
         else:
-            parts.append(f"above {below.method}: the method order")
+            parts.append(f"above {name}: the method order")
     return "; ".join(parts)

@@ -17,21 +17,36 @@ from pecli.config import MEMORY_SETTING, Setting, load_yaml, memory_budget, merg
 from pecli.errors import ConfigError
 
 EXTEND_PANEL = "Extend"
+METHOD_NAMES = ("yarn", "llama3", "dynamic", "base", "linear", "longrope")
 TARGET = Setting("target", str, None, "the context to reach, in tokens (above the model's max_position_embeddings)")
-PICK = Setting("pick", str, None, "the candidate whose patch --out writes", default_text="the first ranked",
-               choices=("yarn", "llama3", "dynamic", "base", "linear", "longrope"))
+PICK = Setting("pick", str, None, "the candidate whose patch is shown and written: a method, 'given' (--method) "
+               "or 'shipped' (the family's own recipe)", default_text="the given recipe, else the first ranked",
+               choices=(*METHOD_NAMES, "given", "shipped"))
+METHOD = Setting("method", str, None, "measure this method with --factor beside the ranked candidates",
+                 choices=METHOD_NAMES)
+FACTOR = Setting("factor", float, None, "scaling factor s of --method over the training length (for base: "
+                 "what rope_theta is multiplied by)", minimum=1)
+TRAIN_LENGTH = Setting("train_length", str, None, "the length the model was trained on, L₀",
+                       default_text="the scaling's original length, else max_position_embeddings")
+RUNTIME = Setting("runtime", str, None, "print the flags or overrides this engine needs for the chosen candidate",
+                  choices=("vllm", "sglang", "llama.cpp", "mlx"))
 OUT = Setting("out", Path, None, "write the chosen candidate's config patch (JSON) to this file")
-#: The keys a --config YAML file may give.
-KEYS = ("hf_config", "model", "target", "pick", "out", "max_memory")
+#: The keys a --config YAML file or --set may give.
+KEYS = ("hf_config", "model", "target", "pick", "method", "factor", "train_length", "runtime", "out", "max_memory")
 
 
 def extend(
     target: make_option(TARGET, panel=EXTEND_PANEL) = None,
     pick: make_option(PICK, panel=EXTEND_PANEL) = None,
+    method: make_option(METHOD, panel=EXTEND_PANEL) = None,
+    factor: make_option(FACTOR, panel=EXTEND_PANEL) = None,
+    train_length: make_option(TRAIN_LENGTH, panel=EXTEND_PANEL) = None,
+    runtime: make_option(RUNTIME, panel=EXTEND_PANEL) = None,
     out: make_option(OUT, panel=OUTPUT_PANEL) = None,
     hf_config: CONFIG_OPTIONS["hf_config"] = None,
     model: CONFIG_OPTIONS["model"] = None,
     config: CONFIG_OPTIONS["config"] = None,
+    set_: CONFIG_OPTIONS["set"] = None,
     max_memory: make_option(MEMORY_SETTING, panel=CONFIG_PANEL) = None,
     force: ForceOption = False,
     json: JsonOption = False,
@@ -41,44 +56,83 @@ def extend(
 
     The candidates: yarn, llama3, dynamic (NTK), linear (position interpolation), a base raised to Men et
     al.'s bound for the target, and longrope for a model that carries LongRoPE factors; each built from the
-    model's pre-training frequencies and length, in the form its config.json uses. Each is read back with
-    pecli's own config reader and measured at the target: angles pre-training never saw, how far the pairs
-    that turned fully in pre-training move, the spacing of nearby positions, distinguishability and
-    bfloat16 precision, and ranked by the rule its documentation page writes out. --out writes the first
-    candidate's patch (--pick another) as JSON to merge into config.json.
+    model's training frequencies and length (--train-length), in the form its config.json uses, keeping
+    the scaling keys its attention still reads. --method with --factor measures a recipe of your own
+    beside them, and a family's shipped recipe (Llama 3.1, Qwen2.5, Qwen3, Code Llama) is measured too.
+    Each is read back with pecli's own config reader and measured at the target: angles training never
+    saw, how far the pairs that turned fully move, the spacing of nearby positions, the logit scale,
+    distinguishability and bfloat16 precision, and ranked by the rule its documentation page writes out.
+    --out writes the chosen candidate's patch as JSON to merge into config.json; --runtime prints what
+    vLLM, SGLang, llama.cpp or MLX need to serve it.
     """
     with errors_to_exit():
         check_output_flags(json, quiet)
-        given = {"hf_config": hf_config, "model": model, "target": target, "pick": pick, "out": out,
+        given = {"hf_config": hf_config, "model": model, "target": target, "pick": pick, "method": method,
+                 "factor": factor, "train_length": train_length, "runtime": runtime, "out": out,
                  "max_memory": max_memory}
-        options = merge(_from_file(config), {k: v for k, v in given.items() if v is not None})
+        options = merge(_from_file(config), {k: v for k, v in given.items() if v is not None}, _sets(set_))
         if options.get("target") is None:
             raise ConfigError("target", "give the context to reach (--target N)")
+        for key in ("hf_config", "model", "out", "target", "train_length", "max_memory"):
+            _scalar(key, options.get(key))
         chosen = PICK.coerce(options["pick"]) if options.get("pick") is not None else None
+        recipe = METHOD.coerce(options["method"]) if options.get("method") is not None else None
+        scale = FACTOR.coerce(options["factor"]) if options.get("factor") is not None else None
+        engine = RUNTIME.coerce(options["runtime"]) if options.get("runtime") is not None else None
         target_file = None
         if options.get("out") is not None:
             from pecli.io import check_target
 
-            target_file = check_target(Path(options["out"]), suffixes=(".json",), force=force)
+            target_file = check_target(Path(str(options["out"])), suffixes=(".json",), force=force)
+        budget = memory_budget(options.get("max_memory"))
         data, source = _config(options)
         from pecli.analysis.extension import extension_report
         from pecli.cli.progress import reporter_for
         from pecli.progress import reporting
 
         with reporting(reporter_for(quiet=quiet or json)):
-            report = extension_report(data, options["target"], source, max_bytes=memory_budget(options.get("max_memory")))
+            report = extension_report(data, options["target"], source, max_bytes=budget,
+                                      train_length=options.get("train_length"), method=recipe, factor=scale, pick=chosen)
         picked = report.candidate(chosen)
+        serving = _serving(engine, report, picked)
         if target_file is not None:
             from pecli.io import write_atomic
 
             text = json_module.dumps(picked.config_patch, indent=2) + "\n"
             write_atomic(target_file, lambda stream: stream.write(text.encode()), force=force)
         if json:
-            print_json(report.to_dict())
+            document = report.to_dict()
+            if serving is not None:
+                document["runtime"] = serving.to_dict()
+            print_json(document)
         elif not quiet:
-            _show(report, picked)
+            _show(report, picked, serving)
         if target_file is not None:
-            message(f"wrote the {picked.method} patch to {target_file}", quiet=quiet or json)
+            message(f"wrote the {picked.label or picked.method} patch to {target_file}", quiet=quiet or json)
+
+
+def _sets(pairs: list[str] | None) -> dict:
+    from pecli.config import parse_sets
+
+    sets = parse_sets(pairs)
+    unknown = sorted(set(sets) - set(KEYS))
+    if unknown:
+        raise ConfigError(unknown[0], f"is not a key of pecli extend (it takes {', '.join(KEYS)})")
+    return sets
+
+
+def _scalar(key: str, value) -> None:
+    """A key that names a file, a model or a number takes one value, not a list or a mapping."""
+    if isinstance(value, (dict, list, tuple, set)):
+        raise ConfigError(key, f"expected one value, got a {'mapping' if isinstance(value, dict) else 'list'}")
+
+
+def _serving(engine: str | None, report, picked):
+    if engine is None:
+        return None
+    from pecli.models.runtimes import serving_flags
+
+    return serving_flags(engine, report.base, picked.config_patch, report.target)
 
 
 def _from_file(path: str | None) -> dict:
@@ -110,35 +164,52 @@ def _config(options: dict) -> tuple[dict, str]:
     return data, source
 
 
-LEGEND = ("unseen: pairs whose angle at the target is past any pre-training gave them; in range: the longest "
-          "context without such pairs; shift: octaves the pairs that turned fully in pre-training move, on average; "
-          "near: spacing of adjacent positions against pre-training's; attn: attention factor; "
-          "fails: unseen-angles, distinguishability or bfloat16 at the target; *: frequencies change with the length")
+#: How the table names the failed conditions (``--json`` has them in full).
+SHORT_FAILS = {"unseen-angles": "unseen", "distinguishability": "distinct", "bfloat16": "bf16"}
+LEGEND = ("unseen: pairs that never turned fully in training whose span at the target is past training's; "
+          "in range: the longest context without such pairs; shift: octaves the pairs that turned fully in "
+          "training move, on average; near: spacing of adjacent positions against training's; logit: what q·k/√d "
+          "is multiplied by; cost: the ranking's octaves (shift, spacing, logit scale off YaRN's, +1 for *); "
+          "fails: unseen (unseen-angles), distinct (distinguishability) or bf16 (new bfloat16 collisions) at the target; *: frequencies change with the length; "
+          "†: the recipe the family shipped (--pick shipped); ‡: --method and --factor (--pick given)")
 
 
-def _show(report, picked) -> None:
-    """The candidates side by side, then the chosen one's reason and patch."""
+def _show(report, picked, serving=None) -> None:
+    """The candidates side by side, then the chosen one's reason, its patch and the engine's flags."""
     from rich.console import Group
     from rich.syntax import Syntax
+    from rich.table import Table
     from rich.text import Text
 
-    from pecli.render.tables import number
-
-    b = report.base
-    from rich.table import Table
-
-    table = Table(title=f"pecli extend: {b.pretraining:,} (pre-training) / {b.served:,} → {report.target:,} tokens",
-                  title_justify="left")
-    for header in ("#", "method", "unseen", "in range", "shift", "near", "attn", "fails"):
-        table.add_column(header, justify="left" if header in ("method", "fails") else "right", no_wrap=True)
+    table = Table(title=report.table_title(), title_justify="left", show_edge=False)
+    for header in ("#", "method", "unseen", "in range", "shift", "near", "logit", "cost", "fails"):
+        table.add_column(header, justify="left" if header in ("method", "fails") else "right", no_wrap=header != "fails")
     for c in report.candidates:
         m = c.measures
         reach = "all" if m["angles_in_range_up_to"] is None else f"{m['angles_in_range_up_to']:,}"
-        table.add_row(str(c.rank), c.method + ("*" if m["length_dependent"] else ""), str(m["unseen_pairs"]), reach,
-                      number(m["trained_pair_shift"]), number(m["local_resolution"]), number(m["attention_factor"]),
-                      ", ".join(c.failed) or "none")
-    parts = [table, Text(LEGEND), Text(f"critical dimension (Liu et al. 2023): {report.critical_dimension} of {b.dim}")]
+        name = (c.label or c.method) + ("*" if m["length_dependent"] else "") + {"ranked": "", "given": " ‡",
+                                                                                "shipped": " †"}[c.origin]
+        figures = (m["trained_pair_shift"], m["local_resolution"], m["logit_scale"], m["cost"])
+        table.add_row(str(c.rank), name, str(m["unseen_pairs"]), reach, *(f"{x:.3g}" for x in figures),
+                      ", ".join(SHORT_FAILS.get(f, f) for f in c.failed) or "none")
+    parts = [table, Text(LEGEND),
+             Text(f"critical dimension (Liu et al. 2023): {report.critical_dimension} of {report.base.dim}")]
     parts += [Text(f"note: {note}") for note in report.notes]
-    parts += [Text(f"{picked.method} (rank {picked.rank}): {picked.why}"),
+    parts += [Text(f"{picked.label or picked.method} (rank {picked.rank}): {picked.why}"),
               Syntax(json_module.dumps(picked.config_patch, indent=2), "json", theme="ansi_dark", background_color="default")]
+    if serving is not None:
+        parts += _serving_lines(serving)
     stdout_console().print(Group(*parts))
+
+
+def _serving_lines(serving) -> list:
+    from rich.text import Text
+
+    if serving.unsupported is not None:
+        lines = [Text(f"{serving.engine}: {serving.unsupported}")]
+    elif serving.edit_config is not None:
+        lines = [Text(f"{serving.engine}: serves {serving.served:,} tokens with the patch merged into config.json")]
+    else:
+        served = "refused as given" if serving.served is None else f"serves {serving.served:,} tokens"
+        lines = [Text(f"{serving.engine} ({served}):"), Text("\n".join(serving.command_lines()))]
+    return lines + [Text(f"warning: {warning}") for warning in serving.warnings]

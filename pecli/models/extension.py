@@ -23,13 +23,18 @@ scaling was). The keys follow transformers' ``modeling_rope_utils`` (``_compute_
   ``factor`` s (its attention factor √(1 + ln s / ln L₀)) and ``max_position_embeddings`` N.
 
 A patch is written in the form the model's config already uses: ``rope_parameters`` (transformers 5),
-or ``rope_theta`` with ``rope_scaling``; inside a multimodal config, under the text model's sub-config.
+or ``rope_theta`` (GPT-NeoX: ``rotary_emb_base``) with ``rope_scaling``; inside a multimodal config,
+under the text model's sub-config. Keys of the model's own scaling block that the new method still
+reads are carried over (:data:`CARRIED_KEYS`): DeepSeek's attention multiplies its logits by
+mscale(s, ``mscale_all_dim``)² for every rope type but ``default``, and its YaRN attention factor is
+mscale(s, ``mscale``) / mscale(s, ``mscale_all_dim``) — dropping them would change the softmax.
+A candidate that drops LongRoPE factors says so (:func:`dropped_keys`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pecli.errors import ConfigError
@@ -56,6 +61,19 @@ ACCEPTED_TYPES: dict[str, tuple[str, ...]] = {
 #: The rope_type each method writes.
 METHOD_TYPES = {"yarn": "yarn", "llama3": "llama3", "dynamic": "dynamic", "base": "default", "linear": "linear",
                 "longrope": "longrope"}
+
+#: The keys of the model's scaling block each rope type still reads, carried into its patch when the
+#: model has them. ``mscale_all_dim`` is read by DeepSeek-V2/V3's attention (``yarn_apply_mscale``: the
+#: softmax scale times mscale(factor, mscale_all_dim)², for any rope_type but "default"); YaRN's own
+#: rule (``_compute_yarn_parameters``) also reads ``mscale`` for its attention factor. transformers logs
+#: "Unrecognized keys" for ``mscale_all_dim`` under linear, dynamic, llama3 and longrope, yet the
+#: attention reads it there.
+CARRIED_KEYS: dict[str, tuple[str, ...]] = {
+    "yarn": ("mscale", "mscale_all_dim"), "llama3": ("mscale_all_dim",), "dynamic": ("mscale_all_dim",),
+    "linear": ("mscale_all_dim",), "longrope": ("mscale_all_dim",), "base": (),
+}
+#: The LongRoPE keys a model was fine-tuned with.
+LONGROPE_KEYS = ("short_factor", "long_factor")
 
 #: YaRN's defaults in transformers, written out in the patch.
 YARN_BETA_FAST, YARN_BETA_SLOW = 32.0, 1.0
@@ -92,6 +110,10 @@ class ExtensionBase:
         The model's LongRoPE keys, when it has them.
     accepted:
         The rope types the model's code takes (:data:`ACCEPTED_TYPES`), None for all of transformers'.
+    own_scaling:
+        The model's scaling keys as its config has them (``{}`` without a scaling).
+    base_key:
+        The key of the base at the level of ``rope_scaling``: ``rope_theta``, or GPT-NeoX's ``rotary_emb_base``.
     """
 
     source: str
@@ -105,6 +127,8 @@ class ExtensionBase:
     scaling: str
     longrope: dict[str, Any] | None
     accepted: tuple[str, ...] | None = None
+    own_scaling: dict[str, Any] = field(default_factory=dict)
+    base_key: str = "rope_theta"
 
     def takes(self, method: str) -> bool:
         """Whether the model's code applies ``method``'s rope type."""
@@ -122,16 +146,24 @@ def _at(config: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
     return node
 
 
-def extension_base(config: dict[str, Any], source: str = "config") -> ExtensionBase:
+def extension_base(config: dict[str, Any], source: str = "config", train_length: Any = None) -> ExtensionBase:
     """What candidates for ``config`` start from (see :class:`ExtensionBase`).
+
+    ``train_length`` sets L₀ (default: the scaling's original length, else ``max_position_embeddings``):
+    Mistral 7B v0.1 serves 32,768 but was trained on 8,192.
 
     Raises
     ------
     ConfigError
         (key ``hf_config``) The model has no RoPE, RoPE that is not one 1-D ladder (M-RoPE), or layer
-        groups with different RoPE settings; its rope parameters are per layer type.
+        groups with different RoPE settings; its rope parameters are per layer type. (key
+        ``train_length``) not a whole number of tokens from 2 up to ``max_position_embeddings``.
     """
     from pecli.config import build_scheme
+
+    if not isinstance(config, dict):
+        raise ConfigError("hf_config", f"expected a config.json mapping, got {type(config).__name__}")
+    _check_layer_count(config, source)
 
     plan = plan_of(config, source)
     groups = [group for group in plan.groups if group.options is not None]
@@ -158,6 +190,11 @@ def extension_base(config: dict[str, Any], source: str = "config") -> ExtensionB
     if served is None:
         raise ConfigError("hf_config", f"{source} has no max_position_embeddings: the context it serves is unknown")
     pretraining = scheme.training_length or served
+    if train_length is not None:
+        pretraining = whole_tokens("train_length", train_length)
+        if not 2 <= pretraining <= served:
+            raise ConfigError("train_length", f"{pretraining:,} is not between 2 and the {int(served):,} tokens "
+                              f"{source} serves (max_position_embeddings)")
     longrope = None
     if scheme.scaling == "longrope":
         longrope = {key: value for key, value in own.items() if key in SCALING_KEYS}
@@ -167,32 +204,109 @@ def extension_base(config: dict[str, Any], source: str = "config") -> ExtensionB
     if accepted == ():
         raise ConfigError("hf_config", f"{source}: transformers' {kinds[0]} code builds its rotary frequencies with a fixed "
                           "base and no scaling: no config change extends its context")
+    own_scaling = {key: value for key, value in own.items() if key in SCALING_KEYS}
+    base_key = "rotary_emb_base" if "rotary_emb_base" in text and "rope_theta" not in text else "rope_theta"
     return ExtensionBase(source, path, form, block, int(served), int(pretraining), float(pretrained.base),
-                         int(scheme.rotated_dim), scheme.scaling, longrope, accepted)
+                         int(scheme.rotated_dim), scheme.scaling, longrope, accepted, own_scaling, base_key)
+
+
+#: The most layers a config may declare before any per-layer work (real models have a few hundred).
+MAX_LAYERS = 1 << 16
+LAYER_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+
+
+def _check_layer_count(config: dict[str, Any], source: str) -> None:
+    """Refuse, before the model's plan is built layer by layer, a layer count no model has."""
+    text = _at(config, text_path(config)) if isinstance(_at(config, text_path(config)), dict) else config
+    for node in (config, text):
+        for key in LAYER_KEYS:
+            value = node.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and not value <= MAX_LAYERS:
+                raise ConfigError(key, f"{source}: {value!r} layers is past the {MAX_LAYERS:,} pecli extend reads")
+
+
+def whole_tokens(key: str, value: Any) -> int:
+    """``value`` as a whole, finite number of tokens (``1e6`` and ``"1048576"`` are), else ConfigError(key)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ConfigError(key, f"expected a number of tokens, got {value!r}")
+    try:
+        number = value if isinstance(value, int) else float(str(value).replace("_", ""))
+    except ValueError:
+        raise ConfigError(key, f"expected a number of tokens, got {value!r}") from None
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ConfigError(key, f"expected a whole number of tokens, got {value!r}")
+    if number > 1 << 40:
+        raise ConfigError(key, f"{value!r} is past 2^40 tokens")
+    if number != int(number):
+        raise ConfigError(key, f"expected a whole number of tokens, got {value!r}")
+    return int(number)
 
 
 def candidate_patches(base: ExtensionBase, target: int, *, base_for_target: float | None) -> dict[str, dict[str, Any]]:
     """Each method's patch to reach ``target`` (see the module notes), in :data:`METHODS` order.
 
-    ``base_for_target`` is the base of the ``base`` candidate (Men et al.'s smallest base for N); None,
-    or a base that is not above the model's, leaves the candidate out.
+    ``base_for_target`` is the base of the ``base`` candidate (Men et al.'s bound for N); None, or a
+    base that is not above the model's, leaves the candidate out.
     """
     s = base.factor(target)
-    patches = {
-        "yarn": _patch(base, target, {"rope_type": "yarn", "factor": s, "original_max_position_embeddings": base.pretraining,
-                                      "beta_fast": YARN_BETA_FAST, "beta_slow": YARN_BETA_SLOW,
-                                      "attention_factor": 0.1 * math.log(s) + 1.0}),
-        "llama3": _patch(base, target, {"rope_type": "llama3", "factor": s, "low_freq_factor": LLAMA3_LOW_FREQ_FACTOR,
-                                        "high_freq_factor": LLAMA3_HIGH_FREQ_FACTOR,
-                                        "original_max_position_embeddings": base.pretraining}),
-        "dynamic": _patch(base, base.pretraining, {"rope_type": "dynamic", "factor": s}),
-    }
-    if base_for_target is not None and base_for_target > base.base:
-        patches["base"] = _patch(base, target, None, theta=base_for_target)
-    patches["linear"] = _patch(base, target, {"rope_type": "linear", "factor": s})
-    if base.longrope is not None:
-        patches["longrope"] = _patch(base, target, {**base.longrope, "factor": s})
-    return {method: patch for method, patch in patches.items() if base.takes(method)}
+    patches = {}
+    for method in METHODS:
+        if not base.takes(method) or (method == "longrope" and base.longrope is None):
+            continue
+        if method != "base":
+            patches[method] = method_patch(base, method, s, target)
+        elif base_for_target is not None and base_for_target > base.base:
+            patches[method] = _patch(base, target, None, theta=base_for_target)
+    return patches
+
+
+def method_patch(base: ExtensionBase, method: str, factor: float, target: int) -> dict[str, Any]:
+    """The patch of ``method`` with scaling factor ``factor`` over L₀, serving ``target`` tokens.
+
+    For ``base`` the factor multiplies ``rope_theta`` (Code Llama: 10,000 × 100). ``dynamic`` keeps
+    ``max_position_embeddings`` at L₀ (see the module notes). ``longrope`` needs the model's factors.
+    """
+    if method not in METHODS:
+        raise ConfigError("method", f"{method!r} is not one of {', '.join(METHODS)}")
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor) or factor <= 1:
+        raise ConfigError("factor", f"must be a finite number above 1, got {factor!r}")
+    if not base.takes(method):
+        raise ConfigError("method", f"{base.source}: the model's code in transformers takes rope_type "
+                          f"{' or '.join(base.accepted or ())} only, not {METHOD_TYPES[method]}")
+    if method == "longrope" and base.longrope is None:
+        raise ConfigError("method", f"{base.source} carries no LongRoPE factors (short_factor, long_factor)")
+    s = float(factor)
+    carried = {key: base.own_scaling[key] for key in CARRIED_KEYS[method] if base.own_scaling.get(key) is not None}
+    if method == "base":
+        return _patch(base, target, None, theta=base.base * s)
+    if method == "yarn":
+        scaling = {"rope_type": "yarn", "factor": s, "original_max_position_embeddings": base.pretraining,
+                   "beta_fast": YARN_BETA_FAST, "beta_slow": YARN_BETA_SLOW}
+        if not (carried.get("mscale") and carried.get("mscale_all_dim")):
+            # with both, transformers derives mscale(s, mscale) / mscale(s, mscale_all_dim) itself
+            scaling["attention_factor"] = 0.1 * math.log(s) + 1.0
+        return _patch(base, target, {**scaling, **carried})
+    if method == "llama3":
+        return _patch(base, target, {"rope_type": "llama3", "factor": s, "low_freq_factor": LLAMA3_LOW_FREQ_FACTOR,
+                                     "high_freq_factor": LLAMA3_HIGH_FREQ_FACTOR,
+                                     "original_max_position_embeddings": base.pretraining, **carried})
+    if method == "dynamic":
+        return _patch(base, base.pretraining, {"rope_type": "dynamic", "factor": s, **carried})
+    if method == "linear":
+        return _patch(base, target, {"rope_type": "linear", "factor": s, **carried})
+    return _patch(base, target, {**base.longrope, "factor": s, **carried})
+
+
+def dropped_keys(base: ExtensionBase, method: str) -> tuple[str, ...]:
+    """The keys of the model's scaling that ``method``'s patch does not carry and that the model read:
+    LongRoPE's factors (the model was fine-tuned with them) and DeepSeek's ``mscale_all_dim`` (its softmax
+    factor; ``mscale`` only enters YaRN's attention factor, which the yarn patch keeps)."""
+    if method == "longrope":
+        kept = set(LONGROPE_KEYS) | set(CARRIED_KEYS[method])
+    else:
+        kept = set(CARRIED_KEYS[method])
+    wanted = [*LONGROPE_KEYS, "mscale_all_dim"]
+    return tuple(key for key in wanted if base.own_scaling.get(key) is not None and key not in kept)
 
 
 def _patch(base: ExtensionBase, max_positions: int, scaling: dict[str, Any] | None, *, theta: float | None = None) -> dict[str, Any]:
@@ -201,7 +315,7 @@ def _patch(base: ExtensionBase, max_positions: int, scaling: dict[str, Any] | No
     if base.form == "rope_parameters":
         keys: dict[str, Any] = {"rope_parameters": {**base.block, "rope_theta": theta, **(scaling or {"rope_type": "default"})}}
     else:
-        keys = {"rope_theta": theta, "rope_scaling": scaling}
+        keys = {base.base_key: theta, "rope_scaling": scaling}
     keys["max_position_embeddings"] = int(max_positions)
     for key in reversed(base.path):
         keys = {key: keys}
@@ -218,3 +332,53 @@ def patched(config: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+@dataclass(frozen=True)
+class ShippedRecipe:
+    """A context extension a model family shipped (or documented), to measure beside the candidates.
+
+    It applies to a config of one of ``model_types`` with base ``base`` trained on ``pretraining``
+    tokens; the recipe is ``method`` with ``factor`` over ``original`` tokens (its L₀), as published.
+    """
+
+    name: str
+    published: str
+    model_types: tuple[str, ...]
+    base: float
+    pretraining: int
+    method: str
+    factor: float
+    original: int
+
+    def applies(self, config: dict[str, Any], base: ExtensionBase) -> bool:
+        text = _at(config, base.path)
+        kinds = {text.get("model_type"), config.get("model_type")}
+        return (bool(kinds & set(self.model_types)) and base.base == self.base
+                and base.pretraining in (self.pretraining, self.original))
+
+    def patch(self, base: ExtensionBase, target: int) -> dict[str, Any]:
+        """The recipe's patch, serving ``target`` tokens (measured there)."""
+        return method_patch(replace(base, pretraining=self.original), self.method, self.factor, target)
+
+
+#: The recipes pecli knows a family shipped. Sources: Meta, "The Llama 3 Herd of Models" (2024) and
+#: Llama 3.1's config.json; Qwen's model cards for Qwen2.5 (YaRN factor 4 over 32,768) and Qwen3
+#: (factor 4 over 32,768); Rozière et al., "Code Llama: Open Foundation Models for Code" (2023):
+#: base 10,000 → 1,000,000 on Llama 2; Peng et al., "YaRN" (2023), Yarn-Mistral-7b-64k: factor 8 over 8,192.
+SHIPPED = (
+    ShippedRecipe("Llama 3.1", "Meta 2024: llama3 ×8 over 8,192, fine-tuned to 131,072", ("llama",), 500000.0, 8192,
+                  "llama3", 8.0, 8192),
+    ShippedRecipe("Qwen2.5", "Qwen's model card: yarn ×4 over 32,768", ("qwen2",), 1000000.0, 32768, "yarn", 4.0, 32768),
+    ShippedRecipe("Qwen3", "Qwen's model card: yarn ×4 over 32,768", ("qwen3", "qwen3_moe"), 1000000.0, 40960, "yarn", 4.0,
+                  32768),
+    ShippedRecipe("Code Llama", "Rozière et al. 2023: Llama 2's base 10,000 raised to 1,000,000, fine-tuned at 16,384",
+                  ("llama",), 10000.0, 4096, "base", 100.0, 4096),
+    ShippedRecipe("YaRN Mistral", "Peng et al. 2023, Yarn-Mistral-7b-64k: yarn ×8 over the 8,192 Mistral 7B was trained on",
+                  ("mistral",), 10000.0, 32768, "yarn", 8.0, 8192),
+)
+
+
+def shipped_recipes(config: dict[str, Any], base: ExtensionBase) -> list[ShippedRecipe]:
+    """The :data:`SHIPPED` recipes of the model's family whose method its code takes."""
+    return [r for r in SHIPPED if r.applies(config, base) and base.takes(r.method)]

@@ -1,0 +1,152 @@
+"""pecli.models.runtimes against the engines' documented semantics.
+
+Sources, read for these expectations:
+- vLLM, vllm/config/model.py ``_get_and_verify_max_len``: the derived max length is
+  max_position_embeddings × factor for every rope_type but "su", "longrope" and "llama3"; for "yarn"
+  original_max_position_embeddings × factor; "default" has no factor (×1).
+- SGLang, python/sglang/srt/utils/hf_transformers_utils.py ``get_context_length``: max_position_embeddings
+  × factor, unless the block has original_max_position_embeddings or rope_type "llama3".
+- llama.cpp, common/arg.cpp help: ``--rope-scale N`` "RoPE context scaling factor, expands context by a
+  factor of N"; ``--rope-freq-scale N`` "expands context by a factor of 1/N"; ``--yarn-orig-ctx N``
+  "YaRN: original context size of model (default: 0 = model training context size)"; ``--rope-scaling
+  {none,linear,yarn}``; llama3's and LongRoPE's factors are GGUF tensors written at conversion.
+- mlx-lm, mlx_lm/models/rope_utils.py ``initialize_rope``: default, linear, llama3, yarn, longrope
+  (and a few model-specific types); anything else raises "Unsupported RoPE type".
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pecli.models.extension import extension_base, method_patch
+from pecli.models.runtimes import llama_cpp_rope, serving_flags, sglang_context_length, vllm_max_len
+
+#: Qwen2.5-7B's keys that matter here: trained and served at 32,768, base 1e6.
+QWEN25 = {"model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,
+          "num_hidden_layers": 2, "max_position_embeddings": 32768, "rope_theta": 1000000.0}
+LLAMA2 = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 2,
+          "max_position_embeddings": 4096, "rope_theta": 10000.0}
+
+
+def test_vllm_derives_the_length_as_its_config_code_does():
+    linear = {"rope_type": "linear", "factor": 8.0}
+    assert vllm_max_len(32768, linear) == 262144  # the linear patch served 8× too long
+    assert vllm_max_len(4096, {"rope_type": "dynamic", "factor": 8.0}) == 32768
+    assert vllm_max_len(131072, {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}) == 131072
+    assert vllm_max_len(131072, {"rope_type": "llama3", "factor": 8.0}) == 131072
+    assert vllm_max_len(131072, {"type": "longrope", "factor": 32.0}) == 131072
+    assert vllm_max_len(8192, None) == 8192 and vllm_max_len(8192, {"rope_type": "default"}) == 8192
+
+
+def test_sglang_derives_the_length_as_get_context_length_does():
+    assert sglang_context_length(32768, {"rope_type": "linear", "factor": 8.0}) == 262144
+    assert sglang_context_length(131072, {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}) == 131072
+    assert sglang_context_length(131072, {"rope_type": "llama3", "factor": 8.0}) == 131072
+    assert sglang_context_length(4096, None) == 4096
+
+
+def test_llama_cpp_flags_read_as_its_help_says():
+    # --rope-scale 4 and --rope-freq-scale 0.25 are the same request
+    assert llama_cpp_rope({"--rope-scale": "4"}, 4096, 1e4) == {"rope_theta": 1e4, "rope_type": "linear", "factor": 4.0}
+    assert llama_cpp_rope({"--rope-freq-scale": "0.25"}, 4096, 1e4)["factor"] == 4.0
+    yarn = llama_cpp_rope({"--rope-scaling": "yarn", "--rope-scale": "4", "--yarn-orig-ctx": "32768", "--ctx-size": "131072"},
+                          32768, 1e6)
+    assert yarn == {"rope_theta": 1e6, "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768,
+                    "max_position_embeddings": 131072}
+    assert llama_cpp_rope({"--rope-scaling": "yarn", "--rope-scale": "2", "--yarn-orig-ctx": "0"}, 8192, 1e4)[
+        "original_max_position_embeddings"] == 8192  # 0: the model's training context
+    assert llama_cpp_rope({"--rope-freq-base": "1e6"}, 4096, 1e4) == {"rope_theta": 1e6, "rope_type": "default"}
+
+
+def test_qwen25_yarn_to_llama_cpp_flags_and_back():
+    start = extension_base(QWEN25)
+    patch = method_patch(start, "yarn", 4.0, 131072)
+    serving = serving_flags("llama.cpp", start, patch, 131072)
+    assert serving.command_line() == "--ctx-size 131072 --rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 32768"
+    flags = dict(zip(serving.flags[::2], serving.flags[1::2]))
+    back = llama_cpp_rope(flags, 32768, start.base)
+    block = patch["rope_scaling"]
+    assert (back["rope_type"], back["factor"], back["original_max_position_embeddings"]) == (
+        block["rope_type"], block["factor"], block["original_max_position_embeddings"])
+    assert back["max_position_embeddings"] == patch["max_position_embeddings"] == 131072
+
+
+def test_vllm_overrides_for_linear_keep_max_position_embeddings_at_the_training_length():
+    start = extension_base(LLAMA2)
+    patch = method_patch(start, "linear", 8.0, 32768)
+    assert patch["max_position_embeddings"] == 32768  # what transformers reads
+    serving = serving_flags("vllm", start, patch, 32768)
+    overrides = json.loads(serving.flags[1])
+    assert serving.flags[0] == "--hf-overrides" and serving.flags[2:] == ("--max-model-len", "32768")
+    assert overrides["rope_scaling"] == {"rope_type": "linear", "factor": 8.0}
+    assert overrides["max_position_embeddings"] == 4096
+    assert vllm_max_len(overrides["max_position_embeddings"], overrides["rope_scaling"]) == 32768 == serving.served
+    assert any("262,144" in warning for warning in serving.warnings)
+    # the lines printed for a shell are the same command: a backslash-newline joins them
+    import shlex
+
+    words = shlex.split("\n".join(serving.command_lines()).replace("\\\n", " "))
+    assert words[0] == "--hf-overrides" and json.loads(words[1]) == overrides and words[2:] == ["--max-model-len", "32768"]
+
+
+def test_vllm_dynamic_and_too_short_settings_are_warned():
+    start = extension_base(LLAMA2)
+    dynamic = serving_flags("vllm", start, method_patch(start, "dynamic", 8.0, 32768), 32768)
+    assert dynamic.served == 32768 and any("once" in w for w in dynamic.warnings)
+    llama3 = serving_flags("vllm", start, method_patch(start, "llama3", 8.0, 16384), 32768)  # patch serves 16,384
+    assert llama3.served is None and any("VLLM_ALLOW_LONG_MAX_MODEL_LEN" in w for w in llama3.warnings)
+
+
+@pytest.mark.parametrize("engine, method, words", [
+    ("llama.cpp", "llama3", "GGUF"), ("llama.cpp", "dynamic", "no dynamic NTK"), ("mlx", "dynamic", "Unsupported RoPE type"),
+])
+def test_what_an_engine_cannot_take_is_said(engine, method, words):
+    start = extension_base(LLAMA2)
+    serving = serving_flags(engine, start, method_patch(start, method, 8.0, 32768), 32768)
+    assert serving.flags == () and words in serving.unsupported
+
+
+def test_mlx_and_sglang_take_the_patch_in_the_config():
+    start = extension_base(LLAMA2)
+    patch = method_patch(start, "yarn", 8.0, 32768)
+    mlx = serving_flags("mlx", start, patch, 32768)
+    assert mlx.flags == () and mlx.edit_config == patch
+    sglang = serving_flags("sglang", start, patch, 32768)
+    assert sglang.flags[0] == "--json-model-override-args" and json.loads(sglang.flags[1]) == patch
+    assert sglang.flags[2:] == ("--context-length", "32768") and sglang.warnings == ()
+
+
+def test_extend_runtime_on_the_command_line(invoke, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(QWEN25))
+    result = invoke("extend", "--hf-config", str(config), "--target", "131072", "--pick", "shipped",
+                    "--runtime", "llama.cpp")
+    assert result.exit_code == 0, result.output
+    # one flag a line, continued with a backslash: pasted into a shell it is one command
+    assert "--ctx-size 131072 \\\n--rope-scaling yarn \\\n--rope-scale 4 \\\n--yarn-orig-ctx 32768\n" in result.stdout
+    document = json.loads(invoke("extend", "--hf-config", str(config), "--target", "131072", "--runtime", "vllm",
+                                 "--json").stdout)
+    assert document["runtime"]["engine"] == "vllm" and document["runtime"]["flags"][2:] == ["--max-model-len", "131072"]
+    bad = invoke("extend", "--hf-config", str(config), "--target", "131072", "--runtime", "tgi")
+    assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_flags_back_to_the_settings_each_engine_runs_with():
+    from pecli.models.runtimes import settings_from_flags
+
+    start = extension_base(LLAMA2)
+    for engine, method in (("vllm", "linear"), ("vllm", "yarn"), ("sglang", "linear"), ("llama.cpp", "yarn"),
+                           ("llama.cpp", "linear")):
+        patch = method_patch(start, method, 8.0, 32768)
+        serving = serving_flags(engine, start, patch, 32768)
+        flags = dict(zip(serving.flags[::2], serving.flags[1::2]))
+        merged, served = settings_from_flags(engine, flags, LLAMA2, training_context=4096)
+        assert served == 32768, (engine, method)
+        assert merged["rope_scaling"]["rope_type"] == method and merged["rope_scaling"]["factor"] == 8.0
+        assert merged["rope_theta"] == 10000.0
+    # vLLM refuses a --max-model-len past what it derives: the patch's linear keys as they are
+    raw = method_patch(start, "linear", 8.0, 32768)
+    assert settings_from_flags("vllm", {"--hf-overrides": json.dumps(raw), "--max-model-len": "32768"}, LLAMA2)[1] == 32768
+    assert settings_from_flags("vllm", {"--hf-overrides": json.dumps(raw)}, LLAMA2)[1] == 262144
