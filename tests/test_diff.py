@@ -4,6 +4,7 @@ exit 1 with a line naming the key or tensor at fault; two configs compare the sa
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +121,21 @@ def test_llama_cpp_flags_are_read_as_llama_cpp_computes(invoke, tmp_path):
     assert {d["what"] for d in json.loads(result.stdout)["differences"]} == {"frequencies", "attention factor"}
     bad = invoke("diff", "--hf-config", plain, "--runtime", "llama.cpp", "--args", "--rope-scaling ntk")
     assert bad.exit_code == 2 and "--rope-scaling" in bad.stderr
+
+
+def test_vllm_and_sglang_flags_are_read_as_the_engines_read_them(invoke, tmp_path):
+    # vLLM merges --hf-overrides into config.json and, for YaRN, serves original × factor tokens
+    # (vllm/config/model.py, _get_and_verify_max_len); SGLang serves --context-length as given.
+    qwen = json.loads((Path(__file__).parent.parent / "sample_configs" / "hf" / "qwen--qwen2.5-7b-instruct-yarn.json").read_text())
+    scaled = config_file(tmp_path, qwen)
+    assert invoke("diff", "--hf-config", scaled, "--runtime", "vllm", "--args", "--max-model-len 131072").exit_code == 0
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps({k: v for k, v in qwen.items() if k != "rope_scaling"}))
+    overrides = json.dumps({"rope_scaling": qwen["rope_scaling"]})
+    result = invoke("diff", "--hf-config", plain, "--runtime", "vllm", "--args", f"--hf-overrides '{overrides}'", "--json")
+    document = json.loads(result.stdout)
+    assert result.exit_code == 1 and {d["what"] for d in document["differences"]} >= {"frequencies", "served context"}
+    result = invoke("diff", "--hf-config", scaled, "--runtime", "sglang", "--args", "--context-length 65536", "--json")
+    assert result.exit_code == 1 and json.loads(result.stdout)["differences"][0]["runtime_value"] == 65536
+    result = invoke("diff", "--hf-config", scaled, "--runtime", "vllm", "--args", "--rope-scale 4")
+    assert result.exit_code == 2 and "--rope-scale" in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from pecli.schemes.rope_scaling import yarn_get_mscale
+
 #: The positions at which a position-dependent scale is reported (and the context, when one is given).
 REPORTED_POSITIONS = (1, 8192, 131072)
 
@@ -101,11 +103,6 @@ class LogitScale:
 UNSCALED = LogitScale()
 
 
-def yarn_mscale(scale: float, mscale: float) -> float:
-    """DeepSeek's ``yarn_get_mscale``: 0.1·m·ln s + 1 for s > 1, else 1."""
-    return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
-
-
 #: Model types whose attention multiplies its softmax scale by mscale(factor, mscale_all_dim)² (their
 #: modeling modules in transformers 5.24.0 call ``yarn_apply_mscale``).
 SOFTMAX_MSCALE_TYPES = frozenset({
@@ -122,7 +119,7 @@ def attention_side(model_type: Any, block: dict[str, Any] | None) -> LogitScale:
     scale = UNSCALED
     kind = block.get("rope_type") or block.get("type") or "default"
     if model_type in SOFTMAX_MSCALE_TYPES and kind != "default" and block.get("mscale_all_dim"):
-        scale = scale.times(yarn_mscale(float(block["factor"]), float(block["mscale_all_dim"])) ** 2)
+        scale = scale.times(yarn_get_mscale(float(block["factor"]), float(block["mscale_all_dim"])) ** 2)
     if model_type in BETA_SCALED_TYPES and block.get("llama_4_scaling_beta") is not None:
         original = block.get("original_max_position_embeddings")
         if original:

@@ -286,3 +286,36 @@ def settings_from_flags(engine: str, flags: Mapping[str, Any], config: Mapping[s
     served = rope.pop("max_position_embeddings", None)
     text = {**text, "rope_theta": rope.pop("rope_theta"), "rope_scaling": None if rope["rope_type"] == "default" else rope}
     return _merged(config, _nested(text, path)), served
+
+
+#: Flags of each engine that change what it computes for positions (the others are ignored by name).
+ENGINE_FLAGS = {"vllm": ("--hf-overrides", "--max-model-len"), "sglang": ("--json-model-override-args", "--context-length"),
+                "mlx": ()}
+
+
+def parse_engine_flags(engine: str, args: str) -> dict[str, str]:
+    """``"--hf-overrides '{…}' --max-model-len 32768"`` → ``{flag: value}`` for the flags of ``engine``
+    that change positions (``--flag=value`` and ``--flag value`` alike); any other flag is an error."""
+    try:
+        words = shlex.split(args)
+    except ValueError as error:
+        raise ConfigError("args", f"cannot be split as a shell splits it: {error}") from None
+    found: dict[str, str] = {}
+    while words:
+        flag, _, inline = words.pop(0).partition("=")
+        if flag not in ENGINE_FLAGS[engine]:
+            known = ", ".join(ENGINE_FLAGS[engine]) or "none: it reads the model folder's config.json"
+            raise ConfigError("args", f"{flag!r} is not a {engine} flag that changes positions (pecli reads: {known})")
+        if not inline and not words:
+            raise ConfigError("args", f"{flag} needs a value")
+        found[flag] = inline or words.pop(0)
+    return found
+
+
+def engine_config(engine: str, args: str, config: Mapping[str, Any], path: tuple[str, ...] = ()) -> tuple[dict[str, Any], int]:
+    """The config ``engine`` runs under ``args`` and the context it serves; exit 2 where it would refuse."""
+    merged, served = settings_from_flags(engine, parse_engine_flags(engine, args), config, path=path)
+    if served is None:
+        raise ConfigError("args", f"{engine} would refuse these flags: the context asked for is above the one it "
+                          "derives from the config")
+    return merged, served
