@@ -287,8 +287,11 @@ def compare_block(gc: np.ndarray, gs: np.ndarray, proposal: Candidate, allowance
         return False
     work = allowance.work
     c, s = proposal.values(ids)
-    c = (c * proposal.scale).astype(work, copy=False)
-    s = (s * (proposal.scale * proposal.sign)).astype(work, copy=False)
+    c, s = c.astype(work), s.astype(work)  # then scaled in the working precision: within ε_w
+    if proposal.scale != 1.0:
+        c *= work(proposal.scale)
+    if proposal.scale * proposal.sign != 1.0:
+        s *= work(proposal.scale * proposal.sign)
     error = np.empty((rows, proposal.pairs), dtype=work)
     scratch = np.empty_like(error)
     _pair_errors(gc, gs, c, s, columns, error, scratch)

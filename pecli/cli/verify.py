@@ -13,7 +13,8 @@ from pecli.config import Setting, Spec
 from pecli.errors import ConfigError
 
 VERIFY_PANEL = "Verify"
-#: Copies of the arrays the comparison holds at once (the arrays, the reference, a candidate, errors).
+#: Copies of the small inputs (slopes, bias, tables, buckets) the comparison holds at once; cos and sin
+#: are read a block of rows at a time.
 WORKING_COPIES = 12
 
 SETTINGS = (
@@ -55,9 +56,12 @@ def verify(
     from pecli.analysis.verify import verify_arrays
 
     settings = spec.settings
-    if spec.where.given is not None and spec.where.given.dtype.kind == "f":
+    given = spec.where.given
+    if given is not None and given.dtype.kind == "f" and not np.array_equal(given, np.round(given)):
         raise ConfigError("positions", "verify holds arrays to the rounding of integer position ids; real-valued "
                           "positions are for encode, plot and the library")
+    if given is not None and given.size and given.min() < 0:
+        raise ConfigError("positions", f"{given.min():g} is negative; position ids start at 0")
     names = [key for key in INPUT_KEYS if settings[key]]
     if settings["plot"] is not None and sorted(names) != ["cos", "sin"]:
         raise ConfigError("plot", "draws the error of --cos and --sin over positions; the other inputs have a verdict only")
@@ -66,16 +70,25 @@ def verify(
         from pecli.io import check_target
         from pecli.render.figures import FIGURE_SUFFIXES
 
-        figure_file = check_target(settings["plot"], suffixes=FIGURE_SUFFIXES, force=force)
+        figure_file = check_target(settings["plot"], suffixes=FIGURE_SUFFIXES, force=force, option="--plot")
     if not names:
         verify_arrays(spec.scheme)  # the line that says which inputs the scheme takes
-    budget = spec.memory_budget // WORKING_COPIES
-    arrays = {key: load_input(settings[key], key, budget) for key in names}
-    report = verify_arrays(spec.scheme, spec.where.given, **arrays)  # given ids, even 0 … L − 1
+    arrays = {key: read_input(settings[key], key, spec.memory_budget) for key in names}
+    ids = None if given is None else given.astype(np.int64)
+    report = verify_arrays(spec.scheme, ids, max_bytes=spec.memory_budget, **arrays)  # given ids, even 0 … L − 1
     if figure_file is not None:
-        _plot(figure_file, arrays["cos"], arrays["sin"], spec.scheme, spec.where.given, report, force=force)
+        _plot(figure_file, arrays["cos"], arrays["sin"], spec.scheme, ids, report, force=force)
         message(f"wrote {figure_file}", quiet=quiet or json)
     _show(report, json, quiet)
+
+
+def read_input(path: str, key: str, budget: int):
+    """cos and sin as rows read a block at a time; the other inputs whole, within the budget."""
+    if key in ("cos", "sin"):
+        from pecli.cli.verify_files import open_rows
+
+        return open_rows(path, key, budget)
+    return load_input(path, key, budget // WORKING_COPIES)
 
 
 def _plot(target: Path, cos, sin, scheme, positions, report, *, force: bool) -> None:
@@ -84,7 +97,7 @@ def _plot(target: Path, cos, sin, scheme, positions, report, *, force: bool) -> 
     from pecli.io import write_atomic
     from pecli.render import figures
 
-    ids = np.arange(np.asarray(cos).shape[0]) if positions is None else positions
+    ids = np.arange(cos.shape[0]) if positions is None else positions
     if scheme.reads_context:
         scheme = scheme.at_length(int(ids.max()) + 1)
     ratios, starts = error_map(cos, sin, scheme, ids)
@@ -102,10 +115,12 @@ def load_input(path: str, key: str, budget: int) -> np.ndarray:
     from pecli.errors import PecliError
     from pecli.io import NUMERIC_KINDS, load_array
 
-    archive, _, member = path.partition(".npz:") if ".npz:" in path else (path, "", "")
-    if not archive.endswith(".npz") and not member:
+    from pecli.cli.verify_files import regular_file, split_member
+
+    archive, member = split_member(path)
+    if not archive.endswith(".npz"):
         return load_array(path, key=key, max_bytes=budget)
-    archive = archive if archive.endswith(".npz") else archive + ".npz"
+    regular_file(archive, key)
     import zipfile
 
     try:
@@ -143,14 +158,16 @@ def _show(report, json: bool, quiet: bool) -> None:
 
 
 def verify_table(report):
-    """The verdict, the worst element and the diagnosis as a two-column table."""
+    """The verdict, the largest error and the worst ratio (each with where), the diagnosis, as a
+    two-column table."""
     from pecli.render.tables import key_value_table, number
 
-    rows = [("verdict", "MATCH" if report.match else "DIFFER"), ("dtype", report.dtype),
-            ("max abs error", number(report.max_abs_error)),
-            ("worst", f"value {report.worst_dim}" if report.worst_position is None
-             else f"position {report.worst_position:,}, component {report.worst_dim}"),
+    rows = [("verdict", "MATCH" if report.match else "DIFFER"), ("dtype", report.stored),
+            ("max abs error", number(report.max_abs_error)), ("at", report.where(report.worst_position, report.worst_dim)),
             ("tolerance there", number(report.tolerance))]
+    if report.ratio is not None:
+        rows += [("worst error/tol.", number(report.ratio)), ("at", report.where(report.ratio_position, report.ratio_dim)),
+                 ("tolerance there", number(report.ratio_tolerance))]
     rows += [(f"cause: {d.code}", d.message) for d in report.diagnosis]
     rows += [("note", note) for note in report.notes]
     return key_value_table("pecli verify", rows)
