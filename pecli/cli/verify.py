@@ -20,7 +20,7 @@ WORKING_COPIES = 12
 SETTINGS = (
     Setting("scheme", str, "rope", "the reference scheme", choices=("rope", "alibi", "sinusoidal", "t5")),
     Setting("cos", str, None, "rope: your cos array, .npy (or FILE.npz[:KEY]) of shape (P, r) in either layout or "
-            "(P, r/2)", group=VERIFY_PANEL),
+            "(P, r/2); float64, float32, float16 or bfloat16", group=VERIFY_PANEL),
     Setting("sin", str, None, "rope: your sin array, the same shape as --cos", group=VERIFY_PANEL),
     Setting("inv_freq", str, None, "rope: your inverse frequencies, .npy of r/2 values", group=VERIFY_PANEL),
     Setting("slopes", str, None, "alibi: your slopes, .npy of one value per head", group=VERIFY_PANEL),
@@ -45,8 +45,10 @@ def verify(
 
     The reference is what every command takes (--hf-config or --model, with --layer for a model whose
     layers differ, or --scheme rope --dim … --base … --scaling …); the arrays are --cos and --sin at
-    --positions (default 0 … P − 1). Each element is held to the precision of the arrays' own dtype,
-    with the angle rounding of a float32 pipeline allowed to grow with the position. When they differ,
+    --positions (default 0 … P − 1), read a block of rows at a time. Each value is held to how it is
+    stored (float32, float16, bfloat16 — float32 arrays of bfloat16 values as bfloat16), with the angle
+    rounding of a float32 pipeline allowed to grow with the position, capped well under the largest
+    possible error; NaN never matches. When they differ,
     each known cause is tested — layout, position-offset, base, scaling, attention-scaling, rotary-dim,
     precision, sin-sign — and those that explain the arrays are named; when none does, none is named.
     --inv-freq checks a vector of inverse frequencies the same way; --scheme alibi --slopes the slopes
