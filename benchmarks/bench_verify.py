@@ -66,7 +66,7 @@ def main() -> None:
     args = parser.parse_args()
     length = 1 << args.log2
     model = ("--hf-config", str(LLAMA))
-    with tempfile.TemporaryDirectory(dir=ROOT) as folder:
+    with tempfile.TemporaryDirectory() as folder:
         archive = Path(folder) / "x.npz"
         encode = best(args.repeat, "encode", *model, "-L", str(length), "--dtype", "float32", "--parts", "cos,sin",
                       "-o", str(archive), "--force", "-q")

@@ -314,3 +314,53 @@ def test_long_arrays_report_their_progress(llama):
     with reporting(recorder):
         assert verdict(llama, *half(llama3(ladder(500000.0, 128)), positions, dtype=np.float32)).match
     assert recorder.started == [("verify: compare", 30000)] and recorder.done == 30000
+
+
+# -- M-RoPE position ids ---------------------------------------------------------------------------------------
+def mrope(**params):
+    return build_scheme("mrope", {"dim": 16, **params})
+
+
+def test_mrope_position_ids_against_the_rule_written_out():
+    # text ×2, an image of 4×4 patches merged 2×2 (a 2×2 grid), text ×2 — Qwen2-VL's get_rope_index:
+    # text p → (p, p, p); the image starts at s = 2: (2, 2 + row, 2 + column); the next text starts past
+    # its largest id 3, at 4.
+    scheme = mrope(sequence="text:2,image:1x4x4,text:2")
+    right = np.array([[0, 1, 2, 2, 2, 2, 4, 5], [0, 1, 2, 2, 3, 3, 4, 5], [0, 1, 2, 3, 2, 3, 4, 5]])
+    assert verify_arrays(scheme, position_ids=right).match
+    assert verify_arrays(scheme, position_ids=right[:, None, :]).match  # HF's (3, batch 1, N)
+    flat = verify_arrays(scheme, position_ids=np.tile(np.arange(8), (3, 1)))
+    assert codes(flat) == ["vision-rule"] and "token 3 (block 2, image, its token 1)" in flat.notes[0]
+    counted = right.copy()
+    counted[:, 6:] = [[6, 7]] * 3  # the text after the image at its token index (1-D habit)
+    assert codes(verify_arrays(scheme, position_ids=counted)) == ["block-start"]
+    assert codes(verify_arrays(scheme, position_ids=right[[0, 2, 1]])) == ["axes"]
+    one = right.copy()
+    one[2, 5] = 9
+    report = verify_arrays(scheme, position_ids=one)
+    assert codes(report) == [] and "(t, h, w) = (2, 3, 9), the rule gives (2, 3, 3)" in report.notes[0]
+
+
+def test_mrope_video_temporal_ids_follow_the_models_rule():
+    # Qwen2.5-VL: τ_i = ⌊i · second_per_grid_t · tokens_per_second⌋ = ⌊i · 2 · 2⌋: group 1 at τ = 4;
+    # Qwen2-VL's τ_i = i puts it at 1 and the text after at 3 instead of 6.
+    sequence = "text:1,video:2x4x4@2,text:1"
+    time_rule = np.array([[0, 1, 1, 1, 1, 5, 5, 5, 5, 6], [0, 1, 1, 2, 2, 1, 1, 2, 2, 6], [0, 1, 2, 1, 2, 1, 2, 1, 2, 6]])
+    index_rule = np.array([[0, 1, 1, 1, 1, 2, 2, 2, 2, 3], [0, 1, 1, 2, 2, 1, 1, 2, 2, 3], [0, 1, 2, 1, 2, 1, 2, 1, 2, 3]])
+    qwen25 = mrope(sequence=sequence, temporal="time")
+    assert verify_arrays(qwen25, position_ids=time_rule).match
+    assert codes(verify_arrays(qwen25, position_ids=index_rule)) == ["temporal-rule"]
+    assert verify_arrays(mrope(sequence=sequence, temporal="index"), position_ids=index_rule).match
+
+
+def test_mrope_position_ids_on_the_command_line(invoke, tmp_path):
+    from pathlib import Path
+
+    config = Path(__file__).parents[1] / "sample_configs" / "hf" / "qwen--qwen2-vl-7b-instruct-gptq-int8.json"
+    right = np.array([[0, 1, 2, 2, 2, 2, 4, 5], [0, 1, 2, 2, 3, 3, 4, 5], [0, 1, 2, 3, 2, 3, 4, 5]])
+    np.save(tmp_path / "ids.npy", right)
+    np.save(tmp_path / "short.npy", right[:, :5])
+    args = ["verify", "--hf-config", config, "--sequence", "text:2,image:1x4x4,text:2", "--position-ids"]
+    assert invoke(*args, tmp_path / "ids.npy", "--quiet").exit_code == 0
+    short = invoke(*args, tmp_path / "short.npy")
+    assert short.exit_code == 2 and "ids for 5 tokens; the sequence has 8" in short.stderr

@@ -46,6 +46,10 @@ CODES = {
     "spacing": "sinusoidal frequencies spaced base^(−i/(d/2−1)) (tensor2tensor) instead of base^(−2i/d), or the reverse",
     "direction": "T5 buckets of the other stack: bidirectional (encoder) where causal (decoder) is meant, or the reverse",
     "sign": "relative positions taken as query − key instead of key − query",
+    "vision-rule": "M-RoPE ids that are 1-D positions on all three components",
+    "block-start": "M-RoPE blocks after an image or a video starting at the token count",
+    "temporal-rule": "a video's temporal ids following the other Qwen-VL rule (frame index vs time)",
+    "axes": "M-RoPE h and w ids swapped",
 }
 #: Offsets tried by the ``position-offset`` hypothesis.
 OFFSETS = (1, -1, 2, -2, 3, -3)
@@ -404,7 +408,7 @@ def verify_bias(bias: np.ndarray, scheme: Any) -> VerifyReport:
 #: The arrays each scheme is verified from, and the function that verifies them (named by the inputs).
 INPUTS: dict[str, tuple[tuple[str, ...], ...]] = {
     "rope": (("cos", "sin"), ("inv_freq",)), "alibi": (("slopes",), ("bias",)), "sinusoidal": (("table",),),
-    "t5": (("buckets",),),
+    "t5": (("buckets",),), "mrope": (("position_ids",),),
 }
 #: Inputs that are vectors of values, without positions.
 VECTORS = ("inv_freq", "slopes")
@@ -429,10 +433,13 @@ def verify_arrays(scheme: Any, positions: np.ndarray | None = None, *, max_bytes
         flag = lambda key: "--" + key.replace("_", "-")  # noqa: E731
         wanted = " or ".join(" and ".join(map(flag, keys)) for keys in sets) or "nothing pecli verifies"
         raise PecliError(f"{scheme.name} is verified from {wanted}" + (f", not {', '.join(map(flag, names))}" if names else ""))
-    if chosen[0] in VECTORS + ("bias",):
+    if chosen[0] in VECTORS + ("bias", "position_ids"):
         if positions is not None:
             raise PecliError(f"{chosen[0]}: holds no positions; leave --positions out")
-        check = {"inv_freq": verify_inv_freq, "slopes": verify_slopes, "bias": verify_bias}[chosen[0]]
+        from pecli.analysis.verify_mrope import verify_position_ids
+
+        check = {"inv_freq": verify_inv_freq, "slopes": verify_slopes, "bias": verify_bias,
+                 "position_ids": verify_position_ids}[chosen[0]]
         return check(arrays[chosen[0]], scheme)
     first = arrays[chosen[0]] if chosen == ("cos", "sin") else np.asarray(arrays[chosen[0]])
     shape = tuple(getattr(first, "shape", np.shape(first)))

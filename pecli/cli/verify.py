@@ -18,7 +18,7 @@ VERIFY_PANEL = "Verify"
 WORKING_COPIES = 12
 
 SETTINGS = (
-    Setting("scheme", str, "rope", "the reference scheme", choices=("rope", "alibi", "sinusoidal", "t5")),
+    Setting("scheme", str, "rope", "the reference scheme", choices=("rope", "alibi", "sinusoidal", "t5", "mrope")),
     Setting("cos", str, None, "rope: your cos array, .npy (or FILE.npz[:KEY]) of shape (P, r) in either layout or "
             "(P, r/2); float64, float32, float16 or bfloat16", group=VERIFY_PANEL),
     Setting("sin", str, None, "rope: your sin array, the same shape as --cos", group=VERIFY_PANEL),
@@ -27,11 +27,13 @@ SETTINGS = (
     Setting("bias", str, None, "alibi: your bias, .npy of shape (H, L, L) or BLOOM's (H, 1, L)", group=VERIFY_PANEL),
     Setting("table", str, None, "sinusoidal: your table, .npy of shape (P, d)", group=VERIFY_PANEL),
     Setting("buckets", str, None, "t5: your buckets, .npy of shape (P, P), query by key", group=VERIFY_PANEL),
+    Setting("position_ids", str, None, "mrope: your (3, N) position ids, rows t, h, w, .npy; checked against the "
+            "model's rule for --sequence", group=VERIFY_PANEL),
     Setting("plot", Path, None, "rope: draw the error over positions and components (.png, .svg or .pdf)",
             group=OUTPUT_PANEL),
 )
 #: The options that give the user's arrays (see pecli.analysis.verify.INPUTS for which go with which scheme).
-INPUT_KEYS = ("cos", "sin", "inv_freq", "slopes", "bias", "table", "buckets")
+INPUT_KEYS = ("cos", "sin", "inv_freq", "slopes", "bias", "table", "buckets", "position_ids")
 
 
 @scheme_command(*SETTINGS, run_keys=("scheme", "positions"))
@@ -53,7 +55,9 @@ def verify(
     precision, sin-sign — and those that explain the arrays are named; when none does, none is named.
     --inv-freq checks a vector of inverse frequencies the same way; --scheme alibi --slopes the slopes
     and --bias a bias, up to a constant per query (causes: slope-rule, order, sign, precision); --scheme sinusoidal --table a table (layout, spacing,
-    position-offset, base); --scheme t5 --buckets a bucket table (direction, sign).
+    position-offset, base); --scheme t5 --buckets a bucket table (direction, sign); an M-RoPE model
+    (--scheme mrope, Qwen2-VL, Qwen2.5-VL, Qwen3-VL) --position-ids, (3, N) ids for the tokens of
+    --sequence, the first wrong token named (vision-rule, block-start, temporal-rule, axes).
     """
     from pecli.analysis.verify import verify_arrays
 
