@@ -364,3 +364,10 @@ def test_mrope_position_ids_on_the_command_line(invoke, tmp_path):
     assert invoke(*args, tmp_path / "ids.npy", "--quiet").exit_code == 0
     short = invoke(*args, tmp_path / "short.npy")
     assert short.exit_code == 2 and "ids for 5 tokens; the sequence has 8" in short.stderr
+
+
+def test_float32_angles_past_the_cap_are_the_precision_bug(llama):
+    # past 2^24 float32 positions are no longer whole numbers: angles off by up to a radian
+    positions = np.arange(20_000_001, 20_000_065)
+    report = verdict(llama, *float32_pipeline(llama3(ladder(500000.0, 128)), positions), positions)
+    assert codes(report) == ["precision"] and "float32" in report.diagnosis[0].message
