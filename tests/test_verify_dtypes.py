@@ -231,8 +231,8 @@ def test_angles_formed_in_low_precision_are_the_precision_bug(llama, name):
 
 # -- the command line: streamed files --------------------------------------------------------------------------
 def test_verify_streams_files_within_a_small_budget(invoke, tmp_path, llama):
-    # 20,000 × 128 float32 arrays (10 MiB each) checked with a 4 MiB budget: read a block at a time
-    positions = np.arange(20000)
+    # 8,000 × 128 float32 arrays (4 MiB each) checked with a 1 MiB budget: read a block at a time
+    positions = np.arange(8000)
     cos, sin = float32_pipeline(llama3(ladder(500000.0, 128)), positions)
     np.save(tmp_path / "cos.npy", cos)
     np.save(tmp_path / "sin.npy", sin)
@@ -240,10 +240,10 @@ def test_verify_streams_files_within_a_small_budget(invoke, tmp_path, llama):
     from pathlib import Path
 
     config = ["--hf-config", Path(__file__).parents[1] / "sample_configs" / "hf" / "meta-llama--llama-3.1-8b.json"]
-    same = invoke("verify", *config, "--cos", tmp_path / "cos.npy", "--sin", tmp_path / "sin.npy", "--max-memory", "4M", "--json")
+    same = invoke("verify", *config, "--cos", tmp_path / "cos.npy", "--sin", tmp_path / "sin.npy", "--max-memory", "1M", "--json")
     assert same.exit_code == 0, same.stderr
     packed = invoke("verify", *config, "--cos", f"{tmp_path / 'packed.npz'}:cos", "--sin", tmp_path / "packed.npz",
-                    "--max-memory", "4M", "--json")
+                    "--max-memory", "1M", "--json")
     assert packed.exit_code == 1 and [d["code"] for d in json.loads(packed.stdout)["diagnosis"]] == ["sin-sign"]
 
 
@@ -371,3 +371,39 @@ def test_float32_angles_past_the_cap_are_the_precision_bug(llama):
     positions = np.arange(20_000_001, 20_000_065)
     report = verdict(llama, *float32_pipeline(llama3(ladder(500000.0, 128)), positions), positions)
     assert codes(report) == ["precision"] and "float32" in report.diagnosis[0].message
+
+
+# -- arrays made by transformers' own rotary modules (tests/fixtures/verify/generate.py) --------------------------
+FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "verify"
+CASES = json.loads((FIXTURES / "cases.json").read_text())["cases"]
+#: Each case's layer (Gemma 3: layers 0-4 slide, layer 5 is global) and the reference it is held to:
+#: its own config, or — for the two bugs reproduced with transformers — the config that was meant.
+LAYERS = {"sliding_attention": 0, "full_attention": 5}
+MEANT = {"llama3_unscaled_float16": ("llama31_float32", "scaling"),
+         "gemma3_sliding_global_base_float32": ("gemma3_sliding_float32", "base")}
+
+
+def fixture(name: str):
+    from pecli import model_scheme
+
+    reference, cause = MEANT.get(name, (name, None))
+    scheme = model_scheme(CASES[reference]["config"], layer=LAYERS.get(CASES[name]["layer_type"]))
+    with np.load(FIXTURES / f"{name}.npz") as arrays:
+        return scheme, arrays["positions"], arrays["cos"], arrays["sin"], cause
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_transformers_arrays_pass_and_their_bugs_are_named(name):
+    scheme, positions, cos, sin, cause = fixture(name)
+    report = verdict(scheme, cos, sin, positions)
+    if cause is not None:
+        assert codes(report) == [cause]
+        return
+    expected = "bfloat16" if name.endswith("bfloat16") else CASES[name]["dtype"]
+    assert report.match and report.values == expected
+    assert codes(verdict(scheme, cos, -sin, positions)) == ["sin-sign"]
+    rotated = scheme.rotated_dim
+    if cos.shape[1] == rotated:  # the same values in GPT-J's pairs: each cos twice in a row
+        pairs = rotated // 2
+        assert codes(verdict(scheme, np.repeat(cos[:, :pairs], 2, axis=1), np.repeat(sin[:, :pairs], 2, axis=1),
+                             positions)) == ["layout"]

@@ -418,7 +418,9 @@ def verify_arrays(scheme: Any, positions: np.ndarray | None = None, *, max_bytes
                   **arrays: Any) -> VerifyReport:
     """Verify the arrays given by name (``cos`` and ``sin``, ``inv_freq``, ``slopes``, ``bias``,
     ``table`` or ``buckets``, as :data:`INPUTS` pairs them with schemes) against ``scheme``, at
-    ``positions`` (default 0 … P − 1 for the arrays that have a row per position).
+    ``positions`` (default 0 … P − 1 for the arrays that have a row per position). A scaling that reads
+    the sequence length (dynamic NTK, LongRoPE) takes it from the positions, as transformers does: the
+    largest id + 1.
 
     Raises
     ------
@@ -445,7 +447,7 @@ def verify_arrays(scheme: Any, positions: np.ndarray | None = None, *, max_bytes
     shape = tuple(getattr(first, "shape", np.shape(first)))
     ids = np.arange(shape[0] if shape else 0) if positions is None else position_ids(positions)
     if chosen == ("cos", "sin"):
-        if scheme.reads_context and positions is None:  # dynamic and longrope: the sequence reaches the last id
+        if scheme.reads_context:  # dynamic and longrope: the sequence reaches the last id (HF: max id + 1)
             scheme = scheme.at_length(int(ids.max()) + 1 if ids.size else 1)
         from pecli.analysis.verify_rope import verify_rope
 

@@ -90,18 +90,38 @@ def _distance(theta: np.ndarray, inv_freq: np.ndarray | None) -> float:
 def fitted_bases(theta: np.ndarray, scheme: RopeScheme, keep: bool, limit: int = 3) -> list[float]:
     """The bases nearest the measured frequencies (see the module), best first."""
     cost = lambda b: _distance(theta, _frequencies(scheme, b, keep))  # noqa: E731
-    grid = np.geomspace(*BASE_RANGE, 241)
+    grid = np.geomspace(*BASE_RANGE, 121)
     costs = [cost(b) for b in grid]
     best = int(np.argmin(costs))
     if not math.isfinite(costs[best]):
         return []
-    fine = np.geomspace(grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)], 81)
+    fine = np.geomspace(grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)], 41)
     fine_costs = [cost(b) for b in fine]
-    found = float(fine[int(np.argmin(fine_costs))])
+    at = int(np.argmin(fine_costs))
+    found = _golden(cost, float(fine[max(at - 1, 0)]), float(fine[min(at + 1, len(fine) - 1)]))
     options = {found} | {float(f"{found:.{digits}g}") for digits in (1, 2, 3, 4)}
     scored = sorted((cost(b), b) for b in options)
     floor = scored[0][0]
     return [b for c, b in scored if c <= 2.0 * floor + 1e-3][:limit]
+
+
+def _golden(cost, low: float, high: float, steps: int = 40) -> float:
+    """The base between ``low`` and ``high`` of least ``cost``, by golden-section search on ln b (to
+    about 1e-9 relative: a base no round number gives, such as an effective dynamic-NTK base)."""
+    a, b = math.log(low), math.log(high)
+    ratio = (math.sqrt(5) - 1) / 2
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    fc, fd = cost(math.exp(c)), cost(math.exp(d))
+    for _ in range(steps):
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - ratio * (b - a)
+            fc = cost(math.exp(c))
+        else:
+            a, c, fc = c, d, fd
+            d = a + ratio * (b - a)
+            fd = cost(math.exp(d))
+    return math.exp((a + b) / 2)
 
 
 def base_hypotheses(cos, sin, scheme: RopeScheme, positions: np.ndarray, precision: str):

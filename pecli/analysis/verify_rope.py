@@ -24,7 +24,7 @@ from pecli.schemes.rope import RopeScheme
 
 #: Offsets tried by the ``position-offset`` hypothesis.
 OFFSETS = (1, -1, 2, -2, 3, -3)
-#: Causes that say what is wrong on their own; ``base``, a measured factor and ``precision`` are named
+#: Causes that say what is wrong on their own; a measured factor, ``base`` and ``precision`` are tested
 #: only when none of them explains the arrays.
 STRUCTURAL = ("layout", "rotary-dim", "position-offset", "sin-sign", "attention-scaling", "scaling")
 
@@ -141,34 +141,31 @@ def unexplained(fit: Fit, positions: np.ndarray, report) -> tuple[str, ...]:
 
 def diagnose(cos: Rows, sin: Rows, scheme: RopeScheme, positions: np.ndarray, reference: Candidate, precision: str,
              max_bytes: int | None) -> list:
-    """Every known cause that explains the arrays, compared in one pass that ends when none is left."""
+    """Every known cause that explains the arrays: first the structural ones (:data:`STRUCTURAL`), then —
+    only when none of them does — a measured factor, a fitted base and low-precision angles (a missing
+    NTK scaling is also a base change: the scaling is named). Each stage is one pass that ends when no
+    candidate is left."""
     from pecli.analysis.verify import Diagnosis
 
-    hypotheses = list(_hypotheses(cos, sin, scheme, positions, reference, precision))
-    if not hypotheses:
-        return []
-    fits, _ = compare(cos, sin, positions, [h[2] for h in hypotheses], until_settled=True, max_bytes=max_bytes,
-                      label="verify: diagnose")
-    found: list[tuple[str, str]] = []
-    for (code, message, _), fit in zip(hypotheses, fits):
-        if fit is not None and fit.passes and code not in (c for c, _ in found):
-            found.append((code, message))
-    codes = {code for code, _ in found}
-    structural = codes & set(STRUCTURAL)
-    kept = []
-    for code, message in found:
-        if code == "factor" and structural:
+    for stage in (_hypotheses(cos, sin, scheme, positions, reference), _measured(cos, sin, scheme, positions, reference, precision)):
+        hypotheses = list(stage)
+        if not hypotheses:
             continue
-        if code == "base" and (structural or "factor" in codes):
-            continue
-        if code == "precision" and (structural or codes & {"base", "factor"}):
-            continue
-        kept.append(Diagnosis("attention-scaling" if code == "factor" else code, message))
-    return kept
+        fits, _ = compare(cos, sin, positions, [h[2] for h in hypotheses], until_settled=True, max_bytes=max_bytes,
+                          label="verify: diagnose")
+        found: list[tuple[str, str]] = []
+        for (code, message, _), fit in zip(hypotheses, fits):
+            if fit is not None and fit.passes and code not in (c for c, _ in found):
+                found.append((code, message))
+        if found:
+            codes = {code for code, _ in found}
+            return [Diagnosis("attention-scaling" if code == "factor" else code, message) for code, message in found
+                    if not (code == "precision" and codes & {"base", "factor"}) and not (code == "base" and "factor" in codes)]
+    return []
 
 
-def _hypotheses(cos, sin, scheme: RopeScheme, positions, reference: Candidate, precision: str):
-    """``(code, message, candidate)`` for each known cause, in the order a cause would mask another."""
+def _hypotheses(cos, sin, scheme: RopeScheme, positions, reference: Candidate):
+    """``(code, message, candidate)`` for each structural cause, in the order a cause would mask another."""
     width, r = cos.shape[1], scheme.rotated_dim
     other = "interleaved" if scheme.layout == "half" else "half"
     if width >= r and width != r // 2:
@@ -188,15 +185,21 @@ def _hypotheses(cos, sin, scheme: RopeScheme, positions, reference: Candidate, p
     if scale != 1.0:
         yield ("attention-scaling", f"cos and sin miss the attention scaling {scale:.6g} of the {scheme.scaling} scaling",
                dataclasses.replace(reference, scale=1.0))
+    if scheme.scaling not in ("none", None):
+        yield ("scaling", f"the {scheme.scaling} scaling was not applied: the arrays are the unscaled frequencies",
+               candidate(scheme.without_extension(), positions))
+
+
+def _measured(cos, sin, scheme: RopeScheme, positions, reference: Candidate, precision: str):
+    """The causes measured from the arrays (a factor, a base) and low-precision angles, as
+    ``(code, message, candidate)``."""
+    from pecli.analysis.verify_base import base_hypotheses
+
+    scale = scheme.attention_scaling
     ratio = _common_ratio(cos, sin, reference)
     if ratio is not None and abs(ratio - 1.0) > 1e-6:
         yield ("factor", f"cos and sin carry a factor {ratio * scale:.6g} where the model's attention scaling is {scale:.6g}",
                dataclasses.replace(reference, scale=scale * ratio))
-    if scheme.scaling not in ("none", None):
-        yield ("scaling", f"the {scheme.scaling} scaling was not applied: the arrays are the unscaled frequencies",
-               candidate(scheme.without_extension(), positions))
-    from pecli.analysis.verify_base import base_hypotheses
-
     yield from base_hypotheses(cos, sin, scheme, positions, precision)
     for name in ("bfloat16", "float16", "float32"):  # float32's rounding passes unless past the cap
         yield ("precision", f"the angles p·θ were formed in {name}: their rounding grows with the position"
