@@ -19,11 +19,16 @@ Each value is held to how it is **stored** and to the rounding of the **angles o
   ``p·θ_i`` cover inverse frequencies a few units off after their scaling, the position and the
   product rounded. Angles formed in float16 or bfloat16 are not allowed for: that is a bug
   (``precision``), tested as a cause.
-- ``ε_w`` is the rounding of the comparison itself when it runs in float32 (2⁻²³; 0 in float64).
+- ``ε_w`` is the rounding of the comparison itself: 2⁻²³ when it runs in float32 (values stored in
+  float32 or narrower: the reference rounded to float32, then scaled), 10⁻¹² in float64 (the
+  reference's cos and sin by angle addition are within a few float64 ulps).
 - ``s`` is the attention scaling of the reference (cos and sin are ``s·cos``, ``s·sin``).
 - ``CAP`` bounds the allowance well under the largest possible error (2 s, cos or sin of the opposite
   angle): past the position where float32 angles may be off by half a radian, no growth of the
   tolerance can make all-zero or random values pass.
+
+The largest |Δ| of a pass is located in the working precision (for float32 values, to within 2⁻²⁴ of
+the float64 difference); the report then recomputes that element's error in float64.
 
 Non-finite values never pass: a NaN or ±inf in a block (the user's or a candidate's, e.g. float16
 angles overflowing past 65,504) makes that block a mismatch.
@@ -120,6 +125,13 @@ def stored_precision(dtype: np.dtype, first: np.ndarray) -> str:
         if first.size and representable(block, name):
             return name
     return own
+
+
+def own_precision(dtype: np.dtype) -> str:
+    """The precision of the dtype itself (integers: float64)."""
+    if is_bfloat16(dtype):
+        return "bfloat16"
+    return {2: "float16", 4: "float32"}.get(dtype.itemsize, "float64") if dtype.kind == "f" else "float64"
 
 
 class Wider(Exception):
@@ -329,7 +341,7 @@ def run_pass(cos: Rows, sin: Rows, positions: np.ndarray, proposals: list[Candid
     step = block_rows(width, max_bytes)
     fits: list[Fit | None] = [Fit() for _ in proposals]
     allowances = [Allowance.of(precision, p.scale, p.slack) for p in proposals]
-    narrower = precision not in ("float64",) and not (precision == "float32" and cos.dtype == np.float32)
+    narrower = precision != own_precision(cos.dtype) or precision != own_precision(sin.dtype)
     with np.errstate(invalid="ignore", over="ignore"), task(label, total=rows if rows > 4 * step else None) as bar:
         for start in range(0, rows, step):
             stop = min(rows, start + step)

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from pecli.analysis.verify_pass import (
-    EPS, Candidate, Fit, Rows, Wider, angle_values, as_rows, column_errors, is_bfloat16, pair_columns,
+    EPS, Candidate, Fit, Rows, Wider, angle_values, as_rows, column_errors, is_bfloat16, own_precision, pair_columns,
     phasor_values, run_pass, stored_precision, widened,
 )
 from pecli.errors import PecliError
@@ -67,13 +67,6 @@ def compare(cos: Rows, sin: Rows, positions: np.ndarray, proposals: list[Candida
         except Wider:
             precision = own_precision(cos.dtype) if precision != own_precision(cos.dtype) else "float64"
     raise AssertionError("the precision of the arrays kept changing")  # pragma: no cover
-
-
-def own_precision(dtype: np.dtype) -> str:
-    """The precision of the dtype itself (integers: float64)."""
-    if is_bfloat16(dtype):
-        return "bfloat16"
-    return {2: "float16", 4: "float32"}.get(dtype.itemsize, "float64") if dtype.kind == "f" else "float64"
 
 
 def verify_rope(cos, sin, scheme: RopeScheme, positions, *, max_bytes: int | None = None):
