@@ -407,3 +407,16 @@ def test_transformers_arrays_pass_and_their_bugs_are_named(name):
         pairs = rotated // 2
         assert codes(verdict(scheme, np.repeat(cos[:, :pairs], 2, axis=1), np.repeat(sin[:, :pairs], 2, axis=1),
                              positions)) == ["layout"]
+
+
+def test_transformers_batch_of_one_and_truncated_files(invoke, tmp_path):
+    # transformers returns cos and sin as (batch, P, r): a batch of one is read as (P, r)
+    cos, sin = half(ladder(10000.0, 64), np.arange(64), dtype=np.float32)
+    np.save(tmp_path / "cos.npy", cos[None])
+    np.save(tmp_path / "sin.npy", sin[None])
+    assert invoke("verify", "--dim", "64", "--cos", tmp_path / "cos.npy", "--sin", tmp_path / "sin.npy", "-q").exit_code == 0
+    assert verify_arrays(build_scheme("rope", {"dim": 64}), cos=cos[None], sin=sin[None]).match
+    whole = (tmp_path / "cos.npy").read_bytes()
+    (tmp_path / "cut.npy").write_bytes(whole[:-1000])
+    cut = invoke("verify", "--dim", "64", "--cos", tmp_path / "cut.npy", "--sin", tmp_path / "sin.npy")
+    assert cut.exit_code == 2 and "ends before its 64 rows" in cut.stderr

@@ -78,10 +78,14 @@ class ArrayRows:
 
 
 def as_rows(values) -> Rows:
-    """``values`` as :class:`Rows`: kept when it already reads blocks, else viewed as an array."""
+    """``values`` as :class:`Rows`: kept when it already reads blocks, else viewed as an array (a
+    leading batch of one, as transformers returns cos and sin, dropped)."""
     if hasattr(values, "read") and hasattr(values, "shape") and hasattr(values, "dtype"):
         return values
-    return ArrayRows(np.asarray(values))
+    array = np.asarray(values)
+    while array.ndim > 2 and array.shape[0] == 1:
+        array = array[0]
+    return ArrayRows(array)
 
 
 def is_bfloat16(dtype: np.dtype) -> bool:

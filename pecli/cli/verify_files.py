@@ -51,7 +51,10 @@ def read_header(stream: BinaryIO, where: str, key: str) -> tuple[tuple[int, ...]
         dtype = numpy_dtype("bfloat16")
     elif dtype.kind not in NUMERIC_KINDS or dtype.fields is not None:
         raise PecliError(f"{key}: {where} holds {dtype} values; pecli reads real numbers (bool, int, float, bfloat16)")
-    return tuple(shape), bool(fortran), dtype
+    shape = tuple(shape)
+    while len(shape) > 2 and shape[0] == 1:  # a batch of one, as transformers returns cos and sin
+        shape = shape[1:]
+    return shape, bool(fortran), dtype
 
 
 class FileRows:
