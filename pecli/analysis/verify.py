@@ -443,6 +443,10 @@ def verify_arrays(scheme: Any, positions: np.ndarray | None = None, *, max_bytes
         check = {"inv_freq": verify_inv_freq, "slopes": verify_slopes, "bias": verify_bias,
                  "position_ids": verify_position_ids}[chosen[0]]
         return check(arrays[chosen[0]], scheme)
+    if chosen == ("cos", "sin"):
+        from pecli.analysis.verify_pass import as_rows
+
+        arrays = {name: as_rows(arrays[name]) for name in chosen}
     first = arrays[chosen[0]] if chosen == ("cos", "sin") else np.asarray(arrays[chosen[0]])
     shape = tuple(getattr(first, "shape", np.shape(first)))
     ids = np.arange(shape[0] if shape else 0) if positions is None else position_ids(positions)
