@@ -25,16 +25,17 @@ def size_text(n: float) -> str:
     return f"{n / (1 << 10):.1f} KiB" if n >= 1 << 10 else f"{int(n)} B"
 
 
-def check_target(path: str | os.PathLike, *, suffixes: Iterable[str], force: bool) -> Path:
-    """Check before any work that ``path`` can be written: a known suffix, a folder, no clobbering."""
+def check_target(path: str | os.PathLike, *, suffixes: Iterable[str], force: bool, option: str = "--out") -> Path:
+    """Check before any work that ``path`` can be written: a known suffix, a folder, no clobbering
+    (messages name ``option``)."""
     target = Path(path)
     allowed = tuple(suffixes)
     if target.suffix.lower() not in allowed:
-        raise PecliError(f"--out {target}: unsupported suffix {target.suffix or '(none)'}; use one of {', '.join(allowed)}")
+        raise PecliError(f"{option} {target}: unsupported suffix {target.suffix or '(none)'}; use one of {', '.join(allowed)}")
     if not target.parent.is_dir():
-        raise PecliError(f"--out {target}: folder {target.parent} does not exist")
+        raise PecliError(f"{option} {target}: folder {target.parent} does not exist")
     if target.is_dir():
-        raise PecliError(f"--out {target} is a folder")
+        raise PecliError(f"{option} {target} is a folder")
     if target.exists() and not force:
         raise PecliError(f"{target} exists; pass --force to overwrite it")
     return target

@@ -25,19 +25,33 @@ def assert_encoding_close(*, hf_config: Any = None, scheme: Any = None, layer: i
     ``arrays`` are given by the names of ``pecli verify``'s options: ``cos`` and ``sin`` or ``inv_freq``
     (rope), ``slopes`` or ``bias`` (alibi), ``table`` (sinusoidal), ``buckets`` (t5). The reference is
     ``scheme`` (from ``pecli.build_scheme``), or the layer group of ``hf_config`` (a config.json path or
-    dict) that ``layer`` or ``group`` selects.
+    dict) that ``layer`` or ``group`` selects. ``positions`` are integer position ids (default
+    0 … P − 1).
+
+    Raises
+    ------
+    AssertionError
+        The arrays differ from the reference (the message names the causes).
+    ValueError
+        Arrays or positions no reference can have (a shape that fits no layout, positions that are not
+        whole numbers or of another length), the message naming which.
     """
     from pecli import model_scheme
     from pecli.analysis.verify import verify_arrays
 
     if (scheme is None) == (hf_config is None):
         raise TypeError("give the reference: scheme=… or hf_config=…, one of them")
+    from pecli.errors import PecliError
+
     reference = scheme if scheme is not None else model_scheme(hf_config, layer=layer, group=group)
-    report = verify_arrays(reference, positions, **arrays)
+    try:
+        report = verify_arrays(reference, positions, **arrays)
+    except PecliError as error:  # arrays or positions no reference can have: bad input, not a failed check
+        raise ValueError(str(error)) from None
     if not report.match:
         where = "" if report.worst_position is None else f" at position {report.worst_position},"
         causes = "; ".join(f"{d.code}: {d.message}" for d in report.diagnosis) or "; ".join(report.notes)
-        raise AssertionError(f"the arrays differ from the reference by {report.max_abs_error:.3g}{where} component "
+        raise AssertionError(f"the arrays differ from the reference by up to {report.max_abs_error:.3g}{where} component "
                              f"{report.worst_dim} (tolerance there {report.tolerance:.3g}): {causes}")
 
 

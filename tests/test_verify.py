@@ -134,11 +134,17 @@ def test_verify_command_exit_codes_and_json(invoke, arrays):
 
 
 @pytest.mark.parametrize(("cos", "sin", "words"), [
-    ("bad", "bad", "7 wide"), ("nan", "nan", "NaN"), ("cos", "short", "must be the same"),
+    ("bad", "bad", "7 wide"), ("cos", "short", "must be the same"),
 ])
 def test_verify_bad_input_is_one_line(run_main, arrays, cos, sin, words):
     result = run_main("verify", "--dim", "128", "--cos", arrays[cos], "--sin", arrays[sin])
     assert result.returncode == 2 and words in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_verify_non_finite_values_differ(run_main, arrays):
+    # NaN is a wrong value, not a malformed file: the arrays differ (exit 1), and a note says where
+    result = run_main("verify", "--dim", "128", "--base", "500000", "--cos", arrays["nan"], "--sin", arrays["sin"])
+    assert result.returncode == 1 and "NaN or ±inf at position 0" in result.stdout
 
 
 def test_verify_positions_of_another_length(run_main, arrays):

@@ -1,12 +1,11 @@
-"""A user's own RoPE cos/sin arrays against the reference, and what went wrong when they differ.
+"""A user's own position-encoding arrays against the reference, and what went wrong when they differ.
 
-:func:`verify_rope` compares the arrays with the reference scheme's caches at the same positions,
-holding each element to the precision of the arrays' own dtype: the angle ``p·θ_i`` of a float32
-pipeline (float32 inverse frequencies times float32 positions, as transformers computes them) is off by
-a few units in the last place of ``p·θ_i``, so the tolerance grows with the position. When the arrays
+RoPE's cos and sin are compared by :func:`~pecli.analysis.verify_rope.verify_rope` (streamed block by
+block, each value held to how it is stored: :mod:`pecli.analysis.verify_pass`). When the arrays
 differ, each known cause is tested as a hypothesis — the reference recomputed with the cause applied,
 held to the same tolerance — and every cause that explains the arrays is reported; when none does, the
-report says where the error starts and names no cause.
+report says where the error starts and names no cause. A report gives the largest |Δ| and where it is,
+and separately the worst error-to-tolerance ratio and where (they need not be the same element).
 
 Codes (see :data:`CODES`): ``layout``, ``position-offset``, ``base``, ``scaling``, ``attention-scaling``,
 ``rotary-dim``, ``precision``, ``sin-sign``; for ALiBi's slopes and bias ``slope-rule``, ``order`` (and
@@ -29,7 +28,8 @@ import numpy as np
 
 from pecli.errors import PecliError
 from pecli.notebook import Tabular
-from pecli.schemes.rope import RopeScheme, layout_cache
+from pecli.analysis.verify_pass import ANGLE_ULPS
+from pecli.schemes.rope import RopeScheme
 
 #: What each diagnosis code means.
 CODES = {
@@ -46,12 +46,22 @@ CODES = {
     "spacing": "sinusoidal frequencies spaced base^(−i/(d/2−1)) (tensor2tensor) instead of base^(−2i/d), or the reverse",
     "direction": "T5 buckets of the other stack: bidirectional (encoder) where causal (decoder) is meant, or the reverse",
     "sign": "relative positions taken as query − key instead of key − query",
+    "vision-rule": "M-RoPE ids that are 1-D positions on all three components",
+    "block-start": "M-RoPE blocks after an image or a video starting at the token count",
+    "temporal-rule": "a video's temporal ids following the other Qwen-VL rule (frame index vs time)",
+    "axes": "M-RoPE h and w ids swapped",
 }
-#: Units in the last place of p·θ that a correct pipeline may be off by (inverse frequencies a few ulps
-#: off after their scaling, times the position, then cos and sin), besides the values' own rounding.
-ANGLE_ULPS = 8.0
 #: Offsets tried by the ``position-offset`` hypothesis.
 OFFSETS = (1, -1, 2, -2, 3, -3)
+
+
+def __getattr__(name: str) -> Any:
+    # verify_rope and error_map live in pecli.analysis.verify_rope, loaded when asked for
+    if name in ("verify_rope", "error_map"):
+        from pecli.analysis import verify_rope as module
+
+        return getattr(module, name)
+    raise AttributeError(name)
 
 
 @dataclass(frozen=True)
@@ -65,216 +75,56 @@ class Diagnosis:
 
 @dataclass(frozen=True)
 class VerifyReport(Tabular):
-    """The verdict, the worst element and, when the arrays differ, the causes that explain them."""
+    """The verdict, the largest error and the worst error-to-tolerance ratio (each with where it is),
+    and, when the arrays differ, the causes that explain them."""
 
     match: bool
+    #: The largest |Δ| of any element, and where: its position and component (a vector of values has
+    #: no position: None), with the tolerance there.
     max_abs_error: float
-    #: The worst element: its position and component (a vector of values has no position: None).
     worst_position: int | None
     worst_dim: int
     tolerance: float
     dtype: str
     diagnosis: tuple[Diagnosis, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    #: The precision the values are stored in, when narrower than ``dtype`` (float32 arrays of bfloat16 values).
+    values: str | None = None
+    #: The worst error over its tolerance, and where (None: the same element as the largest error).
+    ratio: float | None = None
+    ratio_position: int | None = None
+    ratio_dim: int | None = None
+    ratio_tolerance: float | None = None
+
+    @property
+    def stored(self) -> str:
+        """The dtype, with the precision of its values when narrower: ``float32 (bfloat16 values)``."""
+        return self.dtype if self.values in (None, self.dtype) else f"{self.dtype} ({self.values} values)"
+
+    def where(self, position: int | None, dim: int | None) -> str:
+        return f"value {dim}" if position is None else f"position {position:,}, component {dim}"
 
     def table_title(self) -> str:
         return "pecli verify: " + ("MATCH" if self.match else "DIFFER")
 
     def table_rows(self) -> list[dict[str, Any]]:
-        """The worst element, then a row per cause named and per note."""
+        """The largest error, the worst ratio, then a row per cause named and per note."""
         rows = [{"item": "max abs error", "value": self.max_abs_error},
-                {"item": "worst", "value": f"value {self.worst_dim}" if self.worst_position is None
-                 else f"position {self.worst_position}, component {self.worst_dim}"},
-                {"item": "tolerance there", "value": self.tolerance}, {"item": "dtype", "value": self.dtype}]
+                {"item": "at", "value": self.where(self.worst_position, self.worst_dim)},
+                {"item": "tolerance there", "value": self.tolerance}, {"item": "dtype", "value": self.stored}]
+        if self.ratio is not None:
+            rows += [{"item": "worst error/tolerance", "value": self.ratio},
+                     {"item": "at", "value": self.where(self.ratio_position, self.ratio_dim)}]
         rows += [{"item": f"cause: {d.code}", "value": d.message} for d in self.diagnosis]
         return rows + [{"item": "note", "value": note} for note in self.notes]
 
     def to_dict(self) -> dict[str, Any]:
+        ratio = None if self.ratio is None else {"ratio": self.ratio, "position": self.ratio_position,
+                                                 "dim": self.ratio_dim, "tolerance": self.ratio_tolerance}
         return {"match": self.match, "max_abs_error": self.max_abs_error,
                 "worst": {"position": self.worst_position, "dim": self.worst_dim}, "tolerance": self.tolerance,
-                "dtype": self.dtype, "diagnosis": [d.to_dict() for d in self.diagnosis], "notes": list(self.notes)}
-
-
-def tolerance(positions: np.ndarray, theta_max: float, dtype: np.dtype, scale: float = 1.0) -> np.ndarray:
-    """Per position, the largest error a correct pipeline in ``dtype`` may carry: :data:`ANGLE_ULPS` units
-    of ``p·θ_max`` plus two units of the values, in the dtype's precision (float64 at least 1e-12)."""
-    eps = float(np.finfo(dtype).eps) if np.dtype(dtype).kind == "f" else 2.0**-52
-    eps = max(eps, 2.0**-52)
-    return (ANGLE_ULPS * eps * np.abs(positions.astype(np.float64)) * theta_max + 2.0 * eps) * max(1.0, abs(scale)) + 1e-12
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """cos and sin as a scheme would give them: each pair's angle ``angles(ids)`` at ``positions``,
-    times ``scale``, sin times ``sign``, the pairs laid out in ``layout`` over the first 2·pairs columns
-    (or one column a pair when the arrays have that width), the columns past them not turning (cos
-    ``scale``, sin 0)."""
-
-    angles: Callable[[np.ndarray], np.ndarray]
-    positions: np.ndarray
-    layout: str
-    scale: float = 1.0
-    sign: float = 1.0
-
-
-def candidate(scheme: RopeScheme, positions: np.ndarray) -> Candidate:
-    """The cos and sin ``scheme`` gives at ``positions``."""
-    return Candidate(scheme.angles, positions, scheme.layout, scheme.attention_scaling)
-
-
-#: Values compared at once: rows of about this many values.
-BLOCK_VALUES = 1 << 19
-
-
-@dataclass(frozen=True)
-class Fit:
-    """How far the arrays are from a candidate: the largest error over the tolerance, where, and its size."""
-
-    ratio: float
-    row: int
-    column: int
-    error: float
-    #: The first row whose error exceeds the tolerance, or None.
-    first_wrong: int | None = None
-
-
-def blocks(cos: np.ndarray, sin: np.ndarray, tol: np.ndarray, proposal: Candidate, slack: float = 0.0, *,
-           step: int | None = None):
-    """``(start, error, ratio)`` for blocks of rows of the arrays against ``proposal``: each element's
-    error and its error over the tolerance; nothing when the proposal is wider than the arrays."""
-    rows, width = cos.shape
-    pairs = proposal.angles(proposal.positions[:1]).shape[1]
-    one_a_pair = width == pairs
-    if not one_a_pair and 2 * pairs > width:
-        return
-    step = step or max(1, BLOCK_VALUES // max(width, 1))
-    for start in range(0, rows, step):
-        stop = min(rows, start + step)
-        angle = proposal.angles(proposal.positions[start:stop])
-        c, s = np.cos(angle) * proposal.scale, np.sin(angle) * (proposal.scale * proposal.sign)
-        error = np.empty((stop - start, width))
-        if one_a_pair:
-            columns = [slice(0, pairs)]
-        elif proposal.layout == "half":
-            columns = [slice(0, pairs), slice(pairs, 2 * pairs)]
-        else:
-            columns = [slice(0, 2 * pairs, 2), slice(1, 2 * pairs, 2)]
-        for where in columns:
-            np.maximum(np.abs(cos[start:stop, where] - c), np.abs(sin[start:stop, where] - s), out=error[:, where])
-        if not one_a_pair and width > 2 * pairs:  # the components that do not turn
-            tail = slice(2 * pairs, width)
-            np.maximum(np.abs(cos[start:stop, tail] - proposal.scale), np.abs(sin[start:stop, tail]), out=error[:, tail])
-        yield start, error, (error - slack) / tol[start:stop, None]
-
-
-def fit(cos: np.ndarray, sin: np.ndarray, tol: np.ndarray, proposal: Candidate, slack: float = 0.0) -> Fit | None:
-    """The arrays against ``proposal``, in blocks of rows (memory bounded); None when its width cannot be
-    the arrays' (more pairs than columns)."""
-    best = None
-    for start, error, ratio in blocks(cos, sin, tol, proposal, slack):
-        best = best or Fit(-math.inf, 0, 0, 0.0)
-        index = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
-        wrong = best.first_wrong
-        if wrong is None and ratio[index] > 1.0:
-            wrong = start + int(np.argmax(ratio.max(axis=1) > 1.0))
-        if ratio[index] > best.ratio:
-            best = Fit(float(ratio[index]), start + int(index[0]), int(index[1]), float(error[index]), wrong)
-        elif wrong != best.first_wrong:
-            best = dataclasses.replace(best, first_wrong=wrong)
-    return best
-
-
-def verify_rope(cos: np.ndarray, sin: np.ndarray, scheme: RopeScheme, positions: np.ndarray) -> VerifyReport:
-    """Compare a user's (P, W) ``cos`` and ``sin`` with ``scheme`` at ``positions`` (see the module).
-
-    ``W`` is the rotated dimension r (caches in either layout), r/2 (one value per pair), or the head
-    dimension of a model that rotates part of it (the other components must not turn; the
-    ``rotary-dim`` cause is tested).
-
-    Raises
-    ------
-    PecliError
-        Shapes that fit no layout, cos and sin of different shapes, a positions list of another length,
-        non-finite values.
-    """
-    cos, sin = np.asarray(cos), np.asarray(sin)
-    if cos.shape != sin.shape:
-        raise PecliError(f"cos has shape {list(cos.shape)} and sin {list(sin.shape)}: they must be the same")
-    if cos.ndim != 2 or cos.size == 0:
-        raise PecliError(f"cos and sin must be non-empty (positions, width) arrays, got shape {list(cos.shape)}")
-    if cos.shape[0] != len(positions):
-        raise PecliError(f"cos and sin have {cos.shape[0]:,} rows and the positions are {len(positions):,}")
-    if cos.dtype.kind not in "fiu" or sin.dtype.kind not in "fiu":
-        raise PecliError(f"cos and sin hold {cos.dtype} and {sin.dtype} values; they must be numbers")
-    if not (np.isfinite(cos).all() and np.isfinite(sin).all()):
-        raise PecliError("cos or sin holds NaN or ±inf")
-    dtype = cos.dtype if cos.dtype.kind == "f" else np.dtype(np.float64)
-    width, r = cos.shape[1], scheme.rotated_dim
-    if width not in (r, r // 2, scheme.dim):
-        raise PecliError(f"cos and sin are {width} wide; the reference rotates {r} components ({r // 2} pairs) "
-                         f"of a {scheme.dim}-wide head: give (P, {r}) caches or (P, {r // 2}) per-pair values")
-    positions = np.asarray(positions, dtype=np.int64)
-    theta_max = float(np.max(scheme.inv_freq, initial=0.0))
-    tol = tolerance(positions, theta_max, dtype, scheme.attention_scaling)
-    reference = candidate(scheme, positions)
-    found = fit(cos, sin, tol, reference)
-    report = VerifyReport(found.ratio <= 1.0, found.error, int(positions[found.row]), found.column,
-                          float(tol[found.row]), str(cos.dtype))
-    if report.match:
-        return report
-
-    def explains(proposal: Candidate | None, slack: float = 0.0) -> bool:
-        result = None if proposal is None else fit(cos, sin, tol, proposal, slack)
-        return result is not None and result.ratio <= 1.0
-
-    causes = tuple(_hypotheses(scheme, positions, width, explains, reference, cos, sin))
-    if causes:
-        return dataclasses.replace(report, diagnosis=causes)
-    return dataclasses.replace(report, notes=(_unexplained(cos, sin, tol, reference, positions),))
-
-
-def _hypotheses(scheme, positions, width, explains, reference, cos, sin):
-    """Each known cause that explains the arrays, in the order a cause would mask another: a missing
-    scaling before a base (NTK scaling is a base change)."""
-    found = []
-    other = "interleaved" if scheme.layout == "half" else "half"
-    if width >= scheme.rotated_dim and width != scheme.rotated_dim // 2 and explains(dataclasses.replace(reference, layout=other)):
-        found.append(Diagnosis("layout", f"the arrays are in the {other} layout; the model applies {scheme.layout} "
-                                         f"({'rotate_half: cos = concat(c, c)' if scheme.layout == 'half' else 'pairs (2i, 2i+1): each value twice in a row'})"))
-    if width == scheme.dim != scheme.rotated_dim and explains(candidate(_rotating(scheme, 1.0), positions)):
-        found.append(Diagnosis("rotary-dim", f"the arrays rotate all {width} components of the head; the model rotates "
-                                             f"{scheme.rotated_dim} (partial_rotary_factor {scheme.partial_rotary_factor:g})"))
-    for k in OFFSETS:
-        shifted = positions + k
-        if shifted.min() >= 0 and explains(dataclasses.replace(reference, positions=shifted)):
-            found.append(Diagnosis("position-offset", f"position p holds the values of position p{k:+d}"))
-            break
-    if explains(dataclasses.replace(reference, sign=-1.0)):
-        found.append(Diagnosis("sin-sign", "sin has the opposite sign: the arrays turn each pair by −pθ"))
-    scale = scheme.attention_scaling
-    if scale != 1.0 and explains(dataclasses.replace(reference, scale=1.0)):
-        found.append(Diagnosis("attention-scaling", f"cos and sin miss the attention scaling {scale:.6g} of the "
-                                                    f"{scheme.scaling} scaling"))
-    elif not found:
-        ratio = _common_ratio(cos, sin, reference)
-        if ratio is not None and abs(ratio - 1.0) > 1e-6 and explains(dataclasses.replace(reference, scale=scale * ratio)):
-            found.append(Diagnosis("attention-scaling", f"cos and sin carry a factor {ratio * scale:.6g} where the "
-                                                        f"model's attention scaling is {scale:.6g}"))
-    if scheme.scaling not in ("none", None) and explains(candidate(scheme.without_extension(), positions)):
-        found.append(Diagnosis("scaling", f"the {scheme.scaling} scaling was not applied: the arrays are the "
-                                          "unscaled frequencies"))
-    elif not found:
-        base = _fitted_base(cos, sin, scheme, positions, width)
-        if base is not None and not math.isclose(base, scheme.base, rel_tol=1e-6) \
-                and explains(candidate(_with_base(scheme, base), positions)):
-            found.append(Diagnosis("base", f"the arrays fit base {base:,.6g}; the model's is {scheme.base:,.6g}"))
-    if not found:
-        for name in ("bfloat16", "float16"):
-            if explains(dataclasses.replace(reference, angles=_low_precision_angles(scheme, name)), _value_slack(name)):
-                found.append(Diagnosis("precision", f"the angles p·θ were formed in {name}: their rounding grows "
-                                                    "with the position"))
-                break
-    return found
+                "worst_ratio": ratio, "dtype": self.dtype, "values": self.values or self.dtype,
+                "diagnosis": [d.to_dict() for d in self.diagnosis], "notes": list(self.notes)}
 
 
 def _rotating(scheme: RopeScheme, fraction: float) -> RopeScheme:
@@ -283,72 +133,6 @@ def _rotating(scheme: RopeScheme, fraction: float) -> RopeScheme:
 
 def _with_base(scheme: RopeScheme, base: float) -> RopeScheme:
     return dataclasses.replace(scheme.without_extension(), base=float(base))
-
-
-def _common_ratio(cos, sin, reference: Candidate) -> float | None:
-    """The one factor between the arrays and the reference where the reference is not small, measured on
-    the first rows, or None."""
-    rows = min(len(reference.positions), 256)
-    angle = reference.angles(reference.positions[:rows])
-    values = np.concatenate([np.cos(angle).ravel(), np.sin(angle).ravel()]) * reference.scale
-    pairs = angle.shape[1]
-    columns = slice(0, pairs) if reference.layout == "half" or cos.shape[1] == pairs else slice(0, 2 * pairs, 2)
-    given = np.concatenate([np.asarray(cos[:rows, columns], np.float64).ravel(), np.asarray(sin[:rows, columns], np.float64).ravel()])
-    large = np.abs(values) > 0.1
-    if not large.any() or given.shape != values.shape:
-        return None
-    return float(np.median(given[large] / values[large]))
-
-
-def _fitted_base(cos, sin, scheme, positions, width) -> float | None:
-    """The base whose ladder θ_i = b^(−2i/r) fits the arrays' angles at the first position p > 0: each
-    pair's angle atan2(sin, cos) / p, where p·θ_i < π (the pairs that have not wrapped), fitted in log."""
-    rows = np.flatnonzero(positions > 0)
-    if rows.size == 0:
-        return None
-    row, p = int(rows[0]), float(positions[rows[0]])
-    pairs = scheme.rotated_dim // 2
-    # the column of each pair's value: one per pair, the first half (rotate_half), or every other one
-    first = np.arange(0, 2 * pairs, 2) if width != pairs and scheme.layout == "interleaved" else np.arange(pairs)
-    angle = np.arctan2(np.asarray(sin[row, first], np.float64), np.asarray(cos[row, first], np.float64)) / p
-    index = np.arange(pairs)
-    usable = (angle > 0) & (angle * p < math.pi - 0.1) & (index > 0)
-    if usable.sum() < 2:
-        return None
-    slope = np.polyfit(index[usable], np.log(angle[usable]), 1)[0]  # ln θ_i = −(2i/r) ln b
-    return float(f"{math.exp(-slope * scheme.rotated_dim / 2.0):.6g}")  # bases people set are short numbers
-
-
-def _low_precision_angles(scheme: RopeScheme, name: str) -> Callable[[np.ndarray], np.ndarray]:
-    """The angles formed in ``name``: positions and inverse frequencies rounded to it, their product
-    rounded again (as ``positions.to(dtype) * inv_freq.to(dtype)`` computes it)."""
-    from pecli.dtypes import cast
-
-    theta = cast(scheme.inv_freq, name).astype(np.float64)
-
-    def angles(ids: np.ndarray) -> np.ndarray:
-        p = cast(np.asarray(ids, dtype=np.float64), name).astype(np.float64)
-        return cast(np.outer(p, theta), name).astype(np.float64)
-
-    return angles
-
-
-def _value_slack(name: str) -> float:
-    """The rounding of cos and sin values computed in ``name``: two units of its precision."""
-    return 2.0 * (2.0**-8 if name == "bfloat16" else 2.0**-11)
-
-
-def _unexplained(cos, sin, tol, reference: Candidate, positions: np.ndarray) -> str:
-    """Where the error starts and how large it gets, when no known cause explains it."""
-    found = fit(cos, sin, tol, reference)
-    text = (f"no known cause explains the arrays: they first differ at position {int(positions[found.first_wrong or 0])}; "
-            f"the largest error, {found.error:.3g}, is at position {int(positions[found.row])}, component {found.column}")
-    quarter = len(positions) // 4
-    if quarter:  # how it grows with the position
-        first, last = (fit(cos[rows], sin[rows], tol[rows], dataclasses.replace(reference, positions=reference.positions[rows]))
-                       for rows in (slice(0, quarter), slice(len(positions) - quarter, None)))
-        text += f"; largest in the first quarter of the positions {first.error:.3g}, in the last {last.error:.3g}"
-    return text
 
 
 # -- vectors of values: inverse frequencies, slopes ----------------------------------------------------------
@@ -364,9 +148,10 @@ def _vector_report(given: np.ndarray, expected: np.ndarray, dtype: np.dtype,
         return np.abs(given - candidate), (4.0 * eps + slack) * scale + 1e-300
 
     difference, tol = error(expected)
-    worst = int(np.argmax(difference / tol))
+    worst, at_ratio = int(np.argmax(difference)), int(np.argmax(difference / tol))
     report = VerifyReport(bool(np.all(difference <= tol)), float(difference.max(initial=0.0)), None, worst,
-                          float(tol[worst]), str(dtype))
+                          float(tol[worst]), str(dtype), ratio=float(difference[at_ratio] / tol[at_ratio]),
+                          ratio_dim=at_ratio, ratio_tolerance=float(tol[at_ratio]))
     if report.match:
         return report
     causes = []
@@ -468,15 +253,19 @@ def verify_table(table: np.ndarray, scheme: Any, positions: np.ndarray) -> Verif
         raise PecliError("the table must hold finite numbers")
     dtype = table.dtype if table.dtype.kind == "f" else np.dtype(np.float64)
     given = table.astype(np.float64)
-    tol = tolerance(np.asarray(positions), 1.0, dtype)[:, None]
+    eps = max(float(np.finfo(dtype).eps), 2.0**-52)
+    tol = (ANGLE_ULPS * eps * np.abs(np.asarray(positions, dtype=np.float64)) + 2.0 * eps)[:, None] + 1e-12
 
     def error(candidate: Any, ids: np.ndarray = positions) -> np.ndarray:
         return np.abs(given - candidate.encode(ids))
 
     difference = error(scheme)
-    row, column = np.unravel_index(int(np.argmax(difference / tol)), difference.shape)
+    row, column = np.unravel_index(int(np.argmax(difference)), difference.shape)
+    at_ratio = np.unravel_index(int(np.argmax(difference / tol)), difference.shape)
     report = VerifyReport(bool(np.all(difference <= tol)), float(difference.max()), int(positions[row]), int(column),
-                          float(tol[row, 0]), str(dtype))
+                          float(tol[row, 0]), str(dtype), ratio=float((difference / tol)[at_ratio]),
+                          ratio_position=int(positions[at_ratio[0]]), ratio_dim=int(at_ratio[1]),
+                          ratio_tolerance=float(tol[at_ratio[0], 0]))
     if report.match:
         return report
     other_layout = "half" if scheme.layout == "interleaved" else "interleaved"
@@ -558,26 +347,6 @@ def verify_buckets(buckets: np.ndarray, scheme: Any, positions: np.ndarray) -> V
                                               f"{wrong.size:,} differ",))
 
 
-def error_map(cos: np.ndarray, sin: np.ndarray, scheme: RopeScheme, positions: np.ndarray,
-              rows: int = 512) -> tuple[np.ndarray, np.ndarray]:
-    """The arrays' error over the tolerance against ``scheme``, the largest of each band of consecutive
-    positions (at most ``rows`` bands), and the first position of each band: the picture of where the
-    error starts and how it grows with position and component."""
-    cos, sin = np.asarray(cos), np.asarray(sin)
-    positions = np.asarray(positions, dtype=np.int64)
-    dtype = cos.dtype if cos.dtype.kind == "f" else np.dtype(np.float64)
-    tol = tolerance(positions, float(np.max(scheme.inv_freq, initial=0.0)), dtype, scheme.attention_scaling)
-    band = max(1, -(-len(positions) // rows))
-    step = band * max(1, BLOCK_VALUES // max(cos.shape[1] * band, 1))
-    out = []
-    for _, _, ratio in blocks(cos, sin, tol, candidate(scheme, positions), step=step):
-        bands = -(-ratio.shape[0] // band)
-        padded = np.full((bands * band, ratio.shape[1]), -np.inf)
-        padded[: ratio.shape[0]] = ratio
-        out.append(padded.reshape(bands, band, -1).max(axis=1))
-    return np.vstack(out), positions[::band]
-
-
 def verify_bias(bias: np.ndarray, scheme: Any) -> VerifyReport:
     """A user's ALiBi bias against the scheme's slopes: (H, L, L) for query i and key j, or (H, 1, L) as
     BLOOM and Falcon broadcast it (the query is then the last position).
@@ -609,9 +378,12 @@ def verify_bias(bias: np.ndarray, scheme: Any) -> VerifyReport:
         return np.where(visible, np.abs(relative - expected), 0.0), tol
 
     difference, tol = error(scheme.slopes)
-    index = np.unravel_index(int(np.argmax(difference / tol)), difference.shape)
+    index = np.unravel_index(int(np.argmax(difference)), difference.shape)
+    at_ratio = np.unravel_index(int(np.argmax(difference / tol)), difference.shape)
     report = VerifyReport(bool(np.all(difference <= tol)), float(difference.max()), int(queries[index[1]]),
-                          int(index[2]), float(tol[index]), str(dtype))
+                          int(index[2]), float(tol[index]), str(dtype), ratio=float(difference[at_ratio] / tol[at_ratio]),
+                          ratio_position=int(queries[at_ratio[1]]), ratio_dim=int(at_ratio[2]),
+                          ratio_tolerance=float(tol[at_ratio]))
     if report.match:
         return report
     heads = scheme.heads
@@ -636,16 +408,19 @@ def verify_bias(bias: np.ndarray, scheme: Any) -> VerifyReport:
 #: The arrays each scheme is verified from, and the function that verifies them (named by the inputs).
 INPUTS: dict[str, tuple[tuple[str, ...], ...]] = {
     "rope": (("cos", "sin"), ("inv_freq",)), "alibi": (("slopes",), ("bias",)), "sinusoidal": (("table",),),
-    "t5": (("buckets",),),
+    "t5": (("buckets",),), "mrope": (("position_ids",),),
 }
 #: Inputs that are vectors of values, without positions.
 VECTORS = ("inv_freq", "slopes")
 
 
-def verify_arrays(scheme: Any, positions: np.ndarray | None = None, **arrays: Any) -> VerifyReport:
+def verify_arrays(scheme: Any, positions: np.ndarray | None = None, *, max_bytes: int | None = None,
+                  **arrays: Any) -> VerifyReport:
     """Verify the arrays given by name (``cos`` and ``sin``, ``inv_freq``, ``slopes``, ``bias``,
     ``table`` or ``buckets``, as :data:`INPUTS` pairs them with schemes) against ``scheme``, at
-    ``positions`` (default 0 … P − 1 for the arrays that have a row per position).
+    ``positions`` (default 0 … P − 1 for the arrays that have a row per position). A scaling that reads
+    the sequence length (dynamic NTK, LongRoPE) takes it from the positions, as transformers does: the
+    largest id + 1.
 
     Raises
     ------
@@ -660,16 +435,38 @@ def verify_arrays(scheme: Any, positions: np.ndarray | None = None, **arrays: An
         flag = lambda key: "--" + key.replace("_", "-")  # noqa: E731
         wanted = " or ".join(" and ".join(map(flag, keys)) for keys in sets) or "nothing pecli verifies"
         raise PecliError(f"{scheme.name} is verified from {wanted}" + (f", not {', '.join(map(flag, names))}" if names else ""))
-    if chosen[0] in VECTORS + ("bias",):
+    if chosen[0] in VECTORS + ("bias", "position_ids"):
         if positions is not None:
             raise PecliError(f"{chosen[0]}: holds no positions; leave --positions out")
-        check = {"inv_freq": verify_inv_freq, "slopes": verify_slopes, "bias": verify_bias}[chosen[0]]
+        from pecli.analysis.verify_mrope import verify_position_ids
+
+        check = {"inv_freq": verify_inv_freq, "slopes": verify_slopes, "bias": verify_bias,
+                 "position_ids": verify_position_ids}[chosen[0]]
         return check(arrays[chosen[0]], scheme)
-    first = np.asarray(arrays[chosen[0]])
-    ids = np.arange(first.shape[0] if first.ndim else 0) if positions is None else np.asarray(positions)
-    ids = ids.astype(np.int64)
     if chosen == ("cos", "sin"):
-        if scheme.reads_context and positions is None:  # dynamic and longrope: the sequence reaches the last id
+        from pecli.analysis.verify_pass import as_rows
+
+        arrays = {name: as_rows(arrays[name]) for name in chosen}
+    first = arrays[chosen[0]] if chosen == ("cos", "sin") else np.asarray(arrays[chosen[0]])
+    shape = tuple(getattr(first, "shape", np.shape(first)))
+    ids = np.arange(shape[0] if shape else 0) if positions is None else position_ids(positions)
+    if chosen == ("cos", "sin"):
+        if scheme.reads_context:  # dynamic and longrope: the sequence reaches the last id (HF: max id + 1)
             scheme = scheme.at_length(int(ids.max()) + 1 if ids.size else 1)
-        return verify_rope(arrays["cos"], arrays["sin"], scheme, ids)
+        from pecli.analysis.verify_rope import verify_rope
+
+        return verify_rope(arrays["cos"], arrays["sin"], scheme, ids, max_bytes=max_bytes)
     return (verify_table if chosen == ("table",) else verify_buckets)(first, scheme, ids)
+
+
+def position_ids(positions: Any) -> np.ndarray:
+    """Positions as int64 ids: whole numbers, 0 or more (verify holds arrays to integer position ids)."""
+    given = np.asarray(positions)
+    if given.ndim != 1 or given.dtype.kind not in "iuf":
+        raise PecliError(f"positions: give a list of whole numbers, got shape {list(given.shape)} of {given.dtype}")
+    if given.dtype.kind == "f" and not (np.isfinite(given).all() and np.array_equal(given, np.round(given))):
+        bad = given[~(np.isfinite(given) & (given == np.round(given)))][0]
+        raise PecliError(f"positions: {bad:g} is not a whole number; verify compares arrays at integer position ids")
+    if given.size and given.min() < 0:
+        raise PecliError(f"positions: {given.min():g} is negative; position ids start at 0")
+    return given.astype(np.int64)

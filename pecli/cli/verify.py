@@ -13,24 +13,27 @@ from pecli.config import Setting, Spec
 from pecli.errors import ConfigError
 
 VERIFY_PANEL = "Verify"
-#: Copies of the arrays the comparison holds at once (the arrays, the reference, a candidate, errors).
+#: Copies of the small inputs (slopes, bias, tables, buckets) the comparison holds at once; cos and sin
+#: are read a block of rows at a time.
 WORKING_COPIES = 12
 
 SETTINGS = (
-    Setting("scheme", str, "rope", "the reference scheme", choices=("rope", "alibi", "sinusoidal", "t5")),
+    Setting("scheme", str, "rope", "the reference scheme", choices=("rope", "alibi", "sinusoidal", "t5", "mrope")),
     Setting("cos", str, None, "rope: your cos array, .npy (or FILE.npz[:KEY]) of shape (P, r) in either layout or "
-            "(P, r/2)", group=VERIFY_PANEL),
+            "(P, r/2); float64, float32, float16 or bfloat16", group=VERIFY_PANEL),
     Setting("sin", str, None, "rope: your sin array, the same shape as --cos", group=VERIFY_PANEL),
     Setting("inv_freq", str, None, "rope: your inverse frequencies, .npy of r/2 values", group=VERIFY_PANEL),
     Setting("slopes", str, None, "alibi: your slopes, .npy of one value per head", group=VERIFY_PANEL),
     Setting("bias", str, None, "alibi: your bias, .npy of shape (H, L, L) or BLOOM's (H, 1, L)", group=VERIFY_PANEL),
     Setting("table", str, None, "sinusoidal: your table, .npy of shape (P, d)", group=VERIFY_PANEL),
     Setting("buckets", str, None, "t5: your buckets, .npy of shape (P, P), query by key", group=VERIFY_PANEL),
+    Setting("position_ids", str, None, "mrope: your (3, N) position ids, rows t, h, w, .npy; checked against the "
+            "model's rule for --sequence", group=VERIFY_PANEL),
     Setting("plot", Path, None, "rope: draw the error over positions and components (.png, .svg or .pdf)",
             group=OUTPUT_PANEL),
 )
 #: The options that give the user's arrays (see pecli.analysis.verify.INPUTS for which go with which scheme).
-INPUT_KEYS = ("cos", "sin", "inv_freq", "slopes", "bias", "table", "buckets")
+INPUT_KEYS = ("cos", "sin", "inv_freq", "slopes", "bias", "table", "buckets", "position_ids")
 
 
 @scheme_command(*SETTINGS, run_keys=("scheme", "positions"))
@@ -44,20 +47,27 @@ def verify(
 
     The reference is what every command takes (--hf-config or --model, with --layer for a model whose
     layers differ, or --scheme rope --dim … --base … --scaling …); the arrays are --cos and --sin at
-    --positions (default 0 … P − 1). Each element is held to the precision of the arrays' own dtype,
-    with the angle rounding of a float32 pipeline allowed to grow with the position. When they differ,
+    --positions (default 0 … P − 1), read a block of rows at a time. Each value is held to how it is
+    stored (float32, float16, bfloat16 — float32 arrays of bfloat16 values as bfloat16), with the angle
+    rounding of a float32 pipeline allowed to grow with the position, capped well under the largest
+    possible error; NaN never matches. When they differ,
     each known cause is tested — layout, position-offset, base, scaling, attention-scaling, rotary-dim,
     precision, sin-sign — and those that explain the arrays are named; when none does, none is named.
     --inv-freq checks a vector of inverse frequencies the same way; --scheme alibi --slopes the slopes
     and --bias a bias, up to a constant per query (causes: slope-rule, order, sign, precision); --scheme sinusoidal --table a table (layout, spacing,
-    position-offset, base); --scheme t5 --buckets a bucket table (direction, sign).
+    position-offset, base); --scheme t5 --buckets a bucket table (direction, sign); an M-RoPE model
+    (--scheme mrope, Qwen2-VL, Qwen2.5-VL, Qwen3-VL) --position-ids, (3, N) ids for the tokens of
+    --sequence, the first wrong token named (vision-rule, block-start, temporal-rule, axes).
     """
     from pecli.analysis.verify import verify_arrays
 
     settings = spec.settings
-    if spec.where.given is not None and spec.where.given.dtype.kind == "f":
+    given = spec.where.given
+    if given is not None and given.dtype.kind == "f" and not np.array_equal(given, np.round(given)):
         raise ConfigError("positions", "verify holds arrays to the rounding of integer position ids; real-valued "
                           "positions are for encode, plot and the library")
+    if given is not None and given.size and given.min() < 0:
+        raise ConfigError("positions", f"{given.min():g} is negative; position ids start at 0")
     names = [key for key in INPUT_KEYS if settings[key]]
     if settings["plot"] is not None and sorted(names) != ["cos", "sin"]:
         raise ConfigError("plot", "draws the error of --cos and --sin over positions; the other inputs have a verdict only")
@@ -66,16 +76,25 @@ def verify(
         from pecli.io import check_target
         from pecli.render.figures import FIGURE_SUFFIXES
 
-        figure_file = check_target(settings["plot"], suffixes=FIGURE_SUFFIXES, force=force)
+        figure_file = check_target(settings["plot"], suffixes=FIGURE_SUFFIXES, force=force, option="--plot")
     if not names:
         verify_arrays(spec.scheme)  # the line that says which inputs the scheme takes
-    budget = spec.memory_budget // WORKING_COPIES
-    arrays = {key: load_input(settings[key], key, budget) for key in names}
-    report = verify_arrays(spec.scheme, spec.where.given, **arrays)  # given ids, even 0 … L − 1
+    arrays = {key: read_input(settings[key], key, spec.memory_budget) for key in names}
+    ids = None if given is None else given.astype(np.int64)
+    report = verify_arrays(spec.scheme, ids, max_bytes=spec.memory_budget, **arrays)  # given ids, even 0 … L − 1
     if figure_file is not None:
-        _plot(figure_file, arrays["cos"], arrays["sin"], spec.scheme, spec.where.given, report, force=force)
+        _plot(figure_file, arrays["cos"], arrays["sin"], spec.scheme, ids, report, force=force)
         message(f"wrote {figure_file}", quiet=quiet or json)
     _show(report, json, quiet)
+
+
+def read_input(path: str, key: str, budget: int):
+    """cos and sin as rows read a block at a time; the other inputs whole, within the budget."""
+    if key in ("cos", "sin"):
+        from pecli.cli.verify_files import open_rows
+
+        return open_rows(path, key, budget)
+    return load_input(path, key, budget // WORKING_COPIES)
 
 
 def _plot(target: Path, cos, sin, scheme, positions, report, *, force: bool) -> None:
@@ -84,7 +103,7 @@ def _plot(target: Path, cos, sin, scheme, positions, report, *, force: bool) -> 
     from pecli.io import write_atomic
     from pecli.render import figures
 
-    ids = np.arange(np.asarray(cos).shape[0]) if positions is None else positions
+    ids = np.arange(cos.shape[0]) if positions is None else positions
     if scheme.reads_context:
         scheme = scheme.at_length(int(ids.max()) + 1)
     ratios, starts = error_map(cos, sin, scheme, ids)
@@ -102,10 +121,12 @@ def load_input(path: str, key: str, budget: int) -> np.ndarray:
     from pecli.errors import PecliError
     from pecli.io import NUMERIC_KINDS, load_array
 
-    archive, _, member = path.partition(".npz:") if ".npz:" in path else (path, "", "")
-    if not archive.endswith(".npz") and not member:
+    from pecli.cli.verify_files import regular_file, split_member
+
+    archive, member = split_member(path)
+    if not archive.endswith(".npz"):
         return load_array(path, key=key, max_bytes=budget)
-    archive = archive if archive.endswith(".npz") else archive + ".npz"
+    regular_file(archive, key)
     import zipfile
 
     try:
@@ -143,14 +164,16 @@ def _show(report, json: bool, quiet: bool) -> None:
 
 
 def verify_table(report):
-    """The verdict, the worst element and the diagnosis as a two-column table."""
+    """The verdict, the largest error and the worst ratio (each with where), the diagnosis, as a
+    two-column table."""
     from pecli.render.tables import key_value_table, number
 
-    rows = [("verdict", "MATCH" if report.match else "DIFFER"), ("dtype", report.dtype),
-            ("max abs error", number(report.max_abs_error)),
-            ("worst", f"value {report.worst_dim}" if report.worst_position is None
-             else f"position {report.worst_position:,}, component {report.worst_dim}"),
+    rows = [("verdict", "MATCH" if report.match else "DIFFER"), ("dtype", report.stored),
+            ("max abs error", number(report.max_abs_error)), ("at", report.where(report.worst_position, report.worst_dim)),
             ("tolerance there", number(report.tolerance))]
+    if report.ratio is not None:
+        rows += [("worst error/tol.", number(report.ratio)), ("at", report.where(report.ratio_position, report.ratio_dim)),
+                 ("tolerance there", number(report.ratio_tolerance))]
     rows += [(f"cause: {d.code}", d.message) for d in report.diagnosis]
     rows += [("note", note) for note in report.notes]
     return key_value_table("pecli verify", rows)
