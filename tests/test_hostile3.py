@@ -364,7 +364,7 @@ def test_completion_with_an_option_given_twice_says_nothing(monkeypatch, capsys)
                       "precision", "all"]),
     ("pecli check ", ["uniqueness", "distinguishability", "composability", "relativity", "extrapolation",
                       "precision", "all", "layout"]),
-    ("pecli verify --scheme ", ["rope", "alibi", "sinusoidal", "t5"]),
+    ("pecli verify --scheme ", ["rope", "alibi", "sinusoidal", "t5", "mrope"]),
     ("pecli inspect --scheme ", ["rope", "rope-nd", "mrope"]),
 ])
 def test_completion_offers_only_what_the_command_takes(monkeypatch, capsys, line, expected):
