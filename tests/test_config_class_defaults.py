@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pecli.errors import ConfigError
@@ -121,3 +122,38 @@ def test_a_derived_key_the_config_changes_the_inputs_of_is_refused_not_guessed()
         plan_of({"model_type": "hy_v4", "qk_rope_head_dim": 32, "layer_types": ["full_attention"] * 34}, "h.json")
     with pytest.raises(ConfigError, match="layer_types.*qk_rope_head_dim"):  # its layer types too
         plan_of({"model_type": "hy_v4", "qk_rope_head_dim": 32}, "h.json")
+
+
+DIRECT = json.loads((FIXTURES / "direct" / "rotary.json").read_text())["cases"]
+#: The group of each case, and the layout its code applies cos and sin in (read from its modeling module:
+#: BLT's and Moonshine's rotate_half take (x[0::2], x[1::2]) pairs with repeat_interleave'd cos/sin).
+DIRECT_GROUPS = {"blt": ("global", "interleaved"), "blt_encoder": ("encoder", "interleaved"),
+                 "moonshine": ("encoder", "interleaved"), "moonshine_streaming": ("all", "interleaved"),
+                 "dia_encoder": ("encoder", "half"), "dia_decoder": ("decoder", "half"), "zamba2": ("hybrid", "half"),
+                 "granitemoehybrid": ("full_attention", "half")}
+
+
+@pytest.mark.parametrize("case", sorted(DIRECT), ids=str)
+def test_model_types_read_from_their_rotary_modules(case):
+    from pecli.config import build_scheme
+
+    data = DIRECT[case]
+    config = dict(data["config"])
+    if case == "granitemoehybrid":  # its default layers are all Mamba; one attention layer for the check
+        config["layer_types"] = ["linear_attention", "full_attention"] * (config["num_hidden_layers"] // 2)
+    name, layout = DIRECT_GROUPS[case]
+    group = plan_of(config, case).group_named(name)
+    options = dict(group.options)
+    scheme = build_scheme(options.pop("scheme"), options)
+    np.testing.assert_allclose(scheme.frequency_pairs().inv_freq, data["inv_freq"], rtol=1e-6)
+    assert scheme.layout == layout and scheme.attention_scaling == data["attention_scaling"]
+
+
+def test_mistral_large4_is_refused_with_its_reason():
+    with pytest.raises(ConfigError, match="exp\\(alpha\\)"):
+        plan_of({"model_type": "mistral_large4"}, "ml4.json")
+
+
+def test_zamba2_without_mem_rope_applies_none():
+    plan = plan_of({"model_type": "zamba2"}, "z.json")
+    assert [g.name for g in plan.groups] == ["nope"]

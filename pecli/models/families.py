@@ -694,6 +694,93 @@ def stack_groups(keys: Keys, family: Family) -> list[LayerGroup]:
     return groups
 
 
+def sub_config_stacks(*stacks: tuple[str, str], layout: str = "half") -> Callable[[Keys, "Family"], list[LayerGroup]]:
+    """An encoder–decoder (or several-stack) model whose stacks are sub-configs, each read as a RoPE model
+    in ``layout``: ``stacks`` are ``(sub-config key, group name)`` (Dia: ``encoder_config`` → ``encoder``);
+    a stack's groups are named ``NAME/…`` when it has several."""
+    def groups(keys: Keys, family: Family) -> list[LayerGroup]:
+        out = []
+        for key, stack in stacks:
+            sub = keys.get(key)
+            if not isinstance(sub, dict):
+                raise ConfigError(key, f"{keys.source} has no {key} sub-config")
+            stack_keys = Keys(sub, f"{keys.source} ({key})")
+            found = per_layer_rope(stack_keys, Family(family.name, (), layout=layout, note=family.note))
+            refuse_unread(stack_keys, found, sub.get("model_type"))
+            keys.warnings.extend(stack_keys.warnings)
+            for group in found:
+                name = stack if len(found) == 1 else f"{stack}/{group.name}"
+                out.append(LayerGroup(name, group.layers, group.options, tuple(f"{key}.{k}" for k in group.keys_read),
+                                      tuple(f"{key}.{k}" for k in group.keys_defaulted), group.note))
+        return out
+    return groups
+
+
+def moonshine_groups(keys: Keys, family: Family) -> list[LayerGroup]:
+    """Moonshine: an encoder and a decoder, both on one rotary module built from the top-level config, whose
+    head size is ``hidden_size`` over ``num_attention_heads`` (``attribute_map``: the decoder's heads), with
+    ``partial_rotary_factor`` (0.9 by default) of it rotated, in interleaved pairs."""
+    heads = keys.first_int("decoder_num_attention_heads", "num_attention_heads")
+    hidden = keys.positive_int("hidden_size")
+    if heads is None or hidden % heads:
+        raise ConfigError("decoder_num_attention_heads", f"must divide hidden_size {hidden} in {keys.source}")
+    data = dict(keys.data)
+    keys.data = {**data, "head_dim": hidden // heads}
+    try:
+        options = rope_options(keys, family)
+    finally:
+        keys.data = data
+    read, defaulted = keys.keys(), tuple(keys.defaulted)
+    encoder = keys.first_int("encoder_num_hidden_layers") or 0
+    decoder = keys.first_int("decoder_num_hidden_layers") or 0
+    return [LayerGroup("encoder", tuple(range(encoder)), options, read, defaulted, family.note),
+            LayerGroup("decoder", tuple(range(decoder)), options, read, defaulted, family.note)]
+
+
+def zamba2_normalise(keys: Keys) -> None:
+    """Zamba2 (``Zamba2Config.__post_init__``): attention heads of 2·hidden_size / num_attention_heads
+    (its attention runs on the concatenation of two hidden states), named ``attention_head_dim``."""
+    data = dict(keys.data)
+    if data.get("attention_head_dim") is None and data.get("head_dim") is None:
+        hidden, heads = keys.positive_int("hidden_size"), keys.positive_int("num_attention_heads")
+        data["attention_head_dim"] = 2 * hidden // heads
+        keys.data = data
+        keys.from_class = keys.from_class | {"attention_head_dim"}
+    keys.underived.pop("head_dim", None)
+
+
+def zamba2_layer_types(keys: Keys, count: int) -> list[str]:
+    """Zamba2's ``layers_block_type`` (alias ``layer_types``), else the list its class derives."""
+    given = keys.get("layers_block_type", "layer_types")
+    if given is None:
+        given, differ = derived_value(keys.data, "layer_types")
+        if given is None or differ:
+            raise ConfigError("layers_block_type", f"is not in {keys.source} and its class derives it from "
+                              f"{', '.join(differ) or 'its defaults'}: give layers_block_type in the config")
+        keys.note_default("layers_block_type", given)
+    if not isinstance(given, list) or len(given) < count:
+        raise ConfigError("layers_block_type", f"must list a block type for each of the {count} layers, got {excerpt(given)}")
+    return [str(kind) for kind in given[:count]]
+
+
+def zamba2_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str, Any] | None:
+    """Zamba2: RoPE in the shared-attention (``hybrid``) blocks when ``use_mem_rope``; the Mamba layers
+    (``mamba``, ``linear_attention`` in transformers 5) none."""
+    if layer_type == "hybrid" and keys.get("use_mem_rope"):
+        return rope_options(keys, family)
+    if layer_type in ("hybrid", "mamba", "linear_attention"):  # linear_attention: transformers 5's name for mamba
+        return None
+    raise ConfigError("layers_block_type", f"names {layer_type!r}; Zamba2's blocks are mamba (linear_attention) or hybrid")
+
+
+def position_type_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str, Any] | None:
+    """GraniteMoeHybrid: RoPE in the attention layers when ``position_embedding_type`` is ``rope``; none in
+    the Mamba (``linear_attention``) layers, and none anywhere without it."""
+    if layer_type in NO_ROPE_TYPES or keys.get("position_embedding_type") != "rope":
+        return None
+    return rope_options(keys, family)
+
+
 def whisper_groups(keys: Keys, family: Family) -> list[LayerGroup]:
     """Whisper: a fixed table in the encoder (sines then cosines, tensor2tensor spacing), learned
     positions in the decoder."""
@@ -742,7 +829,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("GLM", ("glm", "glm4", "glm_ocr", "glm_ocr_text"), layout="interleaved",
            keys_note="partial_rotary_factor, interleaved rotate_half"),
     Family("ERNIE 4.5, Helium, HunYuan V4 VL, BLT, OpenAI privacy filter",
-           ("ernie4_5", "ernie4_5_moe", "helium", "hy_v4_vl", "hy_v4_vl_text", "blt_global_transformer", "openai_privacy_filter"),
+           ("ernie4_5", "ernie4_5_moe", "helium", "hy_v4_vl", "hy_v4_vl_text", "blt_global_transformer", "blt_local_encoder",
+            "blt_local_decoder", "blt_patcher", "openai_privacy_filter"),
            layout="interleaved", keys_note="interleaved rotate_half"),
     Family("DeepSeek and other MLA / interleave models", ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "glm4_moe_lite", "axk1",
                                                           "axk2", "dots3_note", "dots3_note_text", "bailing_hybrid",
@@ -767,6 +855,22 @@ FAMILIES: tuple[Family, ...] = (
     Family("ModernBERT", ("modernbert",), layer_types=modernbert_layer_types, per_type=modernbert_per_type,
            keys_note="global_rope_theta, local_rope_theta, global_attn_every_n_layers"),
     Family("Falcon", ("falcon",), keys_note="alibi: true reads as ALiBi"),
+    Family("BLT", ("blt",), layout="interleaved", ignores=("rope_parameters", "rope_scaling", "rope_theta"),
+           groups=sub_config_stacks(("encoder_config", "encoder"), ("global_config", "global"), ("decoder_config", "decoder"),
+                                    layout="interleaved"),
+           keys_note="encoder_config, global_config, decoder_config: three RoPE stacks, interleaved pairs (repeat_interleave)"),
+    Family("Dia", ("dia",), groups=sub_config_stacks(("encoder_config", "encoder"), ("decoder_config", "decoder")),
+           keys_note="encoder_config, decoder_config: each a RoPE stack"),
+    Family("Moonshine", ("moonshine",), layout="interleaved", groups=moonshine_groups,
+           keys_note="encoder and decoder on one rotary module: hidden_size / decoder heads, partial_rotary_factor 0.9"),
+    Family("Moonshine Streaming", ("moonshine_streaming",), layout="interleaved",
+           note="the decoder's layers; its encoder applies no RoPE (the decoder adds a learned table to its output)",
+           keys_note="the decoder's RoPE, interleaved pairs, partial_rotary_factor"),
+    Family("Zamba2", ("zamba2",), per_type=zamba2_per_type, normalise=zamba2_normalise,
+           layer_types=zamba2_layer_types,
+           keys_note="use_mem_rope: RoPE in the hybrid blocks; attention_head_dim = 2·hidden_size / heads"),
+    Family("GraniteMoeHybrid", ("granitemoehybrid",), per_type=position_type_per_type,
+           keys_note="position_embedding_type rope: RoPE in the attention layers only"),
     Family("Gemma 4", ("gemma4_text", "gemma4_unified_text", "embedding_gemma2_text", "diffusion_gemma_text"),
            normalise=gemma4_normalise,
            keys_note="global_head_dim (512) on full-attention layers without per_layer_config; last layer full"),
@@ -814,6 +918,10 @@ REFUSED: dict[str, str] = {
     "nanochat": "nanochat's rotate_half is reversed, so its pairs turn by −pθ where every other model turns by +pθ, "
                 "which pecli's rope does not express",
     "musicgen": "MusicGen's decoder table puts the cosines before the sines, a layout pecli's sinusoidal scheme does not have",
+    "mistral_large4": "Mistral Large 4 multiplies its frequencies by exp(alpha), a learned tensor of the checkpoint, and its "
+                      "queries by a learned per-head log-position scale: neither is in the config",
+    "mistral_large4_text": "Mistral Large 4 multiplies its frequencies by exp(alpha), a learned tensor of the checkpoint, and "
+                           "its queries by a learned per-head log-position scale: neither is in the config",
     "ernie4_5_vl_moe": "ERNIE 4.5 VL's 3-D RoPE deals its frequency pairs to time, height and width in its own pattern, "
                        "which pecli's mrope does not express",
     "ernie4_5_vl_moe_text": "ERNIE 4.5 VL's 3-D RoPE deals its frequency pairs to time, height and width in its own pattern, "
@@ -917,7 +1025,7 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
         else:
             groups = per_layer_rope(keys, family)
     for key in family.ignores:
-        if keys.has(key):
+        if keys.has(key) and key not in keys.from_class:
             keys.get(key)
             keys.warn(f"{key} {excerpt(keys.data[key])} is in the config, and the model's code in transformers does not "
                       "read it: neither does pecli")
