@@ -343,8 +343,12 @@ def resolve(
     positions = None if given is None else parse_positions(given, cls.position_rank, budget, real=cls.real_positions)
     length = chosen.get("length")
     if positions is None:
-        # A model's own context (max_position_embeddings, from --hf-config) is a better default than 512.
+        # A model's own context (max_position_embeddings, from --hf-config) is a better default than 512; a
+        # sliding-window group's window, or a scaling's factor × original length, better still.
         natural = params.get("max_position_embeddings") if "max_position_embeddings" in scheme_parameters(cls) else None
+        group = plan.single if plan is not None else None
+        windowed = group.analysis_length if group is not None and group.options is not None else None
+        natural = windowed or natural
         length = length or (coerce("max_position_embeddings", natural, int, minimum=1) if natural is not None else DEFAULT_LENGTH)
     elif length is None:
         length = positions_length(positions)
@@ -355,7 +359,8 @@ def resolve(
     if params.get("context") is not None and not scheme.reads_context:
         raise ConfigError("context", f"is the current sequence length of the dynamic and longrope scalings; "
                           f"{scheme.name} with scaling {getattr(scheme, 'scaling', 'none')} does not depend on it")
-    if positions is None and chosen.get("length") is None and scheme.model_length and scheme.model_length != length:
+    if positions is None and chosen.get("length") is None and scheme.model_length and scheme.model_length != length \
+            and not (plan is not None and plan.single is not None and plan.single.analysis_length == length):
         length = scheme.model_length  # a checkpoint's position table: its rows
         scheme = scheme.at_length(length)
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}

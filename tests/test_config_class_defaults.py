@@ -157,3 +157,22 @@ def test_mistral_large4_is_refused_with_its_reason():
 def test_zamba2_without_mem_rope_applies_none():
     plan = plan_of({"model_type": "zamba2"}, "z.json")
     assert [g.name for g in plan.groups] == ["nope"]
+
+
+def test_a_sliding_group_is_analysed_over_its_window_and_says_so(invoke):
+    config = Path(__file__).parent.parent / "sample_configs" / "hf" / "google--gemma-3-4b-it.json"
+    result = invoke("check", "uniqueness", "--hf-config", config, "--json")
+    assert result.exit_code == 0, result.stderr
+    lengths = {g["name"]: g["length"] for g in json.loads(result.stdout)["layer_groups"]}
+    assert lengths == {"sliding_attention": 1024, "full_attention": 131072}  # sliding_window 1,024 as published
+    assert "attention window of 1,024 tokens (sliding_window)" in result.stderr
+    result = invoke("check", "uniqueness", "--hf-config", config, "--json", "--length", "2048")
+    assert {g["length"] for g in json.loads(result.stdout)["layer_groups"]} == {2048} and "window" not in result.stderr
+
+
+def test_a_scaled_config_is_analysed_at_factor_times_original(invoke):
+    # Qwen2.5 with YaRN ×4 over 32,768, as its model card says to serve 128K: C = 131,072, not 32,768.
+    config = Path(__file__).parent.parent / "sample_configs" / "hf" / "qwen--qwen2.5-7b-instruct-yarn.json"
+    result = invoke("wavelengths", "--hf-config", config, "--json")
+    assert json.loads(result.stdout)["context"] == 131072
+    assert "4 × 32,768" in result.stderr

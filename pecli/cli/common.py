@@ -178,13 +178,35 @@ class SchemeCommand:
                 given[name] = not given[name]  # --no-NAME was given
             from_file = load_yaml(config_path) if config_path is not None else {}
             options = merge(from_file, given, parse_sets(sets))
-            from pecli.cli.progress import reporter_for
-            from pecli.progress import reporting
-
             plan = selected_plan(options, {s.name: s for s in self.settings})  # None where the command reads models itself
             if plan is not None:
                 for warning in plan.warnings:
                     message(f"pecli: warning: {warning}", quiet=bool(own.get("quiet")))
+        try:
+            result = self._run(options, plan, own)
+        except typer.Exit as verdict:  # a check that failed (exit 1) has still answered over those lengths
+            if verdict.exit_code in (0, 1):
+                self._length_notes(options, plan, own)
+            raise
+        self._length_notes(options, plan, own)
+        return result
+
+    def _length_notes(self, options: dict[str, Any], plan: Any, own: dict[str, Any]) -> None:
+        """Say, after the answer, which groups were analysed over a length the model chose (a sliding window,
+        a scaling's factor × original length) rather than max_position_embeddings."""
+        if plan is None or "length" not in self.run_keys or options.get("length") is not None \
+                or options.get("positions") is not None or (self.whole_plan and self.whole_plan(own)):
+            return
+        for group in plan.groups:
+            if group.analysis_note:
+                message(f"pecli: layer group {group.name}: {group.analysis_note}; --length sets another",
+                        quiet=bool(own.get("quiet")))
+
+    def _run(self, options: dict[str, Any], plan: Any, own: dict[str, Any]) -> Any:
+        from pecli.cli.progress import reporter_for
+        from pecli.progress import reporting
+
+        with errors_to_exit():
             several = plan is not None and (plan.single is None or plan.single.options is None)
             whole = bool(self.whole_plan and self.whole_plan(own))
             if plan is not None and self.per_group is not None and (several or whole):
@@ -192,10 +214,12 @@ class SchemeCommand:
                 # a command that shows the plan itself computes none of them.
                 specs = [] if whole else [(group, self._group_spec(options, plan, group)) for group in plan.groups]
                 with reporting(reporter_for(quiet=bool(own.get("quiet") or own.get("json")))):
-                    return self.per_group(plan, specs, options, **own)
-            spec = self._resolve(options, plan)
-            with reporting(reporter_for(quiet=bool(own.get("quiet") or own.get("json")))):
-                return self.func(spec, **own)
+                    result = self.per_group(plan, specs, options, **own)
+            else:
+                spec = self._resolve(options, plan)
+                with reporting(reporter_for(quiet=bool(own.get("quiet") or own.get("json")))):
+                    result = self.func(spec, **own)
+        return result
 
     def _group_spec(self, options: dict[str, Any], plan: Any, group: Any) -> Spec | None:
         """The spec of one group (None: no position encoding). A checkpoint (``--weights``) is the learned

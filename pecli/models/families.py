@@ -603,6 +603,22 @@ def llama4_temperature(keys: Keys, group: LayerGroup) -> LogitScale:
     return LogitScale(1.0, "llama4_temperature", (float(scale), float(floor)))
 
 
+#: The key of each windowed layer type's window: its layers attend to at most that many tokens.
+WINDOW_KEYS = {"sliding_attention": "sliding_window", "chunked_attention": "attention_chunk_size"}
+
+
+def group_window(keys: Keys, group: LayerGroup) -> tuple[str, int] | None:
+    """The attention window of a group of sliding-window (or chunked) layers, as ``(key, size)``; None for
+    full attention, or for a group that mixes windowed and full layers."""
+    if group.options is None or not all(name in WINDOW_KEYS for name in group.names):
+        return None
+    key = WINDOW_KEYS[group.names[0]]
+    size = keys.data.get(key)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1 or any(WINDOW_KEYS[n] != key for n in group.names):
+        return None
+    return key, size
+
+
 def group_attention(keys: Keys, family: Family, model_type: Any, group: LayerGroup) -> LogitScale:
     """The factor the model's attention applies to ``group``'s logits beyond cos and sin."""
     scale = UNSCALED
@@ -1029,8 +1045,8 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
             keys.get(key)
             keys.warn(f"{key} {excerpt(keys.data[key])} is in the config, and the model's code in transformers does not "
                       "read it: neither does pecli")
-    groups = [dataclasses.replace(group, attention_scale=group_attention(keys, family, text_type or model_type, group))
-              for group in groups]
+    groups = [dataclasses.replace(group, attention_scale=group_attention(keys, family, text_type or model_type, group),
+                                  window=group_window(keys, group)) for group in groups]
     refuse_unread(keys, groups, model_type)
     if family is GENERIC:
         used = ", ".join(dict.fromkeys(k for g in groups for k in g.keys_read)) or "none"

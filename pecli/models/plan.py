@@ -10,6 +10,7 @@ plans; commands only select from them (:meth:`PositionPlan.select`).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping
@@ -44,6 +45,9 @@ class LayerGroup:
         The factor the model's attention module applies to the logits because of its position settings,
         besides cos and sin (DeepSeek's mscale², Llama 4's temperature on NoPE layers); see
         :attr:`logit_scale` for the whole factor.
+    window : tuple of (str, int) or None
+        The key and size of the attention window of a sliding-window (or chunked) group: its layers see
+        at most that many tokens, so it is analysed over them (:attr:`analysis_length`).
     """
 
     name: str
@@ -53,6 +57,24 @@ class LayerGroup:
     keys_defaulted: tuple[str, ...] = ()
     note: str = ""
     attention_scale: LogitScale = UNSCALED
+    window: tuple[str, int] | None = None
+
+    @property
+    def analysis_length(self) -> int | None:
+        """The positions an analysis of the group covers by default: its window, else its :attr:`context`."""
+        return self.window[1] if self.window else self.context
+
+    @property
+    def analysis_note(self) -> str:
+        """Where :attr:`analysis_length` comes from, in words ("" for a plain max_position_embeddings)."""
+        if self.window:
+            return f"analysed over its attention window of {self.window[1]:,} tokens ({self.window[0]})"
+        block = (self.options or {}).get("rope_scaling") or {}
+        longest = (self.options or {}).get("max_position_embeddings")
+        if self.context and self.context != longest:
+            return (f"analysed over {self.context:,} positions, the scaling's factor × original length "
+                    f"({block.get('factor'):g} × {int(block.get('original_max_position_embeddings')):,})")
+        return ""
 
     @cached_property
     def logit_scale(self) -> LogitScale:
@@ -143,8 +165,7 @@ class PositionPlan(Tabular):
         if layer is not None and group is not None and chosen is not self.group_named(group):
             raise ConfigError("layer_group", f"layer {layer} is in group {chosen.name!r}, not {group!r} (--layer and --layer-group disagree)")
         if layer is not None:
-            chosen = LayerGroup(chosen.name, (layer,), chosen.options, chosen.keys_read, chosen.keys_defaulted, chosen.note,
-                                chosen.attention_scale)
+            chosen = dataclasses.replace(chosen, layers=(layer,))
         return PositionPlan(self.source, self.model_type, self.family, self.num_layers, (chosen,), self.warnings,
                             self.defaults_from)
 
