@@ -22,7 +22,8 @@ from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.io import size_text
 from pecli.params import Parameter, choice_error, coerce, excerpt
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
-from pecli.schemes.build import DEFAULT_LENGTH, build_scheme, normalize_key, scheme_parameters
+from pecli.memory import check_memory, default_memory_budget, memory_budget, parse_size  # noqa: F401 (re-exported)
+from pecli.schemes.build import DEFAULT_LENGTH, accepted_keys, build_scheme, normalize_key, scheme_parameters, variant
 from pecli.schemes.positions import Positions, as_positions, positions_length
 
 if TYPE_CHECKING:
@@ -181,29 +182,6 @@ def _same_value(a: Any, b: Any) -> bool:
 
 
 # -- building ------------------------------------------------------------------------------------
-def variant(
-    name: str, given: Mapping[str, Any], length: int, params: Mapping[str, Any] | None = None, **changes: Any
-) -> Scheme:
-    """Scheme ``name`` built from the parameters a user gave for a run, as a command setting several
-    schemes side by side needs it (``compare``, ``plot dot-distance``, ``plot circle``'s bases).
-
-    The keys of ``given`` that the scheme takes (``--base`` reaches sinusoidal and rope, ``--heads``
-    alibi), then ``params`` (one entry's own keys, which must be the scheme's), then ``changes`` (a base
-    the command sweeps), each applied only where the scheme takes it; a key given under an alias is
-    replaced by a change to the key it names.
-    """
-    cls = get_scheme_class(name)
-    own = accepted_keys(cls)
-    values = {key: value for key, value in given.items() if key in own}
-    values.update({normalize_key(key): value for key, value in (params or {}).items()})
-    for key, value in changes.items():
-        if key in own:
-            for alias in [a for a, target in cls.aliases.items() if target == key]:
-                values.pop(alias, None)
-            values[key] = value
-    return build_scheme(name, values, length=length)
-
-
 def parse_positions(value: Any, rank: int = 1, budget: int | None = None, *, real: bool = False) -> np.ndarray:
     """Positions from ``start:stop[:step]``, an ``.npy`` file of integer ids, or a list of integers
     (on the command line too: ``[0, 5, 9]``). Ids that would not fit ``budget`` bytes (a range's
@@ -262,11 +240,6 @@ def parse_positions(value: Any, rank: int = 1, budget: int | None = None, *, rea
             able = ", ".join(name for name, cls in SCHEMES.items() if cls.real_positions)
             text += f" (real-valued positions are for {able})"
         raise ConfigError("positions", text) from None
-
-
-def accepted_keys(cls: type[Scheme]) -> set[str]:
-    """Every key that configures scheme ``cls``: its parameters, their aliases and its block keys."""
-    return set(scheme_parameters(cls)) | set(cls.aliases) | set(cls.block_keys)
 
 
 def scheme_entries(value: Any, key: str = "schemes") -> list[tuple[str, dict[str, Any]]]:
@@ -510,54 +483,11 @@ def check_plan_schemes(plan: PositionPlan) -> None:
             raise ConfigError(error.key, f"{text} (layer group {group.name} of {plan.source})") from None
 
 
-def parse_size(key: str, value: Any) -> int:
-    """A byte count from ``123``, ``512M``, ``2G``, ``1.5GiB`` (binary multiples)."""
-    text = str(value).strip().upper().removesuffix("IB").removesuffix("B")
-    scale = 1
-    for suffix, power in (("K", 10), ("M", 20), ("G", 30), ("T", 40)):
-        if text.endswith(suffix):
-            text, scale = text[:-1], 1 << power
-            break
-    try:
-        number = float(text)
-    except ValueError:
-        raise ConfigError(key, f"expected a size such as 2G or 512M, got {value!r}") from None
-    if not np.isfinite(number) or number <= 0:
-        raise ConfigError(key, f"must be a positive size, got {value!r}")
-    return int(number * scale)
-
-
 #: The memory key every command takes: work that would need more is refused before it starts.
 MEMORY_SETTING = Setting(
     "max_memory", str, None, "refuse to start work that needs more memory than this, e.g. 2G",
     default_text="a quarter of RAM", group="Configuration",
 )
-
-
-def memory_budget(given: Any) -> int:
-    """Bytes a command may hold: ``--max-memory`` as given (an empty value is an error), else
-    :func:`default_memory_budget`."""
-    return parse_size("max_memory", given) if given is not None else default_memory_budget()
-
-
-def default_memory_budget() -> int:
-    """A quarter of the machine's physical memory (4 GiB where it cannot be read)."""
-    import os
-
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
-    except (ValueError, OSError, AttributeError):
-        return 4 << 30
-
-
-def check_memory(needed: float, budget: int | None, what: str = "this") -> None:
-    """Raise :class:`PecliError` before any work when ``needed`` bytes exceed the budget."""
-    budget = default_memory_budget() if budget is None else budget
-    if needed > budget:
-        raise PecliError(
-            f"{what} needs about {size_text(needed)} of memory, over the budget of {size_text(budget)}; "
-            "ask for fewer positions or raise --max-memory"
-        )
 
 
 def __getattr__(name: str) -> Any:

@@ -170,7 +170,7 @@ def extension_report(config: dict[str, Any], target: Any, source: str = "config"
         ``method``, ``factor`` or ``pick`` invalid; a model pecli extend cannot change (see
         :func:`pecli.models.extension.extension_base`).
     """
-    from pecli.config import check_memory
+    from pecli.memory import check_memory
 
     if not isinstance(config, dict):
         raise ConfigError("hf_config", f"expected a config.json mapping, got {type(config).__name__}")
@@ -268,7 +268,7 @@ def _target(value: Any, start: ExtensionBase) -> int:
 
 def _scheme_of(config: dict[str, Any], source: str, length: int):
     """The scheme pecli reads from ``config`` (one RoPE setting), at ``length``."""
-    from pecli.config import build_scheme
+    from pecli.schemes.build import build_scheme
     from pecli.models.families import plan_of
 
     plan = plan_of(config, source)

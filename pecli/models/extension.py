@@ -159,7 +159,7 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
         groups with different RoPE settings; its rope parameters are per layer type. (key
         ``train_length``) not a whole number of tokens from 2 up to ``max_position_embeddings``.
     """
-    from pecli.config import build_scheme
+    from pecli.schemes.build import build_scheme
 
     if not isinstance(config, dict):
         raise ConfigError("hf_config", f"expected a config.json mapping, got {type(config).__name__}")

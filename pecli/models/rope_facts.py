@@ -14,7 +14,7 @@ from pecli.models.plan_diff import (
 
 def scheme_of(group: LayerGroup, context: int | None = None) -> Any:
     """The rope scheme of a group's options, at the current sequence length ``context`` (None: its own)."""
-    from pecli.config import build_scheme
+    from pecli.schemes.build import build_scheme
 
     options = {k: v for k, v in group.options.items() if k != "scheme"}
     if context is not None:

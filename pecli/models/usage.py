@@ -325,7 +325,7 @@ def usage_of(weights: str | None, scheme, max_bytes: int | None = None) -> RopeU
         raise ConfigError("weights", "give the checkpoint whose q/k projections are read (--weights FILE)")
     checkpoint = Checkpoint(weights)
     if max_bytes is not None:
-        from pecli.config import check_memory
+        from pecli.memory import check_memory
 
         check_memory(projection_bytes(checkpoint, find_projections(checkpoint)), max_bytes, "reading one projection")
     pairs = scheme.frequency_pairs()

@@ -59,3 +59,31 @@ def build_scheme(name: str, params: Mapping[str, Any], *, length: int = DEFAULT_
     filled = [key for key in length_defaults if values.get(key) is None]
     values.update({key: length_defaults[key] for key in filled})
     return cls.from_params({**values, "length_filled": tuple(filled)})
+
+
+def accepted_keys(cls: type[Scheme]) -> set[str]:
+    """Every key that configures scheme ``cls``: its parameters, their aliases and its block keys."""
+    return set(scheme_parameters(cls)) | set(cls.aliases) | set(cls.block_keys)
+
+
+def variant(
+    name: str, given: Mapping[str, Any], length: int, params: Mapping[str, Any] | None = None, **changes: Any
+) -> Scheme:
+    """Scheme ``name`` built from the parameters a user gave for a run, as a command setting several
+    schemes side by side needs it (``compare``, ``plot dot-distance``, ``plot circle``'s bases).
+
+    The keys of ``given`` that the scheme takes (``--base`` reaches sinusoidal and rope, ``--heads``
+    alibi), then ``params`` (one entry's own keys, which must be the scheme's), then ``changes`` (a base
+    the command sweeps), each applied only where the scheme takes it; a key given under an alias is
+    replaced by a change to the key it names.
+    """
+    cls = get_scheme_class(name)
+    own = accepted_keys(cls)
+    values = {key: value for key, value in given.items() if key in own}
+    values.update({normalize_key(key): value for key, value in (params or {}).items()})
+    for key, value in changes.items():
+        if key in own:
+            for alias in [a for a, target in cls.aliases.items() if target == key]:
+                values.pop(alias, None)
+            values[key] = value
+    return build_scheme(name, values, length=length)

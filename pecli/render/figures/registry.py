@@ -127,7 +127,7 @@ class PlotRequest:
     def variant(self, name: str | None = None, **changes: Any) -> Scheme:
         """Scheme ``name`` (default: this one) from the user's parameters that apply to it and ``changes``
         (:func:`pecli.config.variant`)."""
-        from pecli.config import variant
+        from pecli.schemes.build import variant
 
         return variant(name or self.scheme.name, self.given_params, self.length, **changes)
 

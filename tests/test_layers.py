@@ -1,0 +1,30 @@
+"""The house's floors: the core (schemes, analyses, models, renderers) never reaches up into the request
+pipeline (``pecli.config``) or the command line (``pecli.cli``)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parent.parent / "pecli"
+CORE = ("schemes", "analysis", "models", "render")
+
+
+def imported(path: Path) -> set[str]:
+    """Every module ``path`` imports, at any depth of its code (lazy imports too)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+@pytest.mark.parametrize("floor", CORE)
+def test_the_core_does_not_import_the_pipeline_or_the_command_line(floor):
+    reaching = {str(path.relative_to(PACKAGE)): sorted(n for n in imported(path) if n == "pecli.config" or n.startswith("pecli.cli"))
+                for path in (PACKAGE / floor).rglob("*.py")}
+    assert {path: names for path, names in reaching.items() if names} == {}
