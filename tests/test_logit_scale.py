@@ -98,3 +98,15 @@ def test_the_command_line_carries_it(invoke, tmp_path):
         assert (archive["chunked_attention/logit_scale"] == 1).all()
     result = invoke("encode", "--logit-scale", "-o", tmp_path / "x.npy")
     assert result.exit_code == 2 and "--hf-config" in result.stderr
+
+
+def test_qwen_v1_logn_scale_past_its_training_length():
+    # Qwen-7B's config.json (remote code): queries past seq_length 8,192 scaled by log_8192(p + 1).
+    config = {"model_type": "qwen", "hidden_size": 4096, "kv_channels": 128, "num_attention_heads": 32,
+              "num_hidden_layers": 32, "max_position_embeddings": 8192, "seq_length": 8192, "rotary_emb_base": 10000,
+              "rotary_pct": 1.0, "use_dynamic_ntk": True, "use_logn_attn": True}
+    plan = plan_of(config, "qwen-7b")
+    scale = plan.single.logit_scale
+    np.testing.assert_allclose(scale.at([0, 8191, 16383, 65535]), [1, 1, 14 / 13, 16 / 13], rtol=1e-12)
+    assert any("use_dynamic_ntk" in warning for warning in plan.warnings)
+    assert plan.single.options["dim"] == 128 and plan.single.options["base"] == 10000

@@ -619,6 +619,22 @@ def group_window(keys: Keys, group: LayerGroup) -> tuple[str, int] | None:
     return key, size
 
 
+def qwen_logn(keys: Keys, group: LayerGroup) -> LogitScale:
+    """Qwen (v1, its remote code ``modeling_qwen.py``): with ``use_logn_attn`` the queries past ``seq_length``
+    are multiplied by log_seq_length(p + 1); ``use_dynamic_ntk`` raises the base past ``seq_length`` by its
+    own rule, which pecli does not model (said on stderr)."""
+    if keys.get("use_dynamic_ntk"):
+        keys.warn("use_dynamic_ntk: Qwen's own code raises the base past seq_length (base·α^(d/(d−2)) with "
+                  "α = 2^⌈log2(L/seq_length) + 1⌉ − 1 for a sequence of L tokens); pecli's frequencies are those "
+                  "up to seq_length")
+    if group.options is None or not keys.get("use_logn_attn"):
+        return UNSCALED
+    length = keys.get("seq_length", "max_position_embeddings")
+    if isinstance(length, bool) or not isinstance(length, (int, float)) or length < 2:
+        raise ConfigError("seq_length", f"must be a length of at least 2 in {keys.source}, got {excerpt(length)}")
+    return LogitScale(1.0, "logn", (float(length),))
+
+
 def group_attention(keys: Keys, family: Family, model_type: Any, group: LayerGroup) -> LogitScale:
     """The factor the model's attention applies to ``group``'s logits beyond cos and sin."""
     scale = UNSCALED
@@ -871,6 +887,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("ModernBERT", ("modernbert",), layer_types=modernbert_layer_types, per_type=modernbert_per_type,
            keys_note="global_rope_theta, local_rope_theta, global_attn_every_n_layers"),
     Family("Falcon", ("falcon",), keys_note="alibi: true reads as ALiBi"),
+    Family("Qwen (v1, remote code)", ("qwen",), head_dim_keys=("kv_channels",), attention=qwen_logn,
+           keys_note="kv_channels, rotary_emb_base, rotary_pct; use_logn_attn: log-n query scale past seq_length"),
     Family("BLT", ("blt",), layout="interleaved", ignores=("rope_parameters", "rope_scaling", "rope_theta"),
            groups=sub_config_stacks(("encoder_config", "encoder"), ("global_config", "global"), ("decoder_config", "decoder"),
                                     layout="interleaved"),
