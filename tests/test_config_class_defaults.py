@@ -176,3 +176,16 @@ def test_a_scaled_config_is_analysed_at_factor_times_original(invoke):
     result = invoke("wavelengths", "--hf-config", config, "--json")
     assert json.loads(result.stdout)["context"] == 131072
     assert "4 × 32,768" in result.stderr
+
+
+OTHER = sorted(p for p in (FIXTURES / "other").glob("*.json") if p.name != "INDEX.json" and p.stem != "musicgen")
+
+
+@pytest.mark.parametrize("path", OTHER, ids=lambda path: path.stem)
+def test_non_rope_model_types_read_alone_as_their_full_config(path):
+    # tests/test_model_fixtures_other.py holds the full config's plan against transformers' own functions
+    # (ALiBi slopes, T5 buckets, sinusoid tables); the model type alone must give that same plan.
+    config = json.loads(path.read_text())["config"]
+    full, alone = plan_of(config, "full"), plan_of({"model_type": config["model_type"]}, "alone")
+    assert [(g.name, g.layers, dict(g.options or {})) for g in alone.groups] == \
+        [(g.name, g.layers, dict(g.options or {})) for g in full.groups]
