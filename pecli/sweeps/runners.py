@@ -10,6 +10,8 @@ bounded window of points in flight, so that a grid of a million points is not a 
 
 from __future__ import annotations
 
+import os
+
 import signal
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
@@ -55,7 +57,12 @@ class LocalProcesses:
                                  "so far are kept: run the same command again to resume") from None
             return error_row(job.head(point), f"worker: {error_text(error)}")
 
-        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=_context(), initializer=_worker_signals)
+        context = _context()
+        # A forked worker's parent is this process: named before the fork, so that a worker whose parent
+        # died before it ran its initializer notices (under fork- and spawn-servers the parent is theirs).
+        parent = os.getpid() if context.get_start_method() == "fork" else None
+        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context, initializer=_worker_signals,
+                                   initargs=(parent,))
         try:
             yield from as_finished(
                 lambda point: pool.submit(run_point, job, point),
@@ -84,31 +91,31 @@ def _context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
-def _worker_signals() -> None:
+def _worker_signals(parent: int | None = None) -> None:
     """A worker ignores Ctrl-C (this process stops the sweep) and ends quietly on SIGTERM (a forked worker
     would otherwise inherit pecli's handler, which turns SIGTERM into an exception); it dies with its
     parent (:func:`die_with_parent`), so that a sweep killed outright (SIGKILL) leaves no idle worker."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    die_with_parent()
+    die_with_parent(parent)
 
 
 #: Seconds between two looks at the parent, where the kernel cannot be asked to signal its death.
 PARENT_POLL_SECONDS = 1.0
 
 
-def die_with_parent() -> None:
+def die_with_parent(parent: int | None = None) -> None:
     """End this process when its parent ends, however it ends.
 
     On Linux the kernel sends SIGKILL to the process when its parent dies (``prctl(PR_SET_PDEATHSIG)``);
     a worker of the ``forkserver`` start method is the server's child, and the server ends with pecli,
     so the chain holds. Elsewhere a daemon thread looks at the parent every :data:`PARENT_POLL_SECONDS`
-    and ends the process once it has changed (the orphan was adopted).
+    and ends the process once it has changed (the orphan was adopted). ``parent``: the pid the parent had
+    before this process started (None: the one it has now).
     """
-    import os
     import sys
 
-    parent = os.getppid()
+    parent = os.getppid() if parent is None else parent
     if sys.platform.startswith("linux") and _set_parent_death_signal(signal.SIGKILL):
         if os.getppid() != parent:  # the parent died before the request took effect
             os._exit(1)
