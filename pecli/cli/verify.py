@@ -121,7 +121,7 @@ def load_input(path: str, key: str, budget: int) -> np.ndarray:
     from pecli.errors import PecliError
     from pecli.io import NUMERIC_KINDS, load_array
 
-    from pecli.cli.verify_files import regular_file, split_member
+    from pecli.cli.verify_files import member_name, regular_file, split_member
 
     archive, member = split_member(path)
     if not archive.endswith(".npz"):
@@ -131,11 +131,7 @@ def load_input(path: str, key: str, budget: int) -> np.ndarray:
 
     try:
         with zipfile.ZipFile(archive) as zipped:
-            names = [name.removesuffix(".npy") for name in zipped.namelist() if name != "metadata.npy"]
-            wanted = member or (key if key in names else names[0] if len(names) == 1 else None)
-            if wanted not in names:
-                what = f"has no array {member!r}" if member else f"holds {len(names)} arrays"
-                raise PecliError(f"{key}: {archive} {what} ({', '.join(names)}); name one as {archive}:NAME")
+            wanted = member_name(zipped, archive, member, key)
             with zipped.open(wanted + ".npy") as stream:
                 npy = np.lib.format
                 read_header = npy.read_array_header_1_0 if npy.read_magic(stream) == (1, 0) else npy.read_array_header_2_0

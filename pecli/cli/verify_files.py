@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import zipfile
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -135,15 +135,22 @@ def split_member(path: str) -> tuple[str, str]:
     return path, ""
 
 
+def member_name(zipped: Any, archive: str, member: str, key: str) -> str:
+    """The member of an open .npz archive to read: ``member`` if named, else the one named as the option
+    (``cos``), else the only one; a one-line error listing the members otherwise."""
+    names = [name.removesuffix(".npy") for name in zipped.namelist() if name != "metadata.npy"]
+    wanted = member or (key if key in names else names[0] if len(names) == 1 else None)
+    if wanted not in names:
+        what = f"has no array {member!r}" if member else f"holds {len(names)} arrays"
+        raise PecliError(f"{key}: {archive} {what} ({', '.join(names)}); name one as {archive}:NAME")
+    return wanted
+
+
 def open_member(archive: str, member: str, key: str, budget: int):
     """A member of an .npz archive as rows (see :func:`open_rows`)."""
     try:
         with zipfile.ZipFile(archive) as zipped:
-            names = [name.removesuffix(".npy") for name in zipped.namelist() if name != "metadata.npy"]
-            wanted = member or (key if key in names else names[0] if len(names) == 1 else None)
-            if wanted not in names:
-                what = f"has no array {member!r}" if member else f"holds {len(names)} arrays"
-                raise PecliError(f"{key}: {archive} {what} ({', '.join(names)}); name one as {archive}:NAME")
+            wanted = member_name(zipped, archive, member, key)
             info = zipped.getinfo(wanted + ".npy")
             where = f"{archive}:{wanted}"
             with zipped.open(info) as stream:

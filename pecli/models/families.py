@@ -706,26 +706,6 @@ def sinusoidal_groups(spacing: str, note: str = "") -> Callable[[Keys, "Family"]
     return groups
 
 
-def stack_groups(keys: Keys, family: Family) -> list[LayerGroup]:
-    """T5Gemma: an encoder and a decoder, each a RoPE model of its own (``encoder``, ``decoder``
-    sub-configs, the encoder's text in its ``text_config`` for T5Gemma 2), read as any RoPE model;
-    their groups are named ``encoder/…`` and ``decoder/…``."""
-    groups = []
-    for stack in ("encoder", "decoder"):
-        sub = keys.get(stack)
-        if not isinstance(sub, dict):
-            raise ConfigError(stack, f"{keys.source} has no {stack} sub-config")
-        stack_keys = Keys(text_part(sub), f"{keys.source} ({stack})")
-        found = per_layer_rope(stack_keys, GENERIC)
-        refuse_unread(stack_keys, found, stack)
-        keys.warnings.extend(stack_keys.warnings)
-        for group in found:
-            name = stack if len(found) == 1 else f"{stack}/{group.name}"
-            groups.append(LayerGroup(name, group.layers, group.options, tuple(f"{stack}.{k}" for k in group.keys_read),
-                                     tuple(f"{stack}.{k}" for k in group.keys_defaulted), group.note))
-    return groups
-
-
 def sub_config_stacks(*stacks: tuple[str, str], layout: str = "half") -> Callable[[Keys, "Family"], list[LayerGroup]]:
     """An encoder–decoder (or several-stack) model whose stacks are sub-configs, each read as a RoPE model
     in ``layout``: ``stacks`` are ``(sub-config key, group name)`` (Dia: ``encoder_config`` → ``encoder``);
@@ -736,7 +716,7 @@ def sub_config_stacks(*stacks: tuple[str, str], layout: str = "half") -> Callabl
             sub = keys.get(key)
             if not isinstance(sub, dict):
                 raise ConfigError(key, f"{keys.source} has no {key} sub-config")
-            stack_keys = Keys(sub, f"{keys.source} ({key})")
+            stack_keys = Keys(text_part(sub), f"{keys.source} ({key})")  # T5Gemma 2: the encoder's text_config
             found = per_layer_rope(stack_keys, Family(family.name, (), layout=layout, note=family.note))
             refuse_unread(stack_keys, found, sub.get("model_type"))
             keys.warnings.extend(stack_keys.warnings)
@@ -746,6 +726,10 @@ def sub_config_stacks(*stacks: tuple[str, str], layout: str = "half") -> Callabl
                                       tuple(f"{key}.{k}" for k in group.keys_defaulted), group.note))
         return out
     return groups
+
+
+#: T5Gemma: an encoder and a decoder, each a RoPE model of its own (T5Gemma 2's encoder nests its text).
+stack_groups = sub_config_stacks(("encoder", "encoder"), ("decoder", "decoder"))
 
 
 def moonshine_groups(keys: Keys, family: Family) -> list[LayerGroup]:
