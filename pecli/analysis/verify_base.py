@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from pecli.analysis.verify_pass import EPS, pair_columns, widened
+from pecli.analysis.verify_pass import EPS, candidate, pair_columns, widened
 from pecli.schemes.rope import RopeScheme
 
 #: Rows read at most to measure the frequencies.
@@ -127,7 +127,6 @@ def _golden(cost, low: float, high: float, steps: int = 40) -> float:
 def base_hypotheses(cos, sin, scheme: RopeScheme, positions: np.ndarray, precision: str):
     """``("base", message, candidate)`` for each base that could explain the arrays, with the model's
     scaling kept and without it."""
-    from pecli.analysis.verify_rope import candidate
 
     if scheme.given_inv_freq is not None:
         return

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -169,6 +169,12 @@ class Candidate:
     @property
     def pairs(self) -> int:
         return int(self.theta.size)
+
+
+def candidate(scheme: Any, positions: np.ndarray) -> Candidate:
+    """The cos and sin a RoPE ``scheme`` gives at ``positions``."""
+    inv_freq = scheme.inv_freq
+    return Candidate(phasor_values(inv_freq), np.abs(inv_freq), positions, scheme.layout, scheme.attention_scaling)
 
 
 def phasor_values(inv_freq: np.ndarray) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:

@@ -16,8 +16,8 @@ import math
 import numpy as np
 
 from pecli.analysis.verify_pass import (
-    EPS, Candidate, Fit, Rows, Wider, angle_values, as_rows, column_errors, is_bfloat16, own_precision, pair_columns,
-    phasor_values, run_pass, stored_precision, widened,
+    EPS, Candidate, Fit, Rows, Wider, angle_values, as_rows, candidate, column_errors, is_bfloat16, own_precision,
+    pair_columns, run_pass, stored_precision, widened,
 )
 from pecli.errors import PecliError
 from pecli.schemes.rope import RopeScheme
@@ -27,12 +27,6 @@ OFFSETS = (1, -1, 2, -2, 3, -3)
 #: Causes that say what is wrong on their own; a measured factor, ``base`` and ``precision`` are tested
 #: only when none of them explains the arrays.
 STRUCTURAL = ("layout", "rotary-dim", "position-offset", "sin-sign", "attention-scaling", "scaling")
-
-
-def candidate(scheme: RopeScheme, positions: np.ndarray) -> Candidate:
-    """The cos and sin ``scheme`` gives at ``positions``."""
-    inv_freq = scheme.inv_freq
-    return Candidate(phasor_values(inv_freq), np.abs(inv_freq), positions, scheme.layout, scheme.attention_scaling)
 
 
 def check_arrays(cos: Rows, sin: Rows, scheme: RopeScheme, positions: np.ndarray) -> None:
@@ -85,7 +79,7 @@ def verify_rope(cos, sin, scheme: RopeScheme, positions, *, max_bytes: int | Non
         Shapes that fit no layout, cos and sin of different shapes, positions of another length, values
         that are not numbers.
     """
-    from pecli.analysis.verify import VerifyReport
+    from pecli.analysis.verify_report import VerifyReport
 
     cos, sin = as_rows(cos), as_rows(sin)
     positions = np.asarray(positions, dtype=np.int64)
@@ -138,7 +132,7 @@ def diagnose(cos: Rows, sin: Rows, scheme: RopeScheme, positions: np.ndarray, re
     only when none of them does — a measured factor, a fitted base and low-precision angles (a missing
     NTK scaling is also a base change: the scaling is named). Each stage is one pass that ends when no
     candidate is left."""
-    from pecli.analysis.verify import Diagnosis
+    from pecli.analysis.verify_report import Diagnosis
 
     for stage in (_hypotheses(cos, sin, scheme, positions, reference), _measured(cos, sin, scheme, positions, reference, precision)):
         hypotheses = list(stage)

@@ -5,7 +5,7 @@ configs) with those of a *candidate* (a GGUF file, an engine's settings, the new
 layer, builds both schemes and compares what reaches attention:
 
 - the layout (which components form a pair) and the number of rotated components;
-- the inverse frequencies, pair by pair, within :data:`RELATIVE` (1e-6) — at the pre-training context
+- the inverse frequencies, pair by pair, within :data:`~pecli.models.differences.RELATIVE` (1e-6) — at the pre-training context
   and, for scalings that depend on the context (LongRoPE, dynamic NTK), at the model's longest;
 - the attention factor on cos and sin (its square scales the logits) and the logit scale where plans
   carry one;
@@ -20,45 +20,12 @@ and its effect said as the candidate against the reference ("pairs 35–63 rotat
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
+from pecli.models.differences import LAYOUT_KEYS, RELATIVE, Difference, _key
 from pecli.models.plan import LayerGroup, PositionPlan, ranges_text
-
-#: Relative tolerance on frequencies and factors: float32 storage (rope_freqs, llama.cpp's 1/factor) is well inside it.
-RELATIVE = 1e-6
-
-#: Key names, most specific first, that say each setting (GGUF keys end with these after ``{arch}.``).
-BASE_KEYS = ("rope.freq_base_swa", "rope_local_base_freq", "local_rope_theta", "global_rope_theta", "rope.freq_base",
-             "rope_theta", "rotary_emb_base", "rope_parameters", "--rope-freq-base")
-SCALING_KEYS = re.compile(r"rope_freqs|rope_factors|rope\.scaling\.(type|factor|original|yarn_ext|yarn_beta)|"
-                          r"scale_linear|^rope_scaling|^rope_parameters|^--rope-scal|^--yarn|^--rope-freq-scale")
-ATTENTION_KEYS = re.compile(r"attn_factor|yarn_log_multiplier|rope\.scaling\.type|^rope_scaling|^rope_parameters|^--yarn-attn")
-DIM_KEYS = ("rope.dimension_count", "partial_rotary_factor", "rotary_pct", "rotary_dim", "qk_rope_head_dim", "head_dim",
-            "attention.key_length", "hidden_size", "embedding_length")
-CONTEXT_KEYS = ("context_length", "max_position_embeddings", "n_positions", "--ctx-size", "--max-model-len")
-LAYOUT_KEYS = ("general.architecture", "model_type")
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One setting on which the two plans give different numbers, for some layers."""
-
-    what: str
-    layers: str
-    candidate_key: str
-    reference_key: str
-    candidate_value: Any
-    reference_value: Any
-    effect: str
-
-    def to_dict(self, candidate: str, reference: str) -> dict[str, Any]:
-        return {f"{candidate}_key": self.candidate_key, f"{reference}_key": self.reference_key,
-                f"{candidate}_value": self.candidate_value, f"{reference}_value": self.reference_value,
-                "effect": self.effect, "what": self.what, "layers": self.layers}
+from pecli.models.rope_facts import rope_differences
 
 
 @dataclass(frozen=True)
@@ -129,19 +96,7 @@ def diff_groups(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Diffe
     if ours.scheme not in ("rope", "mrope"):
         return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), "a different bias or table")
                 for key in sorted(set(ours.options) | set(theirs.options)) if ours.options.get(key) != theirs.options.get(key)]
-    from pecli.models.rope_facts import rope_differences
-
     return rope_differences(ours, theirs, layers)
-
-
-def _key(group: LayerGroup, names: tuple[str, ...]) -> str | None:
-    """The first of ``names`` (a GGUF key ends with it) among the keys the group read or defaulted."""
-    seen = list(group.keys_read) + [k.split("=")[0] for k in group.keys_defaulted]
-    for name in names:
-        for key in seen:
-            if key == name or key.endswith("." + name):
-                return key
-    return None
 
 
 def _text(value: Any) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from pecli.models.plan import LayerGroup
-from pecli.models.plan_diff import (
+from pecli.models.differences import (
     ATTENTION_KEYS, BASE_KEYS, CONTEXT_KEYS, DIM_KEYS, LAYOUT_KEYS, RELATIVE, SCALING_KEYS, Difference, _key,
 )
 
