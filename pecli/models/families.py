@@ -92,7 +92,8 @@ class Keys:
     def note_default(self, name: str, value: Any) -> None:
         """Record ``name=value`` among the keys defaulted (in the current scope)."""
         defaulted = (self._scope or (self.read, self.defaulted))[1]
-        text = f"{name}={value:g}" if isinstance(value, float) else f"{name}={value if isinstance(value, (int, str)) else excerpt(value)}"
+        shown = f"{value:g}" if isinstance(value, float) else value if isinstance(value, (int, str)) else excerpt(value)
+        text = f"{name}={shown}"
         if text not in defaulted:
             defaulted.append(text)
 
