@@ -181,6 +181,9 @@ class SchemeCommand:
             from pecli.cli.progress import reporter_for
             from pecli.progress import reporting
 
+            from pecli.models.checkpoint import require_local
+
+            require_local(options.get("weights"))  # a missing local file is said before any network access
             plan = selected_plan(options, {s.name: s for s in self.settings})  # None where the command reads models itself
             if plan is not None:
                 for warning in plan.warnings:
