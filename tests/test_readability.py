@@ -219,6 +219,9 @@ TERMINAL_COMMANDS = {
     "extend": ["extend", "--hf-config", "sample_configs/hf/meta-llama--llama-2-7b-hf.json", "--target", "32768"],
     "sweep": ["sweep", "distinguishability", "--scheme", "rope", "--length", "256", "--grid", "base=1e2,1e6"],
     "inspect config": ["inspect", "config", "--hf-config", LLAMA31],
+    "compare models": ["compare", "--hf-config", LLAMA31, "--hf-config", MISTRAL, "--set", "length=96"],
+    "compare schemes": ["compare", "--schemes", "sinusoidal,rope,alibi,t5,learned", "--length", "64"],
+    "check all": ["check", "all", "--scheme", "t5", "--length", "64"],
 }
 
 
@@ -252,3 +255,31 @@ def test_help_into_a_closed_pipe_exits_141(run_pecli):
     result = subprocess.run(f"{sys.executable} -m pecli check --help | true; exit ${{PIPESTATUS[0]}}",
                             shell=True, executable="/bin/bash", capture_output=True, text=True)
     assert result.returncode == 141, result.stderr
+
+
+def test_compare_of_two_models_keeps_each_name_whole_at_60_columns(monkeypatch):
+    """Stacked on a 60-column terminal, each block starts with its model's whole name (wrapped at most at
+    its own hyphens, never cut or dropped)."""
+    import contextlib
+    import io
+
+    from pecli.cli import run
+
+    monkeypatch.chdir(REPO)
+    for key, value in {"TTY_COMPATIBLE": "1", "COLUMNS": "60", "NO_COLOR": "1", "TERM": "xterm"}.items():
+        monkeypatch.setenv(key, value)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert run(TERMINAL_COMMANDS["compare models"]) in (0, 1)
+    lines = out.getvalue().splitlines()
+    names = []
+    for at, line in enumerate(lines):
+        if line.startswith("scheme "):
+            name = line.split(maxsplit=1)[1].strip()
+            for following in lines[at + 1:]:
+                if not following.startswith(" ") or not following.strip():
+                    break
+                name += following.strip()
+            names.append(name)
+    stems = [Path(LLAMA31).stem, Path(MISTRAL).stem]
+    assert names == stems * 2  # the facts table and the verdicts table, a block per model each
