@@ -283,3 +283,61 @@ def test_compare_of_two_models_keeps_each_name_whole_at_60_columns(monkeypatch):
             names.append(name)
     stems = [Path(LLAMA31).stem, Path(MISTRAL).stem]
     assert names == stems * 2  # the facts table and the verdicts table, a block per model each
+
+
+# -- progress on stderr ------------------------------------------------------------------------------
+class FakeTerminal(__import__("io").StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("environ", [{"NO_COLOR": "1", "TERM": "xterm"}, {"TERM": "dumb"}])
+def test_progress_under_no_color_is_plain_text(monkeypatch, environ):
+    import sys
+
+    from pecli.cli.progress import PlainReporter, reporter_for
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value)
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    reporter = reporter_for(quiet=False)
+    assert isinstance(reporter, PlainReporter)
+    reporter.every = 0.0
+    reporter.start("encode", 4)
+    for _ in range(4):
+        reporter.advance(1)
+    reporter.finish()
+    text = terminal.getvalue()
+    assert "\x1b" not in text and "encode  4/4" in text
+    assert text.endswith("\r") and text.rsplit("\r", 2)[-2].strip() == ""  # blanked: nothing left behind
+
+
+def test_progress_off_a_terminal_writes_nothing(monkeypatch):
+    import io
+    import sys
+
+    from pecli.cli.progress import reporter_for
+    from pecli.progress import Silent
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert isinstance(reporter_for(quiet=False), Silent)
+    monkeypatch.setattr(sys, "stderr", FakeTerminal())
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert isinstance(reporter_for(quiet=True), Silent) and not isinstance(reporter_for(quiet=False), Silent)
+
+
+def test_a_command_under_no_color_on_a_terminal_writes_no_escape_to_stderr(monkeypatch):
+    import contextlib
+    import io
+
+    from pecli.cli import run
+
+    for key, value in {"NO_COLOR": "1", "TERM": "xterm", "COLUMNS": "80"}.items():
+        monkeypatch.setenv(key, value)
+    err = FakeTerminal()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        assert run(["compare", "--length", "32"]) in (0, 1)
+    assert "\x1b" not in err.getvalue()
