@@ -179,11 +179,11 @@ class SchemeCommand:
             from_file = load_yaml(config_path) if config_path is not None else {}
             options = merge(from_file, given, parse_sets(sets))
             from pecli.cli.progress import reporter_for
+            from pecli.models.checkpoint import require_local
             from pecli.progress import reporting
 
-            from pecli.models.checkpoint import require_local
-
-            require_local(options.get("weights"))  # a missing local file is said before any network access
+            if options.get("model") is not None:  # a missing local file is said before any network access
+                require_local(options.get("weights"))
             plan = selected_plan(options, {s.name: s for s in self.settings})  # None where the command reads models itself
             if plan is not None:
                 for warning in plan.warnings:
