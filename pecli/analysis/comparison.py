@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from pecli.numbers import integer, number
+from pecli.numbers import integer
 from pecli.analysis import ANALYSES, CheckOptions, PropertyResult, on_own_positions, run_checks
 from pecli.analysis.claims import claims_for, disagreement
 from pecli.analysis.encoding_pass import Extents, encoding_rows

@@ -23,7 +23,7 @@ from pecli.analysis.structure import SAMPLE_SEED, blas_pinned, rotation_pairs, r
 from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Scheme
 
-from pecli.numbers import integer, number, position
+from pecli.numbers import number, position
 
 #: Shifts k fitted along each axis when none are given (those that fit in the cells).
 DEFAULT_GRID_SHIFTS = (1, 2, 4)

@@ -21,7 +21,7 @@ from pecli.analysis.structure import (
 )
 from pecli.schemes.base import Scheme
 
-from pecli.numbers import integer, number, position
+from pecli.numbers import number, position
 
 #: Random cell pairs on which distances are compared with those of the same offset from a corner.
 ISOMETRY_SAMPLES = 512

@@ -53,7 +53,7 @@ from pecli.models.extension import (
 from pecli.notebook import Tabular
 from pecli.progress import task
 from pecli.schemes.rope_scaling import yarn_get_mscale
-from pecli.numbers import integer, number
+from pecli.numbers import number
 
 #: Memory of the row measures: per position, a byte (collided rows) and the bfloat16 codes of up to three
 #: pairs (4 bytes each) and their comparison; besides, blocks of 2^20 offsets.

@@ -14,7 +14,7 @@ from pecli.analysis.result import PropertyResult
 from pecli.analysis.structure import BLOCK_BYTES, EXACT_WORK, blas_pinned, chunked_task, sample_queries
 from pecli.schemes.base import Scheme
 
-from pecli.numbers import integer, number, position
+from pecli.numbers import number, position
 
 #: Relative spread counted as "offset only", as for 1-D positions.
 SPREAD_TOL = 1e-9

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pecli.numbers import integer, number
+from pecli.numbers import integer
 from pecli.notebook import Tabular
 
 #: The verdicts. ``warn`` passes (exit 0) but names something a user should know; ``--strict``

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
-from pecli.numbers import integer, number
+from pecli.numbers import integer
 from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError, PecliError
 from pecli.params import Parameter
