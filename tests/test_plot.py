@@ -527,7 +527,7 @@ def test_plot_and_check_take_the_same_training_length_of_a_model(tmp_path, invok
 
     spec = resolve({"hf_config": str(config), "length": 262144, "kind": "extrapolation"}, SETTINGS)
     _, drawing = figures.draw("extrapolation", _request(spec))
-    assert "trained on 131072, tested on 262144" in drawing.title
+    assert "trained on 131,072, tested on 262,144" in drawing.title
     at_its_own_length = invoke("plot", "extrapolation", "--hf-config", config, "-o", tmp_path / "e.png")
     assert at_its_own_length.exit_code == 2 and "nothing to extrapolate" in at_its_own_length.stderr
 
@@ -567,3 +567,72 @@ def test_circle_of_given_frequencies_is_one_panel_at_their_own_dimension(runner,
     refused = run(runner, "circle", "--scheme", "rope", "--dim", "8", "--inv-freq", "2,0.7,0.1,0.01", "--bases", "1,5",
                   "--out", str(out), "--force")
     assert refused.exit_code == 2 and "bases:" in refused.output
+
+
+def test_wavelengths_marks_the_serving_context_as_the_wavelengths_command(runner, tmp_path, monkeypatch):
+    # rope d = 32, base 10^6: λ_i = 2π·10^(6·2i/32) = 2π·10^(3i/8); C = 131,072 is the red line, and the
+    # pairs whose λ_i passes it are circled.
+    from matplotlib.figure import Figure
+
+    import pecli.render.figures.registry as registry
+
+    drawn = {}
+    original = registry.draw_wavelengths
+
+    def spy(axes, scheme, **kwargs):
+        drawn.update(kwargs, figure=axes.figure)
+        return original(axes, scheme, **kwargs)
+
+    monkeypatch.setattr(registry, "draw_wavelengths", spy)
+    result = run(runner, "wavelengths", "--scheme", "rope", "--dim", "32", "--base", "1e6", "--context", "131072",
+                 "-o", str(tmp_path / "w.png"), *SMALL)
+    assert result.exit_code == 0, result.output
+    assert drawn["context"] == 131072 and isinstance(drawn["figure"], Figure)
+    (axes,) = panels(drawn["figure"])
+    labels = [line.get_label() for line in axes.lines]
+    # λ_i = 2π·10^(3i/8) > 131,072 ⟺ i > (8/3)·log10(131072/2π) = 11.52…: pairs 12–15, four of them
+    assert "context length 131,072" in labels and "4 pair(s) never complete a turn within 131,072" in labels
+    # the command's own table says the same of the same context
+    table = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"}).invoke(
+        app, ["wavelengths", "--scheme", "rope", "--dim", "32", "--base", "1e6", "--context", "131072", "--json"])
+    import json
+
+    pairs = json.loads(table.stdout)["pairs"]
+    assert sum(1 for pair in pairs if pair["wavelength"] > 131072) == 4
+
+
+def test_wavelengths_context_takes_a_dynamic_scaling_at_that_context(runner, tmp_path, unrendered):
+    # dynamic NTK at C = 8192 over 2048 trained positions, factor 2: the base grows (as wavelengths --context
+    # takes it), and --json describes the scheme drawn, at C.
+    import json
+
+    args = ["--scheme", "rope", "--scaling", "dynamic", "--factor", "2", "--max-position-embeddings", "2048",
+            "--context", "8192"]
+    result = run(runner, "wavelengths", *args, "-o", str(tmp_path / "w.png"), "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["params"]["context"] == 8192
+    refused = run(runner, "heatmap", "--context", "100", "-o", str(tmp_path / "h.png"))
+    assert refused.exit_code == 2 and "--context does not apply to plot heatmap" in refused.stderr
+
+
+def test_library_plot_takes_the_length_it_is_given(tmp_path):
+    # The library door and the command's door draw the same extrapolation figure for one length, and
+    # another length draws another: d = 8, base 10,000, T = 100: test angles (L − 1)·10^(−i).
+    import pecli
+    from pecli.cli.plot import SETTINGS, _request
+    from pecli.config import resolve
+
+    def heights(figure):
+        (axes,) = panels(figure)
+        return [path.vertices[:, 1].max() for path in axes.collections[0].get_paths()]
+
+    scheme = build_scheme("sinusoidal", {"dim": 8})
+    theta = 10.0 ** -np.arange(4)
+    library = {length: pecli.plot("extrapolation", scheme, length=length, train_length=100)[0] for length in (8192, 512)}
+    np.testing.assert_allclose(heights(library[8192]), 8191 * theta)
+    np.testing.assert_allclose(heights(library[512]), 511 * theta)
+    spec = resolve({"scheme": "sinusoidal", "dim": 8, "length": 8192, "train_length": 100, "kind": "extrapolation"},
+                   SETTINGS)
+    command, _ = figures.draw("extrapolation", _request(spec))
+    np.testing.assert_allclose(heights(command), heights(library[8192]))
+    assert command._suptitle.get_text() == library[8192]._suptitle.get_text()

@@ -219,6 +219,9 @@ TERMINAL_COMMANDS = {
     "extend": ["extend", "--hf-config", "sample_configs/hf/meta-llama--llama-2-7b-hf.json", "--target", "32768"],
     "sweep": ["sweep", "distinguishability", "--scheme", "rope", "--length", "256", "--grid", "base=1e2,1e6"],
     "inspect config": ["inspect", "config", "--hf-config", LLAMA31],
+    "compare models": ["compare", "--hf-config", LLAMA31, "--hf-config", MISTRAL, "--set", "length=96"],
+    "compare schemes": ["compare", "--schemes", "sinusoidal,rope,alibi,t5,learned", "--length", "64"],
+    "check all": ["check", "all", "--scheme", "t5", "--length", "64"],
 }
 
 
@@ -252,3 +255,89 @@ def test_help_into_a_closed_pipe_exits_141(run_pecli):
     result = subprocess.run(f"{sys.executable} -m pecli check --help | true; exit ${{PIPESTATUS[0]}}",
                             shell=True, executable="/bin/bash", capture_output=True, text=True)
     assert result.returncode == 141, result.stderr
+
+
+def test_compare_of_two_models_keeps_each_name_whole_at_60_columns(monkeypatch):
+    """Stacked on a 60-column terminal, each block starts with its model's whole name (wrapped at most at
+    its own hyphens, never cut or dropped)."""
+    import contextlib
+    import io
+
+    from pecli.cli import run
+
+    monkeypatch.chdir(REPO)
+    for key, value in {"TTY_COMPATIBLE": "1", "COLUMNS": "60", "NO_COLOR": "1", "TERM": "xterm"}.items():
+        monkeypatch.setenv(key, value)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert run(TERMINAL_COMMANDS["compare models"]) in (0, 1)
+    lines = out.getvalue().splitlines()
+    names = []
+    for at, line in enumerate(lines):
+        if line.startswith("scheme "):
+            name = line.split(maxsplit=1)[1].strip()
+            for following in lines[at + 1:]:
+                if not following.startswith(" ") or not following.strip():
+                    break
+                name += following.strip()
+            names.append(name)
+    stems = [Path(LLAMA31).stem, Path(MISTRAL).stem]
+    assert names == stems * 2  # the facts table and the verdicts table, a block per model each
+
+
+# -- progress on stderr ------------------------------------------------------------------------------
+class FakeTerminal(__import__("io").StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("environ", [{"NO_COLOR": "1", "TERM": "xterm"}, {"TERM": "dumb"}])
+def test_progress_under_no_color_is_plain_text(monkeypatch, environ):
+    import sys
+
+    from pecli.cli.progress import PlainReporter, reporter_for
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value)
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    reporter = reporter_for(quiet=False)
+    assert isinstance(reporter, PlainReporter)
+    reporter.every = 0.0
+    reporter.start("encode", 4)
+    for _ in range(4):
+        reporter.advance(1)
+    reporter.finish()
+    text = terminal.getvalue()
+    assert "\x1b" not in text and "encode  4/4" in text
+    assert text.endswith("\r") and text.rsplit("\r", 2)[-2].strip() == ""  # blanked: nothing left behind
+
+
+def test_progress_off_a_terminal_writes_nothing(monkeypatch):
+    import io
+    import sys
+
+    from pecli.cli.progress import reporter_for
+    from pecli.progress import Silent
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert isinstance(reporter_for(quiet=False), Silent)
+    monkeypatch.setattr(sys, "stderr", FakeTerminal())
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert isinstance(reporter_for(quiet=True), Silent) and not isinstance(reporter_for(quiet=False), Silent)
+
+
+def test_a_command_under_no_color_on_a_terminal_writes_no_escape_to_stderr(monkeypatch):
+    import contextlib
+    import io
+
+    from pecli.cli import run
+
+    for key, value in {"NO_COLOR": "1", "TERM": "xterm", "COLUMNS": "80"}.items():
+        monkeypatch.setenv(key, value)
+    err = FakeTerminal()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        assert run(["compare", "--length", "32"]) in (0, 1)
+    assert "\x1b" not in err.getvalue()

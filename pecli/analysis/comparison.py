@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from pecli.numbers import integer
 from pecli.analysis import ANALYSES, CheckOptions, PropertyResult, on_own_positions, run_checks
 from pecli.analysis.claims import claims_for, disagreement
 from pecli.analysis.encoding_pass import Extents, encoding_rows
@@ -62,7 +63,7 @@ class Comparison(Tabular):
     footnotes: list[dict[str, Any]]
 
     def table_title(self) -> str:
-        return f"pecli compare, L = {self.length}"
+        return f"pecli compare, L = {integer(self.length)}"
 
     def table_rows(self) -> list[dict[str, Any]]:
         """A row per scheme: its kind, then the verdict of every property."""

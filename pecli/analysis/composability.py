@@ -14,6 +14,7 @@ from pecli.analysis.result import PropertyResult
 from pecli.analysis.structure import SAMPLE_SEED, blas_pinned, has_vectors, rotation_blocks, rotation_pairs, rows_at, vectors
 from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Scheme
+from pecli.numbers import integer, number
 
 #: Shifts k fitted when none are given.
 DEFAULT_SHIFTS = (1, 2, 4, 8, 64)
@@ -77,7 +78,7 @@ def check_composability(scheme: Scheme, length: int, *, shifts: Sequence[int] | 
         else:  # more positions than independent components make the fit determined
             fit_length = wanted
             rows = _fit_rows(scheme, fit_length, shifts, pairs)
-            notes.append(f"fitted over positions 0 … {wanted - 1}: with only {length}, any table fits exactly")
+            notes.append(f"fitted over positions 0 … {integer(wanted - 1)}: with only {integer(length)}, any table fits exactly")
     if any(r["held_out"] for r in rows):
         notes.append(
             "underdetermined (fewer positions than independent components): M_k fitted on the first half of "
@@ -94,17 +95,17 @@ def _result(rows: list[dict], positions: int, shifts: tuple[int, ...], pairs, no
         figures["max_rotation_distance"] = max(r["rotation_distance"] for r in rows)
         figures["max_rotation_residual"] = max(r["rotation_residual"] for r in rows)
     if worst["residual"] <= RESIDUAL_TOL:
-        reason = f"E_(p+k) = M_k E_p holds to a relative residual of {worst['residual']:.2g} for k = {_join(shifts)}"
+        reason = f"E_(p+k) = M_k E_p holds to a relative residual of {number(worst['residual'], 2)} for k = {_join(shifts)}"
         if pairs is not None:
             reason += (
                 f"; the fitted pair maps are the block-diagonal rotation of [Fleetwood] within "
-                f"{figures['max_rotation_distance']:.2g}"
+                f"{number(figures['max_rotation_distance'], 2)}"
             )
         verdict = "pass"
     else:
         reason = (
             f"no linear map takes E_p to E_(p+{worst['shift']}): the best least-squares fit leaves a relative "
-            f"residual of {worst['residual']:.3g}" + (" on held-out positions" if worst["held_out"] else "")
+            f"residual of {number(worst['residual'], 3)}" + (" on held-out positions" if worst["held_out"] else "")
         )
         verdict = "fail"
     return PropertyResult(
@@ -142,8 +143,8 @@ def _sampled_composability(scheme: Scheme, length: int, shifts: tuple[int, ...],
             row.update(_rotation_figures(np.concatenate([x_fit, x_held]), np.concatenate([y_fit, y_held]), pairs, k))
         rows.append(row)
     notes = [
-        f"M_k fitted on {fitted.size} seeded positions and measured on {held.size} held-out ones "
-        f"(of {rows_used}); the pair maps are fitted on both sets"
+        f"M_k fitted on {integer(fitted.size)} seeded positions and measured on {integer(held.size)} held-out ones "
+        f"(of {integer(rows_used)}); the pair maps are fitted on both sets"
     ]
     if fitted.size < scheme.width:
         notes.append(f"fewer fitted positions than components ({scheme.width}): a map that only reproduces them "
@@ -259,8 +260,8 @@ def _bias_composability(scheme: Scheme, length: int, shifts: tuple[int, ...]) ->
     if worst / scale <= RESIDUAL_TOL:
         reason = (
             "no per-position vector: the logit term is a function of Δ = n − m, unchanged when both positions "
-            f"shift by k = {_join(shifts)} (largest change {worst:.2g})"
+            f"shift by k = {_join(shifts)} (largest change {number(worst, 2)})"
         )
         return PropertyResult("composability", "pass", reason, figures, "max_residual")
-    reason = f"the logit term changes by up to {worst:.3g} when both positions shift"
+    reason = f"the logit term changes by up to {number(worst, 3)} when both positions shift"
     return PropertyResult("composability", "fail", reason, figures, "max_residual")

@@ -22,7 +22,8 @@ from pecli.analysis.result import PropertyResult
 from pecli.analysis.structure import SAMPLE_SEED, blas_pinned, rotation_pairs, rows_at
 from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Scheme
-from pecli.schemes.positions import position_text
+
+from pecli.numbers import number, position
 
 #: Shifts k fitted along each axis when none are given (those that fit in the cells).
 DEFAULT_GRID_SHIFTS = (1, 2, 4)
@@ -71,12 +72,12 @@ def check_grid_composability(scheme: Scheme, *, shifts: Sequence[int] | None = N
         sampled |= was_sampled
         extended |= was_extended
         held_out |= row["held_out"]
-        rows.append({"axis": name, "offset": position_text(offset), "cell_pairs": int(i.size), **row})
+        rows.append({"axis": name, "offset": position(offset), "cell_pairs": int(i.size), **row})
         if name != "diagonal":
             fitted_shifts.add(int(offset.max()))
     unused = [k for k in shifts or () if int(k) not in fitted_shifts]
     if unused:
-        raise PecliError(f"shift {unused[0]:g} fits no axis of {scheme.cells_text()} (no two pairs of cells that far apart)")
+        raise PecliError(f"shift {number(unused[0], 6)} fits no axis of {scheme.cells_text()} (no two pairs of cells that far apart)")
     if not rows:
         return PropertyResult(
             "composability", "n/a", f"no two pairs of cells in {scheme.cells_text()} are one offset apart: no map to fit",
@@ -160,18 +161,18 @@ def _result(rows: list[dict], positions: int, rotations: bool, sampled: bool, he
     offsets = ", ".join(row["offset"] for row in rows)
     if worst["residual"] <= RESIDUAL_TOL:
         verdict = "pass"
-        reason = f"E(c + Δ) = M_Δ E(c) holds to a relative residual of {worst['residual']:.2g} for Δ = {offsets}"
+        reason = f"E(c + Δ) = M_Δ E(c) holds to a relative residual of {number(worst['residual'], 2)} for Δ = {offsets}"
         if rotations:
             reason += (
                 f"; the fitted pair maps are the rotations of each pair's own axis within "
-                f"{figures['max_rotation_distance']:.2g}"
+                f"{number(figures['max_rotation_distance'], 2)}"
             )
     else:
         verdict = "fail"
         failing = [row for row in rows if row["residual"] > RESIDUAL_TOL]
         reason = (
             f"no linear map takes E(c) to E(c + {worst['offset']}): the best least-squares fit leaves a relative "
-            f"residual of {worst['residual']:.3g}" + (" on held-out cells" if worst["held_out"] else "")
+            f"residual of {number(worst['residual'], 3)}" + (" on held-out cells" if worst["held_out"] else "")
             + (f" (fails for {len(failing)} of {len(rows)} offsets)" if len(failing) > 1 else "")
         )
         holding = [row["offset"] for row in rows if row["residual"] <= RESIDUAL_TOL]

@@ -18,6 +18,7 @@ from pecli.analysis.structure import (
 )
 from pecli.errors import PecliError
 from pecli.schemes.base import Scheme
+from pecli.numbers import integer, number
 
 #: Largest allowed ratio of the largest to the smallest step between adjacent positions.
 MAX_STEP_RATIO = 1.5
@@ -105,9 +106,9 @@ def _vector_distinguishability(scheme: Scheme, length: int, samples: int | None)
     noticeable, even, is_local = _verdict(min_step, max_step, scale, share)
     unit = "bits" if binary_rows else "components"
     jump = (
-        f"positions {large} and {large + 1} differ in {changed} of {encoding.shape[1]} {unit}"
+        f"positions {integer(large)} and {integer(large + 1)} differ in {changed} of {encoding.shape[1]} {unit}"
         + (f" (Hamming distance {changed})" if binary_rows else "")
-        + f": step {max_step:.4g} against {min_step:.4g} at {small} → {small + 1}"
+        + f": step {number(max_step)} against {number(min_step)} at {integer(small)} → {integer(small + 1)}"
     )
     figures = {
         "positions": length,
@@ -121,13 +122,13 @@ def _vector_distinguishability(scheme: Scheme, length: int, samples: int | None)
     }
     problems = []
     if not noticeable:
-        problems.append(f"positions {small} and {small + 1} are only {min_step:.3g} apart")
+        problems.append(f"positions {integer(small)} and {integer(small + 1)} are only {number(min_step, 3)} apart")
     if noticeable and not even or (binary_rows and ratio and ratio > 1):
         problems.append(jump)
     if not is_local:
         problems.append(_locality_words(share, example, encoding))
     passing = lambda: (  # noqa: E731 — formatted only when it passes (ratio may be undefined otherwise)
-        f"adjacent steps {min_step:.4g} … {max_step:.4g} (ratio {ratio:.4g}); "
+        f"adjacent steps {number(min_step)} … {number(max_step)} (ratio {number(ratio)}); "
         f"{share:.1%} of positions are nearest to p ± 1"
     )
     return _result(noticeable and even and is_local, passing, problems, figures, sampled, notes)
@@ -141,7 +142,7 @@ def _locality_words(share: float, example: tuple[int, int] | None, encoding: Any
             (float(np.linalg.norm(encoding[p] - encoding[r])) for r in (p - 1, p + 1) if 0 <= r < len(encoding)),
         )
         far = float(np.linalg.norm(encoding[p] - encoding[q]))
-        words += f" (position {p} is {far:.3g} from {q}, no farther than from its nearer neighbour, {near:.3g})"
+        words += f" (position {integer(p)} is {number(far, 3)} from {integer(q)}, no farther than from its nearer neighbour, {number(near, 3)})"
     return words
 
 
@@ -206,20 +207,20 @@ def _bias_distinguishability(scheme: Scheme, length: int, samples: int | None) -
     problems = []
     if not noticeable:
         problems.append(
-            f"distances Δ = {deltas[small]} and {deltas[small + 1]} get biases only {min_step:.3g} apart"
+            f"distances Δ = {integer(deltas[small])} and {integer(deltas[small + 1])} get biases only {number(min_step, 3)} apart"
         )
     elif not even:
         problems.append(
-            f"the step between Δ = {deltas[large]} and {deltas[large + 1]} is {max_step:.4g}, "
-            f"{ratio:.3g} times the smallest ({min_step:.4g})"
+            f"the step between Δ = {integer(deltas[large])} and {integer(deltas[large + 1])} is {number(max_step)}, "
+            f"{number(ratio, 3)} times the smallest ({number(min_step)})"
         )
     if not is_local:
         words = f"only {share:.1%} of distances have Δ ± 1 as their strictly nearest bias"
         if example:
-            words += f" (Δ = {deltas[example[0]]} is as near to Δ = {deltas[example[1]]})"
+            words += f" (Δ = {integer(deltas[example[0]])} is as near to Δ = {integer(deltas[example[1]])})"
         problems.append(words)
     passing = lambda: (  # noqa: E731
-        f"consecutive distances differ by {min_step:.4g} … {max_step:.4g} (ratio {ratio:.4g}); "
+        f"consecutive distances differ by {number(min_step)} … {number(max_step)} (ratio {number(ratio)}); "
         f"{share:.1%} are nearest to Δ ± 1"
     )
     return _result(noticeable and even and is_local, passing, problems, figures, sampled, notes)
@@ -229,7 +230,7 @@ def _scan_nearest(rows: np.ndarray, samples: int | None, what: str, notes: list[
     """Nearest neighbours by an all-pairs scan (sampled when large; the note says so)."""
     scan = scan_pairs(rows, samples=samples)
     if scan.sampled:
-        notes.append(f"nearest neighbours of {scan.queries} sampled {what} against all {rows.shape[0]}")
+        notes.append(f"nearest neighbours of {integer(scan.queries)} sampled {what} against all {integer(rows.shape[0])}")
     return scan.local_nearest, scan.example, scan.queries, scan.sampled
 
 

@@ -20,7 +20,8 @@ from pecli.analysis.structure import (
     BLOCK_BYTES, CHUNK_BYTES, DEFAULT_SAMPLES, EXACT_PAIRS, EXACT_WORK, SAMPLE_SEED, blas_pinned, chunks, row_norms, sample_queries,
 )
 from pecli.schemes.base import Scheme
-from pecli.schemes.positions import position_text
+
+from pecli.numbers import number, position
 
 #: Random cell pairs on which distances are compared with those of the same offset from a corner.
 ISOMETRY_SAMPLES = 512
@@ -119,26 +120,26 @@ def _verdict(figures: dict, measured: dict, scale: float) -> tuple[str, str]:
     is_local = share >= MIN_LOCAL_SHARE
     if noticeable and not uneven and is_local:
         per_axis = ", ".join(
-            f"{name} {steps['min_step']:.4g} … {steps['max_step']:.4g}" for name, steps in measured.items()
+            f"{name} {number(steps['min_step'])} … {number(steps['max_step'])}" for name, steps in measured.items()
         )
         return "pass", (
-            f"steps between neighbouring cells: {per_axis} (largest ratio on an axis {figures['step_ratio']:.4g}); "
+            f"steps between neighbouring cells: {per_axis} (largest ratio on an axis {number(figures['step_ratio'])}); "
             f"{share:.1%} of cells are nearest to an axis neighbour"
         )
     problems = []
     if not noticeable:
         a, b = figures["min_step_pair"]
-        problems.append(f"cells {position_text(a)} and {position_text(b)} are only {min_step:.3g} apart")
+        problems.append(f"cells {position(a)} and {position(b)} are only {number(min_step, 3)} apart")
     if noticeable and uneven:
         problems.append("; ".join(
-            f"steps along {name} range over {measured[name]['min_step']:.4g} … {measured[name]['max_step']:.4g}"
-            + (f" (ratio {measured[name]['step_ratio']:.3g})" if measured[name]["step_ratio"] else "")
+            f"steps along {name} range over {number(measured[name]['min_step'])} … {number(measured[name]['max_step'])}"
+            + (f" (ratio {number(measured[name]['step_ratio'], 3)})" if measured[name]["step_ratio"] else "")
             for name in uneven
         ))
     if not is_local:
         words = f"only {share:.1%} of cells have an axis neighbour c ± e_a as their strictly nearest cell"
         if example is not None:
-            words += f" (cell {position_text(example[0])} is no farther from {position_text(example[1])})"
+            words += f" (cell {position(example[0])} is no farther from {position(example[1])})"
         problems.append(words)
     return "fail", "; ".join(problems)
 

@@ -53,6 +53,7 @@ from pecli.models.extension import (
 from pecli.notebook import Tabular
 from pecli.progress import task
 from pecli.schemes.rope_scaling import yarn_get_mscale
+from pecli.numbers import number
 
 #: Memory of the row measures: per position, a byte (collided rows) and the bfloat16 codes of up to three
 #: pairs (4 bytes each) and their comparison; besides, blocks of 2^20 offsets.
@@ -183,10 +184,10 @@ def extension_report(config: dict[str, Any], target: Any, source: str = "config"
     patches = candidate_patches(start, target, base_for_target=bound)
     plans = [(m, patch, "ranked", m) for m, patch in patches.items()]
     if given is not None:
-        plans.append((method, given, "given", f"{method} ×{float(factor):g}"))
+        plans.append((method, given, "given", f"{method} ×{number(float(factor), 6)}"))
     for recipe in shipped_recipes(config, start):
         plans.append((recipe.method, recipe.patch(start, target), "shipped", recipe.name))
-        notes.append(f"{recipe.name} shipped a recipe, {recipe.method} ×{recipe.factor:g} ({recipe.published}): "
+        notes.append(f"{recipe.name} shipped a recipe, {recipe.method} ×{number(recipe.factor, 6)} ({recipe.published}): "
                      f"measured at the target as \"{recipe.name}\" (--pick shipped)")
     if pick is not None:
         keys = [key if origin == "ranked" else origin for key, _, origin, _ in plans]
@@ -242,8 +243,8 @@ def _base_bound(start: ExtensionBase, target: int) -> tuple[list[str], float | N
         notes.append(f"base: Men et al.'s bound for {target:,} tokens, every base above {robust:,.0f} (the smallest "
                      f"passing base, {bound.smallest_base:,.0f}, sits in a window with failing bases above it)")
     if robust is not None and robust <= start.base:
-        notes.append(f"rope_theta {start.base:g} already meets Men et al.'s bound for {target:,} tokens "
-                     f"({robust:g}): no base increase is proposed")
+        notes.append(f"rope_theta {number(start.base, 6)} already meets Men et al.'s bound for {target:,} tokens "
+                     f"({number(robust, 6)}): no base increase is proposed")
     return notes, robust
 
 
@@ -413,8 +414,8 @@ def _why(candidate: Candidate, below: Candidate | None) -> str:
     m = candidate.measures
     parts = ["holds every condition at N" if not candidate.failed else "fails " + ", ".join(candidate.failed)]
     spacing = abs(math.log2(m["local_resolution"])) if m["local_resolution"] > 0 else math.inf
-    parts.append(f"cost {m['cost']:.3g} octaves (shift {m['trained_pair_shift']:.3g}, spacing {spacing:.3g}, "
-                 f"logit scale {m['logit_scale']:.4g}" + (", length-dependent +1" if m["length_dependent"] else "") + ")")
+    parts.append(f"cost {number(m['cost'], 3)} octaves (shift {number(m['trained_pair_shift'], 3)}, spacing {number(spacing, 3)}, "
+                 f"logit scale {number(m['logit_scale'])}" + (", length-dependent +1" if m["length_dependent"] else "") + ")")
     if candidate.dropped:
         longrope = [k for k in candidate.dropped if k.endswith("_factor")]
         words = f"drops the model's {', '.join(candidate.dropped)}"
@@ -427,7 +428,7 @@ def _why(candidate: Candidate, below: Candidate | None) -> str:
         if len(candidate.failed) < len(below.failed):
             parts.append(f"above {name}: fewer failed conditions")
         elif round(m["cost"], 9) < round(n["cost"], 9):
-            parts.append(f"above {name}: a lower cost ({n['cost']:.3g})")
+            parts.append(f"above {name}: a lower cost ({number(n['cost'], 3)})")
         else:
             parts.append(f"above {name}: the method order")
     return "; ".join(parts)

@@ -17,6 +17,7 @@ from pecli.analysis.encoding_pass import Accumulator, Block, EncodingRows, RowHa
 from pecli.analysis.structure import bias_domain, has_vectors, row_blocks, rotation_pairs, rows_at
 from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Capability, Scheme, require
+from pecli.numbers import integer, number, position
 
 #: The position [Conditions] takes as its example of a binary overflow after training on 256 positions.
 SEED_EXAMPLE_POSITION = 300
@@ -86,7 +87,7 @@ def angle_ranges(scheme: Scheme, train_length: int, length: int, *, train_scheme
     """
     require(scheme, Capability.FREQUENCIES, "angle ranges")
     if not 1 <= train_length < length:
-        raise PecliError(f"train_length must be in 1 … length − 1 ({length - 1}), got {train_length}")
+        raise PecliError(f"train_length must be in 1 … length − 1 ({integer(length - 1)}), got {integer(train_length)}")
     inv_freq = scheme.frequency_pairs().inv_freq
     train_inv_freq = (train_scheme or scheme).frequency_pairs().inv_freq
     return angle_ranges_of(inv_freq, train_inv_freq, train_length, length)
@@ -151,12 +152,12 @@ def check_extrapolation(scheme: Scheme, length: int, *, train_length: int | None
         own = scheme.training_length
         return PropertyResult(
             "extrapolation", "n/a",
-            f"nothing to extrapolate: the model was trained on {own} positions and L = {length} goes no further; "
-            f"give --length above {own}", {"train_length": own, "length": length}, "train_length",
+            f"nothing to extrapolate: the model was trained on {integer(own)} positions and L = {integer(length)} goes no further; "
+            f"give --length above {integer(own)}", {"train_length": own, "length": length}, "train_length",
         )
     train_length = default_train_length(length, scheme) if train_length is None else int(train_length)
     if not 1 <= train_length < length:
-        raise PecliError(f"train_length must be below the length {length} (and at least 1), got {train_length}; pass --length")
+        raise PecliError(f"train_length must be below the length {integer(length)} (and at least 1), got {integer(train_length)}; pass --length")
     trained = scheme.at_length(train_length)
     if has_vectors(scheme):
         return _vector_extrapolation(scheme, trained, train_length, length)
@@ -204,7 +205,7 @@ def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, le
         figures.update({"defined": True, "first_undefined": None, "untrained_rows": length - train_length})
         table = ", ".join(f"{k} {v}" for k, v in fixed_by_training.items()) or "its size"
         reason = (
-            f"positions {train_length} … {length - 1} have rows in the table ({table}) that training never "
+            f"positions {integer(train_length)} … {integer(length - 1)} have rows in the table ({table}) that training never "
             "updated: they hold their random initialisation"
         )
         return PropertyResult("extrapolation", "fail", reason, figures, "untrained_rows")
@@ -226,7 +227,7 @@ def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, le
     if frozen.size and pairs is None:
         warnings.append(
             f"{frozen.size} component(s) never changed in training but change past it (first: component "
-            f"{int(frozen[0])}, constant {float(rows[0:1][0, frozen[0]]):.4g} on positions 0 … {train_length - 1})"
+            f"{int(frozen[0])}, constant {number(float(rows[0:1][0, frozen[0]]))} on positions 0 … {integer(train_length - 1)})"
         )
     if pairs is not None:
         warnings += _unseen_angles(scheme, trained, figures)
@@ -234,17 +235,17 @@ def _vector_extrapolation(scheme: Scheme, trained: Scheme, train_length: int, le
     if not bounded:
         far = spans.farthest
         reason = (
-            f"unbounded: values reach [{new_low:.4g}, {new_high:.4g}] at positions {train_length} … {length - 1} "
-            f"(largest at {far}), training saw [{low:.4g}, {high:.4g}]"
+            f"unbounded: values reach [{number(new_low)}, {number(new_high)}] at positions {integer(train_length)} … {integer(length - 1)} "
+            f"(largest at {position(far)}), training saw [{number(low)}, {number(high)}]"
         )
         return PropertyResult("extrapolation", "fail", reason, figures, "test_range", warnings=tuple(warnings))
     if found.pairs:
         a, b = found.first
-        reason = f"new positions collide: {found.pairs} pairs, first positions {a} and {b}"
+        reason = f"new positions collide: {integer(found.pairs)} pairs, first positions {position(a)} and {position(b)}"
         return PropertyResult("extrapolation", "fail", reason, figures, "colliding_pairs", warnings=tuple(warnings))
     reason = (
-        f"positions {train_length} … {length - 1} are defined, unique and within the training range "
-        f"[{low:.4g}, {high:.4g}]"
+        f"positions {integer(train_length)} … {integer(length - 1)} are defined, unique and within the training range "
+        f"[{number(low)}, {number(high)}]"
     )
     key = "unseen_angle_pairs" if pairs is not None else "test_range"
     if warnings:
@@ -268,9 +269,9 @@ def _unseen_angles(scheme: Scheme, trained: Scheme, figures: dict) -> list[str]:
     worst = int(np.argmax(overshoot))
     return [
         f"{ranges.unseen_count} of {ranges.inv_freq.size} frequency pairs reach angles training never saw "
-        f"(from pair {i}: wavelength {ranges.wavelength[i]:.4g} > T = {train_length}; angle up to "
-        f"{ranges.test_max_angle[i]:.4g} rad against {ranges.train_max_angle[i]:.4g} in training; the "
-        f"worst, pair {worst}, goes {overshoot[worst]:.3g}× past its training range)"
+        f"(from pair {i}: wavelength {number(ranges.wavelength[i])} > T = {integer(train_length)}; angle up to "
+        f"{number(ranges.test_max_angle[i])} rad against {number(ranges.train_max_angle[i])} in training; the "
+        f"worst, pair {worst}, goes {number(overshoot[worst], 3)}× past its training range)"
     ]
 
 
@@ -285,16 +286,16 @@ def _length_dependence(at_length: Scheme, trained: Scheme, rows: EncodingRows, f
     if other_width != rows.width:
         figures["length_dependence"] = None
         return [
-            f"the encoding's width depends on the length: {rows.width} at {train_length}, "
-            f"{other_width} at {length} ({', '.join(changed)})"
+            f"the encoding's width depends on the length: {rows.width} at {integer(train_length)}, "
+            f"{other_width} at {integer(length)} ({', '.join(changed)})"
         ]
     # the same encoding function gives the same values: their largest difference is 0 without computing it
     difference = 0.0 if same_encoding(at_length, trained) else _largest_difference(at_length, rows, train_length)
     figures["length_dependence"] = difference
     if difference > 0:
         return [
-            f"the same position encodes differently at length {length} than at {train_length} "
-            f"(largest difference {difference:.4g}, via {', '.join(changed)})"
+            f"the same position encodes differently at length {integer(length)} than at {integer(train_length)} "
+            f"(largest difference {number(difference)}, via {', '.join(changed)})"
         ]
     return []
 
@@ -382,10 +383,10 @@ def _bias_extrapolation(scheme: Scheme, train_length: int, length: int) -> Prope
         "largest_unseen_bias": float(new_rows.flat[np.argmax(np.abs(new_rows))]),
     }
     notes = (domain.note,) if domain.note else ()
-    span = f"|Δ| = {train_length} … {length - 1}"
+    span = f"|Δ| = {integer(train_length)} … {integer(length - 1)}"
     if not fresh.any():
         resolution = (
-            f"all {new_rows.shape[0]} unseen distances ({span}) share {distinct_new} "
+            f"all {integer(new_rows.shape[0])} unseen distances ({span}) share {distinct_new} "
             f"bias{'es' if distinct_new > 1 else ''} seen in training"
         )
         return PropertyResult(
@@ -395,7 +396,7 @@ def _bias_extrapolation(scheme: Scheme, train_length: int, length: int) -> Prope
     if scheme.parameter_count > 0:  # learned biases: a bucket or index never seen in training is untrained
         first = int(new_deltas[np.argmax(fresh)])
         warning = (
-            f"{int(fresh.sum())} unseen distances (from Δ = {first}) use buckets/indices never seen in training: "
+            f"{integer(int(fresh.sum()))} unseen distances (from Δ = {integer(first)}) use buckets/indices never seen in training: "
             "their learned biases are untrained"
         )
         return PropertyResult(
@@ -409,10 +410,10 @@ def _bias_extrapolation(scheme: Scheme, train_length: int, length: int) -> Prope
     if monotone:
         reason = (
             f"continues its monotone penalty past T: unseen distances ({span}) get biases down to "
-            f"{figures['largest_unseen_bias']:.4g}, so far tokens are only attended less"
+            f"{number(figures['largest_unseen_bias'])}, so far tokens are only attended less"
         )
         return PropertyResult("extrapolation", "pass", reason, figures, "largest_unseen_bias", notes=notes)
-    warning = f"{int(fresh.sum())} unseen distances get biases never seen in training, not monotone in the distance"
+    warning = f"{integer(int(fresh.sum()))} unseen distances get biases never seen in training, not monotone in the distance"
     return PropertyResult("extrapolation", "warn", warning, figures, "unseen_biases_not_in_training", warnings=(warning,), notes=notes)
 
 

@@ -22,7 +22,8 @@ from pecli.analysis.result import PropertyResult
 from pecli.analysis.structure import group_rows_of
 from pecli.errors import ConfigError, PecliError
 from pecli.schemes.base import Scheme
-from pecli.schemes.positions import position_text
+
+from pecli.numbers import integer, number, position
 
 
 def grid_text(grid: Sequence[int]) -> str:
@@ -163,8 +164,8 @@ def check_grid_extrapolation(scheme: Scheme, *, train_grid: Sequence[int] | None
     notes = ("per axis, the 1-D rule on that coordinate's span: angles up to T_a·θ_j count as seen, and a pair "
              "that turned fully in training (T_a·θ_j ≥ 2π) has seen every angle",)
     if found.pairs:
-        a, b = (position_text(cells[row]) for row in found.first)
-        reason = f"{trained_words}: new cells collide: {found.pairs} pairs, first cells {a} and {b}"
+        a, b = (position(cells[row]) for row in found.first)
+        reason = f"{trained_words}: new cells collide: {integer(found.pairs)} pairs, first cells {a} and {b}"
         return PropertyResult("extrapolation", "fail", reason, figures, "colliding_pairs", warnings=warnings, notes=notes)
     unique = "the new cells' encodings are distinct from every other cell's"
     if warnings:
@@ -178,7 +179,7 @@ def _axis_warning(name: str, ranges: AngleRanges, overshoot: float) -> str:
     j = ranges.first_unseen_pair
     return (
         f"along {name}, {ranges.unseen_count} of {ranges.inv_freq.size} pairs reach angles training never saw "
-        f"(from pair {j}: wavelength {ranges.wavelength[j]:.4g} > T_{name} = {ranges.train_length}; angle up to "
-        f"{ranges.test_max_angle[j]:.4g} rad against {ranges.train_max_angle[j]:.4g} in training; the worst goes "
-        f"{overshoot:.3g}× past its training range)"
+        f"(from pair {j}: wavelength {number(ranges.wavelength[j])} > T_{name} = {integer(ranges.train_length)}; angle up to "
+        f"{number(ranges.test_max_angle[j])} rad against {number(ranges.train_max_angle[j])} in training; the worst goes "
+        f"{number(overshoot, 3)}× past its training range)"
     )

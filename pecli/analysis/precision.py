@@ -24,7 +24,8 @@ from pecli.dtypes import DTYPES, cast
 from pecli.errors import PecliError
 from pecli.schemes.base import Scheme
 from pecli.schemes.frequencies import FrequencyPairs
-from pecli.schemes.positions import position_label, position_text
+from pecli.schemes.positions import position_label
+from pecli.numbers import integer, number, position
 
 #: dtype the precision check uses when none is given.
 DEFAULT_DTYPE = "bfloat16"
@@ -296,21 +297,21 @@ def check_precision(
     notes = (profile.note,) if profile.note else ()
     unit = "positions" if has_vectors(scheme) else "distances"
     if new > 0 or profile.first_adjacent_collision is not None:
-        reason = f"{where}: {new} {unit} collide with an earlier one"
+        reason = f"{where}: {integer(new)} {unit} collide with an earlier one"
         if profile.first_adjacent_collision is not None:
-            p, previous = position_text(profile.first_adjacent_collision), position_text(profile.first_adjacent_previous)
+            p, previous = position(profile.first_adjacent_collision), position(profile.first_adjacent_previous)
             low = compute_dtype or dtype
             if has_vectors(scheme):
                 reason += f"; the first adjacent pair is {previous} and {p} ({low} rounds them to one value)"
             else:
                 reason += f"; the first adjacent pair of distances is {previous} and {p}: their biases round to one {low} value"
-        reason += f"; largest error {profile.max_error:.3g}"
+        reason += f"; largest error {number(profile.max_error, 3)}"
         if not np.isfinite(profile.max_error):
             reason += f" ({compute_dtype or dtype} overflows: positions beyond its largest finite value)"
         return PropertyResult("precision", "fail", reason, figures, "collisions", notes=notes)
-    reason = f"{where}: no new collisions among {len(profile.positions)} {unit}; largest error {profile.max_error:.3g}"
+    reason = f"{where}: no new collisions among {integer(len(profile.positions))} {unit}; largest error {number(profile.max_error, 3)}"
     if profile.phase_error is not None:
-        reason += f", largest phase error {figures['max_phase_error']:.3g} rad (pair {figures['max_phase_error_pair']})"
+        reason += f", largest phase error {number(figures['max_phase_error'], 3)} rad (pair {figures['max_phase_error_pair']})"
     if not np.isfinite(profile.max_error):  # e.g. xPos factors past the dtype's range: ±inf, yet no collision
         warning = f"some values overflow {compute_dtype or dtype} (stored as ±inf): they are beyond its largest finite value"
         return PropertyResult("precision", "warn", f"{reason}; but {warning}", figures, "max_error", warnings=(warning,), notes=notes)

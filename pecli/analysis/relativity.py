@@ -17,6 +17,7 @@ from pecli.analysis.structure import (
 )
 from pecli.errors import PecliError
 from pecli.schemes.base import Capability, Scheme
+from pecli.numbers import integer, number
 
 #: Relative spread (largest spread of S(m, m+Δ) over m, over the score scale) counted as "Δ only".
 SPREAD_TOL = 1e-9
@@ -268,7 +269,7 @@ def _overflow(profile: DistanceProfile, length: int) -> PropertyResult | None:
         return None
     delta = int(profile.distance[measured][np.flatnonzero(~finite.all(axis=0))[0]])
     return PropertyResult(
-        "relativity", "fail", f"some scores S(m, m+Δ) are not finite (from Δ = {delta}): the vectors overflow or "
+        "relativity", "fail", f"some scores S(m, m+Δ) are not finite (from Δ = {integer(delta)}): the vectors overflow or "
         f"underflow float64 over {length:,} positions", {"positions": length, "non_finite_distance": delta},
         "non_finite_distance",
     )
@@ -285,8 +286,8 @@ def _vector_warning(scheme: Scheme, length: int, samples: int | None) -> tuple[s
         return None
     delta = int(vectors.distance[column])
     text = (f"the vectors themselves are not relative: each carries a factor of its own position (xPos scales q "
-            f"by ζ^((p − L//2)/B), k by its inverse), so E_m·E_(m+Δ) of two queries spreads by {spread:.3g} of its "
-            f"scale (at Δ = {delta}) and their norms grow or shrink with p")
+            f"by ζ^((p − L//2)/B), k by its inverse), so E_m·E_(m+Δ) of two queries spreads by {number(spread, 3)} of its "
+            f"scale (at Δ = {integer(delta)}) and their norms grow or shrink with p")
     return text, {"vector_relative_spread": spread, "vector_worst_distance": delta}
 
 
@@ -343,16 +344,16 @@ def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None)
         figures["identity_max_error"] = identity
     notes = []
     if profile.sampled:
-        notes.append(f"S(m, m+Δ) measured for {profile.queries} sampled query positions m (seeded, 0 and L−1 included)")
+        notes.append(f"S(m, m+Δ) measured for {integer(profile.queries)} sampled query positions m (seeded, 0 and L−1 included)")
     if profile.mean.shape[0] > 1:
         notes.append("the table shows channel 0 (head 0); the spread figure is the largest over all channels")
     vectors = _vector_warning(scheme, length, samples) if relative <= SPREAD_TOL else None
     if relative <= SPREAD_TOL:
         what = "q_m·k_(m+Δ)" if scheme.keys_differ else "S(m, m+Δ)"
-        reason = f"{what} depends on Δ only: largest spread over m is {relative:.2g} of the score scale"
+        reason = f"{what} depends on Δ only: largest spread over m is {number(relative, 2)} of the score scale"
         if identity is not None:
-            scaled = "" if squared_scale == 1.0 else f"{squared_scale:.4g} × "
-            reason += f"; the mean equals [Conditions]'s {scaled}Σ_i cos(ω_i Δ) within {identity:.2g}"
+            scaled = "" if squared_scale == 1.0 else f"{number(squared_scale)} × "
+            reason += f"; the mean equals [Conditions]'s {scaled}Σ_i cos(ω_i Δ) within {number(identity, 2)}"
         verdict = "pass"
         if vectors is not None:
             reason, verdict = f"{reason}; but {vectors[0]}", "warn"
@@ -360,9 +361,9 @@ def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None)
     else:
         at = profile.at(worst_delta)
         reason = (
-            f"S(m, m+Δ) changes with m: at Δ = {worst_delta} it ranges over "
-            f"[{profile.minimum[channel, at]:.4g}, {profile.maximum[channel, at]:.4g}] "
-            f"(spread {relative:.3g} of the score scale)"
+            f"S(m, m+Δ) changes with m: at Δ = {integer(worst_delta)} it ranges over "
+            f"[{number(profile.minimum[channel, at])}, {number(profile.maximum[channel, at])}] "
+            f"(spread {number(relative, 3)} of the score scale)"
         )
         verdict = "fail"
     return PropertyResult(

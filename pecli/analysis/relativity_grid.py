@@ -13,7 +13,8 @@ from pecli.analysis.cell_pairs import grid_frame
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.structure import BLOCK_BYTES, EXACT_WORK, blas_pinned, chunked_task, sample_queries
 from pecli.schemes.base import Scheme
-from pecli.schemes.positions import position_text
+
+from pecli.numbers import number, position
 
 #: Relative spread counted as "offset only", as for 1-D positions.
 SPREAD_TOL = 1e-9
@@ -104,7 +105,7 @@ def check_grid_relativity(scheme: Scheme, *, samples: int | None = None) -> Prop
             if at.size and (step or axis == 0):
                 i = int(at[0])
                 table.append({
-                    "offset": position_text(offsets[i]), "mean": float(profile["mean"][i]),
+                    "offset": position(offsets[i]), "mean": float(profile["mean"][i]),
                     "spread": float(spread[i]), "pairs": int(profile["count"][i]),
                 })
     worst_offset = [int(v) for v in offsets[worst]]
@@ -124,13 +125,13 @@ def check_grid_relativity(scheme: Scheme, *, samples: int | None = None) -> Prop
         notes.append(f"S(m, n) measured for {profile['queries']} sampled query cells m (seeded) against every cell")
     axes = "(" + ", ".join(f"Δ{name}" for name in names) + ")"
     if relative <= SPREAD_TOL:
-        reason = f"S(m, n) depends on the offset {axes} only: largest spread over pairs with one offset is {relative:.2g} of the score scale"
+        reason = f"S(m, n) depends on the offset {axes} only: largest spread over pairs with one offset is {number(relative, 2)} of the score scale"
         verdict = "pass"
     else:
         i = worst
         reason = (
-            f"S(m, n) changes with the cells, not only their offset: at offset {position_text(offsets[i])} "
-            f"it ranges over [{low[i]:.4g}, {high[i]:.4g}] (spread {relative:.3g} of the score scale)"
+            f"S(m, n) changes with the cells, not only their offset: at offset {position(offsets[i])} "
+            f"it ranges over [{number(low[i])}, {number(high[i])}] (spread {number(relative, 3)} of the score scale)"
         )
         verdict = "fail"
     return PropertyResult(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pecli.numbers import integer
 from pecli.notebook import Tabular
 
 #: The verdicts. ``warn`` passes (exit 0) but names something a user should know; ``--strict``
@@ -114,7 +115,7 @@ class CheckReport(Tabular):
     results: tuple[PropertyResult, ...]
 
     def table_title(self) -> str:
-        return f"{self.scheme} ({self.kind}), L = {self.length}: {self.verdict.upper()}"
+        return f"{self.scheme} ({self.kind}), L = {integer(self.length)}: {self.verdict.upper()}"
 
     def table_rows(self) -> list[dict[str, Any]]:
         """A row per property: its verdict, key figure and reason."""

@@ -21,6 +21,7 @@ from pecli.notebook import Tabular
 from pecli.schemes.base import Capability, Scheme, require
 from pecli.schemes.frequencies import geometric_inv_freq
 from pecli.schemes.rope_scaling import dynamic_ntk_base
+from pecli.numbers import integer, number
 
 TWO_PI = 2.0 * math.pi
 
@@ -159,7 +160,7 @@ class Spectrum(Tabular):
     summary: SpectrumSummary
 
     def table_title(self) -> str:
-        return f"{self.scheme}: dim {self.dim}, base {self.base:g}, context {self.context}"
+        return f"{self.scheme}: dim {self.dim}, base {number(self.base, 6)}, context {integer(self.context)}"
 
     def table_rows(self) -> list[dict[str, Any]]:
         """A row per frequency pair (the fields of :class:`PairRow`)."""

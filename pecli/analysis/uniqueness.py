@@ -16,7 +16,8 @@ from pecli.analysis.structure import (
 from pecli.dtypes import cast
 from pecli.errors import PecliError
 from pecli.schemes.base import Scheme
-from pecli.schemes.positions import position_text
+
+from pecli.numbers import integer, number, position
 
 
 def check_uniqueness(
@@ -91,7 +92,7 @@ def _vector_uniqueness(scheme: Scheme, length: int, dtype: str, tol: float, samp
         min_distance, min_pair, within = scan.min_distance, list(scan.min_pair), scan.within_tol
         sampled = scan.sampled
         if sampled:
-            notes.append(f"minimum distance over {scan.queries} sampled query positions against all {length} (an upper bound)")
+            notes.append(f"minimum distance over {integer(scan.queries)} sampled query positions against all {integer(length)} (an upper bound)")
     if tol > 0 and within > pairs:
         pairs = within
         if first is None and min_pair is not None:
@@ -109,13 +110,13 @@ def _vector_uniqueness(scheme: Scheme, length: int, dtype: str, tol: float, samp
         "min_distance_pair": min_pair,
     }
     if pairs:
-        how = f"within {tol:g}" if tol > 0 and found.pairs == 0 else f"identical in {dtype}"
-        reason = f"{pairs} pairs of positions collide ({how}); first: positions {position_text(first[0])} and {position_text(first[1])}"
+        how = f"within {number(tol, 6)}" if tol > 0 and found.pairs == 0 else f"identical in {dtype}"
+        reason = f"{integer(pairs)} pairs of positions collide ({how}); first: positions {position(first[0])} and {position(first[1])}"
         verdict = "fail"
     else:
-        reason = f"all {length} positions are distinct in {dtype}"
+        reason = f"all {integer(length)} positions are distinct in {dtype}"
         if min_distance is not None:
-            reason += f"; the closest two, {position_text(min_pair[0])} and {position_text(min_pair[1])}, are {min_distance:.4g} apart"
+            reason += f"; the closest two, {position(min_pair[0])} and {position(min_pair[1])}, are {number(min_distance)} apart"
         verdict = "pass"
     return PropertyResult("uniqueness", verdict, reason, figures, "colliding_pairs", sampled=sampled, notes=tuple(notes))
 
@@ -138,7 +139,7 @@ def _bias_uniqueness(scheme: Scheme, length: int, dtype: str, tol: float, sample
         scan = scan_pairs(rows, samples=samples)
         min_distance, sampled = scan.min_distance, scan.sampled
         if sampled:
-            notes.append(f"minimum bias distance over {scan.queries} sampled distances (an upper bound)")
+            notes.append(f"minimum bias distance over {integer(scan.queries)} sampled distances (an upper bound)")
     first = found.first
     first_deltas = [int(deltas[first[0]]), int(deltas[first[1]])] if first else None
     figures = {
@@ -153,14 +154,14 @@ def _bias_uniqueness(scheme: Scheme, length: int, dtype: str, tol: float, sample
     if tol > 0 and min_distance is not None and min_distance <= tol and not found.pairs:
         figures["colliding_pairs"] = None
         return PropertyResult(
-            "uniqueness", "fail", f"two distances get biases within {tol:g} of each other ({min_distance:.4g})",
+            "uniqueness", "fail", f"two distances get biases within {number(tol, 6)} of each other ({number(min_distance)})",
             figures, "colliding_pairs", sampled=sampled, notes=tuple(notes),
         )
     if found.pairs:
         reason = (
-            f"{deltas.size} relative distances get only {distinct} distinct biases; first collision: "
-            f"Δ = {first_deltas[0]} and Δ = {first_deltas[1]} (key − query) share one bias"
+            f"{integer(deltas.size)} relative distances get only {integer(distinct)} distinct biases; first collision: "
+            f"Δ = {integer(first_deltas[0])} and Δ = {integer(first_deltas[1])} (key − query) share one bias"
         )
         return PropertyResult("uniqueness", "fail", reason, figures, "colliding_pairs", sampled=sampled, notes=tuple(notes))
-    reason = f"all {deltas.size} relative distances get distinct biases in {dtype}"
+    reason = f"all {integer(deltas.size)} relative distances get distinct biases in {dtype}"
     return PropertyResult("uniqueness", "pass", reason, figures, "colliding_pairs", sampled=sampled, notes=tuple(notes))

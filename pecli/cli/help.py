@@ -142,7 +142,10 @@ def argument_name(param: Any) -> str:
 
 
 def type_text(param: Any, ctx: Any) -> str:
-    """``<int>``, a metavar, or nothing: what Typer shows in the type column (without the range)."""
+    """``<int>``, a metavar, or nothing: what Typer shows in the type column (without the range), except
+    for a flag, which takes no value and shows none (Typer 0.29 writes ``--version <bool>``)."""
+    if getattr(param, "is_flag", False):
+        return ""
     if hasattr(param, "display_type_rich"):  # Typer 0.29 and later words it itself
         return param.display_type_rich(ctx=ctx) or ""
     if param.param_type_name == "argument":

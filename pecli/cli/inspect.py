@@ -111,12 +111,16 @@ def plan_text(plan):
 
 
 def settings_text(options) -> str:
-    """``rope: dim 256, base 10000.0, layout half, rope_scaling {rope_type: linear, factor: 8.0}``."""
+    """``rope: dim 256, base 10,000, layout half, rope_scaling {rope_type: linear, factor: 8}``."""
+    from pecli.numbers import integer, number
+
     if options is None:
         return "no position encoding"
     def value(v):
         if isinstance(v, dict):
             return "{" + ", ".join(f"{k}: {value(x)}" for k, x in v.items() if not isinstance(x, list)) + "}"
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return integer(v) if isinstance(v, int) else number(v, 6)  # settings as given: up to 6 digits
         return str(v)
     rest = ", ".join(f"{key} {value(v)}" for key, v in options.items() if key != "scheme")
     return f"{options['scheme']}: {rest}" if rest else str(options["scheme"])

@@ -86,8 +86,7 @@ class Checkpoint:
 
     def __init__(self, path: str | os.PathLike, key: str = "weights") -> None:
         self.path, self.key = Path(path), key
-        if not self.path.is_file():
-            raise ConfigError(key, f"{self.path}: no such file")
+        require_local(path, key)
         if self.path.name.endswith(".json"):
             self.shards = _read_index(self.path, key)
         elif self.path.suffix == ".safetensors":
@@ -132,6 +131,13 @@ class Checkpoint:
         if values is None:
             values = _read_raw(info)
         return np.asarray(values, dtype=np.float64 if info.dtype == "F64" else np.float32)
+
+
+def require_local(path: str | os.PathLike | None, key: str = "weights") -> None:
+    """Raise :class:`ConfigError` (``key``) unless ``path`` is None or an existing file: called before a
+    model is looked up on the network, so that a mistyped local file is said at once."""
+    if path is not None and not Path(path).is_file():
+        raise ConfigError(key, f"{path}: no such file")
 
 
 def _some_names(names: list[str], shown: int = 8) -> str:

@@ -59,6 +59,18 @@ def cache_dir() -> str | None:
     return None
 
 
+def cache_path(hub=None) -> str:
+    """The hub cache's path: the one the environment names now, else huggingface_hub's default
+    (``$HF_HOME/hub``, ``$XDG_CACHE_HOME/huggingface/hub`` or ``~/.cache/huggingface/hub``)."""
+    named = cache_dir()
+    if named:
+        return named
+    constants = getattr(hub, "constants", None)
+    default = getattr(constants, "HF_HUB_CACHE", None)
+    caches = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return default or os.path.join(caches, "huggingface", "hub")
+
+
 def config_path(model: str) -> str:
     """The local path of model ``model``'s config.json, from the cache or downloaded (that file only).
 
@@ -92,7 +104,7 @@ def config_path(model: str) -> str:
                                    f"that exists, {FALLBACK}") from None
     except errors.LocalEntryNotFoundError:
         where = "HF_HUB_OFFLINE is set" if offline() else "the Hub cannot be reached"
-        raise ConfigError("model", f"{wanted} is not in the local cache ({cache_dir() or 'the default cache'}) and "
+        raise ConfigError("model", f"{wanted} is not in the local cache ({cache_path(hub)}) and "
                                    f"{where}: download it when online ({_download_command(wanted)}) {FALLBACK}") from None
     except errors.EntryNotFoundError:
         raise ConfigError("model", f"{wanted} has no config.json; {FALLBACK.removeprefix('or ')}") from None
@@ -108,4 +120,4 @@ def _download_command(wanted: ModelId) -> str:
     return f"hf download {wanted.repo} config.json{revision}"
 
 
-__all__ = ["EXTRA", "ModelId", "cache_dir", "config_path", "offline"]
+__all__ = ["EXTRA", "ModelId", "cache_dir", "cache_path", "config_path", "offline"]

@@ -13,7 +13,8 @@ from rich.text import Text
 
 from pecli.analysis.comparison import ACTS_ON, Comparison
 from pecli.analysis.result import CheckReport, PropertyResult
-from pecli.render.tables import KEY_WIDTH, format_value, number, plain, shown_params
+from pecli.numbers import integer, number, tokens
+from pecli.render.tables import KEY_WIDTH, format_value, plain, shown_params
 
 #: Styles of the verdicts (plain text when NO_COLOR is set or stdout is not a terminal).
 VERDICT_STYLES = {"pass": "green", "warn": "yellow", "fail": "bold red", "n/a": "dim"}
@@ -53,7 +54,7 @@ def summary_table(report: CheckReport) -> Table:
 
 
 def _title(report: CheckReport) -> str:
-    return f"pecli check {report.property}: {report.scheme} ({report.kind}), L = {report.length}"
+    return f"pecli check {report.property}: {report.scheme} ({report.kind}), L = {integer(report.length)}"
 
 
 def result_table(report: CheckReport, result: PropertyResult) -> Table:
@@ -143,7 +144,7 @@ def compare_renderable(comparison: Comparison, *, notes: Sequence[str] = ()) -> 
 
 def facts_table(comparison: Comparison) -> Table:
     """One row per scheme: where it acts, its trainable parameters, its value range, its longest wavelength."""
-    table = Table(title=f"pecli compare: L = {comparison.length}", title_justify="left")
+    table = Table(title=f"pecli compare: L = {integer(comparison.length)}", title_justify="left")
     table.add_column("scheme", style="bold", no_wrap=True)
     for header in ("acts on", "trainable", "min value", "max value", "max λ"):
         table.add_column(header, justify="left" if header == "acts on" else "right", no_wrap=True)
@@ -157,10 +158,10 @@ def facts_table(comparison: Comparison) -> Table:
 
 
 def wavelength(value: float | None) -> str:
-    """A wavelength in whole tokens (four significant digits past ten million); — for none."""
+    """A wavelength in whole tokens (four significant digits from a million on); — for none."""
     if value is None:
         return "—"
-    return f"{value:,.0f}" if value < 1e7 else number(value)
+    return tokens(value)
 
 
 def verdicts_table(comparison: Comparison, properties: list[str]) -> Table:

@@ -104,13 +104,15 @@ class FittingConsole(Console):
 def stacked(table: Table) -> Table:
     """``table`` one row at a time: each row a block of lines ``header  value``, blocks apart by a rule.
 
-    For a terminal narrower than the table: the values keep their columns' ``no_wrap`` (a number or a
-    name is never cut), the headers wrap between words.
+    For a terminal narrower than the table: each value has the width the header leaves it, and wraps
+    between words there (a reason is text); a number or a name is one word, so it stays whole unless it
+    is wider than the whole terminal, and then it folds onto the next line rather than being cut. The
+    headers wrap between words.
     """
     out = Table(box=None, show_header=False, title=table.title, caption=table.caption, padding=(0, 1),
                 pad_edge=False, show_lines=False)
     out.add_column(style="bold", overflow="fold")
-    out.add_column(no_wrap=True)
+    out.add_column(overflow="fold")
     headers = [" ".join(str(column.header).split()) for column in table.columns]
     for index in range(table.row_count):
         if index:

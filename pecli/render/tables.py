@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
+from pecli.numbers import DIGITS, integer, number  # noqa: F401  (tables' numbers: one style, pecli.numbers)
+
 if TYPE_CHECKING:  # rich's tables load when a table is made, not for --json (which needs only plain())
     from rich.table import Table
 
@@ -28,28 +30,6 @@ def plain(value: Any) -> Any:
     if isinstance(value, PurePath):
         return str(value)
     return value
-
-
-#: Significant digits of a float in a table (``--json`` keeps every digit).
-DIGITS = 4
-
-
-def number(value: float, digits: int = DIGITS) -> str:
-    """A float for a table: whole values below 10⁷ as integers (``131,072``: thousands separated from
-    10⁴ on, as every count in pecli's tables), others with ``digits`` significant digits and a short
-    exponent (``1.743e-14``, ``1.95e4``): never wider than ``digits + 6`` characters."""
-    if not math.isfinite(value):
-        return str(value)
-    if value == int(value) and abs(value) < 1e7:
-        return integer(int(value))
-    text = f"{value:.{digits}g}"
-    mantissa, _, exponent = text.partition("e")
-    return f"{mantissa}e{int(exponent)}" if exponent else text
-
-
-def integer(value: int) -> str:
-    """An integer for a table: ``57,360``, thousands separated from 10⁴ on (``2048`` stays one word)."""
-    return f"{value:,}" if abs(value) >= 10_000 else str(value)
 
 
 def format_value(value: Any, *, narrow: bool = False) -> str:

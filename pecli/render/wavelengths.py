@@ -8,7 +8,8 @@ from rich.table import Table
 from rich.text import Text
 
 from pecli.analysis.spectrum import BaseBound, PairRow, WavelengthReport
-from pecli.render.tables import format_value, key_value_table, number
+from pecli.numbers import number, tokens
+from pecli.render.tables import format_value, key_value_table
 
 #: Longest table drawn in full; longer ones show their first and last rows.
 MAX_ROWS = 80
@@ -154,7 +155,7 @@ def _tokens(value: float | None, *, short: bool = False) -> str:
     """A wavelength in tokens: one decimal below a million, else four significant digits."""
     if value is None:
         return "∞" if short else "∞ (not rotated)"
-    return f"{value:,.1f}" if value < 1e6 else number(value)
+    return tokens(value, 1)
 
 
 def _bound_text(bound: BaseBound) -> str:
@@ -168,15 +169,15 @@ def _bound_text(bound: BaseBound) -> str:
     if window is None or window[1] is None:
         return text + f"; the smallest passing base is {_base(bound.smallest_base)}"
     low, high = window
-    text += f"; the smallest passing bases are {low:,.0f} to {high:,.0f}"
+    text += f"; the smallest passing bases are {tokens(low)} to {tokens(high)}"
     if bound.failing_above_window is not None:
-        text += f"; {bound.failing_above_window:,.0f} fails"
+        text += f"; {tokens(bound.failing_above_window)} fails"
         if bound.next_passing is not None:
-            text += f", {bound.next_passing:,.0f} passes again"
+            text += f", {tokens(bound.next_passing)} passes again"
     return text
 
 
 def _base(value: float | None) -> str:
     if value is None:
         return "—"
-    return f"{value:,.0f}" if value < 1e7 else number(value)
+    return tokens(value)

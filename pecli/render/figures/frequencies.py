@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from pecli.numbers import integer, number
 from pecli.analysis.spectrum import wavelengths_of
 from pecli.errors import ConfigError, PecliError
 from pecli.render.figures.canvas import (
@@ -81,7 +82,7 @@ def draw_circle(axes: "Axes", scheme: Scheme, positions: np.ndarray, *, pair: in
             axes.annotate(str(p), (px, py), xytext=(4, 4), textcoords="offset points", fontsize=8)
     base = configured_base(pairs)
     where = "given frequencies" if np.isnan(base) else f"base={number_text(base)}"
-    axes.set_title(f"{where}: $\\omega_{{{pair}}}$ = {omega:.4g} rad/token", fontsize=10)
+    axes.set_title(f"{where}: $\\omega_{{{pair}}}$ = {number(omega)} rad/token", fontsize=10)
     axes.set_xlabel(f"$\\sin(p\\,\\omega_{{{pair}}})$")
     axes.set_ylabel(f"$\\cos(p\\,\\omega_{{{pair}}})$")
     axes.set_xlim(-1.3, 1.3)
@@ -121,20 +122,20 @@ def draw_wavelengths(
     axes.set_xlabel("frequency pair i")
     axes.set_ylabel("wavelength (tokens)")
     if context is not None:
-        axes.axhline(context, color="C3", linewidth=1, label=f"context length {context}")
+        axes.axhline(context, color="C3", linewidth=1, label=f"context length {integer(context)}")
         longer = rotating & (wavelengths > context)
         if np.any(longer):
             axes.plot(index[longer], wavelengths[longer], linestyle="none", marker="o", markersize=6,
                       markerfacecolor="none", color="C3",
-                      label=f"{int(longer.sum())} pair(s) never complete a turn within {context}")
+                      label=f"{int(longer.sum())} pair(s) never complete a turn within {integer(context)}")
     if train_length is not None:
-        axes.axhline(train_length, color="C2", linewidth=1, linestyle=":", label=f"training length {train_length}")
+        axes.axhline(train_length, color="C2", linewidth=1, linestyle=":", label=f"training length {integer(train_length)}")
     if model_length is not None and model_length != context:
-        axes.axhline(model_length, color="C4", linewidth=1, linestyle="-.", label=f"max_position_embeddings {model_length}")
+        axes.axhline(model_length, color="C4", linewidth=1, linestyle="-.", label=f"max_position_embeddings {integer(model_length)}")
     axes.grid(True, which="major", alpha=0.3)
     axes.legend(fontsize=8, loc="upper left")
     shown = wavelengths[rotating]
-    span = f"wavelengths {shown.min():.4g} … {shown.max():.4g} tokens" if shown.size else "no rotating pair"
+    span = f"wavelengths {number(shown.min())} … {number(shown.max())} tokens" if shown.size else "no rotating pair"
     notes = []
     if not np.all(rotating):
         idle = index[~rotating]
@@ -185,8 +186,8 @@ def draw_extrapolation(
     turn = axes.lines[-1]
     turn.set_label("one full turn, 2π")
     handles = [
-        Patch(color="C0", label=f"seen in training: $(T-1)\\,\\theta_i$, T = {train_length}"),
-        Patch(color="0.78", label=f"reached at test length L = {length}, within the training range"),
+        Patch(color="C0", label=f"seen in training: $(T-1)\\,\\theta_i$, T = {integer(train_length)}"),
+        Patch(color="0.78", label=f"reached at test length L = {integer(length)}, within the training range"),
         Patch(color="C3", label=f"reached at L, never seen in training ({int(unseen.sum())} pair(s))"),
         turn,
     ]
@@ -202,4 +203,4 @@ def draw_extrapolation(
         notes.append(f"pairs {idle[0]}–{idle[-1]} do not rotate (frequency 0) and have no bar")
     if train_scheme is not None:
         notes.append(f"training angles from the unscaled scheme: {describe(train_scheme)}")
-    return Drawing(f"{describe(scheme)}: trained on {train_length}, tested on {length}; {verdict}", notes)
+    return Drawing(f"{describe(scheme)}: trained on {integer(train_length)}, tested on {integer(length)}; {verdict}", notes)

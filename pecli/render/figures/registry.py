@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
+from pecli.numbers import integer
 from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError, PecliError
 from pecli.params import Parameter
@@ -67,6 +68,8 @@ CELL = Parameter("cell", tuple[int, ...], None, "the grid cell compared with eve
 SCHEMES_OPTION = Parameter("schemes", object, None, "schemes overlaid (comma-separated or a list)")
 BAND = Parameter("band", bool, None, "draw the range over m as a band", default_text="true")
 TRAIN_LENGTH = Parameter("train_length", int, None, "the training length", minimum=1)
+CONTEXT = Parameter("context", int, None, "context length C, the serving context marked as a line (as pecli wavelengths)",
+                    minimum=1, default_text="--length, itself max_position_embeddings with --hf-config")
 DTYPES_OPTION = Parameter(
     "dtypes", object, None, "dtypes compared with float64 (comma-separated or a list)", default_text=",".join(DEFAULT_DTYPES)
 )
@@ -227,11 +230,16 @@ def _similarity_grid(figure: "Figure", request: PlotRequest) -> Drawing:
 
 
 def _wavelengths(figure: "Figure", request: PlotRequest) -> Drawing:
-    scheme = request.scheme
-    return draw_wavelengths(
-        figure.add_subplot(), scheme, context=request.context,
+    """At ``--context`` C when given, the scheme taken as configured at C (a dynamic scaling's base for
+    C), as ``pecli wavelengths --context`` takes it; else at its own context length or L."""
+    scheme, given = request.scheme, request.option("context")
+    if given is not None:
+        scheme = scheme.at_length(given)
+    drawing = draw_wavelengths(
+        figure.add_subplot(), scheme, context=given or request.context,
         train_length=request.option("train_length") or scheme.training_length, model_length=scheme.model_length,
     )
+    return dataclasses.replace(drawing, schemes=[scheme])  # what was drawn: the scheme at C
 
 
 def _extrapolation(figure: "Figure", request: PlotRequest) -> Drawing:
@@ -251,8 +259,8 @@ def _extrapolation(figure: "Figure", request: PlotRequest) -> Drawing:
     if switched:
         context = longest
     if not given and train_length >= context:
-        raise ConfigError("length", f"nothing to extrapolate: the model was trained on {train_length} positions and "
-                          f"L = {context} goes no further; give --length above {train_length}")
+        raise ConfigError("length", f"nothing to extrapolate: the model was trained on {integer(train_length)} positions and "
+                          f"L = {integer(context)} goes no further; give --length above {integer(train_length)}")
     if train_length >= context:
         raise ConfigError("train_length", f"must be below the test length {context} (--length), got {train_length}")
     pretraining = scheme.without_extension()
@@ -296,7 +304,7 @@ PLOTS: dict[str, PlotKind] = {
                  reads=RUN_KEYS, size=(6.5, 5.5)),
         PlotKind("similarity-2d", "cosine similarity of one grid cell to every cell, as an image", Capability.VECTORS,
                  (CELL,), _similarity_grid, reads=("dtype",), size=(6.5, 5.5), on_grid=True),
-        PlotKind("wavelengths", "per frequency pair", Capability.FREQUENCIES, (TRAIN_LENGTH,), _wavelengths),
+        PlotKind("wavelengths", "per frequency pair", Capability.FREQUENCIES, (CONTEXT, TRAIN_LENGTH), _wavelengths),
         PlotKind("extrapolation", "angles seen in training vs at test length", Capability.FREQUENCIES, (TRAIN_LENGTH,),
                  _extrapolation),
         PlotKind("bias", "bias against distance, one line per head", Capability.BIAS, (HEAD,), _bias),

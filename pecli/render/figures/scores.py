@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from pecli.numbers import integer, number
 from pecli.errors import PecliError
 from pecli.render.figures.canvas import (
     MAX_CURVE_POINTS, MAX_LINES, Drawing, describe, describe_all, downsample, number_text, stride_note, varied,
@@ -83,7 +84,7 @@ def draw_dot_distance(axes: "Axes", schemes: Sequence[Scheme], length: int, *, b
         notes.append("no band: the score does not vary with m at any distance (it depends on Δ only)")
     if sampled:
         notes.append("the mean and range over m are taken over a sample of query positions")
-    title = f"{describe_all(schemes)}: score against distance, L = {length}" + (" (band: range over m)" if banded else "")
+    title = f"{describe_all(schemes)}: score against distance, L = {integer(length)}" + (" (band: range over m)" if banded else "")
     return Drawing(title, list(dict.fromkeys(notes)), schemes=list(schemes))
 
 
@@ -139,7 +140,7 @@ def draw_bias(axes: "Axes", scheme: Scheme, length: int, *, head: int | None = N
         notes.append(stride_note("distances", delta.size, delta_all.size, step))
     if head is None and len(heads) < channels:
         notes.append(f"first {len(heads)} of {channels} heads drawn; choose one with --head")
-    return Drawing(f"{describe(scheme)}: {bias_quantity(scheme)} against distance, L = {length}", notes)
+    return Drawing(f"{describe(scheme)}: {bias_quantity(scheme)} against distance, L = {integer(length)}", notes)
 
 
 def _mark_limit(axes: "Axes", scheme: Scheme) -> None:
@@ -197,7 +198,7 @@ def draw_precision(
             notes.append(f"{dtype}: largest error of each run of {step} positions drawn ({keep.size} of {positions.size})")
         axes.plot(positions[keep], np.where(raw > 0, raw, np.nan), color=color, linewidth=0.5, alpha=0.3, zorder=order)
         axes.plot(positions[keep], np.where(worst > 0, worst, np.nan), color=color, linestyle=style, linewidth=1.6,
-                  zorder=order + len(dtypes), label=f"{dtype}: max {profile.max_error:.3g}, {profile.collisions} collision(s)")
+                  zorder=order + len(dtypes), label=f"{dtype}: max {number(profile.max_error, 3)}, {profile.collisions} collision(s)")
         low, high = min(low, float(raw[raw > 0].min())), max(high, float(raw.max()))
         first = profile.first_adjacent_collision
         if first is not None:
