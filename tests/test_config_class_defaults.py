@@ -75,7 +75,7 @@ def test_gemma3_27b_full_attention_layers_take_the_class_base_and_say_so():
     full, sliding = plan.group_named("full_attention"), plan.group_named("sliding_attention")
     assert full.options["base"] == 1e6 and full.options["rope_scaling"] == {"rope_type": "linear", "factor": 8.0}
     assert sliding.options["base"] == 1e4 and "rope_scaling" not in sliding.options
-    assert "rope_theta=1e+06" in full.keys_defaulted and "rope_theta=10000" in sliding.keys_defaulted
+    assert "rope_theta=1,000,000" in full.keys_defaulted and "rope_theta=10,000" in sliding.keys_defaulted
     assert full.layers == tuple(range(5, 62, 6))  # every sixth layer (sliding_window_pattern 6)
 
 

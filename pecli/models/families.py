@@ -25,6 +25,7 @@ from pecli.errors import ConfigError
 from pecli.models.class_defaults import FILLED, MOVED, UNDERIVED, derived_value, record_of, versions, with_class_defaults
 from pecli.models.logit_scale import BETA_SCALED_TYPES, UNSCALED, LogitScale, attention_side
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
+from pecli.numbers import integer, number
 from pecli.params import excerpt
 
 #: HF's default ``rope_theta`` where a RoPE model gives none (old Llama 2 files).
@@ -92,7 +93,8 @@ class Keys:
     def note_default(self, name: str, value: Any) -> None:
         """Record ``name=value`` among the keys defaulted (in the current scope)."""
         defaulted = (self._scope or (self.read, self.defaulted))[1]
-        shown = f"{value:g}" if isinstance(value, float) else value if isinstance(value, (int, str)) else excerpt(value)
+        shown = number(value) if isinstance(value, float) else integer(value) if isinstance(value, int) and not \
+            isinstance(value, bool) else value if isinstance(value, str) else excerpt(value)
         text = f"{name}={shown}"
         if text not in defaulted:
             defaulted.append(text)
