@@ -165,7 +165,7 @@ def test_a_sliding_group_is_analysed_over_its_window_and_says_so(invoke):
     assert result.exit_code == 0, result.stderr
     lengths = {g["name"]: g["length"] for g in json.loads(result.stdout)["layer_groups"]}
     assert lengths == {"sliding_attention": 1024, "full_attention": 131072}  # sliding_window 1,024 as published
-    assert "attention window of 1,024 tokens (sliding_window)" in result.stderr
+    assert "attention window of 1024 tokens (sliding_window)" in result.stderr
     result = invoke("check", "uniqueness", "--hf-config", config, "--json", "--length", "2048")
     assert {g["length"] for g in json.loads(result.stdout)["layer_groups"]} == {2048} and "window" not in result.stderr
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from pecli.numbers import integer, number
 from pecli.schemes.rope_scaling import yarn_get_mscale
 
 #: The positions at which a position-dependent scale is reported (and the context, when one is given).
@@ -78,16 +79,17 @@ class LogitScale:
 
     def text(self) -> str:
         """The rule in words, with its numbers (``"1.874"`` for a constant)."""
-        scale = "" if self.factor == 1 else f"{self.factor:.6g} × "
+        scale = "" if self.factor == 1 else f"{number(self.factor)} × "
         if self.rule == "llama4_temperature":
             a, f = self.params
-            return f"{scale}(1 + {a:g}·ln(1 + ⌊(p + 1) / {f:,.0f}⌋)) on the queries (Llama 4 NoPE layers)"
+            return f"{scale}(1 + {number(a)}·ln(1 + ⌊(p + 1) / {integer(int(f))}⌋)) on the queries (Llama 4 NoPE layers)"
         if self.rule == "llama4_beta":
             b, o = self.params
-            return f"{scale}(1 + {b:g}·ln(1 + ⌊p / {o:,.0f}⌋)) on the queries (llama_4_scaling_beta)"
+            return f"{scale}(1 + {number(b)}·ln(1 + ⌊p / {integer(int(o))}⌋)) on the queries (llama_4_scaling_beta)"
         if self.rule == "logn":
-            return f"{scale}log_{self.params[0]:.0f}(p + 1) on the queries past p + 1 = {self.params[0]:,.0f} (log-n)"
-        return f"{self.factor:.6g}"
+            length = integer(int(self.params[0]))
+            return f"{scale}log_{int(self.params[0])}(p + 1) on the queries past p + 1 = {length} (log-n)"
+        return number(self.factor)
 
     def to_json(self, context: int | None = None) -> float | dict[str, Any]:
         """A number for a constant scale; else ``{"rule": TEXT, "at": {"POSITION": VALUE, …}}`` at the

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from pecli.errors import ConfigError
 from pecli.models.logit_scale import UNSCALED, LogitScale
 from pecli.notebook import Tabular
+from pecli.numbers import integer, number
 
 #: The name of a group of layers that apply no position encoding.
 NOPE = "nope"
@@ -68,12 +69,12 @@ class LayerGroup:
     def analysis_note(self) -> str:
         """Where :attr:`analysis_length` comes from, in words ("" for a plain max_position_embeddings)."""
         if self.window:
-            return f"analysed over its attention window of {self.window[1]:,} tokens ({self.window[0]})"
+            return f"analysed over its attention window of {integer(self.window[1])} tokens ({self.window[0]})"
         block = (self.options or {}).get("rope_scaling") or {}
         longest = (self.options or {}).get("max_position_embeddings")
         if self.context and self.context != longest:
-            return (f"analysed over {self.context:,} positions, the scaling's factor × original length "
-                    f"({block.get('factor'):g} × {int(block.get('original_max_position_embeddings')):,})")
+            return (f"analysed over {integer(self.context)} positions, the scaling's factor × original length "
+                    f"({number(float(block.get('factor')))} × {integer(int(block.get('original_max_position_embeddings')))})")
         return ""
 
     @cached_property
