@@ -69,6 +69,7 @@ def prepared_check(spec: Spec, prop: str) -> Callable[[], CheckReport]:
         train_grid=settings["train_grid"],
         strict=bool(settings["strict"]),
         samples=settings["samples"],
+        query_scale=_query_scale(spec),
     )
     if settings["samples"] is not None and settings["samples"] > spec.length:
         raise ConfigError("samples", f"asks for {settings['samples']:,} query positions; there are {spec.length:,} (--length)")
@@ -78,6 +79,14 @@ def prepared_check(spec: Spec, prop: str) -> Callable[[], CheckReport]:
         return lambda: _layout_report(spec)
     spec.check_memory(estimate_check_bytes(spec.scheme, prop, options), f"check {prop}")
     return lambda: check_report(spec.scheme, prop, options)
+
+
+def _query_scale(spec: Spec) -> Callable[[Any], Any] | None:
+    """The factor a model's attention applies to each query besides cos and sin (the group's attention
+    scale: DeepSeek's mscale², Qwen's log-n), for the checks that reason about scores; None without one."""
+    group = spec.plan.single if spec.plan is not None else None
+    scale = group.attention_scale if group is not None else None
+    return None if scale is None or (scale.constant and scale.factor == 1) else scale.at
 
 
 def _layout_report(spec: Spec) -> CheckReport:

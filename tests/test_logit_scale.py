@@ -110,3 +110,25 @@ def test_qwen_v1_logn_scale_past_its_training_length():
     np.testing.assert_allclose(scale.at([0, 8191, 16383, 65535]), [1, 1, 14 / 13, 16 / 13], rtol=1e-12)
     assert any("use_dynamic_ntk" in warning for warning in plan.warnings)
     assert plan.single.options["dim"] == 128 and plan.single.options["base"] == 10000
+
+
+def test_relativity_carries_the_query_scale(invoke, tmp_path):
+    # Qwen (v1) with log-n past seq_length 64: S(m, m) = |q|² · log_64(m + 1) past m = 63, so the score at
+    # Δ = 0 ranges over [|q|², |q|² · log_64 256] = [64, 85.33] for a 64-component reference q of ones;
+    # within 64 positions it is relative.
+    config = tmp_path / "qwen.json"
+    config.write_text(json.dumps({"model_type": "qwen", "hidden_size": 256, "kv_channels": 64, "num_attention_heads": 4,
+                                  "num_hidden_layers": 2, "max_position_embeddings": 64, "seq_length": 64,
+                                  "rotary_emb_base": 10000, "rotary_pct": 1.0, "use_logn_attn": True}))
+    result = invoke("check", "relativity", "--hf-config", config, "--length", "256", "--json")
+    assert result.exit_code == 1, result.stderr
+    row = next(r for r in json.loads(result.stdout)["results"][0]["table"] if r["distance"] == 0)
+    assert row["min"] == pytest.approx(64.0) and row["max"] == pytest.approx(64 * 4 / 3)
+    assert invoke("check", "relativity", "--hf-config", config, "--length", "64").exit_code == 0
+    # DeepSeek-V3's constant factor scales every score by mscale(40, 1)² and keeps the verdict
+    v3 = ROOT / "sample_configs" / "hf" / "deepseek-ai--deepseek-v3.json"
+    scaled = json.loads(invoke("check", "relativity", "--hf-config", v3, "--length", "64", "--json").stdout)["results"][0]
+    plain = json.loads(invoke("check", "relativity", "--scheme", "rope", "--dim", "64", "--layout", "interleaved",
+                              "--length", "64", "--json").stdout)["results"][0]
+    assert scaled["verdict"] == "pass"
+    assert scaled["figures"]["score_scale"] == pytest.approx(plain["figures"]["score_scale"] * (0.1 * math.log(40) + 1) ** 2)

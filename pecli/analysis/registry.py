@@ -78,6 +78,9 @@ class CheckOptions:
     train_grid: tuple[int, ...] | None = None
     strict: bool = False
     samples: int | None = None
+    #: relativity: the factor the model's attention applies to the query at each position, besides cos
+    #: and sin (a model's logit scale: DeepSeek's mscale², Qwen's log-n); None: none.
+    query_scale: Callable[[np.ndarray], np.ndarray] | None = None
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ def _distinguishability_rows(scheme: Scheme, o: CheckOptions) -> list[Accumulato
 def _relativity_rows(scheme: Scheme, o: CheckOptions) -> list[Accumulator]:
     from pecli.analysis.relativity import DistanceScores
 
-    return [] if scheme.has_cells or o.length < 2 else [DistanceScores(scheme, o.length, None, o.samples)]
+    return [] if scheme.has_cells or o.length < 2 else [DistanceScores(scheme, o.length, None, o.samples, o.query_scale)]
 
 
 def _extrapolation_rows(scheme: Scheme, o: CheckOptions) -> list[Accumulator]:
@@ -175,7 +178,7 @@ def _composability(scheme: Scheme, o: CheckOptions) -> PropertyResult:
 def _relativity(scheme: Scheme, o: CheckOptions) -> PropertyResult:
     if scheme.has_cells:
         return check_grid_relativity(scheme, samples=o.samples)
-    return check_relativity(scheme, o.length, samples=o.samples)
+    return check_relativity(scheme, o.length, samples=o.samples, query_scale=o.query_scale)
 
 
 def _extrapolation(scheme: Scheme, o: CheckOptions) -> PropertyResult:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import Callable
+
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
@@ -66,7 +68,8 @@ class DistanceProfile:
 
 @blas_pinned
 def score_by_distance(
-    scheme: Scheme, length: int, *, max_distance: int | None = None, samples: int | None = None
+    scheme: Scheme, length: int, *, max_distance: int | None = None, samples: int | None = None,
+    query_scale: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> DistanceProfile:
     """``S(m, m + Δ)`` statistics over m for every Δ in [−D, D], without an (L, L) array.
 
@@ -79,6 +82,9 @@ def score_by_distance(
         Positions 0 … L − 1.
     max_distance:
         D (default L − 1).
+    query_scale:
+        The factor a model's attention applies to the query at each position besides cos and sin (its
+        logit scale): ``S(m, n)`` is multiplied by ``query_scale(m)``. None: 1.
     samples:
         Measure only this many seeded query positions. By default every query position is measured
         when ``L² × width`` is at most 4·10⁹ (score-call schemes: ``L² × channels`` at most 2²⁴) and the
@@ -92,7 +98,7 @@ def score_by_distance(
     """
     if length < 1:
         raise PecliError("the distance profile needs at least one position")
-    scores = DistanceScores(scheme, length, max_distance, samples)
+    scores = DistanceScores(scheme, length, max_distance, samples, query_scale)
     if scores.factored and has_vectors(scheme) and not scheme.has_cells:
         profile, = encoding_rows(scheme, length).measure(scores, label="relativity")
         return profile
@@ -110,11 +116,13 @@ class DistanceScores(Accumulator):
     against keys in order, a chunk of keys at a time; in a pass over a vector scheme's rows, the keys'
     score factors come from the rows (:meth:`~pecli.schemes.base.Scheme.score_factors_of_rows`)."""
 
-    def __init__(self, scheme: Scheme, length: int, max_distance: int | None = None, samples: int | None = None) -> None:
+    def __init__(self, scheme: Scheme, length: int, max_distance: int | None = None, samples: int | None = None,
+                 query_scale: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
         reach = length - 1 if max_distance is None else min(int(max_distance), length - 1)
         if reach < 0:
             raise PecliError(f"max_distance must be >= 0, got {max_distance}")
-        self.key = ("distance-profile", length, reach, samples)
+        self.key = ("distance-profile", length, reach, samples, query_scale)
+        self.query_scale = query_scale
         self.scheme, self.length, self.reach = scheme, length, reach
         self.factored = scheme.score_factors(np.zeros(1, dtype=np.int64)) is not None
         width = int(scheme.width) if self.factored else scheme.channels
@@ -160,6 +168,8 @@ class DistanceScores(Accumulator):
         else:
             scores = np.asarray(self.scheme.score(self.queries[:, None], keys[None, :]), dtype=np.float64)
             scores = scores.reshape(self.channels, self.queries.size, keys.size)
+            if self.query_scale is not None:
+                scores = scores * np.asarray(self.query_scale(self.queries), dtype=np.float64)[None, :, None]
         _accumulate(scores, self.queries, keys, self.reach, *self.stats)
 
     @property
@@ -174,7 +184,10 @@ class DistanceScores(Accumulator):
     @property
     def query_factors(self) -> np.ndarray:
         if self._query_factors is None:
-            self._query_factors = self.scheme.score_factors(self.queries)[0]
+            factors = self.scheme.score_factors(self.queries)[0]
+            if self.query_scale is not None:  # the model's attention scales each query (its logit scale)
+                factors = factors * np.asarray(self.query_scale(self.queries), dtype=np.float64)[:, None]
+            self._query_factors = factors
         return self._query_factors
 
     def result(self) -> DistanceProfile:
@@ -291,8 +304,25 @@ def _vector_warning(scheme: Scheme, length: int, samples: int | None) -> tuple[s
     return text, {"vector_relative_spread": spread, "vector_worst_distance": delta}
 
 
-def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None) -> PropertyResult:
+def _profile_notes(profile: DistanceProfile, query_scale: Callable[[np.ndarray], np.ndarray] | None) -> list[str]:
+    """What a reader of the distance table should know: sampled queries, the channel shown, a query scale."""
+    notes = []
+    if profile.sampled:
+        notes.append(f"S(m, m+Δ) measured for {integer(profile.queries)} sampled query positions m (seeded, 0 and L−1 included)")
+    if profile.mean.shape[0] > 1:
+        notes.append("the table shows channel 0 (head 0); the spread figure is the largest over all channels")
+    if query_scale is not None:
+        notes.append("the scores carry the model's factor on each query besides cos and sin (its logit scale)")
+    return notes
+
+
+def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None,
+                     query_scale: Callable[[np.ndarray], np.ndarray] | None = None) -> PropertyResult:
     """Does ``S(m, m + Δ)`` depend on Δ only? Report the largest spread over m and the distance table.
+
+    ``query_scale``: the model's factor on the query at each position besides cos and sin (its logit
+    scale, see :func:`score_by_distance`): a factor that grows with m (Qwen's log-n, Ministral's β)
+    makes the scores depend on m too, and the check says so.
 
     Returns
     -------
@@ -303,7 +333,7 @@ def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None)
     """
     if length < 2:
         raise PecliError("relativity needs at least 2 positions")
-    profile = score_by_distance(scheme, length, samples=samples)
+    profile = score_by_distance(scheme, length, samples=samples, query_scale=query_scale)
     overflow = _overflow(profile, length)
     if overflow is not None:
         return overflow
@@ -342,11 +372,7 @@ def check_relativity(scheme: Scheme, length: int, *, samples: int | None = None)
         expected = sinusoid_identity(pairs.inv_freq, profile.distance) * squared_scale
         identity = float(np.nanmax(np.abs(profile.mean[0] - expected)))
         figures["identity_max_error"] = identity
-    notes = []
-    if profile.sampled:
-        notes.append(f"S(m, m+Δ) measured for {integer(profile.queries)} sampled query positions m (seeded, 0 and L−1 included)")
-    if profile.mean.shape[0] > 1:
-        notes.append("the table shows channel 0 (head 0); the spread figure is the largest over all channels")
+    notes = _profile_notes(profile, query_scale)
     vectors = _vector_warning(scheme, length, samples) if relative <= SPREAD_TOL else None
     if relative <= SPREAD_TOL:
         what = "q_m·k_(m+Δ)" if scheme.keys_differ else "S(m, m+Δ)"
