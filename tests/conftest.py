@@ -64,9 +64,10 @@ SAME_WORKER = {
 #: Units of work (files, or the groups above) from the heaviest down, a few seconds each on two cores:
 #: handed out before the others (which follow in xdist's order). Only the order changes with this list.
 HEAVIEST_FIRST = (
-    "figure files", "base-bound files", "tests/test_notebook.py", "tests/test_sweep.py", "tests/test_fuzz.py",
-    "tests/test_readability.py",
-    "tests/test_bad_input.py", "tests/test_encode_streaming.py", "tests/test_help.py",
+    "figure files", "base-bound files", "tests/test_hostile3.py", "tests/test_docs.py", "tests/test_readability.py",
+    "tests/test_sweep.py", "tests/test_notebook.py", "tests/test_fuzz.py",
+    "tests/test_bad_input.py", "tests/test_encode_streaming.py", "tests/test_verify_dtypes.py", "tests/test_help.py",
+    "tests/test_numbers.py", "tests/test_rope_scaling.py", "tests/test_config_class_defaults.py",
     "tests/test_scaled_extrapolation.py",
 )
 
