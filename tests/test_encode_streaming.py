@@ -15,6 +15,7 @@ import pytest
 
 from pecli.analysis import summary as summary_module
 from pecli.analysis.summary import steps_are_equal, summarize
+from pecli import encoding_files
 from pecli.cli import encode as encode_module
 from pecli.config import build_scheme, resolve
 from pecli.dtypes import cast
@@ -110,7 +111,7 @@ def test_rope_shared_tables_give_the_cast_caches(dtype):
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Blocks of a few hundred values, so that a small encoding crosses many block boundaries."""
-    monkeypatch.setattr(encode_module, "BLOCK_VALUES", 600)
+    monkeypatch.setattr(encoding_files, "BLOCK_VALUES", 600)
     monkeypatch.setattr(summary_module, "VERIFY_VALUES", 64)
 
 
@@ -192,18 +193,19 @@ def test_npz_parts_streamed_and_chosen(invoke, tmp_path, small_blocks):
     encode_json(invoke, "--scheme", "rope", "--dim", "8", "--length", "700", "--dtype", "float32", "--out", out)
     scheme = build_scheme("rope", {"dim": 8})
     reference = scheme.arrays(np.arange(700))
-    with np.load(out) as archive:
-        assert archive.files == ["encoding", "cos", "sin", "inv_freq", "positions", "metadata"]
-        for name in ("encoding", "cos", "sin"):
+    with np.load(out) as archive:  # by default what a user loads: cos and sin, not the interleaved encoding
+        assert archive.files == ["cos", "sin", "inv_freq", "positions", "metadata"]
+        for name in ("cos", "sin"):
             assert archive[name].dtype == np.float32
             np.testing.assert_allclose(archive[name], reference[name], rtol=0, atol=2 * float(np.finfo(np.float32).eps))
         assert json.loads(str(archive["metadata"]))["dtype"] == "float32"
     only = tmp_path / "cs.npz"
-    document = encode_json(invoke, "--scheme", "rope", "--dim", "8", "--length", "700", "--out", only, "--parts", "cos,sin")
+    document = encode_json(invoke, "--scheme", "rope", "--dim", "8", "--length", "700", "--out", only, "--parts", "sin,encoding")
     assert document["main"] == "encoding"  # the summary still describes the main array
     with np.load(only) as archive:
-        assert archive.files == ["cos", "sin", "metadata"]
+        assert archive.files == ["encoding", "sin", "metadata"]
         np.testing.assert_array_equal(archive["sin"], reference["sin"])
+        np.testing.assert_array_equal(archive["encoding"], reference["encoding"])
 
 
 def test_parts_errors(invoke, tmp_path):
@@ -213,28 +215,46 @@ def test_parts_errors(invoke, tmp_path):
     assert result.exit_code == 2 and "give --out x.npz" in result.stderr
 
 
+class Recorder:
+    def __init__(self):
+        self.events = []
+
+    def start(self, label, total):
+        self.events.append(("start", label, total))
+
+    def advance(self, amount):
+        self.events.append(("advance", amount))
+
+    def finish(self):
+        self.events.append(("finish",))
+
+
 def test_progress_advances_over_the_blocks(small_blocks, tmp_path):
     from pecli.progress import reporting
-
-    class Recorder:
-        def __init__(self):
-            self.events = []
-
-        def start(self, label, total):
-            self.events.append(("start", label, total))
-
-        def advance(self, amount):
-            self.events.append(("advance", amount))
-
-        def finish(self):
-            self.events.append(("finish",))
 
     recorder = Recorder()
     spec = resolve({"scheme": "sinusoidal", "dim": 8, "length": 1000}, encode_module.SETTINGS)
     with reporting(recorder):
-        encode_module._encode(spec, tmp_path / "p.npy", 1 << 30, force=False, quiet=True)
+        encode_module._encode(spec, None, 1 << 30, force=False, quiet=True)  # summarised only: the blocks
     assert recorder.events[0] == ("start", "encode", 14)  # 600 // 8 = 75 rows a block: 14 blocks
     assert recorder.events.count(("advance", 1)) == 14 and recorder.events[-1] == ("finish",)
+
+
+@pytest.mark.parametrize("out,params", [("pe.npy", {"scheme": "sinusoidal", "dim": 64}),
+                                        ("rope.npz", {"scheme": "rope", "dim": 64})])
+def test_progress_follows_the_bytes_written(monkeypatch, tmp_path, out, params):
+    # 40,000 × 64 float64 values: 19.5 MiB of values (twice for rope's cos and sin), in blocks of 1024 rows.
+    from pecli.progress import reporting
+
+    monkeypatch.setattr(encoding_files, "BLOCK_VALUES", 1 << 16)
+    recorder = Recorder()
+    spec = resolve({**params, "length": 40000}, encode_module.SETTINGS)
+    with reporting(recorder):
+        encode_module._encode(spec, tmp_path / out, 1 << 30, force=False, quiet=True)
+    mib = -(-40000 * 64 * 8 * (2 if out.endswith(".npz") else 1) // (1 << 20))
+    assert recorder.events[0] == ("start", "encode MiB", mib) and recorder.events[-1] == ("finish",)
+    steps = [event[1] for event in recorder.events if event[0] == "advance"]
+    assert sum(steps) == mib and len(steps) >= mib // 2  # MiB by MiB as the blocks reach the file
 
 
 # ============================================================================== memory
@@ -251,7 +271,7 @@ def test_memory_estimate_is_what_the_process_holds(tmp_path, params, out):
     spec = resolve(params, encode_module.SETTINGS)
     target = tmp_path / out
     wanted = None if target.suffix == ".npz" else [spec.scheme.main_key]
-    estimate = encode_module.memory_needed(spec.scheme, spec.count, spec.output_dtype, wanted)
+    estimate = encoding_files.memory_needed(spec.scheme, spec.count, spec.output_dtype, wanted)
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
@@ -265,14 +285,14 @@ def test_memory_estimate_is_what_the_process_holds(tmp_path, params, out):
 def test_default_budget_streams_outputs_larger_than_memory():
     # 2^24 positions × 1024 float32 = 64 GiB on disk: pecli holds a block and O(L) numbers, about 1 GiB.
     scheme = build_scheme("sinusoidal", {"dim": 1024})
-    needed = encode_module.memory_needed(scheme, 1 << 24, "float32", ["encoding"])
+    needed = encoding_files.memory_needed(scheme, 1 << 24, "float32", ["encoding"])
     assert needed < 2 << 30 and needed < (1 << 24) * 1024 * 4 / 32
 
 
 def test_interrupted_stream_leaves_nothing(tmp_path, monkeypatch):
     # A failure after some blocks were written: no target, no temporary file.
     spec = resolve({"scheme": "sinusoidal", "dim": 8, "length": 5000}, encode_module.SETTINGS)
-    monkeypatch.setattr(encode_module, "BLOCK_VALUES", 800)
+    monkeypatch.setattr(encoding_files, "BLOCK_VALUES", 800)
     calls = {"n": 0}
     real = summary_module.StreamingSummary.add
 

@@ -210,3 +210,34 @@ def rotary_caches(
                 cache[rows, first] = values
                 cache[rows, second] = values
     return cos, sin
+
+
+def derived_from_main(scheme: Any, parts: list[Part]) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
+    """Parts whose blocks are copies of values of the main part's block of the same rows, by name:
+    ``derive(main_rows)`` gives that part's rows.
+
+    A rotary scheme's encoding holds each pair's (cos, sin) on the pair's components (the reference
+    vector rotated, see :class:`RotaryEncoding`), so its ``cos`` and ``sin`` caches are those values laid
+    out as the layout's caches (``concat(c, c)`` for ``half``, each twice adjacently for
+    ``interleaved``): the same values, cast alike, with no second evaluation of cos and sin. Not with
+    xPos, whose encoding carries the queries' factors; empty for every other scheme.
+    """
+    main = parts[0] if parts else None
+    if (main is None or scheme.kind != "rotary" or main.name != "encoding" or len(main.shape) != 2
+            or getattr(scheme, "xpos", None) is not None):
+        return {}
+    from pecli.schemes.rope import layout_cache, pair_slices
+
+    layout = scheme.layout
+    rotated = int(getattr(scheme, "rotated_dim", main.shape[1]))
+    first, second = pair_slices(rotated, layout)
+    shapes = {part.name: part.shape for part in parts}
+    derive = {"cos": lambda rows: layout_cache(rows[:, first], layout), "sin": lambda rows: layout_cache(rows[:, second], layout)}
+    return {name: f for name, f in derive.items() if shapes.get(name) == (main.shape[0], rotated)}
+
+
+def made_on_request(scheme: Any) -> frozenset[str]:
+    """The arrays :func:`pecli.encode`'s result makes on first use rather than holding, and that
+    ``pecli encode --out x.npz`` writes only when ``--parts`` names them: a rotary scheme's
+    ``encoding`` (:attr:`RotaryEncoding.encoding`), its ``cos`` and ``sin`` being what a user loads."""
+    return frozenset({"encoding"}) if scheme.kind == "rotary" else frozenset()
