@@ -261,6 +261,7 @@ def test_progress_follows_the_bytes_written(monkeypatch, tmp_path, out, params):
 @pytest.mark.parametrize("params,out", [
     ({"scheme": "sinusoidal", "dim": 512, "length": 8192, "dtype": "float32"}, "pe.npy"),
     ({"scheme": "rope", "dim": 128, "length": 65536, "dtype": "float32"}, "rope.npz"),
+    ({"scheme": "rope", "dim": 128, "length": 65536, "parts": "encoding,cos,sin"}, "rope64.npz"),
     ({"scheme": "alibi", "heads": 4, "length": 2000}, "alibi.npy"),
     ({"scheme": "rope-nd", "dim": 64, "grid": [256, 256], "dtype": "float32"}, "rope-nd.npz"),
     ({"scheme": "sinusoidal-nd", "dim": 64, "grid": [256, 256], "dtype": "float32"}, "pe2d.npy"),
@@ -270,7 +271,8 @@ def test_memory_estimate_is_what_the_process_holds(tmp_path, params, out):
     # tracemalloc sees NumPy's buffers: the peak above what was held before must be the estimate ± 25 %.
     spec = resolve(params, encode_module.SETTINGS)
     target = tmp_path / out
-    wanted = None if target.suffix == ".npz" else [spec.scheme.main_key]
+    parts = spec.settings["parts"]
+    wanted = ([spec.scheme.main_key, *parts.split(",")] if parts else None) if target.suffix == ".npz" else [spec.scheme.main_key]
     estimate = encoding_files.memory_needed(spec.scheme, spec.count, spec.output_dtype, wanted)
     tracemalloc.start()
     try:
@@ -280,6 +282,20 @@ def test_memory_estimate_is_what_the_process_holds(tmp_path, params, out):
     finally:
         tracemalloc.stop()
     assert 0.75 * peak <= estimate <= 1.25 * peak, (estimate / 2**20, peak / 2**20)
+
+
+def test_rope_archive_memory_is_flat_in_the_length():
+    # cos and sin are copied from the encoding's blocks: what is held grows by the 24 bytes per position
+    # of the summary (and its final sort, 32) only — 2^22 positions × 128 float64 (8 GiB on disk) in
+    # under 300 MiB; by hand: 56 MiB of blocks, 96 MiB of ids, hashes and steps, a 128 MiB sort.
+    scheme = build_scheme("rope", {"dim": 128})
+    mib = 1 << 20
+    # 2^20: a block of 8192 rows × 128 at 24 B a value (24 MiB), two blocks of cos and of sin (32 MiB),
+    # 24 B per position (24 MiB)
+    assert encoding_files.memory_needed(scheme, 1 << 20, "float64", None) == 80 * mib
+    # 2^22: the summary's final sort (32 B per position, and its batch of candidate rows) outgrows a block
+    verify = summary_module.VERIFY_VALUES * encoding_files.VERIFY_BYTES_PER_VALUE
+    assert encoding_files.memory_needed(scheme, 1 << 22, "float64", None) == (128 + 96) * mib + verify < 300 * mib
 
 
 def test_default_budget_streams_outputs_larger_than_memory():

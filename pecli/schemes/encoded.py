@@ -70,7 +70,7 @@ class BufferPool:
             raw = np.empty(nbytes, dtype=np.uint8)
         # Based on a memoryview, not on ``raw``: views of ``array`` keep ``array`` alive, not ``raw``.
         array = np.frombuffer(memoryview(raw), dtype=dtype)
-        weakref.finalize(array, self._give_back, raw)
+        weakref.finalize(array, self._give_back, raw).atexit = False  # nothing to give back at exit
         return array.reshape(shape)
 
     def _give_back(self, raw: np.ndarray) -> None:
