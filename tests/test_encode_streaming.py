@@ -334,3 +334,59 @@ def test_an_output_larger_than_the_free_disk_is_refused_before_work(invoke, tmp_
     assert result.exit_code == 2
     assert "pe.npy would take about 6.2 KiB on disk" in result.stderr and "has 1000 B free" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+# ============================================================================== the streamed archive
+@pytest.mark.parametrize("params", [
+    ["--scheme", "rope", "--dim", "12", "--partial-rotary-factor", "0.5"],
+    ["--scheme", "rope", "--dim", "8", "--layout", "interleaved", "--dtype", "float32"],
+    ["--scheme", "rope-nd", "--dim", "16", "--grid", "[20, 30]", "--prefix-tokens", "2"],
+    ["--scheme", "sinusoidal", "--dim", "10", "--dtype", "float16"],
+], ids=["rope-partial", "rope-interleaved-f32", "rope-nd-prefix", "sinusoidal-f16"])
+def test_archive_members_equal_the_npy_path_and_the_formula(invoke, tmp_path, small_blocks, params):
+    # Every member of the streamed .npz is what np.load reads back, its main array is the .npy path's
+    # array, and rope's cos and sin (copied from the encoding's blocks) are cos and sin of p·θ_i.
+    npz, npy = tmp_path / "x.npz", tmp_path / "x.npy"
+    parts = ["--parts", "encoding,cos,sin,positions"] if "sinusoidal" not in params else []
+    length = [] if "rope-nd" in params else ["--length", "1000"]
+    encode_json(invoke, *params, *length, "--out", npz, *parts)
+    encode_json(invoke, *params, *length, "--out", npy)
+    import zipfile
+
+    with zipfile.ZipFile(npz) as archive:
+        assert archive.testzip() is None  # every member's CRC-32 as written
+    with np.load(npz) as archive:
+        main = np.load(npy)
+        np.testing.assert_array_equal(archive["encoding"], main)
+        if "sinusoidal" in params:
+            return
+        dtype = np.float32 if "float32" in params else np.float64
+        positions = archive["positions"]
+        if "rope-nd" in params:  # two axes of 4 pairs each, θ_j = 10000^(−2j/8); rows of 2 prefix tokens first
+            theta = 10000.0 ** (-np.arange(4) * 2 / 8)
+            angles = np.concatenate([np.outer(positions[0], theta), np.outer(positions[1], theta)], axis=1)
+            angles = np.concatenate([np.zeros((2, 8)), angles])
+            layout_half = np.concatenate
+        else:
+            rotated = 6 if "12" in params else 8
+            theta = 10000.0 ** (-np.arange(rotated // 2) * 2 / rotated)
+            angles = np.outer(positions, theta)
+            layout_half = np.concatenate if "interleaved" not in params else None
+        expected_cos = (np.concatenate([np.cos(angles)] * 2, axis=1) if layout_half is not None
+                        else np.repeat(np.cos(angles), 2, axis=1))
+        expected_sin = (np.concatenate([np.sin(angles)] * 2, axis=1) if layout_half is not None
+                        else np.repeat(np.sin(angles), 2, axis=1))
+        atol = 1e-12 if dtype == np.float64 else 2 * float(np.finfo(np.float32).eps)
+        assert archive["cos"].dtype == dtype
+        np.testing.assert_allclose(archive["cos"], expected_cos, rtol=0, atol=atol)
+        np.testing.assert_allclose(archive["sin"], expected_sin, rtol=0, atol=atol)
+
+
+def test_verify_accepts_the_archive(invoke, tmp_path):
+    out = tmp_path / "rope.npz"
+    encode_json(invoke, "--scheme", "rope", "--dim", "64", "--base", "500000", "--length", "3000", "--dtype", "float32",
+                "--out", out)
+    result = invoke("verify", "--scheme", "rope", "--dim", "64", "--base", "500000",
+                    "--cos", f"{out}:cos", "--sin", f"{out}:sin", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["match"] is True
