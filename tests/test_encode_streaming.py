@@ -390,3 +390,31 @@ def test_verify_accepts_the_archive(invoke, tmp_path):
                     "--cos", f"{out}:cos", "--sin", f"{out}:sin", "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["match"] is True
+
+
+def test_members_past_4_gib_are_read_through_their_zip64_records(tmp_path):
+    # A member of 2^30 + 1 float32 values (4 GiB + 4 bytes, a sparse file: its values are never written)
+    # and a small one after it, at an offset past 4 GiB: zipfile (hence np.load) finds both from the
+    # ZIP64 records, the first member's .npy header declares its shape, the second reads back whole.
+    import os
+    import zipfile
+
+    from pecli.io_stream import ZipLayout
+
+    path = tmp_path / "big.npz"
+    with open(path, "wb") as stream:
+        layout = ZipLayout(stream.fileno())
+        big = layout.reserve("big", (2**30 + 1,), np.float32)
+        big.written = big.nbytes  # as if every block had been written: a hole of zeros, CRC left as is
+        small = layout.reserve("small", (3,), np.float64)
+        small.write(np.array([1.5, -2.0, 3.25]))
+        layout.close()
+    assert small.offset > 1 << 32 and os.path.getsize(path) > 1 << 32
+    with zipfile.ZipFile(path) as archive:
+        sizes = {info.filename: info.file_size for info in archive.infolist()}
+        assert sizes["big.npy"] == 4 * (2**30 + 1) + len(big.header)
+        with archive.open("big.npy") as member:
+            assert np.lib.format.read_magic(member) == (1, 0)
+            assert np.lib.format.read_array_header_1_0(member)[0] == (2**30 + 1,)
+    with np.load(path) as archive:
+        np.testing.assert_array_equal(archive["small"], [1.5, -2.0, 3.25])
