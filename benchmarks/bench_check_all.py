@@ -127,8 +127,9 @@ def main(argv: list[str] | None = None) -> int:
             if "peak_target_mib" in row:
                 peak += f" (≤ {row['peak_target_mib']:.0f}: {'pass' if row['peak_mib']['median'] <= row['peak_target_mib'] else 'FAIL'})"
             if "estimate_mib" in row:
-                above = row["peak_mib"]["median"] - row["interpreter_mib"]
-                peak += f" (estimate {row['estimate_mib']:.0f} MiB / {above:.0f} MiB above the interpreter)"
+                whole, above = row["peak_mib"]["median"], row["peak_mib"]["median"] - row["interpreter_mib"]
+                peak += (f" (estimate {row['estimate_mib']:.0f} MiB: {row['estimate_mib'] / whole:.2f}× the peak, "
+                         f"{row['estimate_mib'] / above:.2f}× above the interpreter)")
             if "largest_check_mib" in row:
                 peak += f" (largest check all: {row['largest_check_mib']['median']:.0f} MiB)"
         print(f"{row['row']:<52}{ratio['median']:>6.2f}× ({ratio['min']:.2f} … {ratio['max']:.2f})"

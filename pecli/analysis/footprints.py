@@ -42,10 +42,6 @@ PASS_BLOCKS_HELD = 7
 RELATIVITY_HELD_PER_DISTANCE = 7 * 8
 #: Bytes per relative distance of relativity's own work on the profile once the pass is done.
 RELATIVITY_WORK_PER_DISTANCE = 4 * 8
-#: Bytes per row of precision's work after a pass: the grouping of the low-precision hashes
-#: (:data:`PASS_GROUPING_BYTES_PER_ROW`) and three per-row arrays it derives (measured: 105 at 2^20
-#: and 2^21 rows of rope, d = 128).
-PRECISION_WORK_BYTES_PER_ROW = PASS_GROUPING_BYTES_PER_ROW + 3 * 8
 
 
 def run_footprint(scheme: Scheme, footprints: Sequence[Footprint]) -> int:
@@ -172,7 +168,7 @@ def relativity_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
         # Held for the run: the accumulator's statistics (total, min, max, count per Δ) and the profile
         # it made (Δ, mean, spread), and its buffer of key_step keys' factors gathered from the pass's
         # blocks. Work: one chunk's scores of every query while the pass runs; the check's own arrays
-        # over the 2L − 1 distances afterwards (measured with tracemalloc, tests/test_analysis_scale.py).
+        # over the 2L − 1 distances afterwards (measured: resident and traced memory agree here).
         profile = RELATIVITY_HELD_PER_DISTANCE * (2 * o.length) + 8 * keys * width
         work = queries + 8 * fewest_queries * keys * channels + RELATIVITY_WORK_PER_DISTANCE * (2 * o.length)
         return profile, work + _pass_blocks(scheme, o.length)
@@ -201,7 +197,9 @@ def extrapolation_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
 def precision_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
     rows = _rows(scheme, o.length)
     if streams(scheme):  # per row: its float64 and low-precision hashes, its error, its position; a grouping
-        return 32 * rows, PRECISION_WORK_BYTES_PER_ROW * rows + _pass_blocks(scheme, rows)
+        # (resident: 73 bytes a row measured at 2^21 rows of rope, d = 128; tracemalloc counts 104, some
+        # of the grouping's arrays being allocated before all their pages are written)
+        return 32 * rows, PASS_GROUPING_BYTES_PER_ROW * rows + _pass_blocks(scheme, rows)
     # two groupings (low precision and float64) one after the other, the per-row errors and both rows'
     # hashes, and a chunk in its exact, low, widened and difference forms
     return encoded_bytes(scheme, o.length), _bias_table(scheme, o.length) + _grouping(scheme, rows) + 3 * 8 * rows + 4 * _chunk(scheme, rows)
