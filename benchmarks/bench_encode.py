@@ -28,6 +28,16 @@ machine weighs on both sides of a pair.
 4. ``flat``: the peak memory of target 1 at L/4 and at L (≤ 1.25×: flat in L), and pecli's memory
    estimate against the measured peak above the interpreter's own (``encode --length 1``).
 
+5. ``rope-hf``: ``encode --scheme rope --dim 128 --length 4194304 --out rope.npz`` (float64; members
+   cos, sin, inv_freq, positions) against transformers' ``LlamaRotaryEmbedding`` forward at float64
+   (its cos and sin, (L, 128) each) saved with ``np.savez(cos=…, sin=…)``, both whole processes; also at
+   L/4. The reference runs in another interpreter that has torch and transformers
+   (``--transformers-python``, default ``$PECLI_TRANSFORMERS_PYTHON``); without one this target is
+   skipped. Targets: time ≤ 1.0×, pecli's peak ≤ 300 MiB at both lengths.
+6. ``huge`` (only with ``--huge``: 17 GB of disk): ``encode --scheme rope --dim 128 --length 16777216
+   --dtype float32 --out rope.npz``: it works; its time and peak are printed, the archive checked
+   with ``np.load`` on a few rows.
+
 Times are seconds of wall clock (CPU seconds for target 3); memory is MiB. Performance is measured here, never in timed unit
 tests; this file is not collected by pytest.
 """
@@ -67,6 +77,28 @@ inv_freq = 1.0 / np.power(10000.0, np.arange(0, d, 2, dtype=np.float64) / d)
 angles = np.outer(np.arange(L, dtype=np.float64), inv_freq)
 np.savez(out, cos=np.cos(angles).astype(np.float32), sin=np.sin(angles).astype(np.float32))
 """
+
+
+TRANSFORMERS_SNIPPET = """
+import sys, numpy as np, torch
+from transformers import LlamaConfig
+from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+L, d, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+config = LlamaConfig(hidden_size=d * 32, num_attention_heads=32, head_dim=d, max_position_embeddings=L)
+module = LlamaRotaryEmbedding(config)
+with torch.no_grad():
+    cos, sin = module(torch.zeros(1, 1, d, dtype=torch.float64), torch.arange(L).unsqueeze(0))
+np.savez(out, cos=cos[0].numpy(), sin=sin[0].numpy())
+"""
+
+
+def transformers_python(given: str | None) -> str | None:
+    """An interpreter that imports torch and transformers, or None (the paired target is then skipped)."""
+    candidate = given or os.environ.get("PECLI_TRANSFORMERS_PYTHON")
+    if not candidate or not Path(candidate).exists():
+        return None
+    check = subprocess.run([candidate, "-c", "import torch, transformers"], capture_output=True)
+    return candidate if check.returncode == 0 else None
 
 
 def run_child(argv: list[str]) -> tuple[float, float]:
@@ -161,12 +193,69 @@ def summary_share(length: int, dim: int, folder: Path, repeat: int = 3) -> dict[
     return {"encoding_seconds": rest, "summary_seconds": summary, "ratio": summary / rest}
 
 
+def last_row_ok(path: Path, length: int, dim: int) -> None:
+    """The archive's members are cos and sin first, and the last row of cos is cos((L − 1)·θ_i), read
+    through ``zipfile`` without loading the member (loading it here would count in the next child's
+    peak: a child starts with a copy of this process)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        assert archive.namelist()[:2] == ["cos.npy", "sin.npy"], archive.namelist()
+        with archive.open("cos.npy") as member:
+            version = np.lib.format.read_magic(member)
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, _, dtype = read(member)
+            assert shape == (length, dim), shape
+            member.seek(member.tell() + (length - 1) * dim * dtype.itemsize)
+            row = np.frombuffer(member.read(dim * dtype.itemsize), dtype=dtype)
+    theta = 1.0 / 10000.0 ** (np.arange(0, dim, 2) / dim)
+    expected = np.cos(np.float64(length - 1) * np.concatenate([theta, theta]))
+    # the rounding of the stored value, and that of an angle of L radians (θ_0 = 1) in float64
+    assert np.abs(row - expected).max() <= 2 * np.finfo(dtype).eps + length * 2.0**-52, np.abs(row - expected).max()
+
+
+def hf_targets(python: str | None, length: int, repeat: int, work: Path) -> list[dict[str, Any]]:
+    """Target 5: float64 rope archives against transformers + np.savez, at L/4 and L (whole processes)."""
+    if python is None:
+        print("5. skipped: no interpreter with torch and transformers (--transformers-python)", file=sys.stderr)
+        return []
+    results = []
+    ref_npz, rope_npz = work / "hf.npz", work / "rope64.npz"
+    for size in (length // 4, length):
+        print(f"5. rope L={size} d=128 float64 .npz against transformers + np.savez, {repeat} pairs", file=sys.stderr, flush=True)
+        pair = paired([python, "-c", TRANSFORMERS_SNIPPET, str(size), "128", str(ref_npz)],
+                      pecli("--scheme", "rope", "--dim", 128, "--length", size, "--out", rope_npz), repeat, [ref_npz])
+        last_row_ok(rope_npz, size, 128)
+        ref_npz.unlink(missing_ok=True)
+        rope_npz.unlink(missing_ok=True)
+        results += [
+            {"target": f"rope float64 .npz L={size} time vs transformers", "value": pair["time_ratio"], "limit": 1.0, **pair},
+            {"target": f"rope float64 .npz L={size} peak MiB", "value": pair["mib"], "limit": 300},
+        ]
+    return results
+
+
+def huge_target(work: Path) -> list[dict[str, Any]]:
+    """Target 6: 2^24 positions, float32: it works (time, peak), the archive readable."""
+    length, out = 1 << 24, work / "huge.npz"
+    print(f"6. rope L={length} d=128 float32 .npz (17 GB)", file=sys.stderr, flush=True)
+    seconds, mib = run_child(pecli("--scheme", "rope", "--dim", 128, "--length", length, "--dtype", "float32", "--out", out))
+    last_row_ok(out, length, 128)
+    size = out.stat().st_size
+    out.unlink()
+    return [{"target": f"rope float32 .npz L={length} works: peak MiB", "value": mib, "limit": float("inf"),
+             "seconds": seconds, "file_gb": size / 1e9}]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=int, default=1, help="divide the issue's lengths by this (default 1)")
     parser.add_argument("--repeat", type=int, default=2, help="pairs of runs per target (default 2)")
     parser.add_argument("--dir", default=None, help="folder for the files written (default: a temporary one)")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
+    parser.add_argument("--transformers-python", default=None, help="a Python with torch and transformers (target 5)")
+    parser.add_argument("--huge", action="store_true", help="also target 6: 2^24 positions, 17 GB on disk")
+    parser.add_argument("--only-hf", action="store_true", help="run targets 5 (and 6 with --huge) only")
     args = parser.parse_args(argv)
     sin_length, sin_dim = 262144 // args.scale, 1024
     rope_length, rope_dim = 1048576 // args.scale, 128
@@ -175,6 +264,11 @@ def main(argv: list[str] | None = None) -> int:
         print(text, file=sys.stderr, flush=True)
 
     results: list[dict[str, Any]] = []
+    if args.only_hf:
+        with tempfile.TemporaryDirectory(dir=args.dir) as folder:
+            results = hf_targets(transformers_python(args.transformers_python), (1 << 22) // args.scale, args.repeat, Path(folder))
+            results += huge_target(Path(folder)) if args.huge else []
+        return report(results, args.json)
     # Children first: a child's peak memory counts what it inherited at fork, so this process stays small
     # until every child has run.
     with tempfile.TemporaryDirectory(dir=args.dir) as folder:
@@ -206,15 +300,18 @@ def main(argv: list[str] | None = None) -> int:
         error = largest_error(pe_npy, sin_length, sin_dim)
         pe_npy.unlink(missing_ok=True)
 
+        results += hf_targets(transformers_python(args.transformers_python), (1 << 22) // args.scale, args.repeat, work)
+        results += huge_target(work) if args.huge else []
+
         progress(f"3. summary against the rest of encode, L={sin_length} d={sin_dim}, in this process")
         share = summary_share(sin_length, sin_dim, work)
 
-    from pecli.cli.encode import memory_needed
+    from pecli.encoding_files import memory_needed
     from pecli.config import build_scheme
 
     estimate = memory_needed(build_scheme("sinusoidal", {"dim": sin_dim}), sin_length, "float32", ["encoding"]) / MIB
     held = sinusoid["mib"] - baseline[1]
-    results += [
+    results[:0] = [
         {"target": "sinusoidal time", "value": sinusoid["time_ratio"], "limit": 0.25, **sinusoid},
         {"target": "sinusoidal memory", "value": sinusoid["memory_ratio"], "limit": 0.10},
         {"target": "sinusoidal max error vs float64", "value": error, "limit": 1e-6},
@@ -226,9 +323,14 @@ def main(argv: list[str] | None = None) -> int:
          "low": 0.75, "estimate_mib": estimate, "measured_mib": held},
     ]
 
+    return report(results, args.json)
+
+
+def report(results: list[dict[str, Any]], as_json: bool) -> int:
+    """Print the results (a table, or one JSON document); 0 when every target passes."""
     for result in results:
         result["pass"] = result.get("low", -np.inf) <= result["value"] <= result["limit"]
-    if args.json:
+    if as_json:
         print(json.dumps({"results": results, "numpy": np.__version__, "python": sys.version.split()[0]}, indent=2))
     else:
         for result in results:
@@ -238,6 +340,8 @@ def main(argv: list[str] | None = None) -> int:
                           f"reference {result['reference_seconds']:.2f} s / {result['reference_mib']:.0f} MiB)")
             if "estimate_mib" in result:
                 detail = f"  (estimate {result['estimate_mib']:.0f} MiB, measured {result['measured_mib']:.0f} MiB)"
+            if "file_gb" in result:
+                detail = f"  ({result['seconds']:.1f} s, {result['file_gb']:.1f} GB)"
             if "encoding_seconds" in result:
                 detail = f"  (summary {result['summary_seconds']:.2f} s, the rest {result['encoding_seconds']:.2f} s)"
             verdict = "pass" if result["pass"] else "FAIL"

@@ -200,6 +200,15 @@ def encode(scheme: Any, positions: Iterable[Any] | None = None, *, dtype: str | 
     ``np.asarray(result)`` is the array ``encode`` returned before it named them (``encoding``, ``bias``,
     ``buckets``, ``embeddings``).
 
+    Every field is an array already written when ``encode`` returns; reading it (``result.cos``,
+    ``result["cos"]``) costs nothing. The one lazy array is a rotary result's ``encoding`` (the
+    interleaved (N, d) matrix ``check`` measures, made from ``cos`` and ``sin`` on first use and kept):
+    it holds their values a third time, and most callers want the caches. Arrays of 32 MiB and more
+    are written into the memory of earlier results that nothing reads any more (no slice, view or
+    exported buffer of them is alive), so that ``encode`` in a loop does not pay the kernel's first
+    touch of fresh memory on every call; the pool keeps at most an eighth of the machine's memory idle
+    (``pecli.schemes.encoded.BUFFERS.clear()`` frees it).
+
     ``dtype`` (float64, float32, float16, bfloat16) is the dtype of the float arrays (``inv_freq`` stays
     float64). Angles are formed in float64 and the values cast once at the end; below float64 the
     rotary caches and sinusoidal tables come from angle addition, and each value is within half a unit

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import shutil
@@ -172,98 +171,6 @@ def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], metadata
     parts = {name: storable(array) for name, array in arrays.items()}
     parts["metadata"] = np.array(json.dumps(metadata, sort_keys=True))
     return write_atomic(path, lambda f: np.savez(f, **parts), force=force)
-
-
-def _write_npy_header(stream: BinaryIO, shape: tuple[int, ...], dtype: np.dtype) -> None:
-    """The header ``np.save`` writes for a C-ordered array of ``shape`` and ``dtype``."""
-    from numpy.lib import format as npy_format
-
-    header = {"descr": npy_format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": tuple(shape)}
-    npy_format.write_array_header_1_0(stream, header)
-
-
-#: Bytes after which a streamed file is flushed to disk while the next blocks are computed (under
-#: ``PECLI_SYNC=1``), so that the final ``fsync`` of :func:`write_atomic` has little left to wait for.
-SYNC_BYTES = 32 << 20
-
-
-def _syncer(stream: BinaryIO) -> Callable[[], None] | None:
-    """Flush ``stream`` and wait until the disk holds what was written; None when writes are not synced."""
-    if not sync_wanted():
-        return None
-
-    def sync() -> None:
-        stream.flush()
-        os.fdatasync(stream.fileno())
-
-    return sync
-
-
-def _write_blocks(
-    stream: BinaryIO, shape: tuple[int, ...], blocks: Iterable[np.ndarray], sync: Callable[[], None] | None = None,
-) -> None:
-    """Header first, then the values of ``blocks`` (C order, one dtype), as they come.
-
-    A writer thread writes block k (and calls ``sync`` every :data:`SYNC_BYTES`) while this thread
-    computes block k + 1: at most two blocks are alive, and disk writes overlap the computation.
-    """
-    from concurrent.futures import ThreadPoolExecutor
-
-    iterator = iter(blocks)
-    first = storable(np.asarray(next(iterator)))
-    _write_npy_header(stream, shape, first.dtype)
-    written, unsynced = 0, 0
-
-    def write(values: np.ndarray) -> None:
-        nonlocal unsynced
-        stream.write(values.data.cast("B"))
-        unsynced += values.nbytes
-        if sync is not None and unsynced >= SYNC_BYTES:
-            sync()
-            unsynced = 0
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pecli-write") as writer:
-        pending = None
-        for values in itertools.chain([first], iterator):
-            values = np.ascontiguousarray(storable(np.asarray(values)), dtype=first.dtype)
-            if pending is not None:
-                pending.result()
-            pending = writer.submit(write, values)
-            written += values.size
-        if pending is not None:
-            pending.result()
-    expected = int(np.prod(shape, dtype=np.int64))
-    if written != expected:
-        raise AssertionError(f"blocks held {written} values, the header declares {expected}")
-
-
-def stream_npy(path: str | os.PathLike, shape: tuple[int, ...], blocks: Iterable[np.ndarray], *, force: bool) -> Path:
-    """Write an ``.npy`` array from ``blocks`` of its values in C order, holding one block at a time.
-
-    The header (shape and the first block's dtype, bfloat16 widened to float32) is written first, then
-    each block as it comes, into a temporary file renamed into place at the end (:func:`write_atomic`).
-    The file is the one ``np.save`` would write; ``np.load(path, mmap_mode="r")`` maps it.
-    """
-    return write_atomic(path, lambda f: _write_blocks(f, tuple(shape), blocks, _syncer(f)), force=force)
-
-
-def stream_npz(
-    path: str | os.PathLike, parts: Iterable[tuple[str, tuple[int, ...], Iterable[np.ndarray]]],
-    metadata: Mapping[str, Any], *, force: bool,
-) -> Path:
-    """Write ``.npz`` members ``(name, shape, blocks)`` one after the other, each streamed as in
-    :func:`stream_npy`, then ``metadata`` as a JSON string: the archive ``np.savez`` writes."""
-    import zipfile
-
-    def write(stream: BinaryIO) -> None:
-        with zipfile.ZipFile(stream, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-            for name, shape, blocks in parts:
-                with archive.open(f"{name}.npy", mode="w", force_zip64=True) as member:
-                    _write_blocks(member, tuple(shape), blocks, _syncer(stream))
-            with archive.open("metadata.npy", mode="w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.array(json.dumps(metadata, sort_keys=True)), allow_pickle=False)
-
-    return write_atomic(path, write, force=force)
 
 
 #: NumPy dtype kinds that hold real numbers: booleans, integers, floats.

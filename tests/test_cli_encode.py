@@ -57,21 +57,26 @@ def test_example_rope_npz(invoke, tmp_path):
                        "--layout", "half", "--out", out))
     assert "wrote" in result.stderr and "wrote" not in result.stdout
     with np.load(out) as archive:
-        assert archive.files[:5] == ["encoding", "cos", "sin", "inv_freq", "positions"]
-        assert "metadata" in archive.files
+        # What a user loads: cos and sin (HF's layout); the interleaved encoding only with --parts.
+        assert archive.files == ["cos", "sin", "inv_freq", "positions", "metadata"]
         # θ_i = 500000^(−2i/128), i = 0 … 63.
         theta = 500000.0 ** (-np.arange(64) * 2 / 128)
         np.testing.assert_allclose(archive["inv_freq"], theta, rtol=1e-13)
-        assert archive["cos"].shape == archive["sin"].shape == archive["encoding"].shape == (4096, 128)
+        assert archive["cos"].shape == archive["sin"].shape == (4096, 128)
         np.testing.assert_array_equal(archive["positions"], np.arange(4096))
         # HF convention (half): cos[p] = concat(cos pθ, cos pθ); p = 4095 at θ_0 = 1 and θ_1 = 500000^(−1/64).
         cos, sin = archive["cos"], archive["sin"]
         np.testing.assert_allclose(cos[4095, [0, 64]], math.cos(4095), rtol=1e-12)
         np.testing.assert_allclose(sin[4095, [1, 65]], math.sin(4095 * 500000.0 ** (-1 / 64)), rtol=1e-12)
+        metadata = json.loads(str(archive["metadata"]))
+    with_encoding = tmp_path / "with-encoding.npz"
+    ok(invoke("encode", "--scheme", "rope", "--dim", "128", "--length", "4096", "--base", "500000", "--out", with_encoding,
+              "--parts", "encoding,cos"))
+    with np.load(with_encoding) as archive:
+        assert archive.files == ["encoding", "cos", "metadata"]
         # The encoding is the reference vector rotated: (cos pθ_i, sin pθ_i) on the pair (i, i + 64).
         np.testing.assert_allclose(archive["encoding"][7, [3, 67]],
                                    [math.cos(7 * theta[3]), math.sin(7 * theta[3])], rtol=1e-12)
-        metadata = json.loads(str(archive["metadata"]))
     assert metadata["scheme"] == "rope" and metadata["kind"] == "rotary"
     assert metadata["length"] == 4096 and metadata["dtype"] == "float64"
     assert metadata["params"]["base"] == 500000.0 and metadata["params"]["layout"] == "half"
@@ -283,26 +288,28 @@ def test_writes_are_synced_only_when_asked(invoke, tmp_path, monkeypatch, sync):
     monkeypatch.setattr(os, "fdatasync", lambda fd: synced.append("fdatasync"))
     monkeypatch.setenv("PECLI_SYNC", sync)
     for out in (tmp_path / "pe.npy", tmp_path / "rope.npz"):
-        ok(invoke("encode", "--scheme", "rope", "--dim", "8", "--length", "5", "--out", out))
+        ok(invoke("encode", "--scheme", "rope", "--dim", "8", "--length", "5", "--out", out, "--parts", "encoding")
+           if out.suffix == ".npz" else invoke("encode", "--scheme", "rope", "--dim", "8", "--length", "5", "--out", out))
     assert np.allclose(np.load(tmp_path / "pe.npy"), np.load(tmp_path / "rope.npz")["encoding"])
     assert synced.count("fsync") == (2 if sync else 0)
 
 
 def test_failed_write_leaves_nothing(invoke, tmp_path, monkeypatch):
     # A write that dies halfway (disk full…) must leave neither the target nor a temporary file.
-    import pecli.io
+    import pecli.io_stream
 
-    def broken_write(stream, shape, blocks, sync=None):
-        stream.write(b"\x93NUMPY partial")
+    def broken_write(region, values):
+        os.pwrite(region.fd, b"partial", region.offset)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(pecli.io, "_write_blocks", broken_write)
-    try:
-        result = invoke("encode", "--dim", "4", "--length", "3", "--out", tmp_path / "a.npy")
-        assert result.exit_code != 0
-    except OSError:
-        pass  # how the failure is reported is test_unwritable_output_is_a_one_line_error's business
-    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(pecli.io_stream.Region, "write", broken_write)
+    for out in ("a.npy", "b.npz"):
+        try:
+            result = invoke("encode", "--dim", "4", "--length", "3", "--out", tmp_path / out)
+            assert result.exit_code != 0
+        except OSError:
+            pass  # how the failure is reported is test_unwritable_output_is_a_one_line_error's business
+        assert list(tmp_path.iterdir()) == []
 
 
 def test_unwritable_output_is_a_one_line_error(invoke, tmp_path, monkeypatch):

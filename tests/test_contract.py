@@ -255,11 +255,15 @@ def test_every_scheme_through_the_cli(name, invoke, tmp_path):
     assert document["scheme"] == name and document["kind"] == scheme.kind
     assert document["main"] == scheme.main_key
     assert document["shape"] == list(scheme.main_shape(length))
+    from pecli.schemes.encoded import made_on_request
+
+    # A rotary scheme's encoding is written on request (--parts): its archive starts with its cos cache.
+    first = "cos" if scheme.main_key in made_on_request(scheme) else scheme.main_key
     with np.load(out) as archive:
-        assert archive.files[0] == scheme.main_key
+        assert archive.files[0] == first
         assert "metadata" in archive.files and "positions" in archive.files
         assert json.loads(str(archive["metadata"]))["scheme"] == name
-        np.testing.assert_allclose(archive[scheme.main_key], scheme.arrays(at(scheme, np.arange(length)))[scheme.main_key])
+        np.testing.assert_allclose(archive[first], scheme.arrays(at(scheme, np.arange(length)))[first])
 
 
 def test_no_function_in_pecli_is_over_80_lines():

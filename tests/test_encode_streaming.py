@@ -15,6 +15,7 @@ import pytest
 
 from pecli.analysis import summary as summary_module
 from pecli.analysis.summary import steps_are_equal, summarize
+from pecli import encoding_files
 from pecli.cli import encode as encode_module
 from pecli.config import build_scheme, resolve
 from pecli.dtypes import cast
@@ -110,7 +111,7 @@ def test_rope_shared_tables_give_the_cast_caches(dtype):
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Blocks of a few hundred values, so that a small encoding crosses many block boundaries."""
-    monkeypatch.setattr(encode_module, "BLOCK_VALUES", 600)
+    monkeypatch.setattr(encoding_files, "BLOCK_VALUES", 600)
     monkeypatch.setattr(summary_module, "VERIFY_VALUES", 64)
 
 
@@ -192,18 +193,19 @@ def test_npz_parts_streamed_and_chosen(invoke, tmp_path, small_blocks):
     encode_json(invoke, "--scheme", "rope", "--dim", "8", "--length", "700", "--dtype", "float32", "--out", out)
     scheme = build_scheme("rope", {"dim": 8})
     reference = scheme.arrays(np.arange(700))
-    with np.load(out) as archive:
-        assert archive.files == ["encoding", "cos", "sin", "inv_freq", "positions", "metadata"]
-        for name in ("encoding", "cos", "sin"):
+    with np.load(out) as archive:  # by default what a user loads: cos and sin, not the interleaved encoding
+        assert archive.files == ["cos", "sin", "inv_freq", "positions", "metadata"]
+        for name in ("cos", "sin"):
             assert archive[name].dtype == np.float32
             np.testing.assert_allclose(archive[name], reference[name], rtol=0, atol=2 * float(np.finfo(np.float32).eps))
         assert json.loads(str(archive["metadata"]))["dtype"] == "float32"
     only = tmp_path / "cs.npz"
-    document = encode_json(invoke, "--scheme", "rope", "--dim", "8", "--length", "700", "--out", only, "--parts", "cos,sin")
+    document = encode_json(invoke, "--scheme", "rope", "--dim", "8", "--length", "700", "--out", only, "--parts", "sin,encoding")
     assert document["main"] == "encoding"  # the summary still describes the main array
     with np.load(only) as archive:
-        assert archive.files == ["cos", "sin", "metadata"]
+        assert archive.files == ["encoding", "sin", "metadata"]
         np.testing.assert_array_equal(archive["sin"], reference["sin"])
+        np.testing.assert_array_equal(archive["encoding"], reference["encoding"])
 
 
 def test_parts_errors(invoke, tmp_path):
@@ -213,34 +215,53 @@ def test_parts_errors(invoke, tmp_path):
     assert result.exit_code == 2 and "give --out x.npz" in result.stderr
 
 
+class Recorder:
+    def __init__(self):
+        self.events = []
+
+    def start(self, label, total):
+        self.events.append(("start", label, total))
+
+    def advance(self, amount):
+        self.events.append(("advance", amount))
+
+    def finish(self):
+        self.events.append(("finish",))
+
+
 def test_progress_advances_over_the_blocks(small_blocks, tmp_path):
     from pecli.progress import reporting
-
-    class Recorder:
-        def __init__(self):
-            self.events = []
-
-        def start(self, label, total):
-            self.events.append(("start", label, total))
-
-        def advance(self, amount):
-            self.events.append(("advance", amount))
-
-        def finish(self):
-            self.events.append(("finish",))
 
     recorder = Recorder()
     spec = resolve({"scheme": "sinusoidal", "dim": 8, "length": 1000}, encode_module.SETTINGS)
     with reporting(recorder):
-        encode_module._encode(spec, tmp_path / "p.npy", 1 << 30, force=False, quiet=True)
+        encode_module._encode(spec, None, 1 << 30, force=False, quiet=True)  # summarised only: the blocks
     assert recorder.events[0] == ("start", "encode", 14)  # 600 // 8 = 75 rows a block: 14 blocks
     assert recorder.events.count(("advance", 1)) == 14 and recorder.events[-1] == ("finish",)
+
+
+@pytest.mark.parametrize("out,params", [("pe.npy", {"scheme": "sinusoidal", "dim": 64}),
+                                        ("rope.npz", {"scheme": "rope", "dim": 64})])
+def test_progress_follows_the_bytes_written(monkeypatch, tmp_path, out, params):
+    # 40,000 × 64 float64 values: 19.5 MiB of values (twice for rope's cos and sin), in blocks of 1024 rows.
+    from pecli.progress import reporting
+
+    monkeypatch.setattr(encoding_files, "BLOCK_VALUES", 1 << 16)
+    recorder = Recorder()
+    spec = resolve({**params, "length": 40000}, encode_module.SETTINGS)
+    with reporting(recorder):
+        encode_module._encode(spec, tmp_path / out, 1 << 30, force=False, quiet=True)
+    mib = -(-40000 * 64 * 8 * (2 if out.endswith(".npz") else 1) // (1 << 20))
+    assert recorder.events[0] == ("start", "encode MiB", mib) and recorder.events[-1] == ("finish",)
+    steps = [event[1] for event in recorder.events if event[0] == "advance"]
+    assert sum(steps) == mib and len(steps) >= mib // 2  # MiB by MiB as the blocks reach the file
 
 
 # ============================================================================== memory
 @pytest.mark.parametrize("params,out", [
     ({"scheme": "sinusoidal", "dim": 512, "length": 8192, "dtype": "float32"}, "pe.npy"),
     ({"scheme": "rope", "dim": 128, "length": 65536, "dtype": "float32"}, "rope.npz"),
+    ({"scheme": "rope", "dim": 128, "length": 65536, "parts": "encoding,cos,sin"}, "rope64.npz"),
     ({"scheme": "alibi", "heads": 4, "length": 2000}, "alibi.npy"),
     ({"scheme": "rope-nd", "dim": 64, "grid": [256, 256], "dtype": "float32"}, "rope-nd.npz"),
     ({"scheme": "sinusoidal-nd", "dim": 64, "grid": [256, 256], "dtype": "float32"}, "pe2d.npy"),
@@ -250,8 +271,9 @@ def test_memory_estimate_is_what_the_process_holds(tmp_path, params, out):
     # tracemalloc sees NumPy's buffers: the peak above what was held before must be the estimate ± 25 %.
     spec = resolve(params, encode_module.SETTINGS)
     target = tmp_path / out
-    wanted = None if target.suffix == ".npz" else [spec.scheme.main_key]
-    estimate = encode_module.memory_needed(spec.scheme, spec.count, spec.output_dtype, wanted)
+    parts = spec.settings["parts"]
+    wanted = ([spec.scheme.main_key, *parts.split(",")] if parts else None) if target.suffix == ".npz" else [spec.scheme.main_key]
+    estimate = encoding_files.memory_needed(spec.scheme, spec.count, spec.output_dtype, wanted)
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
@@ -262,17 +284,31 @@ def test_memory_estimate_is_what_the_process_holds(tmp_path, params, out):
     assert 0.75 * peak <= estimate <= 1.25 * peak, (estimate / 2**20, peak / 2**20)
 
 
+def test_rope_archive_memory_is_flat_in_the_length():
+    # cos and sin are copied from the encoding's blocks: what is held grows by the 24 bytes per position
+    # of the summary (and its final sort, 32) only — 2^22 positions × 128 float64 (8 GiB on disk) in
+    # under 300 MiB; by hand: 56 MiB of blocks, 96 MiB of ids, hashes and steps, a 128 MiB sort.
+    scheme = build_scheme("rope", {"dim": 128})
+    mib = 1 << 20
+    # 2^20: a block of 8192 rows × 128 at 24 B a value (24 MiB), two blocks of cos and of sin (32 MiB),
+    # 24 B per position (24 MiB)
+    assert encoding_files.memory_needed(scheme, 1 << 20, "float64", None) == 80 * mib
+    # 2^22: the summary's final sort (32 B per position, and its batch of candidate rows) outgrows a block
+    verify = summary_module.VERIFY_VALUES * encoding_files.VERIFY_BYTES_PER_VALUE
+    assert encoding_files.memory_needed(scheme, 1 << 22, "float64", None) == (128 + 96) * mib + verify < 300 * mib
+
+
 def test_default_budget_streams_outputs_larger_than_memory():
     # 2^24 positions × 1024 float32 = 64 GiB on disk: pecli holds a block and O(L) numbers, about 1 GiB.
     scheme = build_scheme("sinusoidal", {"dim": 1024})
-    needed = encode_module.memory_needed(scheme, 1 << 24, "float32", ["encoding"])
+    needed = encoding_files.memory_needed(scheme, 1 << 24, "float32", ["encoding"])
     assert needed < 2 << 30 and needed < (1 << 24) * 1024 * 4 / 32
 
 
 def test_interrupted_stream_leaves_nothing(tmp_path, monkeypatch):
     # A failure after some blocks were written: no target, no temporary file.
     spec = resolve({"scheme": "sinusoidal", "dim": 8, "length": 5000}, encode_module.SETTINGS)
-    monkeypatch.setattr(encode_module, "BLOCK_VALUES", 800)
+    monkeypatch.setattr(encoding_files, "BLOCK_VALUES", 800)
     calls = {"n": 0}
     real = summary_module.StreamingSummary.add
 
@@ -298,3 +334,87 @@ def test_an_output_larger_than_the_free_disk_is_refused_before_work(invoke, tmp_
     assert result.exit_code == 2
     assert "pe.npy would take about 6.2 KiB on disk" in result.stderr and "has 1000 B free" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+# ============================================================================== the streamed archive
+@pytest.mark.parametrize("params", [
+    ["--scheme", "rope", "--dim", "12", "--partial-rotary-factor", "0.5"],
+    ["--scheme", "rope", "--dim", "8", "--layout", "interleaved", "--dtype", "float32"],
+    ["--scheme", "rope-nd", "--dim", "16", "--grid", "[20, 30]", "--prefix-tokens", "2"],
+    ["--scheme", "sinusoidal", "--dim", "10", "--dtype", "float16"],
+], ids=["rope-partial", "rope-interleaved-f32", "rope-nd-prefix", "sinusoidal-f16"])
+def test_archive_members_equal_the_npy_path_and_the_formula(invoke, tmp_path, small_blocks, params):
+    # Every member of the streamed .npz is what np.load reads back, its main array is the .npy path's
+    # array, and rope's cos and sin (copied from the encoding's blocks) are cos and sin of p·θ_i.
+    npz, npy = tmp_path / "x.npz", tmp_path / "x.npy"
+    parts = ["--parts", "encoding,cos,sin,positions"] if "sinusoidal" not in params else []
+    length = [] if "rope-nd" in params else ["--length", "1000"]
+    encode_json(invoke, *params, *length, "--out", npz, *parts)
+    encode_json(invoke, *params, *length, "--out", npy)
+    import zipfile
+
+    with zipfile.ZipFile(npz) as archive:
+        assert archive.testzip() is None  # every member's CRC-32 as written
+    with np.load(npz) as archive:
+        main = np.load(npy)
+        np.testing.assert_array_equal(archive["encoding"], main)
+        if "sinusoidal" in params:
+            return
+        dtype = np.float32 if "float32" in params else np.float64
+        positions = archive["positions"]
+        if "rope-nd" in params:  # two axes of 4 pairs each, θ_j = 10000^(−2j/8); rows of 2 prefix tokens first
+            theta = 10000.0 ** (-np.arange(4) * 2 / 8)
+            angles = np.concatenate([np.outer(positions[0], theta), np.outer(positions[1], theta)], axis=1)
+            angles = np.concatenate([np.zeros((2, 8)), angles])
+            layout_half = np.concatenate
+        else:
+            rotated = 6 if "12" in params else 8
+            theta = 10000.0 ** (-np.arange(rotated // 2) * 2 / rotated)
+            angles = np.outer(positions, theta)
+            layout_half = np.concatenate if "interleaved" not in params else None
+        expected_cos = (np.concatenate([np.cos(angles)] * 2, axis=1) if layout_half is not None
+                        else np.repeat(np.cos(angles), 2, axis=1))
+        expected_sin = (np.concatenate([np.sin(angles)] * 2, axis=1) if layout_half is not None
+                        else np.repeat(np.sin(angles), 2, axis=1))
+        atol = 1e-12 if dtype == np.float64 else 2 * float(np.finfo(np.float32).eps)
+        assert archive["cos"].dtype == dtype
+        np.testing.assert_allclose(archive["cos"], expected_cos, rtol=0, atol=atol)
+        np.testing.assert_allclose(archive["sin"], expected_sin, rtol=0, atol=atol)
+
+
+def test_verify_accepts_the_archive(invoke, tmp_path):
+    out = tmp_path / "rope.npz"
+    encode_json(invoke, "--scheme", "rope", "--dim", "64", "--base", "500000", "--length", "3000", "--dtype", "float32",
+                "--out", out)
+    result = invoke("verify", "--scheme", "rope", "--dim", "64", "--base", "500000",
+                    "--cos", f"{out}:cos", "--sin", f"{out}:sin", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["match"] is True
+
+
+def test_members_past_4_gib_are_read_through_their_zip64_records(tmp_path):
+    # A member of 2^30 + 1 float32 values (4 GiB + 4 bytes, a sparse file: its values are never written)
+    # and a small one after it, at an offset past 4 GiB: zipfile (hence np.load) finds both from the
+    # ZIP64 records, the first member's .npy header declares its shape, the second reads back whole.
+    import os
+    import zipfile
+
+    from pecli.io_stream import ZipLayout
+
+    path = tmp_path / "big.npz"
+    with open(path, "wb") as stream:
+        layout = ZipLayout(stream.fileno())
+        big = layout.reserve("big", (2**30 + 1,), np.float32)
+        big.written = big.nbytes  # as if every block had been written: a hole of zeros, CRC left as is
+        small = layout.reserve("small", (3,), np.float64)
+        small.write(np.array([1.5, -2.0, 3.25]))
+        layout.close()
+    assert small.offset > 1 << 32 and os.path.getsize(path) > 1 << 32
+    with zipfile.ZipFile(path) as archive:
+        sizes = {info.filename: info.file_size for info in archive.infolist()}
+        assert sizes["big.npy"] == 4 * (2**30 + 1) + len(big.header)
+        with archive.open("big.npy") as member:
+            assert np.lib.format.read_magic(member) == (1, 0)
+            assert np.lib.format.read_array_header_1_0(member)[0] == (2**30 + 1,)
+    with np.load(path) as archive:
+        np.testing.assert_array_equal(archive["small"], [1.5, -2.0, 3.25])

@@ -123,3 +123,57 @@ def test_named_results_keep_the_conventions_of_issue_26():
     # real-valued positions, in float32 from float64 angles
     real = pecli.encode("rope", [-1.0, 0.5], dim=8, dtype="float32")
     np.testing.assert_allclose(real.cos[:, :4], np.cos(np.array([[-1.0], [0.5]]) * theta), atol=6e-8)
+
+
+# ============================================================================== reused memory
+@pytest.fixture
+def pooled(monkeypatch):
+    """Arrays of 1 KiB and more come from the buffer pool (normally 32 MiB), an empty pool to start."""
+    from pecli.schemes import encoded
+
+    monkeypatch.setattr(encoded, "POOLED_BYTES", 1024)
+    encoded.BUFFERS.clear()
+    yield encoded.BUFFERS
+    encoded.BUFFERS.clear()
+
+
+def address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
+def test_a_dropped_result_lends_its_memory_to_the_next(pooled):
+    import gc
+
+    first = pecli.encode("rope", np.arange(300), dim=16)
+    where = {address(first.cos), address(first.sin)}
+    del first
+    gc.collect()
+    second = pecli.encode("rope", np.arange(300, 600), dim=16)
+    assert {address(second.cos), address(second.sin)} == where
+    cos, sin = hf_cos_sin(np.arange(300, 600), 16)  # written in full: nothing left of the first result
+    np.testing.assert_allclose(second.cos, cos, atol=1e-12)
+    np.testing.assert_allclose(second.sin, sin, atol=1e-12)
+
+
+def test_memory_still_readable_is_never_lent(pooled):
+    # A slice, a reshaped view and a buffer export of the caches outlive the result: the next results
+    # must get other memory, and the values read through them stay those of positions 0 … 299.
+    import gc
+
+    result = pecli.encode("rope", np.arange(300), dim=16)
+    row, flat, exported = result.cos[5:7], result.sin.reshape(-1), memoryview(result.cos)
+    del result
+    gc.collect()
+    later = [pecli.encode("rope", np.arange(1000, 1300), dim=16) for _ in range(3)]
+    cos, sin = hf_cos_sin(np.arange(300), 16)
+    np.testing.assert_allclose(row, cos[5:7], atol=1e-12)
+    np.testing.assert_allclose(flat, sin.reshape(-1), atol=1e-12)
+    np.testing.assert_allclose(np.asarray(exported), cos, atol=1e-12)
+    assert all(not np.shares_memory(r.cos, row) and not np.shares_memory(r.sin, flat) for r in later)
+
+
+def test_reading_cos_and_sin_makes_nothing_else():
+    result = pecli.encode("rope", np.arange(50), dim=8)
+    assert result["cos"] is result.cos and result["sin"] is result.sin
+    assert "encoding" not in vars(result)  # the interleaved encoding is made on first use only
+    assert result["encoding"].shape == (50, 8) and "encoding" in vars(result)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import collections
-import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,36 +12,23 @@ from pecli.cli.common import (
     scheme_command, stdout_console,
 )
 from pecli.config import Setting, Spec, check_memory
-from pecli.dtypes import cast, numpy_dtype, storable
+from pecli import encoding_files
+from pecli.dtypes import cast
 from pecli.errors import ConfigError, PecliError
-from pecli.io import check_disk, check_target, load_array, save_npy, save_npz, stream_npy, stream_npz
-from pecli.progress import task
-from pecli.schemes.base import Scheme
-from pecli.schemes.frequencies import ANCHOR
-from pecli.schemes.parts import Part
+from pecli.io import check_disk, check_target, load_array, save_npy, save_npz
 from pecli.schemes.positions import position_range, stored_positions
 
 if TYPE_CHECKING:  # the summary (and the analyses it imports) loads when a command runs, not for --help
     from pecli.analysis.summary import EncodeReport
 
 SUFFIXES = (".npy", ".npz")
-#: Peak memory over the main array when a scheme builds its arrays whole (--apply, schemes without
-#: :meth:`~pecli.schemes.base.Scheme.parts` of their own): the float64 result, its cast copy, the other parts.
-WORKING_COPIES = 4
-#: Values computed at once: the rows of a block (at least one row) hold about this many values.
-BLOCK_VALUES = 1 << 20
-#: Bytes held per position for the whole run: the ids, the summary's row hashes and squared steps.
-POSITION_BYTES = 24
-#: Bytes per position the summary's last step adds, once the blocks are gone: sorting the hashes to
-#: group equal ones, the steps' square roots.
-FINISH_BYTES = 32
-#: Bytes per value of the candidate rows the summary compares at once (recomputed, cast, widened, sorted).
-VERIFY_BYTES_PER_VALUE = 48
+WORKING_COPIES = encoding_files.WORKING_COPIES
 
 SETTINGS = (
-    Setting("out", Path, None, ".npy: the main array; .npz: every part with stable names", group=OUTPUT_PANEL),
-    Setting("parts", str, None, ".npz: only these parts, comma-separated (rope: cos,sin)", default_text="every part",
-            group=OUTPUT_PANEL),
+    Setting("out", Path, None, ".npy: the main array; .npz: its parts by stable names (rope: cos, sin, inv_freq, "
+            "positions)", group=OUTPUT_PANEL),
+    Setting("parts", str, None, ".npz: these parts, comma-separated (rope: encoding,cos,sin adds the interleaved "
+            "encoding)", default_text="every part but a rotary scheme's encoding", group=OUTPUT_PANEL),
     Setting("apply", Path, None, ".npy array to encode: rope rotates its last axis (positions on the second-to-last), "
             "additive schemes add the encoding"),
     Setting("as_keys", bool, False, "with --apply: the array holds keys, not queries (rope --xpos divides by its "
@@ -66,8 +51,9 @@ def encode(
     .npy holds the main array: the (L, d) per-position matrix of additive and rotary schemes (rope:
     the rotated reference vector, pairs (cos pθ, sin pθ)), alibi's (H, L, L) bias, t5's (L, L) buckets,
     relative's (L, L, d) embeddings. .npz holds every part by name, with the parameters as JSON
-    under "metadata". Arrays are computed in blocks of rows and written as they come, so memory stays
-    flat in the length.
+    under "metadata"; for rope the cos and sin caches (L, r) as HuggingFace returns them, the
+    interleaved encoding only when --parts names it. Arrays are computed in blocks of rows and
+    written as they come, so memory stays flat in the length.
     """
     settings = spec.settings
     if settings["apply"] and not settings["out"]:
@@ -95,143 +81,33 @@ def encode(
         message(f"wrote {target}", quiet=quiet or json)
 
 
-def block_rows(row_values: int) -> int:
-    """Rows per block: about :data:`BLOCK_VALUES` values, a multiple of the phasors' anchor when that many."""
-    rows = max(1, BLOCK_VALUES // max(1, row_values))
-    return rows - rows % ANCHOR if rows >= ANCHOR else rows
+def encode_run(spec: Spec, archive: bool) -> encoding_files.EncodeRun:
+    """The library's run of ``spec`` (its positions allocated by ``prepare``, after the memory check)."""
+    return encoding_files.EncodeRun(spec.scheme, spec.count, lambda: spec.positions, spec.output_dtype,
+                                    length=spec.length, archive=archive, parts=spec.settings["parts"] if archive else None)
 
 
-def streamed(scheme: Scheme) -> bool:
-    """Whether the scheme produces its arrays block by block (its own :meth:`Scheme.parts`)."""
-    return type(scheme).parts is not Scheme.parts
-
-
-def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: list[str] | None = None) -> int:
-    """Bytes ``pecli encode`` holds at its peak for ``count`` positions, writing the parts ``wanted``.
-
-    Streamed: :data:`POSITION_BYTES` per position, the tables a scheme draws whole (learned's) and what
-    it keeps to share work between parts (rope's cos and sin), plus the larger of a block (the scheme's
-    ``block_bytes_per_value`` per value) and the summary's last step (:data:`FINISH_BYTES` per
-    position and a batch of candidate rows), which never coincide; otherwise the whole arrays (:data:`WORKING_COPIES`).
-    """
-    if not streamed(scheme):
-        return scheme.estimate_bytes(count) * WORKING_COPIES
-    shape = scheme.main_shape(count)
-    main_bytes = int(np.prod(shape, dtype=np.float64)) * 8
-    # A block's rows: a query row of one head for a (heads, L, L) bias, else the array past its first axis.
-    row_values = shape[-1] if scheme.main_key == "bias" else int(np.prod(shape[1:], dtype=np.float64))
-    block_values = min(block_rows(row_values), max(count, 1)) * row_values
-    tables = scheme.estimate_bytes(count) - main_bytes
-    shared = scheme.shared_bytes(count, numpy_dtype(dtype).itemsize, wanted)
-    from pecli.analysis.summary import VERIFY_VALUES
-
-    finish = count * FINISH_BYTES + VERIFY_VALUES * VERIFY_BYTES_PER_VALUE
-    working = max(block_values * scheme.block_bytes_per_value, finish)
-    return working + count * POSITION_BYTES + tables + shared
-
-
-class Encoding:
-    """One spec's encode run: its arrays streamed block by block (into a file, or only summarised),
-    then its report — so that several layer groups can stream into one archive."""
-
-    def __init__(self, spec: Spec, archive: bool) -> None:
-        self.spec, self.archive = spec, archive
-        self.wanted = _wanted(spec.scheme, spec.settings["parts"]) if archive else [spec.scheme.main_key]
-        #: Bytes held at the peak, known from the sizes alone: check it before :meth:`prepare`.
-        self.memory = memory_needed(spec.scheme, spec.count, spec.output_dtype, self.wanted)
-
-    def prepare(self) -> None:
-        """Set up the parts and the summary (after the memory check: positions and tables are allocated)."""
-        from pecli.analysis.summary import StreamingSummary, steps_are_equal
-
-        spec, scheme, dtype, archive = self.spec, self.spec.scheme, self.spec.output_dtype, self.archive
-        positions = spec.positions
-        parts = scheme.parts(positions, exact=numpy_dtype(dtype).itemsize >= 8, dtype=dtype, wanted=self.wanted)
-        self.main = main = parts[0]
-        self.chosen = _chosen_parts(parts, spec.settings["parts"]) if archive else [main]
-        nbytes = int(np.prod(main.shape, dtype=np.int64)) * _itemsize(main, dtype)
-        self.summary = StreamingSummary(
-            len(positions), main.shape, _dtype_name(main, dtype), nbytes, equal_steps=steps_are_equal(scheme, positions, dtype)
-        )
-        self.rows = block_rows(main.row_values)
-        rows = len(positions) + main.prefix  # prefix tokens' rows come first, in a block of their own
-        segments = int(np.prod(main.shape, dtype=np.int64)) // max(1, rows * main.row_values)
-        self.steps = segments * (-(-len(positions) // self.rows) + (1 if main.prefix else 0))
-
-    @property
-    def disk_bytes(self) -> int:
-        return sum(int(np.prod(p.shape, dtype=np.int64)) * _itemsize(p, self.spec.output_dtype) for p in self.chosen)
-
-    def main_blocks(self, bar) -> Iterator[np.ndarray]:
-        prefix = self.main.prefix
-        for block in self.main.blocks(self.rows):
-            with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
-                values = storable(cast(block.values, self.spec.output_dtype))
-            if block.start >= prefix:  # the summary is about the positions' rows, not the prefix tokens'
-                self.summary.add(dataclasses.replace(block, start=block.start - prefix), values)
-            bar.advance()
-            yield values
-
-    def _cast_blocks(self, part: Part) -> Iterator[np.ndarray]:
-        for block in part.blocks(block_rows(part.row_values)):
-            with np.errstate(over="ignore"):  # inv_freq keeps float64: it is a parameter, not an output
-                yield block.values if part.name == "inv_freq" else cast(block.values, self.spec.output_dtype)
-
-    def drain(self, bar) -> None:
-        """Summarise the main array without writing it."""
-        collections.deque(self.main_blocks(bar), maxlen=0)
-
-    def members(self, bar, prefix: str = "") -> list[tuple[str, tuple[int, ...], Iterator[np.ndarray]]]:
-        """The archive members ``(prefix + name, shape, blocks)``; the main array is summarised either way."""
-        def first(blocks: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
-            if self.main not in self.chosen:
-                self.drain(bar)
-            yield from blocks
-
-        out = [(prefix + p.name, p.shape, self.main_blocks(bar) if p is self.main else self._cast_blocks(p)) for p in self.chosen]
-        name, shape, blocks = out[0]
-        return [(name, shape, first(blocks)), *out[1:]]
-
-    @property
-    def metadata(self) -> dict[str, Any]:
-        scheme = self.spec.scheme
-        return {"scheme": scheme.name, "kind": scheme.kind, "params": scheme.params(), "length": self.spec.length,
-                "dtype": self.summary.dtype}
-
-    def report(self, target: Path | None, quiet: bool) -> EncodeReport:
-        from pecli.analysis.summary import EncodeReport
-
-        spec, scheme, dtype, main = self.spec, self.spec.scheme, self.spec.output_dtype, self.main
-
-        def cast_rows(index: np.ndarray) -> np.ndarray:
-            with np.errstate(over="ignore"):
-                return storable(cast(main.rows_at(index), dtype))
-
-        with np.errstate(invalid="ignore", over="ignore"):
-            facts = self.summary.finish(spec.positions, cast_rows)
-        if self.summary.non_finite:
-            message(f"warning: {self.summary.non_finite:,} values overflow {dtype} (stored as ±inf)", quiet=quiet)
-        return EncodeReport(
-            scheme.name, scheme.kind, scheme.params(), spec.length, position_range(spec.positions), main.name, facts,
-            out=None if target is None else str(target), non_finite_values=self.summary.non_finite,
-        )
+def _finish(run: encoding_files.EncodeRun, target: Path | None, quiet: bool) -> EncodeReport:
+    report = run.report(target)
+    if report.non_finite_values:
+        message(f"warning: {report.non_finite_values:,} values overflow {run.dtype} (stored as ±inf)", quiet=quiet)
+    return report
 
 
 def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet: bool) -> EncodeReport:
     archive = target is not None and target.suffix.lower() == ".npz"
-    run = Encoding(spec, archive)
+    run = encode_run(spec, archive)
     check_memory(run.memory, budget)
     run.prepare()
     if target is not None:
         check_disk(target, run.disk_bytes)
-    with task("encode", total=run.steps) as bar:
-        if target is None:
-            run.drain(bar)
-        elif not archive:
-            stream_npy(target, run.main.shape, run.main_blocks(bar), force=force)
-        else:
-            stream_npz(target, run.members(bar), run.metadata, force=force)
-    return run.report(target, quiet)
+    if target is None:
+        run.summarise()
+    elif not archive:
+        encoding_files.write_npy(target, run, force=force)
+    else:
+        encoding_files.write_npz(target, [("", run)], run.metadata, force=force)
+    return _finish(run, target, quiet)
 
 
 def _logit_scales(specs, plan, target: Path | None, *, json: bool, quiet: bool, force: bool) -> None:
@@ -279,22 +155,20 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
         what = (f"{plan.source} has {len(specs)} layer groups: write them to an .npz (GROUP/KEY), or choose one with "
                 "--layer N or --layer-group NAME") if live else "the chosen layers apply no position encoding"
         raise ConfigError("out", what)
-    runs = [(group, Encoding(spec, target is not None)) for group, spec in live]
+    runs = [(group, encode_run(spec, target is not None)) for group, spec in live]
     check_memory(sum(run.memory for _, run in runs), live[0][1].memory_budget if live else None)
     for _, run in runs:
         run.prepare()
     if target is not None:
         check_disk(target, sum(run.disk_bytes for _, run in runs))
-    with task("encode", total=sum(run.steps for _, run in runs)) as bar:
-        if target is None:
-            for _, run in runs:
-                run.drain(bar)
-        else:
-            members = [member for group, run in runs for member in run.members(bar, f"{group.name}/")]
-            metadata = {"source": plan.source, "model_type": plan.model_type,
-                        "layer_groups": {group.name: {"layers": list(group.layers), **run.metadata} for group, run in runs}}
-            stream_npz(target, members, metadata, force=force)
-    reports = {group.name: run.report(target, quiet) for group, run in runs}
+    if target is None:
+        for _, run in runs:
+            run.summarise()
+    else:
+        metadata = {"source": plan.source, "model_type": plan.model_type,
+                    "layer_groups": {group.name: {"layers": list(group.layers), **run.metadata} for group, run in runs}}
+        encoding_files.write_npz(target, [(f"{group.name}/", run) for group, run in runs], metadata, force=force)
+    reports = {group.name: _finish(run, target, quiet) for group, run in runs}
     documents = [{"name": g.name, "layers": list(g.layers), **(reports[g.name].to_dict() if g.name in reports else {"scheme": "none"})}
                  for g, _ in specs]
     if json:
@@ -309,37 +183,6 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
                 console.print(encode_table(reports[group.name]))
     if target is not None:
         message(f"wrote {target}", quiet=quiet or json)
-
-
-def _wanted(scheme: Scheme, names: str | None) -> list[str] | None:
-    """The parts an archive will hold and the main array (summarised either way); None for every part."""
-    if names is None:
-        return None
-    if not names.strip(" ,"):
-        raise ConfigError("parts", "is empty: name the parts (rope: cos,sin), or leave it out for every part")
-    return [scheme.main_key, *(name.strip() for name in names.split(",") if name.strip())]
-
-
-def _chosen_parts(parts: list[Part], names: str | None) -> list[Part]:
-    """The parts ``--parts`` names, in the scheme's order; every part without it."""
-    if not names:
-        return parts
-    wanted = [name.strip() for name in names.split(",") if name.strip()]
-    known = [part.name for part in parts]
-    unknown = [name for name in wanted if name not in known]
-    if unknown or not wanted:
-        raise ConfigError("parts", f"{', '.join(unknown) or names!r} not among this scheme's parts: {', '.join(known)}")
-    return [part for part in parts if part.name in wanted]
-
-
-def _dtype_name(part: Part, dtype: str) -> str:
-    """The dtype the report names: the output dtype, or int64 for integer arrays (t5's buckets)."""
-    sample = part.rows_at(np.zeros(1, dtype=np.int64)) if part.rows_at is not None else None
-    return "int64" if sample is not None and sample.dtype.kind in "iu" else dtype
-
-
-def _itemsize(part: Part, dtype: str) -> int:
-    return 8 if _dtype_name(part, dtype) == "int64" else numpy_dtype(dtype).itemsize
 
 
 def _apply(spec: Spec, target: Path, budget: int, *, force: bool, quiet: bool) -> EncodeReport:

@@ -101,7 +101,7 @@ class Scheme:
 
     #: Bytes ``pecli encode`` holds per value of a block while it computes, writes and summarises it
     #: (the block, its cast copy, the block being written, temporaries); measured, see tests/test_encode_streaming.py.
-    block_bytes_per_value: ClassVar[int] = 28
+    block_bytes_per_value: ClassVar[int] = 24
 
     #: Names of the parameters that were filled from the sequence length rather than given
     #: (see :meth:`at_length`); set by :func:`pecli.config.build_scheme`.

@@ -19,6 +19,7 @@ are those values exactly.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Callable, ClassVar
@@ -33,6 +34,66 @@ from pecli.schemes.parts import Part
 FILL_ROWS = 4096
 #: Values a block of any other part holds (rows of at least one position).
 FILL_VALUES = 1 << 20
+#: Arrays at least this large come from :data:`BUFFERS` (smaller ones cost little to allocate).
+POOLED_BYTES = 32 << 20
+
+
+class BufferPool:
+    """Memory of large result arrays, taken back when the last array on it is gone, and handed out again.
+
+    A fresh array of a GiB costs the kernel a page fault per 4 KiB the first time each page is written
+    (a quarter to over a second here, more when memory is short), every call of :func:`pecli.encode`
+    in a loop. An array from :meth:`take` lives on a buffer of the pool: NumPy makes every view of it —
+    a slice, a reshape, ``torch.from_numpy`` — keep that array alive, so the buffer returns to the pool
+    only when nothing can read it any more, and the next result of the same size is written into pages
+    already mapped. The pool keeps at most :attr:`limit` bytes of idle buffers (the oldest are freed
+    first); :meth:`clear` frees them all.
+    """
+
+    def __init__(self, limit: int) -> None:
+        import threading
+
+        self.limit, self._idle, self._lock = limit, [], threading.Lock()
+
+    def take(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """An uninitialised C-ordered array of ``shape`` and ``dtype`` (from an idle buffer when one fits)."""
+        import weakref
+
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if nbytes < POOLED_BYTES or nbytes > self.limit:
+            return np.empty(shape, dtype=dtype)
+        with self._lock:
+            found = next((i for i, raw in enumerate(self._idle) if raw.nbytes == nbytes), None)
+            raw = self._idle.pop(found) if found is not None else None
+        if raw is None:
+            raw = np.empty(nbytes, dtype=np.uint8)
+        # Based on a memoryview, not on ``raw``: views of ``array`` keep ``array`` alive, not ``raw``.
+        array = np.frombuffer(memoryview(raw), dtype=dtype)
+        weakref.finalize(array, self._give_back, raw).atexit = False  # nothing to give back at exit
+        return array.reshape(shape)
+
+    def _give_back(self, raw: np.ndarray) -> None:
+        with self._lock:
+            self._idle.append(raw)
+            while sum(idle.nbytes for idle in self._idle) > self.limit:
+                self._idle.pop(0)
+
+    def clear(self) -> None:
+        """Free every idle buffer."""
+        with self._lock:
+            self._idle.clear()
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+#: The pool of :func:`pecli.encode`'s large arrays: idle buffers up to an eighth of the machine's memory.
+BUFFERS = BufferPool(_physical_memory() // 8)
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,7 +114,9 @@ class Encoded:
         return array if dtype is None else array.astype(dtype)
 
     def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, str):
+        if isinstance(key, str):  # a field is read as it is; only a name made on request is made
+            if key in {f.name for f in dataclasses.fields(self)} - {"scheme"} and getattr(self, key) is not None:
+                return getattr(self, key)
             return self.as_dict()[key]
         return np.asarray(self)[key]
 
@@ -159,8 +222,8 @@ def output_array(shape: tuple[int, ...], dtype: str | None, sample: np.ndarray, 
     """An empty array for part ``name``: integer values stay int64, ``inv_freq`` float64 (a parameter,
     as ``pecli encode`` keeps it), other floats take ``dtype``."""
     if sample.dtype.kind in "iub" or dtype is None or name == "inv_freq":
-        return np.empty(shape, dtype=sample.dtype if sample.dtype.kind in "iub" else np.float64)
-    return np.empty(shape, dtype=numpy_dtype(dtype))
+        return BUFFERS.take(shape, sample.dtype if sample.dtype.kind in "iub" else np.float64)
+    return BUFFERS.take(shape, numpy_dtype(dtype))
 
 
 def filled(part: Part, dtype: str | None) -> np.ndarray:
@@ -200,7 +263,7 @@ def rotary_caches(
 
     out_dtype = np.float64 if dtype is None else numpy_dtype(dtype)
     n = len(positions)
-    cos, sin = np.empty((n, rotated), dtype=out_dtype), np.empty((n, rotated), dtype=out_dtype)
+    cos, sin = BUFFERS.take((n, rotated), out_dtype), BUFFERS.take((n, rotated), out_dtype)
     first, second = pair_slices(rotated, layout)
     with np.errstate(over="ignore"):
         for start in range(0, n, FILL_ROWS):
@@ -210,3 +273,34 @@ def rotary_caches(
                 cache[rows, first] = values
                 cache[rows, second] = values
     return cos, sin
+
+
+def derived_from_main(scheme: Any, parts: list[Part]) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
+    """Parts whose blocks are copies of values of the main part's block of the same rows, by name:
+    ``derive(main_rows)`` gives that part's rows.
+
+    A rotary scheme's encoding holds each pair's (cos, sin) on the pair's components (the reference
+    vector rotated, see :class:`RotaryEncoding`), so its ``cos`` and ``sin`` caches are those values laid
+    out as the layout's caches (``concat(c, c)`` for ``half``, each twice adjacently for
+    ``interleaved``): the same values, cast alike, with no second evaluation of cos and sin. Not with
+    xPos, whose encoding carries the queries' factors; empty for every other scheme.
+    """
+    main = parts[0] if parts else None
+    if (main is None or scheme.kind != "rotary" or main.name != "encoding" or len(main.shape) != 2
+            or getattr(scheme, "xpos", None) is not None):
+        return {}
+    from pecli.schemes.rope import layout_cache, pair_slices
+
+    layout = scheme.layout
+    rotated = int(getattr(scheme, "rotated_dim", main.shape[1]))
+    first, second = pair_slices(rotated, layout)
+    shapes = {part.name: part.shape for part in parts}
+    derive = {"cos": lambda rows: layout_cache(rows[:, first], layout), "sin": lambda rows: layout_cache(rows[:, second], layout)}
+    return {name: f for name, f in derive.items() if shapes.get(name) == (main.shape[0], rotated)}
+
+
+def made_on_request(scheme: Any) -> frozenset[str]:
+    """The arrays :func:`pecli.encode`'s result makes on first use rather than holding, and that
+    ``pecli encode --out x.npz`` writes only when ``--parts`` names them: a rotary scheme's
+    ``encoding`` (:attr:`RotaryEncoding.encoding`), its ``cos`` and ``sin`` being what a user loads."""
+    return frozenset({"encoding"}) if scheme.kind == "rotary" else frozenset()

@@ -1,0 +1,322 @@
+"""The engine of ``pecli encode``: a scheme's arrays computed block by block, summarised, and streamed into
+an ``.npy`` file or the members of an ``.npz`` archive, with the memory that takes known beforehand.
+
+Library code (no command line): :class:`EncodeRun` is one scheme at some positions; :func:`write_npy`,
+:func:`write_npz` and :meth:`EncodeRun.summarise` drive it; :func:`memory_needed` is its memory model.
+Memory stays flat in the length up to :data:`POSITION_BYTES` per position (the summary's row hashes
+and steps, the ids): blocks of about :data:`BLOCK_VALUES` values are computed, summarised and handed
+to a writer thread (:mod:`pecli.io_stream`), and no output array is ever whole.
+
+A rotary scheme's ``cos`` and ``sin`` members are copied from the rows of its encoding as each block
+is computed (:func:`~pecli.schemes.encoded.derived_from_main`), and written beside each other in the
+archive, so cos and sin of every angle are evaluated once whatever the members asked for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+import numpy as np
+
+from pecli.dtypes import cast, numpy_dtype, storable
+from pecli.io import sync_wanted, write_atomic
+from pecli.io_stream import BlockWriter, Region, ZipLayout, npy_header
+from pecli.progress import task
+from pecli.schemes.base import Scheme
+from pecli.schemes.frequencies import ANCHOR
+from pecli.schemes.parts import Part
+from pecli.schemes.positions import position_range
+
+if TYPE_CHECKING:  # the summary (and the analyses it imports) loads when an encoding runs
+    from pecli.analysis.summary import EncodeReport
+
+#: Peak memory over the main array when a scheme builds its arrays whole (--apply, schemes without
+#: :meth:`~pecli.schemes.base.Scheme.parts` of their own): the float64 result, its cast copy, the other parts.
+WORKING_COPIES = 4
+#: Values computed at once: the rows of a block (at least one row) hold about this many values.
+BLOCK_VALUES = 1 << 20
+#: Bytes held per position for the whole run: the ids, the summary's row hashes and squared steps.
+POSITION_BYTES = 24
+#: Bytes per position the summary's last step adds, once the blocks are gone: sorting the hashes to
+#: group equal ones, the steps' square roots.
+FINISH_BYTES = 32
+#: Bytes per value of the candidate rows the summary compares at once (recomputed, cast, widened, sorted).
+VERIFY_BYTES_PER_VALUE = 48
+#: Blocks of each member copied from the main array that are alive at once: the one being made and
+#: the one being written.
+DERIVED_COPIES = 2
+#: Progress of a written file is counted in MiB.
+MIB = 1 << 20
+
+
+def block_rows(row_values: int) -> int:
+    """Rows per block: about :data:`BLOCK_VALUES` values, a multiple of the phasors' anchor when that many."""
+    rows = max(1, BLOCK_VALUES // max(1, row_values))
+    return rows - rows % ANCHOR if rows >= ANCHOR else rows
+
+
+def streamed(scheme: Scheme) -> bool:
+    """Whether the scheme produces its arrays block by block (its own :meth:`Scheme.parts`)."""
+    return type(scheme).parts is not Scheme.parts
+
+
+def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: list[str] | None = None) -> int:
+    """Bytes an :class:`EncodeRun` holds at its peak for ``count`` positions, writing the parts ``wanted``
+    (None: the default members).
+
+    Streamed: :data:`POSITION_BYTES` per position, the tables a scheme draws whole (learned's), plus
+    the larger of a block — the scheme's ``block_bytes_per_value`` per value of the main array, and
+    :data:`DERIVED_COPIES` blocks of each member copied from it (rope's cos and sin) — and the
+    summary's last step (:data:`FINISH_BYTES` per position and a batch of candidate rows), which never
+    coincide; otherwise the whole arrays (:data:`WORKING_COPIES`).
+    """
+    if not streamed(scheme):
+        return scheme.estimate_bytes(count) * WORKING_COPIES
+    shape = scheme.main_shape(count)
+    main_bytes = int(np.prod(shape, dtype=np.float64)) * 8
+    # A block's rows: a query row of one head for a (heads, L, L) bias, else the array past its first axis.
+    row_values = shape[-1] if scheme.main_key == "bias" else int(np.prod(shape[1:], dtype=np.float64))
+    rows = min(block_rows(row_values), max(count, 1))
+    derived = 0
+    if scheme.kind == "rotary" and getattr(scheme, "xpos", None) is None and wanted != [scheme.main_key]:
+        rotated = int(getattr(scheme, "rotated_dim", row_values))
+        members = 2 if wanted is None else len({"cos", "sin"} & set(wanted))
+        derived = members * DERIVED_COPIES * rows * rotated * storable_itemsize(dtype)
+    tables = scheme.estimate_bytes(count) - main_bytes
+    from pecli.analysis.summary import VERIFY_VALUES
+
+    finish = count * FINISH_BYTES + VERIFY_VALUES * VERIFY_BYTES_PER_VALUE
+    working = max(rows * row_values * scheme.block_bytes_per_value + derived, finish)
+    return working + count * POSITION_BYTES + tables
+
+
+def storable_itemsize(dtype: str) -> int:
+    """Bytes per value as written (bfloat16 is stored as float32)."""
+    return 4 if dtype == "bfloat16" else numpy_dtype(dtype).itemsize
+
+
+def default_members(scheme: Scheme, names: list[str]) -> list[str]:
+    """The members an archive holds when none are named: every part, except those
+    :func:`pecli.encode`'s result makes on request (:func:`~pecli.schemes.encoded.made_on_request`:
+    rope's interleaved ``encoding``; its ``cos`` and ``sin`` are what HuggingFace's rotary modules
+    return and a user loads)."""
+    from pecli.schemes.encoded import made_on_request
+
+    later = made_on_request(scheme)
+    return [name for name in names if name not in later]
+
+
+def chosen_parts(scheme: Scheme, parts: list[Part], names: str | None) -> list[Part]:
+    """The parts ``names`` (comma-separated) names, in the scheme's order; the default members without it."""
+    from pecli.errors import ConfigError
+
+    known = [part.name for part in parts]
+    if names is None:
+        keep = default_members(scheme, known)
+        return [part for part in parts if part.name in keep]
+    wanted = [name.strip() for name in names.split(",") if name.strip()]
+    if not wanted:
+        raise ConfigError("parts", "is empty: name the parts (rope: cos,sin), or leave it out for the default members")
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise ConfigError("parts", f"{', '.join(unknown)!r} not among this scheme's parts: {', '.join(known)}")
+    return [part for part in parts if part.name in wanted]
+
+
+class EncodeRun:
+    """One scheme's arrays at some positions, streamed block by block into a file (or only summarised),
+    then its report — several runs (a model's layer groups) can stream into one archive.
+
+    Parameters
+    ----------
+    scheme, count, positions:
+        The scheme, the number of positions, and the position ids (or a function giving them: they are
+        allocated by :meth:`prepare`, after the memory check).
+    dtype:
+        The output dtype's name; angles are float64 whatever it is.
+    archive, parts:
+        Whether the run writes archive members, and which (comma-separated names; None: the default
+        members, :func:`default_members`).
+    """
+
+    def __init__(self, scheme: Scheme, count: int, positions: Any, dtype: str, *, length: int | None = None,
+                 archive: bool = False, parts: str | None = None) -> None:
+        self.scheme, self.count, self._positions, self.dtype = scheme, count, positions, dtype
+        self.length, self.archive, self.parts_text = count if length is None else length, archive, parts
+        wanted = None if parts is None else [scheme.main_key, *(n.strip() for n in parts.split(",") if n.strip())]
+        #: Bytes held at the peak, known from the sizes alone: check it before :meth:`prepare`.
+        self.memory = memory_needed(scheme, count, dtype, wanted if archive else [scheme.main_key])
+
+    def prepare(self) -> None:
+        """Set up the parts and the summary (after the memory check: positions and tables are allocated)."""
+        from pecli.analysis.summary import StreamingSummary, steps_are_equal
+
+        scheme, dtype = self.scheme, self.dtype
+        self.positions = positions = self._positions() if callable(self._positions) else np.asarray(self._positions)
+        # Each part its own blocks (no table shared between parts): members copied from the main array
+        # take its rows instead.
+        parts = scheme.parts(positions, exact=numpy_dtype(dtype).itemsize >= 8, dtype=dtype, wanted=[scheme.main_key])
+        self.main = main = parts[0]
+        self.chosen = chosen_parts(scheme, parts, self.parts_text) if self.archive else [main]
+        self.derive = derived_from_main_names(scheme, parts, self.chosen)
+        self.main_dtype = _stored_dtype(main, dtype)
+        itemsize = 8 if _dtype_name(main, dtype) == "int64" else numpy_dtype(dtype).itemsize  # in the dtype asked for
+        nbytes = int(np.prod(main.shape, dtype=np.int64)) * itemsize
+        self.summary = StreamingSummary(len(positions), main.shape, _dtype_name(main, dtype), nbytes,
+                                        equal_steps=steps_are_equal(scheme, positions, dtype))
+        self.rows = block_rows(main.row_values)
+        rows = len(positions) + main.prefix  # prefix tokens' rows come first, in a block of their own
+        segments = int(np.prod(main.shape, dtype=np.int64)) // max(1, rows * main.row_values)
+        self.steps = segments * (-(-len(positions) // self.rows) + (1 if main.prefix else 0))
+
+    @property
+    def disk_bytes(self) -> int:
+        """Bytes of the values the file will hold."""
+        return sum(int(np.prod(p.shape, dtype=np.int64)) * _itemsize(p, self.dtype) for p in self.chosen)
+
+    def main_blocks(self) -> Iterator[np.ndarray]:
+        """The main array's blocks in the output dtype (bfloat16 widened), each summarised as it comes."""
+        prefix = self.main.prefix
+        for block in self.main.blocks(self.rows):
+            with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
+                values = storable(cast(block.values, self.dtype))
+            if block.start >= prefix:  # the summary is about the positions' rows, not the prefix tokens'
+                self.summary.add(dataclasses.replace(block, start=block.start - prefix), values)
+            yield values
+
+    def summarise(self) -> None:
+        """Summarise the main array without writing it (progress: the blocks)."""
+        with task("encode", total=self.steps) as bar:
+            for _ in self.main_blocks():
+                bar.advance()
+
+    def _cast_blocks(self, part: Part) -> Iterator[np.ndarray]:
+        for block in part.blocks(block_rows(part.row_values)):
+            with np.errstate(over="ignore"):  # inv_freq keeps float64: it is a parameter, not an output
+                yield block.values if part.name == "inv_freq" else cast(block.values, self.dtype)
+
+    def write_members(self, layout: ZipLayout, writer: BlockWriter, prefix: str = "") -> None:
+        """Stream the chosen parts into ``layout`` as ``prefix + name``: the main array and the members
+        copied from it side by side, block after block; then every other part, one after another."""
+        together = [p for p in self.chosen if p is self.main or p.name in self.derive]
+        regions = [(layout.reserve(prefix + p.name, p.shape, self.main_dtype), self.derive.get(p.name)) for p in together]
+        for values in self.main_blocks():
+            if regions:
+                writer.put([(region, values if derive is None else derive(values)) for region, derive in regions])
+        for part in self.chosen:
+            if part not in together:
+                blocks = self._cast_blocks(part)
+                first = next(blocks, None)  # its dtype is the member's (integer ids, float64 inv_freq)
+                dtype = _stored_dtype(part, self.dtype) if first is None else storable(np.asarray(first)).dtype
+                region = layout.reserve(prefix + part.name, part.shape, dtype)
+                if first is not None:
+                    writer.put([(region, first)])
+                for values in blocks:
+                    writer.put([(region, values)])
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        scheme = self.scheme
+        return {"scheme": scheme.name, "kind": scheme.kind, "params": scheme.params(), "length": self.length,
+                "dtype": self.summary.dtype}
+
+    def report(self, out: str | os.PathLike | None = None) -> EncodeReport:
+        """The summary of the main array (after every block went through), ``out`` the file written."""
+        from pecli.analysis.summary import EncodeReport
+
+        scheme, dtype, main = self.scheme, self.dtype, self.main
+
+        def cast_rows(index: np.ndarray) -> np.ndarray:
+            with np.errstate(over="ignore"):
+                return storable(cast(main.rows_at(index), dtype))
+
+        with np.errstate(invalid="ignore", over="ignore"):
+            facts = self.summary.finish(self.positions, cast_rows)
+        return EncodeReport(
+            scheme.name, scheme.kind, scheme.params(), self.length, position_range(self.positions), main.name, facts,
+            out=None if out is None else str(out), non_finite_values=self.summary.non_finite,
+        )
+
+
+def derived_from_main_names(scheme: Scheme, parts: list[Part], chosen: list[Part]) -> dict[str, Callable]:
+    """:func:`~pecli.schemes.encoded.derived_from_main` for the chosen parts."""
+    from pecli.schemes.encoded import derived_from_main
+
+    names = {part.name for part in chosen}
+    return {name: f for name, f in derived_from_main(scheme, parts).items() if name in names}
+
+
+class _Progress:
+    """Advances a task by the whole MiB written."""
+
+    def __init__(self, bar) -> None:
+        self.bar, self.bytes, self.shown = bar, 0, 0
+
+    def __call__(self, nbytes: int) -> None:
+        self.bytes += nbytes
+        whole = -(-self.bytes // MIB)  # the last MiB counts when the file is whole
+        if whole > self.shown:
+            self.bar.advance(whole - self.shown)
+            self.shown = whole
+
+
+def _syncer(fd: int) -> Callable[[], None] | None:
+    return (lambda: os.fdatasync(fd)) if sync_wanted() else None
+
+
+def write_npy(path: str | os.PathLike, run: EncodeRun, *, force: bool) -> Path:
+    """The main array of a prepared run as an ``.npy`` file (atomic), the one ``np.save`` writes;
+    progress in MiB written."""
+    main = run.main
+
+    def write(stream) -> None:
+        fd = stream.fileno()
+        nbytes = int(np.prod(main.shape, dtype=np.int64)) * run.main_dtype.itemsize
+        region = Region(fd, 0, npy_header(main.shape, run.main_dtype), nbytes, run.main_dtype)
+        with task("encode MiB", total=-(-region.size // MIB)) as bar, BlockWriter(_Progress(bar), _syncer(fd)) as writer:
+            for values in run.main_blocks():
+                writer.put([(region, values)])
+        region.check_complete()
+
+    return write_atomic(path, write, force=force)
+
+
+def write_npz(path: str | os.PathLike, runs: list[tuple[str, EncodeRun]], metadata: dict[str, Any], *, force: bool) -> Path:
+    """The chosen parts of prepared runs (each under its name prefix) and ``metadata`` as a JSON string
+    under ``metadata``, as an ``.npz`` archive (atomic) that ``np.load`` reads; progress in MiB written."""
+    document = np.array(json.dumps(metadata, sort_keys=True))
+    total = sum(run.disk_bytes for _, run in runs)
+
+    def write(stream) -> None:
+        fd = stream.fileno()
+        layout = ZipLayout(fd)
+        with task("encode MiB", total=-(-total // MIB)) as bar, BlockWriter(_Progress(bar), _syncer(fd)) as writer:
+            for prefix, run in runs:
+                run.write_members(layout, writer, prefix)
+            writer.put([(layout.reserve("metadata", (), document.dtype), document)])
+        layout.close()
+
+    return write_atomic(path, write, force=force)
+
+
+def _dtype_name(part: Part, dtype: str) -> str:
+    """The dtype the report names: the output dtype, or int64 for integer arrays (t5's buckets)."""
+    sample = part.rows_at(np.zeros(1, dtype=np.int64)) if part.rows_at is not None else None
+    return "int64" if sample is not None and sample.dtype.kind in "iu" else dtype
+
+
+def _stored_dtype(part: Part, dtype: str) -> np.dtype:
+    """The dtype a part's values are stored in: int64, or the output dtype (bfloat16 as float32)."""
+    name = _dtype_name(part, dtype)
+    return np.dtype(np.int64) if name == "int64" else np.dtype(np.float32) if name == "bfloat16" else numpy_dtype(name)
+
+
+def _itemsize(part: Part, dtype: str) -> int:
+    return _stored_dtype(part, dtype).itemsize
+
+
+__all__ = ["EncodeRun", "block_rows", "chosen_parts", "default_members", "memory_needed", "streamed", "write_npy", "write_npz"]
