@@ -89,9 +89,26 @@ def _expanded_size(node: Any) -> int:
     return size(node, 0)
 
 
+def flow_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in ``text``, counted on the raw characters (brackets inside
+    quoted strings count too: an over-estimate, which only ever refuses text nested absurdly anyway)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
 def parse_yaml(text: str, where: str) -> Any:
-    """The value of YAML ``text``; ``where`` names it in errors (a file name, ``--set dim``)."""
+    """The value of YAML ``text``; ``where`` names it in errors (a file name, ``--set dim``). Flow-style
+    nesting deeper than :data:`MAX_DEPTH` is refused before YAML composes it (seconds, for 3,000 levels)."""
     import yaml
+
+    if ("[" in text or "{" in text) and flow_depth(text) > MAX_DEPTH:
+        raise ConfigError("config", f"{where} is nested too deeply: values are nested more than {MAX_DEPTH} levels deep")
 
     try:
         loader = _strict_loader()(text)
