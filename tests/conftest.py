@@ -43,11 +43,23 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE_CONFIGS = REPO / "sample_configs"
 HF_CONFIGS = SAMPLE_CONFIGS / "hf"
 TEST_ENV = {"NO_COLOR": "1", "COLUMNS": "100"}
+# Compiled modules are kept (an environment may say not to): the pecli processes the tests start then
+# load pecli's modules compiled once, not from source each time.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # No test touches the network: a model id (--model, also from the fuzzer) is looked up in the cache only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-# No test reads or writes the base bounds pecli keeps between runs (pecli/cli/bounds.py) unless it says so.
-os.environ.setdefault("PECLI_CACHE_DIR", "")
+# No test reads the base bounds an earlier run kept (pecli/cli/bounds.py) unless it says so: the tests of
+# one run share a folder of their own (made by the first process, the others inherit it), so that a bound
+# is searched once per run instead of once per process.
+if "PECLI_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    os.environ["PECLI_CACHE_DIR"] = tempfile.mkdtemp(prefix="pecli-tests-")
+    atexit.register(shutil.rmtree, os.environ["PECLI_CACHE_DIR"], True)
 
 
 #: Test files run by one worker, file name → the unit they form: those that compute the same base bounds
