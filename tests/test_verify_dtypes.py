@@ -19,23 +19,9 @@ import pytest
 
 from pecli.analysis.verify import verify_arrays
 from pecli.config import build_scheme
+from test_verify import LLAMA31, ladder, llama3  # the formulas, written once for both files
 
 BF16 = ml_dtypes.bfloat16
-LLAMA31 = {"dim": 128, "base": 500000.0, "max_position_embeddings": 131072, "rope_scaling": {
-    "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-    "original_max_position_embeddings": 8192}}
-
-
-def ladder(base: float, rotated: int) -> np.ndarray:
-    """θ_i = base^(−2i/r)."""
-    return base ** (-np.arange(0, rotated, 2) / rotated)
-
-
-def llama3(theta: np.ndarray) -> np.ndarray:
-    """Meta's apply_scaling: wavelengths past 8192 divided by 8, under 2048 kept, smoothed between."""
-    wavelength = 2 * np.pi / theta
-    smooth = (8192 / wavelength - 1.0) / (4.0 - 1.0)
-    return np.where(wavelength > 8192, theta / 8, np.where(wavelength < 2048, theta, (1 - smooth) * theta / 8 + smooth * theta))
 
 
 def yarn(base: float, rotated: int, factor: float, original: int) -> np.ndarray:
