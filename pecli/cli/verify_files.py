@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import weakref
 import zipfile
 from typing import Any, BinaryIO
 
@@ -65,6 +66,7 @@ class FileRows:
         self.where, self.key = where, key
         self.row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
         self.stream = open(path, "rb")
+        weakref.finalize(self, self.stream.close)  # closed with the rows, however verify ends
 
     def read(self, start: int, stop: int) -> np.ndarray:
         count = max(0, stop - start)
@@ -88,6 +90,8 @@ class StreamRows:
     def _open(self) -> None:
         self.zipped = zipfile.ZipFile(self.archive)
         self.stream = self.zipped.open(self.member)
+        weakref.finalize(self, self.zipped.close)
+        weakref.finalize(self, self.stream.close)
         read_header(self.stream, self.where, self.key)
         self.row = 0
 
