@@ -146,3 +146,19 @@ def test_a_quoted_number_in_a_scaling_block_is_refused():
     with pytest.raises(ConfigError) as error:
         RopeScaling.from_hf({"rope_type": "longrope", "short_factor": [1, "2"], "long_factor": [1, 2]})
     assert error.value.key == "short_factor"
+
+
+def test_a_context_reading_type_is_one_record_too(monkeypatch):
+    # A scaling whose frequencies depend on the current length says so on its record: --context (the
+    # current sequence length) is then taken, as for dynamic NTK; a type without the flag refuses it.
+    def stretched(scaling, model):  # the numbers do not matter here, only the record's flag
+        return _frequencies(model, scaling, model.theta / scaling.factor, regimes=("scaled",) * model.pairs,
+                            factor=scaling.factor)
+
+    record = ScalingType("stretched", "θ_i / s, said to read the context", (FACTOR,), stretched, reads_context=True)
+    monkeypatch.setitem(SCALINGS, "stretched", record)
+    from pecli.config import resolve
+
+    assert resolve({"scheme": "rope", "dim": 4, "scaling": "stretched", "factor": 2, "context": 64}).scheme.reads_context
+    with pytest.raises(ConfigError, match="context"):
+        resolve({"scheme": "rope", "dim": 4, "scaling": "linear", "factor": 2, "context": 64})

@@ -246,7 +246,7 @@ class RopeScheme(Scheme):
 
     @property
     def reads_context(self) -> bool:
-        return self.scaling in ("dynamic", "longrope") or self.xpos is not None
+        return SCALINGS[self.scaling].reads_context or self.xpos is not None
 
     @property
     def shift_isometric(self) -> bool:

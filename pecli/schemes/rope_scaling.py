@@ -222,6 +222,9 @@ class ScalingType:
     validate : callable or None
         ``validate(scaling, rotated_dim, max_position_embeddings)``: only the type's own rules across
         keys (the keys themselves are already checked); raises :class:`ConfigError`.
+    reads_context : bool
+        Whether the frequencies depend on the current sequence length (``context``): dynamic NTK's base,
+        LongRoPE's short or long factors. ``--context`` is taken only by such types.
     """
 
     name: str
@@ -231,6 +234,7 @@ class ScalingType:
     required: tuple[str, ...] = ()
     defaults: Mapping[str, Any] = field(default_factory=dict)
     validate: Validator | None = None
+    reads_context: bool = False
 
     @property
     def key_names(self) -> tuple[str, ...]:
@@ -1011,7 +1015,8 @@ SCALINGS: dict[str, ScalingType] = {
         ScalingType("ntk", "NTK-aware: base · s^(d/(d−2)) (bloc97 2023)", (FACTOR,), _ntk, required=("factor",),
                     validate=_ntk_needs_d_above_2),
         ScalingType("dynamic", "dynamic NTK: the base grows with the context past L (emozilla 2023)",
-                    (FACTOR, ORIGINAL_LENGTH), _dynamic, required=("factor",), validate=_ntk_needs_d_above_2),
+                    (FACTOR, ORIGINAL_LENGTH), _dynamic, required=("factor",), validate=_ntk_needs_d_above_2,
+                    reads_context=True),
         ScalingType("yarn", "YaRN: ramp between θ_i and θ_i / s by rotations in L, attention 0.1 ln s + 1 "
                     "(Peng et al. 2023)",
                     (FACTOR, ORIGINAL_LENGTH, BETA_FAST, BETA_SLOW, MSCALE, MSCALE_ALL_DIM, ATTENTION_FACTOR, TRUNCATE),
@@ -1021,18 +1026,13 @@ SCALINGS: dict[str, ScalingType] = {
                     defaults=LLAMA3_DEFAULTS, validate=_validate_llama3),
         ScalingType("longrope", "LongRoPE: per-pair factors, short up to L and long past it (Ding et al. 2024; Phi-3)",
                     (SHORT_FACTOR, LONG_FACTOR, FACTOR, ATTENTION_FACTOR, ORIGINAL_LENGTH), _longrope,
-                    required=("short_factor", "long_factor"), validate=_validate_longrope),
+                    required=("short_factor", "long_factor"), validate=_validate_longrope, reads_context=True),
     )
 }
 """Every scaling type pecli knows, by pecli name: its keys, its rules and the function computing it."""
 
 SCALING_TYPES: tuple[str, ...] = tuple(SCALINGS)
 """The scaling types pecli ships, by pecli name (a snapshot of :data:`SCALINGS`' names)."""
-
-# The keys of each type, derived from the records, for callers written before the registry
-# (pecli.cli.common until it asks scaling_keys()).
-_ALLOWED_KEYS: dict[str, tuple[str, ...]] = {name: record.key_names for name, record in SCALINGS.items()}
-
 
 #: The scaling types that act on the frequencies alone, so also on frequencies given with ``--inv-freq``.
 LADDER_SCALINGS = ("none", "linear")
