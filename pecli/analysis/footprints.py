@@ -18,7 +18,7 @@ from pecli.analysis.structure import BLOCK_BYTES, CHUNK_BYTES, block_rows, encod
 from pecli.schemes.base import Scheme
 
 if TYPE_CHECKING:
-    from pecli.analysis.registry import CheckOptions
+    from pecli.analysis.options import CheckOptions
 
 #: What a check holds in memory: (bytes of what it reads that a run's checks share, bytes of its own work).
 Footprint = tuple[int, int]

@@ -167,7 +167,7 @@ class RotaryEncoding(Encoded):
     def encoding(self) -> np.ndarray:
         """(N, d): each pair's (cos, sin) at its components of the layout (times the queries' xPos
         factors, with xPos), zero past the rotated ones."""
-        from pecli.schemes.rope import pair_slices
+        from pecli.schemes.rotary_layout import pair_slices
 
         rotated = self.cos.shape[1]
         first, second = pair_slices(rotated, self.scheme.layout)
@@ -259,7 +259,7 @@ def rotary_caches(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The (N, r) cos and sin caches in ``dtype`` (default float64), written straight from the (n, r/2)
     phasors ``exp(i·angle)`` of each block of positions: no table of angles, no copy of a cache."""
-    from pecli.schemes.rope import pair_slices
+    from pecli.schemes.rotary_layout import pair_slices
 
     out_dtype = np.float64 if dtype is None else numpy_dtype(dtype)
     n = len(positions)
@@ -289,7 +289,7 @@ def derived_from_main(scheme: Any, parts: list[Part]) -> dict[str, Callable[[np.
     if (main is None or scheme.kind != "rotary" or main.name != "encoding" or len(main.shape) != 2
             or getattr(scheme, "xpos", None) is not None):
         return {}
-    from pecli.schemes.rope import layout_cache, pair_slices
+    from pecli.schemes.rotary_layout import layout_cache, pair_slices
 
     layout = scheme.layout
     rotated = int(getattr(scheme, "rotated_dim", main.shape[1]))

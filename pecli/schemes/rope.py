@@ -17,6 +17,9 @@ from pecli.schemes.base import MAX_WIDTH, Capability, Scheme, check_apply_input,
 from pecli.schemes.frequencies import DEFAULT_BASE, FrequencyPairs, check_given_frequencies, unit_phasors
 from pecli.schemes.parts import Block, Part, row_part, whole_part
 from pecli.schemes.positions import position_text
+from pecli.schemes.rotary_layout import (  # noqa: F401 (re-exported for axial and older callers)
+    layout_cache, pair_components, pair_slices, reference_rotations, rotate_pairs,
+)
 from pecli.schemes.rope_scaling import (
     SCALING_GROUP, SCALINGS, RopeScaling, ScaledFrequencies, compute_inv_freq, scaling_keys, scaling_type,
     shared_scaling_keys,
@@ -503,49 +506,6 @@ class RopeScheme(Scheme):
         cos, sin = rotary_caches(positions, self.phasors(exact=exact), self.rotated_dim, self.layout, dtype)
         scale = None if self.xpos is None else self.xpos_scale(positions).astype(cos.dtype)
         return RotaryEncoding(self, cos, sin, self.inv_freq, positions, xpos_scale=scale)
-
-
-def layout_cache(half: np.ndarray, layout: str) -> np.ndarray:
-    """(N, r/2) values per pair laid out as the layout's (N, r) cos or sin cache: ``concat(v, v)`` for
-    ``half`` (HuggingFace), each value twice adjacently for ``interleaved`` (GPT-J, Meta)."""
-    return np.concatenate([half, half], axis=1) if layout == "half" else np.repeat(half, 2, axis=1)
-
-
-def pair_components(rotated: int, layout: str) -> tuple[np.ndarray, np.ndarray]:
-    """Component indices (first, second) of each of the ``rotated / 2`` pairs: (i, i + r/2) for
-    ``half`` (HuggingFace ``rotate_half``), (2i, 2i + 1) for ``interleaved`` (GPT-J, Meta)."""
-    if layout == "half":
-        first = np.arange(rotated // 2)
-        return first, first + rotated // 2
-    first = np.arange(0, rotated, 2)
-    return first, first + 1
-
-
-def pair_slices(rotated: int, layout: str) -> tuple[slice, slice]:
-    """:func:`pair_components` as slices (views, not copies, when indexing)."""
-    return (slice(0, rotated // 2), slice(rotated // 2, rotated)) if layout == "half" else (slice(0, rotated, 2), slice(1, rotated, 2))
-
-
-def reference_rotations(angles: np.ndarray, dim: int, layout: str, scaling: float = 1.0) -> np.ndarray:
-    """(N, dim) rows holding ``scaling·(cos, sin)`` of the (N, r/2) ``angles`` at each pair's components
-    of the layout, zero past the r rotated ones: the reference vector (1, 0 on every pair) rotated."""
-    rotated = 2 * angles.shape[1]
-    out = (np.zeros if rotated < dim else np.empty)((angles.shape[0], dim))
-    first, second = pair_slices(rotated, layout)
-    np.cos(angles, out=out[:, first])
-    np.sin(angles, out=out[:, second])
-    if scaling != 1.0:
-        out[:, :rotated] *= scaling
-    return out
-
-
-def rotate_pairs(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """``x`` with each pair (a, b) of its last axis turned: (a cos − b sin, b cos + a sin), float64."""
-    a, b = x[..., first], x[..., second]
-    out = x.copy()
-    out[..., first] = a * cos - b * sin
-    out[..., second] = b * cos + a * sin
-    return out
 
 
 #: Parts made from the same cos and sin values (``pecli encode`` shares them when it writes several).
