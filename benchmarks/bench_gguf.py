@@ -13,8 +13,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 
@@ -27,32 +25,15 @@ def best_of(function, repeat: int = 5) -> float:
     return min(times)
 
 
-def sparse_file(folder: Path) -> str:
-    import gguf
-
-    path = folder / "big.gguf"
-    writer = gguf.GGUFWriter(str(path), "qwen2")
-    for key, value in {"block_count": 28, "context_length": 32768, "embedding_length": 3584, "attention.head_count": 28}.items():
-        writer.add_uint32(f"qwen2.{key}", value)
-    writer.add_tensor_info("blk.0.attn_q.weight", (50000, 50000), np.dtype(np.float32), 50000 * 50000 * 4)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_ti_data_to_file()
-    writer.close()
-    header = os.path.getsize(path)
-    os.truncate(path, header + (-header) % 32 + 50000 * 50000 * 4)
-    return str(path)
-
-
 def main() -> None:
-    from gguf_models import QWEN25_YARN, convert
+    from gguf_models import QWEN25_YARN, convert, sparse_gguf
 
     from pecli.hf_config import read_plan
     from pecli.models.gguf import read_gguf_plan
 
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
-        big = sparse_file(folder)
+        big = sparse_gguf(folder)
         small, config = convert(folder, "qwen25")
         (folder / "config.json").write_text(json.dumps(QWEN25_YARN))
         reference = best_of(lambda: read_plan(str(folder / "config.json")))

@@ -86,7 +86,7 @@ def _query_scale(spec: Spec) -> Callable[[Any], Any] | None:
     scale: DeepSeek's mscale², Qwen's log-n), for the checks that reason about scores; None without one."""
     group = spec.plan.single if spec.plan is not None else None
     scale = group.attention_scale if group is not None else None
-    return None if scale is None or (scale.constant and scale.factor == 1) else scale.at
+    return None if scale is None or scale.is_unit else scale.at
 
 
 def _layout_report(spec: Spec) -> CheckReport:

@@ -161,3 +161,26 @@ def _converted(name: str, config: dict) -> tuple[str, dict, dict]:
         return "phi2", {"block_count": 32, "context_length": 2048, "embedding_length": 2560, "attention.head_count": 32,
                         "rope.dimension_count": 32}, {}
     return "bloom", {"block_count": 24, "context_length": 2048, "embedding_length": 1024, "attention.head_count": 16}, {}
+
+
+def sparse_gguf(folder) -> str:
+    """A Qwen2 GGUF file whose header declares one 50,000 × 50,000 F32 tensor (10 GB), extended sparsely
+    to hold it: a multi-GB file on disk that costs nothing to make."""
+    import os
+
+    import gguf
+
+    path = os.path.join(str(folder), "big.gguf")
+    writer = gguf.GGUFWriter(path, "qwen2")
+    for key, value in {"block_count": 28, "context_length": 32768, "embedding_length": 3584,
+                       "attention.head_count": 28}.items():
+        writer.add_uint32(f"qwen2.{key}", value)
+    writer.add_float32("qwen2.rope.freq_base", 1e6)
+    writer.add_tensor_info("blk.0.attn_q.weight", (50000, 50000), np.dtype(np.float32), 50000 * 50000 * 4)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    writer.close()
+    header = os.path.getsize(path)
+    os.truncate(path, header + (-header) % 32 + 50000 * 50000 * 4)
+    return path

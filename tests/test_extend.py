@@ -61,7 +61,7 @@ def test_every_patch_reads_in_pecli_as_transformers_reads_it(path):
         np.testing.assert_allclose(pairs.inv_freq, reference["inv_freq"], rtol=2e-6, err_msg=key)
         assert pairs.attention_scaling == pytest.approx(reference["attention_scaling"], rel=1e-6), key
         # the logit scale pecli reports, from the patch's block: transformers' attention_scaling² × DeepSeek's mscale²
-        assert logit_scale(block, pairs.attention_scaling) == pytest.approx(reference["logit_scale"], rel=1e-6), key
+        assert logit_scale(block, pairs.attention_scaling, config["model_type"]) == pytest.approx(reference["logit_scale"], rel=1e-6), key
 
 
 def _without_attention_keys(patch: dict, kind: str | None) -> dict:

@@ -43,9 +43,9 @@ def test_deepseek_patches_keep_what_its_attention_reads():
 
 def test_deepseek_logit_scale_by_hand():
     # the model as shipped: factor 40, mscale_all_dim 1 → (0.1 ln 40 + 1)² = 1.8739 (the 1.874)
-    assert extension.logit_scale(DEEPSEEK["rope_scaling"], 1.0) == pytest.approx((0.1 * math.log(40) + 1) ** 2)
-    assert extension.logit_scale(DEEPSEEK["rope_scaling"], 1.0) == pytest.approx(1.8738542, rel=1e-6)
-    assert extension.logit_scale({"rope_type": "default", "mscale_all_dim": 1.0, "factor": 40}, 1.0) == 1.0
+    assert extension.logit_scale(DEEPSEEK["rope_scaling"], 1.0, "deepseek_v3") == pytest.approx((0.1 * math.log(40) + 1) ** 2)
+    assert extension.logit_scale(DEEPSEEK["rope_scaling"], 1.0, "deepseek_v3") == pytest.approx(1.8738542, rel=1e-6)
+    assert extension.logit_scale({"rope_type": "default", "mscale_all_dim": 1.0, "factor": 40}, 1.0, "deepseek_v3") == 1.0
     assert extension.logit_scale({"rope_type": "yarn", "factor": 4.0}, 1.2) == pytest.approx(1.44)
     # served at 16,384 (yarn ×4 over 4,096) to keep the test short; to 32,768: s = 8 over 4,096
     small = {**DEEPSEEK, "max_position_embeddings": 16384, "rope_scaling": {**DEEPSEEK["rope_scaling"], "factor": 4}}

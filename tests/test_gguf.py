@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("gguf")
 
-from gguf_models import GEMMA3, LLAMA31, QWEN25_YARN, convert, llama3_rope_freqs, write_gguf  # noqa: E402
+from gguf_models import GEMMA3, LLAMA31, QWEN25_YARN, convert, llama3_rope_freqs, sparse_gguf, write_gguf  # noqa: E402
 
 
 def config_file(tmp_path, config):
@@ -93,23 +93,9 @@ def test_bloom_reads_as_the_papers_alibi(invoke, tmp_path):
 
 def test_a_ten_gigabyte_file_is_read_without_touching_its_data(tmp_path):
     # A header declaring one 50,000 × 50,000 F32 tensor (10 GB), the file extended sparsely to hold it.
-    import gguf
-
     from pecli.models.gguf import read_gguf_plan
 
-    path = tmp_path / "big.gguf"
-    writer = gguf.GGUFWriter(str(path), "qwen2")
-    for key, value in {"block_count": 28, "context_length": 32768, "embedding_length": 3584,
-                       "attention.head_count": 28}.items():
-        writer.add_uint32(f"qwen2.{key}", value)
-    writer.add_float32("qwen2.rope.freq_base", 1e6)
-    writer.add_tensor_info("blk.0.attn_q.weight", (50000, 50000), np.dtype(np.float32), 50000 * 50000 * 4)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_ti_data_to_file()
-    writer.close()
-    header = os.path.getsize(path)
-    os.truncate(path, header + (-header) % 32 + 50000 * 50000 * 4)
+    path = sparse_gguf(tmp_path)
     assert os.path.getsize(path) > 10 ** 10
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     plan = read_gguf_plan(str(path))

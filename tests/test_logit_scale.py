@@ -132,3 +132,18 @@ def test_relativity_carries_the_query_scale(invoke, tmp_path):
                               "--length", "64", "--json").stdout)["results"][0]
     assert scaled["verdict"] == "pass"
     assert scaled["figures"]["score_scale"] == pytest.approx(plain["figures"]["score_scale"] * (0.1 * math.log(40) + 1) ** 2)
+
+
+def test_the_logit_scale_file_covers_the_model_context_not_a_chunk(invoke, tmp_path):
+    # Llama 4 with a 20,000-token context and 8,192-token chunks: without --length the file holds every
+    # position of the context (not the chunk the chunked group is analysed over), so the NoPE rule's
+    # second step, 1 + 0.1 ln 3 from p = 16,383 on, is in it.
+    config = tmp_path / "llama4.json"
+    config.write_text(json.dumps({"model_type": "llama4_text", "max_position_embeddings": 20000}))
+    out = tmp_path / "s.npz"
+    result = invoke("encode", "--hf-config", config, "--logit-scale", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    with np.load(out) as archive:
+        nope = archive["nope/logit_scale"]
+        assert nope.shape == (20000,) and archive["chunked_attention/logit_scale"].shape == (20000,)
+        assert nope[16383] == pytest.approx(1 + 0.1 * math.log(3)) and nope[16382] == pytest.approx(1 + 0.1 * math.log(2))

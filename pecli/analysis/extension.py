@@ -136,23 +136,13 @@ class ExtensionReport(Tabular):
         }
 
 
-def logit_scale(block: dict[str, Any] | None, attention_factor: float) -> float:
-    """What the model multiplies q·k/√d by under the scaling ``block``, with cos/sin scaled by
-    ``attention_factor``.
+def logit_scale(block: dict[str, Any] | None, attention_factor: float, model_type: Any = None) -> float:
+    """What the model of ``model_type`` multiplies q·k/√d by under the scaling ``block``, with cos/sin
+    scaled by ``attention_factor``: its square (cos and sin carry it on both q and k) times the factor the
+    model's attention applies (:func:`pecli.models.logit_scale.attention_side`: DeepSeek's mscale²)."""
+    from pecli.models.logit_scale import attention_side
 
-    ``attention_factor² · m²``: cos and sin carry the attention factor (YaRN's, LongRoPE's) on both q
-    and k; DeepSeek-V2/V3's attention multiplies its softmax scale by m² with m = 0.1 · mscale_all_dim ·
-    ln(factor) + 1 (1 for factor ≤ 1) when the block's rope type is not ``default`` and has a non-zero
-    ``mscale_all_dim`` (transformers' ``DeepseekV3Attention`` / ``yarn_apply_mscale``, and
-    ``_compute_yarn_parameters`` for the attention factor). Meant to be replaced by the logit scale
-    the model's position plan gives each layer group.
-    """
-    scale = float(attention_factor) ** 2
-    block = block or {}
-    kind = block.get("rope_type", block.get("type", "default"))
-    if kind != "default" and block.get("mscale_all_dim") and block.get("factor") is not None:
-        scale *= yarn_get_mscale(float(block["factor"]), float(block["mscale_all_dim"])) ** 2
-    return scale
+    return float(attention_factor) ** 2 * attention_side(model_type, block).factor
 
 
 def extension_report(config: dict[str, Any], target: Any, source: str = "config", *, max_bytes: int | None = None,
@@ -306,7 +296,7 @@ def _measure(method: str, patch: dict[str, Any], config: dict[str, Any], start: 
         "trained_pair_shift": trained_pair_shift(inv_freq, trained, start.pretraining),
         "local_resolution": adjacent_step(inv_freq) / adjacent_step(trained),
         "attention_factor": attention,
-        "logit_scale": logit_scale(_scaling_block(patch, start), attention),
+        "logit_scale": logit_scale(_scaling_block(patch, start), attention, _model_type(config, start)),
         "effective_base": float(pairs.base),
         "length_dependent": bool(scheme.reads_context),
         "distinguishability": distinct.verdict,
@@ -339,6 +329,11 @@ def _frequency_keys(patch: dict[str, Any], start: ExtensionBase, method: str) ->
     for key in reversed(start.path):
         node = {key: node}
     return node
+
+
+def _model_type(config: dict[str, Any], start: ExtensionBase) -> Any:
+    """The text model's type (the one whose attention reads the scaling block)."""
+    return _text_node(config, start).get("model_type") or config.get("model_type")
 
 
 def _text_node(patch: dict[str, Any], start: ExtensionBase) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, group_heading, message, print_json,
     scheme_command, stdout_console,
 )
-from pecli.config import Setting, Spec, check_memory
+from pecli.config import DEFAULT_LENGTH, Setting, Spec, check_memory
 from pecli import encoding_files
 from pecli.dtypes import cast
 from pecli.errors import ConfigError, PecliError
@@ -110,15 +110,21 @@ def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet:
     return _finish(run, target, quiet)
 
 
-def _logit_scales(specs, plan, target: Path | None, *, json: bool, quiet: bool, force: bool) -> None:
+def _logit_scales(specs, plan, target: Path | None, *, json: bool, quiet: bool, force: bool, own_positions: bool = False) -> None:
     """``encode --logit-scale``: each group's logit scale at the positions (float64), into ``-o s.npy`` (one
-    group) or ``s.npz`` (``GROUP/logit_scale``)."""
+    group) or ``s.npz`` (``GROUP/logit_scale``). ``own_positions``: no --length or --positions was given,
+    so every group is written over the model's context (not a sliding group's window)."""
     if plan is None:
         raise ConfigError("logit_scale", "is the scale of a model's attention logits: give --hf-config, --model or --gguf")
     if target is None:
         raise ConfigError("logit_scale", "writes the scale at each position: give --out s.npy (or s.npz for every group)")
-    spec = next(spec for _, spec in specs if spec is not None) if any(spec for _, spec in specs) else None
-    positions = np.asarray(spec.positions if spec is not None else np.arange(spec_length(plan)), dtype=np.float64)
+    spec = next((spec for _, spec in specs if spec is not None), None)
+    if spec is None or own_positions:
+        count = spec_length(plan)
+        check_memory(8 * count * (len(specs) + 1), spec.memory_budget if spec is not None else None, "--logit-scale")
+        positions = np.arange(count, dtype=np.float64)
+    else:
+        positions = np.asarray(spec.positions, dtype=np.float64)
     if target.suffix.lower() == ".npy":
         if len(specs) > 1:
             raise ConfigError("out", f"{plan.source} has {len(specs)} layer groups: write them to an .npz (GROUP/logit_scale), "
@@ -136,7 +142,7 @@ def _logit_scales(specs, plan, target: Path | None, *, json: bool, quiet: bool, 
 
 def spec_length(plan) -> int:
     """The positions of a model's groups when none computes an encoding: 0 … its context − 1."""
-    return max((group.context or 0 for group in plan.groups), default=0) or 512
+    return max((group.context or 0 for group in plan.groups), default=0) or DEFAULT_LENGTH
 
 
 def every_group(plan, specs, options, force: bool = False, json: bool = False, quiet: bool = False) -> None:
@@ -144,7 +150,8 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
     ``GROUP/KEY``; a group without position encoding has no arrays and says so."""
     if options.get("logit_scale"):
         target = check_target(options["out"], suffixes=SUFFIXES, force=force) if options.get("out") is not None else None
-        return _logit_scales(specs, plan, target, json=json, quiet=quiet, force=force)
+        own = options.get("length") is None and options.get("positions") is None
+        return _logit_scales(specs, plan, target, json=json, quiet=quiet, force=force, own_positions=own)
     live = [(group, spec) for group, spec in specs if spec is not None]
     if options.get("apply") is not None:
         raise ConfigError("apply", "applies one layer group's encoding: choose it with --layer N or --layer-group NAME")

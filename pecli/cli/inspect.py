@@ -99,7 +99,7 @@ def plan_text(plan):
         if group.note:
             text.append(f"  {group.note}\n")
         scale = group.logit_scale
-        if not scale.constant or scale.factor != 1:
+        if not scale.is_unit:
             text.append(f"  logit scale: {scale.text()}\n")
         text.append(f"  read: {', '.join(group.keys_read) or 'no key'}\n")
         if group.keys_defaulted:

@@ -56,7 +56,7 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
         console = stdout_console()
         for group, report, _ in documents:
             console.print(group_heading(plan, group))
-            if not group.logit_scale.constant or group.logit_scale.factor != 1:
+            if not group.logit_scale.is_unit:
                 console.print(f"logit scale (q·k/√d is multiplied by): {group.logit_scale.text()}")
             for renderable in [] if report is None else wavelengths_tables(report, wide=bool(options.get("wide"))):
                 console.print(renderable)
@@ -108,7 +108,7 @@ def wavelengths(
         from pecli.render.wavelengths import wavelengths_tables
 
         console = stdout_console()
-        if group is not None and (not group.logit_scale.constant or group.logit_scale.factor != 1):
+        if group is not None and not group.logit_scale.is_unit:
             console.print(f"logit scale (q·k/√d is multiplied by): {group.logit_scale.text()}")
         for renderable in wavelengths_tables(report, wide=bool(settings["wide"])):
             console.print(renderable)

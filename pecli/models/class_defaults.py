@@ -30,6 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from pecli.models.limits import MAX_LAYERS
+
 #: The key under which a level of a filled config lists the keys its class's defaults supplied.
 FILLED = "_pecli_class_defaults"
 #: The key under which a level lists the legacy keys moved into ``rope_parameters``, as the class moves them
@@ -200,7 +202,7 @@ def derived_value(data: dict[str, Any], key: str, record: dict[str, Any] | None 
     count = data.get("num_hidden_layers")
     period = derived.get("period") or (1 if isinstance(value, list) and value and len(set(map(str, value))) == 1 else None)
     if differ == ["num_hidden_layers"] and period and isinstance(count, int) and not isinstance(count, bool) \
-            and 0 < count <= len(value) * 1024:
+            and 0 < count <= MAX_LAYERS:
         return [value[i % period] for i in range(count)], []
     return value, differ
 

@@ -57,6 +57,11 @@ class LogitScale:
     def constant(self) -> bool:
         return not self.rule
 
+    @property
+    def is_unit(self) -> bool:
+        """Whether the scale is 1 at every position (nothing worth printing)."""
+        return self.constant and self.factor == 1
+
     def times(self, factor: float) -> LogitScale:
         """The same scale times a constant ``factor``."""
         return LogitScale(self.factor * factor, self.rule, self.params)

@@ -10,6 +10,7 @@ whose own scaling is not none, linear or yarn are refused.
 
 from __future__ import annotations
 
+import math
 import shlex
 from dataclasses import replace
 from typing import Any
@@ -65,7 +66,7 @@ def _group(group: LayerGroup, flags: dict[str, Any]) -> LayerGroup:
     scale = 1.0 if kind == "none" else scale
     ext = flags.get("--yarn-ext-factor", 1.0 if kind == "yarn" else 0.0)
     s = 1.0 / scale
-    attention = (0.1 * __import__("math").log(s) + 1.0 if ext and s > 1 else flags.get("--yarn-attn-factor", 1.0))
+    attention = (0.1 * math.log(s) + 1.0 if ext and s > 1 else flags.get("--yarn-attn-factor", 1.0))
     dim = int(options["dim"] * options.get("partial_rotary_factor", 1.0))
     rope = LlamaCppRope(dim, flags.get("--rope-freq-base", float(options.get("base", 10000.0))), scale, ext,
                         flags.get("--yarn-orig-ctx", block.get("original_max_position_embeddings")
