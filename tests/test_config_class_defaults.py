@@ -189,3 +189,12 @@ def test_non_rope_model_types_read_alone_as_their_full_config(path):
     full, alone = plan_of(config, "full"), plan_of({"model_type": config["model_type"]}, "alone")
     assert [(g.name, g.layers, dict(g.options or {})) for g in alone.groups] == \
         [(g.name, g.layers, dict(g.options or {})) for g in full.groups]
+
+
+def test_a_flat_block_that_gemma3s_class_would_ignore_is_refused():
+    # Gemma3TextConfig(rope_parameters={"rope_type": "linear", "factor": 8.0, "rope_theta": 5e5}) keeps the
+    # flat keys beside the per-type blocks it adds ({"full_attention": {default, 1e6}, …}) and its model
+    # reads only those: linear ×8 and 5e5 would be silently lost. pecli refuses rather than guess.
+    with pytest.raises(ConfigError, match="per layer type"):
+        plan_of({"model_type": "gemma3_text", "rope_parameters": {"rope_type": "linear", "factor": 8.0,
+                                                                   "rope_theta": 5e5}}, "g.json")

@@ -217,13 +217,11 @@ class SchemeCommand:
                 # Every layer group of the model (or the one without position encoding that was chosen);
                 # a command that shows the plan itself computes none of them.
                 specs = [] if whole else [(group, self._group_spec(options, plan, group)) for group in plan.groups]
-                with reporting(reporter_for(quiet=bool(own.get("quiet") or own.get("json")))):
-                    result = self.per_group(plan, specs, options, **own)
+                run = functools.partial(self.per_group, plan, specs, options, **own)
             else:
-                spec = self._resolve(options, plan)
-                with reporting(reporter_for(quiet=bool(own.get("quiet") or own.get("json")))):
-                    result = self.func(spec, **own)
-        return result
+                run = functools.partial(self.func, self._resolve(options, plan), **own)
+            with reporting(reporter_for(quiet=bool(own.get("quiet") or own.get("json")))):
+                return run()
 
     def _group_spec(self, options: dict[str, Any], plan: Any, group: Any) -> Spec | None:
         """The spec of one group (None: no position encoding). A checkpoint (``--weights``) is the learned

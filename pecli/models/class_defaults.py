@@ -30,6 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from pecli.errors import ConfigError
 from pecli.models.limits import MAX_LAYERS
 
 #: The key under which a level of a filled config lists the keys its class's defaults supplied.
@@ -228,7 +229,11 @@ def _per_kind_bases(data: dict[str, Any], defaults: dict[str, float]) -> list[st
     blocks = {kind: dict(given[kind]) for kind in defaults if isinstance(given.get(kind), dict)} if nested else {}
     scaling = data.get("rope_scaling") if isinstance(data.get("rope_scaling"), dict) else None
     if not nested and isinstance(given, dict) and given:
-        scaling = {**given, **(scaling or {})}  # a flat block: the full-attention layers' (their rope_scaling)
+        # The class keeps a flat block beside the per-type ones it adds, and reads only those: the flat
+        # keys would be ignored by the model, so the config is refused rather than read either way.
+        raise ConfigError("rope_parameters", f"is one block ({', '.join(map(str, given))}) for model_type "
+                          f"{data.get('model_type')}, whose config class reads it per layer type only "
+                          f"({', '.join(defaults)}) and ignores flat keys: give it per layer type")
     if scaling:
         blocks["full_attention"] = {**blocks.get("full_attention", {"rope_type": "default"}), **scaling}
     filled = []
