@@ -56,10 +56,15 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
         console = stdout_console()
         for group, report, _ in documents:
             console.print(group_heading(plan, group))
-            if not group.logit_scale.is_unit:
-                console.print(f"logit scale (q·k/√d is multiplied by): {group.logit_scale.text()}")
+            _print_logit_scale(console, group)
             for renderable in [] if report is None else wavelengths_tables(report, wide=bool(options.get("wide"))):
                 console.print(renderable)
+
+
+def _print_logit_scale(console, group) -> None:
+    """The line above a group's table saying its logit scale, where it is not 1."""
+    if not group.logit_scale.is_unit:
+        console.print(f"logit scale (q·k/√d is multiplied by): {group.logit_scale.text()}")
 
 
 #: The document of layers without position encoding.
@@ -108,8 +113,8 @@ def wavelengths(
         from pecli.render.wavelengths import wavelengths_tables
 
         console = stdout_console()
-        if group is not None and not group.logit_scale.is_unit:
-            console.print(f"logit scale (q·k/√d is multiplied by): {group.logit_scale.text()}")
+        if group is not None:
+            _print_logit_scale(console, group)
         for renderable in wavelengths_tables(report, wide=bool(settings["wide"])):
             console.print(renderable)
     if target is not None:
