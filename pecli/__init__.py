@@ -79,7 +79,7 @@ def model_plan(config: str | dict[str, Any], *, scheme: Any = None):
         check_config_sizes(config, "config")
         plan = plan_of(config, "config", scheme)
     else:
-        from pecli.hf_config import read_plan
+        from pecli.models.reading import read_plan
 
         plan = read_plan(str(config), scheme)
     check_plan_schemes(plan)  # a base of NaN and the like: refused as every command refuses it

@@ -91,7 +91,7 @@ def _query_scale(spec: Spec) -> Callable[[Any], Any] | None:
 
 def _layout_report(spec: Spec) -> CheckReport:
     """``check layout``: the q/k weights of ``--weights`` against the layout of the rotary scheme."""
-    from pecli.models.checkpoint import Checkpoint
+    from pecli.checkpoint import Checkpoint
     from pecli.models.usage import check_layout, find_projections, pairs_layout, projection_bytes
     from pecli.schemes.base import Capability, require
 

@@ -25,9 +25,12 @@ from pecli.schemes import SCHEMES, Scheme, get_scheme_class
 from pecli.memory import check_memory, default_memory_budget, memory_budget, parse_size  # noqa: F401 (re-exported)
 from pecli.schemes.build import DEFAULT_LENGTH, accepted_keys, build_scheme, normalize_key, scheme_parameters, variant
 from pecli.schemes.positions import Positions, as_positions, positions_length
+from pecli.models.reading import (  # noqa: F401 (re-exported: the commands read models through the request)
+    LAYER_SETTINGS, MODEL_KEYS, check_plan_schemes, group_options, model_plan, selected_plan,
+)
 
 if TYPE_CHECKING:
-    from pecli.models.plan import PositionPlan
+    from pecli.models.plan import LayerGroup, PositionPlan
 
 DEFAULT_SCHEME = "sinusoidal"
 #: More positions than any context a model runs (2^32); beyond this a range is surely a typo.
@@ -45,15 +48,6 @@ RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("positions", object, None, "position ids: start:stop[:step], an .npy file, or a list; rope, rope-nd, "
             "sinusoidal, sinusoidal-nd take real numbers too"),
     Setting("dtype", str, None, "dtype of the output", choices=tuple(DTYPES), default_text="float64"),
-)
-
-
-#: Keys that choose one layer group of a model's position plan (with ``hf_config`` or ``model``).
-LAYER_SETTINGS: tuple[Setting, ...] = (
-    Setting("layer", int, None, "one layer of the model: 0-based, as transformers' layer_idx", minimum=0,
-            default_text="every layer group", group="Configuration"),
-    Setting("layer_group", str, None, "one layer group of the model by name (as inspect config lists them)",
-            default_text="every layer group", group="Configuration"),
 )
 
 
@@ -264,6 +258,7 @@ def scheme_entries(value: Any, key: str = "schemes") -> list[tuple[str, dict[str
     return entries
 
 
+# -- the request pipeline: gather → expand sources → split keys → build and place -------------------------
 def resolve(
     options: Mapping[str, Any], settings: tuple[Setting, ...] = (), *,
     run_keys: tuple[str, ...] = tuple(s.name for s in RUN_SETTINGS), plan: PositionPlan | None = None,
@@ -274,8 +269,59 @@ def resolve(
     reads and the command's own ``settings``; anything else is an error that lists the valid keys.
     ``plan`` is the model's plan already narrowed to one group, when the caller has read it (else the
     model that ``options`` names is read here).
+
+    The stages, each a function of its own: the caller gathers the layers (:func:`merge` of a YAML
+    file, the options given, ``--set``); :func:`expand_sources` replaces a preset and a model by the
+    options they stand for; :func:`split_keys` sorts the keys into the command's settings and the
+    scheme's parameters; :func:`build_and_place` builds the scheme and places it at its positions.
     """
-    command = {s.name: s for s in (*RUN_SETTINGS, *settings) if s.name in run_keys or s in settings}
+    command = command_settings(settings, run_keys)
+    options, plan = expand_sources(options, command, plan)
+    keys = split_keys(options, command)
+    if keys.cls.has_cells:
+        return dataclasses.replace(_resolve_cells(keys, settings), plan=plan)
+    return build_and_place(keys, settings, plan)
+
+
+def group_specs(
+    options: Mapping[str, Any], plan: PositionPlan, settings: tuple[Setting, ...] = (), *,
+    run_keys: tuple[str, ...] = tuple(s.name for s in RUN_SETTINGS),
+) -> list[tuple[LayerGroup, Spec | None]]:
+    """Every layer group of a model with its :class:`Spec` (None: the group has no position encoding):
+    the one fan-out of the commands that answer group by group.
+
+    A checkpoint (``weights``) is the table of the scheme that reads one: the groups of other schemes go
+    without it (Whisper's sinusoidal encoder beside its learned decoder), unless the command itself
+    reads checkpoints (``check layout``'s q/k projections).
+    """
+    reads_checkpoints = bool({s.name for s in settings} & set(CHECKPOINT_KEYS))
+    specs: list[tuple[LayerGroup, Spec | None]] = []
+    for group in plan.groups:
+        if group.options is None:
+            specs.append((group, None))
+            continue
+        own = {**options, "layer": None, "layer_group": group.name}
+        if not SCHEMES[group.scheme].table_in_checkpoint and not reads_checkpoints:
+            own = {k: v for k, v in own.items() if k not in CHECKPOINT_KEYS}
+        specs.append((group, resolve(own, settings, run_keys=run_keys, plan=plan.select(group=group.name))))
+    return specs
+
+
+def command_settings(settings: tuple[Setting, ...], run_keys: tuple[str, ...]) -> dict[str, Setting]:
+    """The keys a command takes besides the scheme's parameters: its ``run_keys`` and its own settings."""
+    return {s.name: s for s in (*RUN_SETTINGS, *settings) if s.name in run_keys or s in settings}
+
+
+def expand_sources(
+    options: Mapping[str, Any], command: Mapping[str, Setting], plan: PositionPlan | None = None,
+) -> tuple[dict[str, Any], PositionPlan | None]:
+    """Stage 2: the options with what a preset and a model stand for written out, and the model's plan.
+
+    A preset becomes its scheme and options (the user's keys win); a model's chosen layer group becomes
+    its scheme options (the user's keys win; another scheme is an error); a checkpoint given without a
+    scheme is read as its position table (the scheme whose table is in a checkpoint). The keys that name
+    a model are removed unless the command reads the model itself.
+    """
     if options.get("preset") is not None and "scheme" not in command:
         raise ConfigError("preset", "chooses one scheme and its options; this command takes no --scheme (compare: list "
                           "the schemes with --schemes)")
@@ -289,64 +335,51 @@ def resolve(
     if options.get("scheme") is None:  # absent or null: the default
         options.pop("scheme", None)
     if plan is not None:
-        from pecli.models.plan import one_group
+        return _with_model_options(options, plan, model_key), plan
+    if options.get("weights") is not None and "scheme" not in options and command.get("scheme") is RUN_SETTINGS[0]:
+        # A checkpoint's position table (unless the command has its own default scheme).
+        options["scheme"] = next(name for name, cls in SCHEMES.items() if cls.table_in_checkpoint)
+    return options, None
 
-        group = one_group(plan)
-        from_model = group_options(plan, group, options.get("weights"))
-        asked = options.get("scheme")
-        if asked not in (None, from_model["scheme"]):
-            raise ConfigError(model_key, f"{plan.source} uses {from_model['scheme']} in layer group {group.name}, not scheme {asked!r}")
-        options = merge(from_model, options)
-    elif options.get("weights") is not None and "scheme" not in options and command.get("scheme") is RUN_SETTINGS[0]:
-        options["scheme"] = "learned"  # a checkpoint's position table (unless the command has its own default scheme)
-    # A command may declare its own ``scheme`` setting, with its own default (inspect: rope).
-    scheme_name = command["scheme"].coerce(options.get("scheme", command["scheme"].default)) if "scheme" in command else DEFAULT_SCHEME
-    cls = get_scheme_class(scheme_name)
-    own_names = accepted_keys(cls)
-    # A command that draws several schemes (``schemes``) accepts the parameters of each of them.
+
+def _with_model_options(options: dict[str, Any], plan: PositionPlan, model_key: str) -> dict[str, Any]:
+    from pecli.models.plan import one_group
+
+    group = one_group(plan)
+    from_model = group_options(plan, group, options.get("weights"))
+    asked = options.get("scheme")
+    if asked not in (None, from_model["scheme"]):
+        raise ConfigError(model_key, f"{plan.source} uses {from_model['scheme']} in layer group {group.name}, not scheme {asked!r}")
+    return merge(from_model, options)
+
+
+@dataclass(frozen=True)
+class SortedKeys:
+    """A request's keys sorted (stage 3 of :func:`resolve`)."""
+
+    #: The scheme's name and class.
+    scheme: str
+    cls: type[Scheme]
+    #: The command's settings, coerced (None left out).
+    chosen: dict[str, Any]
+    #: The scheme parameters as given: of this scheme, and of the schemes a ``schemes`` setting lists.
+    params: dict[str, Any]
+    #: Those this scheme takes.
+    own: dict[str, Any]
+
+
+def split_keys(options: Mapping[str, Any], command: Mapping[str, Setting]) -> SortedKeys:
+    """Stage 3: the scheme chosen, and the options sorted into the command's settings and the scheme's
+    parameters; a key that is neither is an error naming the scheme that takes it, or the closest key.
+
+    A command may declare its own ``scheme`` setting, with its own default (inspect: rope); one that draws
+    several schemes (``schemes``) accepts the parameters of each of them.
+    """
+    name = command["scheme"].coerce(options.get("scheme", command["scheme"].default)) if "scheme" in command else DEFAULT_SCHEME
+    cls = get_scheme_class(name)
     listed = options.get("schemes", command["schemes"].default) if "schemes" in command else None
-    overlaid = [cls] + [SCHEMES[name] for name, _ in scheme_entries(listed)]
+    overlaid = [cls] + [SCHEMES[other] for other, _ in scheme_entries(listed)]
     parameter_names = set().union(*(accepted_keys(c) for c in overlaid))
-    chosen, params = _sorted_keys(options, command, cls, scheme_name, parameter_names)
-    own = {k: v for k, v in params.items() if k in own_names}
-    if cls.has_cells:
-        return dataclasses.replace(_resolve_cells(scheme_name, own, chosen, settings, params), plan=plan)
-    budget = memory_budget(chosen.get("max_memory"))
-    given = chosen.get("positions")
-    positions = None if given is None else parse_positions(given, cls.position_rank, budget, real=cls.real_positions)
-    length = chosen.get("length")
-    if positions is None:
-        # A model's own context (max_position_embeddings, from --hf-config) is a better default than 512; a
-        # sliding-window group's window, or a scaling's factor × original length, better still.
-        natural = params.get("max_position_embeddings") if "max_position_embeddings" in scheme_parameters(cls) else None
-        group = plan.single if plan is not None else None
-        windowed = group.analysis_length if group is not None and group.options is not None else None
-        natural = windowed or natural
-        length = length or (coerce("max_position_embeddings", natural, int, minimum=1) if natural is not None else DEFAULT_LENGTH)
-    elif length is None:
-        length = positions_length(positions)
-    if positions is not None and "context" in scheme_parameters(cls) and own.get("context") is None:
-        # The current sequence length (dynamic NTK, LongRoPE, xPos's centre) reaches the last position id, as in HF.
-        own["context"] = max(int(length), positions_length(positions))
-    scheme = build_scheme(scheme_name, own, length=length)
-    if params.get("context") is not None and not scheme.reads_context:
-        raise ConfigError("context", f"is the current sequence length of the dynamic and longrope scalings; "
-                          f"{scheme.name} with scaling {getattr(scheme, 'scaling', 'none')} does not depend on it")
-    if positions is None and chosen.get("length") is None and scheme.model_length and scheme.model_length != length \
-            and not (plan is not None and plan.single is not None and plan.single.analysis_length == length):
-        length = scheme.model_length  # a checkpoint's position table: its rows
-        scheme = scheme.at_length(length)
-    resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
-    where = (Positions.range(length, cls.position_rank) if positions is None
-             else Positions.of(positions, cls.position_rank, real=cls.real_positions))
-    return Spec(scheme, int(length), where, chosen.get("dtype"), resolved, params, plan)
-
-
-def _sorted_keys(
-    options: Mapping[str, Any], command: Mapping[str, Setting], cls: type, scheme_name: str, parameter_names: set[str],
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``options`` sorted into the command's settings (coerced; None left out) and the scheme parameters
-    (as given); a key that is neither is an error naming the scheme that takes it, or the closest key."""
     own_names = accepted_keys(cls)
     chosen: dict[str, Any] = {}
     params: dict[str, Any] = {}
@@ -358,25 +391,75 @@ def _sorted_keys(
         elif key in parameter_names:
             params[key] = value
         else:
-            other = sorted(name for name, c in SCHEMES.items() if key in scheme_parameters(c))
-            valid = list(dict.fromkeys([*command, *scheme_parameters(cls)]))
-            guess = difflib.get_close_matches(key, valid, n=1, cutoff=0.75)
-            hint = f"; it is a parameter of {', '.join(other)}" if other else f"; did you mean {guess[0]}?" if guess else ""
-            raise ConfigError(key, f"unknown key for scheme {scheme_name!r}{hint} (valid keys: {', '.join(valid)})")
-    return chosen, params
+            raise _unknown_key(key, name, cls, command)
+    return SortedKeys(name, cls, chosen, params, {k: v for k, v in params.items() if k in own_names})
 
 
-def _resolve_cells(
-    name: str, own: dict[str, Any], chosen: dict[str, Any], settings: tuple[Setting, ...], params: dict[str, Any],
-) -> Spec:
+def _unknown_key(key: str, name: str, cls: type[Scheme], command: Mapping[str, Setting]) -> ConfigError:
+    other = sorted(n for n, c in SCHEMES.items() if key in scheme_parameters(c))
+    valid = list(dict.fromkeys([*command, *scheme_parameters(cls)]))
+    guess = difflib.get_close_matches(key, valid, n=1, cutoff=0.75)
+    hint = f"; it is a parameter of {', '.join(other)}" if other else f"; did you mean {guess[0]}?" if guess else ""
+    return ConfigError(key, f"unknown key for scheme {name!r}{hint} (valid keys: {', '.join(valid)})")
+
+
+def build_and_place(keys: SortedKeys, settings: tuple[Setting, ...], plan: PositionPlan | None = None) -> Spec:
+    """Stage 4: the scheme built from its parameters, at its positions, over its length.
+
+    The length is ``length``, else the positions' (their last id + 1), else the length the model's
+    group is analysed over (:func:`natural_length`). The current sequence length of a scheme that reads
+    it (``context``) defaults to what the positions reach; a ``context`` the scheme does not read is an
+    error; a checkpoint's table, asked for no length, spans its own rows.
+    """
+    cls, chosen, own = keys.cls, keys.chosen, dict(keys.own)
+    given = chosen.get("positions")
+    budget = memory_budget(chosen.get("max_memory"))
+    positions = None if given is None else parse_positions(given, cls.position_rank, budget, real=cls.real_positions)
+    length = chosen.get("length")
+    if positions is None:
+        length = length or natural_length(cls, keys.params, plan)
+    elif length is None:
+        length = positions_length(positions)
+    if positions is not None and "context" in scheme_parameters(cls) and own.get("context") is None:
+        # The current sequence length (dynamic NTK, LongRoPE, xPos's centre) reaches the last position id, as in HF.
+        own["context"] = max(int(length), positions_length(positions))
+    scheme = build_scheme(keys.scheme, own, length=length)
+    if keys.params.get("context") is not None and not scheme.reads_context:
+        from pecli.schemes.rope_scaling import SCALINGS
+
+        readers = " and ".join(name for name, record in SCALINGS.items() if record.reads_context)
+        raise ConfigError("context", f"is the current sequence length of the {readers} scalings; {scheme.name} "
+                          f"with scaling {getattr(scheme, 'scaling', 'none')} does not depend on it")
+    analysed = plan is not None and plan.single is not None and plan.single.analysis_length == length
+    if positions is None and chosen.get("length") is None and scheme.model_length not in (None, 0, length) and not analysed:
+        length = scheme.model_length  # a checkpoint's position table: its rows
+        scheme = scheme.at_length(length)
+    resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
+    where = (Positions.range(length, cls.position_rank) if positions is None
+             else Positions.of(positions, cls.position_rank, real=cls.real_positions))
+    return Spec(scheme, int(length), where, chosen.get("dtype"), resolved, keys.params, plan)
+
+
+def natural_length(cls: type[Scheme], params: Mapping[str, Any], plan: PositionPlan | None) -> int:
+    """The length of a request that gives no length nor positions: the length its model's group is
+    analysed over (a sliding window, a scaling's factor × original length), else the model's context
+    (``max_position_embeddings``), else :data:`DEFAULT_LENGTH`."""
+    group = plan.single if plan is not None else None
+    if group is not None and group.options is not None and group.analysis_length:
+        return int(group.analysis_length)
+    context = params.get("max_position_embeddings") if "max_position_embeddings" in scheme_parameters(cls) else None
+    return coerce("max_position_embeddings", context, int, minimum=1) if context is not None else DEFAULT_LENGTH
+
+
+def _resolve_cells(keys: SortedKeys, settings: tuple[Setting, ...]) -> Spec:
     """The :class:`Spec` of an n-D scheme: its positions are its own cells (a grid's, a sequence's), so
     ``length`` is their number; ``positions`` may pick some of them by their coordinates."""
-    scheme = build_scheme(name, own)
-    count, rank = scheme.cell_count, scheme.position_rank
+    scheme = build_scheme(keys.scheme, keys.own)
+    count, rank, chosen = scheme.cell_count, scheme.position_rank, keys.chosen
     length = chosen.get("length")
     if length is not None and length != count:
         raise ConfigError(
-            "length", f"{name} encodes its {count:,} cells ({scheme.cells_text()}), not {length:,} positions; "
+            "length", f"{keys.scheme} encodes its {count:,} cells ({scheme.cells_text()}), not {length:,} positions; "
             f"set its {'grid' if scheme.on_grid else 'sequence'} instead",
         )
     given = chosen.get("positions")
@@ -384,103 +467,11 @@ def _resolve_cells(
     where = (Positions.cells(count, rank, scheme.cells) if given is None
              else Positions.of(parse_positions(given, rank, real=real), rank, real=real))
     resolved = {s.name: chosen.get(s.name, s.default) for s in settings}
-    return Spec(scheme, count, where, chosen.get("dtype"), resolved, params)
+    return Spec(scheme, count, where, chosen.get("dtype"), resolved, keys.params)
 
 
 #: Keys naming a checkpoint: the ``learned`` scheme's table, or the q/k projections a command reads.
 CHECKPOINT_KEYS = ("weights", "tensor")
-
-
-#: Keys that name a model and select from its plan: read by :func:`selected_plan`, never scheme keys.
-MODEL_KEYS = ("hf_config", "model", "gguf", "layer", "layer_group")
-
-
-def model_plan(hf_config: Any, model: Any, scheme: str | None = None, gguf: Any = None) -> PositionPlan:
-    """The position plan of a config.json given by path (``hf_config``) or by model id (``model``,
-    resolved through the HuggingFace cache by :func:`pecli.models.hub.config_path`), or of a GGUF file
-    (``gguf``, :func:`pecli.models.gguf.read_gguf_plan`); ``scheme="rope"`` reads a Qwen-VL model as
-    1-D RoPE (see :func:`pecli.hf_config.read_plan`)."""
-    if gguf is not None:
-        if not isinstance(gguf, str) or not gguf:
-            raise ConfigError("gguf", f"expected the path of a GGUF file, got {excerpt(gguf)}")
-        from pecli.models.gguf import read_gguf_plan
-
-        return read_gguf_plan(gguf)
-    if model is not None:
-        if not isinstance(model, str) or not model.strip():
-            raise ConfigError("model", f"expected ORG/NAME[@REVISION], got {excerpt(model)}")
-        from pecli.models.hub import config_path
-
-        path = config_path(model)
-        try:
-            from pecli.hf_config import read_plan
-
-            return read_plan(path, scheme, source=model)
-        except ConfigError as error:
-            if error.key != "hf_config":  # a key of the config itself: its own message names it
-                raise
-            raise ConfigError("model", f"{model}: {str(error).removeprefix('hf_config: ')}") from None
-    if not isinstance(hf_config, str) or not hf_config:
-        raise ConfigError("hf_config", f"expected the path of a config.json, got {excerpt(hf_config)}")
-    from pecli.hf_config import read_plan
-
-    return read_plan(hf_config, scheme)
-
-
-def selected_plan(options: Mapping[str, Any], command: Mapping[str, Setting] | None = None) -> PositionPlan | None:
-    """The plan of the model that ``options`` name (``hf_config`` or ``model``), narrowed to the group
-    that ``layer`` or ``layer_group`` selects; None when no model is named (then a selection is an error).
-    A command that takes ``hf_config`` or ``model`` as its own setting (compare) reads it itself."""
-    command = command or {}
-    if any(key in command for key in MODEL_KEYS):
-        return None
-    hf_config, model, gguf = options.get("hf_config"), options.get("model"), options.get("gguf")
-    layer = LAYER_SETTINGS[0].coerce(options["layer"]) if options.get("layer") is not None else None
-    group = LAYER_SETTINGS[1].coerce(options["layer_group"]) if options.get("layer_group") is not None else None
-    given = [name for name, value in (("--hf-config", hf_config), ("--model", model), ("--gguf", gguf)) if value is not None]
-    if hf_config is not None and model is not None:
-        raise ConfigError("model", "give either --model or --hf-config, not both")
-    if len(given) > 1:
-        raise ConfigError("gguf", f"give either {' or '.join(given)}, not both")
-    if not given:
-        if layer is not None or group is not None:
-            key = "layer" if layer is not None else "layer_group"
-            raise ConfigError(key, "selects a layer of a model: give --hf-config or --model (or --gguf)")
-        return None
-    asked = options.get("scheme")
-    return model_plan(hf_config, model, asked if asked == "rope" else None, gguf).select(layer, group)
-
-
-def group_options(plan: PositionPlan, group: Any, weights: Any = None) -> dict[str, Any]:
-    """The scheme options of one of ``plan``'s groups; a learned table without its checkpoint
-    (``weights``) is refused, whichever door asks (a command, ``compare``'s rows, the library)."""
-    options = dict(group.options)
-    if options["scheme"] == "learned" and weights is None:
-        raise ConfigError("weights", f"{plan.source} ({plan.family}) has a learned position table in layer group "
-                          f"{group.name}: its values are in the checkpoint, not the config; give it with --weights FILE")
-    return options
-
-
-def check_plan_schemes(plan: PositionPlan) -> None:
-    """Build the scheme of every layer group of ``plan``, so that options the scheme would refuse (a base
-    NaN or infinite, a partial_rotary_factor of 0 or 1.5, a head of 10⁹ components, an unknown
-    rope_type in one layer type's block) are refused for the whole plan, as any command refuses the
-    group it reads. A learned table's values are in a checkpoint, not the config: it is not built here.
-
-    Raises
-    ------
-    ConfigError
-        The scheme's own error (naming the key), with the layer group and the config it came from.
-    """
-    for group in plan.groups:
-        if group.options is None or group.options.get("scheme") == "learned":
-            continue
-        options = dict(group.options)
-        try:
-            build_scheme(options.pop("scheme"), options)
-        except ConfigError as error:
-            text = str(error).removeprefix(f"{error.key}: ")
-            raise ConfigError(error.key, f"{text} (layer group {group.name} of {plan.source})") from None
 
 
 #: The memory key every command takes: work that would need more is refused before it starts.
@@ -494,9 +485,9 @@ def __getattr__(name: str) -> Any:
     # pecli.config.read_hf_config, read_plan, one_group and PositionPlan, loaded when asked for (a run
     # without a model's config does not load the model tables)
     if name in ("read_hf_config", "read_plan"):
-        import pecli.hf_config
+        import pecli.models.reading
 
-        return getattr(pecli.hf_config, name)
+        return getattr(pecli.models.reading, name)
     if name in ("one_group", "PositionPlan"):
         import pecli.models.plan
 

@@ -24,7 +24,7 @@ from pecli.cli.options import (
     CONFIG_PANEL, OUTPUT_PANEL, SCHEME_PANEL, ForceOption, JsonOption, QuietOption, make_option, negated,
 )
 from pecli.config import (
-    CHECKPOINT_KEYS, LAYER_SETTINGS, MEMORY_SETTING, RUN_SETTINGS, Setting, Spec, load_yaml, merge, parse_sets, resolve,
+    LAYER_SETTINGS, MEMORY_SETTING, RUN_SETTINGS, Setting, Spec, group_specs, load_yaml, merge, parse_sets, resolve,
     selected_plan,
 )
 from pecli.errors import PecliError
@@ -179,7 +179,7 @@ class SchemeCommand:
             from_file = load_yaml(config_path) if config_path is not None else {}
             options = merge(from_file, given, parse_sets(sets))
             if options.get("model") is not None:  # a missing local file is said before any network access
-                from pecli.models.checkpoint import require_local
+                from pecli.checkpoint import require_local
 
                 require_local(options.get("weights"))
             plan = selected_plan(options, {s.name: s for s in self.settings})  # None where the command reads models itself
@@ -216,22 +216,15 @@ class SchemeCommand:
             if plan is not None and self.per_group is not None and (several or whole):
                 # Every layer group of the model (or the one without position encoding that was chosen);
                 # a command that shows the plan itself computes none of them.
-                specs = [] if whole else [(group, self._group_spec(options, plan, group)) for group in plan.groups]
+                specs = [] if whole else group_specs(options, plan, self.settings, run_keys=self.run_keys)
+                for _, spec in specs:
+                    if spec is not None and self.needs is not None:
+                        require(spec.scheme, self.needs, self.func.__name__)
                 run = functools.partial(self.per_group, plan, specs, options, **own)
             else:
                 run = functools.partial(self.func, self._resolve(options, plan), **own)
             with reporting(reporter_for(quiet=bool(own.get("quiet") or own.get("json")))):
                 return run()
-
-    def _group_spec(self, options: dict[str, Any], plan: Any, group: Any) -> Spec | None:
-        """The spec of one group (None: no position encoding). A checkpoint (``--weights``) is the learned
-        table's: the groups of other schemes go without it (Whisper's encoder beside its decoder)."""
-        if group.options is None:
-            return None
-        own = {**options, "layer": None, "layer_group": group.name}
-        if group.scheme != "learned" and not {s.name for s in self.settings} & set(CHECKPOINT_KEYS):
-            own = {k: v for k, v in own.items() if k not in CHECKPOINT_KEYS}
-        return self._resolve(own, plan.select(group=group.name))
 
     def _resolve(self, options: dict[str, Any], plan: Any = None) -> Spec:
         spec = resolve(options, self.settings, run_keys=self.run_keys, plan=plan)

@@ -102,7 +102,7 @@ def read_weight(path: Path, tensor: str | None, budget: int) -> tuple[np.ndarray
         from pecli.io import load_array
 
         return load_array(path, key="input", max_bytes=budget // 2), "weight"
-    from pecli.models.checkpoint import Checkpoint
+    from pecli.checkpoint import Checkpoint
 
     checkpoint = Checkpoint(path, key="input")
     if tensor is None:
@@ -119,7 +119,7 @@ def stored_dtype(code: str) -> np.dtype:
     """The NumPy dtype of a safetensors float code (bfloat16 and float8 through ml_dtypes)."""
     import ml_dtypes
 
-    from pecli.models.checkpoint import RAW_DTYPES
+    from pecli.checkpoint import RAW_DTYPES
 
     if code in RAW_DTYPES:
         return np.dtype(getattr(ml_dtypes, RAW_DTYPES[code]))
@@ -133,7 +133,7 @@ def write_weight(target: Path, weight: np.ndarray, name: str, *, force: bool) ->
     if target.suffix == ".npy":
         save_npy(target, weight, force=force)
         return
-    from pecli.models import optional_import
+    from pecli.extras import optional_import
 
     numpy_api = optional_import("safetensors.numpy", "writing .safetensors")
     data = numpy_api.save({name: np.ascontiguousarray(weight)})

@@ -90,6 +90,9 @@ class Scheme:
     aliases: ClassVar[dict[str, str]] = {}
     #: Name of the array that ``--out x.npy`` writes; the first entry of :meth:`arrays`.
     main_key: ClassVar[str] = "encoding"
+    #: Whether a model's values of it are in the model's checkpoint, not its config (a learned table):
+    #: read from a model, it needs ``weights``.
+    table_in_checkpoint: ClassVar[bool] = False
     #: Parameters that titles and legends leave out at their default (a model-specific precision, say).
     quiet_defaults: ClassVar[tuple[str, ...]] = ()
     #: Parameters whose default is filled from the sequence length (see :meth:`defaults_for_length`).

@@ -27,13 +27,14 @@ class LearnedScheme(AdditiveScheme):
     With ``weights`` (a ``.safetensors`` file or ``model.safetensors.index.json``) the table is a
     trained one: ``T[p] = W[p + row_offset]`` for the checkpoint's tensor ``W`` (GPT-2 ``wpe.weight``,
     OPT ``embed_positions.weight`` with its offset of 2, BERT ``position_embeddings.weight``;
-    :mod:`pecli.models.checkpoint`). ``dim`` and ``max_length`` are then the tensor's; the scheme holds
+    :mod:`pecli.checkpoint`). ``dim`` and ``max_length`` are then the tensor's; the scheme holds
     the path and the tensor's name, and the table is read once, when first needed.
     """
 
     name: ClassVar[str] = "learned"
     summary: ClassVar[str] = "a trained table of max_length vectors, here at its N(0, std^2) initialisation"
     length_defaults: ClassVar[tuple[str, ...]] = ("max_length",)
+    table_in_checkpoint: ClassVar[bool] = True
 
     dim: int = param(512, "vector size", minimum=1, maximum=MAX_WIDTH)
     max_length: int | None = param(None, "rows of the table", minimum=1, maximum=MAX_LENGTH, default_text="the sequence length")
@@ -58,7 +59,7 @@ class LearnedScheme(AdditiveScheme):
                 if values.get(key) is not None:
                     raise ConfigError(key, "applies to a table read from a checkpoint: give weights too")
             return cls(**values)
-        from pecli.models.checkpoint import find_table
+        from pecli.checkpoint import find_table
 
         for key in ("seed", "std"):
             if key in values:
@@ -102,7 +103,7 @@ class LearnedScheme(AdditiveScheme):
     def table(self) -> np.ndarray:
         """The (max_length, dim) table: the checkpoint's (read once, read-only), else drawn from the seed."""
         if self.weights is not None:
-            from pecli.models.checkpoint import read_table
+            from pecli.checkpoint import read_table
 
             return read_table(self.weights, str(self.tensor), int(self.row_offset or 0), int(self.max_length or 0))
         rng = np.random.default_rng(self.seed)

@@ -24,7 +24,7 @@ import numpy as np
 
 from pecli.errors import ConfigError, PecliError
 from pecli.io import size_text
-from pecli.models import optional_import
+from pecli.extras import optional_import
 
 #: A safetensors header larger than this is not a checkpoint pecli can read (real ones are a few MB).
 MAX_HEADER_BYTES = 100 << 20
