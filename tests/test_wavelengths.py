@@ -340,7 +340,7 @@ def test_the_bound_is_kept_between_runs_and_only_for_the_same_code(tmp_path, mon
     # The first run searches Men et al.'s bound and writes it; the next one reads it back (searching
     # again would fail here); a file written by other code is not read.
     from pecli.analysis import spectrum
-    from pecli.cli import bounds
+    from pecli import bound_cache as bounds
 
     monkeypatch.setenv("PECLI_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(spectrum, "KNOWN_BOUNDS", {})

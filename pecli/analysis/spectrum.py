@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -538,8 +538,8 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 4000, de
     can be missed: failing islands above the lowest window get narrower as L grows (for 32K some are
     under 0.1 % wide), so the verification grid is what bounds the trust in ``every_base_above``.
     None when no base up to 1e30 passes, as for d = 2 where ``B(m) = cos m``. Results are kept per
-    (L, d, resolution) in :data:`KNOWN_BOUNDS` for the process (``pecli wavelengths`` also keeps them
-    on disk between runs, :mod:`pecli.cli.bounds`).
+    (L, d, resolution) in :data:`KNOWN_BOUNDS` for the process (:mod:`pecli.bound_cache` also keeps them
+    on disk between runs: :func:`remember_bounds`).
 
     References
     ----------
@@ -557,8 +557,20 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 4000, de
 
 
 #: Every bound this process knows, by (context, dim, steps_per_decade, decades_past): those it computed,
-#: and any a caller put here from an earlier run of the same code (:mod:`pecli.cli.bounds`).
+#: and those :func:`remember_bounds` was given.
 KNOWN_BOUNDS: dict[tuple[int, int, int, float], BaseBound] = {}
+
+
+def remember_bounds(bounds: Mapping[tuple[int, int, int, float], BaseBound]) -> None:
+    """Bounds an earlier run of the same code computed (kept on disk by :mod:`pecli.bound_cache`), by
+    (context, dim, steps_per_decade, decades_past): :func:`base_lower_bound` answers them without a search."""
+    for key, bound in bounds.items():
+        KNOWN_BOUNDS.setdefault(key, bound)
+
+
+def known_bounds() -> dict[tuple[int, int, int, float], BaseBound]:
+    """A copy of every bound this process knows (computed, or given to :func:`remember_bounds`)."""
+    return dict(KNOWN_BOUNDS)
 
 
 def _cached_bound(context: int, dim: int, steps_per_decade: int, decades_past: float) -> BaseBound:

@@ -1,4 +1,4 @@
-"""Men et al.'s base bounds kept on disk between runs of ``pecli wavelengths``.
+"""Men et al.'s base bounds kept on disk between runs (``pecli wavelengths``, or any caller).
 
 The bound for a context (:func:`pecli.analysis.spectrum.base_lower_bound`) is a search over thousands
 of bases: tens of milliseconds for the 512 positions ``pecli wavelengths --scheme rope`` reads by
@@ -48,19 +48,19 @@ def code_key() -> str:
 def remembered_bounds() -> Iterator[None]:
     """Inside, :func:`~pecli.analysis.spectrum.base_lower_bound` knows the bounds of earlier runs; the
     ones computed inside are written back for the next run."""
-    from pecli.analysis.spectrum import KNOWN_BOUNDS
+    from pecli.analysis.spectrum import known_bounds, remember_bounds
 
     folder = cache_folder()
     if folder is None:
         yield
         return
     path, key = folder / FILE_NAME, code_key()
-    for fields, bound in _read(path, key):
-        KNOWN_BOUNDS.setdefault(fields, bound)
-    before = set(KNOWN_BOUNDS)
+    remember_bounds(dict(_read(path, key)))
+    before = set(known_bounds())
     yield
-    if set(KNOWN_BOUNDS) - before:
-        _write(path, key, KNOWN_BOUNDS)
+    after = known_bounds()
+    if set(after) - before:
+        _write(path, key, after)
 
 
 def _read(path: Path, key: str) -> list[tuple[tuple[int, int, int, float], Any]]:
