@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
@@ -102,6 +102,15 @@ class Spec:
         """The position ids, int64 — float64 for real-valued positions (rope, sinusoidal and their n-D
         forms) — of shape (N,), or (N, rank) for a scheme on a grid."""
         return self.where.ids
+
+    @property
+    def query_scale(self) -> Callable[[np.ndarray], np.ndarray] | None:
+        """The factor the model's attention applies to the query at each position besides cos and sin (its
+        layer group's logit scale: DeepSeek's mscale², Qwen's log-n), for what reasons about scores; None
+        without a model, or when the factor is 1."""
+        group = self.plan.single if self.plan is not None else None
+        scale = group.attention_scale if group is not None else None
+        return None if scale is None or scale.is_unit else scale.at
 
     @property
     def output_dtype(self) -> str:

@@ -7,6 +7,7 @@ small so that the whole file runs in seconds.
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -303,6 +304,29 @@ def test_dot_distance_of_d2_sinusoid_is_cos_of_distance():
     assert not axes.collections  # no band: the score depends on Δ only
     assert axes.get_xlabel() == "distance Δ (tokens)"
     assert notes == ["no band: the score does not vary with m at any distance (it depends on Δ only)"]
+
+
+def test_dot_distance_carries_a_query_scale():
+    # A constant factor c on every query (DeepSeek-V3: mscale(40, 1)² = (0.1 ln 40 + 1)²) scales the score:
+    # c · cos Δ for the d = 2 sinusoid, still without a band.
+    c = (0.1 * math.log(40) + 1) ** 2
+    scheme = build_scheme("sinusoidal", {"dim": 2})
+    figure, notes = draw(figures.draw_dot_distance, [scheme], 10, query_scale=lambda m: np.full(np.shape(m), c))
+    (axes,) = panels(figure)
+    np.testing.assert_allclose(axes.lines[0].get_ydata(), c * np.cos(np.arange(-9, 10)), atol=1e-12)
+    assert "the scores carry the model's factor on each query besides cos and sin (its logit scale)" in notes
+
+
+def test_plot_dot_distance_of_a_model_carries_its_logit_scale(runner, tmp_path):
+    configs = Path(__file__).parent.parent / "sample_configs" / "hf"
+    said = {}
+    for name in ("deepseek-ai--deepseek-v3.json", "meta-llama--llama-3.1-8b.json"):
+        out = tmp_path / f"{name}.png"
+        result = run(runner, "dot-distance", "--hf-config", str(configs / name), "--length", "64", "-o", str(out),
+                     "--json", *SMALL)
+        assert result.exit_code == 0, result.output
+        said[name] = any("logit scale" in note for note in json.loads(result.stdout)["notes"])
+    assert said == {"deepseek-ai--deepseek-v3.json": True, "meta-llama--llama-3.1-8b.json": False}
 
 
 def test_dot_distance_overlays_schemes_with_a_band_where_the_score_varies():

@@ -82,6 +82,7 @@ def _request(spec: Spec) -> PlotRequest:
     return PlotRequest(
         spec.scheme, spec.length, spec.given_positions, spec.dtype,
         {option.name: settings[option.name] for option in OPTIONS}, spec.given_params, spec.memory_budget,
+        spec.query_scale,
     )
 
 

@@ -100,6 +100,9 @@ class PlotRequest:
         bases, other schemes) keep them.
     max_bytes:
         The memory budget of work the kind sizes from what it reads (a checkpoint's tensors); None: no bound.
+    query_scale:
+        The model's factor on the query at each position besides cos and sin (its logit scale), which
+        the scores a kind draws carry; None: none.
     """
 
     scheme: Scheme
@@ -109,6 +112,7 @@ class PlotRequest:
     options: Mapping[str, Any] = field(default_factory=dict)
     given_params: Mapping[str, Any] = field(default_factory=dict)
     max_bytes: int | None = None
+    query_scale: Callable[[np.ndarray], np.ndarray] | None = None
 
     def option(self, name: str) -> Any:
         return self.options.get(name)
@@ -214,7 +218,8 @@ def _circle(figure: "Figure", request: PlotRequest) -> Drawing:
 def _dot_distance(figure: "Figure", request: PlotRequest) -> Drawing:
     """Every overlaid scheme at one dimension (:mod:`pecli.render.side_by_side`), with a note saying so."""
     schemes = overlaid(request)
-    drawing = draw_dot_distance(figure.add_subplot(), schemes, request.length, band=request.option("band") is not False)
+    drawing = draw_dot_distance(figure.add_subplot(), schemes, request.length, band=request.option("band") is not False,
+                                query_scale=request.query_scale)
     if len({s.name for s in schemes}) > 1 and any("dim" in s.params() for s in schemes):
         dim = request.given_params.get("dim", SIDE_BY_SIDE_DIM)
         drawing.notes.append(one_dim_note(int(dim), given="dim" in request.given_params))

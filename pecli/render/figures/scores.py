@@ -6,7 +6,7 @@ The numbers are the core's: :func:`pecli.analysis.relativity.score_by_distance`,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -37,12 +37,16 @@ def score_label(schemes: Sequence[Scheme]) -> str:
     return "position-only score, mean over m"
 
 
-def draw_dot_distance(axes: "Axes", schemes: Sequence[Scheme], length: int, *, band: bool = True) -> Drawing:
+def draw_dot_distance(
+    axes: "Axes", schemes: Sequence[Scheme], length: int, *, band: bool = True,
+    query_scale: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> Drawing:
     """The position-only score against the distance Δ, one curve per scheme (and per head), overlaid.
 
     The numbers are :func:`pecli.analysis.relativity.score_by_distance`: for each Δ the mean over the
     query positions m of ``score(m, m + Δ)``, and with ``band`` its range over m (zero width for a
-    scheme whose score depends on Δ only).
+    scheme whose score depends on Δ only). ``query_scale``, a model's factor on the query at each
+    position (its logit scale), multiplies every curve's scores, as the model's attention does.
     """
     from pecli.analysis.relativity import score_by_distance
 
@@ -53,7 +57,7 @@ def draw_dot_distance(axes: "Axes", schemes: Sequence[Scheme], length: int, *, b
     sampled = banded = False
     notes: list[str] = []
     for index, scheme in enumerate(schemes):
-        profile = score_by_distance(scheme, length)
+        profile = score_by_distance(scheme, length, query_scale=query_scale)
         sampled = sampled or bool(profile.sampled)
         distance = np.asarray(profile.distance)
         mean, low, high = (np.asarray(a) for a in (profile.mean, profile.minimum, profile.maximum))
@@ -74,6 +78,8 @@ def draw_dot_distance(axes: "Axes", schemes: Sequence[Scheme], length: int, *, b
                     axes.fill_between(distance[keep], lower, upper, color=color, alpha=0.15, linewidth=0)
                     banded = True
         notes.extend(_scheme_notes(scheme, distance.size, keep.size, step, channels, len(drawn), several))
+    if query_scale is not None:
+        notes.append("the scores carry the model's factor on each query besides cos and sin (its logit scale)")
     axes.axhline(0, color="0.7", linewidth=0.8)
     axes.set_xlabel("distance Δ (tokens)")
     axes.set_ylabel(score_label(schemes))
