@@ -143,8 +143,6 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-
-
 def _command_of(args: list[str]) -> str | None:
     """The subcommand a command line runs: its first word that is not an option."""
     for arg in args:
