@@ -1,5 +1,5 @@
 """Options come from declarations: every scheme parameter is an option, a YAML key and a ``--set`` key;
-an option means the same in every command; flags take no value."""
+an option means the same in every command (what `--help` shows of them: tests/test_help.py)."""
 
 from __future__ import annotations
 
@@ -41,25 +41,9 @@ def test_short_flags_mean_one_thing_everywhere(group):
     assert "-s" not in _options(group.commands["compare"]).get("schemes", [])
 
 
-def test_flags_show_no_value_placeholder(invoke):
-    for command in COMMANDS:
-        for line in invoke(command, "--help").stdout.splitlines():
-            if any(flag in line for flag in ("--json", "--force", "--quiet", "--strict", "--bidirectional", "--truncate")):
-                assert "<bool>" not in line, (command, line)
-
-
 def test_each_command_lists_only_what_it_reads(group):
     wavelengths = _options(group.commands["wavelengths"])
     assert "base" in wavelengths and "scaling" in wavelengths
     for key in ("dtype", "positions", "heads", "buckets", "bits", "max_relative_position"):
         assert key not in wavelengths, key
     assert "positions" not in _options(group.commands["compare"])
-
-
-@pytest.mark.parametrize("command", COMMANDS)
-def test_help_at_80_columns_cuts_nothing(runner, command):
-    from pecli.cli import app
-
-    result = runner.invoke(app, [command, "--help"], env={"NO_COLOR": "1", "COLUMNS": "80"})
-    assert result.exit_code == 0
-    assert "…" not in result.stdout, [line for line in result.stdout.splitlines() if "…" in line]

@@ -248,15 +248,6 @@ def test_tables_fit_a_terminal_without_cutting(args, width, monkeypatch):
     assert not any(line.rstrip().endswith("…") or "…│" in line or "… │" in line for line in text.splitlines())
 
 
-def test_help_into_a_closed_pipe_exits_141(run_pecli):
-    import subprocess
-    import sys
-
-    result = subprocess.run(f"{sys.executable} -m pecli check --help | true; exit ${{PIPESTATUS[0]}}",
-                            shell=True, executable="/bin/bash", capture_output=True, text=True)
-    assert result.returncode == 141, result.stderr
-
-
 def test_compare_of_two_models_keeps_each_name_whole_at_60_columns(monkeypatch):
     """Stacked on a 60-column terminal, each block starts with its model's whole name (wrapped at most at
     its own hyphens, never cut or dropped)."""

@@ -24,6 +24,13 @@ from pecli import __version__
 from pecli.cli.coercion import plain_values
 from pecli.cli.exits import BAD_INPUT, BROKEN_PIPE, BUG, INTERRUPTED, TERMINATED, Interrupted, ReaderGone, Terminated
 
+#: Click's exception module: the one that defines ``typer.BadParameter``, whether Typer uses the
+#: ``click`` package or its own copy of it (``typer._click``, Typer 0.29 and later).
+_CLICK_EXCEPTIONS = sys.modules[typer.BadParameter.__module__]
+#: Every error Click says in one line (usage, bad values, missing files), and the usage errors among them.
+ClickException: type[Exception] = _CLICK_EXCEPTIONS.ClickException
+UsageError: type[Exception] = _CLICK_EXCEPTIONS.UsageError
+
 #: Every subcommand: its module (which defines a function of the same name) and its one-line summary.
 COMMANDS: dict[str, tuple[str, str]] = {
     "encode": ("pecli.cli.encode", "Compute a scheme's encoding and write it as .npy or .npz."),
@@ -56,43 +63,47 @@ def _listed_only() -> None:  # pragma: no cover - never runs: the command's own 
     raise typer.Exit(2)
 
 
-class HelpCommand(typer.core.TyperCommand):
-    """A command whose ``--help`` is :func:`pecli.cli.help.print_help` (loaded only to print it), which
-    refuses an option of one value given twice (Click would keep the last one, silently), and whose
-    plain options are converted without Typer's per-option Pydantic adapters (:mod:`pecli.cli.coercion`)."""
+class Command(typer.core.TyperCommand):
+    """A Typer command whose ``--help`` is Typer's page (:func:`pecli.cli.help.print_help`, loaded only
+    to print it), which refuses an option of one value given twice (Click would keep the last one,
+    silently), and whose plain options are converted without Typer's per-option Pydantic adapters
+    (:mod:`pecli.cli.coercion`)."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from pecli.cli.help import print_help
 
-        print_help(self, ctx)
+        print_help(super().format_help, self, ctx, formatter)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         plain_values(self.get_params(ctx))  # the help option too, which Click makes when asked
-        if ctx.resilient_parsing:  # a shell completing the line: never an error on TAB
-            return super().parse_args(ctx, args)
-        single = {name: option for option in self.params if getattr(option, "opts", None) and option.param_type_name == "option"
-                  and not option.multiple and not option.is_flag for name in (*option.opts, *option.secondary_opts)}
-        seen: dict[str, int] = {}
-        for arg in args:
-            if arg == "--":
-                break
-            option = single.get(arg.split("=", 1)[0])
-            if option is not None:
-                seen[option.opts[0]] = seen.get(option.opts[0], 0) + 1
-        repeated = [name for name, count in seen.items() if count > 1]
-        if repeated:
-            usage_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
-            raise usage_error(f"{repeated[0]} is given {seen[repeated[0]]} times; it takes one value", ctx)
+        if not ctx.resilient_parsing:  # a shell completing the line: never an error on TAB
+            refuse_repeated(self.params, args, ctx)
         return super().parse_args(ctx, args)
 
 
-class HelpGroup(typer.core.TyperGroup):
-    """The group of commands, whose ``--help`` is :func:`pecli.cli.help.print_help`."""
+def refuse_repeated(params: list[Any], args: list[str], ctx: Any) -> None:
+    """A usage error when an option that takes one value is given more than once."""
+    single = {name: option for option in params if getattr(option, "opts", None) and option.param_type_name == "option"
+              and not option.multiple and not option.is_flag for name in (*option.opts, *option.secondary_opts)}
+    seen: dict[str, int] = {}
+    for arg in args:
+        if arg == "--":
+            break
+        option = single.get(arg.split("=", 1)[0])
+        if option is not None:
+            seen[option.opts[0]] = seen.get(option.opts[0], 0) + 1
+    repeated = [name for name, count in seen.items() if count > 1]
+    if repeated:
+        raise UsageError(f"{repeated[0]} is given {seen[repeated[0]]} times; it takes one value", ctx)
+
+
+class Group(typer.core.TyperGroup):
+    """The group of commands, whose ``--help`` is Typer's page (:func:`pecli.cli.help.print_help`)."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from pecli.cli.help import print_help
 
-        print_help(self, ctx)
+        print_help(super().format_help, self, ctx, formatter)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         plain_values(self.get_params(ctx))
@@ -110,7 +121,7 @@ def build_app(only: str | None = None) -> typer.Typer:
     completion = only is None or only not in COMMANDS or COMPLETE_VAR in os.environ
     app = typer.Typer(
         name="pecli",
-        cls=HelpGroup,
+        cls=Group,
         help="Compute, measure and picture the positional encodings of transformers.",
         pretty_exceptions_show_locals=False,
         rich_markup_mode="markdown",
@@ -120,9 +131,9 @@ def build_app(only: str | None = None) -> typer.Typer:
     app.callback()(_root)
     for name, (module, summary) in COMMANDS.items():
         if only is None or name == only:
-            app.command(name=name, cls=HelpCommand)(getattr(importlib.import_module(module), name))
+            app.command(name=name, cls=Command)(getattr(importlib.import_module(module), name))
         else:
-            app.command(name=name, help=summary, add_help_option=False, cls=HelpCommand)(_listed_only)
+            app.command(name=name, help=summary, add_help_option=False, cls=Command)(_listed_only)
     return app
 
 
@@ -130,10 +141,6 @@ def __getattr__(name: str):
     if name == "app":  # the whole app, for tests and for embedding
         return build_app()
     raise AttributeError(name)
-
-
-#: Click's base exception, whether Typer uses click or a vendored copy of it.
-_CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
 def _command_of(args: list[str]) -> str | None:
@@ -191,7 +198,7 @@ def run(args: list[str], *, command: Callable[..., Any] | None = None, one_shot:
             command = command or build_app(only=completed_command() or _command_of(args) or "")
         code = command(args=args, prog_name="pecli", standalone_mode=False)
         sys.stdout.flush()
-    except _CLICK_ERROR as error:
+    except ClickException as error:
         code = _say(f"pecli: error: {error.format_message()}", error.exit_code)
     except (KeyboardInterrupt, Interrupted):
         code = _say("pecli: interrupted", INTERRUPTED)

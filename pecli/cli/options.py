@@ -119,7 +119,7 @@ def make_option(
         text, default = f"{head}do not {rest[0].lower()}{rest[1:]} (on without this flag)", None
     if default is not None:
         text += f" [default: {default}]"
-    metavar = " " if kind is bool else ("LIST" if parameter.is_list else None)
+    metavar = "LIST" if parameter.is_list else None  # a flag shows none (pecli.cli.help)
     complete = None if kind is bool else completer_for(parameter.name, choices)
     info = typer.Option(*names, help=text, rich_help_panel=panel, show_default=False, metavar=metavar, autocompletion=complete)
     return Annotated[Optional[kind], info]
@@ -127,7 +127,7 @@ def make_option(
 
 def plain_flag(*names: str, help: str, panel: str = OUTPUT_PANEL) -> Any:
     """An on/off flag without a ``--no-`` form (``--json``, ``--force``)."""
-    return Annotated[bool, typer.Option(*names, help=help, rich_help_panel=panel, show_default=False, metavar=" ")]
+    return Annotated[bool, typer.Option(*names, help=help, rich_help_panel=panel, show_default=False)]
 
 
 JsonOption = plain_flag("--json", help="print one JSON document on stdout, nothing else")
