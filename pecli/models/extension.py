@@ -37,9 +37,10 @@ from pecli.schemes import get_scheme_class
 from pecli.schemes.base import Capability
 from pecli.schemes.rope_scaling import Extension, ExtensionStart, extension_types, scaling_keys
 
-#: The keys of a rope dict that belong to a scaling: a candidate drops them and writes its own. They
-#: follow from the records: every key a scaling type takes, and the type's own key.
-SCALING_KEYS = frozenset({"rope_type", "type", *scaling_keys()})
+def scaling_block_keys() -> frozenset[str]:
+    """The keys of a rope dict that belong to a scaling: a candidate drops them and writes its own. They
+    follow from the records (every key a scaling type takes, and the type's own key), read at each call."""
+    return frozenset({"rope_type", "type", *scaling_keys()})
 
 #: The rope types a model type's transformers code accepts and applies, where it does not take them all
 #: (transformers 5.24; "default" is no scaling, which a base increase keeps). Read from each model's
@@ -177,7 +178,8 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
     if form == "rope_parameters" and not ({"rope_theta", "rope_type", "type"} & own.keys()):
         raise ConfigError("hf_config", f"{source}: its rope_parameters are per layer type; pecli extend proposes one "
                           "change for a model whose RoPE layers share one setting")
-    block = {key: value for key, value in own.items() if key not in SCALING_KEYS}
+    scaling_block = scaling_block_keys()
+    block = {key: value for key, value in own.items() if key not in scaling_block}
     served = scheme.model_length
     if served is None:
         raise ConfigError("hf_config", f"{source} has no max_position_embeddings: the context it serves is unknown")
@@ -189,14 +191,14 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
                               f"{source} serves (max_position_embeddings)")
     longrope = None
     if scheme.scaling == "longrope":
-        longrope = {key: value for key, value in own.items() if key in SCALING_KEYS}
+        longrope = {key: value for key, value in own.items() if key in scaling_block}
     pretrained = scheme.without_extension().frequency_pairs()
     kinds = [kind for kind in (text.get("model_type"), config.get("model_type")) if kind in ACCEPTED_TYPES]
     accepted = ACCEPTED_TYPES[kinds[0]] if kinds else None
     if accepted == ():
         raise ConfigError("hf_config", f"{source}: transformers' {kinds[0]} code builds its rotary frequencies with a fixed "
                           "base and no scaling: no config change extends its context")
-    own_scaling = {key: value for key, value in own.items() if key in SCALING_KEYS}
+    own_scaling = {key: value for key, value in own.items() if key in scaling_block}
     base_key = "rotary_emb_base" if "rotary_emb_base" in text and "rope_theta" not in text else "rope_theta"
     return ExtensionBase(source, path, form, block, int(served), int(pretraining), float(pretrained.base),
                          int(scheme.rotated_dim), scheme.scaling, longrope, accepted, own_scaling, base_key)
