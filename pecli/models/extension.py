@@ -102,6 +102,8 @@ class ExtensionBase:
         The model's scaling keys as its config has them (``{}`` without a scaling).
     base_key:
         The key of the base at the level of ``rope_scaling``: ``rope_theta``, or GPT-NeoX's ``rotary_emb_base``.
+    model_type:
+        The text model's ``model_type`` (what a converter to another runtime reads).
     """
 
     source: str
@@ -117,6 +119,7 @@ class ExtensionBase:
     accepted: tuple[str, ...] | None = None
     own_scaling: dict[str, Any] = field(default_factory=dict)
     base_key: str = "rope_theta"
+    model_type: Any = None
 
     def takes(self, method: str) -> bool:
         """Whether the model's code applies ``method``'s rope type."""
@@ -201,7 +204,8 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
     own_scaling = {key: value for key, value in own.items() if key in scaling_block}
     base_key = "rotary_emb_base" if "rotary_emb_base" in text and "rope_theta" not in text else "rope_theta"
     return ExtensionBase(source, path, form, block, int(served), int(pretraining), float(pretrained.base),
-                         int(scheme.rotated_dim), scheme.scaling, longrope, accepted, own_scaling, base_key)
+                         int(scheme.rotated_dim), scheme.scaling, longrope, accepted, own_scaling, base_key,
+                         text.get("model_type") or config.get("model_type"))
 
 
 #: The most layers a config may declare before any per-layer work (real models have a few hundred).
