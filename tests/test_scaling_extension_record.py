@@ -134,3 +134,18 @@ def test_a_new_key_of_a_new_type_is_dropped_from_the_model_block(stretched_type)
     assert start.pretraining == 256 and start.scaling == "stretched"
     patch = method_patch(start, "linear", 8.0, 2048)
     assert patch["rope_scaling"] == {"rope_type": "linear", "factor": 8.0}
+
+
+def test_the_documentation_lists_the_records_methods(stretched_type):
+    import importlib.util
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    spec = importlib.util.spec_from_file_location("docs_hooks", docs / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    page = (docs / "commands" / "extend.md").read_text(encoding="utf-8")
+    assert hooks.METHODS in page and "| `yarn` |" not in page  # the page holds the marker, not a copy of the table
+    table = hooks.extend_methods().splitlines()
+    assert [row.split("`")[1] for row in table[2:]] == [*extension_types()]
+    assert table[-1].startswith("| `stretched` | θ_i / min(s, n / L₀) |")
