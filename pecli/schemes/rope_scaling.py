@@ -24,8 +24,10 @@ How to add a scaling type: write its rule, ``def _mine(scaling, model) -> Scaled
 keys as ``scaling.<key>`` or ``scaling.value(key)`` for the defaults, the model's ``base``,
 ``rotated_dim``, ``theta``, lengths from ``model``; return ``_frequencies(model, scaling, inv, ...)``),
 declare any new key as a ``Parameter`` with its help and range, and add a ``ScalingType`` record to
-:data:`SCALINGS`, with a ``validate`` function if the type has rules across keys. Nothing else: the
-``rope`` scheme's parameters (YAML keys, ``--set``, ``rope_scaling`` blocks) come from the records.
+:data:`SCALINGS`, with a ``validate`` function if the type has rules across keys, ``reads_context`` if its
+frequencies depend on the sequence length, and an :class:`Extension` if ``pecli extend`` may propose it.
+Nothing else: the ``rope`` scheme's parameters (YAML keys, ``--set``, ``rope_scaling`` blocks),
+``--context``, and extend's candidates, ``--method`` and ``--pick`` come from the records.
 
 Conventions (where HF versions differ or HF is silent):
 
