@@ -35,7 +35,7 @@ from pecli.errors import ConfigError
 from pecli.models.families import plan_of, text_path
 from pecli.schemes import get_scheme_class
 from pecli.schemes.base import Capability
-from pecli.schemes.rope_scaling import Extension, ExtensionStart, extension_types, scaling_keys
+from pecli.schemes.rope_scaling import ATTENTION_READ_KEYS, Extension, ExtensionStart, extension_types, scaling_keys
 
 def scaling_block_keys() -> frozenset[str]:
     """The keys of a rope dict that belong to a scaling: a candidate drops them and writes its own. They
@@ -51,9 +51,9 @@ ACCEPTED_TYPES: dict[str, tuple[str, ...]] = {
     "phi3": ("default", "longrope"), "phi4_multimodal": ("default", "longrope"), "phimoe": ("default", "longrope"),
 }
 #: Keys of the model's scaling block that its attention (not its frequencies) reads, which a candidate
-#: that leaves them out changes: DeepSeek's ``mscale_all_dim`` (its softmax scale; see ``carries`` of
-#: the records). ``mscale`` only enters YaRN's attention factor, which the yarn candidate keeps.
-ATTENTION_KEYS = ("mscale_all_dim",)
+#: that leaves them out changes: DeepSeek's ``mscale_all_dim`` (its softmax scale; the records carry it).
+#: ``mscale`` only enters YaRN's attention factor, which the yarn candidate keeps.
+ATTENTION_KEYS = ATTENTION_READ_KEYS
 
 
 def methods() -> tuple[str, ...]:

@@ -1142,7 +1142,7 @@ def _write_longrope(record: ScalingType, start: ExtensionStart) -> dict[str, Any
 #: multiplied by mscale(factor, ``mscale_all_dim``)² (transformers' ``yarn_get_mscale`` in the attention).
 #: transformers logs "Unrecognized keys" for it under linear, dynamic, llama3 and longrope, yet the
 #: attention reads it there, so those candidates carry it.
-_ATTENTION_READ = ("mscale_all_dim",)
+ATTENTION_READ_KEYS = ("mscale_all_dim",)
 
 # --------------------------------------------------------------------------------------------
 # the registry
@@ -1157,7 +1157,7 @@ SCALINGS: dict[str, ScalingType] = {
         ScalingType("linear", "position interpolation: θ_i / s (kaiokendev; Chen et al. 2023)", (FACTOR,), _linear,
                     required=("factor",),
                     extension=Extension("linear", "linear", "position interpolation (Chen et al. 2023): θ_i / s",
-                                        "`factor`; N", _write_factor, order=4, carries=_ATTENTION_READ)),
+                                        "`factor`; N", _write_factor, order=4, carries=ATTENTION_READ_KEYS)),
         ScalingType("ntk", "NTK-aware: base · s^(d/(d−2)) (bloc97 2023)", (FACTOR,), _ntk, required=("factor",),
                     validate=_ntk_needs_d_above_2),
         ScalingType("dynamic", "dynamic NTK: the base grows with the context past L (emozilla 2023)",
@@ -1166,7 +1166,7 @@ SCALINGS: dict[str, ScalingType] = {
                     extension=Extension("dynamic", "dynamic", "dynamic NTK (emozilla 2023): the base grows with the "
                                         "sequence past `max_position_embeddings`", "`factor`; "
                                         "`max_position_embeddings` stays L₀ (at N the base would not grow)",
-                                        _write_factor, order=2, carries=_ATTENTION_READ, served="pretraining")),
+                                        _write_factor, order=2, carries=ATTENTION_READ_KEYS, served="pretraining")),
         ScalingType("yarn", "YaRN: ramp between θ_i and θ_i / s by rotations in L, attention 0.1 ln s + 1 "
                     "(Peng et al. 2023)",
                     (FACTOR, ORIGINAL_LENGTH, BETA_FAST, BETA_SLOW, MSCALE, MSCALE_ALL_DIM, ATTENTION_FACTOR, TRUNCATE),
@@ -1175,19 +1175,19 @@ SCALINGS: dict[str, ScalingType] = {
                                         "attention factor 0.1 ln s + 1", "`rope_type`, `factor`, "
                                         "`original_max_position_embeddings` L₀, `beta_fast` 32, `beta_slow` 1, "
                                         "`attention_factor`; `max_position_embeddings` N", _write_yarn, order=0,
-                                        carries=("mscale", *_ATTENTION_READ))),
+                                        carries=("mscale", *ATTENTION_READ_KEYS))),
         ScalingType("llama3", "Llama 3.1: keep short wavelengths, divide long ones by s, blend between (Meta 2024)",
                     (FACTOR, ORIGINAL_LENGTH, LOW_FREQ_FACTOR, HIGH_FREQ_FACTOR), _llama3, required=("factor",),
                     defaults=LLAMA3_DEFAULTS, validate=_validate_llama3,
                     extension=Extension("llama3", "llama3", "Llama 3.1's scaling (Meta 2024)", "`factor`, "
                                         "`low_freq_factor` 1, `high_freq_factor` 4, `original_max_position_embeddings` "
-                                        "L₀; N", _write_llama3, order=1, carries=_ATTENTION_READ)),
+                                        "L₀; N", _write_llama3, order=1, carries=ATTENTION_READ_KEYS)),
         ScalingType("longrope", "LongRoPE: per-pair factors, short up to L and long past it (Ding et al. 2024; Phi-3)",
                     (SHORT_FACTOR, LONG_FACTOR, FACTOR, ATTENTION_FACTOR, ORIGINAL_LENGTH), _longrope,
                     required=("short_factor", "long_factor"), validate=_validate_longrope, reads_context=True,
                     extension=Extension("longrope", "longrope", "only for a model that carries LongRoPE factors "
                                         "(Phi-3): its own factors", "`factor` s; N", _write_longrope, order=5,
-                                        carries=_ATTENTION_READ, reuses=("short_factor", "long_factor"))),
+                                        carries=ATTENTION_READ_KEYS, reuses=("short_factor", "long_factor"))),
     )
 }
 """Every scaling type pecli knows, by pecli name: its keys, its rules and the function computing it."""
