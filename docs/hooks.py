@@ -2,6 +2,8 @@
 
 - ``<!-- help: NAME -->`` on a command page becomes ``pecli NAME --help`` as pecli prints it (plain,
   88 columns): the options come from the same declarations as the command line's.
+- ``<!-- extend-methods -->`` becomes the table of ``pecli extend``'s candidates, one row per scaling
+  record that says what extend may build from it (``pecli.schemes.rope_scaling.SCALINGS``).
 - ``contributing.md`` is the repository's ``CONTRIBUTING.md``, added to the site as it is.
 - The docstrings mkdocstrings renders on the Library page are numpydoc, whose cross-references are
   Sphinx roles (``:func:`pecli.encode```, ``:class:`~pecli.CheckReport```) that Markdown leaves as
@@ -19,6 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HELP = re.compile(r"^<!-- help: ([a-z]+) -->$", flags=re.M)
+METHODS = "<!-- extend-methods -->"
 #: A Sphinx role around the code Markdown made of its target: ``:func:<code>~a.b</code>``.
 ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|obj|exc|const|type|term|ref):<code>(~?)([^<]*)</code>")
 #: A paragraph that ends with reStructuredText's ``::`` (a literal block follows).
@@ -53,6 +56,15 @@ def with_help(markdown: str) -> str:
     return HELP.sub(lambda m: f"```text\n{command_help(m.group(1)).rstrip()}\n```", markdown)
 
 
+def extend_methods() -> str:
+    """The Markdown table of ``pecli extend``'s methods, from the scaling records, in their order."""
+    from pecli.schemes.rope_scaling import extension_types
+
+    rows = [f"| `{method}` | {record.extension.summary} | {record.extension.keys_text} |"
+            for method, record in extension_types().items()]
+    return "\n".join(["| method | the change | keys |", "|---|---|---|", *rows])
+
+
 def plain_roles(html: str) -> str:
     """``html`` with each Sphinx role shown as the code it names, and ``::`` ending a paragraph as ``:``."""
     html = ROLE.sub(lambda m: f"<code>{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}</code>", html)
@@ -72,4 +84,4 @@ def on_files(files, config):
 
 
 def on_page_markdown(markdown, page, config, files):
-    return with_help(markdown)
+    return with_help(markdown).replace(METHODS, extend_methods())

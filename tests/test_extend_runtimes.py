@@ -10,6 +10,10 @@ Sources, read for these expectations:
   factor of N"; ``--rope-freq-scale N`` "expands context by a factor of 1/N"; ``--yarn-orig-ctx N``
   "YaRN: original context size of model (default: 0 = model training context size)"; ``--rope-scaling
   {none,linear,yarn}``; llama3's and LongRoPE's factors are GGUF tensors written at conversion.
+  src/llama-context.cpp: an unset type is the model's training type, type none forces the frequency
+  scale to 1, an unset ext_factor is 1 for yarn and 0 otherwise; src/llama-model.cpp: a GGUF file
+  without rope.scaling.type reads as linear; convert_hf_to_gguf.py writes no type for a model without a
+  linear or yarn block (CommandR's class writes none).
 - mlx-lm, mlx_lm/models/rope_utils.py ``initialize_rope``: default, linear, llama3, yarn, longrope
   (and a few model-specific types); anything else raises "Unsupported RoPE type".
 """
@@ -17,11 +21,12 @@ Sources, read for these expectations:
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
 from pecli.models.extension import extension_base, method_patch
-from pecli.models.runtimes import llama_cpp_rope, serving_flags, sglang_context_length, vllm_max_len
+from pecli.models.runtimes import llama_cpp_settings, serving_flags, sglang_context_length, vllm_max_len
 
 #: Qwen2.5-7B's keys that matter here: trained and served at 32,768, base 1e6.
 QWEN25 = {"model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,
@@ -47,17 +52,50 @@ def test_sglang_derives_the_length_as_get_context_length_does():
     assert sglang_context_length(4096, None) == 4096
 
 
-def test_llama_cpp_flags_read_as_its_help_says():
-    # --rope-scale 4 and --rope-freq-scale 0.25 are the same request
-    assert llama_cpp_rope({"--rope-scale": "4"}, 4096, 1e4) == {"rope_theta": 1e4, "rope_type": "linear", "factor": 4.0}
-    assert llama_cpp_rope({"--rope-freq-scale": "0.25"}, 4096, 1e4)["factor"] == 4.0
-    yarn = llama_cpp_rope({"--rope-scaling": "yarn", "--rope-scale": "4", "--yarn-orig-ctx": "32768", "--ctx-size": "131072"},
-                          32768, 1e6)
-    assert yarn == {"rope_theta": 1e6, "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768,
-                    "max_position_embeddings": 131072}
-    assert llama_cpp_rope({"--rope-scaling": "yarn", "--rope-scale": "2", "--yarn-orig-ctx": "0"}, 8192, 1e4)[
-        "original_max_position_embeddings"] == 8192  # 0: the model's training context
-    assert llama_cpp_rope({"--rope-freq-base": "1e6"}, 4096, 1e4) == {"rope_theta": 1e6, "rope_type": "default"}
+def test_llama_cpp_flags_read_as_llama_cpp_computes():
+    def read(flags, config=LLAMA2, **kwargs):
+        keys, served = llama_cpp_settings(flags, config, **kwargs)
+        return keys["rope_theta"], keys["rope_scaling"], served
+
+    # --rope-scale 4 alone on a Llama without scaling: its GGUF has no rope.scaling.type, read as linear,
+    # so the frequency scale 1/4 applies: linear ×4
+    assert read({"--rope-scale": "4"}) == (1e4, {"rope_type": "linear", "factor": 4.0}, 4096)
+    assert read({"--rope-freq-scale": "0.25"})[1] == {"rope_type": "linear", "factor": 4.0}
+    # the same flag on Command R, whose converter writes rope.scaling.type none: the scale is forced to 1
+    cohere = {**LLAMA2, "model_type": "cohere"}
+    assert read({"--rope-scale": "4"}, cohere) == (1e4, None, 4096)
+    # --rope-scaling none wins over a scale; a base alone changes the base only
+    assert read({"--rope-scaling": "none", "--rope-scale": "4"})[1] is None
+    assert read({"--rope-freq-base": "1e6"})[:2] == (1e6, None)
+    yarn = read({"--rope-scaling": "yarn", "--rope-scale": "4", "--yarn-orig-ctx": "32768", "--ctx-size": "131072"},
+                QWEN25)
+    assert yarn[0] == 1e6 and yarn[2] == 131072
+    assert yarn[1] == {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768, "beta_fast": 32.0,
+                       "beta_slow": 1.0, "attention_factor": pytest.approx(0.1 * math.log(4) + 1)}
+    # --yarn-orig-ctx 0: the model's training context
+    assert read({"--rope-scaling": "yarn", "--rope-scale": "2", "--yarn-orig-ctx": "0"}, training_context=8192)[1][
+        "original_max_position_embeddings"] == 8192
+
+
+def test_llama_cpp_takes_a_yarn_models_own_type_for_an_unset_type():
+    qwen = {**QWEN25, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}
+    # no flag: the file's yarn ×4 over 32,768; --rope-scale 2 alone: still yarn (the training type), now ×2
+    assert llama_cpp_settings({}, qwen)[0]["rope_scaling"]["factor"] == 4.0
+    block = llama_cpp_settings({"--rope-scale": "2"}, qwen)[0]["rope_scaling"]
+    assert (block["rope_type"], block["factor"], block["original_max_position_embeddings"]) == ("yarn", 2.0, 32768)
+    # --rope-scaling linear on it: ext_factor unset becomes 0, so no YaRN ramp and no attention factor
+    assert llama_cpp_settings({"--rope-scaling": "linear"}, qwen)[0]["rope_scaling"] == {"rope_type": "linear", "factor": 4.0}
+
+
+@pytest.mark.parametrize("flags, needle", [
+    ({"--rope-scale": "4", "--rope-freq-scale": "0.25"}, "give one"), ({"--rope-scaling": "ntk"}, "--rope-scaling"),
+    ({"--rope-scale": "0"}, "positive"), ({"--rope-frequency": "2"}, "not a llama.cpp RoPE flag"),
+])
+def test_llama_cpp_flags_refused(flags, needle):
+    from pecli.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=needle):
+        llama_cpp_settings(flags, LLAMA2)
 
 
 def test_qwen25_yarn_to_llama_cpp_flags_and_back():
@@ -65,12 +103,20 @@ def test_qwen25_yarn_to_llama_cpp_flags_and_back():
     patch = method_patch(start, "yarn", 4.0, 131072)
     serving = serving_flags("llama.cpp", start, patch, 131072)
     assert serving.command_line() == "--ctx-size 131072 --rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 32768"
+    assert serving.served == 131072 and serving.warnings == ()
     flags = dict(zip(serving.flags[::2], serving.flags[1::2]))
-    back = llama_cpp_rope(flags, 32768, start.base)
+    back, served = llama_cpp_settings(flags, QWEN25)
     block = patch["rope_scaling"]
-    assert (back["rope_type"], back["factor"], back["original_max_position_embeddings"]) == (
-        block["rope_type"], block["factor"], block["original_max_position_embeddings"])
-    assert back["max_position_embeddings"] == patch["max_position_embeddings"] == 131072
+    assert {k: back["rope_scaling"][k] for k in block} == pytest.approx(block)
+    assert served == patch["max_position_embeddings"] == 131072
+
+
+def test_a_base_that_flags_would_round_is_written_in_full():
+    start = extension_base(LLAMA2)
+    patch = method_patch(start, "base", 21.6086321, 32768)
+    serving = serving_flags("llama.cpp", start, patch, 32768)
+    base = float(serving.flags[serving.flags.index("--rope-freq-base") + 1])
+    assert base == 10000.0 * 21.6086321 and serving.served == 32768
 
 
 def test_vllm_overrides_for_linear_keep_max_position_embeddings_at_the_training_length():

@@ -32,8 +32,8 @@ bfloat16 collisions; then the smallest ``cost``, in octaves: the shift of the fu
 how far adjacent positions are crowded (|log₂ local_resolution|), plus how far the logit scale is from
 YaRN's fitted temperature for s, (0.1 ln s + 1)² (Peng et al. 2023, §3.4), plus one octave when the
 frequencies change with the sequence length (dynamic NTK, LongRoPE: a key cached at one length was
-rotated with other frequencies than a query at another); then :data:`~pecli.models.extension.METHODS`
-order.
+rotated with other frequencies than a query at another); then the methods' order
+(:func:`~pecli.models.extension.methods`, from the scaling records).
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ import numpy as np
 from pecli.analysis.spectrum import BOUND_CONTEXT_LIMIT, critical_dimension
 from pecli.errors import ConfigError
 from pecli.models.extension import (
-    METHODS, ExtensionBase, candidate_patches, dropped_keys, extension_base, method_patch, patched, shipped_recipes,
-    whole_tokens,
+    ExtensionBase, candidate_patches, dropped_keys, extension_base, method_patch, methods, patched, recipe,
+    shipped_recipes, whole_tokens,
 )
 from pecli.notebook import Tabular
 from pecli.progress import task
@@ -193,16 +193,17 @@ def extension_report(config: dict[str, Any], target: Any, source: str = "config"
 
 def _pick_possible(pick: str | None, start: ExtensionBase, config: dict[str, Any], given: bool) -> None:
     """Refuse, before the base bound is searched, a pick no candidate of this model can answer."""
-    if pick is None or pick == "base":  # base: known once the bound is (it may be left out)
+    raising = [m for m in methods() if recipe(m).raises_base]
+    if pick is None or pick in raising:  # base: known once the bound is (it may be left out)
         return
-    possible = {m for m in METHODS if start.takes(m) and (m != "longrope" or start.longrope is not None)} - {"base"}
+    possible = {m for m in methods() if start.offers(m)} - set(raising)
     if given:
         possible.add("given")
     if shipped_recipes(config, start):
         possible.add("shipped")
     if pick not in possible:
-        raise ConfigError("pick", f"{pick} is not among this model's candidates ({', '.join(sorted(possible))}, base "
-                          "when Men et al.'s bound is above its base)")
+        raise ConfigError("pick", f"{pick} is not among this model's candidates ({', '.join(sorted(possible))}, "
+                          f"{' or '.join(raising)} when Men et al.'s bound is above its base)")
 
 
 def _given(start: ExtensionBase, target: int, method: str | None, factor: Any) -> dict[str, Any] | None:
@@ -240,7 +241,7 @@ def _base_bound(start: ExtensionBase, target: int) -> tuple[list[str], float | N
 
 def _model_notes(start: ExtensionBase) -> list[str]:
     notes = []
-    left_out = [method for method in METHODS if not start.takes(method) and method != "longrope"]
+    left_out = [method for method in methods() if not start.takes(method) and not recipe(method).reuses]
     if left_out:
         notes.append(f"{', '.join(left_out)} left out: the model's code in transformers takes rope_type "
                      f"{' or '.join(start.accepted or ())} only")
@@ -318,10 +319,13 @@ def _measure(method: str, patch: dict[str, Any], config: dict[str, Any], start: 
 
 
 def _frequency_keys(patch: dict[str, Any], start: ExtensionBase, method: str) -> dict[str, Any]:
-    """``patch`` without ``mscale_all_dim`` where only the attention reads it (every method but yarn): the
-    frequencies do not depend on it, :func:`logit_scale` reads it from the patch itself."""
+    """``patch`` without ``mscale_all_dim`` where only the attention reads it (every type whose record does
+    not take the key: all but yarn): the frequencies do not depend on it, :func:`logit_scale` reads it from
+    the patch itself."""
+    from pecli.schemes.rope_scaling import extension_types
+
     block = _scaling_block(patch, start)
-    if method == "yarn" or not isinstance(block, dict) or "mscale_all_dim" not in block:
+    if not isinstance(block, dict) or "mscale_all_dim" not in block or "mscale_all_dim" in extension_types()[method].key_names:
         return patch
     keys = {k: v for k, v in block.items() if k != "mscale_all_dim"}
     node = dict(_text_node(patch, start))
@@ -392,8 +396,10 @@ def cost_of(measures: dict[str, Any], factor: float) -> float:
 
 def ranked(candidates: list[Candidate]) -> list[Candidate]:
     """The candidates best first, with their rank and the reason (see the module notes for the rule)."""
+    order = methods()
+
     def key(c: Candidate) -> tuple[Any, ...]:
-        return (len(c.failed), round(c.measures["cost"], 9), METHODS.index(c.method),
+        return (len(c.failed), round(c.measures["cost"], 9), order.index(c.method),
                 ("ranked", "shipped", "given").index(c.origin))
 
     order = sorted(candidates, key=key)

@@ -15,15 +15,17 @@ from pecli.cli.common import (
 from pecli.cli.options import CONFIG_PANEL, make_option
 from pecli.config import MEMORY_SETTING, Setting, load_yaml, memory_budget, merge
 from pecli.errors import ConfigError
+from pecli.models.extension import methods
 
 EXTEND_PANEL = "Extend"
-METHOD_NAMES = ("yarn", "llama3", "dynamic", "base", "linear", "longrope")
+#: What --pick takes besides a method.
+PICK_EXTRA = ("given", "shipped")
 TARGET = Setting("target", str, None, "the context to reach, in tokens (above the model's max_position_embeddings)")
 PICK = Setting("pick", str, None, "the candidate whose patch is shown and written: a method, 'given' (--method) "
                "or 'shipped' (the family's own recipe)", default_text="the given recipe, else the first ranked",
-               choices=(*METHOD_NAMES, "given", "shipped"))
+               choices=(*methods(), *PICK_EXTRA))
 METHOD = Setting("method", str, None, "measure this method with --factor beside the ranked candidates",
-                 choices=METHOD_NAMES)
+                 choices=methods())
 FACTOR = Setting("factor", float, None, "scaling factor s of --method over the training length (for base: "
                  "what rope_theta is multiplied by)", minimum=1)
 TRAIN_LENGTH = Setting("train_length", str, None, "the length the model was trained on, L₀",
@@ -75,8 +77,9 @@ def extend(
             raise ConfigError("target", "give the context to reach (--target N)")
         for key in ("hf_config", "model", "out", "target", "train_length", "max_memory"):
             _scalar(key, options.get(key))
-        chosen = PICK.coerce(options["pick"]) if options.get("pick") is not None else None
-        recipe = METHOD.coerce(options["method"]) if options.get("method") is not None else None
+        pick_setting, method_setting = _method_settings()
+        chosen = pick_setting.coerce(options["pick"]) if options.get("pick") is not None else None
+        recipe = method_setting.coerce(options["method"]) if options.get("method") is not None else None
         scale = FACTOR.coerce(options["factor"]) if options.get("factor") is not None else None
         engine = RUNTIME.coerce(options["runtime"]) if options.get("runtime") is not None else None
         target_file = None
@@ -109,6 +112,14 @@ def extend(
             _show(report, picked, serving)
         if target_file is not None:
             message(f"wrote the {picked.label or picked.method} patch to {target_file}", quiet=quiet or json)
+
+
+def _method_settings() -> tuple[Setting, Setting]:
+    """--pick and --method with the methods of the scaling registry as it is now (the options' help was
+    written at import; a scaling type registered since is taken too)."""
+    import dataclasses
+
+    return (dataclasses.replace(PICK, choices=(*methods(), *PICK_EXTRA)), dataclasses.replace(METHOD, choices=methods()))
 
 
 def _sets(pairs: list[str] | None) -> dict:

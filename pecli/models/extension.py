@@ -6,26 +6,20 @@ reach a target N, a user picks one of the RoPE changes below and merges its keys
 candidate's keys, and :func:`patched` merges a patch into a config the way ``pecli extend`` documents,
 so that pecli's own reader (:func:`pecli.models.families.plan_of`) reads the candidate back.
 
-Every scaling starts from the pre-training frequencies θ_i = b^(−2i/d) and L₀, with the factor
+Every candidate starts from the pre-training frequencies θ_i = b^(−2i/d) and L₀, with the factor
 s = N / L₀ (a model that already has a scaling is re-scaled from its pre-training state, as its own
-scaling was). The keys follow transformers' ``modeling_rope_utils`` (``_compute_*_parameters``):
-
-- ``linear``: position interpolation (Chen et al. 2023), θ_i / s; ``max_position_embeddings`` N.
-- ``dynamic``: dynamic NTK (emozilla 2023). transformers takes ``max_position_embeddings`` as the
-  length the base starts growing past, ``b·(s·n/L − (s − 1))^(d/(d−2))`` at a sequence of n tokens, so
-  the patch keeps it at L₀ (set to N, the base would not change up to N).
-- ``yarn``: YaRN (Peng et al. 2023) with β_fast 32, β_slow 1 and its attention factor 0.1 ln s + 1
-  written out; ``original_max_position_embeddings`` L₀, ``max_position_embeddings`` N.
-- ``llama3``: Llama 3.1's scaling (Meta 2024), low_freq_factor 1, high_freq_factor 4 as Llama 3.1 ships.
-- ``base``: no scaling; ``rope_theta`` raised to the smallest base for N of Men et al. 2024's bound
-  (:func:`pecli.analysis.spectrum.base_lower_bound`).
-- ``longrope``: only for a model that carries LongRoPE factors (Phi-3): its own factors, with
-  ``factor`` s (its attention factor √(1 + ln s / ln L₀)) and ``max_position_embeddings`` N.
+scaling was). What each candidate writes is its scaling type's record: the ``extension`` of each
+:class:`~pecli.schemes.rope_scaling.ScalingType` in :data:`~pecli.schemes.rope_scaling.SCALINGS`
+(:class:`~pecli.schemes.rope_scaling.Extension`: its method name, the rope_type it writes, how its keys
+follow from s, L₀ and N, which of the model's keys it carries, which ``max_position_embeddings`` it
+writes). The keys follow transformers' ``modeling_rope_utils`` (``_compute_*_parameters``); the
+records' docstrings say why each is written so (dynamic NTK keeps ``max_position_embeddings`` at L₀;
+YaRN writes its attention factor out; ``base`` is the record of no scaling, a raised ``rope_theta``).
 
 A patch is written in the form the model's config already uses: ``rope_parameters`` (transformers 5),
 or ``rope_theta`` (GPT-NeoX: ``rotary_emb_base``) with ``rope_scaling``; inside a multimodal config,
 under the text model's sub-config. Keys of the model's own scaling block that the new method still
-reads are carried over (:data:`CARRIED_KEYS`): DeepSeek's attention multiplies its logits by
+reads are carried over (:attr:`Extension.carries`): DeepSeek's attention multiplies its logits by
 mscale(s, ``mscale_all_dim``)² for every rope type but ``default``, and its YaRN attention factor is
 mscale(s, ``mscale``) / mscale(s, ``mscale_all_dim``) — dropping them would change the softmax.
 A candidate that drops LongRoPE factors says so (:func:`dropped_keys`).
@@ -39,16 +33,14 @@ from typing import Any
 
 from pecli.errors import ConfigError
 from pecli.models.families import plan_of, text_path
+from pecli.schemes import get_scheme_class
+from pecli.schemes.base import Capability
+from pecli.schemes.rope_scaling import ATTENTION_READ_KEYS, Extension, ExtensionStart, extension_types, scaling_keys
 
-#: The methods in the order they are built (and the last tie-break of the ranking).
-METHODS = ("yarn", "llama3", "dynamic", "base", "linear", "longrope")
-
-#: The keys of a rope dict that belong to a scaling: a candidate drops them and writes its own.
-SCALING_KEYS = frozenset({
-    "rope_type", "type", "factor", "original_max_position_embeddings", "attention_factor", "beta_fast",
-    "beta_slow", "mscale", "mscale_all_dim", "low_freq_factor", "high_freq_factor", "short_factor",
-    "long_factor", "truncate",
-})
+def scaling_block_keys() -> frozenset[str]:
+    """The keys of a rope dict that belong to a scaling: a candidate drops them and writes its own. They
+    follow from the records (every key a scaling type takes, and the type's own key), read at each call."""
+    return frozenset({"rope_type", "type", *scaling_keys()})
 
 #: The rope types a model type's transformers code accepts and applies, where it does not take them all
 #: (transformers 5.24; "default" is no scaling, which a base increase keeps). Read from each model's
@@ -58,27 +50,23 @@ ACCEPTED_TYPES: dict[str, tuple[str, ...]] = {
     "gptj": (), "codegen": (),
     "phi3": ("default", "longrope"), "phi4_multimodal": ("default", "longrope"), "phimoe": ("default", "longrope"),
 }
-#: The rope_type each method writes.
-METHOD_TYPES = {"yarn": "yarn", "llama3": "llama3", "dynamic": "dynamic", "base": "default", "linear": "linear",
-                "longrope": "longrope"}
+#: Keys of the model's scaling block that its attention (not its frequencies) reads, which a candidate
+#: that leaves them out changes: DeepSeek's ``mscale_all_dim`` (its softmax scale; the records carry it).
+#: ``mscale`` only enters YaRN's attention factor, which the yarn candidate keeps.
+ATTENTION_KEYS = ATTENTION_READ_KEYS
 
-#: The keys of the model's scaling block each rope type still reads, carried into its patch when the
-#: model has them. ``mscale_all_dim`` is read by DeepSeek-V2/V3's attention (``yarn_apply_mscale``: the
-#: softmax scale times mscale(factor, mscale_all_dim)², for any rope_type but "default"); YaRN's own
-#: rule (``_compute_yarn_parameters``) also reads ``mscale`` for its attention factor. transformers logs
-#: "Unrecognized keys" for ``mscale_all_dim`` under linear, dynamic, llama3 and longrope, yet the
-#: attention reads it there.
-CARRIED_KEYS: dict[str, tuple[str, ...]] = {
-    "yarn": ("mscale", "mscale_all_dim"), "llama3": ("mscale_all_dim",), "dynamic": ("mscale_all_dim",),
-    "linear": ("mscale_all_dim",), "longrope": ("mscale_all_dim",), "base": (),
-}
-#: The LongRoPE keys a model was fine-tuned with.
-LONGROPE_KEYS = ("short_factor", "long_factor")
 
-#: YaRN's defaults in transformers, written out in the patch.
-YARN_BETA_FAST, YARN_BETA_SLOW = 32.0, 1.0
-#: Llama 3.1's blend, as its config ships it.
-LLAMA3_LOW_FREQ_FACTOR, LLAMA3_HIGH_FREQ_FACTOR = 1.0, 4.0
+def methods() -> tuple[str, ...]:
+    """The methods in the order they are built (and the last tie-break of the ranking), from the registry."""
+    return tuple(extension_types())
+
+
+def recipe(method: str) -> Extension:
+    """The :class:`~pecli.schemes.rope_scaling.Extension` of ``method`` (ConfigError naming ``method``)."""
+    records = extension_types()
+    if method not in records:
+        raise ConfigError("method", f"{method!r} is not one of {', '.join(records)}")
+    return records[method].extension
 
 
 @dataclass(frozen=True)
@@ -114,6 +102,8 @@ class ExtensionBase:
         The model's scaling keys as its config has them (``{}`` without a scaling).
     base_key:
         The key of the base at the level of ``rope_scaling``: ``rope_theta``, or GPT-NeoX's ``rotary_emb_base``.
+    model_type:
+        The text model's ``model_type`` (what a converter to another runtime reads).
     """
 
     source: str
@@ -129,10 +119,16 @@ class ExtensionBase:
     accepted: tuple[str, ...] | None = None
     own_scaling: dict[str, Any] = field(default_factory=dict)
     base_key: str = "rope_theta"
+    model_type: Any = None
 
     def takes(self, method: str) -> bool:
         """Whether the model's code applies ``method``'s rope type."""
-        return self.accepted is None or METHOD_TYPES[method] in self.accepted
+        return self.accepted is None or recipe(method).rope_type in self.accepted
+
+    def offers(self, method: str) -> bool:
+        """Whether ``method`` is a candidate for this model: its code takes the type, and a recipe made from
+        the model's own keys of its type (LongRoPE's factors) has them."""
+        return self.takes(method) and (not recipe(method).reuses or self.scaling == extension_types()[method].name)
 
     def factor(self, target: int) -> float:
         """s = N / L₀."""
@@ -168,7 +164,7 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
     plan = plan_of(config, source)
     groups = [group for group in plan.groups if group.options is not None]
     schemes = {group.scheme for group in groups}
-    if schemes != {"rope"}:
+    if not schemes or not all(get_scheme_class(name).has(Capability.CONTEXT_EXTENSION) for name in schemes):
         used = ", ".join(sorted(schemes)) or "no position encoding"
         raise ConfigError("hf_config", f"{source}: pecli extend proposes RoPE changes; this model uses {used}")
     settings = {tuple(sorted((k, repr(v)) for k, v in group.options.items())) for group in groups}
@@ -185,7 +181,8 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
     if form == "rope_parameters" and not ({"rope_theta", "rope_type", "type"} & own.keys()):
         raise ConfigError("hf_config", f"{source}: its rope_parameters are per layer type; pecli extend proposes one "
                           "change for a model whose RoPE layers share one setting")
-    block = {key: value for key, value in own.items() if key not in SCALING_KEYS}
+    scaling_block = scaling_block_keys()
+    block = {key: value for key, value in own.items() if key not in scaling_block}
     served = scheme.model_length
     if served is None:
         raise ConfigError("hf_config", f"{source} has no max_position_embeddings: the context it serves is unknown")
@@ -197,17 +194,18 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
                               f"{source} serves (max_position_embeddings)")
     longrope = None
     if scheme.scaling == "longrope":
-        longrope = {key: value for key, value in own.items() if key in SCALING_KEYS}
+        longrope = {key: value for key, value in own.items() if key in scaling_block}
     pretrained = scheme.without_extension().frequency_pairs()
     kinds = [kind for kind in (text.get("model_type"), config.get("model_type")) if kind in ACCEPTED_TYPES]
     accepted = ACCEPTED_TYPES[kinds[0]] if kinds else None
     if accepted == ():
         raise ConfigError("hf_config", f"{source}: transformers' {kinds[0]} code builds its rotary frequencies with a fixed "
                           "base and no scaling: no config change extends its context")
-    own_scaling = {key: value for key, value in own.items() if key in SCALING_KEYS}
+    own_scaling = {key: value for key, value in own.items() if key in scaling_block}
     base_key = "rotary_emb_base" if "rotary_emb_base" in text and "rope_theta" not in text else "rope_theta"
     return ExtensionBase(source, path, form, block, int(served), int(pretraining), float(pretrained.base),
-                         int(scheme.rotated_dim), scheme.scaling, longrope, accepted, own_scaling, base_key)
+                         int(scheme.rotated_dim), scheme.scaling, longrope, accepted, own_scaling, base_key,
+                         text.get("model_type") or config.get("model_type"))
 
 
 #: The most layers a config may declare before any per-layer work (real models have a few hundred).
@@ -243,17 +241,17 @@ def whole_tokens(key: str, value: Any) -> int:
 
 
 def candidate_patches(base: ExtensionBase, target: int, *, base_for_target: float | None) -> dict[str, dict[str, Any]]:
-    """Each method's patch to reach ``target`` (see the module notes), in :data:`METHODS` order.
+    """Each method's patch to reach ``target`` (see the module notes), in :func:`methods` order.
 
-    ``base_for_target`` is the base of the ``base`` candidate (Men et al.'s bound for N); None, or a
-    base that is not above the model's, leaves the candidate out.
+    ``base_for_target`` is the base of the candidate that raises the base (``base``: Men et al.'s bound
+    for N); None, or a base that is not above the model's, leaves it out.
     """
     s = base.factor(target)
     patches = {}
-    for method in METHODS:
-        if not base.takes(method) or (method == "longrope" and base.longrope is None):
+    for method in methods():
+        if not base.offers(method):
             continue
-        if method != "base":
+        if not recipe(method).raises_base:
             patches[method] = method_patch(base, method, s, target)
         elif base_for_target is not None and base_for_target > base.base:
             patches[method] = _patch(base, target, None, theta=base_for_target)
@@ -263,49 +261,36 @@ def candidate_patches(base: ExtensionBase, target: int, *, base_for_target: floa
 def method_patch(base: ExtensionBase, method: str, factor: float, target: int) -> dict[str, Any]:
     """The patch of ``method`` with scaling factor ``factor`` over L₀, serving ``target`` tokens.
 
-    For ``base`` the factor multiplies ``rope_theta`` (Code Llama: 10,000 × 100). ``dynamic`` keeps
-    ``max_position_embeddings`` at L₀ (see the module notes). ``longrope`` needs the model's factors.
+    The keys are the method's record's (:class:`~pecli.schemes.rope_scaling.Extension`); for the one
+    that raises the base (``base``) the factor multiplies ``rope_theta`` (Code Llama: 10,000 × 100).
     """
-    if method not in METHODS:
-        raise ConfigError("method", f"{method!r} is not one of {', '.join(METHODS)}")
+    made = recipe(method)
     if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor) or factor <= 1:
         raise ConfigError("factor", f"must be a finite number above 1, got {factor!r}")
     if not base.takes(method):
         raise ConfigError("method", f"{base.source}: the model's code in transformers takes rope_type "
-                          f"{' or '.join(base.accepted or ())} only, not {METHOD_TYPES[method]}")
-    if method == "longrope" and base.longrope is None:
-        raise ConfigError("method", f"{base.source} carries no LongRoPE factors (short_factor, long_factor)")
+                          f"{' or '.join(base.accepted or ())} only, not {made.rope_type}")
+    if not base.offers(method):
+        raise ConfigError("method", f"{base.source} carries no {extension_types()[method].title} keys "
+                          f"({', '.join(made.reuses)})")
     s = float(factor)
-    carried = {key: base.own_scaling[key] for key in CARRIED_KEYS[method] if base.own_scaling.get(key) is not None}
-    if method == "base":
+    if made.raises_base:
         return _patch(base, target, None, theta=base.base * s)
-    if method == "yarn":
-        scaling = {"rope_type": "yarn", "factor": s, "original_max_position_embeddings": base.pretraining,
-                   "beta_fast": YARN_BETA_FAST, "beta_slow": YARN_BETA_SLOW}
-        if not (carried.get("mscale") and carried.get("mscale_all_dim")):
-            # with both, transformers derives mscale(s, mscale) / mscale(s, mscale_all_dim) itself
-            scaling["attention_factor"] = 0.1 * math.log(s) + 1.0
-        return _patch(base, target, {**scaling, **carried})
-    if method == "llama3":
-        return _patch(base, target, {"rope_type": "llama3", "factor": s, "low_freq_factor": LLAMA3_LOW_FREQ_FACTOR,
-                                     "high_freq_factor": LLAMA3_HIGH_FREQ_FACTOR,
-                                     "original_max_position_embeddings": base.pretraining, **carried})
-    if method == "dynamic":
-        return _patch(base, base.pretraining, {"rope_type": "dynamic", "factor": s, **carried})
-    if method == "linear":
-        return _patch(base, target, {"rope_type": "linear", "factor": s, **carried})
-    return _patch(base, target, {**base.longrope, "factor": s, **carried})
+    carried = {key: base.own_scaling[key] for key in made.carries if base.own_scaling.get(key) is not None}
+    start = ExtensionStart(s, base.pretraining, int(target), dict(base.own_scaling), carried)
+    keys = made.write(extension_types()[method], start)
+    served = base.pretraining if made.served == "pretraining" else target
+    return _patch(base, served, keys)
 
 
 def dropped_keys(base: ExtensionBase, method: str) -> tuple[str, ...]:
     """The keys of the model's scaling that ``method``'s patch does not carry and that the model read:
-    LongRoPE's factors (the model was fine-tuned with them) and DeepSeek's ``mscale_all_dim`` (its softmax
-    factor; ``mscale`` only enters YaRN's attention factor, which the yarn patch keeps)."""
-    if method == "longrope":
-        kept = set(LONGROPE_KEYS) | set(CARRIED_KEYS[method])
-    else:
-        kept = set(CARRIED_KEYS[method])
-    wanted = [*LONGROPE_KEYS, "mscale_all_dim"]
+    the fitted keys a recipe reuses (LongRoPE's factors: the model was fine-tuned with them) and the keys
+    its attention reads (:data:`ATTENTION_KEYS`: DeepSeek's softmax factor)."""
+    made = recipe(method)
+    kept = set(made.carries) | set(made.reuses)
+    wanted = [*dict.fromkeys(key for record in extension_types().values() for key in record.extension.reuses),
+              *ATTENTION_KEYS]
     return tuple(key for key in wanted if base.own_scaling.get(key) is not None and key not in kept)
 
 

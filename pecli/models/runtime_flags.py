@@ -1,19 +1,44 @@
-"""An engine's command-line flags over a model's plan: what llama.cpp computes when run with them.
+"""llama.cpp's RoPE flags over a model: what llama.cpp computes when run with them. The one reader of
+those flags: ``pecli diff --runtime llama.cpp --args "…"`` reads them here, and ``pecli extend --runtime
+llama.cpp`` checks the flags it prints here (:mod:`pecli.models.runtimes`).
 
-A minimal reader of llama.cpp's RoPE flags (``common/arg.cpp``): ``--rope-scaling {none,linear,yarn}``,
-``--rope-scale N`` (``freq_scale = 1/N``), ``--rope-freq-scale F``, ``--rope-freq-base B``,
-``--yarn-orig-ctx N``, ``--yarn-ext-factor``, ``--yarn-attn-factor``, ``--yarn-beta-fast``,
-``--yarn-beta-slow``. A flag replaces the value the converted file would give (the model's own); the
-rest of llama.cpp's computation is :mod:`pecli.models.gguf`'s. Only llama.cpp is read here; models
-whose own scaling is not none, linear or yarn are refused.
+The flags (llama.cpp ``common/arg.cpp``): ``--rope-scaling {none,linear,yarn}`` the scaling type;
+``--rope-scale N`` the frequency scale 1/N ("expands context by a factor of N"); ``--rope-freq-scale F``
+the frequency scale F; ``--rope-freq-base B``; ``--yarn-orig-ctx N``; ``--yarn-ext-factor``,
+``--yarn-attn-factor``, ``--yarn-beta-fast``, ``--yarn-beta-slow``; ``-c/--ctx-size N``. A flag not given
+is unset (type ``UNSPECIFIED``, scales and base 0, YaRN values negative), and the context's constructor
+(``src/llama-context.cpp``, ``llama_context::llama_context``) then takes the model's, in this order:
+
+1. type unset → the type the model was trained with (``hparams.rope_scaling_type_train``);
+2. base 0 → the model's base; frequency scale 0 → the model's (``rope_freq_scale_train``); original
+   context 0 → the model's ``n_ctx_orig_yarn``, else its training context; context 0 → its training context;
+3. type ``none`` → the frequency scale is forced to 1 ("never scale if scaling type is none");
+4. ext_factor unset → 1 for ``yarn``, else 0;
+5. ext_factor ≠ 0 → the attention factor is recomputed as YaRN's mscale 0.1 ln(1/scale) + 1 (a given
+   ``--yarn-attn-factor`` is then not used).
+
+The model's values are what its GGUF file holds (``src/llama-model.cpp``, ``load_hparams``): no
+``rope.scaling.type`` key reads as **linear**; no ``rope.scaling.factor`` as scale 1; no
+``rope.scaling.original_context_length`` as the training context. For a model read from a HF
+``config.json`` (not a GGUF file), the file is what ``convert_hf_to_gguf.py`` writes from it
+(``TextModel.set_gguf_parameters``): a ``linear`` or ``yarn`` block with a factor gives that type and
+factor (yarn: its original length, β_fast, β_slow, extrapolation factor); ``longrope`` the longrope type
+and its factor tensors; no block, ``default``, ``dynamic`` or ``llama3`` no type at all — llama.cpp reads
+**linear** with scale 1, and llama3's per-pair divisors become the ``rope_freqs`` tensor. So
+``--rope-scale 4`` alone on a converted Llama without scaling interpolates linearly by 4 (scale 0.25).
+A few model classes of the converter write ``none`` themselves (:data:`CONVERTER_NONE`); on those,
+``--rope-scale`` alone changes nothing. dynamic NTK has no llama.cpp counterpart: its model runs the
+plain frequencies.
 """
 
 from __future__ import annotations
 
 import math
 import shlex
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
+
+import numpy as np
 
 from pecli.errors import ConfigError
 from pecli.models.plan import LayerGroup, PositionPlan
@@ -21,59 +46,192 @@ from pecli.models.plan import LayerGroup, PositionPlan
 #: The flags read, and the type of their value.
 FLAGS = {"--rope-scaling": str, "--rope-scale": float, "--rope-freq-scale": float, "--rope-freq-base": float,
          "--yarn-orig-ctx": int, "--yarn-ext-factor": float, "--yarn-attn-factor": float, "--yarn-beta-fast": float,
-         "--yarn-beta-slow": float}
+         "--yarn-beta-slow": float, "--ctx-size": int}
+#: Other spellings llama.cpp takes for the same flags.
+ALIASES = {"-c": "--ctx-size"}
+#: The types ``--rope-scaling`` takes.
+TYPES = ("none", "linear", "yarn")
+#: HF model types whose converter class writes ``rope.scaling.type`` none (``convert_hf_to_gguf.py``:
+#: ``CommandR2Model``/``CommandRModel``, ``DeepseekModel`` call ``add_rope_scaling_type(NONE)``).
+CONVERTER_NONE = ("cohere", "deepseek")
+
+
+@dataclass(frozen=True)
+class TrainedRope:
+    """What llama.cpp loads from a model's GGUF file for its RoPE (``hparams``), before any flag.
+
+    ``ext_factor`` is negative when the file does not set it; ``factors`` are the ``rope_freqs`` divisors.
+    """
+
+    scaling_type: str
+    base: float
+    freq_scale: float
+    context: int
+    original: int
+    ext_factor: float = -1.0
+    beta_fast: float = 32.0
+    beta_slow: float = 1.0
+    factors: np.ndarray | None = None
 
 
 def parse_flags(args: str) -> dict[str, Any]:
-    """``"--rope-scaling yarn --rope-scale 4"`` → ``{"--rope-scaling": "yarn", "--rope-scale": 4.0}``."""
-    words, found = shlex.split(args), {}
-    for flag, value in zip(words[::2], words[1::2] + [None] * (len(words) % 2)):
-        flag, _, inline = flag.partition("=")
+    """``"--rope-scaling yarn --rope-scale 4"`` → ``{"--rope-scaling": "yarn", "--rope-scale": 4.0}``
+    (``--flag value`` and ``--flag=value`` alike); an unknown flag or a bad value is a ConfigError."""
+    try:
+        words = shlex.split(args)
+    except ValueError as error:
+        raise ConfigError("args", f"cannot be split as a shell splits it: {error}") from None
+    found: dict[str, Any] = {}
+    while words:
+        flag, _, inline = words.pop(0).partition("=")
+        flag = ALIASES.get(flag, flag)
         if flag not in FLAGS:
             raise ConfigError("args", f"{flag!r} is not a llama.cpp RoPE flag pecli reads ({', '.join(FLAGS)})")
-        raw = inline or value
+        if not inline and not words:
+            raise ConfigError("args", f"{flag} needs a value")
+        raw = inline or words.pop(0)
         try:
             found[flag] = FLAGS[flag](raw)
         except (TypeError, ValueError):
             raise ConfigError("args", f"{flag} takes a {FLAGS[flag].__name__}, got {raw!r}") from None
-    if found.get("--rope-scaling", "none") not in ("none", "linear", "yarn"):
-        raise ConfigError("args", f"--rope-scaling is none, linear or yarn in llama.cpp, got {found['--rope-scaling']!r}")
-    return found
+    return checked_flags(found)
+
+
+def checked_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
+    """``flags`` ({flag: value}, values as given or typed) typed and checked as llama.cpp would take them."""
+    out: dict[str, Any] = {}
+    for flag, value in flags.items():
+        flag = ALIASES.get(flag, flag)
+        if flag not in FLAGS:
+            raise ConfigError("args", f"{flag!r} is not a llama.cpp RoPE flag pecli reads ({', '.join(FLAGS)})")
+        try:
+            out[flag] = FLAGS[flag](value)
+        except (TypeError, ValueError):
+            raise ConfigError("args", f"{flag} takes a {FLAGS[flag].__name__}, got {value!r}") from None
+        number = out[flag]
+        if isinstance(number, float) and not math.isfinite(number):
+            raise ConfigError("args", f"{flag} takes a finite number, got {value!r}")
+    if out.get("--rope-scaling", "none") not in TYPES:
+        raise ConfigError("args", f"--rope-scaling is {', '.join(TYPES)} in llama.cpp, got {out['--rope-scaling']!r}")
+    if "--rope-scale" in out and "--rope-freq-scale" in out:
+        raise ConfigError("args", "--rope-scale and --rope-freq-scale set the same frequency scale: give one")
+    for flag in ("--rope-scale", "--rope-freq-scale", "--rope-freq-base", "--yarn-orig-ctx", "--ctx-size"):
+        if out.get(flag, 1) < 0 or (flag == "--rope-scale" and out.get(flag) == 0):
+            raise ConfigError("args", f"{flag} takes a positive number, got {out[flag]!r}")
+    return out
+
+
+def converted_rope(block: Mapping[str, Any] | None, *, model_type: Any, base: float, context: int,
+                   rotated_dim: int) -> TrainedRope:
+    """What llama.cpp loads from the GGUF file ``convert_hf_to_gguf.py`` writes for a HF model with the
+    scaling ``block`` (see the module notes): the training type llama.cpp sees, its scale and lengths.
+
+    Raises
+    ------
+    ConfigError
+        (key ``runtime``) A longrope block (its short and long factor tensors are not read with flags
+        here) or a type the converter does not know.
+    """
+    block = block or {}
+    kind = str(block.get("rope_type") or block.get("type") or "default")
+    factor = block.get("factor")
+    default = "none" if model_type in CONVERTER_NONE else "linear"
+    if kind == "linear" and factor:
+        return TrainedRope("linear", base, 1.0 / float(factor), context, context)
+    if kind == "yarn" and factor:
+        ext = block.get("extrapolation_factor")
+        return TrainedRope("yarn", base, 1.0 / float(factor), context,
+                           int(block.get("original_max_position_embeddings") or context),
+                           -1.0 if ext is None else float(ext), float(block.get("beta_fast") or 32.0),
+                           float(block.get("beta_slow") or 1.0))
+    if kind in ("default", "none", "dynamic", "linear", "yarn"):
+        return TrainedRope(default, base, 1.0, context, context)
+    if kind == "llama3":
+        return TrainedRope(default, base, 1.0, context, context, factors=_llama3_divisors(block, base, rotated_dim))
+    raise ConfigError("runtime", f"the model's {kind} scaling is not one pecli applies llama.cpp's flags over")
+
+
+def _llama3_divisors(block: Mapping[str, Any], base: float, rotated_dim: int) -> np.ndarray:
+    """llama3's per-pair divisors θ_i / θ'_i, as the converter writes them to ``rope_freqs``."""
+    from pecli.schemes.rope_scaling import RopeScaling, compute_inv_freq
+
+    scaled = compute_inv_freq(base=base, rotated_dim=rotated_dim, scaling=RopeScaling.from_hf(dict(block)))
+    return scaled.original_inv_freq / scaled.inv_freq
+
+
+def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int):
+    """The :class:`~pecli.models.gguf.LlamaCppRope` llama.cpp computes from the model's ``trained`` values
+    and its command-line ``flags`` (the rule of the module notes, in its order)."""
+    from pecli.models.gguf import LlamaCppRope
+
+    flags = checked_flags(flags)
+    kind = flags.get("--rope-scaling") or trained.scaling_type
+    base = flags.get("--rope-freq-base") or trained.base
+    scale = 1.0 / flags["--rope-scale"] if "--rope-scale" in flags else (flags.get("--rope-freq-scale") or trained.freq_scale)
+    scale = 1.0 if kind == "none" else scale
+    original = flags.get("--yarn-orig-ctx") or trained.original or trained.context
+    ext = flags.get("--yarn-ext-factor", trained.ext_factor)
+    ext = ext if ext >= 0 else (1.0 if kind == "yarn" else 0.0)
+    beta_fast = flags.get("--yarn-beta-fast", -1.0)
+    beta_slow = flags.get("--yarn-beta-slow", -1.0)
+    if ext != 0:
+        s = 1.0 / scale
+        attention = 1.0 if s <= 1.0 else 0.1 * math.log(s) + 1.0
+    else:
+        attention = flags.get("--yarn-attn-factor", 1.0)
+    return LlamaCppRope(int(rotated_dim), float(base), float(scale), float(ext), int(original),
+                        beta_fast if beta_fast >= 0 else trained.beta_fast, beta_slow if beta_slow >= 0 else trained.beta_slow,
+                        float(attention), trained.factors, None, kind)
+
+
+def served_context(trained: TrainedRope, flags: Mapping[str, Any]) -> int:
+    """The context llama.cpp runs: ``--ctx-size``, else (0 or not given) the model's training context."""
+    return int(checked_flags(flags).get("--ctx-size") or trained.context)
+
+
+def hf_settings(rope) -> dict[str, Any]:
+    """What llama.cpp computes under ``rope`` (a :class:`~pecli.models.gguf.LlamaCppRope`), said in
+    transformers' keys: ``rope_theta`` and a ``rope_scaling`` block (None: no scaling). ConfigError where
+    transformers has no type for it (an ext_factor other than 0 or 1, per-pair divisors)."""
+    from pecli.models.gguf import _named_scaling
+
+    named = _named_scaling(rope) if rope.factors is None else None
+    if named is None or "inv_freq" in named:
+        raise ConfigError("args", f"what llama.cpp computes under these flags ({rope.scaling_type}, frequency scale "
+                          f"{rope.freq_scale:g}, ext_factor {rope.ext_factor:g}) has no transformers rope type")
+    return {"rope_theta": named["base"], "rope_scaling": named.get("rope_scaling")}
 
 
 def runtime_plan(model: PositionPlan, runtime: str, args: str) -> PositionPlan:
-    """The plan llama.cpp runs for ``model`` under ``args``."""
+    """The plan llama.cpp runs for ``model`` (read from a HF config) under ``args``."""
     if runtime != "llama.cpp":
         raise ConfigError("runtime", f"pecli reads llama.cpp's flags only so far, got {runtime!r}")
     flags = parse_flags(args)
-    groups = tuple(_group(group, flags) for group in model.groups)
-    return PositionPlan(f"llama.cpp {args}", model.model_type, "llama.cpp flags", model.num_layers, groups)
+    made = [_group(group, flags, model.model_type) for group in model.groups]
+    groups = tuple(group for group, _ in made)
+    trained = sorted({kind for _, kind in made if kind})
+    seen = f" (its GGUF read as trained with {' and '.join(trained)} scaling)" if trained else ""
+    return PositionPlan(f"llama.cpp {args}{seen}", model.model_type, "llama.cpp flags", model.num_layers, groups)
 
 
-def _group(group: LayerGroup, flags: dict[str, Any]) -> LayerGroup:
-    from pecli.models.gguf import LlamaCppRope, _scaling_options
+def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[LayerGroup, str | None]:
+    """The group as llama.cpp runs it, and the training type llama.cpp sees (None: no RoPE)."""
+    from pecli.models.gguf import _scaling_options
 
     if group.options is None or group.scheme != "rope":
-        return group
+        return group, None
     options = dict(group.options)
-    block = options.get("rope_scaling") or {}
-    kind = block.get("rope_type") or block.get("type") or "none"
-    if kind not in ("none", "default", "linear", "yarn") or options.get("inv_freq") is not None:
-        raise ConfigError("runtime", f"the model's {kind} scaling is not one pecli applies llama.cpp's flags over")
-    kind = flags.get("--rope-scaling", "none" if kind == "default" else kind)
-    factor = float(block.get("factor") or 1.0)
-    scale = 1.0 / flags["--rope-scale"] if "--rope-scale" in flags else flags.get("--rope-freq-scale", 1.0 / factor)
-    scale = 1.0 if kind == "none" else scale
-    ext = flags.get("--yarn-ext-factor", 1.0 if kind == "yarn" else 0.0)
-    s = 1.0 / scale
-    attention = (0.1 * math.log(s) + 1.0 if ext and s > 1 else flags.get("--yarn-attn-factor", 1.0))
+    if options.get("inv_freq") is not None:
+        raise ConfigError("runtime", "the model's frequencies are given one by one (inv_freq): pecli does not apply "
+                          "llama.cpp's flags over them")
     dim = int(options["dim"] * options.get("partial_rotary_factor", 1.0))
-    rope = LlamaCppRope(dim, flags.get("--rope-freq-base", float(options.get("base", 10000.0))), scale, ext,
-                        flags.get("--yarn-orig-ctx", block.get("original_max_position_embeddings")
-                                  or options.get("max_position_embeddings") or 4096),
-                        flags.get("--yarn-beta-fast", 32.0), flags.get("--yarn-beta-slow", 1.0), attention, None, None, kind)
+    context = int(options.get("max_position_embeddings") or 4096)
+    trained = converted_rope(options.get("rope_scaling"), model_type=model_type,
+                             base=float(options.get("base", 10000.0)), context=context, rotated_dim=dim)
+    rope = run_rope(trained, flags, dim)
     new = {k: v for k, v in options.items() if k not in ("rope_scaling", "base")}
     new.update(_scaling_options(rope, None))
     note = new.pop("_note", "")
     read = tuple(flag for flag in FLAGS if flag in flags) + tuple(k for k in group.keys_read if "rope_scaling" not in k)
-    return replace(group, options=new, keys_read=read, keys_defaulted=(), note=note or "llama.cpp with these flags")
+    changed = replace(group, options=new, keys_read=read, keys_defaulted=(), note=note or "llama.cpp with these flags")
+    return changed, trained.scaling_type

@@ -14,13 +14,13 @@ SGLang (``sglang/srt/utils/hf_transformers_utils.py``, ``get_context_length``)
     ``--json-model-override-args JSON`` merged into the config, ``--context-length N``; the derived
     length is ``max_position_embeddings × factor``, except when the scaling block has
     ``original_max_position_embeddings`` or is ``llama3`` (then ×1).
-llama.cpp (``common/arg.cpp``, the ``llama-server``/``llama-cli`` help)
-    ``--rope-scaling {none,linear,yarn}``; ``--rope-scale N`` "expands context by a factor of N" (it sets
-    the frequency scale to 1/N); ``--rope-freq-scale F`` expands it by 1/F; ``--rope-freq-base B``;
-    ``--yarn-orig-ctx N`` (0: the model's training context); ``-c/--ctx-size N``. YaRN's attention factor
-    is 0.1 ln(1/F) + 1 by default, as transformers'. llama3's per-pair factors and LongRoPE's factors are
-    tensors of the GGUF file (written by ``convert_hf_to_gguf.py``), and there is no dynamic NTK: those
-    cannot be set by flags.
+llama.cpp (``common/arg.cpp``, ``src/llama-context.cpp``)
+    ``--rope-scaling {none,linear,yarn}``, ``--rope-scale N`` (frequency scale 1/N), ``--rope-freq-base
+    B``, ``--yarn-orig-ctx N``, ``-c/--ctx-size N``, read by :mod:`pecli.models.runtime_flags` (the one
+    reader of llama.cpp's flags, with llama.cpp's rule for a flag not given: the model's training type,
+    linear when its GGUF file has none). llama3's per-pair factors and LongRoPE's factors are tensors of
+    the GGUF file (written by ``convert_hf_to_gguf.py``), and there is no dynamic NTK: those cannot be
+    set by flags.
 MLX (``mlx_lm/models/rope_utils.py``, ``initialize_rope``)
     No flags: it reads the model folder's ``config.json`` (merge the patch there); it builds ``default``,
     ``linear`` (scale 1/factor), ``llama3``, ``yarn`` (with ``mscale``, ``mscale_all_dim``,
@@ -30,6 +30,7 @@ MLX (``mlx_lm/models/rope_utils.py``, ``initialize_rope``)
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -42,8 +43,6 @@ ENGINES = ("vllm", "sglang", "llama.cpp", "mlx")
 VLLM_UNSCALED_TYPES = ("su", "longrope", "llama3")
 #: The rope types mlx-lm's ``initialize_rope`` builds.
 MLX_TYPES = ("default", "linear", "llama3", "yarn", "longrope")
-#: The rope types llama.cpp's ``--rope-scaling`` takes ("none" is no scaling).
-LLAMA_CPP_TYPES = ("none", "linear", "yarn")
 
 
 @dataclass(frozen=True)
@@ -107,37 +106,6 @@ def sglang_context_length(max_position_embeddings: int, block: Mapping[str, Any]
         if "original_max_position_embeddings" in block or block.get("rope_type") == "llama3":
             factor = 1.0
     return int(factor * max_position_embeddings)
-
-
-def llama_cpp_rope(flags: Mapping[str, Any], training_context: int, base: float) -> dict[str, Any]:
-    """The HF-style rope settings llama.cpp computes from its flags (``--rope-scale`` etc., keys as
-    spelled on the command line), for a model trained on ``training_context`` with base ``base``.
-
-    Both ``--rope-scale`` and ``--rope-freq-scale`` set the one frequency scale (the last given wins in
-    llama.cpp), so giving both is refused here. ``--rope-scaling`` defaults to linear, as llama.cpp's
-    help says, "unless specified by the model".
-    """
-    if "--rope-scale" in flags and "--rope-freq-scale" in flags:
-        raise ConfigError("runtime", "give --rope-scale or --rope-freq-scale, not both")
-    factor = 1.0
-    if "--rope-scale" in flags:
-        factor = float(flags["--rope-scale"])
-    elif "--rope-freq-scale" in flags:
-        factor = 1.0 / float(flags["--rope-freq-scale"])
-    kind = str(flags.get("--rope-scaling", "linear" if factor != 1.0 else "none"))
-    if kind not in LLAMA_CPP_TYPES:
-        raise ConfigError("runtime", f"--rope-scaling {kind}: llama.cpp takes {', '.join(LLAMA_CPP_TYPES)}")
-    settings: dict[str, Any] = {"rope_theta": float(flags.get("--rope-freq-base", base))}
-    if kind == "none" or factor == 1.0:
-        settings["rope_type"] = "default"
-    elif kind == "linear":
-        settings.update(rope_type="linear", factor=factor)
-    else:
-        original = int(flags.get("--yarn-orig-ctx", 0)) or training_context
-        settings.update(rope_type="yarn", factor=factor, original_max_position_embeddings=original)
-    if "--ctx-size" in flags:
-        settings["max_position_embeddings"] = int(flags["--ctx-size"])
-    return settings
 
 
 def _text_keys(patch: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
@@ -216,18 +184,51 @@ def _llama_cpp(base: Any, keys: dict[str, Any], block: Any, target: int) -> Serv
     flags = ["--ctx-size", str(target)]
     warnings = []
     if kind == "default":
-        flags += ["--rope-scaling", "none", "--rope-freq-base", f"{float(theta):g}"]
+        flags += ["--rope-scaling", "none", "--rope-freq-base", _flag_number(theta)]
     elif kind == "linear":
-        flags += ["--rope-scaling", "linear", "--rope-scale", f"{float(block['factor']):g}"]
+        flags += ["--rope-scaling", "linear", "--rope-scale", _flag_number(block["factor"])]
     elif kind == "yarn":
-        flags += ["--rope-scaling", "yarn", "--rope-scale", f"{float(block['factor']):g}", "--yarn-orig-ctx",
+        flags += ["--rope-scaling", "yarn", "--rope-scale", _flag_number(block["factor"]), "--yarn-orig-ctx",
                   str(int(block["original_max_position_embeddings"]))]
         if block.get("mscale_all_dim"):
             warnings.append("llama.cpp's DeepSeek attention takes mscale from the GGUF's yarn log multiplier, not from flags")
     if base.scaling not in ("none", "default"):
         warnings.append(f"a GGUF converted from this model keeps its {base.scaling} scaling; these flags replace "
                         "the scaling type and factor but not per-pair factors stored in the file")
+    found = _llama_cpp_reads(base, flags)
+    if found is not None and not _same_scaling(found, block, theta):
+        warnings.append(f"llama.cpp computes {found['rope_scaling'] or 'no scaling'} under these flags, not the "
+                        "candidate's keys")
+        return Serving("llama.cpp", tuple(flags), None, tuple(warnings))
     return Serving("llama.cpp", tuple(flags), target, tuple(warnings))
+
+
+def _flag_number(value: Any) -> str:
+    """A number as a flag: short (``4``, ``1e+06``) where that is the same number, else every digit."""
+    short = f"{float(value):g}"
+    return short if float(short) == float(value) else repr(float(value))
+
+
+def _llama_cpp_reads(base: Any, flags: list[str]) -> dict[str, Any] | None:
+    """What llama.cpp computes, read back from ``flags`` over the model's converted file by the one reader
+    (:mod:`pecli.models.runtime_flags`); None where the file holds per-pair factors flags do not reach."""
+    from pecli.models import runtime_flags as reader
+
+    try:
+        trained = reader.converted_rope(base.own_scaling, model_type=base.model_type, base=base.base,
+                                        context=base.served, rotated_dim=base.dim)
+        return reader.hf_settings(reader.run_rope(trained, dict(zip(flags[::2], flags[1::2])), base.dim))
+    except ConfigError:
+        return None
+
+
+def _same_scaling(found: dict[str, Any], block: Any, theta: Any) -> bool:
+    """Whether llama.cpp's settings are the candidate's: base, rope type, factor, original length."""
+    keys = ("factor", "original_max_position_embeddings")
+    mine = found["rope_scaling"] or {"rope_type": "default"}
+    theirs = {"rope_type": rope_type(block), **{k: (block or {}).get(k) for k in keys if (block or {}).get(k) is not None}}
+    return (math.isclose(found["rope_theta"], float(theta), rel_tol=1e-12) and mine["rope_type"] == theirs["rope_type"]
+            and all(math.isclose(float(mine[k]), float(theirs[k]), rel_tol=1e-12) for k in keys if k in theirs))
 
 
 def _mlx(base: Any, keys: dict[str, Any], block: Any, target: int) -> Serving:
@@ -281,11 +282,42 @@ def settings_from_flags(engine: str, flags: Mapping[str, Any], config: Mapping[s
     text = _text_keys(config, path)
     if engine == "mlx":
         return dict(config), int(text["max_position_embeddings"])
-    base = text.get("rope_theta", text.get("rotary_emb_base", 10000.0))
-    rope = llama_cpp_rope(flags, int(training_context or text["max_position_embeddings"]), float(base))
-    served = rope.pop("max_position_embeddings", None)
-    text = {**text, "rope_theta": rope.pop("rope_theta"), "rope_scaling": None if rope["rope_type"] == "default" else rope}
-    return _merged(config, _nested(text, path)), served
+    keys, served = llama_cpp_settings(flags, config, training_context=training_context)
+    if isinstance(text.get("rope_parameters"), dict):
+        kept = {k: v for k, v in text["rope_parameters"].items() if k == "partial_rotary_factor"}
+        text = {**text, "rope_parameters": {**kept, "rope_theta": keys["rope_theta"],
+                                            **(keys["rope_scaling"] or {"rope_type": "default"})}}
+    else:
+        text = {**text, "rope_theta": keys["rope_theta"], "rope_scaling": keys["rope_scaling"]}
+    return _replaced(config, path, text), served
+
+
+def _replaced(config: Mapping[str, Any], path: tuple[str, ...], text: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with the text model's keys (at ``path``) replaced by ``text``."""
+    if not path:
+        return text
+    return {**config, path[0]: _replaced(config[path[0]], path[1:], text)}
+
+
+def llama_cpp_settings(flags: Mapping[str, Any], config: Mapping[str, Any], *,
+                       training_context: int | None = None) -> tuple[dict[str, Any], int]:
+    """What llama.cpp computes for the model of ``config`` run with ``flags`` ({flag: value}), in
+    transformers' keys (``rope_theta``, ``rope_scaling``), and the context it runs; read by
+    :mod:`pecli.models.runtime_flags` from the GGUF file ``convert_hf_to_gguf.py`` would write
+    (``training_context``: its context length, default ``max_position_embeddings``)."""
+    from pecli.models import runtime_flags as reader
+    from pecli.models.families import plan_of
+
+    plan = plan_of(dict(config), "config")
+    groups = [g for g in plan.groups if g.options is not None and g.scheme == "rope"]
+    if not groups:
+        raise ConfigError("runtime", "llama.cpp's RoPE flags apply to a model with RoPE; this one has none")
+    options = groups[0].options
+    dim = int(options["dim"] * options.get("partial_rotary_factor", 1.0))
+    context = int(training_context or options.get("max_position_embeddings") or 4096)
+    trained = reader.converted_rope(options.get("rope_scaling"), model_type=plan.model_type,
+                                    base=float(options.get("base", 10000.0)), context=context, rotated_dim=dim)
+    return reader.hf_settings(reader.run_rope(trained, flags, dim)), reader.served_context(trained, flags)
 
 
 #: Flags of each engine that change what it computes for positions (the others are ignored by name).

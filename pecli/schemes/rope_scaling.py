@@ -24,8 +24,10 @@ How to add a scaling type: write its rule, ``def _mine(scaling, model) -> Scaled
 keys as ``scaling.<key>`` or ``scaling.value(key)`` for the defaults, the model's ``base``,
 ``rotated_dim``, ``theta``, lengths from ``model``; return ``_frequencies(model, scaling, inv, ...)``),
 declare any new key as a ``Parameter`` with its help and range, and add a ``ScalingType`` record to
-:data:`SCALINGS`, with a ``validate`` function if the type has rules across keys. Nothing else: the
-``rope`` scheme's parameters (YAML keys, ``--set``, ``rope_scaling`` blocks) come from the records.
+:data:`SCALINGS`, with a ``validate`` function if the type has rules across keys, ``reads_context`` if its
+frequencies depend on the sequence length, and an :class:`Extension` if ``pecli extend`` may propose it.
+Nothing else: the ``rope`` scheme's parameters (YAML keys, ``--set``, ``rope_scaling`` blocks),
+``--context``, and extend's candidates, ``--method`` and ``--pick`` come from the records.
 
 Conventions (where HF versions differ or HF is silent):
 
@@ -78,7 +80,10 @@ __all__ = [
     "RopeScaling",
     "ScaledFrequencies",
     "ScalingType",
+    "Extension",
+    "ExtensionStart",
     "compute_inv_freq",
+    "extension_types",
     "default_inv_freq",
     "scaling_keys",
     "shared_scaling_keys",
@@ -201,6 +206,88 @@ Rule = Callable[["RopeScaling", RopeModel], "ScaledFrequencies"]
 
 
 @dataclass(frozen=True)
+class ExtensionStart:
+    """What an extension recipe writes a candidate from.
+
+    Attributes
+    ----------
+    factor : float
+        s = N / L₀ (or the factor given with ``pecli extend --method … --factor``), above 1.
+    pretraining : int
+        L₀, the length the model's frequencies were trained on.
+    target : int
+        N, the context the candidate serves.
+    own : mapping
+        The model's own scaling keys as its config has them (``{}`` without a scaling).
+    carried : mapping
+        The keys of ``own`` the recipe carries (:attr:`Extension.carries`) that the model gives.
+    """
+
+    factor: float
+    pretraining: int
+    target: int
+    own: Mapping[str, Any]
+    carried: Mapping[str, Any]
+
+
+#: ``write(record, start) -> keys``: the scaling keys of a candidate (HF spelling, in the order the patch
+#: lists them), or None for no scaling block.
+Writer = Callable[["ScalingType", ExtensionStart], "dict[str, Any] | None"]
+
+
+@dataclass(frozen=True)
+class Extension:
+    """What ``pecli extend`` may build from a scaling type: a candidate's ``config.json`` keys.
+
+    A candidate starts from the model's pre-training frequencies and L₀ with s = N / L₀
+    (:class:`ExtensionStart`); its record's :attr:`write` gives the scaling keys, ``pecli extend`` the
+    rest (the form the config uses, ``rope_theta``, ``max_position_embeddings``).
+
+    Attributes
+    ----------
+    method : str
+        What ``pecli extend`` calls it (``--method``, ``--pick``, the table): the type's name, but for
+        ``base``.
+    rope_type : str
+        The ``rope_type`` the candidate writes (HF spelling: ``default`` for no scaling); a model type
+        whose transformers code does not take it gets no such candidate.
+    summary : str
+        The change, for the documentation's table of candidates.
+    keys_text : str
+        The keys it writes, for the same table.
+    write : callable
+        See :data:`Writer`.
+    order : int
+        Its place among the candidates: the order they are built in and the ranking's last tie-break.
+    carries : tuple of str
+        The keys of the model's own scaling block it keeps when the model has them (the model's
+        attention or this type's rule still reads them).
+    served : str
+        The ``max_position_embeddings`` written: ``"target"`` (N) or ``"pretraining"`` (L₀: dynamic NTK
+        grows the base past it).
+    reuses : tuple of str
+        The model's own keys of this type it is made from (LongRoPE's fitted factors): only a model whose
+        scaling is this type gets the candidate, and a candidate of another type drops them.
+    raises_base : bool
+        The candidate writes no scaling and raises ``rope_theta`` instead: times the factor when one is
+        given (Code Llama's 10,000 × 100), else, ranked, to Men et al.'s bound for N. It is the record
+        of ``none`` (no scaling), under the method name ``base``: a base increase is not a scaling,
+        but it is what reaching N without one means.
+    """
+
+    method: str
+    rope_type: str
+    summary: str
+    keys_text: str
+    write: Writer
+    order: int
+    carries: tuple[str, ...] = ()
+    served: str = "target"
+    reuses: tuple[str, ...] = ()
+    raises_base: bool = False
+
+
+@dataclass(frozen=True)
 class ScalingType:
     """One RoPE scaling type: its keys and its rule.
 
@@ -225,6 +312,9 @@ class ScalingType:
     reads_context : bool
         Whether the frequencies depend on the current sequence length (``context``): dynamic NTK's base,
         LongRoPE's short or long factors. ``--context`` is taken only by such types.
+    extension : Extension or None
+        What ``pecli extend`` may build from this type (None: no candidate; pecli's static ``ntk``,
+        which transformers does not read).
     """
 
     name: str
@@ -235,10 +325,16 @@ class ScalingType:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     validate: Validator | None = None
     reads_context: bool = False
+    extension: Extension | None = None
 
     @property
     def key_names(self) -> tuple[str, ...]:
         return tuple(key.name for key in self.keys)
+
+    @property
+    def title(self) -> str:
+        """How messages name the type: its summary up to the colon ("LongRoPE", "dynamic NTK")."""
+        return self.summary.partition(":")[0]
 
     def key(self, name: str) -> Parameter:
         return next(key for key in self.keys if key.name == name)
@@ -1004,35 +1100,108 @@ def _longrope(scaling: RopeScaling, model: RopeModel) -> ScaledFrequencies:
 
 
 # --------------------------------------------------------------------------------------------
+# what pecli extend writes from each type (transformers' keys, modeling_rope_utils)
+# --------------------------------------------------------------------------------------------
+def _write_nothing(record: ScalingType, start: ExtensionStart) -> None:
+    """No scaling block (the base increase)."""
+    return None
+
+
+def _write_factor(record: ScalingType, start: ExtensionStart) -> dict[str, Any]:
+    """``rope_type`` and ``factor`` s: linear's θ_i / s, dynamic NTK's growing base."""
+    return {"rope_type": record.extension.rope_type, "factor": start.factor, **start.carried}
+
+
+def _write_yarn(record: ScalingType, start: ExtensionStart) -> dict[str, Any]:
+    """YaRN over L₀ with its defaults β_fast, β_slow written out, and its attention factor 0.1 ln s + 1
+    (Peng et al. 2023, §3.4) — unless the model carries DeepSeek's ``mscale`` and ``mscale_all_dim``, from
+    which transformers derives mscale(s, mscale) / mscale(s, mscale_all_dim) itself."""
+    keys: dict[str, Any] = {"rope_type": record.extension.rope_type, "factor": start.factor,
+                            "original_max_position_embeddings": start.pretraining,
+                            "beta_fast": float(record.defaults["beta_fast"]), "beta_slow": float(record.defaults["beta_slow"])}
+    if not (start.carried.get("mscale") and start.carried.get("mscale_all_dim")):
+        keys["attention_factor"] = 0.1 * math.log(start.factor) + 1.0
+    return {**keys, **start.carried}
+
+
+def _write_llama3(record: ScalingType, start: ExtensionStart) -> dict[str, Any]:
+    """Llama 3.1's blend as it ships (low_freq_factor 1, high_freq_factor 4) over L₀."""
+    return {"rope_type": record.extension.rope_type, "factor": start.factor,
+            "low_freq_factor": float(record.defaults["low_freq_factor"]),
+            "high_freq_factor": float(record.defaults["high_freq_factor"]),
+            "original_max_position_embeddings": start.pretraining, **start.carried}
+
+
+def _write_longrope(record: ScalingType, start: ExtensionStart) -> dict[str, Any]:
+    """The model's own LongRoPE block (its fitted factors) with ``factor`` s: its attention factor becomes
+    √(1 + ln s / ln L₀)."""
+    return {**start.own, "factor": start.factor, **start.carried}
+
+
+#: The key DeepSeek-V2/V3's attention reads for every rope type but ``default``: its softmax scale is
+#: multiplied by mscale(factor, ``mscale_all_dim``)² (transformers' ``yarn_get_mscale`` in the attention).
+#: transformers logs "Unrecognized keys" for it under linear, dynamic, llama3 and longrope, yet the
+#: attention reads it there, so those candidates carry it.
+ATTENTION_READ_KEYS = ("mscale_all_dim",)
+
+# --------------------------------------------------------------------------------------------
 # the registry
 # --------------------------------------------------------------------------------------------
 SCALINGS: dict[str, ScalingType] = {
     record.name: record
     for record in (
-        ScalingType("none", "no scaling: θ_i = base^(−2i/d)", (), _no_scaling),
+        ScalingType("none", "no scaling: θ_i = base^(−2i/d)", (), _no_scaling,
+                    extension=Extension("base", "default", "a larger base: every base above it meets Men et al. "
+                                        "2024's bound for N (up to 2^21 tokens)", "`rope_theta`, no scaling; N",
+                                        _write_nothing, order=3, raises_base=True)),
         ScalingType("linear", "position interpolation: θ_i / s (kaiokendev; Chen et al. 2023)", (FACTOR,), _linear,
-                    required=("factor",)),
+                    required=("factor",),
+                    extension=Extension("linear", "linear", "position interpolation (Chen et al. 2023): θ_i / s",
+                                        "`factor`; N", _write_factor, order=4, carries=ATTENTION_READ_KEYS)),
         ScalingType("ntk", "NTK-aware: base · s^(d/(d−2)) (bloc97 2023)", (FACTOR,), _ntk, required=("factor",),
                     validate=_ntk_needs_d_above_2),
         ScalingType("dynamic", "dynamic NTK: the base grows with the context past L (emozilla 2023)",
                     (FACTOR, ORIGINAL_LENGTH), _dynamic, required=("factor",), validate=_ntk_needs_d_above_2,
-                    reads_context=True),
+                    reads_context=True,
+                    extension=Extension("dynamic", "dynamic", "dynamic NTK (emozilla 2023): the base grows with the "
+                                        "sequence past `max_position_embeddings`", "`factor`; "
+                                        "`max_position_embeddings` stays L₀ (at N the base would not grow)",
+                                        _write_factor, order=2, carries=ATTENTION_READ_KEYS, served="pretraining")),
         ScalingType("yarn", "YaRN: ramp between θ_i and θ_i / s by rotations in L, attention 0.1 ln s + 1 "
                     "(Peng et al. 2023)",
                     (FACTOR, ORIGINAL_LENGTH, BETA_FAST, BETA_SLOW, MSCALE, MSCALE_ALL_DIM, ATTENTION_FACTOR, TRUNCATE),
-                    _yarn, required=("factor",), defaults=YARN_DEFAULTS, validate=_validate_yarn),
+                    _yarn, required=("factor",), defaults=YARN_DEFAULTS, validate=_validate_yarn,
+                    extension=Extension("yarn", "yarn", "YaRN (Peng et al. 2023): ramp between θ_i and θ_i/s, "
+                                        "attention factor 0.1 ln s + 1", "`rope_type`, `factor`, "
+                                        "`original_max_position_embeddings` L₀, `beta_fast` 32, `beta_slow` 1, "
+                                        "`attention_factor`; `max_position_embeddings` N", _write_yarn, order=0,
+                                        carries=("mscale", *ATTENTION_READ_KEYS))),
         ScalingType("llama3", "Llama 3.1: keep short wavelengths, divide long ones by s, blend between (Meta 2024)",
                     (FACTOR, ORIGINAL_LENGTH, LOW_FREQ_FACTOR, HIGH_FREQ_FACTOR), _llama3, required=("factor",),
-                    defaults=LLAMA3_DEFAULTS, validate=_validate_llama3),
+                    defaults=LLAMA3_DEFAULTS, validate=_validate_llama3,
+                    extension=Extension("llama3", "llama3", "Llama 3.1's scaling (Meta 2024)", "`factor`, "
+                                        "`low_freq_factor` 1, `high_freq_factor` 4, `original_max_position_embeddings` "
+                                        "L₀; N", _write_llama3, order=1, carries=ATTENTION_READ_KEYS)),
         ScalingType("longrope", "LongRoPE: per-pair factors, short up to L and long past it (Ding et al. 2024; Phi-3)",
                     (SHORT_FACTOR, LONG_FACTOR, FACTOR, ATTENTION_FACTOR, ORIGINAL_LENGTH), _longrope,
-                    required=("short_factor", "long_factor"), validate=_validate_longrope, reads_context=True),
+                    required=("short_factor", "long_factor"), validate=_validate_longrope, reads_context=True,
+                    extension=Extension("longrope", "longrope", "only for a model that carries LongRoPE factors "
+                                        "(Phi-3): its own factors", "`factor` s; N", _write_longrope, order=5,
+                                        carries=ATTENTION_READ_KEYS, reuses=("short_factor", "long_factor"))),
     )
 }
 """Every scaling type pecli knows, by pecli name: its keys, its rules and the function computing it."""
 
 SCALING_TYPES: tuple[str, ...] = tuple(SCALINGS)
 """The scaling types pecli ships, by pecli name (a snapshot of :data:`SCALINGS`' names)."""
+
+
+def extension_types() -> dict[str, ScalingType]:
+    """The records ``pecli extend`` builds candidates from, by method name, in their :attr:`Extension.order`
+    (read from :data:`SCALINGS` at each call, so that a type registered later is offered too)."""
+    records = sorted((r for r in SCALINGS.values() if r.extension is not None), key=lambda r: r.extension.order)
+    return {record.extension.method: record for record in records}
+
 
 #: The scaling types that act on the frequencies alone, so also on frequencies given with ``--inv-freq``.
 LADDER_SCALINGS = ("none", "linear")

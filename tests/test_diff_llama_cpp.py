@@ -1,0 +1,94 @@
+"""``pecli diff --runtime llama.cpp``: llama.cpp's flags over a model read from config.json, by llama.cpp's
+rule (src/llama-context.cpp: an unset --rope-scaling is the model's training type; type none forces the
+frequency scale to 1; src/llama-model.cpp: a GGUF file without rope.scaling.type is linear;
+convert_hf_to_gguf.py writes no type for a Llama without a linear or yarn block, none for Command R).
+The frequencies expected are worked out here: θ_i = b^(−2i/d), divided by the factor llama.cpp applies.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pecli.models.families import plan_of
+from pecli.models.runtime_flags import runtime_plan
+from pecli.schemes.build import build_scheme
+
+#: A small Llama without scaling: 4 heads of 64, trained on 4,096 tokens, base 10,000.
+LLAMA = {"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 2,
+         "max_position_embeddings": 4096, "rope_theta": 10000.0}
+THETA = 10000.0 ** (-np.arange(0, 64, 2) / 64)
+
+
+def runtime_inv_freq(config: dict, args: str) -> np.ndarray:
+    plan = runtime_plan(plan_of(config, "config"), "llama.cpp", args)
+    options = dict(next(g for g in plan.groups if g.options is not None).options)
+    return np.asarray(build_scheme(options.pop("scheme"), options).frequency_pairs().inv_freq)
+
+
+def written(tmp_path, config: dict, name: str = "config.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+def test_rope_scale_alone_on_a_llama_without_scaling_is_linear(invoke, tmp_path):
+    # no rope.scaling.type in its GGUF → linear; --rope-scale 4 → frequency scale 0.25
+    np.testing.assert_allclose(runtime_inv_freq(LLAMA, "--rope-scale 4"), THETA * 0.25, rtol=1e-12)
+    result = invoke("diff", "--hf-config", written(tmp_path, LLAMA), "--runtime", "llama.cpp", "--args", "--rope-scale 4",
+                    "--json")
+    document = json.loads(result.stdout)
+    assert result.exit_code == 1 and [d["what"] for d in document["differences"]] == ["frequencies"]
+    assert "trained with linear scaling" in document["candidate"]["source"]
+    # the same flag over the same model scaled linearly ×4 in its config: the same numbers
+    scaled = written(tmp_path, {**LLAMA, "rope_scaling": {"rope_type": "linear", "factor": 4.0}}, "linear.json")
+    assert invoke("diff", "--hf-config", scaled, "--runtime", "llama.cpp", "--args", "--rope-scale 4").exit_code == 0
+    np.testing.assert_allclose(runtime_inv_freq({**LLAMA, "rope_scaling": {"rope_type": "linear", "factor": 4.0}},
+                                                "--rope-scale 2"), THETA * 0.5, rtol=1e-12)
+
+
+def test_rope_scale_alone_on_command_r_changes_nothing(invoke, tmp_path):
+    # its converter writes rope.scaling.type none: llama.cpp forces the frequency scale to 1
+    cohere = {**LLAMA, "model_type": "cohere"}
+    np.testing.assert_allclose(runtime_inv_freq(cohere, "--rope-scale 4"), THETA, rtol=1e-12)
+    result = invoke("diff", "--hf-config", written(tmp_path, cohere), "--runtime", "llama.cpp", "--args", "--rope-scale 4")
+    assert result.exit_code == 0 and "trained with none scaling" in result.stdout.replace("\n    ", " ")
+    # asked for explicitly, linear applies
+    np.testing.assert_allclose(runtime_inv_freq(cohere, "--rope-scaling linear --rope-scale 4"), THETA / 4, rtol=1e-12)
+
+
+def test_an_unset_type_keeps_a_yarn_models_own(tmp_path, invoke):
+    qwen = {**LLAMA, "max_position_embeddings": 131072, "rope_theta": 1e6,
+            "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}
+    # --rope-scale 4 alone: the training type yarn, over the file's original 32,768: the config's own numbers
+    assert invoke("diff", "--hf-config", written(tmp_path, qwen), "--runtime", "llama.cpp", "--args",
+                  "--rope-scale 4").exit_code == 0
+    # --rope-scaling linear: the pairs all divided by 4, no ramp
+    np.testing.assert_allclose(runtime_inv_freq(qwen, "--rope-scaling linear"),
+                               1e6 ** (-np.arange(0, 64, 2) / 64) / 4, rtol=1e-12)
+
+
+def test_llama3_runs_its_factors_with_a_linear_scale_on_top(tmp_path, invoke):
+    block = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+             "original_max_position_embeddings": 2048}
+    llama31 = {**LLAMA, "max_position_embeddings": 16384, "rope_theta": 500000.0, "rope_scaling": block}
+    assert invoke("diff", "--hf-config", written(tmp_path, llama31), "--runtime", "llama.cpp", "--args",
+                  "--rope-freq-base 500000").exit_code == 0
+    # Llama 3.1's rule by hand: wavelengths under 2048/4 tokens kept, over 2048/1 divided by 8, smooth between
+    theta = 500000.0 ** (-np.arange(0, 64, 2) / 64)
+    wavelength = 2 * np.pi / theta
+    smooth = (2048 / wavelength - 1.0) / (4.0 - 1.0)
+    expected = np.where(wavelength < 2048 / 4, theta, np.where(wavelength > 2048, theta / 8,
+                                                              (1 - smooth) * theta / 8 + smooth * theta))
+    np.testing.assert_allclose(runtime_inv_freq(llama31, "--rope-scale 2"), expected / 2, rtol=1e-12)
+
+
+@pytest.mark.parametrize("args, needle", [
+    ("--rope-scale 4 --rope-freq-scale 0.25", "give one"), ("--rope-scaling dynamic", "--rope-scaling"),
+    ("--rope-scale", "needs a value"), ("--rope-scale x", "takes a float"),
+])
+def test_bad_flags_are_one_line(invoke, tmp_path, args, needle):
+    result = invoke("diff", "--hf-config", written(tmp_path, LLAMA), "--runtime", "llama.cpp", "--args", args)
+    assert result.exit_code == 2 and needle in result.stderr and len(result.stderr.strip().splitlines()) == 1
