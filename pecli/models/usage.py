@@ -280,39 +280,6 @@ def layout_evidence(checkpoint: Checkpoint, *, head_dim: int, rotated_dim: int) 
     )
 
 
-def check_layout(checkpoint: Checkpoint, *, head_dim: int, rotated_dim: int, configured: str):
-    """Whether the q/k weights were trained in the ``configured`` layout: a
-    :class:`~pecli.analysis.result.PropertyResult` named ``layout``.
-
-    ``pass`` when the smoother reading (:func:`layout_evidence`) is the configured layout, ``fail`` when
-    it is the other one, ``warn`` when neither reading is :data:`DECISIVE_RATIO` times smoother.
-    """
-    from pecli.analysis.result import PropertyResult
-
-    evidence = layout_evidence(checkpoint, head_dim=head_dim, rotated_dim=rotated_dim)
-    found, ratio = evidence.smoother, evidence.ratio
-    other = next(layout for layout in LAYOUTS if layout != found)
-    figures = {
-        "configured_layout": configured, "found_layout": found if evidence.decided else None,
-        "roughness_half": evidence.roughness["half"], "roughness_interleaved": evidence.roughness["interleaved"],
-        "ratio": ratio, "layers": evidence.layers, "pairs": evidence.pairs, "head_dim": head_dim,
-    }
-    smoother = (f"the per-pair usage spectra are {ratio:.3g}× smoother read in {found} pairs {PAIRING[found]} "
-                f"than in {other} pairs {PAIRING[other]} ({evidence.layers} layers)")
-    if not evidence.decided:
-        reason = f"the weights do not tell: {smoother}, less than the {DECISIVE_RATIO:g}× that decides"
-        return PropertyResult("layout", "warn", reason, figures, "ratio")
-    if found == configured:
-        return PropertyResult("layout", "pass", f"trained in the {found} layout, as configured: {smoother}", figures, "ratio")
-    fix = f"pecli permute --from {found} --to {configured}"
-    reason = f"trained in the {found} layout, but the configuration says {configured}: {smoother}; convert with {fix}"
-    return PropertyResult("layout", "fail", reason, figures, "ratio")
-
-
-#: How each layout pairs the components of a head of d rotated components.
-PAIRING = {"half": "(i, i + d/2)", "interleaved": "(2i, 2i + 1)"}
-
-
 def usage_of(weights: str | None, scheme, max_bytes: int | None = None) -> RopeUsage:
     """The :class:`RopeUsage` of checkpoint ``weights`` read with the pairs of rotary ``scheme``.
 
