@@ -15,37 +15,37 @@ from typing import TYPE_CHECKING
 
 from pecli.analysis.result import PropertyResult
 from pecli.errors import ConfigError
-from pecli.models.checkpoint import Checkpoint
-from pecli.models.usage import DECISIVE_RATIO, LAYOUTS, find_projections, layout_evidence, pairs_layout, projection_bytes
+from pecli.models.usage import DECISIVE_RATIO, LAYOUTS, layout_evidence, open_projections, pairs_layout, projection_bytes
 from pecli.schemes.base import Capability, Scheme, require
 
 if TYPE_CHECKING:
     from pecli.analysis.footprints import Footprint
     from pecli.analysis.options import CheckOptions
+    from pecli.models.usage import Checkpoint, Projections
 
 #: How each layout pairs the components of a head of d rotated components.
 PAIRING = {"half": "(i, i + d/2)", "interleaved": "(2i, 2i + 1)"}
 
 
-def layout_checkpoint(scheme: Scheme, options: CheckOptions) -> Checkpoint:
-    """The checkpoint of ``options.weights``, read with rotary ``scheme``; the errors name what is missing."""
+def layout_projections(scheme: Scheme, options: CheckOptions) -> tuple[Checkpoint, list[Projections]]:
+    """The checkpoint of ``options.weights`` and its q/k projections, for rotary ``scheme``; the errors
+    name what is missing (a scheme that does not rotate, no ``--weights``, no file, no projections)."""
     require(scheme, Capability.ROTARY, "check layout")
     if not options.weights:
         raise ConfigError("weights", "check layout reads the q/k projections of a checkpoint: give --weights FILE")
-    return Checkpoint(options.weights)
+    return open_projections(options.weights)
 
 
 def layout_footprint(scheme: Scheme, options: CheckOptions) -> Footprint:
     """Nothing shared; its work is one projection at a time (:func:`~pecli.models.usage.projection_bytes`)."""
-    checkpoint = layout_checkpoint(scheme, options)
-    return 0, projection_bytes(checkpoint, find_projections(checkpoint))
+    return 0, projection_bytes(*layout_projections(scheme, options))
 
 
 def run_layout(scheme: Scheme, options: CheckOptions) -> PropertyResult:
     """The record's ``run``: the q/k weights of ``options.weights`` against ``scheme``'s layout."""
+    checkpoint, _ = layout_projections(scheme, options)
     pairs = scheme.frequency_pairs()
-    return check_layout(layout_checkpoint(scheme, options), head_dim=scheme.width, rotated_dim=2 * pairs.count,
-                        configured=pairs_layout(pairs))
+    return check_layout(checkpoint, head_dim=scheme.width, rotated_dim=2 * pairs.count, configured=pairs_layout(pairs))
 
 
 def check_layout(checkpoint: Checkpoint, *, head_dim: int, rotated_dim: int, configured: str) -> PropertyResult:
@@ -75,4 +75,4 @@ def check_layout(checkpoint: Checkpoint, *, head_dim: int, rotated_dim: int, con
     return PropertyResult("layout", "fail", reason, figures, "ratio")
 
 
-__all__ = ["PAIRING", "check_layout", "layout_checkpoint", "layout_footprint", "run_layout"]
+__all__ = ["PAIRING", "check_layout", "layout_footprint", "layout_projections", "run_layout"]

@@ -179,6 +179,13 @@ class RopeUsage:
         }
 
 
+def open_projections(weights: str) -> tuple[Checkpoint, list[Projections]]:
+    """The checkpoint ``weights`` and every layer's q/k projections in it, read from its header only
+    (a missing file is a ConfigError naming ``weights``; a file without projections a PecliError)."""
+    checkpoint = Checkpoint(weights)
+    return checkpoint, find_projections(checkpoint)
+
+
 def projection_bytes(checkpoint: Checkpoint, layers: list[Projections]) -> int:
     """What reading one projection at a time holds at most: the stored tensor, its float32 copy, the squares."""
     return max(checkpoint.info(name).read_bytes() + 4 * checkpoint.info(name).size for p in layers for name in (p.q, p.k))
