@@ -39,7 +39,7 @@ def test_every_user_option_of_checkoptions_is_one_declaration_shared_by_the_comm
     assert all(p.group == CHECK_PANEL for p in declared.values())
     assert all(a is b for a, b in zip(SETTINGS, declared.values())) and len(SETTINGS) == len(declared)
     assert all(any(s is declared[name] for s in check_settings()) for name in declared)
-    for name in ("train_length", "train_grid", "strict"):  # compare's are check's, not a copy
+    for name in ("dtype", "train_length", "train_grid", "strict"):  # compare's are check's, not a copy
         assert sum(s is declared[name] for s in COMPARE) == 1
     for info in ANALYSES.values():  # a record reads declarations, never a free-standing copy
         assert all(option is declared[option.name] for option in info.options)

@@ -22,7 +22,7 @@ SETTINGS = (
         "schemes compared: comma-separated names (in YAML also mappings with their own parameters)",
         default_text="the eight base schemes",
     ),
-    *(check_parameters()[name] for name in ("train_length", "train_grid", "strict")),  # as check's
+    *(check_parameters()[name] for name in ("dtype", "train_length", "train_grid", "strict")),  # as check's
     Setting("hf_config", object, None, "add a HuggingFace config.json: a row per layer group (repeatable)"),
     Setting("model", object, None, "add a HuggingFace model ORG/NAME[@REVISION]: a row per layer group (repeatable)"),
     Setting("gguf", object, None, "add a GGUF file: a row per layer group (repeatable)"),
@@ -34,7 +34,7 @@ GgufFiles = Annotated[Optional[list[str]], typer.Option("--gguf", help="add a GG
                                                         rich_help_panel=CONFIG_PANEL, show_default=False)]
 
 
-@scheme_command(*SETTINGS, run_keys=("length", "dtype"))
+@scheme_command(*SETTINGS, run_keys=("length",))
 def compare(
     spec: Spec,
     hf_config: Annotated[Optional[list[str]], typer.Option("--hf-config", help="add a HuggingFace config.json: a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
