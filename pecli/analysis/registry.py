@@ -4,7 +4,8 @@ A table of frozen records, each with a name, a one-line summary and a ``run(sche
 function with the same signature, so that every analysis works on every scheme through one interface.
 A record names the options it reads by their declarations (:mod:`pecli.analysis.options`), from which
 the commands derive what they accept. ``all`` runs the properties of the scheme (:func:`all_names`);
-``layout``, a property of a checkpoint's weights, is run by name only. Each check returns a :class:`~pecli.analysis.result.PropertyResult` (verdict, reason, figures).
+``layout``, a property of a checkpoint's weights, is run by name only. Each check returns a
+:class:`~pecli.analysis.result.PropertyResult` (verdict, reason, figures).
 Before any work, :func:`estimate_check_bytes` bounds the memory a set of checks will hold.
 """
 
