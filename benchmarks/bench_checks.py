@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis import ANALYSES, CheckOptions
+from pecli.analysis import ANALYSES, CheckOptions, all_names
 from pecli.analysis import structure
 from pecli.config import build_scheme
 
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             scheme = build_scheme(name, {"dim": args.dim}, length=length)
             reference = encode_seconds(scheme, length, args.repeat)
             print(f"{name} L={length}: encode {reference:.2f} s", file=sys.stderr, flush=True)
-            for prop in ANALYSES:
+            for prop in all_names():
                 row = {"scheme": name, "length": length, "property": prop, **run_property(prop, scheme, length)}
                 row["encode_seconds"] = reference
                 row["x_encode"] = row["seconds"] / reference

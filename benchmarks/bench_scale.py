@@ -62,7 +62,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pecli.analysis import ANALYSES, CheckOptions, run_checks
+from pecli.analysis import ANALYSES, CheckOptions, all_names, run_checks
 from pecli.analysis.spectrum import base_lower_bound, spectrum
 from pecli.config import build_scheme
 
@@ -160,8 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         params = scheme_params(name, d)
         scheme = build_scheme(name, params, length=L)
         options = CheckOptions(length=L)
-        progress(f"{name}: {', '.join(ANALYSES)} (traced), then all x{args.repeat} + 1 traced")
-        for prop, info in ANALYSES.items():
+        progress(f"{name}: {', '.join(all_names())} (traced), then all x{args.repeat} + 1 traced")
+        for prop, info in ((name, ANALYSES[name]) for name in all_names()):
             result, seconds, peak = traced(lambda: info.run(scheme, options))
             add(name, prop, seconds, peak, L, verdict=verdict_of(result))
         _, total_seconds = best_time(lambda: run_checks(scheme, "all", options), args.repeat)

@@ -135,15 +135,15 @@ def check(scheme, prop: str = "all", *, max_memory: Any = None, **options: Any):
     and one :class:`PropertyResult` (verdict, reason, figures) per property, which it iterates and
     indexes over as a list. In a notebook it shows as a table; ``.to_frame()`` gives a DataFrame.
     """
-    from pecli.analysis import ANALYSES, CheckOptions, check_report, estimate_check_bytes
+    from pecli.analysis import CheckOptions, check_report, estimate_check_bytes, properties
     from pecli.schemes import Scheme
 
     if isinstance(scheme, str):
         scheme = build_scheme(scheme, length=_library_length(options.get("length", 512)))
     elif not isinstance(scheme, Scheme):
         raise TypeError(f"check() takes a scheme or the name of one as scheme, got {type(scheme).__name__}")
-    if prop not in (*ANALYSES, "all"):
-        raise ValueError(f"prop must be one of {', '.join((*ANALYSES, 'all'))}, got {prop!r}")
+    if prop not in properties():
+        raise ValueError(f"prop must be one of {', '.join(properties())}, got {prop!r}")
     checked = CheckOptions(**options)
     _within_budget(estimate_check_bytes(scheme, prop, checked), max_memory, "length",
                    f"check {prop} at length {checked.length:,}")

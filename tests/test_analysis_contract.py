@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from pecli.analysis import ANALYSES, VERDICTS, CheckOptions, PropertyResult, run_checks
+from pecli.analysis import ANALYSES, VERDICTS, CheckOptions, PropertyResult, all_names, run_checks
 from pecli.analysis.relativity import score_by_distance
 from pecli.analysis.structure import scan_pairs, sample_queries
 from pecli.cli.common import jsonable
@@ -25,7 +25,7 @@ def small_scheme(name: str, length: int = LENGTH):
     return build_scheme(name, params, length=length)
 
 
-@pytest.mark.parametrize("analysis", list(ANALYSES))
+@pytest.mark.parametrize("analysis", all_names())  # layout reads weights: tests/test_models_rope.py
 @pytest.mark.parametrize("name", list(SCHEMES))
 def test_every_analysis_on_every_scheme(name, analysis):
     scheme = small_scheme(name)
@@ -82,7 +82,7 @@ def test_long_sequence_structure_without_quadratic_memory():
     scheme = build_scheme("rope", {"dim": 64}, length=length)
     tracemalloc.start()
     try:
-        results = {r.property: r for r in run_checks(scheme, list(ANALYSES), CheckOptions(length=length))}
+        results = {r.property: r for r in run_checks(scheme, list(all_names()), CheckOptions(length=length))}
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -28,3 +28,11 @@ def test_the_core_does_not_import_the_pipeline_or_the_command_line(floor):
     reaching = {str(path.relative_to(PACKAGE)): sorted(n for n in imported(path) if n == "pecli.config" or n.startswith("pecli.cli"))
                 for path in (PACKAGE / floor).rglob("*.py")}
     assert {path: names for path, names in reaching.items() if names} == {}
+
+
+def test_models_do_not_reach_up_into_the_analyses():
+    """``models/`` reads checkpoints and configs; the analyses read models (``analysis/layout.py`` makes
+    the layout check's result from ``models/usage.py``'s measurement), never the other way round."""
+    reaching = {str(path.relative_to(PACKAGE)): sorted(n for n in imported(path) if n.startswith("pecli.analysis"))
+                for path in (PACKAGE / "models").rglob("*.py")}
+    assert {path: names for path, names in reaching.items() if names} == {}

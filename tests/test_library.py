@@ -19,10 +19,12 @@ def test_encode_and_build_are_top_level():
 
 
 def test_checks_spectrum_compare_and_plot_are_top_level():
+    from pecli.analysis import all_names
+
     rope = pecli.build_scheme("rope", {"dim": 8})
     (result,) = pecli.check(rope, "relativity", length=64)
     assert result.verdict == "pass"
-    assert [r.property for r in pecli.run_checks(rope, "all", pecli.CheckOptions(length=32))] == list(pecli.ANALYSES)
+    assert [r.property for r in pecli.run_checks(rope, "all", pecli.CheckOptions(length=32))] == list(all_names())
     # pair 1 of d = 8, base 10000: θ_1 = 10000^(−1/4) = 0.1, wavelength 20π
     assert pecli.spectrum(rope, context=100).pairs[1].wavelength == pytest.approx(20 * math.pi)
     table = pecli.compare([("mine", rope), pecli.build_scheme("alibi")], length=16)

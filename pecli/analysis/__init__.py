@@ -8,7 +8,10 @@ scheme through one interface::
     from pecli.analysis import CheckOptions, run_checks
     results = run_checks(scheme, "all", CheckOptions(length=1024))
 
-Each check returns a :class:`~pecli.analysis.result.PropertyResult` (verdict, reason, figures).
+Each check returns a :class:`~pecli.analysis.result.PropertyResult` (verdict, reason, figures). The
+options a check reads are declared once, as the fields of :class:`CheckOptions`
+(:mod:`pecli.analysis.options`); each record names those it reads. ``all`` runs every property of the
+scheme (:func:`all_names`); ``layout`` reads a checkpoint's weights and is asked for by name.
 Before any work, :func:`estimate_check_bytes` bounds the memory a set of checks will hold.
 
 The registry's names are loaded on first use: ``pecli encode`` needs only
@@ -22,8 +25,8 @@ from typing import Any
 
 __all__ = [
     "ANALYSES", "PROPERTIES", "VERDICTS", "AnalysisInfo", "CheckOptions", "CheckReport", "Footprint",
-    "PropertyResult", "check_report", "estimate_check_bytes", "generic_footprint", "get_analysis",
-    "not_applicable", "on_own_positions", "run_checks", "within_table",
+    "PropertyResult", "all_names", "check_report", "estimate_check_bytes", "generic_footprint", "get_analysis",
+    "not_applicable", "on_own_positions", "properties", "run_checks", "within_table",
 ]
 
 

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from pecli.numbers import integer
-from pecli.analysis import ANALYSES, CheckOptions, PropertyResult, on_own_positions, run_checks
+from pecli.analysis import CheckOptions, all_names, PropertyResult, on_own_positions, run_checks
 from pecli.analysis.claims import claims_for, disagreement
 from pecli.analysis.encoding_pass import Extents, encoding_rows
 from pecli.analysis.registry import shared_rows
@@ -73,7 +73,7 @@ class Comparison(Tabular):
     def to_dict(self) -> dict[str, Any]:
         """The document ``pecli compare --json`` prints."""
         return {
-            "length": self.length, "properties": list(ANALYSES), "rows": [row.to_dict() for row in self.rows],
+            "length": self.length, "properties": list(all_names()), "rows": [row.to_dict() for row in self.rows],
             "footnotes": self.footnotes,
         }
 

@@ -2,7 +2,10 @@
 
 A table of frozen records, each with a name, a one-line summary and a ``run(scheme, options)``
 function with the same signature, so that every analysis works on every scheme through one interface.
-Each check returns a :class:`~pecli.analysis.result.PropertyResult` (verdict, reason, figures).
+A record names the options it reads by their declarations (:mod:`pecli.analysis.options`), from which
+the commands derive what they accept. ``all`` runs the properties of the scheme (:func:`all_names`);
+``layout``, a property of a checkpoint's weights, is run by name only. Each check returns a
+:class:`~pecli.analysis.result.PropertyResult` (verdict, reason, figures).
 Before any work, :func:`estimate_check_bytes` bounds the memory a set of checks will hold.
 """
 
@@ -17,7 +20,7 @@ import numpy as np
 
 from pecli.progress import task
 
-from pecli.analysis.options import CheckOptions  # noqa: F401 (re-exported: pecli.analysis.CheckOptions)
+from pecli.analysis.options import CheckOptions, reads
 
 from pecli.analysis.composability import check_composability
 from pecli.analysis.composability_grid import check_grid_composability
@@ -37,6 +40,7 @@ from pecli.analysis.footprints import (
 from pecli.analysis.structure import has_vectors
 from pecli.analysis.uniqueness import check_uniqueness
 from pecli.errors import PecliError, PositionError
+from pecli.params import Parameter
 from pecli.schemes.base import Scheme
 
 
@@ -47,8 +51,9 @@ class AnalysisInfo:
     name: str
     summary: str
     run: Callable[[Scheme, CheckOptions], PropertyResult]
-    #: The :class:`CheckOptions` fields it reads besides ``length`` and ``strict``.
-    options: tuple[str, ...] = ()
+    #: The declarations of the :class:`CheckOptions` fields it reads besides ``length`` and ``strict``
+    #: (:func:`~pecli.analysis.options.reads`): what a command accepts for it; any other option is refused.
+    options: tuple[Parameter, ...] = ()
     #: Its :data:`Footprint` for (scheme, options); None: a generous default (:func:`generic_footprint`).
     footprint: Callable[[Scheme, CheckOptions], Footprint] | None = None
     #: Whether it is defined for n-D schemes (positions with several coordinates, :attr:`Scheme.has_cells`);
@@ -65,6 +70,13 @@ class AnalysisInfo:
     #: What it computes from a vector scheme's rows, as accumulators of the one pass over them that
     #: the checks of a run share (:mod:`pecli.analysis.encoding_pass`); None: nothing, or its own pass.
     rows: Callable[[Scheme, CheckOptions], Sequence[Accumulator]] | None = None
+    #: Whether ``all`` runs it: a property of the scheme. ``layout`` measures a checkpoint's weights
+    #: (``--weights``), so it is asked for by name only, and is not listed among a scheme's properties.
+    in_all: bool = True
+
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        return tuple(option.name for option in self.options)
 
     def applies_to(self, scheme: Scheme) -> bool:
         """Whether the property is defined for ``scheme``'s positions."""
@@ -148,29 +160,41 @@ def _precision(scheme: Scheme, o: CheckOptions) -> PropertyResult:
     return check_precision(scheme, o.length, dtype=o.dtype, compute_dtype=o.compute_dtype)
 
 
+def _layout(scheme: Scheme, o: CheckOptions) -> PropertyResult:
+    from pecli.analysis.layout import run_layout  # reads checkpoints: loaded when asked for
+
+    return run_layout(scheme, o)
+
+
+def _layout_footprint(scheme: Scheme, o: CheckOptions) -> Footprint:
+    from pecli.analysis.layout import layout_footprint
+
+    return layout_footprint(scheme, o)
+
+
 #: Every property check, by name, in the order ``check all`` runs them.
 ANALYSES: dict[str, AnalysisInfo] = {
     info.name: info
     for info in (
         AnalysisInfo(
-            "uniqueness", "no two positions (distances) share an encoding", _uniqueness, ("dtype", "tol", "samples"),
+            "uniqueness", "no two positions (distances) share an encoding", _uniqueness, reads("dtype", "tol", "samples"),
             uniqueness_footprint, any_rank=True, rows=_uniqueness_rows,
         ),
         AnalysisInfo(
             "distinguishability", "adjacent positions differ evenly; nearest neighbours are p ± 1", _distinguishability,
-            ("samples",), distinguishability_footprint, any_rank=True, rows=_distinguishability_rows,
+            reads("samples"), distinguishability_footprint, any_rank=True, rows=_distinguishability_rows,
         ),
         AnalysisInfo(
-            "composability", "a fixed linear map takes E_p to E_(p+k)", _composability, ("shifts",), composability_footprint,
+            "composability", "a fixed linear map takes E_p to E_(p+k)", _composability, reads("shifts"), composability_footprint,
             any_rank=True,
         ),
         AnalysisInfo(
-            "relativity", "the position-only score depends on n − m only", _relativity, ("samples",), relativity_footprint,
+            "relativity", "the position-only score depends on n − m only", _relativity, reads("samples"), relativity_footprint,
             any_rank=True, rows=_relativity_rows,
         ),
         AnalysisInfo(
             "extrapolation", "positions past the training length are defined, bounded, unique", _extrapolation,
-            ("train_length", "train_grid"), extrapolation_footprint, past_training=True, on_grids=True,
+            reads("train_length", "train_grid"), extrapolation_footprint, past_training=True, on_grids=True,
             cells_reason=(
                 "defined for positions along a line and for the cells of a grid (trained on a smaller grid, "
                 "--train-grid); {name}'s positions are the ids of {cells}, not the cells of a box, and which ids "
@@ -179,14 +203,29 @@ ANALYSES: dict[str, AnalysisInfo] = {
             rows=_extrapolation_rows,
         ),
         AnalysisInfo(
-            "precision", "positions stay apart in a low-precision dtype", _precision, ("dtype", "compute_dtype"),
+            "precision", "positions stay apart in a low-precision dtype", _precision, reads("dtype", "compute_dtype"),
             precision_footprint, any_rank=True, rows=_precision_rows,
+        ),
+        AnalysisInfo(
+            "layout", "a checkpoint's q/k weights were trained in the configured RoPE layout", _layout,
+            reads("weights"), _layout_footprint, any_rank=True, in_all=False,
         ),
     )
 }
 
-#: What ``pecli check`` accepts: every registered property, and ``all``.
-PROPERTIES: tuple[str, ...] = (*ANALYSES, "all")
+
+def all_names() -> tuple[str, ...]:
+    """The properties ``all`` runs, in the registry's order: every property of the scheme itself."""
+    return tuple(name for name, info in ANALYSES.items() if info.in_all)
+
+
+def properties() -> tuple[str, ...]:
+    """What ``pecli check`` accepts: the properties ``all`` runs, ``all``, then those asked for by name only."""
+    return (*all_names(), "all", *(name for name, info in ANALYSES.items() if not info.in_all))
+
+
+#: :func:`properties` of the registry as built in.
+PROPERTIES: tuple[str, ...] = properties()
 
 
 def get_analysis(name: str) -> AnalysisInfo:
@@ -194,12 +233,12 @@ def get_analysis(name: str) -> AnalysisInfo:
     try:
         return ANALYSES[name]
     except KeyError:
-        raise PecliError(f"unknown property {name!r}; valid: {', '.join(PROPERTIES)}") from None
+        raise PecliError(f"unknown property {name!r}; valid: {', '.join(properties())}") from None
 
 
 def _names(names: str | Sequence[str]) -> list[str]:
     if isinstance(names, str):
-        return list(ANALYSES) if names == "all" else [names]
+        return list(all_names()) if names == "all" else [names]
     return list(names)
 
 
@@ -296,7 +335,7 @@ def on_own_positions(scheme: Scheme, options: CheckOptions) -> CheckOptions:
 
 def not_applicable(name: str, scheme: Scheme) -> PropertyResult:
     """The ``n/a`` result of property ``name`` on a scheme whose positions it is not defined for."""
-    able = ", ".join(info.name for info in ANALYSES.values() if info.applies_to(scheme))
+    able = ", ".join(info.name for info in ANALYSES.values() if info.in_all and info.applies_to(scheme))
     reason = ANALYSES[name].cells_reason if name in ANALYSES else ""
     return PropertyResult(
         name, "n/a",
@@ -314,6 +353,6 @@ def check_report(scheme: Scheme, names: str | Sequence[str], options: CheckOptio
 
 
 __all__ = [
-    "ANALYSES", "PROPERTIES", "VERDICTS", "AnalysisInfo", "CheckOptions", "CheckReport", "PropertyResult",
-    "check_report", "estimate_check_bytes", "get_analysis", "not_applicable", "run_checks",
+    "ANALYSES", "PROPERTIES", "VERDICTS", "AnalysisInfo", "CheckOptions", "CheckReport", "PropertyResult", "all_names",
+    "check_report", "estimate_check_bytes", "get_analysis", "not_applicable", "properties", "run_checks",
 ]

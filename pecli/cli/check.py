@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from pecli.cli import completion
-from pecli.checks import CHECK_PANEL, LAYOUT, SETTINGS, prepared_check  # noqa: F401 (CHECK_PANEL: re-exported)
+from pecli.checks import CHECK_PANEL, SETTINGS, prepared_check  # noqa: F401 (CHECK_PANEL: re-exported)
 from pecli.cli.common import JsonOption, QuietOption, group_heading, print_json, scheme_command, stdout_console
 from pecli.config import Spec
 from pecli.errors import ConfigError
@@ -16,8 +16,10 @@ from pecli.errors import ConfigError
 def every_group(plan, specs, options, prop: str = "all", json: bool = False, quiet: bool = False) -> None:
     """``check`` of a model whose layer groups differ: the property in every group, a block each (JSON:
     ``layer_groups``); exit 1 when it fails in any group. Layers without position encoding are listed."""
-    if prop == LAYOUT:
-        raise ConfigError("layer", f"check layout reads one layer group's RoPE; {plan.source} has {len(specs)}: "
+    from pecli.analysis import ANALYSES
+
+    if prop in ANALYSES and not ANALYSES[prop].in_all:  # a property of weights (layout): of one group's
+        raise ConfigError("layer", f"check {prop} reads one layer group's weights; {plan.source} has {len(specs)}: "
                           "choose one with --layer N or --layer-group NAME")
     if all(spec is None for _, spec in specs):
         raise ConfigError("layer", f"layers {specs[0][0].layers_text()} of {plan.source} apply no position encoding: nothing to check")

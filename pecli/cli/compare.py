@@ -7,7 +7,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.analysis import CheckOptions, estimate_check_bytes
+from pecli.analysis import estimate_check_bytes
+from pecli.analysis.options import check_options, check_parameters
 from pecli.cli.common import CONFIG_PANEL, JsonOption, QuietOption, message, print_json, scheme_command, stdout_console
 from pecli.config import LAYER_SETTINGS, Setting, Spec, scheme_entries
 from pecli.errors import ConfigError
@@ -21,10 +22,7 @@ SETTINGS = (
         "schemes compared: comma-separated names (in YAML also mappings with their own parameters)",
         default_text="the eight base schemes",
     ),
-    Setting("train_length", int, None, "extrapolation: training length T", minimum=1, default_text="each model's own training length, else L // 2"),
-    Setting("train_grid", tuple[int, ...], None, "extrapolation of the schemes on a grid: training cells per axis, H,W or T,H,W (also 14x14)",
-            minimum=1, default_text="each side of --grid halved"),
-    Setting("strict", bool, False, "warnings count as failures"),
+    *(check_parameters()[name] for name in ("dtype", "train_length", "train_grid", "strict")),  # as check's
     Setting("hf_config", object, None, "add a HuggingFace config.json: a row per layer group (repeatable)"),
     Setting("model", object, None, "add a HuggingFace model ORG/NAME[@REVISION]: a row per layer group (repeatable)"),
     Setting("gguf", object, None, "add a GGUF file: a row per layer group (repeatable)"),
@@ -36,7 +34,7 @@ GgufFiles = Annotated[Optional[list[str]], typer.Option("--gguf", help="add a GG
                                                         rich_help_panel=CONFIG_PANEL, show_default=False)]
 
 
-@scheme_command(*SETTINGS, run_keys=("length", "dtype"))
+@scheme_command(*SETTINGS, run_keys=("length",))
 def compare(
     spec: Spec,
     hf_config: Annotated[Optional[list[str]], typer.Option("--hf-config", help="add a HuggingFace config.json: a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
@@ -94,7 +92,7 @@ def compare(
     train_grid = settings["train_grid"]
     if train_grid is not None and not any(scheme.on_grid for _, scheme in rows):
         raise ConfigError("train_grid", "no compared scheme is on a grid (rope-nd, sinusoidal-nd); --train-length is the training length along a line")
-    options = CheckOptions(length=spec.length, dtype=spec.dtype, train_length=settings["train_length"], train_grid=train_grid)
+    options = check_options({**settings, "dtype": spec.dtype}, length=spec.length)
     needed = max((estimate_check_bytes(scheme, "all", options) for _, scheme in rows), default=0)
     spec.check_memory(needed, "compare")
     comparison = run_comparison(

@@ -44,16 +44,16 @@ def scheme_lists(incomplete: str) -> list[str]:
 
 
 def properties(incomplete: str) -> list[str]:
-    from pecli.analysis import ANALYSES
+    from pecli.analysis import properties
 
-    return matching([*ANALYSES, "all", "layout"], incomplete)
+    return matching(list(properties()), incomplete)
 
 
 def sweep_checks(incomplete: str) -> list[str]:
     """What ``sweep`` runs: the properties and ``all`` (not ``layout``, which reads weights)."""
-    from pecli.analysis import ANALYSES
+    from pecli.analysis import all_names
 
-    return matching([*ANALYSES, "all"], incomplete)
+    return matching([*all_names(), "all"], incomplete)
 
 
 def plot_kinds(incomplete: str) -> list[str]:

@@ -179,6 +179,13 @@ class RopeUsage:
         }
 
 
+def open_projections(weights: str) -> tuple[Checkpoint, list[Projections]]:
+    """The checkpoint ``weights`` and every layer's q/k projections in it, read from its header only
+    (a missing file is a ConfigError naming ``weights``; a file without projections a PecliError)."""
+    checkpoint = Checkpoint(weights)
+    return checkpoint, find_projections(checkpoint)
+
+
 def projection_bytes(checkpoint: Checkpoint, layers: list[Projections]) -> int:
     """What reading one projection at a time holds at most: the stored tensor, its float32 copy, the squares."""
     return max(checkpoint.info(name).read_bytes() + 4 * checkpoint.info(name).size for p in layers for name in (p.q, p.k))
@@ -278,39 +285,6 @@ def layout_evidence(checkpoint: Checkpoint, *, head_dim: int, rotated_dim: int) 
         {layout: value / (2 * count) for layout, value in total.items()}, count, rotated_dim // 2, head_dim,
         {layout: value / (2 * count) for layout, value in spectra.items()},
     )
-
-
-def check_layout(checkpoint: Checkpoint, *, head_dim: int, rotated_dim: int, configured: str):
-    """Whether the q/k weights were trained in the ``configured`` layout: a
-    :class:`~pecli.analysis.result.PropertyResult` named ``layout``.
-
-    ``pass`` when the smoother reading (:func:`layout_evidence`) is the configured layout, ``fail`` when
-    it is the other one, ``warn`` when neither reading is :data:`DECISIVE_RATIO` times smoother.
-    """
-    from pecli.analysis.result import PropertyResult
-
-    evidence = layout_evidence(checkpoint, head_dim=head_dim, rotated_dim=rotated_dim)
-    found, ratio = evidence.smoother, evidence.ratio
-    other = next(layout for layout in LAYOUTS if layout != found)
-    figures = {
-        "configured_layout": configured, "found_layout": found if evidence.decided else None,
-        "roughness_half": evidence.roughness["half"], "roughness_interleaved": evidence.roughness["interleaved"],
-        "ratio": ratio, "layers": evidence.layers, "pairs": evidence.pairs, "head_dim": head_dim,
-    }
-    smoother = (f"the per-pair usage spectra are {ratio:.3g}× smoother read in {found} pairs {PAIRING[found]} "
-                f"than in {other} pairs {PAIRING[other]} ({evidence.layers} layers)")
-    if not evidence.decided:
-        reason = f"the weights do not tell: {smoother}, less than the {DECISIVE_RATIO:g}× that decides"
-        return PropertyResult("layout", "warn", reason, figures, "ratio")
-    if found == configured:
-        return PropertyResult("layout", "pass", f"trained in the {found} layout, as configured: {smoother}", figures, "ratio")
-    fix = f"pecli permute --from {found} --to {configured}"
-    reason = f"trained in the {found} layout, but the configuration says {configured}: {smoother}; convert with {fix}"
-    return PropertyResult("layout", "fail", reason, figures, "ratio")
-
-
-#: How each layout pairs the components of a head of d rotated components.
-PAIRING = {"half": "(i, i + d/2)", "interleaved": "(2i, 2i + 1)"}
 
 
 def usage_of(weights: str | None, scheme, max_bytes: int | None = None) -> RopeUsage:

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from pecli.analysis import ANALYSES
+from pecli.analysis import all_names
 from pecli.config import DEFAULT_SCHEME, MEMORY_SETTING, merge
 from pecli.errors import ConfigError
 from pecli.models.plan import PositionPlan, one_group
@@ -33,7 +33,7 @@ from pecli.sweeps.point import ERROR, SweepJob, finished, run_point
 from pecli.sweeps.runners import DaskCluster, LocalProcesses, in_process
 
 #: What a sweep may run: a registered property, or ``all`` (``layout`` reads weights, not a scheme).
-CHECKS = (*ANALYSES, "all")
+CHECKS = (*all_names(), "all")
 #: The run keys a point reads, as ``pecli check``'s.
 RUN_KEYS = ("scheme", "length")
 #: Bytes a row takes in memory per property it reports (its dict, keys and values; measured: 2.0 KB for
@@ -92,7 +92,7 @@ def check_rows_memory(grid: Grid, check: str, budget: int) -> None:
     from pecli.errors import PecliError
     from pecli.io import size_text
 
-    needed = grid.count * ROW_BYTES * (len(ANALYSES) if check == "all" else 1)
+    needed = grid.count * ROW_BYTES * (len(all_names()) if check == "all" else 1)
     if needed > budget:
         raise PecliError(f"the rows of {grid.count:,} points take about {size_text(needed)} of memory, over the budget "
                          f"of {size_text(budget)}; sweep fewer points at a time or raise --max-memory")
