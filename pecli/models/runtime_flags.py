@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import shlex
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -77,24 +77,31 @@ class TrainedRope:
 def parse_flags(args: str) -> dict[str, Any]:
     """``"--rope-scaling yarn --rope-scale 4"`` → ``{"--rope-scaling": "yarn", "--rope-scale": 4.0}``
     (``--flag value`` and ``--flag=value`` alike); an unknown flag or a bad value is a ConfigError."""
+    def refusal(flag: str) -> str | None:
+        if ALIASES.get(flag, flag) in FLAGS:
+            return None
+        return f"{flag!r} is not a llama.cpp RoPE flag pecli reads ({', '.join(FLAGS)})"
+
+    return checked_flags(dict(flag_pairs(args, refusal)))
+
+
+def flag_pairs(args: str, refusal: Callable[[str], str | None]) -> list[tuple[str, str]]:
+    """The (flag, value) pairs of an engine's command line, split as a shell splits it (``--flag value``
+    and ``--flag=value`` alike); ``refusal(flag)`` is the message refusing a flag, None for one read."""
     try:
         words = shlex.split(args)
     except ValueError as error:
         raise ConfigError("args", f"cannot be split as a shell splits it: {error}") from None
-    found: dict[str, Any] = {}
+    pairs = []
     while words:
         flag, _, inline = words.pop(0).partition("=")
-        flag = ALIASES.get(flag, flag)
-        if flag not in FLAGS:
-            raise ConfigError("args", f"{flag!r} is not a llama.cpp RoPE flag pecli reads ({', '.join(FLAGS)})")
+        refused = refusal(flag)
+        if refused is not None:
+            raise ConfigError("args", refused)
         if not inline and not words:
             raise ConfigError("args", f"{flag} needs a value")
-        raw = inline or words.pop(0)
-        try:
-            found[flag] = FLAGS[flag](raw)
-        except (TypeError, ValueError):
-            raise ConfigError("args", f"{flag} takes a {FLAGS[flag].__name__}, got {raw!r}") from None
-    return checked_flags(found)
+        pairs.append((flag, inline or words.pop(0)))
+    return pairs
 
 
 def checked_flags(flags: Mapping[str, Any]) -> dict[str, Any]:

@@ -328,20 +328,15 @@ ENGINE_FLAGS = {"vllm": ("--hf-overrides", "--max-model-len"), "sglang": ("--jso
 def parse_engine_flags(engine: str, args: str) -> dict[str, str]:
     """``"--hf-overrides '{…}' --max-model-len 32768"`` → ``{flag: value}`` for the flags of ``engine``
     that change positions (``--flag=value`` and ``--flag value`` alike); any other flag is an error."""
-    try:
-        words = shlex.split(args)
-    except ValueError as error:
-        raise ConfigError("args", f"cannot be split as a shell splits it: {error}") from None
-    found: dict[str, str] = {}
-    while words:
-        flag, _, inline = words.pop(0).partition("=")
-        if flag not in ENGINE_FLAGS[engine]:
-            known = ", ".join(ENGINE_FLAGS[engine]) or "none: it reads the model folder's config.json"
-            raise ConfigError("args", f"{flag!r} is not a {engine} flag that changes positions (pecli reads: {known})")
-        if not inline and not words:
-            raise ConfigError("args", f"{flag} needs a value")
-        found[flag] = inline or words.pop(0)
-    return found
+    from pecli.models.runtime_flags import flag_pairs
+
+    def refusal(flag: str) -> str | None:
+        if flag in ENGINE_FLAGS[engine]:
+            return None
+        known = ", ".join(ENGINE_FLAGS[engine]) or "none: it reads the model folder's config.json"
+        return f"{flag!r} is not a {engine} flag that changes positions (pecli reads: {known})"
+
+    return dict(flag_pairs(args, refusal))
 
 
 def engine_config(engine: str, args: str, config: Mapping[str, Any], path: tuple[str, ...] = ()) -> tuple[dict[str, Any], int]:
