@@ -69,7 +69,7 @@ def model_plan(config: str | dict[str, Any], *, scheme: Any = None):
     :class:`~pecli.errors.ConfigError` as the command line does (one line naming the key), also when
     a group's options are ones its scheme refuses (every group's scheme is built to see).
     """
-    from pecli.config import check_plan_schemes
+    from pecli.models.reading import check_plan_schemes
 
     scheme = getattr(scheme, "name", scheme)
     if isinstance(config, dict):
@@ -89,7 +89,8 @@ def model_plan(config: str | dict[str, Any], *, scheme: Any = None):
 def model_scheme(config: str | dict[str, Any], *, layer: int | None = None, group: str | None = None, length: int = 512):
     """The scheme of one layer group of a HuggingFace model (``layer`` 0-based, or ``group`` by name; neither
     for a model whose layers all share one encoding), built as ``pecli --hf-config`` builds it."""
-    from pecli.config import group_options, one_group
+    from pecli.models.plan import one_group
+    from pecli.models.reading import group_options
 
     plan = model_plan(config).select(layer, group)
     options = group_options(plan, one_group(plan))
@@ -105,7 +106,7 @@ def build_scheme(name: Any, params: dict[str, Any] | None = None, *, length: int
     changed (``build_scheme(rope, {"base": 500000})``), its other parameters as it has them, those
     it filled from a length filled from ``length``.
     """
-    from pecli.config import build_scheme as _build
+    from pecli.schemes.build import build_scheme as _build
     from pecli.schemes import Scheme
 
     if isinstance(name, Scheme):
@@ -159,7 +160,7 @@ def _library_length(length: Any) -> int:
 def _within_budget(needed: float, max_memory: Any, argument: str, what: str) -> None:
     """Refuse, with a ValueError naming ``argument``, work that needs more than the memory budget
     (``max_memory``, else the command line's default: :func:`pecli.config.memory_budget`)."""
-    from pecli.config import memory_budget
+    from pecli.memory import memory_budget
     from pecli.io import size_text
 
     budget = memory_budget(max_memory)
