@@ -82,8 +82,11 @@ def encode(
 
 
 def encode_run(spec: Spec, archive: bool) -> encoding_files.EncodeRun:
-    """The library's run of ``spec`` (its positions allocated by ``prepare``, after the memory check)."""
-    return encoding_files.EncodeRun(spec.scheme, spec.count, lambda: spec.positions, spec.output_dtype,
+    """The library's run of ``spec`` (its positions allocated by ``prepare``, after the memory check;
+    0 … L − 1 as a ``range``, which a long run never makes)."""
+    own = spec.where.given is None and spec.where.make is None and spec.where.rank == 1
+    positions = range(spec.count) if own else (lambda: spec.positions)
+    return encoding_files.EncodeRun(spec.scheme, spec.count, positions, spec.output_dtype,
                                     length=spec.length, archive=archive, parts=spec.settings["parts"] if archive else None)
 
 
