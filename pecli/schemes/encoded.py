@@ -41,13 +41,16 @@ POOLED_BYTES = 32 << 20
 class BufferPool:
     """Memory of large result arrays, taken back when the last array on it is gone, and handed out again.
 
-    A fresh array of a GiB costs the kernel a page fault per 4 KiB the first time each page is written
-    (a quarter to over a second here, more when memory is short), every call of :func:`pecli.encode`
-    in a loop. An array from :meth:`take` lives on a buffer of the pool: NumPy makes every view of it —
-    a slice, a reshape, ``torch.from_numpy`` — keep that array alive, so the buffer returns to the pool
-    only when nothing can read it any more, and the next result of the same size is written into pages
-    already mapped. The pool keeps at most :attr:`limit` bytes of idle buffers (the oldest are freed
-    first); :meth:`clear` frees them all.
+    A fresh array of a GiB costs the kernel a page fault per page the first time each page is
+    written (half a second to over two seconds here, see :func:`fresh_buffer`), every call of
+    :func:`pecli.encode` in a loop. An array from :meth:`take` lives on a buffer of the pool: NumPy
+    makes every view of it — a slice, a reshape, ``torch.from_numpy`` — keep that array alive, so the
+    buffer returns to the pool only when nothing can read it any more, and the next result of the
+    same size is written into pages already mapped. A buffer the pool has to make anew is mapped in
+    one call (:func:`fresh_buffer`): a loop's first two calls (the second runs while the first
+    result is kept, so it takes new memory too) then cost a steady 0.3–0.4 s a GiB more, not a
+    stall of seconds. The pool keeps at most :attr:`limit` bytes of idle buffers (the oldest are
+    freed first); :meth:`clear` frees them all.
     """
 
     def __init__(self, limit: int) -> None:
