@@ -54,7 +54,7 @@ def encode(
     under "metadata"; for rope the cos and sin caches (L, r) as HuggingFace returns them, the
     interleaved encoding only when --parts names it. Arrays are computed in blocks of rows and
     written as they come: memory is flat in the length up to 4 bytes per position (the summary's
-    row keys; 8 more per id given with --positions), about 150 MiB at 2^24 positions.
+    row keys; 8 more per id given with --positions): rope at 2^24 positions, 160 MiB.
     """
     settings = spec.settings
     if settings["apply"] and not settings["out"]:
