@@ -9,6 +9,7 @@ import numpy as np
 
 from pecli.analysis.structure import collisions, row_hashes
 from pecli.dtypes import numpy_dtype
+from pecli.progress import task
 from pecli.schemes.base import Scheme
 from pecli.schemes.parts import Block
 from pecli.schemes.positions import position_label
@@ -288,7 +289,11 @@ class StreamingSummary:
             return 0
         width = max(1, int(np.prod(self.shape, dtype=np.int64)) // self.count)
         batch = max(2, VERIFY_VALUES // width)
-        candidates, starts = shared_keys(self.hashes)
+        if self.count >= PROGRESS_KEYS:  # a second or more: the shares and the scan are shown
+            with task("collisions", total=shares(self.count) + -(-self.count // SCAN_KEYS)) as bar:
+                candidates, starts = shared_keys(self.hashes, bar.advance)
+        else:
+            candidates, starts = shared_keys(self.hashes)
         if candidates.size > max(batch, self.count // 8):
             del candidates, starts
             for begin in range(0, self.count, batch):  # the sampled keys are not needed any more
@@ -345,6 +350,8 @@ SCAN_KEYS = 1 << 20
 SHARE_KEYS = 1 << 21
 #: At most this many shares (passes over the keys).
 MAX_SHARES = 16
+#: From this many keys on, finding the repeating ones may take a second: it shows progress.
+PROGRESS_KEYS = 1 << 23
 #: Bytes per candidate row while candidates are grouped (ids, keys, order, group starts).
 CANDIDATE_BYTES = 40
 
@@ -384,7 +391,7 @@ def finish_bytes(count: int) -> int:
     return share * (2 * KEY_BYTES + 1) + scan + int(expected_false_candidates(count) * CANDIDATE_BYTES)
 
 
-def shared_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def shared_keys(keys: np.ndarray, advance: Callable[[], Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Indices of the rows whose key another row shares, grouped by key (each group in row order),
     and where each group starts.
 
@@ -392,10 +399,14 @@ def shared_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     gathered and sorted on its own to find the keys that repeat; then one scan over the keys finds the
     rows holding them. With 32-bit keys, rows share a key by chance about N²/2^32 times
     (:func:`expected_false_candidates`); every candidate is then compared in full, so the count stays
-    exact and chance costs only the time to recompute those rows.
+    exact and chance costs only the time to recompute those rows. ``advance()`` is called after each
+    share and each chunk of the scan (for a progress bar).
     """
-    repeating = _repeating_keys(keys)
+    advance = advance or (lambda: None)
+    repeating = _repeating_keys(keys, advance)
     if not repeating.size:
+        for _ in range(0, keys.size, SCAN_KEYS):  # no scan needed: its share of the progress is done
+            advance()
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
     # A table of the repeating keys' top bits rules out almost every row at the cost of one lookup;
     # the few left are looked up among the repeating keys themselves.
@@ -409,13 +420,14 @@ def shared_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         maybe = np.flatnonzero(table[chunk >> shift])
         slot = np.minimum(np.searchsorted(repeating, chunk[maybe]), repeating.size - 1)
         found.append(start + maybe[repeating[slot] == chunk[maybe]])
+        advance()
     rows = np.concatenate(found)
     order = rows[np.argsort(keys[rows], kind="stable")]
     grouped = keys[order]
     return order, np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
 
 
-def _repeating_keys(keys: np.ndarray) -> np.ndarray:
+def _repeating_keys(keys: np.ndarray, advance: Callable[[], Any]) -> np.ndarray:
     """The keys that occur more than once, sorted, one share of the key space at a time."""
     count = shares(keys.size)
     shift = np.uint32(32 - (count.bit_length() - 1)) if count > 1 else None
@@ -430,4 +442,5 @@ def _repeating_keys(keys: np.ndarray) -> np.ndarray:
         same = part[1:] == part[:-1]
         if same.any():
             found.append(np.unique(part[1:][same]))
+        advance()
     return np.concatenate(found) if found else np.zeros(0, dtype=keys.dtype)
