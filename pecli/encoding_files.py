@@ -3,11 +3,12 @@ an ``.npy`` file or the members of an ``.npz`` archive, with the memory that tak
 
 Library code (no command line): :class:`EncodeRun` is one scheme at some positions; :func:`write_npy`,
 :func:`write_npz` and :meth:`EncodeRun.summarise` drive it; :func:`memory_needed` is its memory model.
-Memory stays flat in the length up to 4 bytes per position (the summary's 32-bit row keys), a few
-more while the summary finishes (:func:`~pecli.analysis.summary.finish_bytes`: under one byte a
-position from 2^22 positions on), plus 8 bytes a position for the ids when they are given (``--positions``)
-rather than a range (:func:`range_parts`), and 8 more for the steps of a main array in several
-segments (alibi's heads): blocks of about :data:`BLOCK_VALUES` values are computed, summarised and
+Memory stays flat in the length up to 4 bytes per position (the summary's 32-bit row keys), plus
+8 bytes a position for the ids when they are given (``--positions``) rather than a range
+(:func:`range_parts`), and 8 more for the steps of a main array in several segments (alibi's heads);
+the summary's last step (:func:`~pecli.analysis.summary.finish_bytes`: one share of the keys, about
+a byte a position at 2^24 positions and less beyond, a scan of fixed size) comes once the blocks are
+gone: blocks of about :data:`BLOCK_VALUES` values are computed, summarised and
 handed to a writer thread (:mod:`pecli.io_stream`), and no output array is ever whole.
 
 A rotary scheme's ``cos`` and ``sin`` members are copied from the rows of its encoding as each block
