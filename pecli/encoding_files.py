@@ -8,8 +8,8 @@ Memory stays flat in the length up to 4 bytes per position (the summary's 32-bit
 (:func:`range_parts`), and 8 more for the steps of a main array in several segments (alibi's heads);
 the summary's last step (:func:`~pecli.analysis.summary.finish_bytes`: one share of the keys, about
 a byte a position at 2^24 positions and less beyond, a scan of fixed size) comes once the blocks are
-gone: blocks of about :data:`BLOCK_VALUES` values are computed, summarised and
-handed to a writer thread (:mod:`pecli.io_stream`), and no output array is ever whole.
+gone. Blocks of about :data:`BLOCK_VALUES` values are computed, summarised and handed to a writer
+thread (:mod:`pecli.io_stream`), and no output array is ever whole.
 
 A rotary scheme's ``cos`` and ``sin`` members are copied from the rows of its encoding as each block
 is computed (:func:`~pecli.schemes.encoded.derived_from_main`), and written beside each other in the
