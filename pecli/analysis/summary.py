@@ -166,7 +166,8 @@ class StreamingSummary:
 
     Memory, for N positions: the keys, 4 bytes a position (:data:`KEY_BYTES`), plus with several
     segments 8 bytes a position for the summed squared steps (with one segment the smallest and
-    largest step are kept as the blocks come); :meth:`finish` adds at most :func:`finish_bytes`.
+    largest step are kept as the blocks come); :meth:`finish` adds :func:`finish_bytes` (and more
+    where many rows do repeat: float16 outputs).
 
     Parameters
     ----------
@@ -189,7 +190,7 @@ class StreamingSummary:
         #: Squared steps summed over segments; None with one segment (the steps are folded as they come).
         self.squared_steps = np.zeros(max(count - 1, 0)) if segments > 1 and not equal_steps else None
         self.extremes = StepExtremes()
-        self.hashes = np.zeros(count, dtype=np.uint32)
+        self.hashes = np.zeros(count, dtype=np.uint32)  # the rows' 32-bit keys (:func:`row_keys`)
         self.lowest: float | None = None
         self.highest: float | None = None
         self.non_finite = 0
