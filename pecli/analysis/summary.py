@@ -266,6 +266,8 @@ class StreamingSummary:
         if self.count > 1:
             if self.squared_steps is not None:
                 self.extremes.fold(0, np.sqrt(self.squared_steps))
+            if self.extremes.at is None:  # rows of no values: every step is 0
+                self.extremes.fold(0, np.zeros(self.count - 1))
             at, low, high = self.extremes.at, float(self.extremes.low), float(self.extremes.high)
             # Shift-invariant encodings (sinusoidal, rope) step by the same distance everywhere: naming
             # the pair with the smallest one would only name rounding noise.
