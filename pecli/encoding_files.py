@@ -3,9 +3,13 @@ an ``.npy`` file or the members of an ``.npz`` archive, with the memory that tak
 
 Library code (no command line): :class:`EncodeRun` is one scheme at some positions; :func:`write_npy`,
 :func:`write_npz` and :meth:`EncodeRun.summarise` drive it; :func:`memory_needed` is its memory model.
-Memory stays flat in the length up to :data:`POSITION_BYTES` per position (the summary's row hashes
-and steps, the ids): blocks of about :data:`BLOCK_VALUES` values are computed, summarised and handed
-to a writer thread (:mod:`pecli.io_stream`), and no output array is ever whole.
+Memory stays flat in the length up to 4 bytes per position (the summary's 32-bit row keys), plus
+8 bytes a position for the ids when they are given (``--positions``) rather than a range
+(:func:`range_parts`), and 8 more for the steps of a main array in several segments (alibi's heads);
+the summary's last step (:func:`~pecli.analysis.summary.finish_bytes`: one share of the keys, about
+a byte a position at 2^24 positions and less beyond, a scan of fixed size) comes once the blocks are
+gone. Blocks of about :data:`BLOCK_VALUES` values are computed, summarised and handed to a writer
+thread (:mod:`pecli.io_stream`), and no output array is ever whole.
 
 A rotary scheme's ``cos`` and ``sin`` members are copied from the rows of its encoding as each block
 is computed (:func:`~pecli.schemes.encoded.derived_from_main`), and written beside each other in the
@@ -28,7 +32,7 @@ from pecli.io_stream import BlockWriter, Region, ZipLayout, npy_header
 from pecli.progress import task
 from pecli.schemes.base import Scheme
 from pecli.schemes.frequencies import ANCHOR
-from pecli.schemes.parts import Part
+from pecli.schemes.parts import Block, Part
 from pecli.schemes.positions import position_range
 
 if TYPE_CHECKING:  # the summary (and the analyses it imports) loads when an encoding runs
@@ -39,11 +43,8 @@ if TYPE_CHECKING:  # the summary (and the analyses it imports) loads when an enc
 WORKING_COPIES = 4
 #: Values computed at once: the rows of a block (at least one row) hold about this many values.
 BLOCK_VALUES = 1 << 20
-#: Bytes held per position for the whole run: the ids, the summary's row hashes and squared steps.
-POSITION_BYTES = 24
-#: Bytes per position the summary's last step adds, once the blocks are gone: sorting the hashes to
-#: group equal ones, the steps' square roots.
-FINISH_BYTES = 32
+#: Bytes of a position id (int64), per coordinate, when the ids are made (see :func:`range_parts`).
+ID_BYTES = 8
 #: Bytes per value of the candidate rows the summary compares at once (recomputed, cast, widened, sorted).
 VERIFY_BYTES_PER_VALUE = 48
 #: Blocks of each member copied from the main array that are alive at once: the one being made and
@@ -64,15 +65,17 @@ def streamed(scheme: Scheme) -> bool:
     return type(scheme).parts is not Scheme.parts
 
 
-def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: list[str] | None = None) -> int:
+def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: list[str] | None = None, *,
+                  ids_made: bool = True) -> int:
     """Bytes an :class:`EncodeRun` holds at its peak for ``count`` positions, writing the parts ``wanted``
-    (None: the default members).
+    (None: the default members); ``ids_made``: the position ids are an array (not a ``range``).
 
-    Streamed: :data:`POSITION_BYTES` per position, the tables a scheme draws whole (learned's), plus
-    the larger of a block — the scheme's ``block_bytes_per_value`` per value of the main array, and
-    :data:`DERIVED_COPIES` blocks of each member copied from it (rope's cos and sin) — and the
-    summary's last step (:data:`FINISH_BYTES` per position and a batch of candidate rows), which never
-    coincide; otherwise the whole arrays (:data:`WORKING_COPIES`).
+    Streamed: what is held per position for the whole run (:func:`position_bytes`), the tables a
+    scheme draws whole (learned's), plus the larger of a block — the scheme's
+    ``block_bytes_per_value`` per value of the main array, and :data:`DERIVED_COPIES` blocks of each
+    member copied from it (rope's cos and sin) — and the summary's last step
+    (:func:`~pecli.analysis.summary.finish_bytes` and a batch of candidate rows), which never coincide;
+    otherwise the whole arrays (:data:`WORKING_COPIES`).
     """
     if not streamed(scheme):
         return scheme.estimate_bytes(count) * WORKING_COPIES
@@ -87,11 +90,77 @@ def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: li
         members = 2 if wanted is None else len({"cos", "sin"} & set(wanted))
         derived = members * DERIVED_COPIES * rows * rotated * storable_itemsize(dtype)
     tables = scheme.estimate_bytes(count) - main_bytes
-    from pecli.analysis.summary import VERIFY_VALUES
+    from pecli.analysis.summary import CANDIDATE_BYTES, VERIFY_VALUES, finish_bytes
 
-    finish = count * FINISH_BYTES + VERIFY_VALUES * VERIFY_BYTES_PER_VALUE
+    finish = finish_bytes(count) + VERIFY_VALUES * VERIFY_BYTES_PER_VALUE
+    if storable_itemsize(dtype) < 4:  # float16 rows do repeat: any of them may be a candidate
+        finish += count * CANDIDATE_BYTES
     working = max(rows * row_values * scheme.block_bytes_per_value + derived, finish)
-    return working + count * POSITION_BYTES + tables
+    segments = shape[0] if scheme.main_key == "bias" else 1
+    # An n-D scheme's cells are among its tables (estimate_bytes); 1-D ids are made unless a range.
+    ids = 1 if ids_made and not scheme.has_cells else 0
+    return working + position_bytes(count, segments, ids) + tables
+
+
+def position_bytes(count: int, segments: int = 1, rank: int = 1) -> int:
+    """Bytes held per position for the whole run: the summary's keys (and its summed squared steps
+    with several ``segments``), and ``rank`` int64 ids (0: the ids are a range, never made)."""
+    from pecli.analysis.summary import StreamingSummary
+
+    return StreamingSummary.bytes_needed(count, segments) + count * ID_BYTES * rank
+
+
+#: Positions made at once when the ids are a range (:func:`range_parts`).
+RANGE_CHUNK = 1 << 18
+
+
+def ranged(scheme: Scheme) -> bool:
+    """Whether the scheme's parts can be made a stretch of positions at a time (:func:`range_parts`):
+    streamed, one row per position of rank 1, no prefix rows, each row depending on its own position
+    alone (the encodings of vector schemes; not the (L, L) arrays of relative schemes)."""
+    return (streamed(scheme) and scheme.position_rank == 1 and not scheme.has_cells and scheme.main_key == "encoding"
+            and not scheme.prefix_rows)
+
+
+def range_parts(ids: range, make: Callable[[np.ndarray], list[Part]]) -> list[Part]:
+    """The parts ``make(positions)`` gives at the positions ``ids``, made :data:`RANGE_CHUNK` positions
+    at a time, so that no array of ids (8 bytes a position) is ever whole.
+
+    The parts whose first axis is the positions (those whose length follows the number of positions)
+    come chunk after chunk in blocks of the rows asked for (chunks are whole blocks, so the blocks are
+    those the whole ids give, value for value: a row depends on its own position only, see
+    :func:`ranged`); the other parts (rope's inv_freq) are the first chunk's. The first and last ids
+    are made first, so that a scheme refuses its positions (learned's table) before any work.
+    """
+    ends, first = make(np.array([ids[0], ids[-1]], dtype=np.int64)), make(np.array([ids[0]], dtype=np.int64))
+    count = len(ids)
+
+    def at(index: np.ndarray) -> np.ndarray:
+        return ids.start + np.asarray(index, dtype=np.int64) * ids.step
+
+    def chunked(i: int, template: Part) -> Part:
+        def blocks(rows: int) -> Iterator[Block]:
+            chunk = max(rows, RANGE_CHUNK // rows * rows)
+            for start in range(0, count, chunk):
+                for block in make(at(np.arange(start, min(start + chunk, count))))[i].blocks(rows):
+                    yield Block(block.segment, start + block.start, block.values)
+
+        def rows_at(index: np.ndarray) -> np.ndarray:
+            return make(at(index))[i].rows_at(np.arange(len(index)))
+
+        shape = (count, *template.shape[1:])
+        return Part(template.name, shape, blocks, max(1, int(np.prod(shape[1:], dtype=np.int64))),
+                    rows_at if template.rows_at is not None else None)
+
+    return [chunked(i, part) if part.shape[:1] != one.shape[:1] else one
+            for i, (part, one) in enumerate(zip(ends, first))]
+
+
+def _ids(positions: Any) -> np.ndarray:
+    """Position ids as an array (a ``range`` made)."""
+    if isinstance(positions, range):
+        return np.arange(positions.start, positions.stop, positions.step, dtype=np.int64)
+    return np.asarray(positions)
 
 
 def storable_itemsize(dtype: str) -> int:
@@ -148,29 +217,40 @@ class EncodeRun:
         self.scheme, self.count, self._positions, self.dtype = scheme, count, positions, dtype
         self.length, self.archive, self.parts_text = count if length is None else length, archive, parts
         wanted = None if parts is None else [scheme.main_key, *(n.strip() for n in parts.split(",") if n.strip())]
+        #: Whether the ids are made (an array); a long ``range`` of a :func:`ranged` scheme never is.
+        self.ids_made = not (isinstance(positions, range) and count > RANGE_CHUNK and ranged(scheme))
         #: Bytes held at the peak, known from the sizes alone: check it before :meth:`prepare`.
-        self.memory = memory_needed(scheme, count, dtype, wanted if archive else [scheme.main_key])
+        self.memory = memory_needed(scheme, count, dtype, wanted if archive else [scheme.main_key], ids_made=self.ids_made)
 
     def prepare(self) -> None:
         """Set up the parts and the summary (after the memory check: positions and tables are allocated)."""
         from pecli.analysis.summary import StreamingSummary, steps_are_equal
 
         scheme, dtype = self.scheme, self.dtype
-        self.positions = positions = self._positions() if callable(self._positions) else np.asarray(self._positions)
-        # Each part its own blocks (no table shared between parts): members copied from the main array
-        # take its rows instead.
-        parts = scheme.parts(positions, exact=numpy_dtype(dtype).itemsize >= 8, dtype=dtype, wanted=[scheme.main_key])
+        ids = self._positions() if callable(self._positions) else self._positions
+
+        def make(positions: Any) -> list[Part]:
+            # Each part its own blocks (no table shared between parts): members copied from the main
+            # array take its rows instead.
+            return scheme.parts(positions, exact=numpy_dtype(dtype).itemsize >= 8, dtype=dtype, wanted=[scheme.main_key])
+
+        if self.ids_made:
+            self.positions = positions = _ids(ids)
+            parts = make(positions)
+        else:
+            self.positions = positions = ids
+            parts = range_parts(ids, make)
         self.main = main = parts[0]
         self.chosen = chosen_parts(scheme, parts, self.parts_text) if self.archive else [main]
         self.derive = derived_from_main_names(scheme, parts, self.chosen)
         self.main_dtype = _stored_dtype(main, dtype)
         itemsize = 8 if _dtype_name(main, dtype) == "int64" else numpy_dtype(dtype).itemsize  # in the dtype asked for
         nbytes = int(np.prod(main.shape, dtype=np.int64)) * itemsize
-        self.summary = StreamingSummary(len(positions), main.shape, _dtype_name(main, dtype), nbytes,
-                                        equal_steps=steps_are_equal(scheme, positions, dtype))
         self.rows = block_rows(main.row_values)
         rows = len(positions) + main.prefix  # prefix tokens' rows come first, in a block of their own
         segments = int(np.prod(main.shape, dtype=np.int64)) // max(1, rows * main.row_values)
+        self.summary = StreamingSummary(len(positions), main.shape, _dtype_name(main, dtype), nbytes,
+                                        equal_steps=steps_are_equal(scheme, positions, dtype), segments=segments)
         self.steps = segments * (-(-len(positions) // self.rows) + (1 if main.prefix else 0))
 
     @property
@@ -319,4 +399,5 @@ def _itemsize(part: Part, dtype: str) -> int:
     return _stored_dtype(part, dtype).itemsize
 
 
-__all__ = ["EncodeRun", "block_rows", "chosen_parts", "default_members", "memory_needed", "streamed", "write_npy", "write_npz"]
+__all__ = ["EncodeRun", "block_rows", "chosen_parts", "default_members", "memory_needed", "position_bytes", "range_parts",
+           "ranged", "streamed", "write_npy", "write_npz"]

@@ -261,6 +261,8 @@ def test_progress_follows_the_bytes_written(monkeypatch, tmp_path, out, params):
 @pytest.mark.parametrize("params,out", [
     ({"scheme": "sinusoidal", "dim": 512, "length": 8192, "dtype": "float32"}, "pe.npy"),
     ({"scheme": "rope", "dim": 128, "length": 65536, "dtype": "float32"}, "rope.npz"),
+    ({"scheme": "rope", "dim": 16, "length": 400000, "dtype": "float32"}, "rope-range.npz"),  # ids never made
+    ({"scheme": "rope", "dim": 16, "positions": "0:400000", "dtype": "float32"}, "rope-ids.npz"),
     ({"scheme": "rope", "dim": 128, "length": 65536, "parts": "encoding,cos,sin"}, "rope64.npz"),
     ({"scheme": "alibi", "heads": 4, "length": 2000}, "alibi.npy"),
     ({"scheme": "rope-nd", "dim": 64, "grid": [256, 256], "dtype": "float32"}, "rope-nd.npz"),
@@ -271,9 +273,7 @@ def test_memory_estimate_is_what_the_process_holds(tmp_path, params, out):
     # tracemalloc sees NumPy's buffers: the peak above what was held before must be the estimate ± 25 %.
     spec = resolve(params, encode_module.SETTINGS)
     target = tmp_path / out
-    parts = spec.settings["parts"]
-    wanted = ([spec.scheme.main_key, *parts.split(",")] if parts else None) if target.suffix == ".npz" else [spec.scheme.main_key]
-    estimate = encoding_files.memory_needed(spec.scheme, spec.count, spec.output_dtype, wanted)
+    estimate = encode_module.encode_run(spec, target.suffix == ".npz").memory
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
@@ -285,17 +285,26 @@ def test_memory_estimate_is_what_the_process_holds(tmp_path, params, out):
 
 
 def test_rope_archive_memory_is_flat_in_the_length():
-    # cos and sin are copied from the encoding's blocks: what is held grows by the 24 bytes per position
-    # of the summary (and its final sort, 32) only — 2^22 positions × 128 float64 (8 GiB on disk) in
-    # under 300 MiB; by hand: 56 MiB of blocks, 96 MiB of ids, hashes and steps, a 128 MiB sort.
+    # cos and sin are copied from the encoding's blocks, the ids of --length are a range never made:
+    # what grows with L is the summary's 4-byte row keys and its last step, by hand below.
     scheme = build_scheme("rope", {"dim": 128})
     mib = 1 << 20
+    verify = summary_module.VERIFY_VALUES * encoding_files.VERIFY_BYTES_PER_VALUE  # 12 MiB of candidate rows
     # 2^20: a block of 8192 rows × 128 at 24 B a value (24 MiB), two blocks of cos and of sin (32 MiB),
-    # 24 B per position (24 MiB)
-    assert encoding_files.memory_needed(scheme, 1 << 20, "float64", None) == 80 * mib
-    # 2^22: the summary's final sort (32 B per position, and its batch of candidate rows) outgrows a block
-    verify = summary_module.VERIFY_VALUES * encoding_files.VERIFY_BYTES_PER_VALUE
-    assert encoding_files.memory_needed(scheme, 1 << 22, "float64", None) == (128 + 96) * mib + verify < 300 * mib
+    # which outweigh the last step (9 + 24 + 4 + 12 MiB: one share of keys, the scan, its table, rows);
+    # 4 B of key per position (4 MiB)
+    assert encoding_files.memory_needed(scheme, 1 << 20, "float64", None, ids_made=False) == (56 + 4) * mib
+    # with the ids made (--positions), 8 B more per position
+    assert encoding_files.memory_needed(scheme, 1 << 20, "float64", None) == (56 + 4 + 8) * mib
+    # 2^22: the last step outgrows a block: two shares of 2^21 keys (18 MiB), the scan (24 MiB) and its
+    # table of 2^24 flags (16 MiB), the rows, 40 B for each of the 2^22·(2^22 − 1)/2^32 rows expected to
+    # share a key by chance; 16 MiB of keys
+    chance = int((1 << 22) * ((1 << 22) - 1) / 2**32 * 40)
+    assert encoding_files.memory_needed(scheme, 1 << 22, "float64", None, ids_made=False) == (18 + 24 + 16 + 16) * mib + verify + chance
+    # 2^24 float32: 64 MiB of keys, eight shares of 2^21 keys, 2^16 chance candidates (2.5 MiB)
+    chance = int((1 << 24) * ((1 << 24) - 1) / 2**32 * 40)
+    needed = encoding_files.memory_needed(scheme, 1 << 24, "float32", None, ids_made=False)
+    assert needed == (18 + 24 + 16 + 64) * mib + verify + chance < 150 * mib
 
 
 def test_default_budget_streams_outputs_larger_than_memory():

@@ -53,7 +53,8 @@ def encode(
     relative's (L, L, d) embeddings. .npz holds every part by name, with the parameters as JSON
     under "metadata"; for rope the cos and sin caches (L, r) as HuggingFace returns them, the
     interleaved encoding only when --parts names it. Arrays are computed in blocks of rows and
-    written as they come, so memory stays flat in the length.
+    written as they come: memory is flat in the length up to 4 bytes per position (the summary's
+    row keys; 8 more per id given with --positions): rope at 2^24 positions, 160 MiB.
     """
     settings = spec.settings
     if settings["apply"] and not settings["out"]:
@@ -82,8 +83,11 @@ def encode(
 
 
 def encode_run(spec: Spec, archive: bool) -> encoding_files.EncodeRun:
-    """The library's run of ``spec`` (its positions allocated by ``prepare``, after the memory check)."""
-    return encoding_files.EncodeRun(spec.scheme, spec.count, lambda: spec.positions, spec.output_dtype,
+    """The library's run of ``spec`` (its positions allocated by ``prepare``, after the memory check;
+    0 … L − 1 as a ``range``, which a long run never makes)."""
+    own = spec.where.given is None and spec.where.make is None and spec.where.rank == 1
+    positions = range(spec.count) if own else (lambda: spec.positions)
+    return encoding_files.EncodeRun(spec.scheme, spec.count, positions, spec.output_dtype,
                                     length=spec.length, archive=archive, parts=spec.settings["parts"] if archive else None)
 
 
