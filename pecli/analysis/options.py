@@ -26,6 +26,9 @@ CHECK_PANEL = "Check"
 class CheckOptions:
     """Everything a property check may need besides the scheme; each check reads what it uses.
 
+    The fields declared with :func:`~pecli.params.param` are the options a user gives, in ``--help``'s
+    order. The scheme as trained on T positions is ``scheme.at_length(T)``.
+
     Attributes
     ----------
     length:
@@ -56,9 +59,6 @@ class CheckOptions:
         relativity: the factor the model's attention applies to the query at each position, besides cos
         and sin (a model's logit scale: DeepSeek's mscale², Qwen's log-n); None: none. Set by the
         caller from a model's plan, not an option.
-
-    The scheme as trained on T positions is ``scheme.at_length(T)``. The fields declared with
-    :func:`~pecli.params.param` are the options a user gives; their order is ``--help``'s.
     """
 
     length: int = 512
