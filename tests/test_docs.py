@@ -73,8 +73,9 @@ def test_command_has_a_page(name):
 
 
 @pytest.mark.parametrize("name", command_names())
-def test_command_page_shows_its_help(name):
-    """The page's options are `pecli NAME --help` itself, made by the site's hook when it builds."""
+def test_command_page_shows_its_help(name, monkeypatch):
+    """The page's options are `pecli NAME --help` itself, made by the site's hook when it builds: the help
+    as pecli prints it to a pipe at the site's width (rendered once: the hook is handed that render)."""
     import importlib.util
 
     from typer.testing import CliRunner
@@ -82,11 +83,26 @@ def test_command_page_shows_its_help(name):
     spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
-    built = hooks.with_help(page(f"commands/{name}.md"))
     result = CliRunner(env={"COLUMNS": str(hooks.HELP_COLUMNS), "NO_COLOR": "1", "TERM": "dumb"}).invoke(app, [name, "--help"])
     assert result.exit_code == 0, result.output
     assert f"Usage: pecli {name}" in result.stdout and "--help" in result.stdout
+    asked = []
+    monkeypatch.setattr(hooks, "command_help", lambda command: asked.append(command) or result.stdout)
+    built = hooks.with_help(page(f"commands/{name}.md"))
+    assert asked == [name], f"docs/commands/{name}.md must have one <!-- help: {name} --> marker"
     assert f"```text\n{result.stdout.rstrip()}\n```" in built
+
+
+def test_the_hook_prints_the_help_as_pecli_does():
+    import importlib.util
+
+    from typer.testing import CliRunner
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    result = CliRunner(env={"COLUMNS": str(hooks.HELP_COLUMNS), "NO_COLOR": "1", "TERM": "dumb"}).invoke(app, ["diff", "--help"])
+    assert hooks.command_help("diff") == result.stdout
 
 
 @pytest.mark.parametrize("name", command_names())
