@@ -294,10 +294,11 @@ def resolve(
 
 def group_specs(
     options: Mapping[str, Any], plan: PositionPlan, settings: tuple[Setting, ...] = (), *,
-    run_keys: tuple[str, ...] = tuple(s.name for s in RUN_SETTINGS),
+    run_keys: tuple[str, ...] = tuple(s.name for s in RUN_SETTINGS), check: Callable[[Spec], None] | None = None,
 ) -> list[tuple[LayerGroup, Spec | None]]:
     """Every layer group of a model with its :class:`Spec` (None: the group has no position encoding):
-    the one fan-out of the commands that answer group by group.
+    the one fan-out of the commands that answer group by group; ``check(spec)`` runs on each spec as it
+    is made (a command's capability), so that the first group's refusal is the one said.
 
     A checkpoint (``weights``) is the table of the scheme that reads one: the groups of other schemes go
     without it (Whisper's sinusoidal encoder beside its learned decoder), unless the command itself
@@ -312,7 +313,10 @@ def group_specs(
         own = {**options, "layer": None, "layer_group": group.name}
         if not SCHEMES[group.scheme].table_in_checkpoint and not reads_checkpoints:
             own = {k: v for k, v in own.items() if k not in CHECKPOINT_KEYS}
-        specs.append((group, resolve(own, settings, run_keys=run_keys, plan=plan.select(group=group.name))))
+        spec = resolve(own, settings, run_keys=run_keys, plan=plan.select(group=group.name))
+        if check is not None:
+            check(spec)
+        specs.append((group, spec))
     return specs
 
 

@@ -92,3 +92,48 @@ def test_llama3_runs_its_factors_with_a_linear_scale_on_top(tmp_path, invoke):
 def test_bad_flags_are_one_line(invoke, tmp_path, args, needle):
     result = invoke("diff", "--hf-config", written(tmp_path, LLAMA), "--runtime", "llama.cpp", "--args", args)
     assert result.exit_code == 2 and needle in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def inv_freq_by_layer(plan) -> dict[int, np.ndarray]:
+    out = {}
+    for group in plan.groups:
+        if group.options is not None:
+            options = dict(group.options)
+            frequencies = np.asarray(build_scheme(options.pop("scheme"), options).frequency_pairs().inv_freq)
+            out.update({layer: frequencies for layer in group.layers})
+    return out
+
+
+#: Gemma 2 in small: its layers alternate sliding (even) and full attention (odd), on one RoPE (base 10,000).
+GEMMA2 = {"model_type": "gemma2", "hidden_size": 256, "num_attention_heads": 4, "head_dim": 64, "num_hidden_layers": 4,
+          "max_position_embeddings": 8192, "rope_theta": 10000.0, "sliding_window": 4096}
+
+
+def test_the_flags_reach_the_full_attention_layers_only(invoke, tmp_path):
+    # llama_model::get_rope_freq_base/scale: a sliding layer (hparams.is_swa) runs its trained base and scale
+    plan = runtime_plan(plan_of(GEMMA2, "config"), "llama.cpp", "--rope-scale 2 --rope-freq-base 20000")
+    frequencies = inv_freq_by_layer(plan)
+    for layer in (0, 2):
+        np.testing.assert_allclose(frequencies[layer], THETA, rtol=1e-12)
+    for layer in (1, 3):
+        np.testing.assert_allclose(frequencies[layer], 20000.0 ** (-np.arange(0, 64, 2) / 64) / 2, rtol=1e-12)
+    result = invoke("diff", "--hf-config", written(tmp_path, GEMMA2), "--runtime", "llama.cpp", "--args", "--rope-scale 2",
+                    "--json")
+    assert result.exit_code == 1
+    assert {d["layers"] for d in json.loads(result.stdout)["differences"]} == {"1, 3"}
+
+
+def test_converters_that_write_no_scaling():
+    from pecli.models.runtime_flags import converted_rope
+
+    def trained(block, model_type):
+        return converted_rope(block, model_type=model_type, base=10000.0, context=4096, rotated_dim=64)
+
+    # Cohere2Model.set_gguf_parameters: add_rope_scaling_type(NONE)
+    assert trained(None, "cohere2").scaling_type == "none"
+    # NemotronModel: none without a factor, linear by the factor with one
+    assert trained(None, "nemotron").scaling_type == "none"
+    assert (trained({"rope_type": "linear", "factor": 2.0}, "nemotron").scaling_type,
+            trained({"rope_type": "linear", "factor": 2.0}, "nemotron").freq_scale) == ("linear", 0.5)
+    np.testing.assert_allclose(runtime_inv_freq({**LLAMA, "model_type": "nemotron", "partial_rotary_factor": 1.0},
+                                                "--rope-scale 4"), THETA, rtol=1e-12)

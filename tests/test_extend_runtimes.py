@@ -196,3 +196,25 @@ def test_flags_back_to_the_settings_each_engine_runs_with():
     raw = method_patch(start, "linear", 8.0, 32768)
     assert settings_from_flags("vllm", {"--hf-overrides": json.dumps(raw), "--max-model-len": "32768"}, LLAMA2)[1] == 32768
     assert settings_from_flags("vllm", {"--hf-overrides": json.dumps(raw)}, LLAMA2)[1] == 262144
+
+
+#: Gemma 2 in small (sliding layers 0, 2; full 1, 3; one RoPE) and Llama 4 in small (RoPE on chunked layers only).
+GEMMA2 = {"model_type": "gemma2", "hidden_size": 256, "num_attention_heads": 4, "head_dim": 64, "num_hidden_layers": 4,
+          "max_position_embeddings": 8192, "rope_theta": 10000.0, "sliding_window": 4096}
+LLAMA4 = {"model_type": "llama4_text", "hidden_size": 256, "num_attention_heads": 4, "head_dim": 64,
+          "num_hidden_layers": 4, "max_position_embeddings": 8192, "rope_theta": 500000.0,
+          "attention_chunk_size": 2048, "no_rope_layers": [1, 1, 1, 0],
+          "layer_types": ["chunked_attention", "chunked_attention", "chunked_attention", "full_attention"]}
+
+
+def test_llama_cpp_flags_reach_full_attention_layers_only():
+    # llama_model::get_rope_freq_base/scale: a windowed layer keeps the trained base and scale. Gemma 2's
+    # full layers take the flags (said), Llama 4's RoPE layers are all chunked: the flags change nothing.
+    start = extension_base(GEMMA2)
+    serving = serving_flags("llama.cpp", start, method_patch(start, "yarn", 4.0, 32768), 32768)
+    assert serving.served == 32768
+    assert any("full-attention layers only" in w and "sliding_attention" in w for w in serving.warnings)
+    start = extension_base(LLAMA4)
+    assert (start.windowed, start.unwindowed) == (("chunked_attention",), False)
+    serving = serving_flags("llama.cpp", start, method_patch(start, "yarn", 4.0, 32768), 32768)
+    assert serving.served is None and any("change no frequency" in w for w in serving.warnings)

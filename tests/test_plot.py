@@ -311,10 +311,15 @@ def test_dot_distance_carries_a_query_scale():
     # c · cos Δ for the d = 2 sinusoid, still without a band.
     c = (0.1 * math.log(40) + 1) ** 2
     scheme = build_scheme("sinusoidal", {"dim": 2})
-    figure, notes = draw(figures.draw_dot_distance, [scheme], 10, query_scale=lambda m: np.full(np.shape(m), c))
+    figure, notes = draw(figures.draw_dot_distance, [scheme], 10, query_scales=[lambda m: np.full(np.shape(m), c)])
     (axes,) = panels(figure)
     np.testing.assert_allclose(axes.lines[0].get_ydata(), c * np.cos(np.arange(-9, 10)), atol=1e-12)
     assert "the scores carry the model's factor on each query besides cos and sin (its logit scale)" in notes
+    # a factor for the first scheme only: the second curve is cos Δ
+    figure, _ = draw(figures.draw_dot_distance, [scheme, scheme], 10, query_scales=[lambda m: np.full(np.shape(m), c)])
+    first, second = panels(figure)[0].lines[:2]
+    np.testing.assert_allclose(first.get_ydata(), c * np.cos(np.arange(-9, 10)), atol=1e-12)
+    np.testing.assert_allclose(second.get_ydata(), np.cos(np.arange(-9, 10)), atol=1e-12)
 
 
 def test_plot_dot_distance_of_a_model_carries_its_logit_scale(runner, tmp_path):
@@ -327,6 +332,13 @@ def test_plot_dot_distance_of_a_model_carries_its_logit_scale(runner, tmp_path):
         assert result.exit_code == 0, result.output
         said[name] = any("logit scale" in note for note in json.loads(result.stdout)["notes"])
     assert said == {"deepseek-ai--deepseek-v3.json": True, "meta-llama--llama-3.1-8b.json": False}
+    # beside the model's rope, a sinusoid is not the model's: its scores are not scaled
+    out = tmp_path / "two.png"
+    result = run(runner, "dot-distance", "--hf-config", str(configs / "deepseek-ai--deepseek-v3.json"), "--length", "64",
+                 "--schemes", "rope,sinusoidal", "-o", str(out), "--json", "--dpi", "40")
+    assert result.exit_code == 0, result.output
+    assert "the rope scores carry the model's factor on each query besides cos and sin (its logit scale)" in \
+        json.loads(result.stdout)["notes"]
 
 
 def test_dot_distance_overlays_schemes_with_a_band_where_the_score_varies():

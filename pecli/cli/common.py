@@ -216,10 +216,7 @@ class SchemeCommand:
             if plan is not None and self.per_group is not None and (several or whole):
                 # Every layer group of the model (or the one without position encoding that was chosen);
                 # a command that shows the plan itself computes none of them.
-                specs = [] if whole else group_specs(options, plan, self.settings, run_keys=self.run_keys)
-                for _, spec in specs:
-                    if spec is not None and self.needs is not None:
-                        require(spec.scheme, self.needs, self.func.__name__)
+                specs = [] if whole else group_specs(options, plan, self.settings, run_keys=self.run_keys, check=self._require)
                 run = functools.partial(self.per_group, plan, specs, options, **own)
             else:
                 run = functools.partial(self.func, self._resolve(options, plan), **own)
@@ -228,9 +225,13 @@ class SchemeCommand:
 
     def _resolve(self, options: dict[str, Any], plan: Any = None) -> Spec:
         spec = resolve(options, self.settings, run_keys=self.run_keys, plan=plan)
+        self._require(spec)
+        return spec
+
+    def _require(self, spec: Spec) -> None:
+        """The command's capability, asked of the scheme: refused with a line naming what it lacks."""
         if self.needs is not None:
             require(spec.scheme, self.needs, self.func.__name__)
-        return spec
 
 
 def scheme_command(

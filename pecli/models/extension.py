@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pecli.errors import ConfigError
-from pecli.models.families import plan_of, text_path
+from pecli.models.families import WINDOW_KEYS, plan_of, text_path
 from pecli.schemes import get_scheme_class
 from pecli.schemes.base import Capability
 from pecli.schemes.rope_scaling import ATTENTION_READ_KEYS, Extension, ExtensionStart, extension_types, scaling_keys
@@ -104,6 +104,11 @@ class ExtensionBase:
         The key of the base at the level of ``rope_scaling``: ``rope_theta``, or GPT-NeoX's ``rotary_emb_base``.
     model_type:
         The text model's ``model_type`` (what a converter to another runtime reads).
+    windowed:
+        The layer types whose RoPE layers attend within a window (sliding or chunked); an engine may run
+        them otherwise (llama.cpp keeps their trained base and scale whatever its flags).
+    unwindowed:
+        Whether some RoPE layers attend to the whole context.
     """
 
     source: str
@@ -120,6 +125,8 @@ class ExtensionBase:
     own_scaling: dict[str, Any] = field(default_factory=dict)
     base_key: str = "rope_theta"
     model_type: Any = None
+    windowed: tuple[str, ...] = ()
+    unwindowed: bool = True
 
     def takes(self, method: str) -> bool:
         """Whether the model's code applies ``method``'s rope type."""
@@ -203,9 +210,12 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
                           "base and no scaling: no config change extends its context")
     own_scaling = {key: value for key, value in own.items() if key in scaling_block}
     base_key = "rotary_emb_base" if "rotary_emb_base" in text and "rope_theta" not in text else "rope_theta"
+    windowed = tuple(dict.fromkeys(name for group in groups if group.windowed_layers for name in group.names
+                                   if name in WINDOW_KEYS or group.window is not None))
+    unwindowed = any(group.window is None and len(group.windowed_layers) < len(group.layers) for group in groups)
     return ExtensionBase(source, path, form, block, int(served), int(pretraining), float(pretrained.base),
                          int(scheme.rotated_dim), scheme.scaling, longrope, accepted, own_scaling, base_key,
-                         text.get("model_type") or config.get("model_type"))
+                         text.get("model_type") or config.get("model_type"), windowed, unwindowed)
 
 
 #: The most layers a config may declare before any per-layer work (real models have a few hundred).

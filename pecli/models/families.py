@@ -411,13 +411,15 @@ def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
             groups.append(LayerGroup(NOPE, tuple(layers), None, keys.keys(), tuple(keys.defaulted)))
             continue
         options, read, defaulted = drafts[name]
+        windowed = tuple(layer for layer in layers if kinds.get(layer, ("",))[0] in WINDOW_KEYS)
         same = next((g for g in groups if g.options == options), None)
         if same is None:
-            groups.append(LayerGroup(name, tuple(layers), options, read, defaulted, family.note))
+            groups.append(LayerGroup(name, tuple(layers), options, read, defaulted, family.note, windowed_layers=windowed))
         else:  # two layer types on the same encoding: one group answering to both names
             groups[groups.index(same)] = LayerGroup(
                 f"{same.name}+{name}", tuple(sorted(same.layers + tuple(layers))), options,
-                tuple(dict.fromkeys(same.keys_read + read)), tuple(dict.fromkeys(same.keys_defaulted + defaulted)), family.note)
+                tuple(dict.fromkeys(same.keys_read + read)), tuple(dict.fromkeys(same.keys_defaulted + defaulted)), family.note,
+                windowed_layers=tuple(sorted(same.windowed_layers + windowed)))
     return sorted(groups, key=lambda g: g.layers[:1])
 
 

@@ -49,6 +49,10 @@ class LayerGroup:
     window : tuple of (str, int) or None
         The key and size of the attention window of a sliding-window (or chunked) group: its layers see
         at most that many tokens, so it is analysed over them (:attr:`analysis_length`).
+    windowed_layers : tuple of int
+        Its layers whose attention is windowed (sliding or chunked): every layer of a group with a
+        :attr:`window`, the windowed types' layers of a group that also holds full-attention ones (Gemma
+        2's ``sliding_attention+full_attention``), which an engine may run on other RoPE settings.
     """
 
     name: str
@@ -59,6 +63,7 @@ class LayerGroup:
     note: str = ""
     attention_scale: LogitScale = UNSCALED
     window: tuple[str, int] | None = None
+    windowed_layers: tuple[int, ...] = ()
 
     @property
     def analysis_length(self) -> int | None:

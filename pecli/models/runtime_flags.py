@@ -17,6 +17,13 @@ is unset (type ``UNSPECIFIED``, scales and base 0, YaRN values negative), and th
 5. ext_factor ≠ 0 → the attention factor is recomputed as YaRN's mscale 0.1 ln(1/scale) + 1 (a given
    ``--yarn-attn-factor`` is then not used).
 
+A layer that attends within a window (sliding or chunked: ``hparams.is_swa(il)``) runs the model's
+trained base and scale whatever the flags (``llama_model::get_rope_freq_base``/``get_rope_freq_scale``:
+``rope_freq_base_train_swa``, ``rope_freq_scale_train_swa``); the type, ext_factor and attention factor
+of the context still reach it, and its YaRN factor is its own scale's. So ``--rope-freq-base`` or
+``--rope-scale`` change Gemma 2's and Gemma 3's full-attention layers only, and none of Llama 4's RoPE
+layers (all chunked).
+
 The model's values are what its GGUF file holds (``src/llama-model.cpp``, ``load_hparams``): no
 ``rope.scaling.type`` key reads as **linear**; no ``rope.scaling.factor`` as scale 1; no
 ``rope.scaling.original_context_length`` as the training context. For a model read from a HF
@@ -52,8 +59,9 @@ ALIASES = {"-c": "--ctx-size"}
 #: The types ``--rope-scaling`` takes.
 TYPES = ("none", "linear", "yarn")
 #: HF model types whose converter class writes ``rope.scaling.type`` none (``convert_hf_to_gguf.py``:
-#: ``CommandR2Model``/``CommandRModel``, ``DeepseekModel`` call ``add_rope_scaling_type(NONE)``).
-CONVERTER_NONE = ("cohere", "deepseek")
+#: ``CommandR2Model``, ``Cohere2Model``, ``DeepseekModel`` call ``add_rope_scaling_type(NONE)``).
+#: ``NemotronModel`` writes none without a factor and linear with one (:func:`converted_rope`).
+CONVERTER_NONE = ("cohere", "cohere2", "deepseek")
 
 
 @dataclass(frozen=True)
@@ -142,6 +150,9 @@ def converted_rope(block: Mapping[str, Any] | None, *, model_type: Any, base: fl
     block = block or {}
     kind = str(block.get("rope_type") or block.get("type") or "default")
     factor = block.get("factor")
+    if model_type == "nemotron":  # NemotronModel: linear by its factor whatever the type, else none
+        return TrainedRope("linear", base, 1.0 / float(factor), context, context) if factor else \
+            TrainedRope("none", base, 1.0, context, context)
     default = "none" if model_type in CONVERTER_NONE else "linear"
     if kind == "linear" and factor:
         return TrainedRope("linear", base, 1.0 / float(factor), context, context)
@@ -166,16 +177,20 @@ def _llama3_divisors(block: Mapping[str, Any], base: float, rotated_dim: int) ->
     return scaled.original_inv_freq / scaled.inv_freq
 
 
-def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int):
+def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int, *, windowed: bool = False):
     """The :class:`~pecli.models.gguf.LlamaCppRope` llama.cpp computes from the model's ``trained`` values
-    and its command-line ``flags`` (the rule of the module notes, in its order)."""
+    and its command-line ``flags`` (the rule of the module notes, in its order); ``windowed``: for a layer
+    that attends within a window, which keeps the trained base and scale."""
     from pecli.models.gguf import LlamaCppRope
 
     flags = checked_flags(flags)
     kind = flags.get("--rope-scaling") or trained.scaling_type
-    base = flags.get("--rope-freq-base") or trained.base
-    scale = 1.0 / flags["--rope-scale"] if "--rope-scale" in flags else (flags.get("--rope-freq-scale") or trained.freq_scale)
-    scale = 1.0 if kind == "none" else scale
+    if windowed:
+        base, scale = trained.base, trained.freq_scale
+    else:
+        base = flags.get("--rope-freq-base") or trained.base
+        scale = 1.0 / flags["--rope-scale"] if "--rope-scale" in flags else (flags.get("--rope-freq-scale") or trained.freq_scale)
+        scale = 1.0 if kind == "none" else scale
     original = flags.get("--yarn-orig-ctx") or trained.original or trained.context
     ext = flags.get("--yarn-ext-factor", trained.ext_factor)
     ext = ext if ext >= 0 else (1.0 if kind == "yarn" else 0.0)
@@ -214,11 +229,30 @@ def runtime_plan(model: PositionPlan, runtime: str, args: str) -> PositionPlan:
     if runtime != "llama.cpp":
         raise ConfigError("runtime", f"pecli reads llama.cpp's flags only so far, got {runtime!r}")
     flags = parse_flags(args)
-    made = [_group(group, flags, model.model_type) for group in model.groups]
+    made = [_group(part, flags, model.model_type) for group in model.groups for part in _by_window(group)]
     groups = tuple(group for group, _ in made)
     trained = sorted({kind for _, kind in made if kind})
     seen = f" (its GGUF read as trained with {' and '.join(trained)} scaling)" if trained else ""
     return PositionPlan(f"llama.cpp {args}{seen}", model.model_type, "llama.cpp flags", model.num_layers, groups)
+
+
+def _by_window(group: LayerGroup) -> tuple[LayerGroup, ...]:
+    """``group``, or its windowed layers and its others apart where it holds both (Gemma 2's one group for
+    its sliding and full layers): llama.cpp's flags reach the full-attention layers only."""
+    if group.window is not None or not group.windowed_layers or len(group.windowed_layers) == len(group.layers):
+        return (group,)
+    from pecli.models.families import WINDOW_KEYS
+
+    windowed = set(group.windowed_layers)
+    slide = "+".join(name for name in group.names if name in WINDOW_KEYS) or group.name
+    full = "+".join(name for name in group.names if name not in WINDOW_KEYS) or group.name
+    return (replace(group, name=slide, layers=group.windowed_layers),
+            replace(group, name=full, layers=tuple(layer for layer in group.layers if layer not in windowed), windowed_layers=()))
+
+
+def windowed(group: LayerGroup) -> bool:
+    """Whether every layer of ``group`` attends within a window (``hparams.is_swa`` in llama.cpp)."""
+    return group.window is not None or (bool(group.windowed_layers) and len(group.windowed_layers) == len(group.layers))
 
 
 def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[LayerGroup, str | None]:
@@ -235,10 +269,13 @@ def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[L
     context = int(options.get("max_position_embeddings") or 4096)
     trained = converted_rope(options.get("rope_scaling"), model_type=model_type,
                              base=float(options.get("base", 10000.0)), context=context, rotated_dim=dim)
-    rope = run_rope(trained, flags, dim)
+    layer_windowed = windowed(group)
+    rope = run_rope(trained, flags, dim, windowed=layer_windowed)
     new = {k: v for k, v in options.items() if k not in ("rope_scaling", "base")}
     new.update(_scaling_options(rope, None))
     note = new.pop("_note", "")
     read = tuple(flag for flag in FLAGS if flag in flags) + tuple(k for k in group.keys_read if "rope_scaling" not in k)
-    changed = replace(group, options=new, keys_read=read, keys_defaulted=(), note=note or "llama.cpp with these flags")
+    note = note or ("llama.cpp with these flags; a windowed layer keeps the trained base and scale" if layer_windowed
+                    else "llama.cpp with these flags")
+    changed = replace(group, options=new, keys_read=read, keys_defaulted=(), note=note)
     return changed, trained.scaling_type

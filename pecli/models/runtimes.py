@@ -192,6 +192,13 @@ def _llama_cpp(base: Any, keys: dict[str, Any], block: Any, target: int) -> Serv
                   str(int(block["original_max_position_embeddings"]))]
         if block.get("mscale_all_dim"):
             warnings.append("llama.cpp's DeepSeek attention takes mscale from the GGUF's yarn log multiplier, not from flags")
+    if base.windowed and not base.unwindowed:
+        warnings.append(f"every RoPE layer of this model attends within a window ({', '.join(base.windowed)}), and "
+                        "llama.cpp keeps the trained base and scale there whatever its flags: they change no frequency")
+        return Serving("llama.cpp", tuple(flags), None, tuple(warnings))
+    if base.windowed and base.unwindowed:
+        warnings.append("llama.cpp applies these flags to the full-attention layers only: its sliding-window "
+                        f"layers ({', '.join(base.windowed)}) keep the trained base and scale")
     if base.scaling not in ("none", "default"):
         warnings.append(f"a GGUF converted from this model keeps its {base.scaling} scaling; these flags replace "
                         "the scaling type and factor but not per-pair factors stored in the file")
@@ -217,7 +224,8 @@ def _llama_cpp_reads(base: Any, flags: list[str]) -> dict[str, Any] | None:
     try:
         trained = reader.converted_rope(base.own_scaling, model_type=base.model_type, base=base.base,
                                         context=base.served, rotated_dim=base.dim)
-        return reader.hf_settings(reader.run_rope(trained, dict(zip(flags[::2], flags[1::2])), base.dim))
+        flagged = dict(zip(flags[::2], flags[1::2]))
+        return reader.hf_settings(reader.run_rope(trained, flagged, base.dim, windowed=not base.unwindowed))
     except ConfigError:
         return None
 
@@ -312,12 +320,15 @@ def llama_cpp_settings(flags: Mapping[str, Any], config: Mapping[str, Any], *,
     groups = [g for g in plan.groups if g.options is not None and g.scheme == "rope"]
     if not groups:
         raise ConfigError("runtime", "llama.cpp's RoPE flags apply to a model with RoPE; this one has none")
-    options = groups[0].options
+    # the flags reach the full-attention layers (a group of only windowed layers keeps its trained settings)
+    group = next((g for g in groups if g.window is None and len(g.windowed_layers) < len(g.layers)), groups[0])
+    options = group.options
     dim = int(options["dim"] * options.get("partial_rotary_factor", 1.0))
     context = int(training_context or options.get("max_position_embeddings") or 4096)
     trained = reader.converted_rope(options.get("rope_scaling"), model_type=plan.model_type,
                                     base=float(options.get("base", 10000.0)), context=context, rotated_dim=dim)
-    return reader.hf_settings(reader.run_rope(trained, flags, dim)), reader.served_context(trained, flags)
+    rope = reader.run_rope(trained, flags, dim, windowed=reader.windowed(group))
+    return reader.hf_settings(rope), reader.served_context(trained, flags)
 
 
 #: Flags of each engine that change what it computes for positions (the others are ignored by name).

@@ -218,8 +218,10 @@ def _circle(figure: "Figure", request: PlotRequest) -> Drawing:
 def _dot_distance(figure: "Figure", request: PlotRequest) -> Drawing:
     """Every overlaid scheme at one dimension (:mod:`pecli.render.side_by_side`), with a note saying so."""
     schemes = overlaid(request)
+    # The model's attention scales its own scheme's queries (any base); another scheme drawn beside it is not the model's.
+    scales = [request.query_scale if scheme.name == request.scheme.name else None for scheme in schemes]
     drawing = draw_dot_distance(figure.add_subplot(), schemes, request.length, band=request.option("band") is not False,
-                                query_scale=request.query_scale)
+                                query_scales=scales)
     if len({s.name for s in schemes}) > 1 and any("dim" in s.params() for s in schemes):
         dim = request.given_params.get("dim", SIDE_BY_SIDE_DIM)
         drawing.notes.append(one_dim_note(int(dim), given="dim" in request.given_params))

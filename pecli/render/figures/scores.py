@@ -39,14 +39,15 @@ def score_label(schemes: Sequence[Scheme]) -> str:
 
 def draw_dot_distance(
     axes: "Axes", schemes: Sequence[Scheme], length: int, *, band: bool = True,
-    query_scale: Callable[[np.ndarray], np.ndarray] | None = None,
+    query_scales: Sequence[Callable[[np.ndarray], np.ndarray] | None] = (),
 ) -> Drawing:
     """The position-only score against the distance Δ, one curve per scheme (and per head), overlaid.
 
     The numbers are :func:`pecli.analysis.relativity.score_by_distance`: for each Δ the mean over the
     query positions m of ``score(m, m + Δ)``, and with ``band`` its range over m (zero width for a
-    scheme whose score depends on Δ only). ``query_scale``, a model's factor on the query at each
-    position (its logit scale), multiplies every curve's scores, as the model's attention does.
+    scheme whose score depends on Δ only). ``query_scales[k]``, a model's factor on the query at each
+    position (its logit scale), multiplies scheme k's scores, as the model's attention does (None or
+    absent: none).
     """
     from pecli.analysis.relativity import score_by_distance
 
@@ -56,8 +57,9 @@ def draw_dot_distance(
     changes = varied(schemes)
     sampled = banded = False
     notes: list[str] = []
+    scales = list(query_scales) + [None] * (len(schemes) - len(query_scales))
     for index, scheme in enumerate(schemes):
-        profile = score_by_distance(scheme, length, query_scale=query_scale)
+        profile = score_by_distance(scheme, length, query_scale=scales[index])
         sampled = sampled or bool(profile.sampled)
         distance = np.asarray(profile.distance)
         mean, low, high = (np.asarray(a) for a in (profile.mean, profile.minimum, profile.maximum))
@@ -78,8 +80,11 @@ def draw_dot_distance(
                     axes.fill_between(distance[keep], lower, upper, color=color, alpha=0.15, linewidth=0)
                     banded = True
         notes.extend(_scheme_notes(scheme, distance.size, keep.size, step, channels, len(drawn), several))
-    if query_scale is not None:
-        notes.append("the scores carry the model's factor on each query besides cos and sin (its logit scale)")
+    scaled = [scheme for scheme, scale in zip(schemes, scales) if scale is not None]
+    if scaled:
+        names = ", ".join(dict.fromkeys(scheme.name for scheme in scaled))
+        whose = "the scores" if len(scaled) == len(schemes) else f"the {names} scores"
+        notes.append(f"{whose} carry the model's factor on each query besides cos and sin (its logit scale)")
     axes.axhline(0, color="0.7", linewidth=0.8)
     axes.set_xlabel("distance Δ (tokens)")
     axes.set_ylabel(score_label(schemes))
