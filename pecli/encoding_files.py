@@ -3,8 +3,10 @@ an ``.npy`` file or the members of an ``.npz`` archive, with the memory that tak
 
 Library code (no command line): :class:`EncodeRun` is one scheme at some positions; :func:`write_npy`,
 :func:`write_npz` and :meth:`EncodeRun.summarise` drive it; :func:`memory_needed` is its memory model.
-Memory stays flat in the length up to 4 bytes per position (the summary's 32-bit row keys), plus
-8 bytes a position for the ids when they are given (``--positions``) rather than a range
+Memory stays flat in the length up to 4 bytes per position (the summary's 32-bit row keys, and 40
+bytes for each row that shares its key by chance: N²/2³² rows, 2.5 MiB at 2^24 positions, 640 MiB at
+2^28, so the bound grows past about 2^26), plus 8 bytes a position for the ids when they are given
+(``--positions``) rather than a range
 (:func:`range_parts`), and 8 more for the steps of a main array in several segments (alibi's heads);
 the summary's last step (:func:`~pecli.analysis.summary.finish_bytes`: one share of the keys, about
 a byte a position at 2^24 positions and less beyond, a scan of fixed size) comes once the blocks are

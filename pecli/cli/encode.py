@@ -54,7 +54,8 @@ def encode(
     under "metadata"; for rope the cos and sin caches (L, r) as HuggingFace returns them, the
     interleaved encoding only when --parts names it. Arrays are computed in blocks of rows and
     written as they come: memory is flat in the length up to 4 bytes per position (the summary's
-    row keys; 8 more per id given with --positions): rope at 2^24 positions, 160 MiB.
+    row keys; 8 more per id given with --positions), and 40 bytes per row that shares its key by
+    chance (N²/2^32 rows: 2.5 MiB at 2^24 positions, 640 MiB at 2^28): rope at 2^24, 160 MiB.
     """
     settings = spec.settings
     if settings["apply"] and not settings["out"]:

@@ -54,6 +54,10 @@ from pecli.models.plan import LayerGroup, PositionPlan
 FLAGS = {"--rope-scaling": str, "--rope-scale": float, "--rope-freq-scale": float, "--rope-freq-base": float,
          "--yarn-orig-ctx": int, "--yarn-ext-factor": float, "--yarn-attn-factor": float, "--yarn-beta-fast": float,
          "--yarn-beta-slow": float, "--ctx-size": int}
+#: How a message names the value each type of flag takes.
+KIND_WORDS = {str: "a word", int: "a whole number", float: "a number"}
+#: llama.cpp keeps its lengths in 32-bit signed integers (``common_params.n_ctx``, ``yarn_orig_ctx``).
+INT32_MAX = (1 << 31) - 1
 #: Other spellings llama.cpp takes for the same flags.
 ALIASES = {"-c": "--ctx-size"}
 #: The types ``--rope-scaling`` takes.
@@ -122,10 +126,14 @@ def checked_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
         try:
             out[flag] = FLAGS[flag](value)
         except (TypeError, ValueError):
-            raise ConfigError("args", f"{flag} takes a {FLAGS[flag].__name__}, got {value!r}") from None
+            raise ConfigError("args", f"{flag} takes {KIND_WORDS[FLAGS[flag]]}, got {value!r}") from None
         number = out[flag]
-        if isinstance(number, float) and not math.isfinite(number):
-            raise ConfigError("args", f"{flag} takes a finite number, got {value!r}")
+        # llama.cpp keeps these as float32 and int32: a value that does not survive is refused, not reinterpreted
+        # (a scale that rounds to 0 would read as "not given")
+        if isinstance(number, float) and not _float32_holds(number):
+            raise ConfigError("args", f"{flag} takes a number a float32 holds, got {value!r}")
+        if isinstance(number, int) and abs(number) > INT32_MAX:
+            raise ConfigError("args", f"{flag} takes a whole number up to {INT32_MAX:,}, got {value!r}")
     if out.get("--rope-scaling", "none") not in TYPES:
         raise ConfigError("args", f"--rope-scaling is {', '.join(TYPES)} in llama.cpp, got {out['--rope-scaling']!r}")
     if "--rope-scale" in out and "--rope-freq-scale" in out:
@@ -134,6 +142,13 @@ def checked_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
         if out.get(flag, 1) < 0 or (flag == "--rope-scale" and out.get(flag) == 0):
             raise ConfigError("args", f"{flag} takes a positive number, got {out[flag]!r}")
     return out
+
+
+def _float32_holds(number: float) -> bool:
+    """Whether ``number`` stays a finite number, and not 0 unless it was, as a float32."""
+    with np.errstate(over="ignore", under="ignore"):
+        single = np.float32(number)
+    return bool(np.isfinite(single)) and (number == 0 or single != 0)
 
 
 def converted_rope(block: Mapping[str, Any] | None, *, model_type: Any, base: float, context: int,
