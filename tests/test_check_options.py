@@ -128,7 +128,7 @@ def test_layout_needs_a_rotary_scheme_before_reading_weights(invoke):
     result = invoke("check", "layout", "--scheme", "alibi", "--weights", "missing.safetensors")
     assert result.exit_code == 2 and "check layout needs a scheme that rotates queries and keys" in one_line(result)
     missing = invoke("check", "layout", *ROPE)
-    assert one_line(missing) == "pecli: error: weights: check layout reads the q/k projections of a checkpoint: give --weights FILE"
+    assert one_line(missing) == "pecli: error: weights: check layout reads the q/k projections of a checkpoint: give its file (weights=, --weights FILE)"
 
 
 def test_the_library_runs_layout_through_the_same_record(tmp_path):

@@ -32,7 +32,7 @@ def layout_projections(scheme: Scheme, options: CheckOptions) -> tuple[Checkpoin
     name what is missing (a scheme that does not rotate, no ``--weights``, no file, no projections)."""
     require(scheme, Capability.ROTARY, "check layout")
     if not options.weights:
-        raise ConfigError("weights", "check layout reads the q/k projections of a checkpoint: give --weights FILE")
+        raise ConfigError("weights", "check layout reads the q/k projections of a checkpoint: give its file (weights=, --weights FILE)")
     return open_projections(options.weights)
 
 
