@@ -396,10 +396,10 @@ def cost_of(measures: dict[str, Any], factor: float) -> float:
 
 def ranked(candidates: list[Candidate]) -> list[Candidate]:
     """The candidates best first, with their rank and the reason (see the module notes for the rule)."""
-    order = methods()
+    built = methods()
 
     def key(c: Candidate) -> tuple[Any, ...]:
-        return (len(c.failed), round(c.measures["cost"], 9), order.index(c.method),
+        return (len(c.failed), round(c.measures["cost"], 9), built.index(c.method),
                 ("ranked", "shipped", "given").index(c.origin))
 
     order = sorted(candidates, key=key)

@@ -50,10 +50,6 @@ ACCEPTED_TYPES: dict[str, tuple[str, ...]] = {
     "gptj": (), "codegen": (),
     "phi3": ("default", "longrope"), "phi4_multimodal": ("default", "longrope"), "phimoe": ("default", "longrope"),
 }
-#: Keys of the model's scaling block that its attention (not its frequencies) reads, which a candidate
-#: that leaves them out changes: DeepSeek's ``mscale_all_dim`` (its softmax scale; the records carry it).
-#: ``mscale`` only enters YaRN's attention factor, which the yarn candidate keeps.
-ATTENTION_KEYS = ATTENTION_READ_KEYS
 
 
 def methods() -> tuple[str, ...]:
@@ -296,11 +292,11 @@ def method_patch(base: ExtensionBase, method: str, factor: float, target: int) -
 def dropped_keys(base: ExtensionBase, method: str) -> tuple[str, ...]:
     """The keys of the model's scaling that ``method``'s patch does not carry and that the model read:
     the fitted keys a recipe reuses (LongRoPE's factors: the model was fine-tuned with them) and the keys
-    its attention reads (:data:`ATTENTION_KEYS`: DeepSeek's softmax factor)."""
+    its attention reads (:data:`~pecli.schemes.rope_scaling.ATTENTION_READ_KEYS`: DeepSeek's softmax factor)."""
     made = recipe(method)
     kept = set(made.carries) | set(made.reuses)
     wanted = [*dict.fromkeys(key for record in extension_types().values() for key in record.extension.reuses),
-              *ATTENTION_KEYS]
+              *ATTENTION_READ_KEYS]
     return tuple(key for key in wanted if base.own_scaling.get(key) is not None and key not in kept)
 
 
