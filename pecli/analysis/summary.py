@@ -161,8 +161,10 @@ class StreamingSummary:
     Each :class:`~pecli.schemes.base.Block` (rows of one segment, already in the output dtype) updates
     the value range, the adjacent steps ``||E_{p+1} − E_p||`` and a 32-bit key of a few columns of each
     row. Rows whose keys agree are then compared in full (recomputed with ``rows_at``), so the collision
-    count is exact. For a main array with one segment every figure equals :func:`summarize`'s;
-    with several (alibi's heads) the squared steps are summed head by head, equal up to rounding.
+    count is exact. For a main array with one segment every figure equals :func:`summarize`'s, but for
+    the one step stated when steps are equal by construction (measured on the first two rows alone: it
+    may differ from a step of the whole array in the last digit); with several segments (alibi's heads)
+    the squared steps are summed head by head, equal up to rounding.
 
     Memory, for N positions: the keys, 4 bytes a position (:data:`KEY_BYTES`), plus with several
     segments 8 bytes a position for the summed squared steps (with one segment the smallest and
