@@ -71,3 +71,10 @@ def test_the_generated_list_names_the_models_that_ignore_it():
     types = ignoring_types()
     assert {"llama", "mistral", "qwen2", "gemma"} <= types
     assert not {"phi", "phi3", "stablelm", "persimmon", "glm"} & types
+
+
+@pytest.mark.parametrize("value, words", [(1.5, "must be <= 1"), ("half", "partial_rotary_factor")])
+def test_a_factor_out_of_range_is_still_refused_where_it_is_ignored(invoke, tmp_path, value, words):
+    result = invoke("wavelengths", "--hf-config", write(tmp_path, {**LLAMA, "partial_rotary_factor": value}))
+    assert result.exit_code == 2
+    assert words in result.stderr.strip().splitlines()[-1]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import numbers
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,8 @@ def effective_fraction(fraction: Any, model_type: Any, rope_type: Any, source: s
         A scaled RoPE type of ``modeling_rope_utils`` with a factor other than 1 on a model that
         rotates the whole head.
     """
-    if fraction is None or float(fraction) == 1.0 or model_type not in ignoring_types():
+    proper = isinstance(fraction, numbers.Real) and not isinstance(fraction, bool) and 0 < fraction < 1
+    if not proper or model_type not in ignoring_types():  # a value out of range is refused where it is validated
         return fraction, None
     if rope_type not in DEFAULT_TYPES + SHARED_TYPES:
         return fraction, None
