@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping
 
 from pecli.errors import ConfigError
 from pecli.models.class_defaults import FILLED, MOVED, UNDERIVED, derived_value, record_of, versions, with_class_defaults
+from pecli.models.partial import effective_fraction
 from pecli.models.logit_scale import BETA_SCALED_TYPES, UNSCALED, LogitScale, attention_side
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
 from pecli.numbers import integer, number
@@ -273,6 +274,10 @@ def rope_options(
         options["base"] = in_block["rope_theta"] if in_block.get("rope_theta") is not None else top
     top_fraction = keys.get("partial_rotary_factor", "rotary_pct")
     fraction = in_block["partial_rotary_factor"] if in_block.get("partial_rotary_factor") is not None else top_fraction
+    fraction, warning = effective_fraction(fraction, keys.data.get("model_type"),
+                                           in_block.get("rope_type") or in_block.get("type"), keys.source)
+    if warning:
+        keys.warn(warning)
     rotary_dim = None if "rotary_dim" in family.ignores else keys.first_int("rotary_dim")
     if fraction is not None and rotary_dim is not None and abs(float(fraction) * dim - rotary_dim) > 1e-9:
         raise ConfigError("partial_rotary_factor", f"{fraction} × head_dim {dim} disagrees with rotary_dim {rotary_dim} in {keys.source}")
