@@ -78,3 +78,21 @@ def test_a_factor_out_of_range_is_still_refused_where_it_is_ignored(invoke, tmp_
     result = invoke("wavelengths", "--hf-config", write(tmp_path, {**LLAMA, "partial_rotary_factor": value}))
     assert result.exit_code == 2
     assert words in result.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(("given", "rotated"), [
+    ({"partial_rotary_factor": 0.5}, 16),  # not read: rotary_pct's default 0.25 of 64
+    ({"rotary_pct": 0.5}, 32),
+    ({"rotary_pct": 0.5, "partial_rotary_factor": 0.75}, 32),
+    ({}, 16),
+    ({"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5}}, 32),
+])
+def test_gpt_neox_reads_rotary_pct_only(invoke, tmp_path, given, rotated):
+    # GPTNeoXConfig (transformers 5.24.0) takes rotary_pct=0.25 into rope_parameters' partial_rotary_factor;
+    # a top-level partial_rotary_factor is not one of its arguments. head_dim = 256 / 4 = 64.
+    config = {"model_type": "gpt_neox", "hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 2, **given}
+    result = invoke("wavelengths", "--hf-config", write(tmp_path, config), "--json")
+    assert result.exit_code == 0, result.stderr
+    expected = [10000.0 ** (-2 * i / rotated) for i in range(rotated // 2)]
+    assert inv_freqs(result.stdout) == pytest.approx(expected, rel=1e-12)
+    assert ("partial_rotary_factor" in result.stderr) == ("partial_rotary_factor" in given)

@@ -189,6 +189,12 @@ class Family:
     ignores : tuple of str
         Keys the family's configs carry and its code does not read (MiniMax-M3-VL's ``rotary_dim``):
         pecli does not read them either, and says so.
+    fraction_keys : tuple of str
+        The top-level keys of the rotated fraction of the head, the first given winning (GPT-NeoX's
+        config class reads ``rotary_pct`` only: a top-level ``partial_rotary_factor`` never reaches its
+        rotary module).
+    fraction_default : float or None
+        The fraction when no key gives it (GPT-NeoX: ``rotary_pct=0.25``); None: the whole head.
     """
 
     name: str
@@ -203,6 +209,8 @@ class Family:
     keys_note: str = ""
     note: str = ""
     ignores: tuple[str, ...] = ()
+    fraction_keys: tuple[str, ...] = ("partial_rotary_factor", "rotary_pct")
+    fraction_default: float | None = None
     #: ``(keys) -> None``: the class's own reading of keys its ``__post_init__`` rewrites, applied to
     #: ``keys.data`` before anything is read (Gemma 4's head size on full-attention layers).
     normalise: Callable[[Keys], None] | None = None
@@ -272,7 +280,7 @@ def rope_options(
         # (setdefault) has it: with per-type blocks, each type keeps its own base.
         top = keys.get("rope_theta", "rotary_emb_base", default=DEFAULT_BASE if in_block.get("rope_theta") is None else None)
         options["base"] = in_block["rope_theta"] if in_block.get("rope_theta") is not None else top
-    top_fraction = keys.get("partial_rotary_factor", "rotary_pct")
+    top_fraction = keys.get(*family.fraction_keys, default=family.fraction_default)
     fraction = in_block["partial_rotary_factor"] if in_block.get("partial_rotary_factor") is not None else top_fraction
     fraction, warning = effective_fraction(fraction, keys.data.get("model_type"),
                                            in_block.get("rope_type") or in_block.get("type"), keys.source)
@@ -838,7 +846,8 @@ FAMILIES: tuple[Family, ...] = (
                                  "granite", "granitemoe", "ministral", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text",
                                  "qwen2_5_vl_text", "qwen3_vl", "qwen3_vl_text"),
            keys_note="rope_theta, rope_scaling / rope_parameters, partial_rotary_factor, head_dim"),
-    Family("GPT-NeoX", ("gpt_neox",), keys_note="rotary_pct, rotary_emb_base"),
+    Family("GPT-NeoX", ("gpt_neox",), keys_note="rotary_pct, rotary_emb_base", ignores=("partial_rotary_factor",),
+           fraction_keys=("rotary_pct",), fraction_default=0.25),
     Family("GPT-J", ("gptj", "codegen"), layout="interleaved", keys_note="rotary_dim (rotate_every_two)"),
     Family("Gemma 2", ("gemma2",), layer_types=gemma2_layer_types, keys_note="even layers slide, odd attend fully"),
     Family("Gemma 3", ("gemma3", "gemma3_text"), layer_types=every_nth_full("sliding_window_pattern", 6),
