@@ -43,6 +43,33 @@ class Silent:
         pass
 
 
+class Recorded:
+    """Keeps what it is told, in order, in :attr:`events`: ``("start", label, total)``,
+    ``("advance", amount)``, ``("finish",)`` — to see the progress a call reports (a test, a notebook)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def start(self, label: str, total: int | None) -> None:
+        self.events.append(("start", label, total))
+
+    def advance(self, amount: int) -> None:
+        self.events.append(("advance", amount))
+
+    def finish(self) -> None:
+        self.events.append(("finish",))
+
+    @property
+    def started(self) -> list[tuple[str, int | None]]:
+        """(label, total) of each task started."""
+        return [(event[1], event[2]) for event in self.events if event[0] == "start"]
+
+    @property
+    def done(self) -> int:
+        """The units advanced, over every task."""
+        return sum(event[1] for event in self.events if event[0] == "advance")
+
+
 _reporter: contextvars.ContextVar[Reporter] = contextvars.ContextVar("pecli_progress", default=Silent())
 
 
@@ -77,4 +104,4 @@ def reporting(reporter: Reporter) -> Iterator[None]:
         _reporter.reset(token)
 
 
-__all__ = ["Reporter", "Silent", "Task", "reporting", "task"]
+__all__ = ["Recorded", "Reporter", "Silent", "Task", "reporting", "task"]

@@ -11,7 +11,7 @@ from pecli.analysis import ANALYSES, CheckOptions, all_names, estimate_check_byt
 from pecli.analysis import composability, relativity, structure
 from pecli.analysis.precision import check_precision
 from pecli.config import build_scheme
-from pecli.progress import reporting
+from pecli.progress import Recorded, reporting
 
 #: Stated accuracy of the estimates on a mid-size case: never below the traced peak, at most this
 #: many times above it (fixed chunk sizes weigh more at small L; the ratio falls as L grows).
@@ -92,20 +92,7 @@ def test_chunked_precision_matches_across_chunk_boundaries(monkeypatch):
 
 
 def test_each_property_reports_progress():
-    class Recorder:
-        def __init__(self):
-            self.labels = []
-
-        def start(self, label, total):
-            self.labels.append(label)
-
-        def advance(self, amount):
-            pass
-
-        def finish(self):
-            pass
-
-    recorder = Recorder()
+    recorder = Recorded()
     with reporting(recorder):
         run_checks(build_scheme("sinusoidal", {"dim": 8}, length=64), "all", CheckOptions(length=64))
-    assert [label.split(" ")[0] for label in recorder.labels] == list(all_names())
+    assert [label.split(" ")[0] for label, _ in recorder.started] == list(all_names())

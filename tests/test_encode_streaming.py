@@ -215,24 +215,10 @@ def test_parts_errors(invoke, tmp_path):
     assert result.exit_code == 2 and "give --out x.npz" in result.stderr
 
 
-class Recorder:
-    def __init__(self):
-        self.events = []
-
-    def start(self, label, total):
-        self.events.append(("start", label, total))
-
-    def advance(self, amount):
-        self.events.append(("advance", amount))
-
-    def finish(self):
-        self.events.append(("finish",))
-
-
 def test_progress_advances_over_the_blocks(small_blocks, tmp_path):
-    from pecli.progress import reporting
+    from pecli.progress import Recorded, reporting
 
-    recorder = Recorder()
+    recorder = Recorded()
     spec = resolve({"scheme": "sinusoidal", "dim": 8, "length": 1000}, encode_module.SETTINGS)
     with reporting(recorder):
         encode_module._encode(spec, None, 1 << 30, force=False, quiet=True)  # summarised only: the blocks
@@ -244,10 +230,10 @@ def test_progress_advances_over_the_blocks(small_blocks, tmp_path):
                                         ("rope.npz", {"scheme": "rope", "dim": 64})])
 def test_progress_follows_the_bytes_written(monkeypatch, tmp_path, out, params):
     # 40,000 × 64 float64 values: 19.5 MiB of values (twice for rope's cos and sin), in blocks of 1024 rows.
-    from pecli.progress import reporting
+    from pecli.progress import Recorded, reporting
 
     monkeypatch.setattr(encoding_files, "BLOCK_VALUES", 1 << 16)
-    recorder = Recorder()
+    recorder = Recorded()
     spec = resolve({**params, "length": 40000}, encode_module.SETTINGS)
     with reporting(recorder):
         encode_module._encode(spec, tmp_path / out, 1 << 30, force=False, quiet=True)

@@ -149,25 +149,11 @@ def test_range_of_an_unknown_position_is_refused_before_work(invoke):
     assert "position 300000 has no row in a table of 300000" in result.stderr
 
 
-class Recorder:
-    def __init__(self):
-        self.events = []
-
-    def start(self, label, total):
-        self.events.append(("start", label, total))
-
-    def advance(self, amount):
-        self.events.append(("advance", amount))
-
-    def finish(self):
-        self.events.append(("finish",))
-
-
 @pytest.mark.parametrize("repeats", [False, True])
 def test_finding_repeating_keys_shows_progress_past_a_size(monkeypatch, repeats):
     # From PROGRESS_KEYS keys on (lowered to 1000 here) the shares and the scan's chunks are a task:
     # 3000 keys in shares of 256 → 16 shares (the most), chunks of 700 → 5; 21 steps, all advanced.
-    from pecli.progress import reporting
+    from pecli.progress import Recorded, reporting
 
     monkeypatch.setattr(summary_module, "PROGRESS_KEYS", 1000)
     monkeypatch.setattr(summary_module, "SHARE_KEYS", 256)
@@ -175,7 +161,7 @@ def test_finding_repeating_keys_shows_progress_past_a_size(monkeypatch, repeats)
     rows = np.arange(3000, dtype=np.float64)[:, None] % (2000 if repeats else 3000)
     summary = summary_module.StreamingSummary(len(rows), rows.shape, "float64", rows.nbytes)
     summary.add(Block(0, 0, rows), rows)
-    recorder = Recorder()
+    recorder = Recorded()
     with reporting(recorder):
         facts = summary.finish(np.arange(len(rows)), lambda index: rows[index])
     assert facts.adjacency.colliding_positions == (1000 if repeats else 0)  # rows 2000 … 2999 repeat 0 … 999

@@ -280,23 +280,10 @@ def test_assert_rope_close_refuses_positions_that_are_not_whole_numbers():
 
 
 def test_long_arrays_report_their_progress(llama):
-    from pecli.progress import reporting
-
-    class Recorder:
-        def __init__(self):
-            self.started, self.done = [], 0
-
-        def start(self, label, total):
-            self.started.append((label, total))
-
-        def advance(self, amount):
-            self.done += amount
-
-        def finish(self):
-            pass
+    from pecli.progress import Recorded, reporting
 
     positions = np.arange(30000)
-    recorder = Recorder()
+    recorder = Recorded()
     with reporting(recorder):
         assert verdict(llama, *half(llama3(ladder(500000.0, 128)), positions, dtype=np.float32)).match
     assert recorder.started == [("verify: compare", 30000)] and recorder.done == 30000
