@@ -8,6 +8,7 @@ The frequencies expected are worked out here: θ_i = b^(−2i/d), divided by the
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -149,3 +150,12 @@ def test_converters_that_write_no_scaling():
 def test_flags_llama_cpp_could_not_hold_are_refused(invoke, tmp_path, args, said):
     result = invoke("diff", "--hf-config", written(tmp_path, LLAMA), "--runtime", "llama.cpp", "--args", args)
     assert result.exit_code == 2 and said in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_deepseek_without_flags_is_the_model(invoke):
+    # DeepSeek-V3 (yarn ×40, mscale = mscale_all_dim = 1): transformers puts mscale(40, 1)/mscale(40, 1) = 1 on
+    # cos and sin and mscale² in the softmax; the converter writes yarn_log_multiplier 0.1 × mscale_all_dim,
+    # and llama.cpp's DeepSeek rule (TAG_DEEPSEEK2_YARN_LOG_MUL_FIX) gives mscale(0.1)/mscale(0.1) = 1 too.
+    config = str(Path(__file__).parent.parent / "sample_configs" / "hf" / "deepseek-ai--deepseek-v3.json")
+    result = invoke("diff", "--hf-config", config, "--runtime", "llama.cpp", "--args", "--ctx-size 4096")
+    assert result.exit_code == 0, result.output

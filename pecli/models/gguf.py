@@ -372,20 +372,32 @@ def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
 
 
 def _attention_factor(meta: Metadata, arch: Arch, scale: float, ext: float) -> float:
-    """The factor on cos and sin: llama.cpp's recomputed YaRN factor when ext_factor ≠ 0, times attn_factor."""
-    own = meta.number("rope.scaling.attn_factor", 1.0, note_default=False)
+    """The factor on cos and sin of a GGUF file's model (:func:`cos_sin_factor` of its keys)."""
+    return cos_sin_factor(
+        scale, ext, attn_factor=meta.number("rope.scaling.attn_factor", 1.0, note_default=False),
+        yarn_attn_factor=meta.number("rope.scaling.yarn_attn_factor", 1.0, note_default=False),
+        log_multiplier=meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False),
+        deepseek=arch.model_type == "deepseek_v3")
+
+
+def cos_sin_factor(scale: float, ext: float, *, attn_factor: float = 1.0, yarn_attn_factor: float = 1.0,
+                   log_multiplier: float = 0.0, deepseek: bool = False) -> float:
+    """The factor llama.cpp puts on cos and sin (``llama_context``'s constructor): with ext_factor 0,
+    ``yarn_attn_factor``; otherwise YaRN's mscale(s) = 0.1·m·ln s + 1 for s = 1/``scale`` recomputed —
+    mscale(1), or with a YaRN log multiplier mscale(m₁)/mscale(log multiplier), m₁ the multiplier itself
+    on DeepSeek's architecture (its ``[TAG_DEEPSEEK2_YARN_LOG_MUL_FIX]``; the softmax then takes the rest)
+    and 1 elsewhere — each times the file's ``attn_factor``."""
     if ext == 0:
-        return meta.number("rope.scaling.yarn_attn_factor", 1.0, note_default=False) * own
+        return yarn_attn_factor * attn_factor
     factor = 1.0 / scale
 
     def mscale(m: float) -> float:
         return 1.0 if factor <= 1.0 else 0.1 * m * math.log(factor) + 1.0
 
-    log_mul = meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False)
-    if log_mul:
-        first = log_mul if arch.model_type == "deepseek_v3" and log_mul != 1.0 else 1.0
-        return mscale(first) / mscale(log_mul) * own
-    return mscale(1.0) * own
+    if log_multiplier:
+        first = log_multiplier if deepseek and log_multiplier != 1.0 else 1.0
+        return mscale(first) / mscale(log_multiplier) * attn_factor
+    return mscale(1.0) * attn_factor
 
 
 def _factors(meta: Metadata, name: str, rotated: int) -> np.ndarray | None:

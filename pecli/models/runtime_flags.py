@@ -14,8 +14,9 @@ is unset (type ``UNSPECIFIED``, scales and base 0, YaRN values negative), and th
    context 0 → the model's ``n_ctx_orig_yarn``, else its training context; context 0 → its training context;
 3. type ``none`` → the frequency scale is forced to 1 ("never scale if scaling type is none");
 4. ext_factor unset → 1 for ``yarn``, else 0;
-5. ext_factor ≠ 0 → the attention factor is recomputed as YaRN's mscale 0.1 ln(1/scale) + 1 (a given
-   ``--yarn-attn-factor`` is then not used).
+5. ext_factor ≠ 0 → the attention factor is recomputed as YaRN's mscale 0.1 ln(1/scale) + 1, or from the
+   file's YaRN log multiplier (DeepSeek's, Ministral 3's) as :func:`pecli.models.gguf.cos_sin_factor`
+   says; a given ``--yarn-attn-factor`` is then not used.
 
 A layer that attends within a window (sliding or chunked: ``hparams.is_swa(il)``) runs the model's
 trained base and scale whatever the flags (``llama_model::get_rope_freq_base``/``get_rope_freq_scale``:
@@ -40,7 +41,6 @@ plain frequencies.
 
 from __future__ import annotations
 
-import math
 import shlex
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
@@ -72,7 +72,9 @@ CONVERTER_NONE = ("cohere", "cohere2", "deepseek")
 class TrainedRope:
     """What llama.cpp loads from a model's GGUF file for its RoPE (``hparams``), before any flag.
 
-    ``ext_factor`` is negative when the file does not set it; ``factors`` are the ``rope_freqs`` divisors.
+    ``ext_factor`` is negative when the file does not set it; ``factors`` are the ``rope_freqs`` divisors;
+    ``yarn_attn_factor`` and ``log_multiplier`` are YaRN's keys of the file (``rope.scaling.yarn_attn_factor``,
+    ``rope.scaling.yarn_log_multiplier``), ``deepseek`` whether it is of DeepSeek's architecture.
     """
 
     scaling_type: str
@@ -84,6 +86,9 @@ class TrainedRope:
     beta_fast: float = 32.0
     beta_slow: float = 1.0
     factors: np.ndarray | None = None
+    yarn_attn_factor: float = 1.0
+    log_multiplier: float = 0.0
+    deepseek: bool = False
 
 
 def parse_flags(args: str) -> dict[str, Any]:
@@ -173,15 +178,32 @@ def converted_rope(block: Mapping[str, Any] | None, *, model_type: Any, base: fl
         return TrainedRope("linear", base, 1.0 / float(factor), context, context)
     if kind == "yarn" and factor:
         ext = block.get("extrapolation_factor")
+        attention = block.get("attention_factor", block.get("attn_factor"))
         return TrainedRope("yarn", base, 1.0 / float(factor), context,
                            int(block.get("original_max_position_embeddings") or context),
                            -1.0 if ext is None else float(ext), float(block.get("beta_fast") or 32.0),
-                           float(block.get("beta_slow") or 1.0))
+                           float(block.get("beta_slow") or 1.0), yarn_attn_factor=1.0 if attention is None else float(attention),
+                           **_log_multiplier(block, model_type))
     if kind in ("default", "none", "dynamic", "linear", "yarn"):
         return TrainedRope(default, base, 1.0, context, context)
     if kind == "llama3":
         return TrainedRope(default, base, 1.0, context, context, factors=_llama3_divisors(block, base, rotated_dim))
     raise ConfigError("runtime", f"the model's {kind} scaling is not one pecli applies llama.cpp's flags over")
+
+
+#: HF model types ``convert_hf_to_gguf.py`` writes as DeepSeek's architecture (``DeepseekV2Model``), whose
+#: YaRN log multiplier is 0.1 × ``mscale_all_dim``; Ministral 3 (``Ministral3Model``) writes ``mscale_all_dim``.
+DEEPSEEK_CONVERTED = ("deepseek_v2", "deepseek_v3", "kimi_k2")
+
+
+def _log_multiplier(block: Mapping[str, Any], model_type: Any) -> dict[str, Any]:
+    """The YaRN log multiplier the converter writes for a yarn ``block`` of ``model_type``, and the architecture."""
+    all_dim = block.get("mscale_all_dim")
+    if model_type in DEEPSEEK_CONVERTED:
+        return {"log_multiplier": 0.1 * float(all_dim) if all_dim else 0.0, "deepseek": True}
+    if model_type == "ministral3" and all_dim is not None:
+        return {"log_multiplier": float(all_dim)}
+    return {}
 
 
 def _llama3_divisors(block: Mapping[str, Any], base: float, rotated_dim: int) -> np.ndarray:
@@ -196,7 +218,7 @@ def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int, *
     """The :class:`~pecli.models.gguf.LlamaCppRope` llama.cpp computes from the model's ``trained`` values
     and its command-line ``flags`` (the rule of the module notes, in its order); ``windowed``: for a layer
     that attends within a window, which keeps the trained base and scale."""
-    from pecli.models.gguf import LlamaCppRope
+    from pecli.models.gguf import LlamaCppRope, cos_sin_factor
 
     flags = checked_flags(flags)
     kind = flags.get("--rope-scaling") or trained.scaling_type
@@ -211,11 +233,8 @@ def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int, *
     ext = ext if ext >= 0 else (1.0 if kind == "yarn" else 0.0)
     beta_fast = flags.get("--yarn-beta-fast", -1.0)
     beta_slow = flags.get("--yarn-beta-slow", -1.0)
-    if ext != 0:
-        s = 1.0 / scale
-        attention = 1.0 if s <= 1.0 else 0.1 * math.log(s) + 1.0
-    else:
-        attention = flags.get("--yarn-attn-factor", 1.0)
+    attention = cos_sin_factor(scale, ext, yarn_attn_factor=flags.get("--yarn-attn-factor", trained.yarn_attn_factor),
+                               log_multiplier=trained.log_multiplier, deepseek=trained.deepseek)
     return LlamaCppRope(int(rotated_dim), float(base), float(scale), float(ext), int(original),
                         beta_fast if beta_fast >= 0 else trained.beta_fast, beta_slow if beta_slow >= 0 else trained.beta_slow,
                         float(attention), trained.factors, None, kind)
