@@ -206,9 +206,8 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
                           "base and no scaling: no config change extends its context")
     own_scaling = {key: value for key, value in own.items() if key in scaling_block}
     base_key = "rotary_emb_base" if "rotary_emb_base" in text and "rope_theta" not in text else "rope_theta"
-    windowed = tuple(dict.fromkeys(name for group in groups if group.windowed_layers for name in group.names
-                                   if name in WINDOW_KEYS or group.window is not None))
-    unwindowed = any(group.window is None and len(group.windowed_layers) < len(group.layers) for group in groups)
+    windowed = tuple(dict.fromkeys(name for group in groups for name in group.names if name in WINDOW_KEYS))
+    unwindowed = any(not group.windowed for group in groups)
     return ExtensionBase(source, path, form, block, int(served), int(pretraining), float(pretrained.base),
                          int(scheme.rotated_dim), scheme.scaling, longrope, accepted, own_scaling, base_key,
                          text.get("model_type") or config.get("model_type"), windowed, unwindowed)

@@ -66,6 +66,11 @@ class LayerGroup:
     windowed_layers: tuple[int, ...] = ()
 
     @property
+    def windowed(self) -> bool:
+        """Whether every layer of the group attends within a window (sliding or chunked)."""
+        return self.window is not None or (bool(self.windowed_layers) and len(self.windowed_layers) == len(self.layers))
+
+    @property
     def analysis_length(self) -> int | None:
         """The positions an analysis of the group covers by default: its window, else its :attr:`context`."""
         return self.window[1] if self.window else self.context

@@ -273,7 +273,7 @@ def runtime_plan(model: PositionPlan, runtime: str, args: str) -> PositionPlan:
 def _by_window(group: LayerGroup) -> tuple[LayerGroup, ...]:
     """``group``, or its windowed layers and its others apart where it holds both (Gemma 2's one group for
     its sliding and full layers): llama.cpp's flags reach the full-attention layers only."""
-    if group.window is not None or not group.windowed_layers or len(group.windowed_layers) == len(group.layers):
+    if not group.windowed_layers or group.windowed:
         return (group,)
     from pecli.models.families import WINDOW_KEYS
 
@@ -282,11 +282,6 @@ def _by_window(group: LayerGroup) -> tuple[LayerGroup, ...]:
     full = "+".join(name for name in group.names if name not in WINDOW_KEYS) or group.name
     return (replace(group, name=slide, layers=group.windowed_layers),
             replace(group, name=full, layers=tuple(layer for layer in group.layers if layer not in windowed), windowed_layers=()))
-
-
-def windowed(group: LayerGroup) -> bool:
-    """Whether every layer of ``group`` attends within a window (``hparams.is_swa`` in llama.cpp)."""
-    return group.window is not None or (bool(group.windowed_layers) and len(group.windowed_layers) == len(group.layers))
 
 
 def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[LayerGroup, str | None]:
@@ -303,13 +298,12 @@ def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[L
     context = int(options.get("max_position_embeddings") or 4096)
     trained = converted_rope(options.get("rope_scaling"), model_type=model_type,
                              base=float(options.get("base", 10000.0)), context=context, rotated_dim=dim)
-    layer_windowed = windowed(group)
-    rope = run_rope(trained, flags, dim, windowed=layer_windowed)
+    rope = run_rope(trained, flags, dim, windowed=group.windowed)  # llama.cpp's hparams.is_swa
     new = {k: v for k, v in options.items() if k not in ("rope_scaling", "base")}
     new.update(_scaling_options(rope, None))
     note = new.pop("_note", "")
     read = tuple(flag for flag in FLAGS if flag in flags) + tuple(k for k in group.keys_read if "rope_scaling" not in k)
-    note = note or ("llama.cpp with these flags; a windowed layer keeps the trained base and scale" if layer_windowed
+    note = note or ("llama.cpp with these flags; a windowed layer keeps the trained base and scale" if group.windowed
                     else "llama.cpp with these flags")
     changed = replace(group, options=new, keys_read=read, keys_defaulted=(), note=note)
     return changed, trained.scaling_type

@@ -321,13 +321,13 @@ def llama_cpp_settings(flags: Mapping[str, Any], config: Mapping[str, Any], *,
     if not groups:
         raise ConfigError("runtime", "llama.cpp's RoPE flags apply to a model with RoPE; this one has none")
     # the flags reach the full-attention layers (a group of only windowed layers keeps its trained settings)
-    group = next((g for g in groups if g.window is None and len(g.windowed_layers) < len(g.layers)), groups[0])
+    group = next((g for g in groups if not g.windowed), groups[0])
     options = group.options
     dim = int(options["dim"] * options.get("partial_rotary_factor", 1.0))
     context = int(training_context or options.get("max_position_embeddings") or 4096)
     trained = reader.converted_rope(options.get("rope_scaling"), model_type=plan.model_type,
                                     base=float(options.get("base", 10000.0)), context=context, rotated_dim=dim)
-    rope = reader.run_rope(trained, flags, dim, windowed=reader.windowed(group))
+    rope = reader.run_rope(trained, flags, dim, windowed=group.windowed)
     return reader.hf_settings(rope), reader.served_context(trained, flags)
 
 
