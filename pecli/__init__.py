@@ -69,19 +69,10 @@ def model_plan(config: str | dict[str, Any], *, scheme: Any = None):
     :class:`~pecli.errors.ConfigError` as the command line does (one line naming the key), also when
     a group's options are ones its scheme refuses (every group's scheme is built to see).
     """
-    from pecli.models.reading import check_plan_schemes
+    from pecli.models.reading import check_plan_schemes, plan_of_config, read_plan
 
     scheme = getattr(scheme, "name", scheme)
-    if isinstance(config, dict):
-        from pecli.models.families import plan_of
-        from pecli.models.limits import check_config_sizes
-
-        check_config_sizes(config, "config")
-        plan = plan_of(config, "config", scheme)
-    else:
-        from pecli.models.reading import read_plan
-
-        plan = read_plan(str(config), scheme)
+    plan = plan_of_config(config, "config", scheme) if isinstance(config, dict) else read_plan(str(config), scheme)
     check_plan_schemes(plan)  # a base of NaN and the like: refused as every command refuses it
     return plan
 

@@ -26,7 +26,7 @@ from pecli.memory import check_memory, default_memory_budget, memory_budget, par
 from pecli.schemes.build import DEFAULT_LENGTH, accepted_keys, build_scheme, normalize_key, scheme_parameters, variant
 from pecli.schemes.positions import Positions, as_positions, positions_length
 from pecli.models.reading import (  # noqa: F401 (re-exported: the commands read models through the request)
-    LAYER_SETTINGS, MODEL_KEYS, check_plan_schemes, group_options, model_plan, selected_plan,
+    LAYER_SETTINGS, MODEL_KEYS, check_plan_schemes, group_options, model_plan, read_hf_config, read_plan, selected_plan,
 )
 
 if TYPE_CHECKING:
@@ -495,12 +495,8 @@ MEMORY_SETTING = Setting(
 
 
 def __getattr__(name: str) -> Any:
-    # pecli.config.read_hf_config, read_plan, one_group and PositionPlan, loaded when asked for (a run
-    # without a model's config does not load the model tables)
-    if name in ("read_hf_config", "read_plan"):
-        import pecli.models.reading
-
-        return getattr(pecli.models.reading, name)
+    # pecli.config.one_group and PositionPlan, loaded when asked for (a run without a model's config does
+    # not load the plan module)
     if name in ("one_group", "PositionPlan"):
         import pecli.models.plan
 

@@ -30,7 +30,7 @@ def show_plan(plan, specs, options, subject: str = "rope", json: bool = False, q
     """``inspect config``: the model's position plan, group by group (also what ``inspect rope`` says of
     a model whose layers differ: choose one)."""
     if subject != "config":
-        from pecli.config import one_group
+        from pecli.models.plan import one_group
 
         one_group(plan)  # several groups, or none with RoPE: the line that says to choose
     else:

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pecli.errors import ConfigError
-from pecli.models.families import WINDOW_KEYS, plan_of, text_path
+from pecli.models.families import WINDOW_KEYS, text_path
+from pecli.models.reading import plan_of_config
 from pecli.schemes import get_scheme_class
 from pecli.schemes.base import Capability
 from pecli.schemes.rope_scaling import ATTENTION_READ_KEYS, Extension, ExtensionStart, extension_types, scaling_keys
@@ -162,9 +163,7 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
 
     if not isinstance(config, dict):
         raise ConfigError("hf_config", f"expected a config.json mapping, got {type(config).__name__}")
-    _check_layer_count(config, source)
-
-    plan = plan_of(config, source)
+    plan = plan_of_config(config, source)  # its layer counts bounded first
     groups = [group for group in plan.groups if group.options is not None]
     schemes = {group.scheme for group in groups}
     if not schemes or not all(get_scheme_class(name).has(Capability.CONTEXT_EXTENSION) for name in schemes):
@@ -211,21 +210,6 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
     return ExtensionBase(source, path, form, block, int(served), int(pretraining), float(pretrained.base),
                          int(scheme.rotated_dim), scheme.scaling, longrope, accepted, own_scaling, base_key,
                          text.get("model_type") or config.get("model_type"), windowed, unwindowed)
-
-
-#: The most layers a config may declare before any per-layer work (real models have a few hundred).
-MAX_LAYERS = 1 << 16
-LAYER_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
-
-
-def _check_layer_count(config: dict[str, Any], source: str) -> None:
-    """Refuse, before the model's plan is built layer by layer, a layer count no model has."""
-    text = _at(config, text_path(config)) if isinstance(_at(config, text_path(config)), dict) else config
-    for node in (config, text):
-        for key in LAYER_KEYS:
-            value = node.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and not value <= MAX_LAYERS:
-                raise ConfigError(key, f"{source}: {value!r} layers is past the {MAX_LAYERS:,} pecli extend reads")
 
 
 def whole_tokens(key: str, value: Any) -> int:

@@ -48,14 +48,21 @@ def read_plan(path: str, scheme: str | None = None, source: str | None = None) -
         that contradict each other (named).
     """
     from pecli.config_files import read_json
-    from pecli.models.families import plan_of
-    from pecli.models.limits import check_config_sizes
 
     data = read_json(path, "hf_config")
     if not isinstance(data, dict):
         raise ConfigError("hf_config", f"{path} must hold a JSON object")
-    check_config_sizes(data, source or path)  # before the plan lists its layers
-    return plan_of(data, source or path, scheme)
+    return plan_of_config(data, source or path, scheme)
+
+
+def plan_of_config(data: dict[str, Any], source: str, scheme: str | None = None) -> PositionPlan:
+    """The position plan of a parsed ``config.json`` (``source``: how messages name it); its sizes are
+    checked before the plan lists its layers (:func:`pecli.models.limits.check_config_sizes`)."""
+    from pecli.models.families import plan_of
+    from pecli.models.limits import check_config_sizes
+
+    check_config_sizes(data, source)
+    return plan_of(data, source, scheme)
 
 
 def read_hf_config(path: str, scheme: str | None = None) -> dict[str, Any]:
@@ -157,6 +164,6 @@ def check_plan_schemes(plan: PositionPlan) -> None:
 
 
 __all__ = [
-    "LAYER_SETTINGS", "MODEL_KEYS", "check_plan_schemes", "group_options", "model_plan", "read_hf_config",
-    "read_plan", "selected_plan",
+    "LAYER_SETTINGS", "MODEL_KEYS", "check_plan_schemes", "group_options", "model_plan", "plan_of_config",
+    "read_hf_config", "read_plan", "selected_plan",
 ]
