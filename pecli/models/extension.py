@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pecli.errors import ConfigError
-from pecli.models.families import WINDOW_KEYS, text_path
+from pecli.models.families import WINDOW_KEYS, at_path, text_path
 from pecli.models.reading import plan_of_config
 from pecli.schemes import get_scheme_class
 from pecli.schemes.base import Capability
@@ -139,13 +139,6 @@ class ExtensionBase:
         return target / self.pretraining
 
 
-def _at(config: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
-    node = config
-    for key in path:
-        node = node[key]
-    return node
-
-
 def extension_base(config: dict[str, Any], source: str = "config", train_length: Any = None) -> ExtensionBase:
     """What candidates for ``config`` start from (see :class:`ExtensionBase`).
 
@@ -177,7 +170,7 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
     options = dict(groups[0].options)
     scheme = build_scheme(options.pop("scheme"), options)
     path = text_path(config)
-    text = _at(config, path)
+    text = at_path(config, path)
     form = "rope_parameters" if isinstance(text.get("rope_parameters"), dict) else "rope_scaling"
     own = text.get(form) if isinstance(text.get(form), dict) else {}
     if form == "rope_parameters" and not ({"rope_theta", "rope_type", "type"} & own.keys()):
@@ -326,7 +319,7 @@ class ShippedRecipe:
     original: int
 
     def applies(self, config: dict[str, Any], base: ExtensionBase) -> bool:
-        text = _at(config, base.path)
+        text = at_path(config, base.path)
         kinds = {text.get("model_type"), config.get("model_type")}
         return (bool(kinds & set(self.model_types)) and base.base == self.base
                 and base.pretraining in (self.pretraining, self.original))

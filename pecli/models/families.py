@@ -1023,6 +1023,14 @@ def text_path(data: dict[str, Any]) -> tuple[str, ...]:
     return ()
 
 
+def at_path(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """The node of ``data`` at ``path`` (:func:`text_path`'s answer: the text model's keys)."""
+    node: Any = data
+    for key in path:
+        node = node[key]
+    return node
+
+
 #: Where a multimodal config nests its text model's keys (Qwen2.5-Omni: inside its thinker).
 TEXT_PATHS = (("text_config",), ("thinker_config", "text_config"))
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from pecli.errors import ConfigError
+from pecli.models.families import at_path, plan_of
 
 #: The engines pecli knows, as ``--runtime`` spells them.
 ENGINES = ("vllm", "sglang", "llama.cpp", "mlx")
@@ -108,13 +109,6 @@ def sglang_context_length(max_position_embeddings: int, block: Mapping[str, Any]
     return int(factor * max_position_embeddings)
 
 
-def _text_keys(patch: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
-    node: Any = patch
-    for key in path:
-        node = node[key]
-    return dict(node)
-
-
 def _nested(keys: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
     for key in reversed(path):
         keys = {key: keys}
@@ -129,7 +123,7 @@ def serving_flags(engine: str, base: Any, patch: Mapping[str, Any], target: int)
     """
     if engine not in ENGINES:
         raise ConfigError("runtime", f"{engine!r} is not one of {', '.join(ENGINES)}")
-    keys = _text_keys(patch, base.path)
+    keys = dict(at_path(patch, base.path))
     block = keys.get("rope_parameters", keys.get("rope_scaling"))
     return {"vllm": _vllm, "sglang": _sglang, "llama.cpp": _llama_cpp, "mlx": _mlx}[engine](base, keys, block, target)
 
@@ -279,7 +273,7 @@ def settings_from_flags(engine: str, flags: Mapping[str, Any], config: Mapping[s
     if engine in ("vllm", "sglang"):
         name = "--hf-overrides" if engine == "vllm" else "--json-model-override-args"
         merged = _merged(config, _json_flag(flags, name))
-        text = _text_keys(merged, path)
+        text = dict(at_path(merged, path))
         block = text.get("rope_parameters", text.get("rope_scaling"))
         longest = int(text["max_position_embeddings"])
         if engine == "vllm":
@@ -287,7 +281,7 @@ def settings_from_flags(engine: str, flags: Mapping[str, Any], config: Mapping[s
             return merged, derived if asked is None else (int(asked) if int(asked) <= derived else None)
         asked = flags.get("--context-length")
         return merged, sglang_context_length(longest, block) if asked is None else int(asked)
-    text = _text_keys(config, path)
+    text = dict(at_path(config, path))
     if engine == "mlx":
         return dict(config), int(text["max_position_embeddings"])
     keys, served = llama_cpp_settings(flags, config, training_context=training_context)
@@ -314,7 +308,6 @@ def llama_cpp_settings(flags: Mapping[str, Any], config: Mapping[str, Any], *,
     :mod:`pecli.models.runtime_flags` from the GGUF file ``convert_hf_to_gguf.py`` would write
     (``training_context``: its context length, default ``max_position_embeddings``)."""
     from pecli.models import runtime_flags as reader
-    from pecli.models.families import plan_of
 
     plan = plan_of(dict(config), "config")
     groups = [g for g in plan.groups if g.options is not None and g.scheme == "rope"]
