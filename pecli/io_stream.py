@@ -199,20 +199,3 @@ class BlockWriter:
         step = [(region, np.ascontiguousarray(storable(np.asarray(values)), dtype=region.dtype)) for region, values in step]
         self._wait()
         self._pending = self._pool.submit(self._write, step)
-
-
-def stream_members(fd: int, members: Iterable[tuple[str, tuple[int, ...], Iterable[np.ndarray]]],
-                   written: Callable[[int], None] | None = None, sync: Callable[[], None] | None = None) -> ZipLayout:
-    """Write members ``(name, shape, blocks)`` one after another (each member's dtype: its first block's)
-    into a :class:`ZipLayout` on ``fd``, closed."""
-    layout = ZipLayout(fd)
-    with BlockWriter(written, sync) as writer:
-        for name, shape, blocks in members:
-            iterator = iter(blocks)
-            first = storable(np.asarray(next(iterator)))
-            region = layout.reserve(name, shape, first.dtype)
-            writer.put([(region, first)])
-            for values in iterator:
-                writer.put([(region, values)])
-    layout.close()
-    return layout

@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pecli.errors import PecliError
-from pecli.analysis.verify_pass import ANGLE_ULPS
+from pecli.analysis.verify_pass import ANGLE_ULPS, OFFSETS
 from pecli.analysis.verify_report import Diagnosis, VerifyReport  # noqa: F401 (the results, re-exported)
 from pecli.schemes.rope import RopeScheme
 
@@ -50,8 +50,6 @@ CODES = {
     "temporal-rule": "a video's temporal ids following the other Qwen-VL rule (frame index vs time)",
     "axes": "M-RoPE h and w ids swapped",
 }
-#: Offsets tried by the ``position-offset`` hypothesis.
-OFFSETS = (1, -1, 2, -2, 3, -3)
 
 
 def __getattr__(name: str) -> Any:

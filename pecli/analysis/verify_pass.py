@@ -46,6 +46,8 @@ from pecli.errors import PecliError
 
 #: Units in the last place of ``p·θ_i`` (in the angles' precision) a correct pipeline may be off by.
 ANGLE_ULPS = 8.0
+#: Offsets tried by the ``position-offset`` hypothesis (a rotary and an M-RoPE table).
+OFFSETS = (1, -1, 2, -2, 3, -3)
 #: Units in the last place at 1.0 of the stored precision a value may be off by (rounded once when
 #: stored, after cos and sin computed a little wider).
 VALUE_ULPS = 1.0
@@ -119,11 +121,9 @@ def representable(block: np.ndarray, precision: str) -> bool:
 def stored_precision(dtype: np.dtype, first: np.ndarray) -> str:
     """The precision the values are stored in: the dtype's, or a narrower one that holds every value of
     the first block (checked again on every block: :class:`Wider`)."""
-    if is_bfloat16(dtype):
-        return "bfloat16"
-    if dtype.kind in "iub":
-        return "float64"
-    own = "float16" if dtype.itemsize == 2 else "float32" if dtype.itemsize == 4 else "float64"
+    own = own_precision(dtype)
+    if own == "bfloat16" or dtype.kind in "iub":
+        return own
     block = widened(first)
     for name in {"float64": ("bfloat16", "float16", "float32"), "float32": ("bfloat16", "float16")}.get(own, ()):
         if first.size and representable(block, name):

@@ -16,14 +16,12 @@ import math
 import numpy as np
 
 from pecli.analysis.verify_pass import (
-    EPS, Candidate, Fit, Rows, Wider, angle_values, as_rows, candidate, column_errors, is_bfloat16, own_precision,
+    EPS, OFFSETS, Candidate, Fit, Rows, Wider, angle_values, as_rows, candidate, column_errors, is_bfloat16, own_precision,
     pair_columns, run_pass, stored_precision, widened,
 )
 from pecli.errors import PecliError
 from pecli.schemes.rope import RopeScheme
 
-#: Offsets tried by the ``position-offset`` hypothesis.
-OFFSETS = (1, -1, 2, -2, 3, -3)
 #: Causes that say what is wrong on their own; a measured factor, ``base`` and ``precision`` are tested
 #: only when none of them explains the arrays.
 STRUCTURAL = ("layout", "rotary-dim", "position-offset", "sin-sign", "attention-scaling", "scaling")

@@ -59,15 +59,10 @@ def verify(
     (--scheme mrope, Qwen2-VL, Qwen2.5-VL, Qwen3-VL) --position-ids, (3, N) ids for the tokens of
     --sequence, the first wrong token named (vision-rule, block-start, temporal-rule, axes).
     """
-    from pecli.analysis.verify import verify_arrays
+    from pecli.analysis.verify import position_ids, verify_arrays
 
     settings = spec.settings
-    given = spec.where.given
-    if given is not None and given.dtype.kind == "f" and not np.array_equal(given, np.round(given)):
-        raise ConfigError("positions", "verify holds arrays to the rounding of integer position ids; real-valued "
-                          "positions are for encode, plot and the library")
-    if given is not None and given.size and given.min() < 0:
-        raise ConfigError("positions", f"{given.min():g} is negative; position ids start at 0")
+    ids = None if spec.where.given is None else position_ids(spec.where.given)  # refused before any file is read
     names = [key for key in INPUT_KEYS if settings[key]]
     if settings["plot"] is not None and sorted(names) != ["cos", "sin"]:
         raise ConfigError("plot", "draws the error of --cos and --sin over positions; the other inputs have a verdict only")
@@ -80,7 +75,6 @@ def verify(
     if not names:
         verify_arrays(spec.scheme)  # the line that says which inputs the scheme takes
     arrays = {key: read_input(settings[key], key, spec.memory_budget) for key in names}
-    ids = None if given is None else given.astype(np.int64)
     report = verify_arrays(spec.scheme, ids, max_bytes=spec.memory_budget, **arrays)  # given ids, even 0 … L − 1
     if figure_file is not None:
         _plot(figure_file, arrays["cos"], arrays["sin"], spec.scheme, ids, report, force=force)

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from pecli.errors import PecliError
+from pecli.analysis.verify_pass import is_bfloat16
 from pecli.io import NUMERIC_KINDS, size_text
 
 
@@ -45,8 +46,7 @@ def read_header(stream: BinaryIO, where: str, key: str) -> tuple[tuple[int, ...]
     except (ValueError, EOFError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else "bad header"
         raise PecliError(f"{key}: {where} is not a readable .npy array ({first})") from None
-    raw_bfloat16 = dtype.kind == "V" and dtype.itemsize == 2 and dtype.fields is None
-    if raw_bfloat16:
+    if dtype.kind == "V" and is_bfloat16(dtype):  # NumPy saves ml_dtypes' bfloat16 as raw 2-byte values
         from pecli.dtypes import numpy_dtype
 
         dtype = numpy_dtype("bfloat16")
