@@ -30,15 +30,15 @@ import numpy as np
 
 from pecli.dtypes import cast, numpy_dtype, storable
 from pecli.io import sync_wanted, write_atomic
-from pecli.io_stream import BlockWriter, Region, ZipLayout, npy_header
 from pecli.progress import task
 from pecli.schemes.base import Scheme
 from pecli.schemes.frequencies import ANCHOR
 from pecli.schemes.parts import Block, Part
 from pecli.schemes.positions import position_range
 
-if TYPE_CHECKING:  # the summary (and the analyses it imports) loads when an encoding runs
+if TYPE_CHECKING:  # the summary (and the analyses it imports) loads when an encoding runs, the writer when it writes
     from pecli.analysis.summary import EncodeReport
+    from pecli.io_stream import BlockWriter, ZipLayout
 
 #: Peak memory over the main array when a scheme builds its arrays whole (--apply, schemes without
 #: :meth:`~pecli.schemes.base.Scheme.parts` of their own): the float64 result, its cast copy, the other parts.
@@ -87,7 +87,9 @@ def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: li
     row_values = shape[-1] if scheme.main_key == "bias" else int(np.prod(shape[1:], dtype=np.float64))
     rows = min(block_rows(row_values), max(count, 1))
     derived = 0
-    if scheme.kind == "rotary" and getattr(scheme, "xpos", None) is None and wanted != [scheme.main_key]:
+    from pecli.schemes.encoded import copies_cos_sin
+
+    if copies_cos_sin(scheme) and wanted != [scheme.main_key]:
         rotated = int(getattr(scheme, "rotated_dim", row_values))
         members = 2 if wanted is None else len({"cos", "sin"} & set(wanted))
         derived = members * DERIVED_COPIES * rows * rotated * storable_itemsize(dtype)
@@ -353,6 +355,8 @@ def _syncer(fd: int) -> Callable[[], None] | None:
 def write_npy(path: str | os.PathLike, run: EncodeRun, *, force: bool) -> Path:
     """The main array of a prepared run as an ``.npy`` file (atomic), the one ``np.save`` writes;
     progress in MiB written."""
+    from pecli.io_stream import BlockWriter, Region, npy_header
+
     main = run.main
 
     def write(stream) -> None:
@@ -370,6 +374,8 @@ def write_npy(path: str | os.PathLike, run: EncodeRun, *, force: bool) -> Path:
 def write_npz(path: str | os.PathLike, runs: list[tuple[str, EncodeRun]], metadata: dict[str, Any], *, force: bool) -> Path:
     """The chosen parts of prepared runs (each under its name prefix) and ``metadata`` as a JSON string
     under ``metadata``, as an ``.npz`` archive (atomic) that ``np.load`` reads; progress in MiB written."""
+    from pecli.io_stream import BlockWriter, ZipLayout
+
     document = np.array(json.dumps(metadata, sort_keys=True))
     total = sum(run.disk_bytes for _, run in runs)
 

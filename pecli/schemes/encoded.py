@@ -308,6 +308,12 @@ def rotary_caches(
     return cos, sin
 
 
+def copies_cos_sin(scheme: Any) -> bool:
+    """Whether the scheme's ``cos`` and ``sin`` parts are copies of its encoding's values (a rotary scheme
+    without xPos, whose encoding carries the queries' factors): see :func:`derived_from_main`."""
+    return scheme.kind == "rotary" and getattr(scheme, "xpos", None) is None
+
+
 def derived_from_main(scheme: Any, parts: list[Part]) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
     """Parts whose blocks are copies of values of the main part's block of the same rows, by name:
     ``derive(main_rows)`` gives that part's rows.
@@ -319,8 +325,7 @@ def derived_from_main(scheme: Any, parts: list[Part]) -> dict[str, Callable[[np.
     xPos, whose encoding carries the queries' factors; empty for every other scheme.
     """
     main = parts[0] if parts else None
-    if (main is None or scheme.kind != "rotary" or main.name != "encoding" or len(main.shape) != 2
-            or getattr(scheme, "xpos", None) is not None):
+    if main is None or not copies_cos_sin(scheme) or main.name != "encoding" or len(main.shape) != 2:
         return {}
     from pecli.schemes.rotary_layout import layout_cache, pair_slices
 
