@@ -356,7 +356,9 @@ def test_archive_members_equal_the_npy_path_and_the_formula(invoke, tmp_path, sm
         if "sinusoidal" in params:
             return
         dtype = np.float32 if "float32" in params else np.float64
-        positions = archive["positions"]
+        # the ids, written here: 0 … 999, or the grid's 20 × 30 cells in row order as (row, column) rows
+        positions = np.indices((20, 30)).reshape(2, -1) if "rope-nd" in params else np.arange(1000)
+        np.testing.assert_array_equal(archive["positions"], positions)
         if "rope-nd" in params:  # two axes of 4 pairs each, θ_j = 10000^(−2j/8); rows of 2 prefix tokens first
             theta = 10000.0 ** (-np.arange(4) * 2 / 8)
             angles = np.concatenate([np.outer(positions[0], theta), np.outer(positions[1], theta)], axis=1)
