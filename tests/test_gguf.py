@@ -153,6 +153,18 @@ def test_an_unknown_architecture_is_named(invoke, tmp_path):
     assert result.exit_code == 2 and "'mamba'" in result.stderr
 
 
+@pytest.mark.parametrize(("keys", "said"), [
+    ({"context_length": 8}, "gguf: x.gguf has no llama.block_count"),  # llama.cpp requires it too
+    ({"block_count": 1 << 20, "context_length": 8}, "gguf: llama.block_count in x.gguf is 1048576; pecli reads models "
+                                                    "of at most 65,536 layers"),
+])
+def test_a_layer_count_missing_or_past_the_bound_is_one_line(invoke, tmp_path, keys, said):
+    path = write_gguf(tmp_path / "x.gguf", "llama", keys)
+    result = invoke("wavelengths", "--gguf", path)
+    assert result.exit_code == 2 and said in result.stderr.replace(str(tmp_path) + "/", "")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
 def test_check_and_encode_take_a_gguf(invoke, tmp_path):
     gguf_path, _ = convert(tmp_path, "qwen25")
     assert invoke("check", "relativity", "--gguf", gguf_path, "--length", "64").exit_code in (0, 1)

@@ -52,6 +52,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pecli.errors import ConfigError, PecliError
+from pecli.models.limits import check_layer_count
 from pecli.models.logit_scale import SOFTMAX_MSCALE_TYPES, UNSCALED, LogitScale
 from pecli.models.plan import LayerGroup, PositionPlan
 
@@ -229,6 +230,9 @@ def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
     meta = Metadata(values, tensors, source, arch_name)
     meta.read.append("general.architecture")
     layers = meta.count("block_count")
+    if layers is None:  # llama.cpp's load_hparams requires it too
+        raise ConfigError("gguf", f"{source} has no {meta.key('block_count')}: the number of layers is unknown")
+    check_layer_count(meta.key("block_count"), layers, source, "gguf")
     if arch.rope == "alibi":
         groups = [_alibi_group(meta, arch, layers)]
     else:

@@ -25,19 +25,20 @@ LAYER_COUNT_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "n
 MAX_SEARCH_DEPTH = 8
 
 
-def check_layer_count(key: str, value: Any, source: str) -> None:
+def check_layer_count(key: str, value: Any, source: str, option: str = "hf_config") -> None:
     """Refuse a number of layers above :data:`MAX_LAYERS` (a value of another type is left to the
     reader of that key, which says what it expected).
 
     Raises
     ------
     ConfigError
-        (key ``hf_config``) ``value`` is a number above :data:`MAX_LAYERS`, or not finite.
+        (key ``option``: the file's, ``hf_config`` or ``gguf``) ``value`` is a number above
+        :data:`MAX_LAYERS`, or not finite.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return
     if not value <= MAX_LAYERS:  # NaN fails this too
-        raise ConfigError("hf_config", f"{key} in {source} is {value!r}; pecli reads models of at most "
+        raise ConfigError(option, f"{key} in {source} is {value!r}; pecli reads models of at most "
                                        f"{MAX_LAYERS:,} layers")
 
 
