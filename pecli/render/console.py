@@ -114,13 +114,12 @@ def stacked(table: Table) -> Table:
     out.add_column(style="bold", overflow="fold")
     out.add_column(overflow="fold")
     headers = [" ".join(str(column.header).split()) for column in table.columns]
+    columns = [list(column.cells) for column in table.columns]
     for index in range(table.row_count):
         if index:
             out.add_row("", "")
-        for header, column in zip(headers, table.columns):
-            cells = list(column.cells)
-            cell = cells[index] if index < len(cells) else ""
-            out.add_row(header or "·", cell)
+        for header, cells in zip(headers, columns):
+            out.add_row(header or "·", cells[index] if index < len(cells) else "")
     return out
 
 
