@@ -391,17 +391,15 @@ def cos_sin_factor(scale: float, ext: float, *, attn_factor: float = 1.0, yarn_a
     mscale(1), or with a YaRN log multiplier mscale(m₁)/mscale(log multiplier), m₁ the multiplier itself
     on DeepSeek's architecture (its ``[TAG_DEEPSEEK2_YARN_LOG_MUL_FIX]``; the softmax then takes the rest)
     and 1 elsewhere — each times the file's ``attn_factor``."""
+    from pecli.schemes.rope_scaling import yarn_get_mscale
+
     if ext == 0:
         return yarn_attn_factor * attn_factor
     factor = 1.0 / scale
-
-    def mscale(m: float) -> float:
-        return 1.0 if factor <= 1.0 else 0.1 * m * math.log(factor) + 1.0
-
     if log_multiplier:
         first = log_multiplier if deepseek and log_multiplier != 1.0 else 1.0
-        return mscale(first) / mscale(log_multiplier) * attn_factor
-    return mscale(1.0) * attn_factor
+        return yarn_get_mscale(factor, first) / yarn_get_mscale(factor, log_multiplier) * attn_factor
+    return yarn_get_mscale(factor) * attn_factor
 
 
 def _factors(meta: Metadata, name: str, rotated: int) -> np.ndarray | None:
@@ -466,20 +464,17 @@ def _words(rope: LlamaCppRope) -> str:
 def llama_cpp_inv_freq(rope: LlamaCppRope, factors: np.ndarray | None) -> np.ndarray:
     """ggml's ``rope_yarn`` frequencies, float64: ``θ_i = base^(−2i/d)/f_i``, ``θ_i·freq_scale`` mixed back
     toward ``θ_i`` by ``ext_factor`` times the ramp between the correction dimensions (``ggml_rope_yarn_corr_dims``)."""
-    d = rope.rotated
-    theta = np.power(rope.base, -np.arange(0, d, 2, dtype=np.float64) / d)
+    from pecli.schemes.rope_scaling import yarn_correction_range
+
+    theta = _ladder(rope)
     if factors is not None:
         theta = theta / factors
     interpolated = theta * rope.freq_scale
     if rope.ext_factor == 0:
         return interpolated
-
-    def corr_dim(rotations: float) -> float:
-        return d * math.log(rope.original / (rotations * 2 * math.pi)) / (2 * math.log(rope.base))
-
-    low = max(0.0, math.floor(corr_dim(rope.beta_fast)))
-    high = min(d - 1.0, math.ceil(corr_dim(rope.beta_slow)))
-    ramp = 1.0 - np.clip((np.arange(d // 2) - low) / max(0.001, high - low), 0.0, 1.0)
+    # ggml_rope_yarn_corr_dims is transformers' find_correction_range; the ramp's 0.001 floor is ggml's
+    low, high = yarn_correction_range(rope.beta_fast, rope.beta_slow, rope.rotated, rope.base, rope.original)
+    ramp = 1.0 - np.clip((np.arange(rope.rotated // 2) - low) / max(0.001, high - low), 0.0, 1.0)
     mix = ramp * rope.ext_factor
     return interpolated * (1 - mix) + theta * mix
 
