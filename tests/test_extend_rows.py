@@ -39,8 +39,6 @@ CASES = [  # (θ, attention factor, N): plain ladders, position interpolation th
 
 @pytest.mark.parametrize("theta, scale, n", CASES[:4] + CASES[5:])
 def test_nearest_neighbours_as_all_pairs_give_them(theta, scale, n):
-    if n > 3000:
-        pytest.skip("all pairs: small N only")
     e = rows(theta, scale, n)[: min(n, 700)]
     n = e.shape[0]
     d2 = np.sum(e * e, axis=1)[:, None] + np.sum(e * e, axis=1)[None, :] - 2 * e @ e.T

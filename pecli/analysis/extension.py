@@ -50,6 +50,7 @@ from pecli.models.extension import (
     ExtensionBase, candidate_patches, dropped_keys, extension_base, method_patch, methods, patched, recipe,
     shipped_recipes, whole_tokens,
 )
+from pecli.models.families import at_path
 from pecli.notebook import Tabular
 from pecli.progress import task
 from pecli.schemes.rope_scaling import yarn_get_mscale
@@ -163,9 +164,7 @@ def extension_report(config: dict[str, Any], target: Any, source: str = "config"
     """
     from pecli.memory import check_memory
 
-    if not isinstance(config, dict):
-        raise ConfigError("hf_config", f"expected a config.json mapping, got {type(config).__name__}")
-    start = extension_base(config, source, train_length)
+    start = extension_base(config, source, train_length)  # a config that is not a mapping is refused there
     target = _target(target, start)
     given = _given(start, target, method, factor)
     check_memory(ROW_BYTES_PER_POSITION * target + ROW_WORKING_BYTES, max_bytes, f"extend to {target:,} tokens")
@@ -245,7 +244,7 @@ def _model_notes(start: ExtensionBase) -> list[str]:
     if left_out:
         notes.append(f"{', '.join(left_out)} left out: the model's code in transformers takes rope_type "
                      f"{' or '.join(start.accepted or ())} only")
-    if start.longrope is not None:
+    if start.scaling == "longrope":
         notes.append(f"LongRoPE's factors were searched for {start.served:,} tokens; past it they are used as they are")
     return notes
 
@@ -274,7 +273,7 @@ def _pretrained_inv_freq(config: dict[str, Any], start: ExtensionBase) -> np.nda
 
 
 def _scaling_block(patch: dict[str, Any], start: ExtensionBase) -> dict[str, Any] | None:
-    node = _text_node(patch, start)
+    node = at_path(patch, start.path)
     return node.get("rope_parameters", node.get("rope_scaling"))
 
 
@@ -297,7 +296,7 @@ def _measure(method: str, patch: dict[str, Any], config: dict[str, Any], start: 
         "trained_pair_shift": trained_pair_shift(inv_freq, trained, start.pretraining),
         "local_resolution": adjacent_step(inv_freq) / adjacent_step(trained),
         "attention_factor": attention,
-        "logit_scale": logit_scale(_scaling_block(patch, start), attention, _model_type(config, start)),
+        "logit_scale": logit_scale(_scaling_block(patch, start), attention, start.model_type),
         "effective_base": float(pairs.base),
         "length_dependent": bool(scheme.reads_context),
         "distinguishability": distinct.verdict,
@@ -328,22 +327,10 @@ def _frequency_keys(patch: dict[str, Any], start: ExtensionBase, method: str) ->
     if not isinstance(block, dict) or "mscale_all_dim" not in block or "mscale_all_dim" in extension_types()[method].key_names:
         return patch
     keys = {k: v for k, v in block.items() if k != "mscale_all_dim"}
-    node = dict(_text_node(patch, start))
+    node = dict(at_path(patch, start.path))
     node["rope_parameters" if "rope_parameters" in node else "rope_scaling"] = keys
     for key in reversed(start.path):
         node = {key: node}
-    return node
-
-
-def _model_type(config: dict[str, Any], start: ExtensionBase) -> Any:
-    """The text model's type (the one whose attention reads the scaling block)."""
-    return _text_node(config, start).get("model_type") or config.get("model_type")
-
-
-def _text_node(patch: dict[str, Any], start: ExtensionBase) -> dict[str, Any]:
-    node = patch
-    for key in start.path:
-        node = node[key]
     return node
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pecli.analysis.distinguishability import MIN_LOCAL_SHARE, MIN_RELATIVE_STEP
 from pecli.dtypes import cast
 
 #: Offsets (or positions) handled per block: bounds the working memory to a few tens of MiB.
@@ -46,10 +47,6 @@ MAX_EXACT_OFFSETS = 64
 CACHED_PAIRS = 3
 #: Positions each further offset is checked on.
 SAMPLED_POSITIONS = 1 << 16
-#: Smallest step, relative to the row norm, that counts as noticeable (as ``pecli check distinguishability``).
-MIN_RELATIVE_STEP = 1e-6
-#: Smallest share of positions whose nearest other position must be p ± 1.
-MIN_LOCAL_SHARE = 0.99
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ def _same_line(found) -> str:
             f"({groups} layer group{'s' if groups != 1 else ''} compared)")
 
 
-def _engine_diff(configs: list[str], models: list[str], runtime: str, args: str, reference):
+def _engine_diff(configs: list[str], runtime: str, args: str, reference):
     """vLLM, SGLang, MLX: the config the engine runs under ``args`` (:mod:`pecli.models.runtimes`), read by
     pecli's reader, against the model's; a served context other than the model's is a difference too."""
     from pecli.config_files import read_json
@@ -93,7 +93,7 @@ def _compared(configs: list[str], models: list[str], gguf: str | None, runtime: 
             raise ConfigError("runtime", "compares an engine's flags with one model: give --hf-config FILE (or --model ID), "
                               "--runtime NAME and --args \"FLAGS\"")
         if runtime != "llama.cpp":
-            return _engine_diff(configs, models, runtime, args, references[0])
+            return _engine_diff(configs, runtime, args, references[0])
         from pecli.models.runtime_flags import runtime_plan
 
         return diff_plans(runtime_plan(references[0], runtime, args), references[0], "runtime", "hf")

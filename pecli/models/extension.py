@@ -91,8 +91,6 @@ class ExtensionBase:
         The rotated components per head.
     scaling:
         The model's own scaling type (``"none"`` without one).
-    longrope:
-        The model's LongRoPE keys, when it has them.
     accepted:
         The rope types the model's code takes (:data:`ACCEPTED_TYPES`), None for all of transformers'.
     own_scaling:
@@ -117,7 +115,6 @@ class ExtensionBase:
     base: float
     dim: int
     scaling: str
-    longrope: dict[str, Any] | None
     accepted: tuple[str, ...] | None = None
     own_scaling: dict[str, Any] = field(default_factory=dict)
     base_key: str = "rope_theta"
@@ -187,9 +184,6 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
         if not 2 <= pretraining <= served:
             raise ConfigError("train_length", f"{pretraining:,} is not between 2 and the {int(served):,} tokens "
                               f"{source} serves (max_position_embeddings)")
-    longrope = None
-    if scheme.scaling == "longrope":
-        longrope = {key: value for key, value in own.items() if key in scaling_block}
     pretrained = scheme.without_extension().frequency_pairs()
     kinds = [kind for kind in (text.get("model_type"), config.get("model_type")) if kind in ACCEPTED_TYPES]
     accepted = ACCEPTED_TYPES[kinds[0]] if kinds else None
@@ -201,7 +195,7 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
     windowed = tuple(dict.fromkeys(name for group in groups for name in group.names if name in WINDOW_KEYS))
     unwindowed = any(not group.windowed for group in groups)
     return ExtensionBase(source, path, form, block, int(served), int(pretraining), float(pretrained.base),
-                         int(scheme.rotated_dim), scheme.scaling, longrope, accepted, own_scaling, base_key,
+                         int(scheme.rotated_dim), scheme.scaling, accepted, own_scaling, base_key,
                          text.get("model_type") or config.get("model_type"), windowed, unwindowed)
 
 
