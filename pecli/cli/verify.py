@@ -112,10 +112,9 @@ def load_input(path: str, key: str, budget: int) -> np.ndarray:
     """An input array: an ``.npy`` file, or member ``key`` of an ``.npz`` archive (``FILE.npz`` takes the
     member named after the option — ``cos``, ``sin``, … as ``pecli encode`` writes them — or the only
     one; ``FILE.npz:NAME`` names it), its size checked from its header before it is read."""
+    from pecli.cli.verify_files import member_name, read_header, regular_file, split_member
     from pecli.errors import PecliError
-    from pecli.io import NUMERIC_KINDS, load_array
-
-    from pecli.cli.verify_files import member_name, regular_file, split_member
+    from pecli.io import load_array
 
     archive, member = split_member(path)
     if not archive.endswith(".npz"):
@@ -127,11 +126,7 @@ def load_input(path: str, key: str, budget: int) -> np.ndarray:
         with zipfile.ZipFile(archive) as zipped:
             wanted = member_name(zipped, archive, member, key)
             with zipped.open(wanted + ".npy") as stream:
-                npy = np.lib.format
-                read_header = npy.read_array_header_1_0 if npy.read_magic(stream) == (1, 0) else npy.read_array_header_2_0
-                shape, _, dtype = read_header(stream, max_header_size=1 << 16)  # the header only
-                if dtype.kind not in NUMERIC_KINDS:
-                    raise PecliError(f"{key}: {archive}:{wanted} holds {dtype} values; pecli reads real numbers")
+                shape, _, _ = read_header(stream, f"{archive}:{wanted}", key)  # the header only
                 if np.prod(shape, dtype=np.float64) * 8 > budget:
                     raise PecliError(f"{key}: {archive}:{wanted} of shape {list(shape)} is over the memory budget; "
                                      "raise --max-memory")
