@@ -52,13 +52,15 @@ class VerifyReport(Tabular):
         return "pecli verify: " + ("MATCH" if self.match else "DIFFER")
 
     def table_rows(self) -> list[dict[str, Any]]:
-        """The largest error, the worst ratio, then a row per cause named and per note."""
-        rows = [{"item": "max abs error", "value": self.max_abs_error},
+        """The dtype, the largest error and the worst ratio (each with where and its tolerance), then a row
+        per cause named and per note: the rows ``pecli verify`` prints under its verdict."""
+        rows = [{"item": "dtype", "value": self.stored}, {"item": "max abs error", "value": self.max_abs_error},
                 {"item": "at", "value": self.where(self.worst_position, self.worst_dim)},
-                {"item": "tolerance there", "value": self.tolerance}, {"item": "dtype", "value": self.stored}]
+                {"item": "tolerance there", "value": self.tolerance}]
         if self.ratio is not None:
-            rows += [{"item": "worst error/tolerance", "value": self.ratio},
-                     {"item": "at", "value": self.where(self.ratio_position, self.ratio_dim)}]
+            rows += [{"item": "worst error/tol.", "value": self.ratio},
+                     {"item": "at", "value": self.where(self.ratio_position, self.ratio_dim)},
+                     {"item": "tolerance there", "value": self.ratio_tolerance}]
         rows += [{"item": f"cause: {d.code}", "value": d.message} for d in self.diagnosis]
         return rows + [{"item": "note", "value": note} for note in self.notes]
 

@@ -153,12 +153,8 @@ def verify_table(report):
     two-column table."""
     from pecli.render.tables import key_value_table, number
 
-    rows = [("verdict", "MATCH" if report.match else "DIFFER"), ("dtype", report.stored),
-            ("max abs error", number(report.max_abs_error)), ("at", report.where(report.worst_position, report.worst_dim)),
-            ("tolerance there", number(report.tolerance))]
-    if report.ratio is not None:
-        rows += [("worst error/tol.", number(report.ratio)), ("at", report.where(report.ratio_position, report.ratio_dim)),
-                 ("tolerance there", number(report.ratio_tolerance))]
-    rows += [(f"cause: {d.code}", d.message) for d in report.diagnosis]
-    rows += [("note", note) for note in report.notes]
+    rows = [("verdict", "MATCH" if report.match else "DIFFER")]
+    for row in report.table_rows():
+        value = row["value"]
+        rows.append((row["item"], number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value))
     return key_value_table("pecli verify", rows)
