@@ -123,36 +123,72 @@ ARCHS: dict[str, Arch] = {
 }
 
 
-class Metadata:
-    """The file's metadata, read through one door that remembers which keys were read and which defaulted."""
+#: The GGUF value type llama.cpp's loader requires of each kind of key (``llama-model-loader.cpp``,
+#: ``GGUFMeta::GKV<T>::get_kv``: a key of another type is refused, "key … has wrong type … but expected
+#: type …"): its ``float`` hparams are FLOAT32, its ``uint32_t`` ones UINT32, its strings STRING.
+EXPECTED_TYPES = {"number": "FLOAT32", "count": "UINT32", "word": "STRING"}
 
-    def __init__(self, values: dict[str, Any], tensors: dict[str, np.ndarray], source: str, arch: str) -> None:
+
+class Metadata:
+    """The file's metadata, read through one door that remembers which keys were read and which defaulted.
+
+    ``types`` holds each key's GGUF value type (``FLOAT32``, ``BOOL``, ``ARRAY``…) when the values come from
+    a file; a key of the wrong type is refused as llama.cpp's loader refuses it. Without ``types`` (values
+    given as a mapping) a bool or a string where a number belongs is refused the same way.
+    """
+
+    def __init__(self, values: dict[str, Any], tensors: dict[str, np.ndarray], source: str, arch: str,
+                 types: dict[str, str] | None = None) -> None:
         self.values, self.tensors, self.source, self.arch = values, tensors, source, arch
+        self.types = types
         self.read: list[str] = []
         self.defaulted: list[str] = []
 
     def key(self, suffix: str) -> str:
         return f"{self.arch}.{suffix}"
 
-    def get(self, suffix: str, default: Any = None, *, note_default: bool = True) -> Any:
+    def get(self, suffix: str, default: Any = None, *, note_default: bool = True, kind: str | None = None) -> Any:
         name = self.key(suffix)
         if name in self.values:
             self.read.append(name)
+            if kind is not None:
+                self._check_type(name, kind)
             return self.values[name]
         if note_default and default is not None:
             self.defaulted.append(f"{name}={default:g}" if isinstance(default, float) else f"{name}={default}")
         return default
 
+    def _check_type(self, name: str, kind: str) -> None:
+        expected, value = EXPECTED_TYPES[kind], self.values[name]
+        if self.types is not None:
+            found = self.types.get(name, expected)
+        else:  # a mapping's values: only what is plainly of another kind
+            found = ("BOOL" if isinstance(value, bool) else "STRING" if isinstance(value, str) else
+                     "ARRAY" if isinstance(value, (list, tuple)) else expected if kind != "word" else "a number")
+        if found == expected:
+            return
+        if found == "ARRAY" and kind != "word":
+            raise ConfigError("gguf", f"{name} in {self.source} must be a single number, got an array ({_excerpt(value)})")
+        raise ConfigError("gguf", f"{name} in {self.source} has type {found} ({_excerpt(value)}); llama.cpp's loader "
+                          f"refuses the file (it reads this key as {expected} only)")
+
     def number(self, suffix: str, default: float | None = None, *, note_default: bool = True) -> float | None:
-        value = self.get(suffix, default, note_default=note_default)
+        return self._number(suffix, default, note_default, "number")
+
+    def word(self, suffix: str, default: str | None = None) -> str | None:
+        value = self.get(suffix, default, kind="word")
+        return None if value is None else str(value)
+
+    def _number(self, suffix: str, default: float | None, note_default: bool, kind: str) -> float | None:
+        value = self.get(suffix, default, note_default=note_default, kind=kind)
         if value is None:
             return None
-        if isinstance(value, (list, str, bytes)) or not math.isfinite(float(value)):
-            raise ConfigError("gguf", f"{self.key(suffix)} in {self.source} must be a finite number, got {value!r}")
+        if isinstance(value, (list, str, bytes, bool)) or not math.isfinite(float(value)):
+            raise ConfigError("gguf", f"{self.key(suffix)} in {self.source} must be a finite number, got {_excerpt(value)}")
         return float(value)
 
     def count(self, suffix: str, default: int | None = None) -> int | None:
-        value = self.number(suffix, None if default is None else float(default))
+        value = self._number(suffix, None if default is None else float(default), True, "count")
         if value is None:
             return None
         if value < 1 or not value.is_integer():
@@ -184,13 +220,13 @@ def read_gguf_plan(path: str, source: str | None = None) -> PositionPlan:
     except ImportError:
         raise PecliError(f"--gguf needs the gguf package: pip install '{EXTRA}'") from None
     _, entries = check_header(path)
-    values, tensors = _read_values(path, entries)
-    return plan_of_metadata(values, tensors, source or path)
+    values, tensors, types = _read_values(path, entries)
+    return plan_of_metadata(values, tensors, source or path, types)
 
 
-def _read_values(path: str, entries: list[Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The metadata (arrays of numbers left out, but for the few position keys that are lists) and the
-    position tensors, as float64, through ``gguf.GGUFReader``."""
+def _read_values(path: str, entries: list[Any]) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, str]]:
+    """The metadata (arrays of strings left out), the position tensors as float64, and each key's GGUF
+    value type, through ``gguf.GGUFReader``."""
     from gguf import GGUFReader, GGUFValueType
 
     try:
@@ -198,12 +234,14 @@ def _read_values(path: str, entries: list[Any]) -> tuple[dict[str, Any], dict[st
     except (ValueError, IndexError, KeyError, OverflowError, UnicodeDecodeError) as error:
         raise ConfigError("gguf", f"{path} is not a readable GGUF file: {error}") from None
     values: dict[str, Any] = {}
+    types: dict[str, str] = {}
     for name, field in reader.fields.items():
         if not field.types or name.startswith("GGUF.") or name.startswith("tokenizer."):
             continue
         if field.types[0] == GGUFValueType.ARRAY and field.types[-1] == GGUFValueType.STRING:
             continue
         values[name] = field.contents()
+        types[name] = field.types[0].name
     sizes = {entry.name: entry for entry in entries}
     tensors: dict[str, np.ndarray] = {}
     for tensor in reader.tensors:
@@ -215,11 +253,18 @@ def _read_values(path: str, entries: list[Any]) -> tuple[dict[str, Any], dict[st
             raise ConfigError("gguf", f"tensor {tensor.name} in {path} must be a short F32 or F16 vector, got "
                               f"{'×'.join(map(str, entry.dims))} of ggml type {entry.ggml_type}")
         tensors[short] = np.asarray(tensor.data, dtype=np.float64).reshape(-1)
-    return values, tensors
+    return values, tensors, types
 
 
-def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], source: str) -> PositionPlan:
-    """The position plan of a GGUF file's parsed metadata and position tensors (see the module)."""
+def _excerpt(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "…"
+
+
+def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], source: str,
+                     types: dict[str, str] | None = None) -> PositionPlan:
+    """The position plan of a GGUF file's parsed metadata and position tensors (see the module);
+    ``types``: each key's GGUF value type, checked as llama.cpp's loader checks it."""
     arch_name = values.get("general.architecture")
     if not isinstance(arch_name, str):
         raise ConfigError("gguf", f"{source} has no general.architecture")
@@ -227,7 +272,7 @@ def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
     if arch is None:
         raise ConfigError("gguf", f"{source} has architecture {arch_name!r}, which pecli does not map to llama.cpp's "
                           f"position settings yet (it reads {', '.join(sorted(ARCHS))})")
-    meta = Metadata(values, tensors, source, arch_name)
+    meta = Metadata(values, tensors, source, arch_name, types)
     meta.read.append("general.architecture")
     layers = meta.count("block_count")
     if layers is None:  # llama.cpp's load_hparams requires it too
@@ -344,7 +389,7 @@ def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
     head = _head_dim(meta)
     rotated = meta.count("rope.dimension_count", head)
     base = meta.number("rope.freq_base", DEFAULT_BASE)
-    kind = str(meta.get("rope.scaling.type", "linear"))
+    kind = meta.word("rope.scaling.type", "linear")
     if kind not in ("none", "linear", "yarn", "longrope"):
         raise ConfigError("gguf", f"{meta.key('rope.scaling.type')} is {kind!r} in {meta.source}; llama.cpp knows none, "
                           "linear, yarn, longrope")

@@ -128,11 +128,7 @@ def checked_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
         flag = ALIASES.get(flag, flag)
         if flag not in FLAGS:
             raise ConfigError("args", f"{flag!r} is not a llama.cpp RoPE flag pecli reads ({', '.join(FLAGS)})")
-        try:
-            out[flag] = FLAGS[flag](value)
-        except (TypeError, ValueError):
-            raise ConfigError("args", f"{flag} takes {KIND_WORDS[FLAGS[flag]]}, got {value!r}") from None
-        number = out[flag]
+        out[flag] = number = _flag_value(flag, value)
         # llama.cpp keeps these as float32 and int32: a value that does not survive is refused, not reinterpreted
         # (a scale that rounds to 0 would read as "not given")
         if isinstance(number, float) and not _float32_holds(number):
@@ -149,11 +145,41 @@ def checked_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _flag_value(flag: str, value: Any) -> Any:
+    """A flag's value as llama.cpp reads it: a word as given; a number by ``std::stof``/``std::stoi``
+    (:mod:`pecli.models.c_numbers`), not Python's ``float``/``int``. A value llama.cpp reads no number
+    from is refused as llama.cpp refuses it; one it reads only in part (``1_000``: ``1``) is refused too,
+    naming what llama.cpp would take — pecli does not compare a setting the user did not mean."""
+    from pecli.models.c_numbers import c_prefix
+
+    kind = FLAGS[flag]
+    if kind is str or isinstance(value, bool):
+        if kind is not str:
+            raise ConfigError("args", f"{flag} takes {KIND_WORDS[kind]}, got {value!r}")
+        return str(value)
+    if isinstance(value, (int, float)):
+        if kind is int and not float(value).is_integer():
+            raise ConfigError("args", f"{flag} takes {KIND_WORDS[kind]}, got {value!r}")
+        return kind(value)
+    reader = "std::stof" if kind is float else "std::stoi"
+    number, rest = c_prefix(str(value), kind)
+    if number is None:
+        raise ConfigError("args", f"{flag} takes {KIND_WORDS[kind]}, got {value!r}: llama.cpp's {reader} reads no "
+                          "number from it (ASCII digits only) and llama.cpp stops")
+    if rest:
+        read = str(value).lstrip(" \t\n\v\f\r")[:len(str(value).lstrip(" \t\n\v\f\r")) - len(rest)]
+        raise ConfigError("args", f"{flag} {value!r}: llama.cpp's {reader} would read only {read!r} ({number:g}) and "
+                          f"ignore {rest!r}; write the number in plain ASCII digits")
+    return number
+
+
 def _float32_holds(number: float) -> bool:
-    """Whether ``number`` stays a finite number, and not 0 unless it was, as a float32."""
+    """Whether ``number`` stays a finite number, and not 0 unless it was, as a float32 (``std::stof`` throws
+    ``out_of_range`` where ``strtof`` overflows or underflows: past FLT_MAX, or under FLT_MIN but not 0)."""
     with np.errstate(over="ignore", under="ignore"):
         single = np.float32(number)
-    return bool(np.isfinite(single)) and (number == 0 or single != 0)
+    tiny = float(np.finfo(np.float32).tiny)
+    return bool(np.isfinite(single)) and (number == 0 or abs(number) >= tiny)
 
 
 def converted_rope(block: Mapping[str, Any] | None, *, model_type: Any, base: float, context: int,
