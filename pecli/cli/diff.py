@@ -100,7 +100,11 @@ def _compared(configs: list[str], models: list[str], gguf: str | None, runtime: 
     if gguf is not None:
         if len(references) != 1:
             raise ConfigError("gguf", "is compared with one model: give one --hf-config FILE or --model ID beside it")
-        return diff_plans(model_plan(None, None, gguf=gguf), references[0], "gguf", "hf")
+        from pecli.models.gguf_blame import diff_gguf
+
+        if not isinstance(gguf, str) or not gguf:
+            raise ConfigError("gguf", f"expected the path of a GGUF file, got {gguf!r}")
+        return diff_gguf(gguf, references[0])
     if len(references) != 2:
         raise ConfigError("hf_config", f"diff compares two plans: give --hf-config and --gguf, or two --hf-config or "
                           f"--model, got {len(references)} model{'s' if len(references) != 1 else ''}")

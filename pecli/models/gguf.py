@@ -213,6 +213,13 @@ def read_gguf_plan(path: str, source: str | None = None) -> PositionPlan:
         (key ``gguf``) A truncated or hostile header, an unreadable file; an architecture pecli does
         not map; a position key of the wrong kind; a position tensor of the wrong length.
     """
+    values, tensors, types = read_gguf_metadata(path)
+    return plan_of_metadata(values, tensors, source or path, types)
+
+
+def read_gguf_metadata(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, str]]:
+    """The metadata, the position tensors and each key's GGUF value type of the file at ``path``, its
+    header checked first (raises as :func:`read_gguf_plan`)."""
     from pecli.models.gguf_header import check_header
 
     try:
@@ -220,8 +227,7 @@ def read_gguf_plan(path: str, source: str | None = None) -> PositionPlan:
     except ImportError:
         raise PecliError(f"--gguf needs the gguf package: pip install '{EXTRA}'") from None
     _, entries = check_header(path)
-    values, tensors, types = _read_values(path, entries)
-    return plan_of_metadata(values, tensors, source or path, types)
+    return _read_values(path, entries)
 
 
 def _read_values(path: str, entries: list[Any]) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, str]]:
@@ -524,4 +530,4 @@ def llama_cpp_inv_freq(rope: LlamaCppRope, factors: np.ndarray | None) -> np.nda
     return interpolated * (1 - mix) + theta * mix
 
 
-__all__ = ["ARCHS", "EXTRA", "Arch", "llama_cpp_inv_freq", "plan_of_metadata", "read_gguf_plan"]
+__all__ = ["ARCHS", "EXTRA", "Arch", "llama_cpp_inv_freq", "plan_of_metadata", "read_gguf_metadata", "read_gguf_plan"]

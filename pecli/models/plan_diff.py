@@ -100,6 +100,8 @@ def diff_groups(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Diffe
 
 
 def _text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(_text, value))
     if isinstance(value, float):
         return f"{int(value):,}" if value.is_integer() and abs(value) < 1e15 else f"{value:.6g}"
     if isinstance(value, int) and not isinstance(value, bool):

@@ -38,7 +38,8 @@ def rope_differences(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[
         ratio = (a.attention_scaling / b.attention_scaling) ** 2
         found.append(Difference("attention factor", layers, _scaling_key(ours, ATTENTION_KEYS), _scaling_key(theirs, ATTENTION_KEYS),
                                 round(a.attention_scaling, 9), round(b.attention_scaling, 9),
-                                f"the logits are {ratio:.4g}× the model's (cos and sin carry the factor)"))
+                                f"cos and sin carry {a.attention_scaling:.6g} where the model's carry "
+                                f"{b.attention_scaling:.6g}: the logits are {ratio:.4g}× the model's"))
     found.extend(_logit_scale(ours, theirs, layers))
     length_a, length_b = a.max_position_embeddings, b.max_position_embeddings
     if length_a and length_b and length_a != length_b:

@@ -1,0 +1,188 @@
+"""A GGUF file against the model's config: what differs, blamed on the key whose value differs.
+
+:func:`diff_gguf` compares the file's plan with the model's (:func:`pecli.models.plan_diff.diff_plans`)
+and then blames each difference by trial (:mod:`pecli.models.blame`): every position key of the file is
+tried alone at the value ``convert_hf_to_gguf.py`` writes for the model (:func:`converted_keys`), and a
+difference is put on the key that, so changed, makes it vanish. A Llama 3.1 file written with
+``llama.rope.freq_base`` 10,000 beside its correct ``rope_freqs`` tensor is blamed on ``freq_base`` (its
+pairs are wrong at every position), a Phi-3.5 file without ``rope.scaling.attn_factor`` on that missing
+key — not on whichever scaling key the file happened to hold.
+
+The model's values are those of the converter (``convert_hf_to_gguf.py``, ``TextModel.set_gguf_parameters``
+and the model classes): ``rope.freq_base`` the config's base, ``rope.dimension_count`` the rotated
+components, ``context_length`` ``max_position_embeddings``; a linear block its type and factor; a yarn
+block its type, factor, original context and, where the block gives them, ``extrapolation_factor``,
+``attention_factor`` and β (``yarn_ext_factor``, ``yarn_attn_factor``, ``yarn_beta_*``), DeepSeek's
+``yarn_log_multiplier`` 0.1 × ``mscale_all_dim`` (``DeepseekV2Model``); llama3 the ``rope_freqs`` tensor
+(``LlamaModel.generate_extra_tensors``); LongRoPE the factor tensors, its original context and
+``rope.scaling.attn_factor``, the factor transformers puts on cos and sin (``Phi3MiniModel``); Gemma 3's
+sliding base ``rope.freq_base_swa``. A key the converter would not write for the model is tried left out;
+a key whose model value is not known here (a LongRoPE file's scaling type, the head's width) is not tried.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from pecli.models.blame import ABSENT, Trial, blamed
+from pecli.models.differences import BASE_KEYS, DIM_KEYS, _key
+from pecli.models.plan import LayerGroup, PositionPlan
+
+#: The keys (after ``{arch}.``) tried, and whether each acts at every position.
+SCALING_SUFFIXES = ("rope.scaling.type", "rope.scaling.factor", "rope.scaling.original_context_length",
+                    "rope.scaling.attn_factor", "rope.scaling.yarn_ext_factor", "rope.scaling.yarn_attn_factor",
+                    "rope.scaling.yarn_beta_fast", "rope.scaling.yarn_beta_slow", "rope.scaling.yarn_log_multiplier")
+POSITIONAL_SUFFIXES = ("rope.freq_base", "rope.freq_base_swa", "rope.dimension_count")
+TENSORS = ("rope_freqs", "rope_factors_long", "rope_factors_short")
+#: GGUF value types the converter writes for each kind of value.
+_TYPES = {float: "FLOAT32", int: "UINT32", str: "STRING"}
+
+
+def diff_gguf(path: str, reference: PositionPlan, source: str | None = None):
+    """The :class:`~pecli.models.plan_diff.PlanDiff` of the GGUF file at ``path`` against ``reference``, each
+    difference blamed on the key that explains it (see the module)."""
+    from pecli.models.gguf import plan_of_metadata, read_gguf_metadata
+    from pecli.models.plan_diff import diff_plans
+
+    values, tensors, types = read_gguf_metadata(path)
+    source = source or path
+    found = diff_plans(plan_of_metadata(values, tensors, source, types), reference, "gguf", "hf")
+    if found.same:
+        return found
+    arch = values.get("general.architecture")
+    trials = gguf_trials(values, tensors, reference, str(arch))
+
+    def plan_with(chosen: Sequence[Trial]) -> PositionPlan:
+        new_values, new_tensors, new_types = dict(values), dict(tensors), dict(types)
+        for trial in chosen:
+            name = trial.key.removesuffix(" (tensor)")
+            if trial.key.endswith(" (tensor)"):
+                target = new_tensors
+            else:
+                target = new_values
+            if trial.model_value is ABSENT:
+                target.pop(name, None)
+            else:
+                target[name] = trial.model_value
+                if target is new_values:
+                    new_types[name] = _TYPES[type(trial.model_value)]
+        return plan_of_metadata(new_values, new_tensors, source, new_types)
+
+    return blamed(found, trials, plan_with)
+
+
+def gguf_trials(values: dict[str, Any], tensors: dict[str, np.ndarray], reference: PositionPlan, arch: str) -> list[Trial]:
+    """One :class:`Trial` per position key or tensor whose value in the file is not the model's."""
+    keys, factor_tensors = converted_keys(reference)
+    full = _full_group(reference)
+    trials = []
+    for suffix, model in keys.items():
+        name = f"{arch}.{suffix}"
+        value = values.get(name, ABSENT)
+        if not _same(value, model):
+            trials.append(Trial(name, value, _hf_key(reference, suffix), model, positional=suffix in POSITIONAL_SUFFIXES))
+    for name, model in factor_tensors.items():
+        value = tensors.get(name, ABSENT)
+        if not _same(value, model):
+            trials.append(Trial(f"{name} (tensor)", _words(value), _hf_key(reference, name), model))
+    return trials if full is not None else []
+
+
+def converted_keys(reference: PositionPlan) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What ``convert_hf_to_gguf.py`` writes for the model of ``reference`` (see the module): the keys
+    (after ``{arch}.``) and the position tensors, each a value or :data:`ABSENT`; a key not known here is
+    left out of both."""
+    from pecli.models.rope_facts import scheme_of
+    from pecli.models.runtime_flags import CONVERTER_NONE, _llama3_divisors
+
+    full = _full_group(reference)
+    if full is None:
+        return {}, {}
+    options = full.options
+    rotated = int(round(options["dim"] * float(options.get("partial_rotary_factor", 1.0))))
+    base = float(options.get("base", 10000.0))
+    keys: dict[str, Any] = {"rope.freq_base": base, "rope.dimension_count": rotated}
+    sliding = next((g for g in reference.groups if g.options and g.scheme == "rope" and g.windowed), None)
+    if sliding is not None and float(sliding.options.get("base", base)) != base:
+        keys["rope.freq_base_swa"] = float(sliding.options["base"])
+    block = dict(options.get("rope_scaling") or {})
+    kind = str(block.get("rope_type") or block.get("type") or "default")
+    keys.update({suffix: ABSENT for suffix in SCALING_SUFFIXES})
+    tensors: dict[str, Any] = {name: ABSENT for name in TENSORS}
+    if reference.model_type in CONVERTER_NONE:
+        keys["rope.scaling.type"] = "none"
+    if kind == "linear" and block.get("factor"):
+        keys.update({"rope.scaling.type": "linear", "rope.scaling.factor": float(block["factor"])})
+    elif kind == "yarn" and block.get("factor"):
+        keys.update({"rope.scaling.type": "yarn", "rope.scaling.factor": float(block["factor"]),
+                     "rope.scaling.original_context_length": int(block.get("original_max_position_embeddings")
+                                                                 or options.get("max_position_embeddings"))})
+        for suffix, hf in (("yarn_ext_factor", "extrapolation_factor"), ("yarn_beta_fast", "beta_fast"),
+                           ("yarn_beta_slow", "beta_slow")):
+            if block.get(hf) is not None:
+                keys[f"rope.scaling.{suffix}"] = float(block[hf])
+        attention = block.get("attention_factor", block.get("attn_factor"))
+        if attention is not None:
+            keys["rope.scaling.yarn_attn_factor"] = float(attention)
+        if reference.model_type in ("deepseek_v2", "deepseek_v3", "kimi_k2"):
+            all_dim = block.get("mscale_all_dim")
+            keys["rope.scaling.yarn_log_multiplier"] = 0.1 * float(all_dim) if all_dim else ABSENT
+        elif block.get("mscale_all_dim") is not None:
+            del keys["rope.scaling.yarn_log_multiplier"]  # Ministral 3 and others: written as is, not modelled here
+    elif kind == "llama3":
+        tensors["rope_freqs"] = _llama3_divisors(block, base, rotated)
+    elif kind == "longrope":
+        del keys["rope.scaling.type"]  # Phi3MiniModel writes none; TextModel writes longrope: both read alike
+        tensors["rope_factors_long"] = np.asarray(block["long_factor"], dtype=np.float64)
+        tensors["rope_factors_short"] = np.asarray(block["short_factor"], dtype=np.float64)
+        keys["rope.scaling.original_context_length"] = int(block.get("original_max_position_embeddings")
+                                                          or options.get("max_position_embeddings"))
+        keys["rope.scaling.attn_factor"] = float(scheme_of(full).attention_scaling)
+    elif kind not in ("default", "none", "dynamic"):
+        return {k: v for k, v in keys.items() if k in POSITIONAL_SUFFIXES}, {}
+    if options.get("max_position_embeddings"):
+        keys["context_length"] = int(options["max_position_embeddings"])
+    return keys, tensors
+
+
+def _full_group(reference: PositionPlan) -> LayerGroup | None:
+    groups = [g for g in reference.groups if g.options and g.scheme == "rope" and "inv_freq" not in g.options]
+    return next((g for g in groups if not g.windowed), groups[0] if groups else None)
+
+
+def _hf_key(reference: PositionPlan, suffix: str) -> str:
+    full = _full_group(reference)
+    if suffix == "rope.freq_base_swa":
+        sliding = next((g for g in reference.groups if g.options and g.windowed), full)
+        return _key(sliding, BASE_KEYS) or "rope_local_base_freq"
+    if suffix == "rope.freq_base":
+        return _key(full, ("rope_theta", "rotary_emb_base", "rope_parameters")) or "rope_theta"
+    if suffix == "rope.dimension_count":
+        return _key(full, DIM_KEYS) or "head_dim"
+    if suffix == "context_length":
+        return _key(full, ("max_position_embeddings", "n_positions")) or "max_position_embeddings"
+    return _key(full, ("rope_scaling", "rope_parameters")) or "rope_scaling"
+
+
+def _same(value: Any, model: Any) -> bool:
+    if value is ABSENT or model is ABSENT:
+        return value is model
+    if isinstance(model, np.ndarray):
+        found = np.asarray(value, dtype=np.float64).reshape(-1)
+        return found.shape == model.shape and bool(np.allclose(found, model, rtol=1e-6, atol=0))
+    if isinstance(model, str) or isinstance(value, str):
+        return str(value) == str(model)
+    try:
+        return math.isclose(float(value), float(model), rel_tol=1e-6)
+    except (TypeError, ValueError):
+        return False
+
+
+def _words(value: Any) -> Any:
+    return value if value is ABSENT else f"{np.asarray(value).size} factors"
+
+
+__all__ = ["converted_keys", "diff_gguf", "gguf_trials"]
