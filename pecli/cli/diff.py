@@ -94,9 +94,11 @@ def _compared(configs: list[str], models: list[str], gguf: str | None, runtime: 
                               "--runtime NAME and --args \"FLAGS\"")
         if runtime != "llama.cpp":
             return _engine_diff(configs, runtime, args, references[0])
-        from pecli.models.runtime_flags import runtime_plan
+        from pecli.models.blame import blamed
+        from pecli.models.runtime_flags import flag_trials, parse_flags, runtime_plan
 
-        return diff_plans(runtime_plan(references[0], runtime, args), references[0], "runtime", "hf")
+        found = diff_plans(runtime_plan(references[0], runtime, args), references[0], "runtime", "hf")
+        return blamed(found, *flag_trials(references[0], parse_flags(args)))
     if gguf is not None:
         if len(references) != 1:
             raise ConfigError("gguf", "is compared with one model: give one --hf-config FILE or --model ID beside it")

@@ -285,15 +285,50 @@ def hf_settings(rope) -> dict[str, Any]:
 
 
 def runtime_plan(model: PositionPlan, runtime: str, args: str) -> PositionPlan:
-    """The plan llama.cpp runs for ``model`` (read from a HF config) under ``args``."""
+    """The plan llama.cpp runs for ``model`` (read from a HF config) under ``args``, each difference from
+    the model blamed (:func:`flag_trials`) on the flag that, left out, gives the model's numbers."""
     if runtime != "llama.cpp":
         raise ConfigError("runtime", f"pecli reads llama.cpp's flags only so far, got {runtime!r}")
-    flags = parse_flags(args)
-    made = [_group(part, flags, model.model_type) for group in model.groups for part in _by_window(group)]
+    return flags_plan(model, parse_flags(args), args)
+
+
+def flags_plan(model: PositionPlan, flags: Mapping[str, Any], label: str) -> PositionPlan:
+    """The plan llama.cpp runs for ``model`` under ``flags`` (checked, typed), its source named by ``label``."""
+    args = label
+    made = [_group(part, dict(flags), model.model_type) for group in model.groups for part in _by_window(group)]
     groups = tuple(group for group, _ in made)
     trained = sorted({kind for _, kind in made if kind})
     seen = f" (its GGUF read as trained with {' and '.join(trained)} scaling)" if trained else ""
     return PositionPlan(f"llama.cpp {args}{seen}", model.model_type, "llama.cpp flags", model.num_layers, groups)
+
+
+def flag_trials(model: PositionPlan, flags: Mapping[str, Any]) -> tuple[list, Callable]:
+    """The trials of :func:`pecli.models.blame.blamed` for llama.cpp's ``flags`` over ``model``: each flag
+    left out (llama.cpp then takes the file's value, which for a faithful conversion is the model's)."""
+    from pecli.models.blame import Trial
+    from pecli.models.differences import _key
+    from pecli.models.rope_facts import scaling_text
+
+    group = next((g for g in model.groups if g.options and g.scheme == "rope" and not g.windowed), None)
+    if group is None:
+        return [], lambda chosen: model
+    trials = []
+    for flag, value in flags.items():
+        if flag == "--rope-freq-base":
+            model_key = _key(group, ("rope_theta", "rotary_emb_base", "rope_parameters")) or "rope_theta"
+            model_value = float(group.options.get("base", 10000.0))
+        elif flag == "--ctx-size":
+            model_key, model_value = "max_position_embeddings", group.options.get("max_position_embeddings")
+        else:
+            model_key = _key(group, ("rope_scaling", "rope_parameters")) or "rope_scaling"
+            model_value = scaling_text(group.options)
+        trials.append(Trial(flag, value, model_key, model_value, positional=flag == "--rope-freq-base"))
+
+    def plan_with(chosen) -> PositionPlan:
+        dropped = {t.key for t in chosen}
+        return flags_plan(model, {f: v for f, v in flags.items() if f not in dropped}, "")
+
+    return trials, plan_with
 
 
 def _by_window(group: LayerGroup) -> tuple[LayerGroup, ...]:
