@@ -12,7 +12,7 @@ pytest.importorskip("gguf")
 
 from gguf_models import convert  # noqa: E402
 
-FAITHFUL = ["llama31", "code_llama", "vicuna16k", "qwen25", "qwen3moe", "phi3", "gemma3", "deepseek_v3", "gptj", "phi2",
+FAITHFUL = ["llama31", "code_llama", "vicuna16k", "qwen25", "qwen3moe", "phi3", "gemma3", "deepseek_v3", "phi2",
             "bloom", "starcoder2"]
 
 

@@ -98,7 +98,9 @@ def _compared(configs: list[str], models: list[str], gguf: str | None, runtime: 
         from pecli.models.runtime_flags import flag_trials, parse_flags, runtime_plan
 
         found = diff_plans(runtime_plan(references[0], runtime, args), references[0], "runtime", "hf")
-        return blamed(found, *flag_trials(references[0], parse_flags(args)))
+        from pecli.models.gguf_blame import with_engine_trials
+
+        return blamed(found, *with_engine_trials(references[0], *flag_trials(references[0], parse_flags(args))))
     if gguf is not None:
         if len(references) != 1:
             raise ConfigError("gguf", "is compared with one model: give one --hf-config FILE or --model ID beside it")

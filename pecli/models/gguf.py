@@ -54,7 +54,7 @@ import numpy as np
 from pecli.errors import ConfigError, PecliError
 from pecli.models.limits import check_layer_count
 from pecli.models.logit_scale import SOFTMAX_MSCALE_TYPES, UNSCALED, LogitScale
-from pecli.models.plan import LayerGroup, PositionPlan
+from pecli.models.plan import NOPE, LayerGroup, PositionPlan
 
 #: The extra that installs the gguf package.
 EXTRA = "pecli[gguf]"
@@ -85,6 +85,12 @@ class Arch:
         None: the model's base and scale.
     fixed_alibi_bias : float or None
         An ALiBi maximum bias llama.cpp sets whatever the file says (BLOOM: 8).
+    nope_every : int
+        ``hparams.n_no_rope_layer_step``: layer i applies no RoPE when ``(i + 1) % n == 0`` (SmolLM3: 4,
+        set in its ``load_hparams``, read from no key; its graph's ``use_rope``); 0: every layer rotates.
+    rope_on_sliding_only : bool
+        The graph rotates q and k in its sliding-window layers only (Cohere 2's ``build_cohere2``: ``if
+        (is_swa)`` around ``ggml_rope_ext``); its full-attention layers apply no position signal.
     """
 
     model_type: str
@@ -93,6 +99,8 @@ class Arch:
     swa_every: int = 0
     swa_base: float | None = None
     fixed_alibi_bias: float | None = None
+    nope_every: int = 0
+    rope_on_sliding_only: bool = False
 
     @property
     def layout(self) -> str:
@@ -112,7 +120,16 @@ ARCHS: dict[str, Arch] = {
     "llama": Arch("llama", "norm", permuted=True), "granite": Arch("granite", "norm", permuted=True),
     "internlm2": Arch("internlm2", "norm", permuted=True), "olmo": Arch("olmo", "norm", permuted=True),
     "deepseek2": Arch("deepseek_v3", "norm"), "command-r": Arch("cohere", "norm"),
-    "gptj": Arch("gptj", "norm"), "llama4": Arch("llama4", "norm"),
+    "llama4": Arch("llama4", "norm"),
+    # GLM-4: NORM (llama_model_rope_type, without M-RoPE) on weights Glm4Model leaves in place; it writes
+    # rope.dimension_count = head_dim × partial_rotary_factor (0.5): half the head rotates
+    "glm4": Arch("glm4", "norm"),
+    # SmolLM3Model is a LlamaModel (permuted q/k); llama.cpp skips RoPE on every 4th layer
+    "smollm3": Arch("smollm3", "norm", permuted=True, nope_every=4),
+    # Command R7B: set_swa_pattern(4), RoPE on the sliding layers only, NORM on unpermuted weights
+    "cohere2": Arch("cohere2", "norm", swa_every=4, rope_on_sliding_only=True),
+    # gpt-oss (LLM_ARCH_OPENAI_MOE): NEOX, set_swa_pattern(2), one RoPE (YaRN) for both kinds of layer
+    "gpt-oss": Arch("gpt_oss", "neox", swa_every=2),
     "qwen2": Arch("qwen2", "neox"), "qwen2moe": Arch("qwen2_moe", "neox"), "qwen3": Arch("qwen3", "neox"),
     "qwen3moe": Arch("qwen3_moe", "neox"), "phi2": Arch("phi", "neox"), "phi3": Arch("phi3", "neox"),
     "gemma": Arch("gemma", "neox"), "gemma2": Arch("gemma2", "neox", swa_every=2),
@@ -127,6 +144,16 @@ ARCHS: dict[str, Arch] = {
 #: ``GGUFMeta::GKV<T>::get_kv``: a key of another type is refused, "key … has wrong type … but expected
 #: type …"): its ``float`` hparams are FLOAT32, its ``uint32_t`` ones UINT32, its strings STRING.
 EXPECTED_TYPES = {"number": "FLOAT32", "count": "UINT32", "word": "STRING"}
+
+
+#: Architectures llama.cpp names but does not run, with the reason said to the user.
+NOT_RUN = {
+    "gptj": "GPT-J is not a llama.cpp architecture: llama.cpp names 'gptj' but has no graph for it (its tensor "
+            "table holds token_embd only; tests/test-llama-archs.cpp: no usable implementation) and "
+            "convert_hf_to_gguf.py has no GPT-J class",
+}
+#: HF model types of those architectures.
+NOT_RUN_MODEL_TYPES = {"gptj": "gptj"}
 
 
 class Metadata:
@@ -252,6 +279,8 @@ def _read_values(path: str, entries: list[Any]) -> tuple[dict[str, Any], dict[st
     tensors: dict[str, np.ndarray] = {}
     for tensor in reader.tensors:
         short = tensor.name.removesuffix(".weight")
+        if short == "position_embd":  # a learned table: only its presence is read (its shape, not its data)
+            tensors[short] = np.asarray(sizes[tensor.name].dims)
         if short not in POSITION_TENSORS:
             continue
         entry = sizes[tensor.name]
@@ -275,6 +304,8 @@ def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
     if not isinstance(arch_name, str):
         raise ConfigError("gguf", f"{source} has no general.architecture")
     arch = ARCHS.get(arch_name)
+    if arch_name in NOT_RUN:
+        raise ConfigError("gguf", f"{source} has architecture {arch_name!r}: {NOT_RUN[arch_name]}")
     if arch is None:
         raise ConfigError("gguf", f"{source} has architecture {arch_name!r}, which pecli does not map to llama.cpp's "
                           f"position settings yet (it reads {', '.join(sorted(ARCHS))})")
@@ -308,6 +339,15 @@ def _alibi_group(meta: Metadata, arch: Arch, layers: int) -> LayerGroup:
     """ALiBi: one slope per head, ggml's ``2^(−max_bias·(h+1)/n)`` ladder (the paper's when max_bias is 8)."""
     heads = meta.count("attention.head_count")
     bias = arch.fixed_alibi_bias if arch.fixed_alibi_bias is not None else meta.number("attention.max_alibi_bias", 0.0)
+    if bias == 0.0:
+        # llama-model.cpp (load_hparams): use_alibi only when f_max_alibi_bias > 0; without it the KQ mask
+        # carries no −|i − j| and ggml's softmax no slopes: no position signal unless a learned table is added
+        if meta.tensors.get("position_embd") is not None:
+            raise ConfigError("gguf", f"{meta.source} adds a learned position table (position_embd) and no ALiBi; "
+                              "pecli does not read learned tables from GGUF files")
+        return LayerGroup(NOPE, tuple(range(layers)), None, tuple(meta.read), tuple(meta.defaulted),
+                          f"{meta.key('attention.max_alibi_bias')} 0: llama.cpp applies no ALiBi (use_alibi needs a "
+                          "positive maximum bias) and the file has no position table: no position signal")
     if bias != 8.0:
         raise ConfigError("gguf", f"{meta.key('attention.max_alibi_bias')} is {bias:g} in {meta.source}; pecli's alibi "
                           "has the paper's slopes (maximum bias 8) only")
@@ -323,17 +363,34 @@ def _rope_groups(meta: Metadata, arch: Arch, layers: int) -> list[LayerGroup]:
     common_read = list(meta.read)
     full, full_read, full_defaulted = _scoped(meta, common_read, lambda: _rope_options(meta, arch, sliding=False))
     if not arch.swa_every:
-        return [LayerGroup("all", tuple(range(layers)), full, full_read, full_defaulted, _note(arch, full))]
+        groups = [LayerGroup("all", tuple(range(layers)), full, full_read, full_defaulted, _note(arch, full))]
+        return _without_rope(groups, arch, layers, common_read)
     every = meta.count("attention.sliding_window_pattern", arch.swa_every)
     slide = [i for i in range(layers) if i % every < every - 1]
     attend = [i for i in range(layers) if i % every == every - 1]
     sliding, slide_read, slide_defaulted = _scoped(meta, common_read, lambda: _rope_options(meta, arch, sliding=True))
+    if arch.rope_on_sliding_only:
+        return [LayerGroup("sliding_attention", tuple(slide), sliding, slide_read, slide_defaulted, _note(arch, sliding)),
+                LayerGroup(NOPE, tuple(attend), None, tuple(common_read), (),
+                           "llama.cpp rotates q and k in the sliding-window layers only: no RoPE here")]
     if sliding == full:
-        return [LayerGroup("sliding_attention+full_attention", tuple(range(layers)), full, full_read + slide_read,
-                           full_defaulted, _note(arch, full))]
+        groups = [LayerGroup("sliding_attention+full_attention", tuple(range(layers)), full, full_read + slide_read,
+                             full_defaulted, _note(arch, full))]
+        return _without_rope(groups, arch, layers, common_read)
     groups = [LayerGroup("sliding_attention", tuple(slide), sliding, slide_read, slide_defaulted, _note(arch, sliding)),
               LayerGroup("full_attention", tuple(attend), full, full_read, full_defaulted, _note(arch, full))]
-    return sorted(groups, key=lambda g: g.layers[:1])
+    return _without_rope(sorted(groups, key=lambda g: g.layers[:1]), arch, layers, common_read)
+
+
+def _without_rope(groups: list[LayerGroup], arch: Arch, layers: int, read: list[str]) -> list[LayerGroup]:
+    """``groups`` with the layers llama.cpp runs without RoPE (``n_no_rope_layer_step``) in a group of their own."""
+    if not arch.nope_every:
+        return groups
+    nope = {i for i in range(layers) if (i + 1) % arch.nope_every == 0}
+    kept = [dataclasses.replace(g, layers=tuple(i for i in g.layers if i not in nope)) for g in groups]
+    return [g for g in kept if g.layers] + [LayerGroup(
+        NOPE, tuple(sorted(nope)), None, tuple(read), (),
+        f"llama.cpp's n_no_rope_layer_step {arch.nope_every}: no RoPE on layer i when (i + 1) % {arch.nope_every} == 0")]
 
 
 def _scoped(meta: Metadata, common: list[str], read: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], tuple, tuple]:
@@ -502,7 +559,8 @@ def _named_scaling(rope: LlamaCppRope) -> dict[str, Any] | None:
         return options if s == 1.0 else {**options, "rope_scaling": {"rope_type": "linear", "factor": s}}
     if rope.ext_factor != 1.0:
         return None
-    return {**options, "rope_scaling": {
+    note = "ggml rounds YaRN's correction range to whole pairs (ggml_rope_yarn_corr_dims: floor, ceil), as transformers' truncate: true"
+    return {**options, "_note": "; ".join(filter(None, (options.get("_note"), note))), "rope_scaling": {
         "rope_type": "yarn", "factor": s, "original_max_position_embeddings": rope.original,
         "beta_fast": rope.beta_fast, "beta_slow": rope.beta_slow, "attention_factor": rope.attention}}
 

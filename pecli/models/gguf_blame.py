@@ -22,8 +22,9 @@ a key whose model value is not known here (a LongRoPE file's scaling type, the h
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -71,7 +72,46 @@ def diff_gguf(path: str, reference: PositionPlan, source: str | None = None):
                     new_types[name] = _TYPES[type(trial.model_value)]
         return plan_of_metadata(new_values, new_tensors, source, new_types)
 
-    return blamed(found, trials, plan_with)
+    return blamed(found, *with_engine_trials(reference, trials, plan_with))
+
+
+def with_engine_trials(reference: PositionPlan, trials: list[Trial], plan_with: Callable) -> tuple[list[Trial], Callable]:
+    """``trials`` and ``plan_with`` with llama.cpp's own departures from the model added as trials of
+    their own (:func:`yarn_rounding_trial`), so that a difference no key or flag explains is put on them."""
+    rounding = yarn_rounding_trial(reference)
+    if rounding is None:
+        return trials, plan_with
+    return [*trials, rounding], lambda chosen: unrounded_where_chosen(
+        plan_with([t for t in chosen if t is not rounding]), rounding in chosen)
+
+
+#: How a difference caused by llama.cpp itself, not by a key of the file, is named.
+YARN_ROUNDING = "ggml_rope_yarn_corr_dims (llama.cpp always rounds YaRN's correction range: floor, ceil)"
+
+
+def yarn_rounding_trial(reference: PositionPlan) -> Trial | None:
+    """The engine's own departure tried as one more setting: ggml's YaRN correction range is always
+    rounded to whole pairs (``ggml_rope_yarn_corr_dims``: ``floor`` of the low end, ``ceil`` of the high),
+    where transformers' ``truncate: false`` (gpt-oss) keeps the fractional range. None when the model's
+    YaRN rounds too (no ``truncate: false``): then llama.cpp and the model agree."""
+    full = _full_group(reference)
+    block = (full.options.get("rope_scaling") or {}) if full is not None else {}
+    if (block.get("rope_type") or block.get("type")) != "yarn" or block.get("truncate", True):
+        return None
+    return Trial(YARN_ROUNDING, "rounded", f"{_hf_key(reference, 'rope.scaling.type')}.truncate", False)
+
+
+def unrounded_where_chosen(plan: PositionPlan, chosen: bool) -> PositionPlan:
+    """``plan`` with its YaRN groups' correction range left unrounded (``truncate: false``) when ``chosen``."""
+    if not chosen:
+        return plan
+    groups = []
+    for group in plan.groups:
+        block = (group.options or {}).get("rope_scaling") or {}
+        if (block.get("rope_type") or block.get("type")) == "yarn":
+            group = dataclasses.replace(group, options={**group.options, "rope_scaling": {**block, "truncate": False}})
+        groups.append(group)
+    return dataclasses.replace(plan, groups=tuple(groups))
 
 
 def gguf_trials(values: dict[str, Any], tensors: dict[str, np.ndarray], reference: PositionPlan, arch: str) -> list[Trial]:
@@ -185,4 +225,4 @@ def _words(value: Any) -> Any:
     return value if value is ABSENT else f"{np.asarray(value).size} factors"
 
 
-__all__ = ["converted_keys", "diff_gguf", "gguf_trials"]
+__all__ = ["YARN_ROUNDING", "converted_keys", "diff_gguf", "gguf_trials", "with_engine_trials", "yarn_rounding_trial"]

@@ -127,12 +127,18 @@ def frequency_effect(ours: np.ndarray, theirs: np.ndarray, original: int | None,
     for first, last, kind in runs[:3]:
         values = ratio[first:last + 1] if kind == "faster" else 1 / ratio[first:last + 1]
         low, high = float(np.min(values)), float(np.max(values))
-        size = f"{low:.3g}×" if high / low < 1.01 else f"{low:.3g}–{high:.3g}×"
+        size = f"{_factor(low)}×" if high / low < 1.01 else f"{_factor(low)}–{_factor(high)}×"
         pairs = f"pair {first}" if first == last else f"pairs {first}–{last}"
         parts.append(f"{pairs} rotate{'s' if first == last else ''} {size} {kind}")
     where = f" past {original:,}" if original and not context else f" at a context of {context:,}" if context else ""
     more = f" (and {len(runs) - 3} more runs)" if len(runs) > 3 else ""
     return "; ".join(parts) + where + more
+
+
+def _factor(value: float) -> str:
+    """A ratio in three figures, or four where three would round it to 1 (``1.004``, not ``1``)."""
+    text = f"{value:.3g}"
+    return f"{value:.4g}" if text == "1" else text
 
 
 def _close(x: float, y: float) -> bool:

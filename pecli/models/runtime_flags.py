@@ -294,6 +294,10 @@ def runtime_plan(model: PositionPlan, runtime: str, args: str) -> PositionPlan:
 
 def flags_plan(model: PositionPlan, flags: Mapping[str, Any], label: str) -> PositionPlan:
     """The plan llama.cpp runs for ``model`` under ``flags`` (checked, typed), its source named by ``label``."""
+    from pecli.models.gguf import NOT_RUN, NOT_RUN_MODEL_TYPES
+
+    if model.model_type in NOT_RUN_MODEL_TYPES:
+        raise ConfigError("runtime", NOT_RUN[NOT_RUN_MODEL_TYPES[model.model_type]])
     args = label
     made = [_group(part, dict(flags), model.model_type) for group in model.groups for part in _by_window(group)]
     groups = tuple(group for group, _ in made)
