@@ -57,22 +57,95 @@ def diff_gguf(path: str, reference: PositionPlan, source: str | None = None):
     trials = gguf_trials(values, tensors, reference, str(arch))
 
     def plan_with(chosen: Sequence[Trial]) -> PositionPlan:
-        new_values, new_tensors, new_types = dict(values), dict(tensors), dict(types)
-        for trial in chosen:
-            name = trial.key.removesuffix(" (tensor)")
-            if trial.key.endswith(" (tensor)"):
-                target = new_tensors
-            else:
-                target = new_values
-            if trial.model_value is ABSENT:
-                target.pop(name, None)
-            else:
-                target[name] = trial.model_value
-                if target is new_values:
-                    new_types[name] = _TYPES[type(trial.model_value)]
+        new_values, new_tensors, new_types = _with_values(values, tensors, types, chosen)
         return plan_of_metadata(new_values, new_tensors, source, new_types)
 
     return blamed(found, *with_engine_trials(reference, trials, plan_with))
+
+
+#: The file's key each llama.cpp flag stands in for (``llama_context``'s constructor: an unset flag takes it).
+FLAG_KEYS = {"--rope-scaling": "rope.scaling.type", "--rope-scale": "rope.scaling.factor",
+             "--rope-freq-scale": "rope.scaling.factor", "--rope-freq-base": "rope.freq_base",
+             "--yarn-orig-ctx": "rope.scaling.original_context_length", "--yarn-ext-factor": "rope.scaling.yarn_ext_factor",
+             "--yarn-attn-factor": "rope.scaling.yarn_attn_factor", "--yarn-beta-fast": "rope.scaling.yarn_beta_fast",
+             "--yarn-beta-slow": "rope.scaling.yarn_beta_slow", "--ctx-size": "context_length"}
+
+
+def diff_gguf_flags(path: str, args: str, reference: PositionPlan | None):
+    """llama.cpp's ``args`` on top of the GGUF file at ``path`` (:func:`pecli.models.gguf.plan_under_flags`),
+    against ``reference`` (the model's config), or against the file as it is without the flags (None);
+    each difference blamed on the flag that, left out, explains it, or on llama.cpp's own departures."""
+    from pecli.models.gguf import plan_of_metadata, plan_under_flags, read_gguf_metadata
+    from pecli.models.plan_diff import diff_plans
+    from pecli.models.runtime_flags import parse_flags
+
+    flags = parse_flags(args)
+    values, tensors, types = read_gguf_metadata(path)
+
+    def under(given: dict[str, Any]) -> PositionPlan:
+        return plan_under_flags(values, tensors, path, types, given, args)
+
+    found = diff_plans(under(flags), reference or plan_of_metadata(values, tensors, path, types), "runtime",
+                       "gguf" if reference is None else "hf")
+    if reference is None:
+        arch = values.get("general.architecture")
+        trials = [Trial(flag, value, f"{arch}.{FLAG_KEYS[flag]}", values.get(f"{arch}.{FLAG_KEYS[flag]}", ABSENT),
+                        positional=flag == "--rope-freq-base") for flag, value in flags.items()]
+
+        def plan_with(chosen: Sequence[Trial]) -> PositionPlan:
+            dropped = {t.key for t in chosen}
+            return under({f: v for f, v in flags.items() if f not in dropped})
+    else:
+        from pecli.models.runtime_flags import flag_trials
+
+        trials, plan_with = flag_trials(reference, flags, under)
+    reference = found.reference
+    return blamed(found, *with_engine_trials(reference, trials, plan_with))
+
+
+def diff_two_gguf(first: str, second: str):
+    """The GGUF file ``second`` against ``first`` (the reference), group by group; each difference blamed on
+    the key of ``second`` that, set alone to ``first``'s value (or left out where ``first`` has none),
+    explains it."""
+    from pecli.models.gguf import plan_of_metadata, read_gguf_metadata
+    from pecli.models.plan_diff import diff_plans
+
+    ref_values, ref_tensors, ref_types = read_gguf_metadata(first)
+    values, tensors, types = read_gguf_metadata(second)
+    reference = plan_of_metadata(ref_values, ref_tensors, first, ref_types)
+    found = diff_plans(plan_of_metadata(values, tensors, second, types), reference, "second", "first")
+    if found.same or values.get("general.architecture") != ref_values.get("general.architecture"):
+        return found
+    arch = str(values["general.architecture"])
+    names = sorted({k for k in (*values, *ref_values) if k.startswith(f"{arch}.") and ("rope" in k or k.endswith(
+        ("context_length", "key_length", "max_alibi_bias", "sliding_window_pattern")))})
+    trials = [Trial(k, values.get(k, ABSENT), k, ref_values.get(k, ABSENT), positional=k.endswith(POSITIONAL_SUFFIXES))
+              for k in names if not _same(values.get(k, ABSENT), ref_values.get(k, ABSENT))]
+    trials += [Trial(f"{t} (tensor)", _words(tensors.get(t, ABSENT)), f"{t} (tensor)", ref_tensors.get(t, ABSENT))
+               for t in TENSORS if not _same(tensors.get(t, ABSENT), ref_tensors.get(t, ABSENT))
+               and not (tensors.get(t) is None and ref_tensors.get(t) is None)]
+
+    def plan_with(chosen: Sequence[Trial]) -> PositionPlan:
+        new_values, new_tensors, new_types = _with_values(values, tensors, types, chosen)
+        return plan_of_metadata(new_values, new_tensors, second, new_types)
+
+    return blamed(found, trials, plan_with)
+
+
+def _with_values(values: dict, tensors: dict, types: dict, chosen: Sequence[Trial]):
+    """The metadata with every chosen trial's key at its model value (or left out); the types as the converter writes."""
+    new_values, new_tensors, new_types = dict(values), dict(tensors), dict(types)
+    for trial in chosen:
+        is_tensor = trial.key.endswith(" (tensor)")
+        name = trial.key.removesuffix(" (tensor)")
+        target = new_tensors if is_tensor else new_values
+        if trial.model_value is ABSENT:
+            target.pop(name, None)
+        else:
+            target[name] = trial.model_value
+            if not is_tensor:
+                new_types[name] = _TYPES.get(type(trial.model_value), new_types.get(name, "FLOAT32"))
+    return new_values, new_tensors, new_types
 
 
 def with_engine_trials(reference: PositionPlan, trials: list[Trial], plan_with: Callable) -> tuple[list[Trial], Callable]:
@@ -225,4 +298,4 @@ def _words(value: Any) -> Any:
     return value if value is ABSENT else f"{np.asarray(value).size} factors"
 
 
-__all__ = ["YARN_ROUNDING", "converted_keys", "diff_gguf", "gguf_trials", "with_engine_trials", "yarn_rounding_trial"]
+__all__ = ["YARN_ROUNDING", "converted_keys", "diff_gguf", "diff_gguf_flags", "diff_two_gguf", "gguf_trials", "with_engine_trials", "yarn_rounding_trial"]

@@ -74,7 +74,8 @@ class TrainedRope:
 
     ``ext_factor`` is negative when the file does not set it; ``factors`` are the ``rope_freqs`` divisors;
     ``yarn_attn_factor`` and ``log_multiplier`` are YaRN's keys of the file (``rope.scaling.yarn_attn_factor``,
-    ``rope.scaling.yarn_log_multiplier``), ``deepseek`` whether it is of DeepSeek's architecture.
+    ``rope.scaling.yarn_log_multiplier``), ``deepseek`` whether it is of DeepSeek's architecture, ``attn_factor``
+    the file's ``rope.scaling.attn_factor`` (``hparams.rope_attn_factor``, on cos and sin whatever the flags).
     """
 
     scaling_type: str
@@ -89,6 +90,7 @@ class TrainedRope:
     yarn_attn_factor: float = 1.0
     log_multiplier: float = 0.0
     deepseek: bool = False
+    attn_factor: float = 1.0
 
 
 def parse_flags(args: str) -> dict[str, Any]:
@@ -259,7 +261,8 @@ def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int, *
     ext = ext if ext >= 0 else (1.0 if kind == "yarn" else 0.0)
     beta_fast = flags.get("--yarn-beta-fast", -1.0)
     beta_slow = flags.get("--yarn-beta-slow", -1.0)
-    attention = cos_sin_factor(scale, ext, yarn_attn_factor=flags.get("--yarn-attn-factor", trained.yarn_attn_factor),
+    attention = cos_sin_factor(scale, ext, attn_factor=trained.attn_factor,
+                               yarn_attn_factor=flags.get("--yarn-attn-factor", trained.yarn_attn_factor),
                                log_multiplier=trained.log_multiplier, deepseek=trained.deepseek)
     return LlamaCppRope(int(rotated_dim), float(base), float(scale), float(ext), int(original),
                         beta_fast if beta_fast >= 0 else trained.beta_fast, beta_slow if beta_slow >= 0 else trained.beta_slow,
@@ -306,9 +309,12 @@ def flags_plan(model: PositionPlan, flags: Mapping[str, Any], label: str) -> Pos
     return PositionPlan(f"llama.cpp {args}{seen}", model.model_type, "llama.cpp flags", model.num_layers, groups)
 
 
-def flag_trials(model: PositionPlan, flags: Mapping[str, Any]) -> tuple[list, Callable]:
-    """The trials of :func:`pecli.models.blame.blamed` for llama.cpp's ``flags`` over ``model``: each flag
-    left out (llama.cpp then takes the file's value, which for a faithful conversion is the model's)."""
+def flag_trials(model: PositionPlan, flags: Mapping[str, Any], run: Callable[[dict], PositionPlan] | None = None
+                ) -> tuple[list, Callable]:
+    """The trials of :func:`pecli.models.blame.blamed` for llama.cpp's ``flags`` over ``model``: each flag set
+    to the model's own value (:func:`model_flag_values`), or left out where the model has none to give
+    (llama.cpp then takes the file's value, which for a faithful conversion is the model's). ``run(flags)``
+    is the plan llama.cpp runs under other flags (default: over the model's converted file)."""
     from pecli.models.blame import Trial
     from pecli.models.differences import _key
     from pecli.models.rope_facts import scaling_text
@@ -316,23 +322,53 @@ def flag_trials(model: PositionPlan, flags: Mapping[str, Any]) -> tuple[list, Ca
     group = next((g for g in model.groups if g.options and g.scheme == "rope" and not g.windowed), None)
     if group is None:
         return [], lambda chosen: model
+    own = model_flag_values(group)
     trials = []
     for flag, value in flags.items():
         if flag == "--rope-freq-base":
             model_key = _key(group, ("rope_theta", "rotary_emb_base", "rope_parameters")) or "rope_theta"
-            model_value = float(group.options.get("base", 10000.0))
         elif flag == "--ctx-size":
-            model_key, model_value = "max_position_embeddings", group.options.get("max_position_embeddings")
+            model_key = "max_position_embeddings"
         else:
             model_key = _key(group, ("rope_scaling", "rope_parameters")) or "rope_scaling"
-            model_value = scaling_text(group.options)
-        trials.append(Trial(flag, value, model_key, model_value, positional=flag == "--rope-freq-base"))
+        shown = own.get(flag)
+        trials.append(Trial(flag, value, model_key, scaling_text(group.options) if shown is None else shown,
+                            positional=flag == "--rope-freq-base"))
+    run = run or (lambda given: flags_plan(model, given, ""))
 
     def plan_with(chosen) -> PositionPlan:
-        dropped = {t.key for t in chosen}
-        return flags_plan(model, {f: v for f, v in flags.items() if f not in dropped}, "")
+        given = dict(flags)
+        for trial in chosen:
+            if own.get(trial.key) is None:
+                given.pop(trial.key, None)
+            else:
+                given[trial.key] = own[trial.key]
+        return run(given)
 
     return trials, plan_with
+
+
+def model_flag_values(group: LayerGroup) -> dict[str, Any]:
+    """The value each flag would have to say what the model's config says (its base, its linear or yarn
+    factor and original context, its context); a flag the model has no value for is left out."""
+    options = group.options or {}
+    block = options.get("rope_scaling") or {}
+    kind = str(block.get("rope_type") or block.get("type") or "default")
+    own: dict[str, Any] = {"--rope-freq-base": float(options.get("base", 10000.0))}
+    if options.get("max_position_embeddings"):
+        own["--ctx-size"] = int(options["max_position_embeddings"])
+    if kind in ("default", "none"):
+        own.update({"--rope-scaling": "none", "--rope-scale": 1.0, "--rope-freq-scale": 1.0})
+    elif kind in ("linear", "yarn") and block.get("factor"):
+        factor = float(block["factor"])
+        own.update({"--rope-scaling": kind, "--rope-scale": factor, "--rope-freq-scale": 1.0 / factor})
+        if kind == "yarn":
+            own["--yarn-orig-ctx"] = int(block.get("original_max_position_embeddings") or own.get("--ctx-size") or 0) or None
+            for flag, key in (("--yarn-beta-fast", "beta_fast"), ("--yarn-beta-slow", "beta_slow"),
+                              ("--yarn-ext-factor", "extrapolation_factor")):
+                if block.get(key) is not None:
+                    own[flag] = float(block[key])
+    return {flag: value for flag, value in own.items() if value is not None}
 
 
 def _by_window(group: LayerGroup) -> tuple[LayerGroup, ...]:
