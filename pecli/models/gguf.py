@@ -315,6 +315,8 @@ def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
     if layers is None:  # llama.cpp's load_hparams requires it too
         raise ConfigError("gguf", f"{source} has no {meta.key('block_count')}: the number of layers is unknown")
     check_layer_count(meta.key("block_count"), layers, source, "gguf")
+    if meta.count("context_length") is None:  # load_hparams: get_key(LLM_KV_CONTEXT_LENGTH, n_ctx_train), required
+        raise ConfigError("gguf", f"{source} has no {meta.key('context_length')}: llama.cpp's loader requires it")
     if arch.rope == "alibi":
         groups = [_alibi_group(meta, arch, layers)]
     else:
