@@ -49,6 +49,8 @@ class Trial:
     positional :
         The setting acts at every position (a base, the rotated components), not only past the
         pre-training length (a scaling).
+    shown :
+        How the model's value is said, where not as ``model_value`` itself (a tensor's factors).
     """
 
     key: str
@@ -56,6 +58,7 @@ class Trial:
     model_key: str
     model_value: Any
     positional: bool = False
+    shown: Any = None
 
 
 def blamed(found, trials: Sequence[Trial], plan_with: Callable[[Sequence[Trial]], PositionPlan]):
@@ -120,6 +123,9 @@ def _rewritten(difference: Difference, culprits: list[Trial]) -> Difference:
             return "absent"
         return f"{found.size} factors" if hasattr(found, "size") and hasattr(found, "shape") else found
 
+    def model(trial: Trial) -> Any:
+        return value(trial.model_value) if trial.shown is None else trial.shown
+
     what = difference.what
     if FAMILIES.get(what) == "frequencies":
         what = "base" if all("base" in t.key for t in culprits) else "frequencies"
@@ -130,7 +136,7 @@ def _rewritten(difference: Difference, culprits: list[Trial]) -> Difference:
     return Difference(what, difference.layers, ", ".join(t.key for t in culprits),
                       ", ".join(dict.fromkeys(t.model_key for t in culprits)),
                       value(culprits[0].value) if one else [value(t.value) for t in culprits],
-                      value(culprits[0].model_value) if one else [value(t.model_value) for t in culprits], effect)
+                      model(culprits[0]) if one else [model(t) for t in culprits], effect)
 
 
 __all__ = ["ABSENT", "Trial", "blamed"]

@@ -197,10 +197,13 @@ def gguf_trials(values: dict[str, Any], tensors: dict[str, np.ndarray], referenc
         value = values.get(name, ABSENT)
         if not _same(value, model):
             trials.append(Trial(name, value, _hf_key(reference, suffix), model, positional=suffix in POSITIONAL_SUFFIXES))
+    from pecli.models.rope_facts import scaling_text
+
     for name, model in factor_tensors.items():
         value = tensors.get(name, ABSENT)
         if not _same(value, model):
-            trials.append(Trial(f"{name} (tensor)", _words(value), _hf_key(reference, name), model))
+            shown = "absent" if model is ABSENT else f"{scaling_text(full.options)}, written as {model.size} {name} factors"
+            trials.append(Trial(f"{name} (tensor)", _words(value), _hf_key(reference, name), model, shown=shown))
     return trials if full is not None else []
 
 
