@@ -301,4 +301,5 @@ def _words(value: Any) -> Any:
     return value if value is ABSENT else f"{np.asarray(value).size} factors"
 
 
-__all__ = ["YARN_ROUNDING", "converted_keys", "diff_gguf", "diff_gguf_flags", "diff_two_gguf", "gguf_trials", "with_engine_trials", "yarn_rounding_trial"]
+__all__ = ["YARN_ROUNDING", "converted_keys", "diff_gguf", "diff_gguf_flags", "diff_two_gguf", "gguf_trials",
+           "with_engine_trials", "yarn_rounding_trial"]
