@@ -159,3 +159,28 @@ def test_gpt_oss_on_llama_cpp_flags_names_the_rounding_too(invoke, tmp_path):
     assert differences and all("ggml_rope_yarn_corr_dims" in d["runtime_key"] for d in differences)
     ratio = ggml_yarn_inv_freq(150000.0, 64, 32.0, 4096, True) / ggml_yarn_inv_freq(150000.0, 64, 32.0, 4096, False)
     assert f"1.02–{ratio[17]:.3g}× faster" in differences[0]["effect"]
+
+
+def llama4_keys(config: dict) -> dict:
+    return {**base_keys(config, 128), "attention.key_length": 128, "rope.freq_base": 500000.0}
+
+
+def test_llama4_skips_rope_on_every_fourth_layer(invoke, tmp_path):
+    # llm_build_llama_iswa: use_rope = (il + 1) % n_no_rope_layer_step != 0, step 4 (llama-hparams.h's default):
+    # layers 3, 7, …, 47 apply no RoPE, as the config's no_rope_layers say
+    config = fixture_config("llama4_text")
+    path = write_gguf(tmp_path / "llama4.gguf", "llama4", llama4_keys(config))
+    groups = plan_groups(invoke, path)
+    assert groups["nope"]["layers"] == list(range(3, 48, 4))
+    assert invoke("diff", "--hf-config", config_file(tmp_path, config), "--gguf", path).exit_code == 0
+    # the RoPE layers are all chunked: llama.cpp keeps their trained base whatever --rope-freq-base says
+    assert invoke("diff", "--gguf", path, "--runtime", "llama.cpp", "--args", "--rope-freq-base 10000").exit_code == 0
+
+
+def test_llama4_with_its_windows_off_rotates_all_but_its_last_layer(invoke, tmp_path):
+    # attention.sliding_window 0: swa_type NONE and n_no_rope_layer_step = n_layer; (il + 1) % 48 == 0 for il = 47
+    config = fixture_config("llama4_text")
+    path = write_gguf(tmp_path / "llama4.gguf", "llama4", {**llama4_keys(config), "attention.sliding_window": 0})
+    groups = plan_groups(invoke, path)
+    assert groups["nope"]["layers"] == [47]
+    assert "last layer" in groups["nope"]["note"]

@@ -91,6 +91,10 @@ class Arch:
     rope_on_sliding_only : bool
         The graph rotates q and k in its sliding-window layers only (Cohere 2's ``build_cohere2``: ``if
         (is_swa)`` around ``ggml_rope_ext``); its full-attention layers apply no position signal.
+    window_zero_disables : bool
+        ``attention.sliding_window`` 0 turns the windows off and sets ``n_no_rope_layer_step`` to the layer
+        count (Llama 4's ``load_hparams``; its graph, ``llm_build_llama_iswa``, then skips RoPE on the last
+        layer only, ``(il + 1) % n_layer == 0``).
     """
 
     model_type: str
@@ -101,6 +105,7 @@ class Arch:
     fixed_alibi_bias: float | None = None
     nope_every: int = 0
     rope_on_sliding_only: bool = False
+    window_zero_disables: bool = False
 
     @property
     def layout(self) -> str:
@@ -120,7 +125,9 @@ ARCHS: dict[str, Arch] = {
     "llama": Arch("llama", "norm", permuted=True), "granite": Arch("granite", "norm", permuted=True),
     "internlm2": Arch("internlm2", "norm", permuted=True), "olmo": Arch("olmo", "norm", permuted=True),
     "deepseek2": Arch("deepseek_v3", "norm"), "command-r": Arch("cohere", "norm"),
-    "llama4": Arch("llama4", "norm"),
+    # Llama 4: set_swa_pattern(4) chunked layers, n_no_rope_layer_step 4 (llama-hparams.h's default;
+    # llm_build_llama_iswa: use_rope = (il + 1) % step != 0), the chunked layers keep their trained RoPE
+    "llama4": Arch("llama4", "norm", swa_every=4, nope_every=4, window_zero_disables=True),
     # GLM-4: NORM (llama_model_rope_type, without M-RoPE) on weights Glm4Model leaves in place; it writes
     # rope.dimension_count = head_dim × partial_rotary_factor (0.5): half the head rotates
     "glm4": Arch("glm4", "norm"),
@@ -321,7 +328,7 @@ def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
         groups = [_alibi_group(meta, arch, layers)]
     else:
         groups = [dataclasses.replace(group, attention_scale=_softmax_mscale(meta, arch, group))
-                  for group in _rope_groups(meta, arch, layers)]
+                  for group in _rope_groups(meta, effective_arch(arch, values, arch_name, layers), layers)]
     return PositionPlan(source, arch.model_type, f"GGUF ({arch_name}, as llama.cpp reads it)", layers, tuple(groups))
 
 
@@ -335,6 +342,14 @@ def _softmax_mscale(meta: Metadata, arch: Arch, group: LayerGroup) -> LogitScale
         return UNSCALED
     own = meta.number("rope.scaling.attn_factor", 1.0, note_default=False)
     return LogitScale((own * (1.0 + log_mul * math.log(float(factor)))) ** 2)
+
+
+def effective_arch(arch: Arch, values: dict[str, Any], arch_name: str, layers: int) -> Arch:
+    """``arch`` as this file makes it: Llama 4 with ``attention.sliding_window`` 0 has no windows and a
+    no-RoPE step of its layer count (see :class:`Arch`)."""
+    if arch.window_zero_disables and values.get(f"{arch_name}.attention.sliding_window", None) == 0:
+        return dataclasses.replace(arch, swa_every=0, nope_every=layers)
+    return arch
 
 
 def _alibi_group(meta: Metadata, arch: Arch, layers: int) -> LayerGroup:
@@ -392,7 +407,9 @@ def _without_rope(groups: list[LayerGroup], arch: Arch, layers: int, read: list[
     kept = [dataclasses.replace(g, layers=tuple(i for i in g.layers if i not in nope)) for g in groups]
     return [g for g in kept if g.layers] + [LayerGroup(
         NOPE, tuple(sorted(nope)), None, tuple(read), (),
-        f"llama.cpp's n_no_rope_layer_step {arch.nope_every}: no RoPE on layer i when (i + 1) % {arch.nope_every} == 0")]
+        f"llama.cpp's n_no_rope_layer_step {arch.nope_every}: no RoPE on layer i when (i + 1) % {arch.nope_every} == 0"
+        + (" (set to the layer count when the file turns windows off: its last layer only)"
+           if arch.nope_every == layers else ""))]
 
 
 def _scoped(meta: Metadata, common: list[str], read: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], tuple, tuple]:
@@ -536,7 +553,7 @@ def plan_under_flags(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
 
     plain = plan_of_metadata(values, tensors, source, types)
     arch_name = values["general.architecture"]
-    arch = ARCHS[arch_name]
+    arch = effective_arch(ARCHS[arch_name], values, arch_name, plain.num_layers)
     groups: list[LayerGroup] = []
     for group in plain.groups:
         if group.options is None or group.scheme != "rope":
