@@ -120,6 +120,20 @@ SOFTMAX_MSCALE_TYPES = frozenset({
 BETA_SCALED_TYPES = frozenset({"ministral3", "mistral4"})
 
 
+def attention_only_keys(model_type: Any, block: dict[str, Any] | None) -> tuple[str, ...]:
+    """The keys of a RoPE block that only the attention of ``model_type`` reads under the block's type:
+    ``mscale_all_dim`` in an MLA model's block of any type but yarn (whose frequencies read it too).
+    transformers logs them as unrecognised and its attention applies them (``yarn_apply_mscale``), so pecli
+    takes them into the logit scale and keeps them out of the frequencies."""
+    from pecli.schemes.rope_scaling import SCALINGS, HF_TYPE_ALIASES
+
+    if model_type not in SOFTMAX_MSCALE_TYPES or not isinstance(block, dict) or block.get("mscale_all_dim") is None:
+        return ()
+    kind = block.get("rope_type") or block.get("type") or "default"
+    record = SCALINGS.get(HF_TYPE_ALIASES.get(kind, kind)) if isinstance(kind, str) else None
+    return () if record is not None and "mscale_all_dim" in record.key_names else ("mscale_all_dim",)
+
+
 def attention_side(model_type: Any, block: dict[str, Any] | None) -> LogitScale:
     """The factor a model's attention module applies because of its RoPE block (not cos/sin's)."""
     block = block or {}
