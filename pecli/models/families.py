@@ -24,7 +24,9 @@ from typing import Any, Callable, Mapping
 from pecli.errors import ConfigError
 from pecli.models.class_defaults import FILLED, MOVED, UNDERIVED, derived_value, record_of, versions, with_class_defaults
 from pecli.models.partial import effective_fraction
-from pecli.models.logit_scale import BETA_SCALED_TYPES, UNSCALED, LogitScale, attention_only_keys, attention_side
+from pecli.models.logit_scale import (
+    BETA_SCALED_TYPES, UNSCALED, LogitScale, attention_only_keys, attention_side, softmax_scale,
+)
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
 from pecli.numbers import integer, number
 from pecli.params import excerpt
@@ -1079,8 +1081,9 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
             keys.get(key)
             keys.warn(f"{key} {excerpt(keys.data[key])} is in the config, and the model's code in transformers does not "
                       "read it: neither does pecli")
+    softmax = softmax_scale(keys.data, text_type or model_type)
     groups = [dataclasses.replace(group, attention_scale=group_attention(keys, family, text_type or model_type, group),
-                                  window=group_window(keys, group)) for group in groups]
+                                  window=group_window(keys, group), softmax=softmax) for group in groups]
     refuse_unread(keys, groups, model_type)
     if family is GENERIC:
         used = ", ".join(dict.fromkeys(k for g in groups for k in g.keys_read)) or "none"
