@@ -55,8 +55,7 @@ def test_titles_never_split_a_name_at_60_columns(monkeypatch, args):
 
 def test_check_says_a_warning_once(invoke):
     result = invoke("check", "all", "--scheme", "rope", "--dim", "64", "--length", "4096", "--train-length", "2048")
-    text = " ".join((result.stdout + result.stderr).split())
-    assert text.count("11 of 32 frequency pairs reach angles training never saw") == 1
+    assert (result.stdout + result.stderr).count("11 of 32") == 1  # in the reason; no warning line repeats it
     single = invoke("check", "extrapolation", "--scheme", "rope", "--dim", "64", "--length", "4096", "-T", "2048")
     assert " ".join(single.stdout.split()).count("11 of 32 frequency pairs") == 1
 
@@ -82,8 +81,8 @@ def test_a_bias_beside_dot_products_gets_its_own_axis():
     axes = figure.add_subplot()
     drawing = draw_dot_distance(axes, [rope, alibi], 512)
     twins = [a for a in figure.axes if a is not axes]
-    assert len(twins) == 1  # alibi's −slope·Δ reaches −256 while rope's score stays within ±16
-    assert twins[0].get_ylim()[0] < -200 and axes.get_ylim()[0] > -20
+    assert len(twins) == 1  # alibi's −slope·Δ reaches −128 while rope's score stays within ±16
+    assert twins[0].get_ylim()[0] < -100 and axes.get_ylim()[0] > -20  # heads 4: slopes down to 1/4, −128 at 511
     assert "right axis" in drawing.title and any("right-hand axis" in note for note in drawing.notes)
     assert "right axis: alibi" in twins[0].get_ylabel()
     assert len(axes.get_legend().get_texts()) == 2  # one legend for both axes
