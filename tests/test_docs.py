@@ -25,8 +25,8 @@ def page(name: str) -> str:
 
 #: The two quick-start commands: each works on its own on a fresh machine (the issue; .ci/run runs the second).
 QUICK_START = [
-    'python -m venv .venv && . .venv/bin/activate && pip install -e . && pecli encode',
-    'python -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest -n auto',
+    'python3 -m venv .venv && . .venv/bin/activate && pip install -e . && pecli encode',
+    'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest -n auto',
 ]
 
 #: The example commands of the foundation issue, documented on the page of `pecli encode`.
@@ -371,3 +371,15 @@ def test_a_page_read_off_the_site_says_where_its_generated_parts_live(path):
         assert "help(pecli.encode)" in text, path
     for match in re.finditer(r"\]\(contributing\.md\)", text):
         assert "CONTRIBUTING.md" in text[max(0, match.start() - 200): match.end() + 120], path
+
+
+def test_readmes_examples_write_nothing_into_the_checkout():
+    """A file an example writes goes outside the checkout (``/tmp``), so that trying README leaves no
+    untracked ``rope.npz`` or ``dot.png`` behind."""
+    for example in page_examples("README.md"):
+        if isinstance(example, tuple):
+            continue
+        words = example.words
+        for at, word in enumerate(words):
+            if word in ("--out", "-o"):
+                assert words[at + 1].startswith("/tmp/"), example.line

@@ -123,3 +123,15 @@ def test_results_print_as_short_summaries_outside_a_notebook():
     plan = repr(pecli.model_plan(ROOT / "sample_configs" / "hf" / "google--gemma-3-27b-it.json"))
     assert "sliding_attention" in plan and "full_attention" in plan and len(plan) < 1000
     assert "PositionPlan(" not in plan
+
+
+def test_a_yaml_key_typo_gets_a_did_you_mean_and_the_aliases_are_listed(invoke, tmp_path):
+    config = tmp_path / "rope.yaml"
+    config.write_text("scheme: rope\nrope_thetta: 500000\ndim: 64\n")
+    result = invoke("encode", "--config", config, "--length", "4")
+    assert result.exit_code == 2
+    line = result.stderr.strip()
+    assert line.startswith("pecli: error: rope_thetta: unknown key for scheme 'rope'; did you mean rope_theta?")
+    assert "base (or rope_theta)" in line and "dim (or head_dim)" in line and "rope_scaling (or rope_parameters)" in line
+    assert line.count("\n") == 0
+    assert invoke("encode", "--scheme", "rope", "--set", "rope_theta=5e5", "--length", "4", "-q").exit_code == 0
