@@ -81,8 +81,7 @@ def draw_dot_distance(
                 color, alpha = f"C{channel % 10}", 1.0
                 label = f"head {channel}" if channels > 1 else None
             curve = mean[channel, keep]
-            same = next((name for name, other in drawn_curves if other.shape == curve.shape
-                         and np.allclose(other, curve, rtol=1e-9, atol=1e-12 * max(1.0, float(np.abs(curve).max())))), None)
+            same = _equal_curve(drawn_curves, curve)
             if label is not None and same is not None:  # drawn on top of an equal curve: dashed, and said
                 label += f" (the same curve as {same})"
             drawn_curves.append((scheme.name if several else f"head {channel}", curve))
@@ -101,22 +100,8 @@ def draw_dot_distance(
         notes.append(f"{whose} carry the model's factor on each query besides cos and sin (its logit scale)")
     axes.axhline(0, color="0.7", linewidth=0.8)
     axes.set_xlabel("distance Δ (tokens)")
-    others = [s for s in schemes if not (split and s.has(Capability.BIAS))]
-    axes.set_ylabel(score_label(others) + (" (left axis)" if split else ""))
     axes.grid(True, alpha=0.3)
-    handles, labels = axes.get_legend_handles_labels()
-    if right is not None:
-        names = ", ".join(dict.fromkeys(s.name for s in biases))
-        right.set_ylabel(f"{score_label(biases)} (right axis: {names})")
-        more = right.get_legend_handles_labels()
-        handles, labels = handles + more[0], labels + more[1]
-        notes.append(f"{names} on the right-hand axis, on its own scale: a bias added to the logits, "
-                     "not a dot product of the encodings")
-    if right is not None:  # the left axes (and so the legend) above the right one's curves, not under them
-        axes.set_zorder(right.get_zorder() + 1)
-        axes.patch.set_visible(False)
-    if any(labels):
-        axes.legend(handles, labels, fontsize=8, framealpha=0.95)
+    notes += _label_axes(axes, right, schemes, biases)
     if band and not banded:
         notes.append("no band: the score does not vary with m at any distance (it depends on Δ only)")
     if sampled:
@@ -125,6 +110,33 @@ def draw_dot_distance(
     if right is not None:
         title += f"; {', '.join(dict.fromkeys(s.name for s in biases))} on the right axis"
     return Drawing(title, list(dict.fromkeys(notes)), schemes=list(schemes))
+
+
+def _equal_curve(drawn: list[tuple[str, np.ndarray]], curve: np.ndarray) -> str | None:
+    """The name of an earlier curve ``curve`` equals (it would hide it), or None."""
+    atol = 1e-12 * max(1.0, float(np.abs(curve).max()))
+    return next((name for name, other in drawn if other.shape == curve.shape
+                 and np.allclose(other, curve, rtol=1e-9, atol=atol)), None)
+
+
+def _label_axes(axes: "Axes", right: "Axes | None", schemes: Sequence[Scheme], biases: list[Scheme]) -> list[str]:
+    """The y labels, and one legend for both axes drawn above every curve; the note on the right axis."""
+    others = [s for s in schemes if not (right is not None and s.has(Capability.BIAS))]
+    axes.set_ylabel(score_label(others) + (" (left axis)" if right is not None else ""))
+    handles, labels = axes.get_legend_handles_labels()
+    notes = []
+    if right is not None:
+        names = ", ".join(dict.fromkeys(s.name for s in biases))
+        right.set_ylabel(f"{score_label(biases)} (right axis: {names})")
+        more = right.get_legend_handles_labels()
+        handles, labels = handles + more[0], labels + more[1]
+        notes.append(f"{names} on the right-hand axis, on its own scale: a bias added to the logits, "
+                     "not a dot product of the encodings")
+        axes.set_zorder(right.get_zorder() + 1)  # the left axes, and so the legend, above the right one's curves
+        axes.patch.set_visible(False)
+    if any(labels):
+        axes.legend(handles, labels, fontsize=8, framealpha=0.95)
+    return notes
 
 
 def _legend_label(scheme: Scheme, changes: dict[str, list]) -> str:
