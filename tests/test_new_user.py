@@ -71,6 +71,7 @@ def test_the_library_reads_a_gguf_plan_and_diffs_it(tmp_path):
     other = pecli.diff(config, dict(config, rope_theta=5e5))
     assert (other.candidate_name, other.reference_name) == ("new", "old")
     assert [(d.what, d.candidate_value, d.reference_value) for d in other.differences] == [("base", 5e5, 1e6)]
+    assert repr(found).startswith("<PlanDiff: gguf ") and repr(found).count("\n") == 2  # a line per difference
 
 
 def test_the_library_verifies_arrays_and_names_the_bug():

@@ -28,7 +28,7 @@ from pecli.models.plan import LayerGroup, PositionPlan, ranges_text
 from pecli.models.rope_facts import rope_differences
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PlanDiff:
     """The differences between a candidate plan and a reference plan; ``same`` when there are none."""
 
@@ -55,6 +55,14 @@ class PlanDiff:
         return [f"layers {d.layers}: {d.what}: {self.candidate_name} {d.candidate_key} = {_text(d.candidate_value)}, "
                 f"{self.reference_name} {d.reference_key} = {_text(d.reference_value)}: {d.effect}"
                 for d in self.differences]
+
+    def __repr__(self) -> str:
+        """The verdict and a line per difference (the plans themselves are fields)."""
+        head = (f"<PlanDiff: {self.candidate_name} {self.candidate.source} against {self.reference_name} "
+                f"{self.reference.source}: {'same' if self.same else f'{len(self.differences)} differences'}>")
+        return "\n".join([head, *(f"  {line}" for line in self.lines())])
+
+    __str__ = __repr__
 
 
 def diff_plans(candidate: PositionPlan, reference: PositionPlan, candidate_name: str = "gguf",
