@@ -59,7 +59,7 @@ class PlanDiff:
     def __repr__(self) -> str:
         """The verdict and a line per difference (the plans themselves are fields)."""
         head = (f"<PlanDiff: {self.candidate_name} {self.candidate.source} against {self.reference_name} "
-                f"{self.reference.source}: {'same' if self.same else f'{len(self.differences)} differences'}>")
+                f"{self.reference.source}: {'same' if self.same else f'{len(self.differences)} difference' + ('s' if len(self.differences) > 1 else '')}>")
         return "\n".join([head, *(f"  {line}" for line in self.lines())])
 
     __str__ = __repr__
