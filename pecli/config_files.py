@@ -53,6 +53,10 @@ def _construct_mapping(loader: Any, node: Any, deep: bool = False) -> dict[Any, 
     return loader.construct_mapping(node, deep=deep)
 
 
+class _LongInteger(Exception):
+    """An integer with more digits than Python converts (``sys.get_int_max_str_digits``): (line, digits)."""
+
+
 def _construct_int(loader: Any, node: Any) -> int:
     import yaml
 
@@ -62,7 +66,30 @@ def _construct_int(loader: Any, node: Any) -> int:
             "config", f"{text} at line {node.start_mark.line + 1} has a leading zero (YAML 1.1 reads it as octal); "
             "write it without the zero"
         )
+    digits = sum(char.isdigit() for char in str(text))
+    if digits > max_int_digits():
+        raise _LongInteger(node.start_mark.line + 1, digits)
     return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+
+def max_int_digits() -> int:
+    """The most digits an integer in a document may have: Python's own limit on converting a string to an
+    int (4,300 by default; 0 means none, and pecli keeps 4,300 then too)."""
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    return limit or 4300
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > max_int_digits():
+        raise _LongInteger(None, len(text.lstrip("-")))
+    return int(text)
+
+
+def _long_integer(key: str, where: str, error: _LongInteger) -> ConfigError:
+    line, digits = error.args
+    at = f" (line {line})" if line is not None else ""
+    return ConfigError(key, f"{where} holds an integer of {digits:,} digits{at}, more than the {max_int_digits():,} "
+                            "Python reads; no value pecli takes is that long")
 
 
 def _expanded_size(node: Any) -> int:
@@ -123,6 +150,8 @@ def parse_yaml(text: str, where: str) -> Any:
         return loader.construct_document(node)
     except RecursionError:
         raise ConfigError("config", f"{where} is nested too deeply") from None
+    except _LongInteger as error:
+        raise _long_integer("config", where, error) from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark is not None else ""
@@ -168,7 +197,9 @@ def read_json(path: str, key: str) -> Any:
         path = os.path.join(path, "config.json")
     text = read_text(path, key)
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_json_int)
+    except _LongInteger as error:
+        raise _long_integer(key, path, error) from None
     except RecursionError:
         raise ConfigError(key, f"{path} is nested too deeply") from None
     except ValueError as error:

@@ -282,6 +282,7 @@ def rope_options(
         # (setdefault) has it: with per-type blocks, each type keeps its own base.
         top = keys.get("rope_theta", "rotary_emb_base", default=DEFAULT_BASE if in_block.get("rope_theta") is None else None)
         options["base"] = in_block["rope_theta"] if in_block.get("rope_theta") is not None else top
+    warn_small_base(keys, options["base"])
     top_fraction = keys.get(*family.fraction_keys, default=family.fraction_default)
     fraction = in_block["partial_rotary_factor"] if in_block.get("partial_rotary_factor") is not None else top_fraction
     fraction, warning = effective_fraction(fraction, keys.data.get("model_type"),
@@ -335,6 +336,17 @@ def rope_options(
     return options
 
 
+def warn_small_base(keys: Keys, base: Any) -> None:
+    """A base of 1 or less, said on stderr: θ_i = base^(−2i/d) is then 1 for every pair (base 1: every
+    pair turns alike, one radian a token) or grows with i (below 1), so no pair has a wavelength longer than
+    2π tokens. transformers' RoPE validation reads no bound on ``rope_theta`` (its rotary module computes
+    1 / base^(2i/d) from any number), so pecli computes the model's numbers, and says what they are."""
+    if isinstance(base, (int, float)) and not isinstance(base, bool) and 0 < base <= 1:
+        alike = "every pair turns at frequency 1, all alike" if base == 1 else "the frequencies grow with the pair"
+        keys.warn(f"a RoPE base of {base:g} in {keys.source}: {alike}, so no pair's wavelength exceeds 2π tokens "
+                  "(transformers accepts it; so does pecli)")
+
+
 # -- RoPE: per layer ---------------------------------------------------------------------------------------
 def num_layers(keys: Keys) -> int | None:
     """The number of layers: its key, else the length of a per-layer list (``layer_types``, …)."""
@@ -353,9 +365,10 @@ def read_layer_types(keys: Keys, family: Family, count: int | None) -> list[str]
     if given is not None:
         if not isinstance(given, list) or not all(isinstance(t, str) for t in given):
             raise ConfigError("layer_types", f"must be a list of layer type names, got {excerpt(given)}")
-        if count is not None and len(given) < count:
-            raise ConfigError("layer_types", f"lists {len(given)} layers but num_hidden_layers is {count} in {keys.source}")
-        return given[:count] if count is not None else given
+        if count is not None and len(given) != count:  # transformers' validate_layer_type: one entry per layer
+            raise ConfigError("layer_types", f"lists {len(given):,} layers but num_hidden_layers is {count} in {keys.source}; "
+                              "it must give one type per layer (transformers refuses it too)")
+        return given
     if family.layer_types is not None and count is not None:
         return family.layer_types(keys, count)
     derived, differ = derived_value(keys.data, "layer_types")
@@ -596,10 +609,13 @@ def scaled_layers(keys: Keys, family: "Family", layer_type: str) -> dict[str, An
     return options
 
 
-def no_rope_layers(interval_default: int, empty_is_default: bool = False) -> Callable[[Keys, int], set[int]]:
+def no_rope_layers(interval_default: int, empty_is_default: bool = False,
+                   one_per_layer: bool = False) -> Callable[[Keys, int], set[int]]:
     """Layers whose entry of ``no_rope_layers`` is 0 (1: the layer uses RoPE — Llama 4, SmolLM3); by
     default every ``no_rope_layer_interval``-th layer (4). ``empty_is_default``: an empty list means the
-    default too (``Llama4TextConfig`` keeps the list only when it is truthy; Llama 4 Scout ships ``[]``)."""
+    default too (``Llama4TextConfig`` keeps the list only when it is truthy; Llama 4 Scout ships ``[]``).
+    ``one_per_layer``: a list longer than the layers is refused (Llama 4's class derives ``layer_types`` from
+    it, which ``validate_layer_type`` holds to ``num_hidden_layers``; SmolLM3's reads the first entries)."""
     def layers(keys: Keys, count: int) -> set[int]:
         flags = keys.get("no_rope_layers")
         if empty_is_default and flags == []:
@@ -609,7 +625,7 @@ def no_rope_layers(interval_default: int, empty_is_default: bool = False) -> Cal
         interval = int(keys.get("no_rope_layer_interval", default=interval_default, record_default=flags is None))
         if flags is None:
             return {i for i in range(count) if (i + 1) % interval == 0}
-        if not isinstance(flags, list) or len(flags) < count:
+        if not isinstance(flags, list) or len(flags) < count or (one_per_layer and len(flags) != count):
             raise ConfigError("no_rope_layers", f"must list a 0 or 1 for each of the num_hidden_layers {count} layers, got {excerpt(flags)}")
         return {i for i in range(count) if not flags[i]}
     return layers
@@ -799,7 +815,7 @@ def zamba2_layer_types(keys: Keys, count: int) -> list[str]:
             raise ConfigError("layers_block_type", f"is not in {keys.source} and its class derives it from "
                               f"{', '.join(differ) or 'its defaults'}: give layers_block_type in the config")
         keys.note_default("layers_block_type", given)
-    if not isinstance(given, list) or len(given) < count:
+    if not isinstance(given, list) or len(given) != count:  # transformers' validate_layer_type: one per layer
         raise ConfigError("layers_block_type", f"must list a block type for each of the {count} layers, got {excerpt(given)}")
     return [str(kind) for kind in given[:count]]
 
@@ -881,7 +897,7 @@ FAMILIES: tuple[Family, ...] = (
            keys_note="qk_rope_head_dim, rope_interleave, yarn mscale; apply_rotary_pos_emb_interleave",
            note="pairs (2i, 2i+1) of q_pe and k_pe; transformers de-interleaves them first and applies half-layout "
                 "cos/sin to the result: the same rotation, its output components in the order (0, 2, …, 1, 3, …)"),
-    Family("Llama 4", ("llama4", "llama4_text"), layout="interleaved", nope_layers=no_rope_layers(4, empty_is_default=True),
+    Family("Llama 4", ("llama4", "llama4_text"), layout="interleaved", nope_layers=no_rope_layers(4, empty_is_default=True, one_per_layer=True),
            attention=llama4_temperature,
            keys_note="no_rope_layers (0: NoPE layer), complex rotation"),
     Family("SmolLM3", ("smollm3",), nope_layers=no_rope_layers(4), keys_note="no_rope_layers (0: NoPE layer)"),
@@ -1136,6 +1152,7 @@ def mrope_options(keys: Keys, family: Family, block: dict[str, Any], vision: dic
     base = keys.get("rope_theta", default=block.get("rope_theta"), record_default=False)
     options: dict[str, Any] = {"scheme": "mrope", "dim": head_dim(keys, family),
                                "base": DEFAULT_BASE if base is None else base, "mrope_section": block["mrope_section"]}
+    warn_small_base(keys, options["base"])
     if block.get("mrope_interleaved") is not None:
         options["mrope_interleaved"] = block["mrope_interleaved"]
     if vision.get("spatial_merge_size") is not None:

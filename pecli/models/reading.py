@@ -57,12 +57,18 @@ def read_plan(path: str, scheme: str | None = None, source: str | None = None) -
 
 def plan_of_config(data: dict[str, Any], source: str, scheme: str | None = None) -> PositionPlan:
     """The position plan of a parsed ``config.json`` (``source``: how messages name it); its sizes are
-    checked before the plan lists its layers (:func:`pecli.models.limits.check_config_sizes`)."""
+    checked before the plan lists its layers (:func:`pecli.models.limits.check_config_sizes`), the kind
+    of each key it reads before it is read (:func:`pecli.models.key_types.check_config_types`), and every
+    group's scheme is built (:func:`check_plan_schemes`) before any door reads a group's numbers."""
     from pecli.models.families import plan_of
+    from pecli.models.key_types import check_config_types
     from pecli.models.limits import check_config_sizes
 
     check_config_sizes(data, source)
-    return plan_of(data, source, scheme)
+    check_config_types(data, source)
+    plan = plan_of(data, source, scheme)
+    check_plan_schemes(plan)
+    return plan
 
 
 def read_hf_config(path: str, scheme: str | None = None) -> dict[str, Any]:

@@ -67,6 +67,7 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import ConfigError
+from pecli.numbers import integer, number
 from pecli.params import Parameter, base_type, excerpt, type_word
 from pecli.schemes.frequencies import geometric_inv_freq
 
@@ -126,6 +127,11 @@ _IGNORED_HF_KEYS = frozenset({"rope_theta", "partial_rotary_factor", "finetuned"
 SCALING_GROUP = "RoPE scaling"
 
 
+#: The longest context a length key may state (rope's ``max_position_embeddings`` has the same bound), and
+#: the longest a scaling may reach (factor × original length).
+LONGEST_CONTEXT = 1 << 40
+
+
 def _key(*args: Any, **kwargs: Any) -> Parameter:
     return Parameter(*args, **kwargs, group=SCALING_GROUP)
 
@@ -133,7 +139,7 @@ def _key(*args: Any, **kwargs: Any) -> Parameter:
 FACTOR = _key("factor", float, None, "scaling factor s (context ratio)", minimum=1)
 ORIGINAL_LENGTH = _key(
     "original_max_position_embeddings", int, None, "the pre-training context length",
-    minimum=1, default_text="llama3: 8192; yarn, longrope: --max-position-embeddings",
+    minimum=1, maximum=LONGEST_CONTEXT, default_text="llama3: 8192; yarn, longrope: --max-position-embeddings",
 )
 BETA_FAST = _key("beta_fast", float, None, "yarn: rotations where extrapolation ends", exclusive_minimum=0,
                       default_text="32")
@@ -482,6 +488,7 @@ class RopeScaling:
             if self.values.get(key) is None:
                 raise ConfigError(key, f"required for rope_type {record.name!r}")
         checked = RopeScaling(record.name, **{key: record.key(key).coerce(value) for key, value in self.given})
+        _check_reach(checked, max_position_embeddings)
         if record.validate is not None:
             record.validate(checked, int(rotated_dim), max_position_embeddings)
         return checked
@@ -509,6 +516,16 @@ class RopeScaling:
         Source: HF ``_validate_{linear,dynamic,yarn,longrope,llama3}_rope_parameters`` (v4.4x and v5).
         """
         self.validated(rotated_dim=rotated_dim, max_position_embeddings=max_position_embeddings)
+
+
+def _check_reach(scaling: RopeScaling, max_position_embeddings: int | None) -> None:
+    """Refuse a factor that takes the original length (else the model's) past :data:`LONGEST_CONTEXT`."""
+    given = scaling.original_max_position_embeddings
+    original, key = (given, "original_max_position_embeddings") if given is not None else \
+        (max_position_embeddings, "max_position_embeddings")
+    if scaling.factor is not None and original is not None and not scaling.factor * original <= LONGEST_CONTEXT:
+        raise ConfigError("factor", f"{number(scaling.factor)} × {key} {integer(original)} reaches "
+                          f"{number(scaling.factor * original)} tokens, past the 2^40 any context may be")
 
 
 _MODEL_LENGTH = Parameter("max_position_embeddings", int, minimum=1)
