@@ -27,6 +27,7 @@ MAX_NODES = 100_000
 MAX_DEPTH = 64
 
 _LEADING_ZERO = re.compile(r"^[-+]?0[0-9_]+$")
+_EXPONENT_FLOAT = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$")
 
 
 @functools.cache
@@ -40,6 +41,9 @@ def _strict_loader() -> type:
 
     StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
     StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+    # YAML 1.1 wants a dot and a signed exponent in a float (1.0e+6): 1e6 and 1.5e3 would be strings, which
+    # a block (rope_scaling) then refuses as "not a number". Read them as YAML 1.2 and JSON do, as numbers.
+    StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+.0123456789"))
     return StrictLoader
 
 
