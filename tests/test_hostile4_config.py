@@ -177,9 +177,20 @@ def test_a_per_layer_type_block_that_is_not_a_mapping_is_refused(run_main, tmp_p
      "original_max_position_embeddings: must be <= 1099511627776"),
     ({"rope_scaling": {"rope_type": "linear", "factor": 1e200}}, "factor: 1e200 × max_position_embeddings 8192"),
     ({"rope_scaling": "yarn"}, "rope_scaling in c.json must be a mapping"),
+    ({"layer_types": ["sliding_attention"] * 6, "sliding_window": -5}, "sliding_window in c.json must be an integer from 0"),
+    ({"layer_types": ["chunked_attention"] * 6, "attention_chunk_size": 10**30}, "attention_chunk_size"),
+    ({"model_type": "llama4_text", "layer_types": ["full_attention"] * 6, "floor_scale": float("inf")},
+     "floor_scale in c.json must be a finite number"),
+    ({"model_type": "llama4_text", "layer_types": ["full_attention"] * 6, "attn_scale": float("nan")}, "attn_scale"),
+    ({"model_type": "ministral3", "rope_parameters": {"rope_type": "yarn", "factor": 4.0, "rope_theta": 1e6,
+      "original_max_position_embeddings": 4096, "llama_4_scaling_beta": "0.1"}}, "llama_4_scaling_beta in rope_parameters"),
+    ({"model_type": "x" * 100_000}, "at most 100 characters"),
+    ({"per_layer_config": {"9" * 5000: {"rope_theta": 1e5}}}, "per_layer_config: has '999"),
+    ({"thinker_config": {"text_config": "x"}, "model_type": "qwen2_5_omni"}, "text_config in thinker_config of c.json"),
 ])
 def test_others_like_them_in_the_same_door(run_main, tmp_path, extra, words):
     refused_everywhere(run_main, tmp_path, {**LLAMA, **extra}, *(words if isinstance(words, tuple) else (words,)))
+    assert len(run_main("inspect", "config", "--hf-config", "c.json").stderr) < 400  # values quoted as excerpts
 
 
 def test_an_integer_is_a_truth_value_as_llama4_scout_ships_it(run_main, tmp_path):

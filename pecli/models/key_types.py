@@ -38,8 +38,15 @@ RESERVED_PREFIX = "_pecli_"
 
 #: Lengths and sizes whose range the scheme checks (and names): an integer here.
 INTEGER_KEYS = ("max_position_embeddings", "n_positions", "original_max_position_embeddings", "seq_length",
-                "sliding_window", "attention_chunk_size", "relative_attention_num_buckets",
-                "relative_attention_max_distance", "spatial_merge_size")
+                "relative_attention_num_buckets", "relative_attention_max_distance", "spatial_merge_size")
+#: Attention windows, read by the family table itself: 0 to 2^40 tokens (0 and null: no window).
+WINDOW_KEYS = ("sliding_window", "attention_chunk_size")
+#: The longest window (as the longest context, :data:`pecli.schemes.rope_scaling.LONGEST_CONTEXT`).
+LONGEST_WINDOW = 1 << 40
+#: Numbers the family table reads into a logit scale itself, which no scheme checks: finite.
+FINITE_KEYS = ("llama_4_scaling_beta", "attn_scale", "floor_scale")
+#: The longest model_type read (the longest in transformers is under 40 characters).
+LONGEST_NAME = 100
 #: Counts and dimensions the family table reads itself, and layer patterns it divides by (layer i is full
 #: when (i + 1) % pattern == 0): an integer of at least 1.
 POSITIVE_KEYS = (
@@ -49,10 +56,10 @@ POSITIVE_KEYS = (
     "decoder_num_attention_heads", "sliding_window_pattern", "global_attn_every_n_layers", "no_rope_layer_interval",
 )
 NUMBER_KEYS = ("rope_theta", "rotary_emb_base", "rope_local_base_freq", "global_rope_theta", "local_rope_theta",
-               "partial_rotary_factor", "rotary_pct", "attn_scale", "floor_scale", "tokens_per_second")
+               "partial_rotary_factor", "rotary_pct", "tokens_per_second")
 BOOLEAN_KEYS = ("alibi", "rope_interleave", "use_logn_attn", "use_dynamic_ntk", "attn_temperature_tuning",
                 "use_mem_rope", "mrope_interleaved")
-STRING_KEYS = ("model_type", "position_embedding_type")
+STRING_KEYS = ("position_embedding_type",)
 STRING_LIST_KEYS = ("layer_types", "layers_block_type", "block_types")
 INTEGER_LIST_KEYS = ("no_rope_layers", "cross_attention_layers", "attn_layer_indices", "rope_scaling_layers")
 NUMBER_LIST_KEYS = ("layer_rope_theta",)
@@ -85,6 +92,10 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "integer": (_is_integer, "an integer"),
     "positive integer": (lambda v: _is_integer(v) and v >= 1, "a positive integer"),
     "number": (_is_number, "a number"),
+    "finite number": (lambda v: _is_number(v) and math.isfinite(v), "a finite number"),
+    "window": (lambda v: _is_integer(v) and 0 <= v <= LONGEST_WINDOW, "an integer from 0 to 2^40 (a number of tokens)"),
+    "name": (lambda v: isinstance(v, str) and len(v) <= LONGEST_NAME,
+             f"a string naming the model's config class (at most {LONGEST_NAME} characters)"),
     # an integer reads as its truth, as Python and transformers 4 read it (Llama 4 Scout ships
     # attn_temperature_tuning 4); a string does not ("false" would read as true)
     "boolean": (lambda v: isinstance(v, bool) or _is_integer(v), "true or false"),
@@ -97,6 +108,7 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
 #: The kind of each key.
 KIND_OF: dict[str, str] = {
     **{k: "integer" for k in INTEGER_KEYS}, **{k: "positive integer" for k in POSITIVE_KEYS}, **{k: "number" for k in NUMBER_KEYS},
+    **{k: "finite number" for k in FINITE_KEYS}, **{k: "window" for k in WINDOW_KEYS}, "model_type": "name",
     **{k: "boolean" for k in BOOLEAN_KEYS}, **{k: "string" for k in STRING_KEYS},
     **{k: "string list" for k in STRING_LIST_KEYS}, **{k: "integer list" for k in INTEGER_LIST_KEYS},
     **{k: "number list" for k in NUMBER_LIST_KEYS}, **{k: "mapping" for k in (*SUB_CONFIGS, *RULE_BLOCKS, "per_layer_config")},
@@ -137,8 +149,7 @@ def check_value(name: str, value: Any, path: tuple[str, ...], source: str) -> No
         return
     test, expected = KINDS[kind]
     if name == "model_type" and not test(value):
-        raise _refuse(name, path, source, "a string naming the model's config class", value,
-                      "; transformers' AutoConfig refuses it too")
+        raise _refuse(name, path, source, expected, value, "; transformers' AutoConfig refuses it too")
     if not test(value):
         raise _refuse(name, path, source, expected, value)
     if kind == "number" and isinstance(value, numbers.Integral):
