@@ -238,3 +238,50 @@ def test_the_library_refuses_the_same(extra):
 
     with pytest.raises(ConfigError):
         pecli.model_plan({**LLAMA, **extra})
+
+
+# -- every key pecli reads, every hostile value: a ConfigError or a plan whose numbers can be read ------------
+HOSTILE = [float("nan"), float("inf"), -1, 0, True, "x", "8", [1], {"a": 1}, 10**400, 1e308, "", None]
+BASES = {
+    "llama": {**LLAMA, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}},
+    "gemma3_text": {"model_type": "gemma3_text", "num_hidden_layers": 6, "sliding_window": 512},
+    "llama4_text": {"model_type": "llama4_text", "num_hidden_layers": 4, "num_attention_heads": 4, "hidden_size": 256,
+                    "layer_types": ["chunked_attention"] * 3 + ["full_attention"], "attn_temperature_tuning": True},
+    "qwen": {"model_type": "qwen", "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 256, "kv_channels": 64,
+             "use_logn_attn": True, "seq_length": 2048},
+    "deepseek_v3": {"model_type": "deepseek_v3", "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 256,
+                    "qk_rope_head_dim": 64, "rope_scaling": {"rope_type": "yarn", "factor": 40.0, "mscale": 1.0,
+                                                             "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096}},
+    "qwen2_5_vl": {"model_type": "qwen2_5_vl", "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 256,
+                   "rope_scaling": {"type": "mrope", "mrope_section": [16, 8, 8]}, "vision_config": {"tokens_per_second": 2}},
+    "t5": {"model_type": "t5", "num_layers": 2, "num_decoder_layers": 3},
+    "bloom": {"model_type": "bloom", "n_head": 8, "n_layer": 2},
+    "gpt_neox": {"model_type": "gpt_neox", "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 256},
+    "gptj": {"model_type": "gptj", "n_layer": 2, "n_head": 4, "n_embd": 256, "rotary_dim": 32},
+    "modernbert": {"model_type": "modernbert", "num_hidden_layers": 6},
+    "granite_swa": {"model_type": "granite_swa", "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 256,
+                    "layer_rope_theta": [1e4, 0]},
+    "falcon": {"model_type": "falcon", "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 256, "alibi": True},
+}
+
+
+@pytest.mark.filterwarnings("error")
+def test_each_key_with_each_hostile_value_is_refused_or_read():
+    from pecli.errors import ConfigError
+    from pecli.models.key_types import KIND_OF
+    from pecli.models.reading import plan_of_config
+
+    keys = sorted(KIND_OF) + ["factor", "beta_fast", "original_max_position_embeddings", "rope_type"]
+    for family, base in BASES.items():
+        for key in keys:
+            for value in HOSTILE:
+                config = {**base, key: value}
+                if key in ("factor", "beta_fast", "rope_type") or key == "original_max_position_embeddings" and family == "llama":
+                    config = {**base, "rope_scaling": {**base.get("rope_scaling", {"rope_type": "linear", "factor": 2.0}),
+                                                       key: value}}
+                try:
+                    plan = plan_of_config(config, "c.json")
+                except ConfigError:
+                    continue
+                for group in plan.groups:  # what every door reads of a group, before any work
+                    group.context, group.analysis_length, group.analysis_note, group.logit_scale, group.to_dict()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import numbers
 import re
 from dataclasses import dataclass
@@ -292,7 +293,8 @@ def rope_options(
     rotary_dim = None if "rotary_dim" in family.ignores else keys.first_int("rotary_dim")
     if fraction is not None and rotary_dim is not None and abs(float(fraction) * dim - rotary_dim) > 1e-9:
         raise ConfigError("partial_rotary_factor", f"{fraction} × head_dim {dim} disagrees with rotary_dim {rotary_dim} in {keys.source}")
-    if fraction is not None and any(keys.has(k) for k in family.head_dim_keys):
+    valid = isinstance(fraction, (int, float)) and not isinstance(fraction, bool) and 0 < fraction <= 1
+    if valid and any(keys.has(k) for k in family.head_dim_keys):  # else the scheme refuses it, naming it
         # MLA: HF's rotary module turns int(head_dim × factor) components, all of them in q_pe, whose
         # width the family key gives (dots.llm3: head_dim 256 × 0.25 = qk_rope_head_dim 64).
         rotary = int(head_dim(keys, GENERIC) * float(fraction))
@@ -639,6 +641,9 @@ def llama4_temperature(keys: Keys, group: LayerGroup) -> LogitScale:
     scale, floor = keys.get("attn_scale", default=0.1), keys.get("floor_scale", default=8192)
     if not isinstance(scale, (int, float)) or not isinstance(floor, (int, float)) or floor <= 0:
         raise ConfigError("floor_scale", f"and attn_scale must be numbers (floor_scale > 0) in {keys.source}, got {excerpt(floor)}, {excerpt(scale)}")
+    if not math.isfinite(1.0 + scale * math.log1p(float(1 << 40) / floor)):  # the factor at the longest context
+        raise ConfigError("attn_scale", f"{excerpt(scale)} in {keys.source} overflows float64 in the NoPE layers' query "
+                          "scale 1 + attn_scale·ln(1 + ⌊(p + 1) / floor_scale⌋)")
     return LogitScale(1.0, "llama4_temperature", (float(scale), float(floor)))
 
 
@@ -1064,6 +1069,10 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
     ``scheme`` ``"rope"`` reads a Qwen-VL model (whose block has an ``mrope_section``) as the 1-D RoPE
     of its text, which has the same frequencies; otherwise such a model reads as ``mrope``.
     """
+    from pecli.models.key_types import check_config_types
+    from pecli.models.reading import check_group_schemes
+
+    check_config_types(data, source)  # each key of the kind transformers' classes hold it to, before it is read
     data = with_class_defaults(data)
     vision = data.get("vision_config") if isinstance(data.get("vision_config"), dict) else {}
     top_type = data.get("model_type")
@@ -1097,6 +1106,7 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
             keys.get(key)
             keys.warn(f"{key} {excerpt(keys.data[key])} is in the config, and the model's code in transformers does not "
                       "read it: neither does pecli")
+    check_group_schemes(groups, source)  # the options each scheme refuses, before anything reads them
     softmax = softmax_scale(keys.data, text_type or model_type)
     groups = [dataclasses.replace(group, attention_scale=group_attention(keys, family, text_type or model_type, group),
                                   window=group_window(keys, group), softmax=softmax) for group in groups]

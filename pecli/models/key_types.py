@@ -71,6 +71,10 @@ SUB_CONFIGS = ("text_config", "thinker_config", "vision_config", "attn_config", 
 #: these names for other things.
 MAYBE_SUB_CONFIGS = ("encoder", "decoder")
 RULE_BLOCKS = ("rope_parameters", "rope_scaling")
+#: A RoPE block's numbers (a scaling's keys, whose ranges its type checks): numbers, inside a block only
+#: (the family table reads factor and mscale_all_dim into a logit scale before the scaling is built).
+BLOCK_NUMBER_KEYS = ("factor", "attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
+                     "low_freq_factor", "high_freq_factor")
 #: Layer type names that key a per-layer-type RoPE block even where the config lists no ``layer_types``
 #: (a config class that derives them: Gemma 3's ``full_attention`` and ``sliding_attention``).
 LAYER_TYPE_NAMES = ("full_attention", "sliding_attention", "chunked_attention", "indexed_attention",
@@ -79,6 +83,14 @@ LAYER_TYPE_NAMES = ("full_attention", "sliding_attention", "chunked_attention", 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _is_finite(value: Any) -> bool:
+    """A number a float64 holds: not NaN or infinite, nor an integer past 1.8e308."""
+    try:
+        return _is_number(value) and math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def _is_integer(value: Any) -> bool:
@@ -90,9 +102,10 @@ def _is_integer(value: Any) -> bool:
 #: Each kind: (test, how a message names it).
 KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "integer": (_is_integer, "an integer"),
-    "positive integer": (lambda v: _is_integer(v) and v >= 1, "a positive integer"),
+    # a size past 2^40 is no model's, and past 2^1024 no float's (rotary_dim / head_dim would overflow)
+    "positive integer": (lambda v: _is_integer(v) and 1 <= v <= LONGEST_WINDOW, "a positive integer"),
     "number": (_is_number, "a number"),
-    "finite number": (lambda v: _is_number(v) and math.isfinite(v), "a finite number"),
+    "finite number": (_is_finite, "a finite number"),
     "window": (lambda v: _is_integer(v) and 0 <= v <= LONGEST_WINDOW, "an integer from 0 to 2^40 (a number of tokens)"),
     "name": (lambda v: isinstance(v, str) and len(v) <= LONGEST_NAME,
              f"a string naming the model's config class (at most {LONGEST_NAME} characters)"),
@@ -150,13 +163,12 @@ def check_value(name: str, value: Any, path: tuple[str, ...], source: str) -> No
     test, expected = KINDS[kind]
     if name == "model_type" and not test(value):
         raise _refuse(name, path, source, expected, value, "; transformers' AutoConfig refuses it too")
+    items = value if isinstance(value, list) and kind.endswith("list") else [value]
+    if any(isinstance(item, numbers.Integral) and not isinstance(item, bool) and not _is_finite(item) for item in items):
+        raise _refuse(name, path, source, f"{expected} a float64 holds", value)  # 10**400: no float, no length
     if not test(value):
-        raise _refuse(name, path, source, expected, value)
-    if kind == "number" and isinstance(value, numbers.Integral):
-        try:
-            float(value)
-        except OverflowError:
-            raise _refuse(name, path, source, "a number a float64 holds", value) from None
+        big = kind == "positive integer" and _is_integer(value) and value > LONGEST_WINDOW
+        raise _refuse(name, path, source, f"{expected} of at most 2^40" if big else expected, value)
 
 
 def check_config_types(data: Any, source: str) -> None:
@@ -202,6 +214,9 @@ def _check_rope_block(block: dict[str, Any], path: tuple[str, ...], source: str,
                               f"{name}) or null", value)
             if isinstance(value, dict):
                 _check_level(value, (*path, name), source, depth + 1)
+        elif name in BLOCK_NUMBER_KEYS and value is not None and not (_is_number(value) and
+                                                                       (isinstance(value, float) or _is_finite(value))):
+            raise _refuse(name, path, source, "a number (a float64 holds)", value)
         else:
             check_value(name, value, path, source)
 

@@ -982,6 +982,10 @@ def _needs_original_length(type_name: str) -> Validator:
 
 def _validate_yarn(scaling: RopeScaling, rotated_dim: int, max_position_embeddings: int | None) -> None:
     fast, slow = scaling.value("beta_fast"), scaling.value("beta_slow")
+    for key, rotations in (("beta_fast", fast), ("beta_slow", slow)):
+        if not math.isfinite(rotations * 2.0 * math.pi):  # the correction range takes ln(L / (β · 2π)): ln 0
+            raise ConfigError(key, f"{number(rotations)} rotations × 2π overflows float64 (transformers' "
+                              "find_correction_dim takes the log of 0); give a number of rotations in the original length")
     if not fast > slow:
         raise ConfigError("beta_fast", f"must be greater than beta_slow (defaults 32 and 1), got beta_fast={fast:g}, "
                           f"beta_slow={slow:g}")
