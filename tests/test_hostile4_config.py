@@ -241,7 +241,8 @@ def test_the_library_refuses_the_same(extra):
 
 
 # -- every key pecli reads, every hostile value: a ConfigError or a plan whose numbers can be read ------------
-HOSTILE = [float("nan"), float("inf"), -1, 0, True, "x", "8", [1], {"a": 1}, 10**400, 1e308, "", None]
+HOSTILE = [float("nan"), float("inf"), -1e308, -1, 0, 0.5, True, False, "x", "8", "false", [1], [], {"a": 1}, {},
+           10**400, 2**63, 1e308, "", None]
 BASES = {
     "llama": {**LLAMA, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}},
     "gemma3_text": {"model_type": "gemma3_text", "num_hidden_layers": 6, "sliding_window": 512},
@@ -279,9 +280,11 @@ def test_each_key_with_each_hostile_value_is_refused_or_read():
                 if key in ("factor", "beta_fast", "rope_type") or key == "original_max_position_embeddings" and family == "llama":
                     config = {**base, "rope_scaling": {**base.get("rope_scaling", {"rope_type": "linear", "factor": 2.0}),
                                                        key: value}}
-                try:
-                    plan = plan_of_config(config, "c.json")
-                except ConfigError:
-                    continue
-                for group in plan.groups:  # what every door reads of a group, before any work
-                    group.context, group.analysis_length, group.analysis_note, group.logit_scale, group.to_dict()
+                nested = {"model_type": "llava", "text_config": config}  # the same, as a multimodal model's text
+                for form in (config, nested) if family == "llama" else (config,):
+                    try:
+                        plan = plan_of_config(form, "c.json")
+                    except ConfigError:
+                        continue
+                    for group in plan.groups:  # what every door reads of a group, before any work
+                        group.context, group.analysis_length, group.analysis_note, group.logit_scale, group.to_dict()
