@@ -288,3 +288,16 @@ def test_each_key_with_each_hostile_value_is_refused_or_read():
                         continue
                     for group in plan.groups:  # what every door reads of a group, before any work
                         group.context, group.analysis_length, group.analysis_note, group.logit_scale, group.to_dict()
+
+
+def test_an_integer_flag_is_read_by_its_truth(run_main, tmp_path):
+    # DeepSeek's attention tests `if self.config.rope_interleave:`; 0 turns the interleave off as false does
+    config = {"model_type": "deepseek_v3", "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 256,
+              "qk_rope_head_dim": 64}
+    layouts = []
+    for flag in (0, False, 1, None):
+        write(tmp_path, {**config, "rope_interleave": flag})
+        done = run_main("inspect", "config", "--hf-config", "c.json", "--json")
+        assert done.returncode == 0, done.stderr
+        layouts.append(json.loads(done.stdout)["groups"][0]["options"]["layout"])
+    assert layouts == ["half", "half", "interleaved", "interleaved"]

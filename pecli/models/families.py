@@ -274,7 +274,8 @@ def rope_options(
     own_block = rope_block(keys) if block is None else dict(block)
     in_block = own_block or {}
     options: dict[str, Any] = {"scheme": "rope", "dim": dim, "layout": family.layout}
-    if family.layout == "interleaved" and keys.get("rope_interleave") is False:  # DeepSeek-V3 lets a config turn it off
+    interleave = keys.get("rope_interleave")  # DeepSeek-V3 lets a config turn it off (its attention tests its truth)
+    if family.layout == "interleaved" and interleave is not None and not interleave:
         options["layout"] = "half"
     if base_key is not None:  # a layer type's own base key (Gemma 3's rope_local_base_freq)
         options["base"] = keys.get(base_key, default=base_default)
