@@ -190,7 +190,10 @@ def _check_level(level: dict[str, Any], path: tuple[str, ...], source: str, dept
     types = level.get("layer_types")
     type_names = set(types) if isinstance(types, list) and all(isinstance(t, str) for t in types) else set()
     for name, value in level.items():
-        if isinstance(name, str) and name.startswith(RESERVED_PREFIX):
+        if not isinstance(name, str):  # a mapping from the library: JSON's keys are strings, the reader's too
+            raise ConfigError("hf_config", f"{excerpt(name)} in {_where(path, source)} is not a string; a config's "
+                                           "keys are names")
+        if name.startswith(RESERVED_PREFIX):
             raise ConfigError("hf_config", f"{name} in {_where(path, source)}: keys named {RESERVED_PREFIX}… are pecli's "
                                            "own bookkeeping, not config keys; remove it")
         check_value(name, value, path, source)
@@ -208,6 +211,9 @@ def _check_rope_block(block: dict[str, Any], path: tuple[str, ...], source: str,
     """A RoPE block: flat, or per layer type (a block, or null for a layer type without RoPE, under each
     layer type's name: transformers' ``standardize_rope_params`` reads each with ``.setdefault``)."""
     for name, value in block.items():
+        if not isinstance(name, str):
+            raise ConfigError("hf_config", f"{excerpt(name)} in {_where(path, source)} is not a string; a config's "
+                                           "keys are names")
         if name in type_names or name in LAYER_TYPE_NAMES:
             if value is not None and not isinstance(value, dict):
                 raise _refuse(f"{path[-1]}.{name}", path[:-1], source, f"a mapping (the RoPE block of layer type "
