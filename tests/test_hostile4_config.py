@@ -187,6 +187,11 @@ def test_a_per_layer_type_block_that_is_not_a_mapping_is_refused(run_main, tmp_p
     ({"model_type": "x" * 100_000}, "at most 100 characters"),
     ({"per_layer_config": {"9" * 5000: {"rope_theta": 1e5}}}, "per_layer_config: has '999"),
     ({"thinker_config": {"text_config": "x"}, "model_type": "qwen2_5_omni"}, "text_config in thinker_config of c.json"),
+    # transformers' find_correction_dim takes ln(L / (β·2π)) = ln 0; DeepSeek's softmax scale squares 0.1·m·ln s + 1
+    ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096, "beta_fast": 1e308}},
+     "beta_fast: 1e308 rotations × 2π overflows float64"),
+    ({"model_type": "deepseek_v3", "qk_rope_head_dim": 64, "rope_scaling": {"rope_type": "yarn", "factor": 40.0,
+      "mscale": 1.0, "mscale_all_dim": -1e308, "original_max_position_embeddings": 4096}}, "mscale_all_dim: -1e308 gives"),
 ])
 def test_others_like_them_in_the_same_door(run_main, tmp_path, extra, words):
     refused_everywhere(run_main, tmp_path, {**LLAMA, **extra}, *(words if isinstance(words, tuple) else (words,)))

@@ -986,6 +986,12 @@ def _validate_yarn(scaling: RopeScaling, rotated_dim: int, max_position_embeddin
         if not math.isfinite(rotations * 2.0 * math.pi):  # the correction range takes ln(L / (β · 2π)): ln 0
             raise ConfigError(key, f"{number(rotations)} rotations × 2π overflows float64 (transformers' "
                               "find_correction_dim takes the log of 0); give a number of rotations in the original length")
+    for key in ("mscale", "mscale_all_dim"):  # DeepSeek's attention squares get_mscale(s, mscale_all_dim)
+        value = scaling.values.get(key)
+        if value is not None and scaling.factor is not None and \
+                not math.isfinite(yarn_get_mscale(scaling.factor, value) * yarn_get_mscale(scaling.factor, value)):
+            raise ConfigError(key, f"{number(value)} gives an attention factor 0.1·{key}·ln(factor) + 1 whose square "
+                              "overflows float64")
     if not fast > slow:
         raise ConfigError("beta_fast", f"must be greater than beta_slow (defaults 32 and 1), got beta_fast={fast:g}, "
                           f"beta_slow={slow:g}")
