@@ -306,3 +306,16 @@ def test_an_integer_flag_is_read_by_its_truth(run_main, tmp_path):
         assert done.returncode == 0, done.stderr
         layouts.append(json.loads(done.stdout)["groups"][0]["options"]["layout"])
     assert layouts == ["half", "half", "interleaved", "interleaved"]
+
+
+def test_diff_of_two_qwen_vl_configs_compares_their_mrope_options(run_main, tmp_path):
+    # it was exit 3: the RoPE comparison asked an mrope scheme for rope's attributes
+    config = {"model_type": "qwen2_5_vl", "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 256,
+              "rope_scaling": {"type": "mrope", "mrope_section": [16, 8, 8]}}
+    write(tmp_path, config, "a.json")
+    write(tmp_path, {**config, "rope_scaling": {"type": "mrope", "mrope_section": [16, 12, 4]}}, "b.json")
+    assert run_main("diff", "--hf-config", "a.json", "--hf-config", "a.json").returncode == 0
+    done = run_main("diff", "--hf-config", "a.json", "--hf-config", "b.json", "--json")
+    assert done.returncode == 1, done.stderr
+    (found,) = json.loads(done.stdout)["differences"]
+    assert (found["what"], found["new_value"], found["old_value"]) == ("mrope_section", [16, 12, 4], [16, 8, 8])

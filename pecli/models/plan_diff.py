@@ -94,6 +94,12 @@ def paired_groups(candidate: PositionPlan, reference: PositionPlan) -> list[tupl
     return [(candidate.groups[a], reference.groups[b], layers) for (a, b), layers in pairs.items()]
 
 
+#: What a difference in an mrope option does (other options number the image and video positions).
+MROPE_EFFECTS = {"base": "the pairs turn at other frequencies", "dim": "other components rotate",
+                 "mrope_section": "other pairs follow the time, height and width coordinates",
+                 "mrope_interleaved": "other pairs follow the time, height and width coordinates"}
+
+
 def diff_groups(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Difference]:
     """The differences between two groups holding ``layers``."""
     if ours.scheme != theirs.scheme:
@@ -101,7 +107,11 @@ def diff_groups(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Diffe
                            ours.scheme, theirs.scheme, f"the layers apply {ours.scheme}, not {theirs.scheme}")]
     if ours.options is None:
         return []
-    if ours.scheme not in ("rope", "mrope"):
+    if ours.scheme == "mrope":  # its options are its numbers (sections, base, merge size): compared one by one
+        return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), MROPE_EFFECTS.get(
+                    key, "the images' and videos' positions are numbered otherwise"))
+                for key in sorted(set(ours.options) | set(theirs.options)) if ours.options.get(key) != theirs.options.get(key)]
+    if ours.scheme != "rope":
         return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), "a different bias or table")
                 for key in sorted(set(ours.options) | set(theirs.options)) if ours.options.get(key) != theirs.options.get(key)]
     return rope_differences(ours, theirs, layers)
