@@ -236,7 +236,9 @@ def test_a_yaml_block_takes_an_exponent_factor(run_main, tmp_path):
 
 # -- the library ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("extra", [{"model_type": 123}, {"rope_theta": 10**5000}, {"layer_types": ["full_attention"] * 600},
-                                   {"_pecli_underived": {}}, {1: 2}, {None: 2}, {"rope_scaling": {1: 2}}])
+                                   {"_pecli_underived": {}}, {1: 2}, {None: 2}, {"rope_scaling": {1: 2}},
+                                   {"per_layer_config": {10**5000: {"rope_theta": 1e5}}},
+                                   {"per_layer_config": {1.5: {"rope_theta": 1e5}}}])
 def test_the_library_refuses_the_same(extra):
     import pecli
     from pecli.errors import ConfigError

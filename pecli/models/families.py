@@ -490,7 +490,7 @@ def layer_overrides(keys: Keys, count: int | None) -> dict[int, str]:
         except ValueError:
             raise ConfigError("per_layer_config", f"has {excerpt(index)}, not a layer index") from None
         if count is not None and not 0 <= layer < count:
-            raise ConfigError("per_layer_config", f"names layer {layer}, past num_hidden_layers {count}")
+            raise ConfigError("per_layer_config", f"names layer {excerpt(layer)}, past num_hidden_layers {count}")
         out[layer] = json.dumps(values, sort_keys=True)
     return out
 

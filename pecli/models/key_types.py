@@ -120,11 +120,12 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 #: The kind of each key.
 KIND_OF: dict[str, str] = {
-    **{k: "integer" for k in INTEGER_KEYS}, **{k: "positive integer" for k in POSITIVE_KEYS}, **{k: "number" for k in NUMBER_KEYS},
-    **{k: "finite number" for k in FINITE_KEYS}, **{k: "window" for k in WINDOW_KEYS}, "model_type": "name",
-    **{k: "boolean" for k in BOOLEAN_KEYS}, **{k: "string" for k in STRING_KEYS},
-    **{k: "string list" for k in STRING_LIST_KEYS}, **{k: "integer list" for k in INTEGER_LIST_KEYS},
-    **{k: "number list" for k in NUMBER_LIST_KEYS}, **{k: "mapping" for k in (*SUB_CONFIGS, *RULE_BLOCKS, "per_layer_config")},
+    **{k: "integer" for k in INTEGER_KEYS}, **{k: "positive integer" for k in POSITIVE_KEYS},
+    **{k: "number" for k in NUMBER_KEYS}, **{k: "finite number" for k in FINITE_KEYS},
+    **{k: "window" for k in WINDOW_KEYS}, "model_type": "name", **{k: "boolean" for k in BOOLEAN_KEYS},
+    **{k: "string" for k in STRING_KEYS}, **{k: "string list" for k in STRING_LIST_KEYS},
+    **{k: "integer list" for k in INTEGER_LIST_KEYS}, **{k: "number list" for k in NUMBER_LIST_KEYS},
+    **{k: "mapping" for k in (*SUB_CONFIGS, *RULE_BLOCKS, "per_layer_config")},
 }
 
 
@@ -201,8 +202,12 @@ def _check_level(level: dict[str, Any], path: tuple[str, ...], source: str, dept
             _check_rope_block(value, (*path, name), source, depth + 1, type_names)
         elif name == "per_layer_config" and isinstance(value, dict):
             for index, entry in value.items():
+                if not isinstance(index, str):  # JSON's keys are strings: "05" names layer 5
+                    raise ConfigError("hf_config", f"per_layer_config in {_where(path, source)} has the key "
+                                                   f"{excerpt(index)}; its keys are layer indices, as strings")
                 if isinstance(entry, dict):
-                    _check_level(entry, (*path, name, str(index)), source, depth + 2)
+                    shown = index if isinstance(index, str) and len(index) <= 12 else excerpt(index)[:12] + "…"
+                    _check_level(entry, (*path, name, shown), source, depth + 2)
         elif (name in SUB_CONFIGS or name in MAYBE_SUB_CONFIGS) and isinstance(value, dict):
             _check_level(value, (*path, name), source, depth + 1)
 
