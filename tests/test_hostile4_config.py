@@ -187,6 +187,9 @@ def test_a_per_layer_type_block_that_is_not_a_mapping_is_refused(run_main, tmp_p
     ({"model_type": "x" * 100_000}, "at most 100 characters"),
     ({"per_layer_config": {"9" * 5000: {"rope_theta": 1e5}}}, "per_layer_config: has '999"),
     ({"thinker_config": {"text_config": "x"}, "model_type": "qwen2_5_omni"}, "text_config in thinker_config of c.json"),
+    # the attention's own factor on q·kᵀ: a string was passed over for 1/√d, silently
+    ({"model_type": "gemma3_text", "query_pre_attn_scalar": "168"}, "query_pre_attn_scalar in c.json must be a finite number above 0"),
+    ({"model_type": "granite", "attention_multiplier": -0.5}, "attention_multiplier in c.json"),
     # transformers' find_correction_dim takes ln(L / (β·2π)) = ln 0; DeepSeek's softmax scale squares 0.1·m·ln s + 1
     ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096, "beta_fast": 1e308}},
      "beta_fast: 1e308 rotations × 2π overflows float64"),

@@ -45,6 +45,9 @@ WINDOW_KEYS = ("sliding_window", "attention_chunk_size")
 LONGEST_WINDOW = 1 << 40
 #: Numbers the family table reads into a logit scale itself, which no scheme checks: finite.
 FINITE_KEYS = ("llama_4_scaling_beta", "attn_scale", "floor_scale")
+#: Factors the attention module puts on q·kᵀ (Gemma's query_pre_attn_scalar^-0.5, Granite's multiplier),
+#: read by the family table itself: a finite number above 0 (a string was passed over for 1/√d).
+SCALE_KEYS = ("query_pre_attn_scalar", "attention_multiplier")
 #: The longest model_type read (the longest in transformers is under 40 characters).
 LONGEST_NAME = 100
 #: Counts and dimensions the family table reads itself, and layer patterns it divides by (layer i is full
@@ -53,7 +56,8 @@ POSITIVE_KEYS = (
     *LAYER_COUNT_KEYS, "encoder_num_hidden_layers", "decoder_num_hidden_layers",
     "head_dim", "kv_channels", "attention_head_dim", "qk_rope_head_dim", "qk_nope_head_dim", "rotary_dim",
     "global_head_dim", "hidden_size", "n_embd", "d_model", "num_attention_heads", "n_head", "n_heads",
-    "decoder_num_attention_heads", "sliding_window_pattern", "global_attn_every_n_layers", "no_rope_layer_interval",
+    "decoder_num_attention_heads", "decoder_attention_heads", "attention_heads", "num_heads",
+    "sliding_window_pattern", "global_attn_every_n_layers", "no_rope_layer_interval",
 )
 NUMBER_KEYS = ("rope_theta", "rotary_emb_base", "rope_local_base_freq", "global_rope_theta", "local_rope_theta",
                "partial_rotary_factor", "rotary_pct", "tokens_per_second")
@@ -106,6 +110,7 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "positive integer": (lambda v: _is_integer(v) and 1 <= v <= LONGEST_WINDOW, "a positive integer"),
     "number": (_is_number, "a number"),
     "finite number": (_is_finite, "a finite number"),
+    "positive number": (lambda v: _is_finite(v) and v > 0, "a finite number above 0"),
     "window": (lambda v: _is_integer(v) and 0 <= v <= LONGEST_WINDOW, "an integer from 0 to 2^40 (a number of tokens)"),
     "name": (lambda v: isinstance(v, str) and len(v) <= LONGEST_NAME,
              f"a string naming the model's config class (at most {LONGEST_NAME} characters)"),
@@ -122,7 +127,7 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
 KIND_OF: dict[str, str] = {
     **{k: "integer" for k in INTEGER_KEYS}, **{k: "positive integer" for k in POSITIVE_KEYS},
     **{k: "number" for k in NUMBER_KEYS}, **{k: "finite number" for k in FINITE_KEYS},
-    **{k: "window" for k in WINDOW_KEYS}, "model_type": "name", **{k: "boolean" for k in BOOLEAN_KEYS},
+    **{k: "positive number" for k in SCALE_KEYS}, **{k: "window" for k in WINDOW_KEYS}, "model_type": "name", **{k: "boolean" for k in BOOLEAN_KEYS},
     **{k: "string" for k in STRING_KEYS}, **{k: "string list" for k in STRING_LIST_KEYS},
     **{k: "integer list" for k in INTEGER_LIST_KEYS}, **{k: "number list" for k in NUMBER_LIST_KEYS},
     **{k: "mapping" for k in (*SUB_CONFIGS, *RULE_BLOCKS, "per_layer_config")},
