@@ -389,7 +389,12 @@ def verify_arrays(scheme: Any, positions: np.ndarray | None = None, *, max_bytes
             scheme = scheme.at_length(int(ids.max()) + 1 if ids.size else 1)
         from pecli.analysis.verify_rope import verify_rope
 
-        return verify_rope(arrays["cos"], arrays["sin"], scheme, ids, max_bytes=max_bytes)
+        report = verify_rope(arrays["cos"], arrays["sin"], scheme, ids, max_bytes=max_bytes)
+        for rows in arrays.values():  # an archive's member read in place: its CRC-32 held to the archive's
+            check = getattr(rows, "check_integrity", None)
+            if check is not None:
+                check()
+        return report
     return (verify_table if chosen == ("table",) else verify_buckets)(first, scheme, ids)
 
 

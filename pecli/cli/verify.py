@@ -121,6 +121,7 @@ def load_input(path: str, key: str, budget: int) -> np.ndarray:
         return load_array(path, key=key, max_bytes=budget)
     regular_file(archive, key)
     import zipfile
+    import zlib
 
     try:
         with zipfile.ZipFile(archive) as zipped:
@@ -132,7 +133,7 @@ def load_input(path: str, key: str, budget: int) -> np.ndarray:
                                      "raise --max-memory")
             with zipped.open(wanted + ".npy") as stream:
                 return np.lib.format.read_array(stream, allow_pickle=False)
-    except (OSError, zipfile.BadZipFile, ValueError) as error:
+    except (OSError, zipfile.BadZipFile, zlib.error, ValueError) as error:  # zlib: damaged compressed bytes
         raise PecliError(f"{key}: cannot read {archive}: {error}") from None
 
 
