@@ -166,9 +166,10 @@ class SchemeCommand:
     def __init__(
         self, func: Callable[..., Any], settings: tuple[Setting, ...], *, needs: Capability | None,
         run_keys: tuple[str, ...], per_group: Callable[..., Any] | None = None,
-        whole_plan: Callable[[dict[str, Any]], bool] | None = None,
+        whole_plan: Callable[[dict[str, Any]], bool] | None = None, complete_scheme: Callable[..., list[str]] | None = None,
     ) -> None:
         functools.update_wrapper(self, func)
+        self.complete_scheme = complete_scheme
         self.func, self.needs, self.per_group, self.whole_plan = func, needs, per_group, whole_plan
         # every command takes --max-memory; a command may declare its own spelling of it
         self.settings = settings if any(s.name == MEMORY_SETTING.name for s in settings) else (*settings, MEMORY_SETTING)
@@ -182,7 +183,13 @@ class SchemeCommand:
 
     def _shared(self) -> dict[str, Any]:
         schemes = [cls for cls in SCHEMES.values() if self.needs is None or cls.has(self.needs)]
-        run = {s.name: make_option(s, panel=SCHEME_PANEL) for s in RUN_SETTINGS if s.name in self.run_keys}
+        offered = self.complete_scheme
+        if offered is None and self.needs is not None:  # completion offers the schemes the command accepts
+            from pecli.cli.completion import choices_of
+
+            offered = choices_of(cls.name for cls in schemes)
+        run = {s.name: make_option(s, panel=SCHEME_PANEL, complete=offered if s.name == "scheme" else None)
+               for s in RUN_SETTINGS if s.name in self.run_keys}
         own = {s.name: make_option(s, panel=s.group or self.func.__name__.capitalize()) for s in self.settings}
         # A preset chooses the scheme: only commands that take --scheme take it.
         config = {k: v for k, v in CONFIG_OPTIONS.items() if k != "preset" or "scheme" in self.run_keys}
@@ -296,6 +303,7 @@ class SchemeCommand:
 def scheme_command(
     *settings: Setting, needs: Capability | None = None, run_keys: tuple[str, ...] = ("scheme", "length", "positions", "dtype"),
     per_group: Callable[..., Any] | None = None, whole_plan: Callable[[dict[str, Any]], bool] | None = None,
+    complete_scheme: Callable[..., list[str]] | None = None,
 ) -> Callable[[Callable[..., Any]], SchemeCommand]:
     """Give a command the scheme options and call it with a validated :class:`Spec`.
 
@@ -309,10 +317,13 @@ def scheme_command(
     (``--hf-config``/``--model`` without ``--layer``/``--layer-group``) and for layers without position
     encoding (spec None); a command without it refuses those with a line naming ``--layer``.
     ``whole_plan(own)`` true sends every model to ``per_group``, whatever its groups (``inspect config``).
+    ``complete_scheme(ctx, incomplete)`` offers the schemes the command accepts, when they depend on the
+    line (plot's kind); without it completion offers those with ``needs``.
     """
 
     def decorate(func: Callable[..., Any]) -> SchemeCommand:
-        return SchemeCommand(func, settings, needs=needs, run_keys=run_keys, per_group=per_group, whole_plan=whole_plan)
+        return SchemeCommand(func, settings, needs=needs, run_keys=run_keys, per_group=per_group, whole_plan=whole_plan,
+                             complete_scheme=complete_scheme)
 
     return decorate
 
