@@ -227,6 +227,39 @@ def pecli_subprocess(*args: str, cwd: str | os.PathLike | None = None, input: st
     )
 
 
+#: Environment of a child whose address space is limited: BLAS and OpenMP on one thread, so that what the
+#: child reserves does not grow with the machine's cores (a thread pool reserves memory per thread).
+ONE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+#: The address space of a limited child, unless a test says otherwise: several times what a pecli command
+#: reserves (about 200 MiB), a small share of what a run that ignores its memory guards would take.
+CHILD_ADDRESS_SPACE = 1 << 30
+
+
+def limited_python(code: str, *args: str, limit: int = CHILD_ADDRESS_SPACE, cwd: str | os.PathLike | None = None,
+                   env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run ``python -c CODE ARGS…`` with its address space limited to ``limit`` bytes (``RLIMIT_AS``).
+
+    A test that a command bounds its memory runs it here: past the limit an allocation fails (pecli
+    says "out of memory", the library raises MemoryError), whatever the machine, instead of the test
+    weighing a process against a threshold.
+    """
+    prelude = ("import resource\n"
+               "hard = resource.getrlimit(resource.RLIMIT_AS)[1]\n"
+               f"soft = {int(limit)} if hard == resource.RLIM_INFINITY else min({int(limit)}, hard)\n"
+               "resource.setrlimit(resource.RLIMIT_AS, (soft, hard))\n")
+    full = {**os.environ, **TEST_ENV, **ONE_THREAD_ENV, **(env or {})}
+    full.pop("PECLI_DEBUG", None)
+    return subprocess.run([sys.executable, "-c", prelude + code, *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, env=full, timeout=timeout)
+
+
+def limited_pecli(*args: str, limit: int = CHILD_ADDRESS_SPACE, cwd: str | os.PathLike | None = None,
+                  env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m pecli ARGS…`` with its address space limited (:func:`limited_python`)."""
+    code = "import runpy, sys\nsys.argv = ['pecli', *sys.argv[1:]]\nrunpy.run_module('pecli', run_name='__main__')\n"
+    return limited_python(code, *args, limit=limit, cwd=cwd, env=env, timeout=timeout)
+
+
 @pytest.fixture
 def run_pecli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess]:
     """``run_pecli("encode", "--dim", "-3")``, run in a fresh temporary folder unless ``cwd`` is given."""
