@@ -38,6 +38,32 @@ def child(*args: str, cwd: Path, env: dict | None = None, timeout: float = 120) 
     return limited_pecli(*args, cwd=cwd, env=env, timeout=timeout)
 
 
+#: How long a call may block before a test calls it a hang: a bound on waiting (a loaded machine is
+#: slow), never a measure of speed.
+HANG_SECONDS = 120
+
+
+def without_hanging(call):
+    """``call()``'s result (or its exception), failing the test if it is still blocked after
+    :data:`HANG_SECONDS` (it is left to end on a daemon thread)."""
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as error:  # noqa: BLE001 - re-raised on the test's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(HANG_SECONDS)
+    if thread.is_alive():
+        pytest.fail(f"still blocked after {HANG_SECONDS} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def assert_refused(done: subprocess.CompletedProcess, *words: str) -> None:
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("pecli: error: "), done.stderr
@@ -136,10 +162,9 @@ def test_cluster_refuses_a_listener_that_is_not_a_scheduler(monkeypatch, listene
     from pecli.sweeps import runners
 
     monkeypatch.setattr(runners, "HANDSHAKE_SECONDS", 0.25)  # the rule, not the default's wait, is under test
-    start = time.monotonic()
     with pytest.raises(ConfigError, match="cluster: ") as refused:
-        runners.connect(f"{scheme}://127.0.0.1:{listener.port}")
-    assert words in str(refused.value) and time.monotonic() - start < 5
+        without_hanging(lambda: runners.connect(f"{scheme}://127.0.0.1:{listener.port}"))
+    assert words in str(refused.value)  # the words name the bound that ended the wait (within 0.25 s)
     assert listener.accepted  # it did connect: the refusal came from what the listener (did not) say
 
 
@@ -149,10 +174,8 @@ def test_cluster_bounds_a_websocket_connection_too(monkeypatch, listener):
     from pecli.sweeps import runners
 
     monkeypatch.setattr(runners, "CONNECT_SECONDS", 0.25)
-    start = time.monotonic()
     with pytest.raises(ConfigError, match=f"cluster: .*ws://127.0.0.1:{listener.port}"):
-        runners.connect(f"ws://127.0.0.1:{listener.port}")
-    assert time.monotonic() - start < 0.25 + runners.HANDSHAKE_GRACE + 2
+        without_hanging(lambda: runners.connect(f"ws://127.0.0.1:{listener.port}"))
 
 
 @pytest.mark.parametrize("address, words", [
@@ -162,18 +185,14 @@ def test_cluster_bounds_a_websocket_connection_too(monkeypatch, listener):
     ("gopher://127.0.0.1:70", "unknown scheme gopher://"),
 ])
 def test_cluster_refuses_a_malformed_address_at_once(run_main, address, words):
-    start = time.monotonic()
-    done = run_main(*SWEEP[:-3], "--cluster", address, "-q")
-    assert_refused(done, words)
-    assert time.monotonic() - start < 2
+    assert_refused(without_hanging(lambda: run_main(*SWEEP[:-3], "--cluster", address, "-q")), words)
 
 
 def test_cluster_refuses_a_closed_port_at_once(run_main):
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]  # closed when the block ends: nothing listens there any more
-    start = time.monotonic()
-    assert_refused(run_main(*SWEEP[:-3], "--cluster", f"tls://127.0.0.1:{port}", "-q"), "cannot reach")
-    assert time.monotonic() - start < 5
+    assert_refused(without_hanging(lambda: run_main(*SWEEP[:-3], "--cluster", f"tls://127.0.0.1:{port}", "-q")),
+                   "cannot reach")
 
 
 # -- sweep --jobs: no worker outlives the sweep ---------------------------------------------------------
@@ -207,7 +226,7 @@ def test_a_killed_sweep_leaves_no_worker_behind(tmp_path):
          "--grid", "dim=64,128,256", "--length", "40000", "--jobs", "2", "-o", "rows.csv", "-q"],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120  # a bound on waiting, not a speed: a loaded machine starts them late
         workers: set[int] = set()
         while len(workers) < 2 and time.monotonic() < deadline and sweep.poll() is None:
             workers = children_of(sweep.pid)
@@ -216,7 +235,7 @@ def test_a_killed_sweep_leaves_no_worker_behind(tmp_path):
     finally:
         sweep.kill()
         sweep.wait()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     left = [pid for pid in workers if alive(pid)]
