@@ -155,7 +155,7 @@ def click_command_built_once():
 
     convert, build_app = typer.main.get_command, pecli.cli.build_app
     built: dict[int, tuple] = {}  # id(app) → (app, the registries then, its click command)
-    apps: dict[str | None, tuple] = {}  # only → (the registries then, the app)
+    apps: dict[tuple, tuple] = {}  # (only, completing) → (the registries then, the app)
 
     def cached(app):
         registries = _registries()
@@ -165,10 +165,14 @@ def click_command_built_once():
         return entry[2]
 
     def cached_app(only: str | None = None):
-        registries = _registries()
-        if only not in apps or apps[only][0] != registries:
-            apps[only] = (registries, build_app(only))
-        return apps[only][1]
+        # An app built while a shell completes a line has Typer's completion, one built for a run has not:
+        # kept apart, whatever order the tests run in.
+        from pecli.cli.completion import COMPLETE_VAR
+
+        registries, key = _registries(), (only, COMPLETE_VAR in os.environ)
+        if key not in apps or apps[key][0] != registries:
+            apps[key] = (registries, build_app(only))
+        return apps[key][1]
 
     patches = [(typer.main, "get_command", cached), (pecli.cli, "build_app", cached_app)]
     if getattr(typer.testing, "_get_command", None) is convert:  # Typer's CliRunner converts through its own name
