@@ -36,7 +36,8 @@ SETTINGS = (
             "factor instead of multiplying; nothing else differs)"),
     Setting("logit_scale", bool, False, "write instead the model's logit scale at each position (float64): the "
             "factor on q·k/√d beyond cos/sin (YaRN's attention factor², DeepSeek's mscale², Llama 4's "
-            "temperature); needs --hf-config, --model or --gguf", group=OUTPUT_PANEL),
+            "temperature); needs --hf-config, --model or --gguf; written in blocks, memory flat in the length",
+            group=OUTPUT_PANEL),
 )
 
 
