@@ -32,8 +32,8 @@ def check_target(path: str | os.PathLike, *, suffixes: Iterable[str], force: boo
     suffix, a folder, no clobbering, not a file the command reads (``inputs``, and those of
     :func:`reading`), ``--force`` or not; messages name ``option``."""
     text = os.fspath(path)
-    if text.endswith(os.sep) or (os.altsep is not None and text.endswith(os.altsep)):
-        raise PecliError(f"{option} {text}: a path ending in {os.sep} names a folder; give a file name")
+    if names_folder(text):
+        raise PecliError(f"{option} {text}: a path ending in {os.sep} (or {os.sep}., {os.sep}..) names a folder; give a file name")
     target = Path(text)
     allowed = tuple(suffixes)
     if target.suffix.lower() not in allowed:
@@ -46,6 +46,13 @@ def check_target(path: str | os.PathLike, *, suffixes: Iterable[str], force: boo
     if target.exists() and not force:
         raise PecliError(f"{target} exists; pass --force to overwrite it")
     return target
+
+
+def names_folder(text: str) -> bool:
+    """Whether a path names a folder by its spelling: it ends in a separator, or in ``.`` or ``..``
+    (``l.npy/``, ``l.npy/.``), which :class:`~pathlib.Path` would quietly drop."""
+    last = text.replace(os.altsep, os.sep) if os.altsep else text
+    return last.endswith(os.sep) or last.rsplit(os.sep, 1)[-1] in (".", "..")
 
 
 #: The files the running command reads (:func:`reading`), which no output may replace.

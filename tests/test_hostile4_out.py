@@ -102,12 +102,14 @@ def test_an_error_is_the_only_line(run_main, tmp_path):
     ("sweep", "uniqueness", "--grid", "base=100,1000", "--dim", "8", "-L", "4", "-o", "s.csv/"),
     ("permute", "w.npy", "--from", "interleaved", "--to", "half", "--heads", "1", "-o", "q.npy/"),
     ("verify", "--scheme", "rope", "--dim", "8", "--cos", "c.npy", "--sin", "c.npy", "--plot", "v.png/"),
+    ("encode", "--scheme", "rope", "--dim", "8", "-L", "4", "-o", "l.npy/."),  # pathlib would drop "/."
+    ("wavelengths", "--scheme", "rope", "--dim", "8", "-o", "w.npy/.."),
 ])
 def test_an_output_ending_in_a_separator_names_a_folder(run_main, tmp_path, args):
     np.save(tmp_path / "w.npy", np.ones((8, 4)))
     np.save(tmp_path / "c.npy", np.ones((4, 8)))
     before = files(tmp_path)
-    assert_refused(run_main(*args), "a path ending in / names a folder")
+    assert_refused(run_main(*args), "a path ending in / (or /., /..) names a folder")
     assert files(tmp_path) == before
 
 

@@ -120,11 +120,11 @@ def open_rows_file(path: str | os.PathLike, axes: Sequence[str], fingerprint: st
         An unknown suffix, a missing folder, a folder; Parquet without pyarrow; a file (or a Parquet
         file's sidecar) that holds no rows of this sweep, without ``force``; a file too large to resume.
     """
-    from pecli.io import refuse_inputs
+    from pecli.io import names_folder, refuse_inputs
 
     text = os.fspath(path)
-    if text.endswith(os.sep) or (os.altsep is not None and text.endswith(os.altsep)):
-        raise ConfigError("out", f"{text}: a path ending in {os.sep} names a folder; give a file name")
+    if names_folder(text):
+        raise ConfigError("out", f"{text}: a path ending in {os.sep} (or {os.sep}., {os.sep}..) names a folder; give a file name")
     target = Path(text)
     suffix = target.suffix.lower()
     if suffix not in SUFFIXES:
