@@ -279,3 +279,19 @@ def test_every_scheme_offered_is_accepted_and_no_other(monkeypatch, capsys, run_
         refused = done.returncode == 2 and any(words in done.stderr for words in (
             "needs a scheme", "does not support scheme", "must be one of", "draws positions along a line"))
         assert refused == (name not in offered), (name, done.stderr)
+
+
+def test_verify_refuses_a_member_shorter_than_its_header(run_main, tmp_path):
+    import io
+
+    # cos (64, 8) float64: a 128-byte header and 4,096 bytes of values; the member keeps 32 rows (2,176 B)
+    positions = np.arange(64)[:, None]
+    angles = np.concatenate([positions * 10000.0 ** (-np.arange(0, 8, 2) / 8)] * 2, axis=1)
+    whole, sines = io.BytesIO(), io.BytesIO()
+    np.save(whole, np.cos(angles))
+    np.save(sines, np.sin(angles))
+    with zipfile.ZipFile(tmp_path / "short.npz", "w") as archive:
+        archive.writestr("cos.npy", whole.getvalue()[:128 + 32 * 64])
+        archive.writestr("sin.npy", sines.getvalue())
+    done = run_main("verify", "--dim", "8", "--cos", "short.npz", "--sin", "short.npz")
+    assert_refused(done, "short.npz:cos holds 2,176 bytes, fewer than the 4,224 its header declares")

@@ -218,6 +218,10 @@ def open_member(archive: str, member: str, key: str, budget: int):
                     raise PecliError(f"{key}: {where} is stored in Fortran order, read whole: {size_text(size)}, over "
                                      f"the memory budget of {size_text(budget)}; raise --max-memory")
                 return whole(np.lib.format.read_array(stream, allow_pickle=False), where, key, budget)
+        declared = header + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if info.file_size < declared:  # its rows would be read from the members after it
+            raise PecliError(f"{key}: {where} holds {info.file_size:,} bytes, fewer than the {declared:,} its header "
+                             f"declares for shape {list(shape)}")
         if info.compress_type == zipfile.ZIP_STORED:
             start = _data_offset(archive, info)
             return FileRows(archive, start + header, shape, dtype, where, key, member=(info.CRC, start, info.file_size))
