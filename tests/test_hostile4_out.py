@@ -295,3 +295,10 @@ def test_verify_refuses_a_member_shorter_than_its_header(run_main, tmp_path):
         archive.writestr("sin.npy", sines.getvalue())
     done = run_main("verify", "--dim", "8", "--cos", "short.npz", "--sin", "short.npz")
     assert_refused(done, "short.npz:cos holds 2,176 bytes, fewer than the 4,224 its header declares")
+
+
+def test_compare_says_a_models_warning_only_when_it_answers(run_main, tmp_path):
+    done = run_main("compare", "--hf-config", SCOUT, "--hf-config", "nosuch.json", "-L", "64")
+    assert_refused(done, "nosuch.json")
+    done = run_main("compare", "--hf-config", SCOUT, "--hf-config", LLAMA, "-L", "64")
+    assert done.returncode == 0 and done.stderr.startswith("pecli: warning: no_rope_layers is []")
