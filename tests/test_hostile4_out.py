@@ -222,11 +222,13 @@ def test_positions_past_2_to_the_53_are_refused():
 
     rope = pecli.build_scheme("rope", {"dim": 8})
     ones = np.ones((2, 8))
-    with pytest.raises(ValueError, match=r"positions: 1,152,921,504,606,846,977 is past 2\^53"):
+    with pytest.raises(ValueError, match=r"positions: 1,152,921,504,606,846,977 is not below 2\^53"):
         assert_rope_close(ones, ones, scheme=rope, positions=np.array([2**60, 2**60 + 1]))
-    # 2^53 itself is a whole float64: compared (and found to differ), not refused
-    with pytest.raises(AssertionError):
+    with pytest.raises(ValueError, match=r"positions: 9,007,199,254,740,992 is not below 2\^53"):
         assert_rope_close(ones, ones, scheme=rope, positions=np.array([2**53 - 1, 2**53]))
+    # 2^53 − 1 is compared (and found to differ), not refused
+    with pytest.raises(AssertionError):
+        assert_rope_close(ones, ones, scheme=rope, positions=np.array([2**53 - 2, 2**53 - 1]))
 
 
 def test_library_encode_of_a_range_refuses_before_listing_it():

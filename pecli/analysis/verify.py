@@ -454,11 +454,13 @@ def position_ids(positions: Any) -> np.ndarray:
         raise PecliError(f"positions: {bad:g} is not a whole number; verify compares arrays at integer position ids")
     if given.size and given.min() < 0:
         raise PecliError(f"positions: {given.min():g} is negative; position ids start at 0")
-    if given.size and given.max() > EXACT_POSITIONS:
-        raise PecliError(f"positions: {int(given.max()):,} is past 2^53 = {EXACT_POSITIONS:,}, beyond which float64 "
-                         "does not hold every whole number (nor the angles p·θ); verify compares positions up to 2^53")
+    if given.size and given.max() >= EXACT_POSITIONS:
+        raise PecliError(f"positions: {int(given.max()):,} is not below 2^53 = {EXACT_POSITIONS:,}, from where float64 "
+                         "does not hold every whole number (nor the angles p·θ); verify compares positions below 2^53, "
+                         "as every command encodes them")
     return given.astype(np.int64)
 
 
-#: The largest position verify compares: float64 holds every whole number up to 2^53.
+#: Positions verify compares are below this: float64 holds every whole number up to it (the bound of
+#: :func:`pecli.schemes.positions.as_positions`).
 EXACT_POSITIONS = 2**53
