@@ -102,6 +102,7 @@ def test_an_error_is_the_only_line(run_main, tmp_path):
     ("sweep", "uniqueness", "--grid", "base=100,1000", "--dim", "8", "-L", "4", "-o", "s.csv/"),
     ("permute", "w.npy", "--from", "interleaved", "--to", "half", "--heads", "1", "-o", "q.npy/"),
     ("verify", "--scheme", "rope", "--dim", "8", "--cos", "c.npy", "--sin", "c.npy", "--plot", "v.png/"),
+    ("sweep", "uniqueness", "--grid", "base=100,1000", "--grid", "dim=8,16", "-L", "4", "--plot", "s.png/"),
     ("encode", "--scheme", "rope", "--dim", "8", "-L", "4", "-o", "l.npy/."),  # pathlib would drop "/."
     ("wavelengths", "--scheme", "rope", "--dim", "8", "-o", "w.npy/.."),
 ])
