@@ -32,6 +32,8 @@ def check_target(path: str | os.PathLike, *, suffixes: Iterable[str], force: boo
     suffix, a folder, no clobbering, not a file the command reads (``inputs``, and those of
     :func:`reading`), ``--force`` or not; messages name ``option``."""
     text = os.fspath(path)
+    if "\0" in text:
+        raise PecliError(f"{option} {text!r}: a file name cannot hold a NUL byte")
     if names_folder(text):
         raise PecliError(f"{option} {text}: a path ending in {os.sep} (or {os.sep}., {os.sep}..) names a folder; give a file name")
     target = Path(text)

@@ -305,3 +305,18 @@ def test_compare_says_a_models_warning_only_when_it_answers(run_main, tmp_path):
     assert_refused(done, "nosuch.json")
     done = run_main("compare", "--hf-config", SCOUT, "--hf-config", LLAMA, "-L", "64")
     assert done.returncode == 0 and done.stderr.startswith("pecli: warning: no_rope_layers is []")
+
+
+@pytest.mark.parametrize("yaml, args, words", [
+    ('scheme: rope\nout: "a\\0b.npy"\n', ("encode", "-L", "4"), "--out 'a\\x00b.npy': a file name cannot hold a NUL byte"),
+    ('scheme: rope\nplot: "a\\0b.png"\n', ("sweep", "uniqueness", "--grid", "base=1,2", "--grid", "dim=8,16", "-L", "4"),
+     "--plot 'a\\x00b.png': a file name cannot hold a NUL byte"),
+    ('scheme: rope\nout: "a\\0b.csv"\n', ("sweep", "uniqueness", "--grid", "base=1,2", "-L", "4"), "a file name cannot hold a NUL"),
+    ('scheme: rope\ndim: 8\ncos: "a\\0b.npy"\nsin: "a\\0b.npy"\n', ("verify",), "cos: 'a\\x00b.npy': a file name cannot hold"),
+])
+def test_a_file_name_with_a_nul_byte_is_refused_before_work(run_main, tmp_path, yaml, args, words):
+    # YAML spells a NUL byte ("\0"), which no command line can: it made os calls raise ValueError (exit 3)
+    (tmp_path / "c.yaml").write_text(yaml)
+    before = files(tmp_path)
+    assert_refused(run_main(*args, "--config", "c.yaml"), words)
+    assert files(tmp_path) == before

@@ -25,6 +25,8 @@ from pecli.io import NUMERIC_KINDS, size_text
 
 def regular_file(path: str, key: str) -> None:
     """Refuse at once what is not a regular file: a FIFO or a device would block the first read."""
+    if "\0" in path:
+        raise PecliError(f"{key}: {path!r}: a file name cannot hold a NUL byte")
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:

@@ -123,6 +123,8 @@ def open_rows_file(path: str | os.PathLike, axes: Sequence[str], fingerprint: st
     from pecli.io import names_folder, refuse_inputs
 
     text = os.fspath(path)
+    if "\0" in text:
+        raise ConfigError("out", f"{text!r}: a file name cannot hold a NUL byte")
     if names_folder(text):
         raise ConfigError("out", f"{text}: a path ending in {os.sep} (or {os.sep}., {os.sep}..) names a folder; give a file name")
     target = Path(text)
