@@ -262,6 +262,8 @@ def complete(monkeypatch, capsys, line: str) -> list[str]:
     ("pecli plot wavelengths --scheme ", ["sinusoidal", "rope"]),
     ("pecli plot similarity-2d --scheme ", ["sinusoidal-nd", "rope-nd"]),
     ("pecli plot bias --scheme ", ["relative", "t5", "alibi"]),
+    # the parameters of the schemes verify takes: rope's and sinusoidal's layouts, not sinusoidal-nd's split
+    ("pecli verify --layout ", ["interleaved", "half"]),
 ])
 def test_completion_offers_the_schemes_the_command_accepts(monkeypatch, capsys, line, expected):
     assert complete(monkeypatch, capsys, line) == expected

@@ -182,7 +182,11 @@ class SchemeCommand:
         return {p.name for p in declarations if negated(p)}
 
     def _shared(self) -> dict[str, Any]:
-        schemes = [cls for cls in SCHEMES.values() if self.needs is None or cls.has(self.needs)]
+        # The schemes the command accepts (its capability, the choices of its own --scheme): their parameters
+        # are its options, and completion offers their values.
+        accepted = next((s.choices for s in self.settings if s.name == "scheme" and s.choices), None)
+        schemes = [cls for cls in SCHEMES.values()
+                   if (self.needs is None or cls.has(self.needs)) and (accepted is None or cls.name in accepted)]
         offered = self.complete_scheme
         if offered is None and self.needs is not None:  # completion offers the schemes the command accepts
             from pecli.cli.completion import choices_of
