@@ -160,7 +160,12 @@ def read_text(path: str, key: str = "config") -> str:
 
 
 def read_json(path: str, key: str) -> Any:
-    """The value of the JSON file ``path`` (UTF-8, at most :data:`MAX_FILE_BYTES`, not nested absurdly)."""
+    """The value of the JSON file ``path`` (UTF-8, at most :data:`MAX_FILE_BYTES`, not nested absurdly); for
+    ``hf_config``, a model's folder stands for its ``config.json``, as ``from_pretrained`` takes it."""
+    if key == "hf_config" and path not in ("", "-") and os.path.isdir(path):
+        if not os.path.isfile(os.path.join(path, "config.json")):
+            raise ConfigError(key, f"{path} is a folder without a config.json; give the model's folder or its config.json")
+        path = os.path.join(path, "config.json")
     text = read_text(path, key)
     try:
         return json.loads(text)

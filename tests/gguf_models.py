@@ -46,7 +46,6 @@ DEEPSEEK_V3 = {"model_type": "deepseek_v3", "hidden_size": 7168, "num_attention_
                "rope_theta": 10000.0,
                "rope_scaling": {"type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096,
                                 "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0}}
-GPTJ = {"model_type": "gptj", "n_embd": 4096, "n_head": 16, "n_layer": 28, "rotary_dim": 64, "n_positions": 2048}
 PHI2 = {"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32, "num_hidden_layers": 32,
         "partial_rotary_factor": 0.4, "rope_theta": 10000.0, "max_position_embeddings": 2048}
 BLOOM = {"model_type": "bloom", "hidden_size": 1024, "n_head": 16, "n_layer": 24}
@@ -117,7 +116,7 @@ def llama_keys(config: dict) -> dict:
 def convert(tmp_path, name: str, bug: str | None = None) -> tuple[str, dict]:
     """(the GGUF file's path, the config) of public model ``name``, converted faithfully or with ``bug``."""
     config = {"llama31": LLAMA31, "code_llama": CODE_LLAMA, "vicuna16k": VICUNA_16K, "qwen25": QWEN25_YARN,
-              "qwen3moe": QWEN3_MOE_YARN, "phi3": PHI3, "gemma3": GEMMA3, "deepseek_v3": DEEPSEEK_V3, "gptj": GPTJ,
+              "qwen3moe": QWEN3_MOE_YARN, "phi3": PHI3, "gemma3": GEMMA3, "deepseek_v3": DEEPSEEK_V3,
               "phi2": PHI2, "bloom": BLOOM, "starcoder2": STARCODER2}[name]
     arch, keys, tensors = _converted(name, config)
     for drop in {"rope_freqs": ["rope_freqs.weight"], "linear_dropped": ["rope.scaling.type", "rope.scaling.factor"],
@@ -154,9 +153,6 @@ def _converted(name: str, config: dict) -> tuple[str, dict, dict]:
                 "rope.scaling.type": "yarn", "rope.scaling.factor": 40.0, "rope.scaling.original_context_length": 4096,
                 "rope.scaling.yarn_log_multiplier": 0.1 * block["mscale_all_dim"]}
         return "deepseek2", keys, {}
-    if name == "gptj":
-        return "gptj", {"block_count": 28, "context_length": 2048, "embedding_length": 4096, "attention.head_count": 16,
-                        "rope.dimension_count": 64}, {}
     if name == "phi2":
         return "phi2", {"block_count": 32, "context_length": 2048, "embedding_length": 2560, "attention.head_count": 32,
                         "rope.dimension_count": 32}, {}

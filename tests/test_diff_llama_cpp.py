@@ -152,3 +152,14 @@ def test_deepseek_without_flags_is_the_model(invoke):
     config = str(Path(__file__).parent.parent / "sample_configs" / "hf" / "deepseek-ai--deepseek-v3.json")
     result = invoke("diff", "--hf-config", config, "--runtime", "llama.cpp", "--args", "--ctx-size 4096")
     assert result.exit_code == 0, result.output
+
+
+def test_a_flag_is_blamed_when_leaving_it_out_gives_the_models_numbers(invoke, tmp_path):
+    # --rope-freq-base 20000 over a base-10,000 Llama: pair i turns 2^(−2i/64) as fast, at every position;
+    # --ctx-size 4096 is the model's own context and changes nothing, so it is not blamed
+    result = invoke("diff", "--hf-config", written(tmp_path, LLAMA), "--runtime", "llama.cpp", "--args",
+                    "--ctx-size 4096 --rope-freq-base 20000", "--json")
+    (difference,) = json.loads(result.stdout)["differences"]
+    assert (difference["what"], difference["runtime_key"], difference["hf_key"]) == ("base", "--rope-freq-base", "rope_theta")
+    assert (difference["runtime_value"], difference["hf_value"]) == (20000.0, 10000.0)
+    assert difference["effect"] == f"pairs 1–31 rotate {2 ** (2 / 64):.3g}–{2 ** (62 / 64):.3g}× slower at every position"

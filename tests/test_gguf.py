@@ -27,7 +27,8 @@ def inv_freqs(document):
     return np.array([pair["inv_freq"] for pair in document["pairs"]])
 
 
-@pytest.mark.parametrize("name", ["llama31", "qwen25", "phi3", "deepseek_v3", "gptj", "phi2", "code_llama", "vicuna16k"])
+# GPT-J is not among them: llama.cpp does not run it (tests/test_gguf_archs.py)
+@pytest.mark.parametrize("name", ["llama31", "qwen25", "phi3", "deepseek_v3", "phi2", "code_llama", "vicuna16k"])
 def test_wavelengths_of_a_faithful_gguf_equal_the_configs(invoke, tmp_path, name):
     gguf_path, config = convert(tmp_path, name)
     ours = json.loads(invoke("wavelengths", "--gguf", gguf_path, "--json").stdout)

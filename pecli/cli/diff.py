@@ -14,13 +14,14 @@ from pecli.cli.common import CONFIG_PANEL, JsonOption, QuietOption, check_output
 from pecli.errors import ConfigError
 
 HfConfigs = Annotated[Optional[list[str]], typer.Option(
-    "--hf-config", help="a HuggingFace config.json (twice: compare two configs, the first as the reference)",
+    "--hf-config", help="a HuggingFace config.json or model folder (twice: compare two configs, the first as the reference)",
     rich_help_panel=CONFIG_PANEL, show_default=False)]
 Models = Annotated[Optional[list[str]], typer.Option(
     "--model", help="a HuggingFace model ORG/NAME[@REVISION] (twice: compare two revisions)",
     rich_help_panel=CONFIG_PANEL, show_default=False)]
-Gguf = Annotated[Optional[str], typer.Option(
-    "--gguf", help="a GGUF file, compared with the config (needs pecli[gguf])", rich_help_panel=CONFIG_PANEL, show_default=False)]
+Gguf = Annotated[Optional[list[str]], typer.Option(
+    "--gguf", help="a GGUF file, compared with the config; twice: two files, the first the reference; with --runtime "
+    "llama.cpp: the file the flags run on (needs pecli[gguf])", rich_help_panel=CONFIG_PANEL, show_default=False)]
 Runtime = Annotated[Optional[str], typer.Option(
     "--runtime", help="an engine whose flags (--args) are compared with the config: llama.cpp, vllm, sglang, mlx",
     rich_help_panel=CONFIG_PANEL, show_default=False)]
@@ -35,15 +36,15 @@ def diff(
     """Compare two position plans group by group: exit 0 when they give the same numbers, 1 when not.
 
     The reference is the model's config.json (--hf-config or --model); the candidate is a GGUF file
-    (--gguf), an engine's flags (--runtime llama.cpp --args "…"), or a second config (the first given is
-    the reference). Compared: the layout, the rotated components, every pair's frequency (1e-6
+    (--gguf), an engine's flags (--runtime llama.cpp --args "…", over the config or over a --gguf file), or
+    a second config or GGUF file (the first given is the reference). Compared: the layout, the rotated components, every pair's frequency (1e-6
     relative), the attention factor, the context. Each difference is a line with the key on each side,
     both values and its effect. --json: {"same", "differences": [{"gguf_key", "hf_key", "gguf_value",
     "hf_value", "effect", …}]}; two configs name their sides old and new, an engine runtime.
     """
     with errors_to_exit():
         check_output_flags(json, quiet)
-        found = _compared(list(hf_config or []), list(model or []), gguf, runtime, args)
+        found = _compared(list(hf_config or []), list(model or []), list(gguf or []), runtime, args)
     if json:
         print_json(found.to_dict())
     elif not quiet:
@@ -83,24 +84,46 @@ def _engine_diff(configs: list[str], runtime: str, args: str, reference):
     return found
 
 
-def _compared(configs: list[str], models: list[str], gguf: str | None, runtime: str | None, args: str | None):
+def _gguf_compared(ggufs: list[str], references: list, runtime: str | None, args: str | None):
+    """The ``--gguf`` doors: a file against the model's config; llama.cpp's flags on a file (against the
+    config, or the file as it is); two files, the first the reference (:mod:`pecli.models.gguf_blame`)."""
+    from pecli.models import gguf_blame
+
+    for path in ggufs:
+        if not path:
+            raise ConfigError("gguf", "expected the path of a GGUF file, got ''")
+    if runtime is not None or args is not None:
+        if runtime != "llama.cpp" or args is None or len(ggufs) != 1 or len(references) > 1:
+            raise ConfigError("runtime", "a GGUF file runs on llama.cpp: give one --gguf FILE, --runtime llama.cpp and "
+                              "--args \"FLAGS\" (and --hf-config FILE to compare with the model's config)")
+        return gguf_blame.diff_gguf_flags(ggufs[0], args, references[0] if references else None)
+    if len(ggufs) == 2 and not references:
+        return gguf_blame.diff_two_gguf(ggufs[0], ggufs[1])
+    if len(ggufs) != 1 or len(references) != 1:
+        raise ConfigError("gguf", "is compared with one model: give one --hf-config FILE or --model ID beside it "
+                          "(or two --gguf files, the first the reference)")
+    return gguf_blame.diff_gguf(ggufs[0], references[0])
+
+
+def _compared(configs: list[str], models: list[str], ggufs: list[str], runtime: str | None, args: str | None):
     from pecli.config import model_plan
     from pecli.models.plan_diff import diff_plans
 
     references = [model_plan(path, None) for path in configs] + [model_plan(None, name) for name in models]
+    if ggufs:
+        return _gguf_compared(ggufs, references, runtime, args)
     if runtime is not None or args is not None:
-        if runtime is None or args is None or len(references) != 1 or gguf is not None:
+        if runtime is None or args is None or len(references) != 1:
             raise ConfigError("runtime", "compares an engine's flags with one model: give --hf-config FILE (or --model ID), "
                               "--runtime NAME and --args \"FLAGS\"")
         if runtime != "llama.cpp":
             return _engine_diff(configs, runtime, args, references[0])
-        from pecli.models.runtime_flags import runtime_plan
+        from pecli.models.blame import blamed
+        from pecli.models.gguf_blame import with_engine_trials
+        from pecli.models.runtime_flags import flag_trials, parse_flags, runtime_plan
 
-        return diff_plans(runtime_plan(references[0], runtime, args), references[0], "runtime", "hf")
-    if gguf is not None:
-        if len(references) != 1:
-            raise ConfigError("gguf", "is compared with one model: give one --hf-config FILE or --model ID beside it")
-        return diff_plans(model_plan(None, None, gguf=gguf), references[0], "gguf", "hf")
+        found = diff_plans(runtime_plan(references[0], runtime, args), references[0], "runtime", "hf")
+        return blamed(found, *with_engine_trials(references[0], *flag_trials(references[0], parse_flags(args))))
     if len(references) != 2:
         raise ConfigError("hf_config", f"diff compares two plans: give --hf-config and --gguf, or two --hf-config or "
                           f"--model, got {len(references)} model{'s' if len(references) != 1 else ''}")

@@ -24,7 +24,9 @@ from typing import Any, Callable, Mapping
 from pecli.errors import ConfigError
 from pecli.models.class_defaults import FILLED, MOVED, UNDERIVED, derived_value, record_of, versions, with_class_defaults
 from pecli.models.partial import effective_fraction
-from pecli.models.logit_scale import BETA_SCALED_TYPES, UNSCALED, LogitScale, attention_side
+from pecli.models.logit_scale import (
+    BETA_SCALED_TYPES, UNSCALED, LogitScale, attention_only_keys, attention_side, softmax_scale,
+)
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
 from pecli.numbers import integer, number
 from pecli.params import excerpt
@@ -323,8 +325,11 @@ def rope_options(
     # max_position_embeddings there is the model's (transformers 5 copies it in).
     if "max_position_embeddings" not in options and in_block.get("max_position_embeddings") is not None:
         options["max_position_embeddings"] = in_block["max_position_embeddings"]
+    # DeepSeek's mscale_all_dim under llama3, dynamic, linear, …: its attention's, not its frequencies'
+    attention_only = attention_only_keys(keys.data.get("model_type"), own_block)
     scaling = {k: v for k, v in (own_block or {}).items()
-               if k not in ("rope_theta", "partial_rotary_factor", "llama_4_scaling_beta", "max_position_embeddings")}
+               if k not in ("rope_theta", "partial_rotary_factor", "llama_4_scaling_beta", "max_position_embeddings",
+                            *attention_only)}
     if scaling and scaling != {k: "default" for k in scaling}:  # a block that only says "default" scales nothing
         options["rope_scaling"] = scaling
     return options
@@ -662,6 +667,8 @@ def group_attention(keys: Keys, family: Family, model_type: Any, group: LayerGro
         if isinstance(raw, dict) and raw.get("llama_4_scaling_beta") is not None:
             block.setdefault("original_max_position_embeddings", raw.get("original_max_position_embeddings"))
             block["llama_4_scaling_beta"] = raw["llama_4_scaling_beta"]
+        for key in attention_only_keys(model_type, raw):  # left out of the frequencies' block
+            block[key] = raw[key]
         scale = attention_side(model_type, block)
     if family.attention is not None:
         extra = family.attention(keys, group)
@@ -1074,8 +1081,9 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
             keys.get(key)
             keys.warn(f"{key} {excerpt(keys.data[key])} is in the config, and the model's code in transformers does not "
                       "read it: neither does pecli")
+    softmax = softmax_scale(keys.data, text_type or model_type)
     groups = [dataclasses.replace(group, attention_scale=group_attention(keys, family, text_type or model_type, group),
-                                  window=group_window(keys, group)) for group in groups]
+                                  window=group_window(keys, group), softmax=softmax) for group in groups]
     refuse_unread(keys, groups, model_type)
     if family is GENERIC:
         used = ", ".join(dict.fromkeys(k for g in groups for k in g.keys_read)) or "none"

@@ -54,7 +54,7 @@ import numpy as np
 from pecli.errors import ConfigError, PecliError
 from pecli.models.limits import check_layer_count
 from pecli.models.logit_scale import SOFTMAX_MSCALE_TYPES, UNSCALED, LogitScale
-from pecli.models.plan import LayerGroup, PositionPlan
+from pecli.models.plan import NOPE, LayerGroup, PositionPlan
 
 #: The extra that installs the gguf package.
 EXTRA = "pecli[gguf]"
@@ -85,6 +85,16 @@ class Arch:
         None: the model's base and scale.
     fixed_alibi_bias : float or None
         An ALiBi maximum bias llama.cpp sets whatever the file says (BLOOM: 8).
+    nope_every : int
+        ``hparams.n_no_rope_layer_step``: layer i applies no RoPE when ``(i + 1) % n == 0`` (SmolLM3: 4,
+        set in its ``load_hparams``, read from no key; its graph's ``use_rope``); 0: every layer rotates.
+    rope_on_sliding_only : bool
+        The graph rotates q and k in its sliding-window layers only (Cohere 2's ``build_cohere2``: ``if
+        (is_swa)`` around ``ggml_rope_ext``); its full-attention layers apply no position signal.
+    window_zero_disables : bool
+        ``attention.sliding_window`` 0 turns the windows off and sets ``n_no_rope_layer_step`` to the layer
+        count (Llama 4's ``load_hparams``; its graph, ``llm_build_llama_iswa``, then skips RoPE on the last
+        layer only, ``(il + 1) % n_layer == 0``).
     """
 
     model_type: str
@@ -93,6 +103,9 @@ class Arch:
     swa_every: int = 0
     swa_base: float | None = None
     fixed_alibi_bias: float | None = None
+    nope_every: int = 0
+    rope_on_sliding_only: bool = False
+    window_zero_disables: bool = False
 
     @property
     def layout(self) -> str:
@@ -112,7 +125,18 @@ ARCHS: dict[str, Arch] = {
     "llama": Arch("llama", "norm", permuted=True), "granite": Arch("granite", "norm", permuted=True),
     "internlm2": Arch("internlm2", "norm", permuted=True), "olmo": Arch("olmo", "norm", permuted=True),
     "deepseek2": Arch("deepseek_v3", "norm"), "command-r": Arch("cohere", "norm"),
-    "gptj": Arch("gptj", "norm"), "llama4": Arch("llama4", "norm"),
+    # Llama 4: set_swa_pattern(4) chunked layers, n_no_rope_layer_step 4 (llama-hparams.h's default;
+    # llm_build_llama_iswa: use_rope = (il + 1) % step != 0), the chunked layers keep their trained RoPE
+    "llama4": Arch("llama4", "norm", swa_every=4, nope_every=4, window_zero_disables=True),
+    # GLM-4: NORM (llama_model_rope_type, without M-RoPE) on weights Glm4Model leaves in place; it writes
+    # rope.dimension_count = head_dim × partial_rotary_factor (0.5): half the head rotates
+    "glm4": Arch("glm4", "norm"),
+    # SmolLM3Model is a LlamaModel (permuted q/k); llama.cpp skips RoPE on every 4th layer
+    "smollm3": Arch("smollm3", "norm", permuted=True, nope_every=4),
+    # Command R7B: set_swa_pattern(4), RoPE on the sliding layers only, NORM on unpermuted weights
+    "cohere2": Arch("cohere2", "norm", swa_every=4, rope_on_sliding_only=True),
+    # gpt-oss (LLM_ARCH_OPENAI_MOE): NEOX, set_swa_pattern(2), one RoPE (YaRN) for both kinds of layer
+    "gpt-oss": Arch("gpt_oss", "neox", swa_every=2),
     "qwen2": Arch("qwen2", "neox"), "qwen2moe": Arch("qwen2_moe", "neox"), "qwen3": Arch("qwen3", "neox"),
     "qwen3moe": Arch("qwen3_moe", "neox"), "phi2": Arch("phi", "neox"), "phi3": Arch("phi3", "neox"),
     "gemma": Arch("gemma", "neox"), "gemma2": Arch("gemma2", "neox", swa_every=2),
@@ -123,36 +147,82 @@ ARCHS: dict[str, Arch] = {
 }
 
 
-class Metadata:
-    """The file's metadata, read through one door that remembers which keys were read and which defaulted."""
+#: The GGUF value type llama.cpp's loader requires of each kind of key (``llama-model-loader.cpp``,
+#: ``GGUFMeta::GKV<T>::get_kv``: a key of another type is refused, "key … has wrong type … but expected
+#: type …"): its ``float`` hparams are FLOAT32, its ``uint32_t`` ones UINT32, its strings STRING.
+EXPECTED_TYPES = {"number": "FLOAT32", "count": "UINT32", "word": "STRING"}
 
-    def __init__(self, values: dict[str, Any], tensors: dict[str, np.ndarray], source: str, arch: str) -> None:
+
+#: Architectures llama.cpp names but does not run, with the reason said to the user.
+NOT_RUN = {
+    "gptj": "GPT-J is not a llama.cpp architecture: llama.cpp names 'gptj' but has no graph for it (its tensor "
+            "table holds token_embd only; tests/test-llama-archs.cpp: no usable implementation) and "
+            "convert_hf_to_gguf.py has no GPT-J class",
+}
+#: HF model types of those architectures.
+NOT_RUN_MODEL_TYPES = {"gptj": "gptj"}
+
+
+class Metadata:
+    """The file's metadata, read through one door that remembers which keys were read and which defaulted.
+
+    ``types`` holds each key's GGUF value type (``FLOAT32``, ``BOOL``, ``ARRAY``…) when the values come from
+    a file; a key of the wrong type is refused as llama.cpp's loader refuses it. Without ``types`` (values
+    given as a mapping) a bool or a string where a number belongs is refused the same way.
+    """
+
+    def __init__(self, values: dict[str, Any], tensors: dict[str, np.ndarray], source: str, arch: str,
+                 types: dict[str, str] | None = None) -> None:
         self.values, self.tensors, self.source, self.arch = values, tensors, source, arch
+        self.types = types
         self.read: list[str] = []
         self.defaulted: list[str] = []
 
     def key(self, suffix: str) -> str:
         return f"{self.arch}.{suffix}"
 
-    def get(self, suffix: str, default: Any = None, *, note_default: bool = True) -> Any:
+    def get(self, suffix: str, default: Any = None, *, note_default: bool = True, kind: str | None = None) -> Any:
         name = self.key(suffix)
         if name in self.values:
             self.read.append(name)
+            if kind is not None:
+                self._check_type(name, kind)
             return self.values[name]
         if note_default and default is not None:
             self.defaulted.append(f"{name}={default:g}" if isinstance(default, float) else f"{name}={default}")
         return default
 
+    def _check_type(self, name: str, kind: str) -> None:
+        expected, value = EXPECTED_TYPES[kind], self.values[name]
+        if self.types is not None:
+            found = self.types.get(name, expected)
+        else:  # a mapping's values: only what is plainly of another kind
+            found = ("BOOL" if isinstance(value, bool) else "STRING" if isinstance(value, str) else
+                     "ARRAY" if isinstance(value, (list, tuple)) else expected if kind != "word" else "a number")
+        if found == expected:
+            return
+        if found == "ARRAY" and kind != "word":
+            raise ConfigError("gguf", f"{name} in {self.source} must be a single number, got an array ({_excerpt(value)})")
+        raise ConfigError("gguf", f"{name} in {self.source} has type {found} ({_excerpt(value)}); llama.cpp's loader "
+                          f"refuses the file (it reads this key as {expected} only)")
+
     def number(self, suffix: str, default: float | None = None, *, note_default: bool = True) -> float | None:
-        value = self.get(suffix, default, note_default=note_default)
+        return self._number(suffix, default, note_default, "number")
+
+    def word(self, suffix: str, default: str | None = None) -> str | None:
+        value = self.get(suffix, default, kind="word")
+        return None if value is None else str(value)
+
+    def _number(self, suffix: str, default: float | None, note_default: bool, kind: str) -> float | None:
+        value = self.get(suffix, default, note_default=note_default, kind=kind)
         if value is None:
             return None
-        if isinstance(value, (list, str, bytes)) or not math.isfinite(float(value)):
-            raise ConfigError("gguf", f"{self.key(suffix)} in {self.source} must be a finite number, got {value!r}")
+        if isinstance(value, (list, str, bytes, bool)) or not math.isfinite(float(value)):
+            raise ConfigError("gguf", f"{self.key(suffix)} in {self.source} must be a finite number, got {_excerpt(value)}")
         return float(value)
 
     def count(self, suffix: str, default: int | None = None) -> int | None:
-        value = self.number(suffix, None if default is None else float(default))
+        value = self._number(suffix, None if default is None else float(default), True, "count")
         if value is None:
             return None
         if value < 1 or not value.is_integer():
@@ -177,6 +247,13 @@ def read_gguf_plan(path: str, source: str | None = None) -> PositionPlan:
         (key ``gguf``) A truncated or hostile header, an unreadable file; an architecture pecli does
         not map; a position key of the wrong kind; a position tensor of the wrong length.
     """
+    values, tensors, types = read_gguf_metadata(path)
+    return plan_of_metadata(values, tensors, source or path, types)
+
+
+def read_gguf_metadata(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, str]]:
+    """The metadata, the position tensors and each key's GGUF value type of the file at ``path``, its
+    header checked first (raises as :func:`read_gguf_plan`)."""
     from pecli.models.gguf_header import check_header
 
     try:
@@ -184,13 +261,12 @@ def read_gguf_plan(path: str, source: str | None = None) -> PositionPlan:
     except ImportError:
         raise PecliError(f"--gguf needs the gguf package: pip install '{EXTRA}'") from None
     _, entries = check_header(path)
-    values, tensors = _read_values(path, entries)
-    return plan_of_metadata(values, tensors, source or path)
+    return _read_values(path, entries)
 
 
-def _read_values(path: str, entries: list[Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The metadata (arrays of numbers left out, but for the few position keys that are lists) and the
-    position tensors, as float64, through ``gguf.GGUFReader``."""
+def _read_values(path: str, entries: list[Any]) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, str]]:
+    """The metadata (arrays of strings left out), the position tensors as float64, and each key's GGUF
+    value type, through ``gguf.GGUFReader``."""
     from gguf import GGUFReader, GGUFValueType
 
     try:
@@ -198,16 +274,20 @@ def _read_values(path: str, entries: list[Any]) -> tuple[dict[str, Any], dict[st
     except (ValueError, IndexError, KeyError, OverflowError, UnicodeDecodeError) as error:
         raise ConfigError("gguf", f"{path} is not a readable GGUF file: {error}") from None
     values: dict[str, Any] = {}
+    types: dict[str, str] = {}
     for name, field in reader.fields.items():
         if not field.types or name.startswith("GGUF.") or name.startswith("tokenizer."):
             continue
         if field.types[0] == GGUFValueType.ARRAY and field.types[-1] == GGUFValueType.STRING:
             continue
         values[name] = field.contents()
+        types[name] = field.types[0].name
     sizes = {entry.name: entry for entry in entries}
     tensors: dict[str, np.ndarray] = {}
     for tensor in reader.tensors:
         short = tensor.name.removesuffix(".weight")
+        if short == "position_embd":  # a learned table: only its presence is read (its shape, not its data)
+            tensors[short] = np.asarray(sizes[tensor.name].dims)
         if short not in POSITION_TENSORS:
             continue
         entry = sizes[tensor.name]
@@ -215,29 +295,40 @@ def _read_values(path: str, entries: list[Any]) -> tuple[dict[str, Any], dict[st
             raise ConfigError("gguf", f"tensor {tensor.name} in {path} must be a short F32 or F16 vector, got "
                               f"{'×'.join(map(str, entry.dims))} of ggml type {entry.ggml_type}")
         tensors[short] = np.asarray(tensor.data, dtype=np.float64).reshape(-1)
-    return values, tensors
+    return values, tensors, types
 
 
-def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], source: str) -> PositionPlan:
-    """The position plan of a GGUF file's parsed metadata and position tensors (see the module)."""
+def _excerpt(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "…"
+
+
+def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], source: str,
+                     types: dict[str, str] | None = None) -> PositionPlan:
+    """The position plan of a GGUF file's parsed metadata and position tensors (see the module);
+    ``types``: each key's GGUF value type, checked as llama.cpp's loader checks it."""
     arch_name = values.get("general.architecture")
     if not isinstance(arch_name, str):
         raise ConfigError("gguf", f"{source} has no general.architecture")
     arch = ARCHS.get(arch_name)
+    if arch_name in NOT_RUN:
+        raise ConfigError("gguf", f"{source} has architecture {arch_name!r}: {NOT_RUN[arch_name]}")
     if arch is None:
         raise ConfigError("gguf", f"{source} has architecture {arch_name!r}, which pecli does not map to llama.cpp's "
                           f"position settings yet (it reads {', '.join(sorted(ARCHS))})")
-    meta = Metadata(values, tensors, source, arch_name)
+    meta = Metadata(values, tensors, source, arch_name, types)
     meta.read.append("general.architecture")
     layers = meta.count("block_count")
     if layers is None:  # llama.cpp's load_hparams requires it too
         raise ConfigError("gguf", f"{source} has no {meta.key('block_count')}: the number of layers is unknown")
     check_layer_count(meta.key("block_count"), layers, source, "gguf")
+    if meta.count("context_length") is None:  # load_hparams: get_key(LLM_KV_CONTEXT_LENGTH, n_ctx_train), required
+        raise ConfigError("gguf", f"{source} has no {meta.key('context_length')}: llama.cpp's loader requires it")
     if arch.rope == "alibi":
         groups = [_alibi_group(meta, arch, layers)]
     else:
         groups = [dataclasses.replace(group, attention_scale=_softmax_mscale(meta, arch, group))
-                  for group in _rope_groups(meta, arch, layers)]
+                  for group in _rope_groups(meta, effective_arch(arch, values, arch_name, layers), layers)]
     return PositionPlan(source, arch.model_type, f"GGUF ({arch_name}, as llama.cpp reads it)", layers, tuple(groups))
 
 
@@ -253,10 +344,27 @@ def _softmax_mscale(meta: Metadata, arch: Arch, group: LayerGroup) -> LogitScale
     return LogitScale((own * (1.0 + log_mul * math.log(float(factor)))) ** 2)
 
 
+def effective_arch(arch: Arch, values: dict[str, Any], arch_name: str, layers: int) -> Arch:
+    """``arch`` as this file makes it: Llama 4 with ``attention.sliding_window`` 0 has no windows and a
+    no-RoPE step of its layer count (see :class:`Arch`)."""
+    if arch.window_zero_disables and values.get(f"{arch_name}.attention.sliding_window", None) == 0:
+        return dataclasses.replace(arch, swa_every=0, nope_every=layers)
+    return arch
+
+
 def _alibi_group(meta: Metadata, arch: Arch, layers: int) -> LayerGroup:
     """ALiBi: one slope per head, ggml's ``2^(−max_bias·(h+1)/n)`` ladder (the paper's when max_bias is 8)."""
     heads = meta.count("attention.head_count")
     bias = arch.fixed_alibi_bias if arch.fixed_alibi_bias is not None else meta.number("attention.max_alibi_bias", 0.0)
+    if bias == 0.0:
+        # llama-model.cpp (load_hparams): use_alibi only when f_max_alibi_bias > 0; without it the KQ mask
+        # carries no −|i − j| and ggml's softmax no slopes: no position signal unless a learned table is added
+        if meta.tensors.get("position_embd") is not None:
+            raise ConfigError("gguf", f"{meta.source} adds a learned position table (position_embd) and no ALiBi; "
+                              "pecli does not read learned tables from GGUF files")
+        return LayerGroup(NOPE, tuple(range(layers)), None, tuple(meta.read), tuple(meta.defaulted),
+                          f"{meta.key('attention.max_alibi_bias')} 0: llama.cpp applies no ALiBi (use_alibi needs a "
+                          "positive maximum bias) and the file has no position table: no position signal")
     if bias != 8.0:
         raise ConfigError("gguf", f"{meta.key('attention.max_alibi_bias')} is {bias:g} in {meta.source}; pecli's alibi "
                           "has the paper's slopes (maximum bias 8) only")
@@ -272,17 +380,36 @@ def _rope_groups(meta: Metadata, arch: Arch, layers: int) -> list[LayerGroup]:
     common_read = list(meta.read)
     full, full_read, full_defaulted = _scoped(meta, common_read, lambda: _rope_options(meta, arch, sliding=False))
     if not arch.swa_every:
-        return [LayerGroup("all", tuple(range(layers)), full, full_read, full_defaulted, _note(arch, full))]
+        groups = [LayerGroup("all", tuple(range(layers)), full, full_read, full_defaulted, _note(arch, full))]
+        return _without_rope(groups, arch, layers, common_read)
     every = meta.count("attention.sliding_window_pattern", arch.swa_every)
     slide = [i for i in range(layers) if i % every < every - 1]
     attend = [i for i in range(layers) if i % every == every - 1]
     sliding, slide_read, slide_defaulted = _scoped(meta, common_read, lambda: _rope_options(meta, arch, sliding=True))
+    if arch.rope_on_sliding_only:
+        return [LayerGroup("sliding_attention", tuple(slide), sliding, slide_read, slide_defaulted, _note(arch, sliding)),
+                LayerGroup(NOPE, tuple(attend), None, tuple(common_read), (),
+                           "llama.cpp rotates q and k in the sliding-window layers only: no RoPE here")]
     if sliding == full:
-        return [LayerGroup("sliding_attention+full_attention", tuple(range(layers)), full, full_read + slide_read,
-                           full_defaulted, _note(arch, full))]
+        groups = [LayerGroup("sliding_attention+full_attention", tuple(range(layers)), full, full_read + slide_read,
+                             full_defaulted, _note(arch, full))]
+        return _without_rope(groups, arch, layers, common_read)
     groups = [LayerGroup("sliding_attention", tuple(slide), sliding, slide_read, slide_defaulted, _note(arch, sliding)),
               LayerGroup("full_attention", tuple(attend), full, full_read, full_defaulted, _note(arch, full))]
-    return sorted(groups, key=lambda g: g.layers[:1])
+    return _without_rope(sorted(groups, key=lambda g: g.layers[:1]), arch, layers, common_read)
+
+
+def _without_rope(groups: list[LayerGroup], arch: Arch, layers: int, read: list[str]) -> list[LayerGroup]:
+    """``groups`` with the layers llama.cpp runs without RoPE (``n_no_rope_layer_step``) in a group of their own."""
+    if not arch.nope_every:
+        return groups
+    nope = {i for i in range(layers) if (i + 1) % arch.nope_every == 0}
+    kept = [dataclasses.replace(g, layers=tuple(i for i in g.layers if i not in nope)) for g in groups]
+    return [g for g in kept if g.layers] + [LayerGroup(
+        NOPE, tuple(sorted(nope)), None, tuple(read), (),
+        f"llama.cpp's n_no_rope_layer_step {arch.nope_every}: no RoPE on layer i when (i + 1) % {arch.nope_every} == 0"
+        + (" (set to the layer count when the file turns windows off: its last layer only)"
+           if arch.nope_every == layers else ""))]
 
 
 def _scoped(meta: Metadata, common: list[str], read: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], tuple, tuple]:
@@ -344,7 +471,7 @@ def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
     head = _head_dim(meta)
     rotated = meta.count("rope.dimension_count", head)
     base = meta.number("rope.freq_base", DEFAULT_BASE)
-    kind = str(meta.get("rope.scaling.type", "linear"))
+    kind = meta.word("rope.scaling.type", "linear")
     if kind not in ("none", "linear", "yarn", "longrope"):
         raise ConfigError("gguf", f"{meta.key('rope.scaling.type')} is {kind!r} in {meta.source}; llama.cpp knows none, "
                           "linear, yarn, longrope")
@@ -373,6 +500,93 @@ def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
         if ext else (32.0, 1.0)
     return LlamaCppRope(rotated, base, scale, ext, original, *betas, attention,
                         short if short is not None else factors, long_factors, kind)
+
+
+def trained_rope(meta: Metadata, arch: Arch, sliding: bool):
+    """What llama.cpp loads from the file for one kind of layer, before any flag: its ``hparams``
+    (``load_hparams``: base, ``rope_freq_scale_train`` = 1/factor whatever the type, the training type, the
+    original context, YaRN's keys; a sliding layer's ``rope_freq_base_train_swa``/``_scale_train_swa``), as
+    the :class:`~pecli.models.runtime_flags.TrainedRope` that :func:`~pecli.models.runtime_flags.run_rope`
+    puts the command line's flags on, and the number of rotated components.
+
+    Raises
+    ------
+    ConfigError
+        (key ``gguf``) LongRoPE factor tensors: llama.cpp picks the long or the short ones from the context
+        it serves (``build_rope_factors``), which pecli does not model under flags.
+    """
+    from pecli.models.runtime_flags import TrainedRope
+
+    rotated = meta.count("rope.dimension_count", _head_dim(meta))
+    base = meta.number("rope.freq_base", DEFAULT_BASE)
+    kind = meta.word("rope.scaling.type", "linear")
+    if kind not in ("none", "linear", "yarn"):
+        raise ConfigError("gguf", f"{meta.key('rope.scaling.type')} is {kind!r} in {meta.source}: pecli applies llama.cpp's "
+                          "flags over none, linear and yarn files")
+    if meta.tensor("rope_factors_long") is not None:
+        raise ConfigError("gguf", f"{meta.source} has LongRoPE factors: llama.cpp chooses the long or short ones from the "
+                          "context it serves, which pecli does not apply flags over")
+    factor = meta.number("rope.scaling.factor") or meta.number("rope.scale_linear") or 0.0
+    scale = 1.0 / factor if factor else 1.0
+    if sliding and arch.swa_base is not None:
+        base, scale = meta.number("rope.freq_base_swa", arch.swa_base), 1.0
+    elif sliding:
+        base = meta.number("rope.freq_base_swa", base)
+    context = meta.count("context_length")
+    ext = meta.number("rope.scaling.yarn_ext_factor", None)
+    return TrainedRope(
+        kind, base, scale, context, meta.count("rope.scaling.original_context_length", context),
+        -1.0 if ext is None else ext, meta.number("rope.scaling.yarn_beta_fast", 32.0, note_default=False),
+        meta.number("rope.scaling.yarn_beta_slow", 1.0, note_default=False), _factors(meta, "rope_freqs", rotated),
+        meta.number("rope.scaling.yarn_attn_factor", 1.0, note_default=False),
+        meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False), arch.model_type == "deepseek_v3",
+        meta.number("rope.scaling.attn_factor", 1.0, note_default=False)), rotated
+
+
+def plan_under_flags(values: dict[str, Any], tensors: dict[str, np.ndarray], source: str, types: dict[str, str] | None,
+                     flags: dict[str, Any], label: str) -> PositionPlan:
+    """The plan llama.cpp runs for a GGUF file's metadata under its command-line ``flags`` (checked by
+    :func:`pecli.models.runtime_flags.checked_flags`): each RoPE group's :func:`trained_rope` with the flags on
+    top (:func:`~pecli.models.runtime_flags.run_rope`, the context constructor's rule); a sliding layer keeps
+    its trained base and scale (``hparams.is_swa``); groups without RoPE as the file has them."""
+    from pecli.models.runtime_flags import run_rope
+
+    plain = plan_of_metadata(values, tensors, source, types)
+    arch_name = values["general.architecture"]
+    arch = effective_arch(ARCHS[arch_name], values, arch_name, plain.num_layers)
+    groups: list[LayerGroup] = []
+    for group in plain.groups:
+        if group.options is None or group.scheme != "rope":
+            groups.append(group)
+            continue
+        for name, layers, sliding in _kinds_of_layer(group, arch, plain.num_layers, values, arch_name):
+            meta = Metadata(values, tensors, source, arch_name, types)
+            trained, rotated = trained_rope(meta, arch, sliding)
+            rope = run_rope(trained, flags, rotated, windowed=sliding)
+            options = {k: v for k, v in group.options.items() if k not in ("rope_scaling", "base", "inv_freq")}
+            options.update(_scaling_options(rope, meta))
+            note = options.pop("_note", "")
+            read = tuple(flag for flag in flags) + tuple(dict.fromkeys(meta.read))
+            groups.append(dataclasses.replace(
+                group, name=name, layers=layers, options=options, keys_read=read, keys_defaulted=tuple(meta.defaulted),
+                note="; ".join(filter(None, (f"llama.cpp {label}" + (", a sliding layer keeps its trained base and scale"
+                                                                       if sliding else ""), note)))))
+    groups.sort(key=lambda g: g.layers[:1])
+    return dataclasses.replace(plain, source=f"{source} under llama.cpp {label}", groups=tuple(groups))
+
+
+def _kinds_of_layer(group: LayerGroup, arch: Arch, layers: int, values: dict[str, Any], arch_name: str):
+    """``(name, layers, sliding)`` of the group's sliding and full layers (llama.cpp's ``set_swa_pattern``)."""
+    if not arch.swa_every:
+        return [(group.name, group.layers, False)]
+    every = values.get(f"{arch_name}.attention.sliding_window_pattern", arch.swa_every)
+    every = every if isinstance(every, int) and not isinstance(every, bool) and every > 0 else arch.swa_every
+    parts = []
+    for name, sliding in (("sliding_attention", True), ("full_attention", False)):
+        chosen = tuple(i for i in group.layers if (i % every < every - 1) == sliding)
+        if chosen and (name in group.name.split("+") or group.name == "all"):
+            parts.append((name, chosen, sliding))
+    return parts or [(group.name, group.layers, False)]
 
 
 def _attention_factor(meta: Metadata, arch: Arch, scale: float, ext: float) -> float:
@@ -451,7 +665,8 @@ def _named_scaling(rope: LlamaCppRope) -> dict[str, Any] | None:
         return options if s == 1.0 else {**options, "rope_scaling": {"rope_type": "linear", "factor": s}}
     if rope.ext_factor != 1.0:
         return None
-    return {**options, "rope_scaling": {
+    note = "ggml rounds YaRN's correction range to whole pairs (ggml_rope_yarn_corr_dims: floor, ceil), as transformers' truncate: true"
+    return {**options, "_note": "; ".join(filter(None, (options.get("_note"), note))), "rope_scaling": {
         "rope_type": "yarn", "factor": s, "original_max_position_embeddings": rope.original,
         "beta_fast": rope.beta_fast, "beta_slow": rope.beta_slow, "attention_factor": rope.attention}}
 
@@ -479,4 +694,5 @@ def llama_cpp_inv_freq(rope: LlamaCppRope, factors: np.ndarray | None) -> np.nda
     return interpolated * (1 - mix) + theta * mix
 
 
-__all__ = ["ARCHS", "EXTRA", "Arch", "llama_cpp_inv_freq", "plan_of_metadata", "read_gguf_plan"]
+__all__ = ["ARCHS", "EXTRA", "Arch", "llama_cpp_inv_freq", "plan_of_metadata", "plan_under_flags", "read_gguf_metadata",
+           "read_gguf_plan", "trained_rope"]

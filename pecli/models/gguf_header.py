@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import struct
 from dataclasses import dataclass
 
@@ -100,9 +101,16 @@ def check_header(path: str) -> tuple[int, list[TensorEntry]]:
         count, length or type the file cannot hold; a tensor whose data lies past the end of the file.
     """
     try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size < 24:
-                raise ConfigError("gguf", f"{path} is too short for a GGUF header ({os.fstat(handle.fileno()).st_size} bytes)")
+        # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer; the file is then
+        # refused by its fstat unless it is a regular file (a FIFO, a device, a directory cannot be mapped)
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(descriptor, "rb") as handle:
+            status = os.fstat(handle.fileno())
+            if not stat.S_ISREG(status.st_mode):
+                raise ConfigError("gguf", f"{path} is not a regular file (a FIFO, a device or a directory); "
+                                  "give a GGUF file")
+            if status.st_size < 24:
+                raise ConfigError("gguf", f"{path} is too short for a GGUF header ({status.st_size} bytes)")
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
                 return _walk(_Walker(view, path))
     except OSError as error:

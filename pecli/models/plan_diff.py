@@ -28,7 +28,7 @@ from pecli.models.plan import LayerGroup, PositionPlan, ranges_text
 from pecli.models.rope_facts import rope_differences
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PlanDiff:
     """The differences between a candidate plan and a reference plan; ``same`` when there are none."""
 
@@ -55,6 +55,14 @@ class PlanDiff:
         return [f"layers {d.layers}: {d.what}: {self.candidate_name} {d.candidate_key} = {_text(d.candidate_value)}, "
                 f"{self.reference_name} {d.reference_key} = {_text(d.reference_value)}: {d.effect}"
                 for d in self.differences]
+
+    def __repr__(self) -> str:
+        """The verdict and a line per difference (the plans themselves are fields)."""
+        head = (f"<PlanDiff: {self.candidate_name} {self.candidate.source} against {self.reference_name} "
+                f"{self.reference.source}: {'same' if self.same else f'{len(self.differences)} difference' + ('s' if len(self.differences) > 1 else '')}>")
+        return "\n".join([head, *(f"  {line}" for line in self.lines())])
+
+    __str__ = __repr__
 
 
 def diff_plans(candidate: PositionPlan, reference: PositionPlan, candidate_name: str = "gguf",
@@ -100,6 +108,8 @@ def diff_groups(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Diffe
 
 
 def _text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(_text, value))
     if isinstance(value, float):
         return f"{int(value):,}" if value.is_integer() and abs(value) < 1e15 else f"{value:.6g}"
     if isinstance(value, int) and not isinstance(value, bool):

@@ -38,7 +38,8 @@ def rope_differences(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[
         ratio = (a.attention_scaling / b.attention_scaling) ** 2
         found.append(Difference("attention factor", layers, _scaling_key(ours, ATTENTION_KEYS), _scaling_key(theirs, ATTENTION_KEYS),
                                 round(a.attention_scaling, 9), round(b.attention_scaling, 9),
-                                f"the logits are {ratio:.4g}× the model's (cos and sin carry the factor)"))
+                                f"cos and sin carry {a.attention_scaling:.6g} where the model's carry "
+                                f"{b.attention_scaling:.6g}: the logits are {ratio:.4g}× the model's"))
     found.extend(_logit_scale(ours, theirs, layers))
     length_a, length_b = a.max_position_embeddings, b.max_position_embeddings
     if length_a and length_b and length_a != length_b:
@@ -126,12 +127,18 @@ def frequency_effect(ours: np.ndarray, theirs: np.ndarray, original: int | None,
     for first, last, kind in runs[:3]:
         values = ratio[first:last + 1] if kind == "faster" else 1 / ratio[first:last + 1]
         low, high = float(np.min(values)), float(np.max(values))
-        size = f"{low:.3g}×" if high / low < 1.01 else f"{low:.3g}–{high:.3g}×"
+        size = f"{_factor(low)}×" if high / low < 1.01 else f"{_factor(low)}–{_factor(high)}×"
         pairs = f"pair {first}" if first == last else f"pairs {first}–{last}"
         parts.append(f"{pairs} rotate{'s' if first == last else ''} {size} {kind}")
     where = f" past {original:,}" if original and not context else f" at a context of {context:,}" if context else ""
     more = f" (and {len(runs) - 3} more runs)" if len(runs) > 3 else ""
     return "; ".join(parts) + where + more
+
+
+def _factor(value: float) -> str:
+    """A ratio in three figures, or four where three would round it to 1 (``1.004``, not ``1``)."""
+    text = f"{value:.3g}"
+    return f"{value:.4g}" if text == "1" else text
 
 
 def _close(x: float, y: float) -> bool:

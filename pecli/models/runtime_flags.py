@@ -74,7 +74,8 @@ class TrainedRope:
 
     ``ext_factor`` is negative when the file does not set it; ``factors`` are the ``rope_freqs`` divisors;
     ``yarn_attn_factor`` and ``log_multiplier`` are YaRN's keys of the file (``rope.scaling.yarn_attn_factor``,
-    ``rope.scaling.yarn_log_multiplier``), ``deepseek`` whether it is of DeepSeek's architecture.
+    ``rope.scaling.yarn_log_multiplier``), ``deepseek`` whether it is of DeepSeek's architecture, ``attn_factor``
+    the file's ``rope.scaling.attn_factor`` (``hparams.rope_attn_factor``, on cos and sin whatever the flags).
     """
 
     scaling_type: str
@@ -89,6 +90,7 @@ class TrainedRope:
     yarn_attn_factor: float = 1.0
     log_multiplier: float = 0.0
     deepseek: bool = False
+    attn_factor: float = 1.0
 
 
 def parse_flags(args: str) -> dict[str, Any]:
@@ -128,11 +130,7 @@ def checked_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
         flag = ALIASES.get(flag, flag)
         if flag not in FLAGS:
             raise ConfigError("args", f"{flag!r} is not a llama.cpp RoPE flag pecli reads ({', '.join(FLAGS)})")
-        try:
-            out[flag] = FLAGS[flag](value)
-        except (TypeError, ValueError):
-            raise ConfigError("args", f"{flag} takes {KIND_WORDS[FLAGS[flag]]}, got {value!r}") from None
-        number = out[flag]
+        out[flag] = number = _flag_value(flag, value)
         # llama.cpp keeps these as float32 and int32: a value that does not survive is refused, not reinterpreted
         # (a scale that rounds to 0 would read as "not given")
         if isinstance(number, float) and not _float32_holds(number):
@@ -149,11 +147,41 @@ def checked_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _flag_value(flag: str, value: Any) -> Any:
+    """A flag's value as llama.cpp reads it: a word as given; a number by ``std::stof``/``std::stoi``
+    (:mod:`pecli.models.c_numbers`), not Python's ``float``/``int``. A value llama.cpp reads no number
+    from is refused as llama.cpp refuses it; one it reads only in part (``1_000``: ``1``) is refused too,
+    naming what llama.cpp would take — pecli does not compare a setting the user did not mean."""
+    from pecli.models.c_numbers import c_prefix
+
+    kind = FLAGS[flag]
+    if kind is str or isinstance(value, bool):
+        if kind is not str:
+            raise ConfigError("args", f"{flag} takes {KIND_WORDS[kind]}, got {value!r}")
+        return str(value)
+    if isinstance(value, (int, float)):
+        if kind is int and not float(value).is_integer():
+            raise ConfigError("args", f"{flag} takes {KIND_WORDS[kind]}, got {value!r}")
+        return kind(value)
+    reader = "std::stof" if kind is float else "std::stoi"
+    number, rest = c_prefix(str(value), kind)
+    if number is None:
+        raise ConfigError("args", f"{flag} takes {KIND_WORDS[kind]}, got {value!r}: llama.cpp's {reader} reads no "
+                          "number from it (ASCII digits only) and llama.cpp stops")
+    if rest:
+        read = str(value).lstrip(" \t\n\v\f\r")[:len(str(value).lstrip(" \t\n\v\f\r")) - len(rest)]
+        raise ConfigError("args", f"{flag} {value!r}: llama.cpp's {reader} would read only {read!r} ({number:g}) and "
+                          f"ignore {rest!r}; write the number in plain ASCII digits")
+    return number
+
+
 def _float32_holds(number: float) -> bool:
-    """Whether ``number`` stays a finite number, and not 0 unless it was, as a float32."""
+    """Whether ``number`` stays a finite number, and not 0 unless it was, as a float32 (``std::stof`` throws
+    ``out_of_range`` where ``strtof`` overflows or underflows: past FLT_MAX, or under FLT_MIN but not 0)."""
     with np.errstate(over="ignore", under="ignore"):
         single = np.float32(number)
-    return bool(np.isfinite(single)) and (number == 0 or single != 0)
+    tiny = float(np.finfo(np.float32).tiny)
+    return bool(np.isfinite(single)) and (number == 0 or abs(number) >= tiny)
 
 
 def converted_rope(block: Mapping[str, Any] | None, *, model_type: Any, base: float, context: int,
@@ -233,7 +261,8 @@ def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int, *
     ext = ext if ext >= 0 else (1.0 if kind == "yarn" else 0.0)
     beta_fast = flags.get("--yarn-beta-fast", -1.0)
     beta_slow = flags.get("--yarn-beta-slow", -1.0)
-    attention = cos_sin_factor(scale, ext, yarn_attn_factor=flags.get("--yarn-attn-factor", trained.yarn_attn_factor),
+    attention = cos_sin_factor(scale, ext, attn_factor=trained.attn_factor,
+                               yarn_attn_factor=flags.get("--yarn-attn-factor", trained.yarn_attn_factor),
                                log_multiplier=trained.log_multiplier, deepseek=trained.deepseek)
     return LlamaCppRope(int(rotated_dim), float(base), float(scale), float(ext), int(original),
                         beta_fast if beta_fast >= 0 else trained.beta_fast, beta_slow if beta_slow >= 0 else trained.beta_slow,
@@ -259,15 +288,87 @@ def hf_settings(rope) -> dict[str, Any]:
 
 
 def runtime_plan(model: PositionPlan, runtime: str, args: str) -> PositionPlan:
-    """The plan llama.cpp runs for ``model`` (read from a HF config) under ``args``."""
+    """The plan llama.cpp runs for ``model`` (read from a HF config) under ``args``, each difference from
+    the model blamed (:func:`flag_trials`) on the flag that, left out, gives the model's numbers."""
     if runtime != "llama.cpp":
         raise ConfigError("runtime", f"pecli reads llama.cpp's flags only so far, got {runtime!r}")
-    flags = parse_flags(args)
-    made = [_group(part, flags, model.model_type) for group in model.groups for part in _by_window(group)]
+    return flags_plan(model, parse_flags(args), args)
+
+
+def flags_plan(model: PositionPlan, flags: Mapping[str, Any], label: str) -> PositionPlan:
+    """The plan llama.cpp runs for ``model`` under ``flags`` (checked, typed), its source named by ``label``."""
+    from pecli.models.gguf import NOT_RUN, NOT_RUN_MODEL_TYPES
+
+    if model.model_type in NOT_RUN_MODEL_TYPES:
+        raise ConfigError("runtime", NOT_RUN[NOT_RUN_MODEL_TYPES[model.model_type]])
+    args = label
+    made = [_group(part, dict(flags), model.model_type) for group in model.groups for part in _by_window(group)]
     groups = tuple(group for group, _ in made)
     trained = sorted({kind for _, kind in made if kind})
     seen = f" (its GGUF read as trained with {' and '.join(trained)} scaling)" if trained else ""
     return PositionPlan(f"llama.cpp {args}{seen}", model.model_type, "llama.cpp flags", model.num_layers, groups)
+
+
+def flag_trials(model: PositionPlan, flags: Mapping[str, Any], run: Callable[[dict], PositionPlan] | None = None
+                ) -> tuple[list, Callable]:
+    """The trials of :func:`pecli.models.blame.blamed` for llama.cpp's ``flags`` over ``model``: each flag set
+    to the model's own value (:func:`model_flag_values`), or left out where the model has none to give
+    (llama.cpp then takes the file's value, which for a faithful conversion is the model's). ``run(flags)``
+    is the plan llama.cpp runs under other flags (default: over the model's converted file)."""
+    from pecli.models.blame import Trial
+    from pecli.models.differences import _key
+    from pecli.models.rope_facts import scaling_text
+
+    group = next((g for g in model.groups if g.options and g.scheme == "rope" and not g.windowed), None)
+    if group is None:
+        return [], lambda chosen: model
+    own = model_flag_values(group)
+    trials = []
+    for flag, value in flags.items():
+        if flag == "--rope-freq-base":
+            model_key = _key(group, ("rope_theta", "rotary_emb_base", "rope_parameters")) or "rope_theta"
+        elif flag == "--ctx-size":
+            model_key = "max_position_embeddings"
+        else:
+            model_key = _key(group, ("rope_scaling", "rope_parameters")) or "rope_scaling"
+        shown = own.get(flag)
+        trials.append(Trial(flag, value, model_key, scaling_text(group.options) if shown is None else shown,
+                            positional=flag == "--rope-freq-base"))
+    run = run or (lambda given: flags_plan(model, given, ""))
+
+    def plan_with(chosen) -> PositionPlan:
+        given = dict(flags)
+        for trial in chosen:
+            if own.get(trial.key) is None:
+                given.pop(trial.key, None)
+            else:
+                given[trial.key] = own[trial.key]
+        return run(given)
+
+    return trials, plan_with
+
+
+def model_flag_values(group: LayerGroup) -> dict[str, Any]:
+    """The value each flag would have to say what the model's config says (its base, its linear or yarn
+    factor and original context, its context); a flag the model has no value for is left out."""
+    options = group.options or {}
+    block = options.get("rope_scaling") or {}
+    kind = str(block.get("rope_type") or block.get("type") or "default")
+    own: dict[str, Any] = {"--rope-freq-base": float(options.get("base", 10000.0))}
+    if options.get("max_position_embeddings"):
+        own["--ctx-size"] = int(options["max_position_embeddings"])
+    if kind in ("default", "none"):
+        own.update({"--rope-scaling": "none", "--rope-scale": 1.0, "--rope-freq-scale": 1.0})
+    elif kind in ("linear", "yarn") and block.get("factor"):
+        factor = float(block["factor"])
+        own.update({"--rope-scaling": kind, "--rope-scale": factor, "--rope-freq-scale": 1.0 / factor})
+        if kind == "yarn":
+            own["--yarn-orig-ctx"] = int(block.get("original_max_position_embeddings") or own.get("--ctx-size") or 0) or None
+            for flag, key in (("--yarn-beta-fast", "beta_fast"), ("--yarn-beta-slow", "beta_slow"),
+                              ("--yarn-ext-factor", "extrapolation_factor")):
+                if block.get(key) is not None:
+                    own[flag] = float(block[key])
+    return {flag: value for flag, value in own.items() if value is not None}
 
 
 def _by_window(group: LayerGroup) -> tuple[LayerGroup, ...]:
