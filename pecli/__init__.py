@@ -327,6 +327,13 @@ def encode(scheme: Any, positions: Iterable[Any] | None = None, *, dtype: str | 
     count = _count(positions)
     if count is not None:  # the ids alone, before a range of 2**40 is listed
         _within_budget(8.0 * count, max_memory, "positions", f"{count:,} positions")
+    if isinstance(positions, range) and not cls.has_cells and count:
+        # The encoding's memory, refused before the ids are made (a range is never listed).
+        last = max(positions[0], positions[-1])
+        built = scheme if given else build_scheme(scheme, params, length=max(1, last + 1))
+        _within_budget(built.estimate_bytes(count), max_memory, "positions", f"{built.name} at {count:,} positions")
+        return built.encoded(as_positions(np.arange(positions.start, positions.stop, positions.step, dtype=np.int64),
+                                          real=cls.real_positions), dtype=dtype)
     values = None if positions is None else np.asarray(positions if hasattr(positions, "__array__") else list(positions))
     if cls.has_cells:
         built = scheme if given else build_scheme(scheme, params)

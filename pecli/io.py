@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import stat
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Mapping
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -24,10 +26,17 @@ def size_text(n: float) -> str:
     return f"{n / (1 << 10):.1f} KiB" if n >= 1 << 10 else f"{int(n)} B"
 
 
-def check_target(path: str | os.PathLike, *, suffixes: Iterable[str], force: bool, option: str = "--out") -> Path:
-    """Check before any work that ``path`` can be written: a known suffix, a folder, no clobbering
-    (messages name ``option``)."""
-    target = Path(path)
+def check_target(path: str | os.PathLike, *, suffixes: Iterable[str], force: bool, option: str = "--out",
+                 inputs: Iterable[Any] = ()) -> Path:
+    """Check before any work that ``path`` can be written: a file name (not ending in a separator), a known
+    suffix, a folder, no clobbering, not a file the command reads (``inputs``, and those of
+    :func:`reading`), ``--force`` or not; messages name ``option``."""
+    text = os.fspath(path)
+    if "\0" in text:
+        raise PecliError(f"{option} {text!r}: a file name cannot hold a NUL byte")
+    if names_folder(text):
+        raise PecliError(f"{option} {text}: a path ending in {os.sep} (or {os.sep}., {os.sep}..) names a folder; give a file name")
+    target = Path(text)
     allowed = tuple(suffixes)
     if target.suffix.lower() not in allowed:
         raise PecliError(f"{option} {target}: unsupported suffix {target.suffix or '(none)'}; use one of {', '.join(allowed)}")
@@ -35,9 +44,58 @@ def check_target(path: str | os.PathLike, *, suffixes: Iterable[str], force: boo
         raise PecliError(f"{option} {target}: folder {target.parent} does not exist")
     if target.is_dir():
         raise PecliError(f"{option} {target} is a folder")
+    refuse_inputs(target, inputs, option)
     if target.exists() and not force:
         raise PecliError(f"{target} exists; pass --force to overwrite it")
     return target
+
+
+def names_folder(text: str) -> bool:
+    """Whether a path names a folder by its spelling: it ends in a separator, or in ``.`` or ``..``
+    (``l.npy/``, ``l.npy/.``), which :class:`~pathlib.Path` would quietly drop."""
+    last = text.replace(os.altsep, os.sep) if os.altsep else text
+    return last.endswith(os.sep) or last.rsplit(os.sep, 1)[-1] in (".", "..")
+
+
+#: The files the running command reads (:func:`reading`), which no output may replace.
+_READ: ContextVar[tuple[str, ...]] = ContextVar("pecli_read", default=())
+
+
+@contextlib.contextmanager
+def reading(values: Iterable[Any]) -> Iterator[None]:
+    """Within the block, :func:`check_target` refuses to write over any of ``values`` that names a file
+    (strings and paths; ``FILE.npz:KEY`` names ``FILE.npz``; other values are skipped)."""
+    named = tuple(str(value) for value in values if isinstance(value, (str, os.PathLike)))
+    token = _READ.set(_READ.get() + named)
+    try:
+        yield
+    finally:
+        _READ.reset(token)
+
+
+def input_named(target: str | os.PathLike, inputs: Iterable[Any] = ()) -> str | None:
+    """The input (of ``inputs`` and :func:`reading`'s) that ``target`` would overwrite, or None: the same
+    path once symbolic links are resolved, or the same file (a hard link)."""
+    if not os.path.lexists(target):
+        return None
+    real = os.path.realpath(target)
+    for value in (*(str(v) for v in inputs if isinstance(v, (str, os.PathLike))), *_READ.get()):
+        for name in (value, value.rpartition(":")[0]) if ":" in value else (value,):
+            if not name or not os.path.lexists(name):
+                continue
+            try:
+                if os.path.realpath(name) == real or os.path.samefile(name, target):
+                    return value
+            except OSError:
+                continue
+    return None
+
+
+def refuse_inputs(target: str | os.PathLike, inputs: Iterable[Any] = (), option: str = "--out") -> None:
+    """Refuse, ``--force`` or not, to write ``target`` over a file the command reads."""
+    named = input_named(target, inputs)
+    if named is not None:
+        raise PecliError(f"{option} {target} is an input of this command ({named}); write the output elsewhere")
 
 
 def check_disk(path: str | os.PathLike, nbytes: int) -> None:

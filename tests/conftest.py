@@ -155,7 +155,7 @@ def click_command_built_once():
 
     convert, build_app = typer.main.get_command, pecli.cli.build_app
     built: dict[int, tuple] = {}  # id(app) → (app, the registries then, its click command)
-    apps: dict[str | None, tuple] = {}  # only → (the registries then, the app)
+    apps: dict[tuple, tuple] = {}  # (only, completing) → (the registries then, the app)
 
     def cached(app):
         registries = _registries()
@@ -165,10 +165,14 @@ def click_command_built_once():
         return entry[2]
 
     def cached_app(only: str | None = None):
-        registries = _registries()
-        if only not in apps or apps[only][0] != registries:
-            apps[only] = (registries, build_app(only))
-        return apps[only][1]
+        # An app built while a shell completes a line has Typer's completion, one built for a run has not:
+        # kept apart, whatever order the tests run in.
+        from pecli.cli.completion import COMPLETE_VAR
+
+        registries, key = _registries(), (only, COMPLETE_VAR in os.environ)
+        if key not in apps or apps[key][0] != registries:
+            apps[key] = (registries, build_app(only))
+        return apps[key][1]
 
     patches = [(typer.main, "get_command", cached), (pecli.cli, "build_app", cached_app)]
     if getattr(typer.testing, "_get_command", None) is convert:  # Typer's CliRunner converts through its own name
@@ -225,6 +229,39 @@ def pecli_subprocess(*args: str, cwd: str | os.PathLike | None = None, input: st
         [sys.executable, "-m", "pecli", *map(str, args)],
         cwd=cwd, input=input, capture_output=True, text=True, env=env, timeout=timeout,
     )
+
+
+#: Environment of a child whose address space is limited: BLAS and OpenMP on one thread, so that what the
+#: child reserves does not grow with the machine's cores (a thread pool reserves memory per thread).
+ONE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+#: The address space of a limited child, unless a test says otherwise: several times what a pecli command
+#: reserves (about 200 MiB), a small share of what a run that ignores its memory guards would take.
+CHILD_ADDRESS_SPACE = 1 << 30
+
+
+def limited_python(code: str, *args: str, limit: int = CHILD_ADDRESS_SPACE, cwd: str | os.PathLike | None = None,
+                   env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run ``python -c CODE ARGS…`` with its address space limited to ``limit`` bytes (``RLIMIT_AS``).
+
+    A test that a command bounds its memory runs it here: past the limit an allocation fails (pecli
+    says "out of memory", the library raises MemoryError), whatever the machine, instead of the test
+    weighing a process against a threshold.
+    """
+    prelude = ("import resource\n"
+               "hard = resource.getrlimit(resource.RLIMIT_AS)[1]\n"
+               f"soft = {int(limit)} if hard == resource.RLIM_INFINITY else min({int(limit)}, hard)\n"
+               "resource.setrlimit(resource.RLIMIT_AS, (soft, hard))\n")
+    full = {**os.environ, **TEST_ENV, **ONE_THREAD_ENV, **(env or {})}
+    full.pop("PECLI_DEBUG", None)
+    return subprocess.run([sys.executable, "-c", prelude + code, *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, env=full, timeout=timeout)
+
+
+def limited_pecli(*args: str, limit: int = CHILD_ADDRESS_SPACE, cwd: str | os.PathLike | None = None,
+                  env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m pecli ARGS…`` with its address space limited (:func:`limited_python`)."""
+    code = "import runpy, sys\nsys.argv = ['pecli', *sys.argv[1:]]\nrunpy.run_module('pecli', run_name='__main__')\n"
+    return limited_python(code, *args, limit=limit, cwd=cwd, env=env, timeout=timeout)
 
 
 @pytest.fixture

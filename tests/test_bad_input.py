@@ -70,10 +70,9 @@ def test_config_that_is_not_utf8(monkeypatch, capsys, tmp_path, command, content
 def test_yaml_that_would_mislead_or_explode(monkeypatch, capsys, tmp_path, text, words):
     path = tmp_path / "c.yaml"
     path.write_text(text)
-    started = time.perf_counter()
     code, _, err = run_main(monkeypatch, capsys, "encode", "--config", path)
-    assert_one_line_error(code, err, *words)
-    assert len(err) < 300 and time.perf_counter() - started < 20
+    assert_one_line_error(code, err, *words)  # the guard's own words: refused before the values were built
+    assert len(err) < 300
 
 
 def test_config_file_size_is_bounded(monkeypatch, capsys, tmp_path):

@@ -348,6 +348,51 @@ INPUTS: dict[str, tuple[tuple[str, ...], ...]] = {
 VECTORS = ("inv_freq", "slopes")
 
 
+#: Float64 copies of a whole input the comparison holds at its peak (the array widened, the reference, the
+#: difference and its masks; T5's buckets: the relative positions, the rule's buckets, their difference and
+#: the two variants tested as causes).
+WHOLE_COPIES = {"buckets": 6, "bias": 10, "table": 6}
+#: The same for the small inputs (vectors of values, M-RoPE's ids).
+SMALL_COPIES = 12
+#: cos and sin: rows read at once whatever the budget (the first rows of both, where the stored precision is
+#: recognised) and bytes per value they hold (both, widened to float64); bytes per value of a block of the
+#: pass (:func:`pecli.analysis.verify_pass.block_rows`), which holds a row at least.
+SAMPLE_ROWS, SAMPLE_BYTES_PER_VALUE, PASS_BYTES_PER_VALUE = 256, 16, 96
+#: Bytes held per position for cos and sin: the int64 ids and two float64 copies of them.
+ID_BYTES = 24
+
+
+def memory_needed(name: str, shape: tuple[int, ...]) -> int:
+    """Bytes verifying input ``name`` of ``shape`` holds at least: the whole array's working copies
+    (:data:`WHOLE_COPIES`, :data:`SMALL_COPIES`), or for ``cos`` and ``sin`` (read a block of rows at a time,
+    the blocks fitted to the budget) the ids, and the larger of the first :data:`SAMPLE_ROWS` rows and a
+    block of one row."""
+    values = int(np.prod(shape, dtype=np.float64)) if len(shape) else 1
+    if name in ("cos", "sin"):
+        rows = shape[0] if shape else 0
+        width = values // max(rows, 1)
+        sample = SAMPLE_BYTES_PER_VALUE * width * min(max(rows, 1), SAMPLE_ROWS)
+        return ID_BYTES * rows + max(sample, PASS_BYTES_PER_VALUE * width)
+    return 8 * values * WHOLE_COPIES.get(name, SMALL_COPIES)
+
+
+def check_memory_of(shapes: dict[str, tuple[int, ...]], max_bytes: int | None) -> None:
+    """Refuse, before any work, inputs whose verification needs more than ``max_bytes``, naming the
+    smallest budget it can keep (:func:`memory_needed`; cos and sin count once)."""
+    if max_bytes is None:
+        return
+    names = [name for name in shapes if name != "sin" or "cos" not in shapes]
+    need = sum(memory_needed(name, tuple(shapes[name])) for name in names)
+    if need > max_bytes:
+        from pecli.io import size_text
+
+        what = " and ".join(f"{'cos and sin' if name == 'cos' and 'sin' in shapes else name} of shape "
+                            f"{list(shapes[name])}" for name in names)
+        raise PecliError(f"verifying {what} needs about {size_text(need)} of memory, over the budget of "
+                         f"{size_text(max_bytes)}; give a budget of {size_text(need)} or more (--max-memory, "
+                         "max_memory=) or fewer positions")
+
+
 def verify_arrays(scheme: Any, positions: np.ndarray | None = None, *, max_bytes: int | None = None,
                   **arrays: Any) -> VerifyReport:
     """Verify the arrays given by name (``cos`` and ``sin``, ``inv_freq``, ``slopes``, ``bias``,
@@ -369,6 +414,7 @@ def verify_arrays(scheme: Any, positions: np.ndarray | None = None, *, max_bytes
         flag = lambda key: "--" + key.replace("_", "-")  # noqa: E731
         wanted = " or ".join(" and ".join(map(flag, keys)) for keys in sets) or "nothing pecli verifies"
         raise PecliError(f"{scheme.name} is verified from {wanted}" + (f", not {', '.join(map(flag, names))}" if names else ""))
+    check_memory_of({name: tuple(getattr(array, "shape", np.shape(array))) for name, array in arrays.items()}, max_bytes)
     if chosen[0] in VECTORS + ("bias", "position_ids"):
         if positions is not None:
             raise PecliError(f"{chosen[0]}: holds no positions; leave --positions out")
@@ -389,7 +435,12 @@ def verify_arrays(scheme: Any, positions: np.ndarray | None = None, *, max_bytes
             scheme = scheme.at_length(int(ids.max()) + 1 if ids.size else 1)
         from pecli.analysis.verify_rope import verify_rope
 
-        return verify_rope(arrays["cos"], arrays["sin"], scheme, ids, max_bytes=max_bytes)
+        report = verify_rope(arrays["cos"], arrays["sin"], scheme, ids, max_bytes=max_bytes)
+        for rows in arrays.values():  # an archive's member read in place: its CRC-32 held to the archive's
+            check = getattr(rows, "check_integrity", None)
+            if check is not None:
+                check()
+        return report
     return (verify_table if chosen == ("table",) else verify_buckets)(first, scheme, ids)
 
 
@@ -403,4 +454,13 @@ def position_ids(positions: Any) -> np.ndarray:
         raise PecliError(f"positions: {bad:g} is not a whole number; verify compares arrays at integer position ids")
     if given.size and given.min() < 0:
         raise PecliError(f"positions: {given.min():g} is negative; position ids start at 0")
+    if given.size and given.max() >= EXACT_POSITIONS:
+        raise PecliError(f"positions: {int(given.max()):,} is not below 2^53 = {EXACT_POSITIONS:,}, from where float64 "
+                         "does not hold every whole number (nor the angles p·θ); verify compares positions below 2^53, "
+                         "as every command encodes them")
     return given.astype(np.int64)
+
+
+#: Positions verify compares are below this: float64 holds every whole number up to it (the bound of
+#: :func:`pecli.schemes.positions.as_positions`).
+EXACT_POSITIONS = 2**53

@@ -70,11 +70,56 @@ def scheme_parameter_options(schemes: typing.Iterable[type] | None = None) -> di
     }
 
 
+#: The options that name a command's outputs; every other file an option names is an input, never overwritten.
+OUTPUT_KEYS = frozenset({"out", "plot"})
+
+
+# -- warnings held until the command answers -------------------------------------------------------------
+#: Warnings about the input (a model's config), said once the command answers: before its first output,
+#: message or progress, or at its end; not at all when it refuses (an error is the only line).
+_HELD: list[str] = []
+
+
+def hold_warning(text: str, *, quiet: bool = False) -> None:
+    """Say ``text`` on stderr when the command answers (:func:`release_warnings`), not if it fails."""
+    if not quiet and text not in _HELD:
+        _HELD.append(text)
+
+
+def release_warnings() -> None:
+    """Write the held warnings on stderr."""
+    while _HELD:
+        sys.stderr.write(_HELD.pop(0) + "\n")
+
+
+def drop_warnings() -> None:
+    """Forget the held warnings (the command refused its input)."""
+    _HELD.clear()
+
+
+class _Releasing:
+    """A progress reporter that says the held warnings before its first bar."""
+
+    def __init__(self, reporter: Any) -> None:
+        self._reporter = reporter
+
+    def start(self, label: str, total: int | None) -> None:
+        release_warnings()
+        self._reporter.start(label, total)
+
+    def advance(self, amount: int) -> None:
+        self._reporter.advance(amount)
+
+    def finish(self) -> None:
+        self._reporter.finish()
+
+
 # -- errors -----------------------------------------------------------------------------------------
 def fail(message: str) -> typer.Exit:
     """Print ``message`` as one line on stderr and return the exit for bad input (code 2)."""
     from pecli.cli import one_line
 
+    drop_warnings()
     sys.stderr.write(f"pecli: error: {one_line(message)}\n")
     return typer.Exit(2)
 
@@ -121,9 +166,10 @@ class SchemeCommand:
     def __init__(
         self, func: Callable[..., Any], settings: tuple[Setting, ...], *, needs: Capability | None,
         run_keys: tuple[str, ...], per_group: Callable[..., Any] | None = None,
-        whole_plan: Callable[[dict[str, Any]], bool] | None = None,
+        whole_plan: Callable[[dict[str, Any]], bool] | None = None, complete_scheme: Callable[..., list[str]] | None = None,
     ) -> None:
         functools.update_wrapper(self, func)
+        self.complete_scheme = complete_scheme
         self.func, self.needs, self.per_group, self.whole_plan = func, needs, per_group, whole_plan
         # every command takes --max-memory; a command may declare its own spelling of it
         self.settings = settings if any(s.name == MEMORY_SETTING.name for s in settings) else (*settings, MEMORY_SETTING)
@@ -136,8 +182,18 @@ class SchemeCommand:
         return {p.name for p in declarations if negated(p)}
 
     def _shared(self) -> dict[str, Any]:
-        schemes = [cls for cls in SCHEMES.values() if self.needs is None or cls.has(self.needs)]
-        run = {s.name: make_option(s, panel=SCHEME_PANEL) for s in RUN_SETTINGS if s.name in self.run_keys}
+        # The schemes the command accepts (its capability, the choices of its own --scheme): their parameters
+        # are its options, and completion offers their values.
+        accepted = next((s.choices for s in self.settings if s.name == "scheme" and s.choices), None)
+        schemes = [cls for cls in SCHEMES.values()
+                   if (self.needs is None or cls.has(self.needs)) and (accepted is None or cls.name in accepted)]
+        offered = self.complete_scheme
+        if offered is None and self.needs is not None:  # completion offers the schemes the command accepts
+            from pecli.cli.completion import choices_of
+
+            offered = choices_of(cls.name for cls in schemes)
+        run = {s.name: make_option(s, panel=SCHEME_PANEL, complete=offered if s.name == "scheme" else None)
+               for s in RUN_SETTINGS if s.name in self.run_keys}
         own = {s.name: make_option(s, panel=s.group or self.func.__name__.capitalize()) for s in self.settings}
         # A preset chooses the scheme: only commands that take --scheme take it.
         config = {k: v for k, v in CONFIG_OPTIONS.items() if k != "preset" or "scheme" in self.run_keys}
@@ -168,6 +224,17 @@ class SchemeCommand:
         return signature.replace(parameters=own + shared)
 
     def __call__(self, **kwargs: Any) -> Any:
+        drop_warnings()  # an earlier command's, run in this process (a test, a notebook)
+        try:
+            return self._call(**kwargs)
+        except typer.Exit as verdict:
+            if verdict.exit_code == 2:  # an error is the only line: the model's warnings are not said
+                drop_warnings()
+            raise
+        finally:
+            release_warnings()
+
+    def _call(self, **kwargs: Any) -> Any:
         with errors_to_exit():
             own_names = set(inspect.signature(self.func).parameters) - {s.name for s in self.settings}
             config_path, sets = kwargs.pop("config", None), kwargs.pop("set", None)
@@ -185,9 +252,12 @@ class SchemeCommand:
             plan = selected_plan(options, {s.name: s for s in self.settings})  # None where the command reads models itself
             if plan is not None:
                 for warning in plan.warnings:
-                    message(f"pecli: warning: {warning}", quiet=bool(own.get("quiet")))
+                    hold_warning(f"pecli: warning: {warning}", quiet=bool(own.get("quiet")))
+        from pecli.io import reading
+
         try:
-            result = self._run(options, plan, own)
+            with reading([config_path, *(value for key, value in options.items() if key not in OUTPUT_KEYS)]):
+                result = self._run(options, plan, own)
         except typer.Exit as verdict:  # a check that failed (exit 1) has still answered over those lengths
             if verdict.exit_code in (0, 1):
                 self._length_notes(options, plan, own)
@@ -220,7 +290,7 @@ class SchemeCommand:
                 run = functools.partial(self.per_group, plan, specs, options, **own)
             else:
                 run = functools.partial(self.func, self._resolve(options, plan), **own)
-            with reporting(reporter_for(quiet=bool(own.get("quiet") or own.get("json")))):
+            with reporting(_Releasing(reporter_for(quiet=bool(own.get("quiet") or own.get("json"))))):
                 return run()
 
     def _resolve(self, options: dict[str, Any], plan: Any = None) -> Spec:
@@ -237,6 +307,7 @@ class SchemeCommand:
 def scheme_command(
     *settings: Setting, needs: Capability | None = None, run_keys: tuple[str, ...] = ("scheme", "length", "positions", "dtype"),
     per_group: Callable[..., Any] | None = None, whole_plan: Callable[[dict[str, Any]], bool] | None = None,
+    complete_scheme: Callable[..., list[str]] | None = None,
 ) -> Callable[[Callable[..., Any]], SchemeCommand]:
     """Give a command the scheme options and call it with a validated :class:`Spec`.
 
@@ -250,10 +321,13 @@ def scheme_command(
     (``--hf-config``/``--model`` without ``--layer``/``--layer-group``) and for layers without position
     encoding (spec None); a command without it refuses those with a line naming ``--layer``.
     ``whole_plan(own)`` true sends every model to ``per_group``, whatever its groups (``inspect config``).
+    ``complete_scheme(ctx, incomplete)`` offers the schemes the command accepts, when they depend on the
+    line (plot's kind); without it completion offers those with ``needs``.
     """
 
     def decorate(func: Callable[..., Any]) -> SchemeCommand:
-        return SchemeCommand(func, settings, needs=needs, run_keys=run_keys, per_group=per_group, whole_plan=whole_plan)
+        return SchemeCommand(func, settings, needs=needs, run_keys=run_keys, per_group=per_group, whole_plan=whole_plan,
+                             complete_scheme=complete_scheme)
 
     return decorate
 
@@ -268,6 +342,7 @@ def jsonable(value: Any) -> Any:
 
 def print_json(document: Any) -> None:
     """Print one JSON document on stdout, nothing else."""
+    release_warnings()
     sys.stdout.write(json.dumps(jsonable(document), indent=2) + "\n")
 
 
@@ -276,11 +351,14 @@ def stdout_console():
     (:mod:`pecli.render.console`)."""
     from pecli.render.console import stdout_console as fitting_console
 
+    release_warnings()
+
     return fitting_console()
 
 
 def message(text: str, *, quiet: bool = False) -> None:
     """A message for people, on stderr (never mixed with data on stdout)."""
+    release_warnings()
     if not quiet:
         sys.stderr.write(text + "\n")
 

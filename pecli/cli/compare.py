@@ -9,7 +9,9 @@ import typer
 
 from pecli.analysis import estimate_check_bytes
 from pecli.analysis.options import check_options, check_parameters
-from pecli.cli.common import CONFIG_PANEL, JsonOption, QuietOption, message, print_json, scheme_command, stdout_console
+from pecli.cli.common import (
+    CONFIG_PANEL, JsonOption, QuietOption, hold_warning, print_json, scheme_command, stdout_console,
+)
 from pecli.config import LAYER_SETTINGS, Setting, Spec, scheme_entries
 from pecli.errors import ConfigError
 
@@ -76,7 +78,7 @@ def compare(
     for path, model_id, gguf_path in models:
         plan = model_plan(path, model_id, gguf=gguf_path).select(settings["layer"], settings["layer_group"])
         for warning in plan.warnings:
-            message(f"pecli: warning: {warning}", quiet=quiet)
+            hold_warning(f"pecli: warning: {warning}", quiet=quiet)  # said if compare answers
         name = model_id if model_id is not None else _label(path or gguf_path)
         encoded = [group for group in plan.groups if group.options is not None]
         for group in plan.groups:

@@ -62,6 +62,18 @@ def plot_kinds(incomplete: str) -> list[str]:
     return matching(PLOTS, incomplete)
 
 
+def plot_schemes(ctx: Any, incomplete: str) -> list[str]:
+    """The schemes the plot kind named earlier on the line draws (heatmap's without one)."""
+    from pecli.render.figures import PLOTS
+    from pecli.schemes import SCHEMES
+
+    params = getattr(ctx, "params", {}) or {}
+    # While completing, Click leaves the positional KIND among the unparsed words.
+    words = [params.get("kind"), *(getattr(ctx, "args", None) or [])]
+    kind = next((word for word in words if word in PLOTS), "heatmap")
+    return matching([name for name, cls in SCHEMES.items() if PLOTS[kind].accepts(cls)], incomplete)
+
+
 def layer_groups(ctx: Any, incomplete: str) -> list[str]:
     """The layer groups of the model that ``--hf-config`` or ``--model`` names earlier on the line (none
     when it cannot be read: completion never fails)."""

@@ -16,6 +16,7 @@ from pecli import encoding_files
 from pecli.dtypes import cast
 from pecli.errors import ConfigError, PecliError
 from pecli.io import check_disk, check_target, load_array, save_npy, save_npz
+from pecli.memory import memory_budget
 from pecli.schemes.positions import position_range, stored_positions
 
 if TYPE_CHECKING:  # the summary (and the analyses it imports) loads when a command runs, not for --help
@@ -35,7 +36,8 @@ SETTINGS = (
             "factor instead of multiplying; nothing else differs)"),
     Setting("logit_scale", bool, False, "write instead the model's logit scale at each position (float64): the "
             "factor on q·k/√d beyond cos/sin (YaRN's attention factor², DeepSeek's mscale², Llama 4's "
-            "temperature); needs --hf-config, --model or --gguf", group=OUTPUT_PANEL),
+            "temperature); needs --hf-config, --model or --gguf; written in blocks, memory flat in the length",
+            group=OUTPUT_PANEL),
 )
 
 
@@ -58,16 +60,19 @@ def encode(
     chance (N²/2^32 rows: 2.5 MiB at 2^24 positions, 640 MiB at 2^28): rope at 2^24, 160 MiB.
     """
     settings = spec.settings
+    if settings["logit_scale"]:
+        check_logit_scale_options({**settings, "dtype": spec.dtype})
     if settings["apply"] and not settings["out"]:
         raise PecliError("--apply writes its result to --out: give --out x.npy")
     if settings["as_keys"] and not settings["apply"]:
         raise PecliError("--as-keys says what the array of --apply holds: give --apply x.npy")
     target = check_target(settings["out"], suffixes=SUFFIXES, force=force) if settings["out"] else None
-    if settings["parts"] is not None and (target is None or target.suffix.lower() != ".npz"):
-        raise PecliError("--parts chooses the arrays of an .npz archive: give --out x.npz")
     budget = spec.memory_budget
     if settings["logit_scale"]:
-        return _logit_scales([(spec.plan.single if spec.plan else None, spec)], spec.plan, target, json=json, quiet=quiet, force=force)
+        groups = [spec.plan.single] if spec.plan is not None else []
+        return _logit_scales(groups, spec.plan, target, _spec_positions(spec), budget, json=json, quiet=quiet, force=force)
+    if settings["parts"] is not None and (target is None or target.suffix.lower() != ".npz"):
+        raise PecliError("--parts chooses the arrays of an .npz archive: give --out x.npz")
     if settings["apply"]:
         report = _apply(spec, target, budget, force=force, quiet=quiet)
     else:
@@ -115,34 +120,54 @@ def _encode(spec: Spec, target: Path | None, budget: int, *, force: bool, quiet:
     return _finish(run, target, quiet)
 
 
-def _logit_scales(specs, plan, target: Path | None, *, json: bool, quiet: bool, force: bool, own_positions: bool = False) -> None:
-    """``encode --logit-scale``: each group's logit scale at the positions (float64), into ``-o s.npy`` (one
-    group) or ``s.npz`` (``GROUP/logit_scale``). ``own_positions``: no --length or --positions was given,
-    so every group is written over the model's context (not a sliding group's window)."""
+def check_logit_scale_options(options: dict) -> None:
+    """``--logit-scale`` writes each group's float64 scale and nothing else: the options that choose an
+    encoding's arrays are refused rather than ignored."""
+    if options.get("parts") is not None:
+        raise ConfigError("parts", "does not apply with --logit-scale: the file holds each layer group's logit_scale "
+                          "(float64); leave out --parts")
+    if options.get("apply") is not None:
+        raise ConfigError("apply", "does not apply with --logit-scale, which writes the scale itself; leave out one of them")
+    if options.get("dtype") not in (None, "float64"):
+        raise ConfigError("dtype", f"does not apply with --logit-scale: the scale is written as float64, not {options['dtype']}")
+
+
+def _logit_scales(groups, plan, target: Path | None, positions, budget: int, *, json: bool, quiet: bool,
+                  force: bool) -> None:
+    """``encode --logit-scale``: each group's logit scale at ``positions`` (a ``range`` or ids, float64), into
+    ``-o s.npy`` (one group) or ``s.npz`` (``GROUP/logit_scale``), block by block
+    (:mod:`pecli.logit_scale_files`), the memory checked before work."""
+    from pecli.logit_scale_files import logit_scale_memory, write_logit_scales
+
     if plan is None:
         raise ConfigError("logit_scale", "is the scale of a model's attention logits: give --hf-config, --model or --gguf")
     if target is None:
         raise ConfigError("logit_scale", "writes the scale at each position: give --out s.npy (or s.npz for every group)")
-    spec = next((spec for _, spec in specs if spec is not None), None)
-    if spec is None or own_positions:
-        count = spec_length(plan)
-        check_memory(8 * count * (len(specs) + 1), spec.memory_budget if spec is not None else None, "--logit-scale")
-        positions = np.arange(count, dtype=np.float64)
-    else:
-        positions = np.asarray(spec.positions, dtype=np.float64)
+    if target.suffix.lower() == ".npy" and len(groups) > 1:
+        raise ConfigError("out", f"{plan.source} has {len(groups)} layer groups: write them to an .npz (GROUP/logit_scale), "
+                          "or choose one with --layer N or --layer-group NAME")
+    if not isinstance(positions, range) and np.ndim(positions) != 1:
+        raise ConfigError("positions", "--logit-scale reads one token index per position: give 1-D positions")
+    count = len(positions)
+    check_memory(logit_scale_memory(count, len(groups), ids_given=not isinstance(positions, range)), budget, "--logit-scale")
+    check_disk(target, 8 * count * len(groups))
+    scales = [(group.name, group.logit_scale) for group in groups]
     if target.suffix.lower() == ".npy":
-        if len(specs) > 1:
-            raise ConfigError("out", f"{plan.source} has {len(specs)} layer groups: write them to an .npz (GROUP/logit_scale), "
-                              "or choose one with --layer N or --layer-group NAME")
-        save_npy(target, specs[0][0].logit_scale.at(positions), force=force)
+        write_logit_scales(target, positions, scales, None, force=force)
     else:
-        arrays = {f"{group.name}/logit_scale": group.logit_scale.at(positions) for group, _ in specs}
-        rules = {group.name: group.logit_scale.text() for group, _ in specs}
-        save_npz(target, arrays, {"source": plan.source, "logit_scale": rules, "positions": len(positions)}, force=force)
+        metadata = {"source": plan.source, "logit_scale": {group.name: group.logit_scale.text() for group in groups},
+                    "positions": count}
+        write_logit_scales(target, positions, scales, metadata, force=force)
     if json:
-        print_json({"source": plan.source, "out": str(target), "positions": len(positions),
-                    "layer_groups": [{"name": g.name, "logit_scale": g.logit_scale.to_json()} for g, _ in specs]})
+        print_json({"source": plan.source, "out": str(target), "positions": count,
+                    "layer_groups": [{"name": g.name, "logit_scale": g.logit_scale.to_json()} for g in groups]})
     message(f"wrote {target}", quiet=quiet or json)
+
+
+def _spec_positions(spec: Spec):
+    """A spec's positions for the logit scale, the token indices: a ``range`` for the scheme's own positions
+    (0 … L − 1, or an n-D scheme's cells in token order; never made whole), else the ids given."""
+    return range(spec.count) if spec.where.given is None else spec.positions
 
 
 def spec_length(plan) -> int:
@@ -154,9 +179,15 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
     """``encode`` of a model whose layer groups differ: every group's arrays, into one ``.npz`` under
     ``GROUP/KEY``; a group without position encoding has no arrays and says so."""
     if options.get("logit_scale"):
+        check_logit_scale_options(options)
         target = check_target(options["out"], suffixes=SUFFIXES, force=force) if options.get("out") is not None else None
-        own = options.get("length") is None and options.get("positions") is None
-        return _logit_scales(specs, plan, target, json=json, quiet=quiet, force=force, own_positions=own)
+        spec = next((spec for _, spec in specs if spec is not None), None)
+        own = spec is None or (options.get("length") is None and options.get("positions") is None)
+        # Without --length or --positions every group is written over the model's context (not a sliding
+        # group's window).
+        positions = range(spec_length(plan)) if own else _spec_positions(spec)
+        return _logit_scales([group for group, _ in specs], plan, target, positions, memory_budget(options.get("max_memory")),
+                             json=json, quiet=quiet, force=force)
     live = [(group, spec) for group, spec in specs if spec is not None]
     if options.get("apply") is not None:
         raise ConfigError("apply", "applies one layer group's encoding: choose it with --layer N or --layer-group NAME")

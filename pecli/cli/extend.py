@@ -86,7 +86,8 @@ def extend(
         if options.get("out") is not None:
             from pecli.io import check_target
 
-            target_file = check_target(Path(str(options["out"])), suffixes=(".json",), force=force)
+            target_file = check_target(str(options["out"]), suffixes=(".json",), force=force,
+                                       inputs=(config, options.get("hf_config")))
         budget = memory_budget(options.get("max_memory"))
         data, source = _config(options)
         from pecli.analysis.extension import extension_report
@@ -169,6 +170,10 @@ def _config(options: dict) -> tuple[dict, str]:
         path, source = config_path(str(model)), str(model)
     else:
         path, source = str(hf_config), str(hf_config)
+    if options.get("out") is not None:  # the model's config.json in the hub's cache is an input too
+        from pecli.io import refuse_inputs
+
+        refuse_inputs(str(options["out"]), (path,))
     data = read_json(path, "hf_config")
     if not isinstance(data, dict):
         raise ConfigError("hf_config", f"{source} must hold a JSON object")

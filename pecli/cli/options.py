@@ -10,7 +10,7 @@ an option is listed in — lives in the small tables below.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Iterable, Optional
+from typing import Annotated, Any, Callable, Iterable, Optional
 
 import typer
 
@@ -88,12 +88,14 @@ def _default_text(declarations: list[tuple[str, Parameter]]) -> str | None:
 
 
 def make_option(
-    parameter: Parameter, *, panel: str, owners: Iterable[tuple[str, Parameter]] = (), help: str | None = None
+    parameter: Parameter, *, panel: str, owners: Iterable[tuple[str, Parameter]] = (), help: str | None = None,
+    complete: Callable[..., list[str]] | None = None,
 ) -> Any:
     """The Typer option of one declaration: an ``Annotated`` type whose value is None when not given.
 
     ``owners`` are the (scheme, declaration) pairs of a parameter several schemes take, so that the
-    help can name them and their defaults.
+    help can name them and their defaults; ``complete`` the values completion offers, when the command
+    accepts fewer than the declaration (the schemes with the capability it needs).
     """
     declarations = list(owners) or [("", parameter)]
     names = [FLAG_SPELLINGS.get(parameter.name, option_name(parameter.name))]
@@ -120,7 +122,7 @@ def make_option(
     if default is not None:
         text += f" [default: {default}]"
     metavar = "LIST" if parameter.is_list else None  # a flag shows none (pecli.cli.help)
-    complete = None if kind is bool else completer_for(parameter.name, choices)
+    complete = None if kind is bool else complete or completer_for(parameter.name, choices)
     info = typer.Option(*names, help=text, rich_help_panel=panel, show_default=False, metavar=metavar, autocompletion=complete)
     return Annotated[Optional[kind], info]
 

@@ -62,7 +62,7 @@ def permute(
             raise ConfigError("out", "give the output file (--out FILE.npy or FILE.safetensors)")
         from pecli.io import check_target
 
-        target_path = check_target(out, suffixes=SUFFIXES, force=force)
+        target_path = check_target(out, suffixes=SUFFIXES, force=force, inputs=(source_file,))
         budget = memory_budget(max_memory)
         weight, name = read_weight(source_file, tensor, budget)
         check_weight(weight)

@@ -86,7 +86,7 @@ def _request(spec: Spec) -> PlotRequest:
     )
 
 
-@scheme_command(*SETTINGS, per_group=every_group)
+@scheme_command(*SETTINGS, per_group=every_group, complete_scheme=completion.plot_schemes)
 def plot(
     spec: Spec,
     kind: Annotated[Optional[str], typer.Argument(metavar="KIND", autocompletion=completion.plot_kinds, help=f"{', '.join(KINDS)} [default: heatmap]", show_default=False)] = None,

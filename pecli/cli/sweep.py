@@ -182,15 +182,16 @@ def _jobs(own: dict[str, Any]) -> int:
 def _plot_target(plot: str | None, grid: Any, force: bool) -> Path | None:
     if plot is None:
         return None
-    plot = Path(plot)
-    from pecli.io import check_target
+    from pecli.io import check_target, names_folder
     from pecli.render.figures.canvas import FIGURE_SUFFIXES
 
     if len(grid.axes) != 2:
         raise ConfigError("plot", f"draws a heatmap of two grid axes; this grid has {len(grid.axes)} ({', '.join(grid.names)})")
-    if plot.suffix.lower() not in FIGURE_SUFFIXES:
-        raise ConfigError("plot", f"{plot}: unsupported suffix {plot.suffix or '(none)'}; use one of {', '.join(FIGURE_SUFFIXES)}")
-    return check_target(plot, suffixes=FIGURE_SUFFIXES, force=force)
+    text = str(plot)  # as given: Path() would drop a final "/"
+    suffix = Path(text).suffix
+    if suffix.lower() not in FIGURE_SUFFIXES and not names_folder(text):
+        raise ConfigError("plot", f"{text}: unsupported suffix {suffix or '(none)'}; use one of {', '.join(FIGURE_SUFFIXES)}")
+    return check_target(text, suffixes=FIGURE_SUFFIXES, force=force, option="--plot")
 
 
 def _report(result: Any, grid: Any, job: Any, own: dict[str, Any], plot: Path | None, column: str, *, prop: str,

@@ -13,9 +13,6 @@ from pecli.config import Setting, Spec
 from pecli.errors import ConfigError
 
 VERIFY_PANEL = "Verify"
-#: Copies of the small inputs (slopes, bias, tables, buckets) the comparison holds at once; cos and sin
-#: are read a block of rows at a time.
-WORKING_COPIES = 12
 
 SETTINGS = (
     Setting("scheme", str, "rope", "the reference scheme", choices=("rope", "alibi", "sinusoidal", "t5", "mrope")),
@@ -88,7 +85,7 @@ def read_input(path: str, key: str, budget: int):
         from pecli.cli.verify_files import open_rows
 
         return open_rows(path, key, budget)
-    return load_input(path, key, budget // WORKING_COPIES)
+    return load_input(path, key, budget)
 
 
 def _plot(target: Path, cos, sin, scheme, positions, report, *, force: bool) -> None:
@@ -111,28 +108,31 @@ def _plot(target: Path, cos, sin, scheme, positions, report, *, force: bool) -> 
 def load_input(path: str, key: str, budget: int) -> np.ndarray:
     """An input array: an ``.npy`` file, or member ``key`` of an ``.npz`` archive (``FILE.npz`` takes the
     member named after the option — ``cos``, ``sin``, … as ``pecli encode`` writes them — or the only
-    one; ``FILE.npz:NAME`` names it), its size checked from its header before it is read."""
+    one; ``FILE.npz:NAME`` names it), the memory its verification needs checked from its header before it
+    is read (:func:`pecli.analysis.verify.memory_needed`)."""
+    from pecli.analysis.verify import check_memory_of
     from pecli.cli.verify_files import member_name, read_header, regular_file, split_member
     from pecli.errors import PecliError
-    from pecli.io import load_array
+    from pecli.io import load_array, read_npy_header
 
     archive, member = split_member(path)
     if not archive.endswith(".npz"):
-        return load_array(path, key=key, max_bytes=budget)
+        shape, _ = read_npy_header(path, key)
+        check_memory_of({key: shape}, budget)
+        return load_array(path, key=key)
     regular_file(archive, key)
     import zipfile
+    import zlib
 
     try:
         with zipfile.ZipFile(archive) as zipped:
             wanted = member_name(zipped, archive, member, key)
             with zipped.open(wanted + ".npy") as stream:
                 shape, _, _ = read_header(stream, f"{archive}:{wanted}", key)  # the header only
-                if np.prod(shape, dtype=np.float64) * 8 > budget:
-                    raise PecliError(f"{key}: {archive}:{wanted} of shape {list(shape)} is over the memory budget; "
-                                     "raise --max-memory")
+            check_memory_of({key: shape}, budget)
             with zipped.open(wanted + ".npy") as stream:
                 return np.lib.format.read_array(stream, allow_pickle=False)
-    except (OSError, zipfile.BadZipFile, ValueError) as error:
+    except (OSError, zipfile.BadZipFile, zlib.error, ValueError) as error:  # zlib: damaged compressed bytes
         raise PecliError(f"{key}: cannot read {archive}: {error}") from None
 
 

@@ -13,6 +13,7 @@ import os
 import stat
 import weakref
 import zipfile
+import zlib
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -24,6 +25,8 @@ from pecli.io import NUMERIC_KINDS, size_text
 
 def regular_file(path: str, key: str) -> None:
     """Refuse at once what is not a regular file: a FIFO or a device would block the first read."""
+    if "\0" in path:
+        raise PecliError(f"{key}: {path!r}: a file name cannot hold a NUL byte")
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -43,6 +46,8 @@ def read_header(stream: BinaryIO, where: str, key: str) -> tuple[tuple[int, ...]
         version = npy.read_magic(stream)
         reader = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
         shape, fortran, dtype = reader(stream, max_header_size=1 << 16)
+    except (zipfile.BadZipFile, zlib.error) as error:  # a compressed member whose bytes were damaged
+        raise PecliError(f"{key}: {where} is damaged ({error})") from None
     except (ValueError, EOFError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else "bad header"
         raise PecliError(f"{key}: {where} is not a readable .npy array ({first})") from None
@@ -59,14 +64,25 @@ def read_header(stream: BinaryIO, where: str, key: str) -> tuple[tuple[int, ...]
 
 
 class FileRows:
-    """Rows of a C-ordered array stored at ``offset`` in ``path``: each block read from the file."""
+    """Rows of a C-ordered array stored at ``offset`` in ``path``: each block read from the file.
 
-    def __init__(self, path: str, offset: int, shape: tuple[int, ...], dtype: np.dtype, where: str, key: str) -> None:
+    For an ``.npz`` member (``member``: its expected CRC-32, where its bytes start, how many there are) the
+    CRC of the bytes is computed as the rows are read in order, and held to the archive's when the last
+    row is read (:meth:`check_integrity` reads the rows a pass left out), as :mod:`zipfile` does.
+    """
+
+    def __init__(self, path: str, offset: int, shape: tuple[int, ...], dtype: np.dtype, where: str, key: str,
+                 member: tuple[int, int, int] | None = None) -> None:
         self.path, self.offset, self.shape, self.dtype = path, offset, shape, dtype
         self.where, self.key = where, key
         self.row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
         self.stream = open(path, "rb")
         weakref.finalize(self, self.stream.close)  # closed with the rows, however verify ends
+        self._member, self._crc, self._crc_row = member, 0, 0
+        if member is not None:
+            start = member[1]
+            self.stream.seek(start)
+            self._crc = zlib.crc32(self.stream.read(offset - start))  # the member's .npy header
 
     def read(self, start: int, stop: int) -> np.ndarray:
         count = max(0, stop - start)
@@ -75,7 +91,33 @@ class FileRows:
         got = self.stream.readinto(memoryview(block.reshape(-1).view(np.uint8)))
         if got != count * self.row_bytes:
             raise PecliError(f"{self.key}: {self.where} ends before its {self.shape[0]:,} rows")
+        if self._member is not None and start <= self._crc_row < stop:
+            self._crc = zlib.crc32(memoryview(block[self._crc_row - start:].reshape(-1).view(np.uint8)), self._crc)
+            self._crc_row = stop
+            if stop == self.shape[0]:
+                self._check_crc()
         return block
+
+    def check_integrity(self) -> None:
+        """Read the rows not yet read in order (a block at a time), so that the CRC is checked."""
+        if self._member is None:
+            return
+        step = max(1, (8 << 20) // max(self.row_bytes, 1))
+        while self._crc_row < self.shape[0]:
+            self.read(self._crc_row, min(self.shape[0], self._crc_row + step))
+        if self.shape[0] == 0:
+            self._check_crc()
+
+    def _check_crc(self) -> None:
+        expected, start, size = self._member
+        end = self.offset + self.shape[0] * self.row_bytes
+        if start + size > end:  # bytes after the rows (none in an archive NumPy or pecli writes)
+            self.stream.seek(end)
+            self._crc = zlib.crc32(self.stream.read(start + size - end), self._crc)
+        self._member = None
+        if self._crc != expected:
+            raise PecliError(f"{self.key}: {self.where} is damaged: its bytes' CRC-32 is {self._crc:08x}, the archive "
+                             f"records {expected:08x}")
 
 
 class StreamRows:
@@ -103,8 +145,19 @@ class StreamRows:
             self._take(skip)
         return self._take(max(0, stop - start))
 
+    def check_integrity(self) -> None:
+        """Decompress to the member's end, so that :mod:`zipfile` checks its CRC-32."""
+        try:
+            while self.stream.read(8 << 20):
+                pass
+        except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as error:
+            raise PecliError(f"{self.key}: {self.where} is damaged ({error})") from None
+
     def _take(self, count: int) -> np.ndarray:
-        data = self.stream.read(count * self.row_bytes)
+        try:
+            data = self.stream.read(count * self.row_bytes)
+        except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as error:  # a bad CRC-32, or compressed data cut short
+            raise PecliError(f"{self.key}: {self.where} is damaged ({error})") from None
         if len(data) != count * self.row_bytes:
             raise PecliError(f"{self.key}: {self.where} ends before its {self.shape[0]:,} rows")
         self.row += count
@@ -167,10 +220,15 @@ def open_member(archive: str, member: str, key: str, budget: int):
                     raise PecliError(f"{key}: {where} is stored in Fortran order, read whole: {size_text(size)}, over "
                                      f"the memory budget of {size_text(budget)}; raise --max-memory")
                 return whole(np.lib.format.read_array(stream, allow_pickle=False), where, key, budget)
+        declared = header + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if info.file_size < declared:  # its rows would be read from the members after it
+            raise PecliError(f"{key}: {where} holds {info.file_size:,} bytes, fewer than the {declared:,} its header "
+                             f"declares for shape {list(shape)}")
         if info.compress_type == zipfile.ZIP_STORED:
-            return FileRows(archive, _data_offset(archive, info) + header, shape, dtype, where, key)
+            start = _data_offset(archive, info)
+            return FileRows(archive, start + header, shape, dtype, where, key, member=(info.CRC, start, info.file_size))
         return StreamRows(archive, info.filename, shape, dtype, where, key)
-    except (OSError, zipfile.BadZipFile, ValueError, KeyError) as error:
+    except (OSError, zipfile.BadZipFile, zlib.error, ValueError, KeyError) as error:
         raise PecliError(f"{key}: cannot read {archive}: {error}") from None
 
 

@@ -120,7 +120,14 @@ def open_rows_file(path: str | os.PathLike, axes: Sequence[str], fingerprint: st
         An unknown suffix, a missing folder, a folder; Parquet without pyarrow; a file (or a Parquet
         file's sidecar) that holds no rows of this sweep, without ``force``; a file too large to resume.
     """
-    target = Path(path)
+    from pecli.io import names_folder, refuse_inputs
+
+    text = os.fspath(path)
+    if "\0" in text:
+        raise ConfigError("out", f"{text!r}: a file name cannot hold a NUL byte")
+    if names_folder(text):
+        raise ConfigError("out", f"{text}: a path ending in {os.sep} (or {os.sep}., {os.sep}..) names a folder; give a file name")
+    target = Path(text)
     suffix = target.suffix.lower()
     if suffix not in SUFFIXES:
         raise ConfigError("out", f"{target}: unsupported suffix {target.suffix or '(none)'}; use one of {', '.join(SUFFIXES)}")
@@ -128,6 +135,7 @@ def open_rows_file(path: str | os.PathLike, axes: Sequence[str], fingerprint: st
         raise ConfigError("out", f"{target} is a folder")
     if not target.parent.is_dir():
         raise ConfigError("out", f"{target}: folder {target.parent} does not exist")
+    refuse_inputs(target, option="--out")
     if suffix == ".parquet":
         require_pyarrow()
     previous: list[Row] = []
