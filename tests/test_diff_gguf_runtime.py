@@ -22,7 +22,8 @@ THETA = 10000.0 ** (-np.arange(0, 64, 2) / 64)
 
 def flags_inv_freq(path: str, args: str) -> dict[int, np.ndarray]:
     """Each layer's frequencies under the flags, through the library."""
-    from pecli.models.gguf import plan_under_flags, read_gguf_metadata
+    from pecli.models.gguf import read_gguf_metadata
+    from pecli.models.gguf_flags import plan_under_flags
     from pecli.models.runtime_flags import parse_flags
     from pecli.schemes.build import build_scheme
 

@@ -502,93 +502,6 @@ def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
                         short if short is not None else factors, long_factors, kind)
 
 
-def trained_rope(meta: Metadata, arch: Arch, sliding: bool):
-    """What llama.cpp loads from the file for one kind of layer, before any flag: its ``hparams``
-    (``load_hparams``: base, ``rope_freq_scale_train`` = 1/factor whatever the type, the training type, the
-    original context, YaRN's keys; a sliding layer's ``rope_freq_base_train_swa``/``_scale_train_swa``), as
-    the :class:`~pecli.models.runtime_flags.TrainedRope` that :func:`~pecli.models.runtime_flags.run_rope`
-    puts the command line's flags on, and the number of rotated components.
-
-    Raises
-    ------
-    ConfigError
-        (key ``gguf``) LongRoPE factor tensors: llama.cpp picks the long or the short ones from the context
-        it serves (``build_rope_factors``), which pecli does not model under flags.
-    """
-    from pecli.models.runtime_flags import TrainedRope
-
-    rotated = meta.count("rope.dimension_count", _head_dim(meta))
-    base = meta.number("rope.freq_base", DEFAULT_BASE)
-    kind = meta.word("rope.scaling.type", "linear")
-    if kind not in ("none", "linear", "yarn"):
-        raise ConfigError("gguf", f"{meta.key('rope.scaling.type')} is {kind!r} in {meta.source}: pecli applies llama.cpp's "
-                          "flags over none, linear and yarn files")
-    if meta.tensor("rope_factors_long") is not None:
-        raise ConfigError("gguf", f"{meta.source} has LongRoPE factors: llama.cpp chooses the long or short ones from the "
-                          "context it serves, which pecli does not apply flags over")
-    factor = meta.number("rope.scaling.factor") or meta.number("rope.scale_linear") or 0.0
-    scale = 1.0 / factor if factor else 1.0
-    if sliding and arch.swa_base is not None:
-        base, scale = meta.number("rope.freq_base_swa", arch.swa_base), 1.0
-    elif sliding:
-        base = meta.number("rope.freq_base_swa", base)
-    context = meta.count("context_length")
-    ext = meta.number("rope.scaling.yarn_ext_factor", None)
-    return TrainedRope(
-        kind, base, scale, context, meta.count("rope.scaling.original_context_length", context),
-        -1.0 if ext is None else ext, meta.number("rope.scaling.yarn_beta_fast", 32.0, note_default=False),
-        meta.number("rope.scaling.yarn_beta_slow", 1.0, note_default=False), _factors(meta, "rope_freqs", rotated),
-        meta.number("rope.scaling.yarn_attn_factor", 1.0, note_default=False),
-        meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False), arch.model_type == "deepseek_v3",
-        meta.number("rope.scaling.attn_factor", 1.0, note_default=False)), rotated
-
-
-def plan_under_flags(values: dict[str, Any], tensors: dict[str, np.ndarray], source: str, types: dict[str, str] | None,
-                     flags: dict[str, Any], label: str) -> PositionPlan:
-    """The plan llama.cpp runs for a GGUF file's metadata under its command-line ``flags`` (checked by
-    :func:`pecli.models.runtime_flags.checked_flags`): each RoPE group's :func:`trained_rope` with the flags on
-    top (:func:`~pecli.models.runtime_flags.run_rope`, the context constructor's rule); a sliding layer keeps
-    its trained base and scale (``hparams.is_swa``); groups without RoPE as the file has them."""
-    from pecli.models.runtime_flags import run_rope
-
-    plain = plan_of_metadata(values, tensors, source, types)
-    arch_name = values["general.architecture"]
-    arch = effective_arch(ARCHS[arch_name], values, arch_name, plain.num_layers)
-    groups: list[LayerGroup] = []
-    for group in plain.groups:
-        if group.options is None or group.scheme != "rope":
-            groups.append(group)
-            continue
-        for name, layers, sliding in _kinds_of_layer(group, arch, plain.num_layers, values, arch_name):
-            meta = Metadata(values, tensors, source, arch_name, types)
-            trained, rotated = trained_rope(meta, arch, sliding)
-            rope = run_rope(trained, flags, rotated, windowed=sliding)
-            options = {k: v for k, v in group.options.items() if k not in ("rope_scaling", "base", "inv_freq")}
-            options.update(_scaling_options(rope, meta))
-            note = options.pop("_note", "")
-            read = tuple(flag for flag in flags) + tuple(dict.fromkeys(meta.read))
-            groups.append(dataclasses.replace(
-                group, name=name, layers=layers, options=options, keys_read=read, keys_defaulted=tuple(meta.defaulted),
-                note="; ".join(filter(None, (f"llama.cpp {label}" + (", a sliding layer keeps its trained base and scale"
-                                                                       if sliding else ""), note)))))
-    groups.sort(key=lambda g: g.layers[:1])
-    return dataclasses.replace(plain, source=f"{source} under llama.cpp {label}", groups=tuple(groups))
-
-
-def _kinds_of_layer(group: LayerGroup, arch: Arch, layers: int, values: dict[str, Any], arch_name: str):
-    """``(name, layers, sliding)`` of the group's sliding and full layers (llama.cpp's ``set_swa_pattern``)."""
-    if not arch.swa_every:
-        return [(group.name, group.layers, False)]
-    every = values.get(f"{arch_name}.attention.sliding_window_pattern", arch.swa_every)
-    every = every if isinstance(every, int) and not isinstance(every, bool) and every > 0 else arch.swa_every
-    parts = []
-    for name, sliding in (("sliding_attention", True), ("full_attention", False)):
-        chosen = tuple(i for i in group.layers if (i % every < every - 1) == sliding)
-        if chosen and (name in group.name.split("+") or group.name == "all"):
-            parts.append((name, chosen, sliding))
-    return parts or [(group.name, group.layers, False)]
-
-
 def _attention_factor(meta: Metadata, arch: Arch, scale: float, ext: float) -> float:
     """The factor on cos and sin of a GGUF file's model (:func:`cos_sin_factor` of its keys)."""
     return cos_sin_factor(
@@ -694,5 +607,4 @@ def llama_cpp_inv_freq(rope: LlamaCppRope, factors: np.ndarray | None) -> np.nda
     return interpolated * (1 - mix) + theta * mix
 
 
-__all__ = ["ARCHS", "EXTRA", "Arch", "llama_cpp_inv_freq", "plan_of_metadata", "plan_under_flags", "read_gguf_metadata",
-           "read_gguf_plan", "trained_rope"]
+__all__ = ["ARCHS", "EXTRA", "Arch", "llama_cpp_inv_freq", "plan_of_metadata", "read_gguf_metadata", "read_gguf_plan"]

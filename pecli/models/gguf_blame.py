@@ -72,10 +72,11 @@ FLAG_KEYS = {"--rope-scaling": "rope.scaling.type", "--rope-scale": "rope.scalin
 
 
 def diff_gguf_flags(path: str, args: str, reference: PositionPlan | None):
-    """llama.cpp's ``args`` on top of the GGUF file at ``path`` (:func:`pecli.models.gguf.plan_under_flags`),
+    """llama.cpp's ``args`` on top of the GGUF file at ``path`` (:func:`pecli.models.gguf_flags.plan_under_flags`),
     against ``reference`` (the model's config), or against the file as it is without the flags (None);
     each difference blamed on the flag that, left out, explains it, or on llama.cpp's own departures."""
-    from pecli.models.gguf import plan_of_metadata, plan_under_flags, read_gguf_metadata
+    from pecli.models.gguf import plan_of_metadata, read_gguf_metadata
+    from pecli.models.gguf_flags import plan_under_flags
     from pecli.models.plan_diff import diff_plans
     from pecli.models.runtime_flags import parse_flags
 
