@@ -1071,7 +1071,7 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
     of its text, which has the same frequencies; otherwise such a model reads as ``mrope``.
     """
     from pecli.models.key_types import check_config_types
-    from pecli.models.reading import check_group_schemes
+    from pecli.models.group_schemes import check_group_schemes
 
     check_config_types(data, source)  # each key of the kind transformers' classes hold it to, before it is read
     data = with_class_defaults(data)

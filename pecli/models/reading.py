@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Mapping
 from pecli.errors import ConfigError
 from pecli.params import Parameter, excerpt
 from pecli.schemes import SCHEMES
-from pecli.schemes.build import build_scheme
 
 if TYPE_CHECKING:
     from pecli.models.plan import LayerGroup, PositionPlan
@@ -154,23 +153,12 @@ def check_plan_schemes(plan: PositionPlan) -> None:
     ConfigError
         The scheme's own error (naming the key), with the layer group and the config it came from.
     """
+    from pecli.models.group_schemes import check_group_schemes
+
     check_group_schemes(plan.groups, plan.source)
 
 
-def check_group_schemes(groups: Any, source: str) -> None:
-    """:func:`check_plan_schemes` for the layer groups of a plan being built (``source``: its config)."""
-    for group in groups:
-        if group.options is None or SCHEMES[group.options["scheme"]].table_in_checkpoint:
-            continue
-        options = dict(group.options)
-        try:
-            build_scheme(options.pop("scheme"), options)
-        except ConfigError as error:
-            text = str(error).removeprefix(f"{error.key}: ")
-            raise ConfigError(error.key, f"{text} (layer group {group.name} of {source})") from None
-
-
 __all__ = [
-    "LAYER_SETTINGS", "MODEL_KEYS", "check_group_schemes", "check_plan_schemes", "group_options", "model_plan", "plan_of_config",
+    "LAYER_SETTINGS", "MODEL_KEYS", "check_plan_schemes", "group_options", "model_plan", "plan_of_config",
     "read_hf_config", "read_plan", "selected_plan",
 ]
