@@ -56,10 +56,4 @@ def c_prefix(text: str, kind: type) -> tuple[float | int | None, str]:
     return value, stripped[found.end():]
 
 
-def c_number(text: str, kind: type) -> float | int | None:
-    """The number of :func:`c_prefix`, or None when text is left over or nothing is a number."""
-    value, rest = c_prefix(text, kind)
-    return value if value is not None and not rest else None
-
-
-__all__ = ["c_number", "c_prefix"]
+__all__ = ["c_prefix"]
