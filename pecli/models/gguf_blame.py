@@ -213,7 +213,7 @@ def converted_keys(reference: PositionPlan) -> tuple[dict[str, Any], dict[str, A
     (after ``{arch}.``) and the position tensors, each a value or :data:`ABSENT`; a key not known here is
     left out of both."""
     from pecli.models.rope_facts import scheme_of
-    from pecli.models.runtime_flags import CONVERTER_NONE, _llama3_divisors
+    from pecli.models.runtime_flags import CONVERTER_NONE, DEEPSEEK_CONVERTED, _llama3_divisors
 
     full = _full_group(reference)
     if full is None:
@@ -244,7 +244,7 @@ def converted_keys(reference: PositionPlan) -> tuple[dict[str, Any], dict[str, A
         attention = block.get("attention_factor", block.get("attn_factor"))
         if attention is not None:
             keys["rope.scaling.yarn_attn_factor"] = float(attention)
-        if reference.model_type in ("deepseek_v2", "deepseek_v3", "kimi_k2"):
+        if reference.model_type in DEEPSEEK_CONVERTED:
             all_dim = block.get("mscale_all_dim")
             keys["rope.scaling.yarn_log_multiplier"] = 0.1 * float(all_dim) if all_dim else ABSENT
         elif block.get("mscale_all_dim") is not None:
