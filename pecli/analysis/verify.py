@@ -28,6 +28,7 @@ import numpy as np
 from pecli.errors import PecliError
 from pecli.analysis.verify_pass import ANGLE_ULPS, OFFSETS
 from pecli.analysis.verify_report import Diagnosis, VerifyReport  # noqa: F401 (the results, re-exported)
+from pecli.schemes.positions import MAX_ID
 from pecli.schemes.rope import RopeScheme
 
 #: What each diagnosis code means.
@@ -454,13 +455,8 @@ def position_ids(positions: Any) -> np.ndarray:
         raise PecliError(f"positions: {bad:g} is not a whole number; verify compares arrays at integer position ids")
     if given.size and given.min() < 0:
         raise PecliError(f"positions: {given.min():g} is negative; position ids start at 0")
-    if given.size and given.max() >= EXACT_POSITIONS:
-        raise PecliError(f"positions: {int(given.max()):,} is not below 2^53 = {EXACT_POSITIONS:,}, from where float64 "
+    if given.size and given.max() >= MAX_ID:  # as_positions' bound: float64 holds every whole number below it
+        raise PecliError(f"positions: {int(given.max()):,} is not below 2^53 = {MAX_ID:,}, from where float64 "
                          "does not hold every whole number (nor the angles p·θ); verify compares positions below 2^53, "
                          "as every command encodes them")
     return given.astype(np.int64)
-
-
-#: Positions verify compares are below this: float64 holds every whole number up to it (the bound of
-#: :func:`pecli.schemes.positions.as_positions`).
-EXACT_POSITIONS = 2**53
