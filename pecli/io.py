@@ -32,10 +32,9 @@ def check_target(path: str | os.PathLike, *, suffixes: Iterable[str], force: boo
     suffix, a folder, no clobbering, not a file the command reads (``inputs``, and those of
     :func:`reading`), ``--force`` or not; messages name ``option``."""
     text = os.fspath(path)
-    if "\0" in text:
-        raise PecliError(f"{option} {text!r}: a file name cannot hold a NUL byte")
-    if names_folder(text):
-        raise PecliError(f"{option} {text}: a path ending in {os.sep} (or {os.sep}., {os.sep}..) names a folder; give a file name")
+    problem = file_name_problem(text)
+    if problem is not None:
+        raise PecliError(f"{option} {problem}")
     target = Path(text)
     allowed = tuple(suffixes)
     if target.suffix.lower() not in allowed:
@@ -48,6 +47,16 @@ def check_target(path: str | os.PathLike, *, suffixes: Iterable[str], force: boo
     if target.exists() and not force:
         raise PecliError(f"{target} exists; pass --force to overwrite it")
     return target
+
+
+def file_name_problem(text: str) -> str | None:
+    """What keeps ``text`` from naming an output file, said after the name (a NUL byte, a path that names a
+    folder by its spelling), or None."""
+    if "\0" in text:
+        return f"{text!r}: a file name cannot hold a NUL byte"
+    if names_folder(text):
+        return f"{text}: a path ending in {os.sep} (or {os.sep}., {os.sep}..) names a folder; give a file name"
+    return None
 
 
 def names_folder(text: str) -> bool:

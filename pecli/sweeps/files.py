@@ -120,13 +120,12 @@ def open_rows_file(path: str | os.PathLike, axes: Sequence[str], fingerprint: st
         An unknown suffix, a missing folder, a folder; Parquet without pyarrow; a file (or a Parquet
         file's sidecar) that holds no rows of this sweep, without ``force``; a file too large to resume.
     """
-    from pecli.io import names_folder, refuse_inputs
+    from pecli.io import file_name_problem, refuse_inputs
 
     text = os.fspath(path)
-    if "\0" in text:
-        raise ConfigError("out", f"{text!r}: a file name cannot hold a NUL byte")
-    if names_folder(text):
-        raise ConfigError("out", f"{text}: a path ending in {os.sep} (or {os.sep}., {os.sep}..) names a folder; give a file name")
+    problem = file_name_problem(text)
+    if problem is not None:
+        raise ConfigError("out", problem)
     target = Path(text)
     suffix = target.suffix.lower()
     if suffix not in SUFFIXES:
