@@ -152,12 +152,9 @@ def _logit_scales(groups, plan, target: Path | None, positions, budget: int, *, 
     check_memory(logit_scale_memory(count, len(groups), ids_given=not isinstance(positions, range)), budget, "--logit-scale")
     check_disk(target, 8 * count * len(groups))
     scales = [(group.name, group.logit_scale) for group in groups]
-    if target.suffix.lower() == ".npy":
-        write_logit_scales(target, positions, scales, None, force=force)
-    else:
-        metadata = {"source": plan.source, "logit_scale": {group.name: group.logit_scale.text() for group in groups},
-                    "positions": count}
-        write_logit_scales(target, positions, scales, metadata, force=force)
+    metadata = None if target.suffix.lower() == ".npy" else {  # an .npz carries what each group's rule is
+        "source": plan.source, "logit_scale": {group.name: group.logit_scale.text() for group in groups}, "positions": count}
+    write_logit_scales(target, positions, scales, metadata, force=force)
     if json:
         print_json({"source": plan.source, "out": str(target), "positions": count,
                     "layer_groups": [{"name": g.name, "logit_scale": g.logit_scale.to_json()} for g in groups]})
