@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_library_encode import hf_cos_sin  # HF's RoPE caches, written out once
 
 ROOT = Path(__file__).parent.parent
 LLAMA31 = ROOT / "sample_configs" / "hf" / "meta-llama--llama-3.1-8b.json"
@@ -80,13 +81,13 @@ def test_the_library_verifies_arrays_and_names_the_bug():
     import pecli
 
     rope = pecli.build_scheme("rope", {"dim": 16, "base": 10000})
-    right = pecli.encode(rope, range(64), dtype="float32")
-    assert pecli.verify(rope, cos=right.cos, sin=right.sin).match
+    cos, sin = (a.astype(np.float32) for a in hf_cos_sin(np.arange(64), 16))
+    assert pecli.verify(rope, cos=cos, sin=sin).match
     # a base of 100,000 where the model says 10,000: named "base"
-    wrong = pecli.encode("rope", range(64), dim=16, base=100000, dtype="float32")
-    report = pecli.verify(rope, cos=wrong.cos, sin=wrong.sin)
+    wrong_cos, wrong_sin = (a.astype(np.float32) for a in hf_cos_sin(np.arange(64), 16, base=100000.0))
+    report = pecli.verify(rope, cos=wrong_cos, sin=wrong_sin)
     assert not report.match and [d.code for d in report.diagnosis] == ["base"]
-    assert pecli.verify(rope, np.arange(64), cos=right.cos, sin=right.sin).match
+    assert pecli.verify(rope, np.arange(64), cos=cos, sin=sin).match
 
 
 def test_the_library_verify_reads_npy_files(tmp_path):
@@ -95,12 +96,12 @@ def test_the_library_verify_reads_npy_files(tmp_path):
     import pecli
 
     rope = pecli.build_scheme("rope", {"dim": 8})
-    caches = pecli.encode(rope, range(32))
-    np.save(tmp_path / "cos.npy", caches.cos)
-    np.save(tmp_path / "sin.npy", caches.sin)
+    cos, sin = hf_cos_sin(np.arange(32), 8)
+    np.save(tmp_path / "cos.npy", cos)
+    np.save(tmp_path / "sin.npy", sin)
     assert pecli.verify(rope, cos=tmp_path / "cos.npy", sin=str(tmp_path / "sin.npy")).match
     with pytest.raises(TypeError, match="scheme object"):
-        pecli.verify("rope", cos=caches.cos, sin=caches.sin)
+        pecli.verify("rope", cos=cos, sin=sin)
 
 
 def test_extension_report_takes_a_path_as_model_plan_does(model_folder):
