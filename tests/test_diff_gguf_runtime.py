@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("gguf")
 
 from gguf_models import convert, write_gguf  # noqa: E402
+from test_diff_llama_cpp import inv_freq_by_layer  # noqa: E402 (each group's frequencies, layer by layer)
 
 #: A small Llama file: 2 layers, 4 heads of 64, base 10,000, 4,096 tokens, no scaling keys.
 SMALL = {"block_count": 2, "context_length": 4096, "embedding_length": 256, "attention.head_count": 4,
@@ -25,17 +26,9 @@ def flags_inv_freq(path: str, args: str) -> dict[int, np.ndarray]:
     from pecli.models.gguf import read_gguf_metadata
     from pecli.models.gguf_flags import plan_under_flags
     from pecli.models.runtime_flags import parse_flags
-    from pecli.schemes.build import build_scheme
 
     values, tensors, types = read_gguf_metadata(path)
-    plan = plan_under_flags(values, tensors, path, types, parse_flags(args), args)
-    out = {}
-    for group in plan.groups:
-        if group.options is not None:
-            options = dict(group.options)
-            frequencies = np.asarray(build_scheme(options.pop("scheme"), options).frequency_pairs().inv_freq)
-            out.update({layer: frequencies for layer in group.layers})
-    return out
+    return inv_freq_by_layer(plan_under_flags(values, tensors, path, types, parse_flags(args), args))
 
 
 def test_rope_scale_on_a_file_without_scaling_is_linear(invoke, tmp_path):
