@@ -31,6 +31,7 @@ from pecli.models.logit_scale import (
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
 from pecli.numbers import integer, number
 from pecli.params import excerpt
+from pecli.schemes.rope_scaling import LONGEST_CONTEXT
 
 #: HF's default ``rope_theta`` where a RoPE model gives none (old Llama 2 files).
 DEFAULT_BASE = 10000.0
@@ -642,7 +643,7 @@ def llama4_temperature(keys: Keys, group: LayerGroup) -> LogitScale:
     scale, floor = keys.get("attn_scale", default=0.1), keys.get("floor_scale", default=8192)
     if not isinstance(scale, (int, float)) or not isinstance(floor, (int, float)) or floor <= 0:
         raise ConfigError("floor_scale", f"and attn_scale must be numbers (floor_scale > 0) in {keys.source}, got {excerpt(floor)}, {excerpt(scale)}")
-    if not math.isfinite(1.0 + scale * math.log1p(float(1 << 40) / floor)):  # the factor at the longest context
+    if not math.isfinite(1.0 + scale * math.log1p(float(LONGEST_CONTEXT) / floor)):  # the factor at the longest context
         raise ConfigError("attn_scale", f"{excerpt(scale)} in {keys.source} overflows float64 in the NoPE layers' query "
                           "scale 1 + attn_scale·ln(1 + ⌊(p + 1) / floor_scale⌋)")
     return LogitScale(1.0, "llama4_temperature", (float(scale), float(floor)))

@@ -32,6 +32,7 @@ from typing import Any, Callable
 from pecli.errors import ConfigError
 from pecli.models.limits import LAYER_COUNT_KEYS, MAX_SEARCH_DEPTH
 from pecli.params import excerpt
+from pecli.schemes.rope_scaling import LONGEST_CONTEXT  # the longest window and size too
 
 #: The prefix of the keys pecli adds to a config while reading it (``_pecli_class_defaults`` …).
 RESERVED_PREFIX = "_pecli_"
@@ -41,8 +42,6 @@ INTEGER_KEYS = ("max_position_embeddings", "n_positions", "original_max_position
                 "relative_attention_num_buckets", "relative_attention_max_distance", "spatial_merge_size")
 #: Attention windows, read by the family table itself: 0 to 2^40 tokens (0 and null: no window).
 WINDOW_KEYS = ("sliding_window", "attention_chunk_size")
-#: The longest window (as the longest context, :data:`pecli.schemes.rope_scaling.LONGEST_CONTEXT`).
-LONGEST_WINDOW = 1 << 40
 #: Numbers the family table reads into a logit scale itself, which no scheme checks: finite.
 FINITE_KEYS = ("llama_4_scaling_beta", "attn_scale", "floor_scale")
 #: Factors the attention module puts on q·kᵀ (Gemma's query_pre_attn_scalar^-0.5, Granite's multiplier),
@@ -107,11 +106,11 @@ def _is_integer(value: Any) -> bool:
 KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "integer": (_is_integer, "an integer"),
     # a size past 2^40 is no model's, and past 2^1024 no float's (rotary_dim / head_dim would overflow)
-    "positive integer": (lambda v: _is_integer(v) and 1 <= v <= LONGEST_WINDOW, "a positive integer"),
+    "positive integer": (lambda v: _is_integer(v) and 1 <= v <= LONGEST_CONTEXT, "a positive integer"),
     "number": (_is_number, "a number"),
     "finite number": (_is_finite, "a finite number"),
     "positive number": (lambda v: _is_finite(v) and v > 0, "a finite number above 0"),
-    "window": (lambda v: _is_integer(v) and 0 <= v <= LONGEST_WINDOW, "an integer from 0 to 2^40 (a number of tokens)"),
+    "window": (lambda v: _is_integer(v) and 0 <= v <= LONGEST_CONTEXT, "an integer from 0 to 2^40 (a number of tokens)"),
     "name": (lambda v: isinstance(v, str) and len(v) <= LONGEST_NAME,
              f"a string naming the model's config class (at most {LONGEST_NAME} characters)"),
     # an integer reads as its truth, as Python and transformers 4 read it (Llama 4 Scout ships
@@ -173,7 +172,7 @@ def check_value(name: str, value: Any, path: tuple[str, ...], source: str) -> No
     if any(isinstance(item, numbers.Integral) and not isinstance(item, bool) and not _is_finite(item) for item in items):
         raise _refuse(name, path, source, f"{expected} a float64 holds", value)  # 10**400: no float, no length
     if not test(value):
-        big = kind == "positive integer" and _is_integer(value) and value > LONGEST_WINDOW
+        big = kind == "positive integer" and _is_integer(value) and value > LONGEST_CONTEXT
         raise _refuse(name, path, source, f"{expected} of at most 2^40" if big else expected, value)
 
 
