@@ -107,14 +107,17 @@ def diff_groups(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Diffe
                            ours.scheme, theirs.scheme, f"the layers apply {ours.scheme}, not {theirs.scheme}")]
     if ours.options is None:
         return []
-    if ours.scheme == "mrope":  # its options are its numbers (sections, base, merge size): compared one by one
-        return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), MROPE_EFFECTS.get(
-                    key, "the images' and videos' positions are numbered otherwise"))
-                for key in sorted(set(ours.options) | set(theirs.options)) if ours.options.get(key) != theirs.options.get(key)]
-    if ours.scheme != "rope":
-        return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), "a different bias or table")
+    if ours.scheme != "rope":  # its options are its numbers (mrope's sections and base, a bias, a table): one by one
+        return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), _option_effect(ours.scheme, key))
                 for key in sorted(set(ours.options) | set(theirs.options)) if ours.options.get(key) != theirs.options.get(key)]
     return rope_differences(ours, theirs, layers)
+
+
+def _option_effect(scheme: str, key: str) -> str:
+    """What a different value of option ``key`` of a scheme other than rope does."""
+    if scheme == "mrope":
+        return MROPE_EFFECTS.get(key, "the images' and videos' positions are numbered otherwise")
+    return "a different bias or table"
 
 
 def _text(value: Any) -> str:
