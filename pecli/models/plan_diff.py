@@ -80,11 +80,14 @@ def diff_plans(candidate: PositionPlan, reference: PositionPlan, candidate_name:
 
 def paired_groups(candidate: PositionPlan, reference: PositionPlan) -> list[tuple[LayerGroup, LayerGroup, list[int]]]:
     """The pairs of groups that hold the same layers, each with those layers (a plan without a layer
-    count pairs its one group with every group of the other)."""
+    count pairs its one group with every group of the other, but two groups that each have a namesake in the
+    other plan are not paired: an encoder–decoder's ``encoder`` and ``decoder`` hold the same layer indices)."""
     count = min(n for n in (candidate.num_layers, reference.num_layers, 1 << 30) if n)
     if count == 1 << 30 or not all(g.layers for g in candidate.groups + reference.groups):
+        ours, theirs = {g.name for g in candidate.groups}, {g.name for g in reference.groups}
         return [(a, b, list(b.layers or a.layers)) for a in candidate.groups for b in reference.groups
-                if not a.layers or not b.layers or set(a.layers) & set(b.layers)]
+                if (not a.layers or not b.layers or set(a.layers) & set(b.layers))
+                and not (a.name != b.name and a.name in theirs and b.name in ours)]  # each has its own match
     pairs: dict[tuple[int, int], list[int]] = {}
     for layer in range(count):
         a = next((i for i, g in enumerate(candidate.groups) if layer in g.layers), None)
