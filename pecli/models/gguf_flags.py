@@ -94,8 +94,8 @@ def _kinds_of_layer(group: LayerGroup, arch: Arch, layers: int, values: dict[str
     """``(name, layers, sliding)`` of the group's sliding and full layers (llama.cpp's ``set_swa_pattern``)."""
     if not arch.swa_every:
         return [(group.name, group.layers, False)]
-    every = values.get(f"{arch_name}.attention.sliding_window_pattern", arch.swa_every)
-    every = every if isinstance(every, int) and not isinstance(every, bool) and every > 0 else arch.swa_every
+    # a positive integer: plan_of_metadata, which read the plan first, refuses any other pattern
+    every = int(values.get(f"{arch_name}.attention.sliding_window_pattern", arch.swa_every))
     parts = []
     for name, sliding in (("sliding_attention", True), ("full_attention", False)):
         chosen = tuple(i for i in group.layers if (i % every < every - 1) == sliding)
