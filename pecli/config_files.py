@@ -240,7 +240,7 @@ def read_numbers(path: str, key: str) -> list[float]:
         try:
             array = np.array([float(word) for word in words], dtype=np.float64)
         except ValueError:
-            bad = next(word for word in words if not _is_number(word))
+            bad = next(word for word in words if not is_number_text(word))
             raise ConfigError(key, f"{path} holds {bad[:20]!r}, not a number") from None
     if array.size == 0:
         raise ConfigError(key, f"{path} holds no numbers")
@@ -249,7 +249,8 @@ def read_numbers(path: str, key: str) -> list[float]:
     return [float(v) for v in array.reshape(-1)]
 
 
-def _is_number(word: str) -> bool:
+def is_number_text(word: str) -> bool:
+    """Whether ``word`` is the text of a number, as ``float`` reads it (``"1e6"``, ``" 8192 "``, ``"nan"``)."""
     try:
         float(word)
     except ValueError:
@@ -268,6 +269,6 @@ def read_yaml_mapping(path: str) -> dict[str, Any]:
 
 
 __all__ = [
-    "MAX_FILE_BYTES", "MAX_NODES", "names_number_file", "parse_yaml", "read_json", "read_numbers", "read_text",
-    "read_yaml_mapping",
+    "MAX_FILE_BYTES", "MAX_NODES", "is_number_text", "names_number_file", "parse_yaml", "read_json", "read_numbers",
+    "read_text", "read_yaml_mapping",
 ]

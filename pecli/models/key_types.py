@@ -29,6 +29,7 @@ import math
 import numbers
 from typing import Any, Callable
 
+from pecli.config_files import is_number_text
 from pecli.errors import ConfigError
 from pecli.models.limits import LAYER_COUNT_KEYS, MAX_SEARCH_DEPTH
 from pecli.params import excerpt
@@ -139,17 +140,9 @@ def _shown(value: Any) -> str:
         return f"{excerpt(value)} (a boolean)"
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return f"{excerpt(value)} (a string: write true or false without quotes)"
-    if isinstance(value, str) and _numeric_text(value):
+    if isinstance(value, str) and is_number_text(value):
         return f"{excerpt(value)} (a string: write the number without quotes)"
     return excerpt(value)
-
-
-def _numeric_text(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _where(path: tuple[str, ...], source: str) -> str:
