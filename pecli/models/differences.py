@@ -21,6 +21,10 @@ DIM_KEYS = ("rope.dimension_count", "partial_rotary_factor", "rotary_pct", "rota
             "attention.key_length", "hidden_size", "embedding_length")
 CONTEXT_KEYS = ("context_length", "max_position_embeddings", "n_positions", "--ctx-size", "--max-model-len")
 LAYOUT_KEYS = ("general.architecture", "model_type")
+#: A HF config's keys for the base and for the scaling block, most specific first: what a difference
+#: blamed on a GGUF key or an engine flag names on the model's side (:func:`model_key`).
+HF_BASE_KEYS = ("rope_theta", "rotary_emb_base", "rope_parameters")
+HF_SCALING_KEYS = ("rope_scaling", "rope_parameters")
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,11 @@ class Difference:
         return {f"{candidate}_key": self.candidate_key, f"{reference}_key": self.reference_key,
                 f"{candidate}_value": self.candidate_value, f"{reference}_value": self.reference_value,
                 "effect": self.effect, "what": self.what, "layers": self.layers}
+
+
+def model_key(group: LayerGroup | None, names: tuple[str, ...]) -> str:
+    """The first of ``names`` the model's group read (:func:`_key`), else the first of them."""
+    return (_key(group, names) if group is not None else None) or names[0]
 
 
 def _key(group: LayerGroup, names: tuple[str, ...]) -> str | None:

@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from pecli.models.blame import ABSENT, Trial, blamed
-from pecli.models.differences import BASE_KEYS, DIM_KEYS, _key
+from pecli.models.differences import BASE_KEYS, DIM_KEYS, HF_BASE_KEYS, HF_SCALING_KEYS, _key, model_key
 from pecli.models.plan import LayerGroup, PositionPlan
 
 #: The keys (after ``{arch}.``) tried, and whether each acts at every position.
@@ -276,12 +276,12 @@ def _hf_key(reference: PositionPlan, suffix: str) -> str:
         sliding = next((g for g in reference.groups if g.options and g.windowed), full)
         return _key(sliding, BASE_KEYS) or "rope_local_base_freq"
     if suffix == "rope.freq_base":
-        return _key(full, ("rope_theta", "rotary_emb_base", "rope_parameters")) or "rope_theta"
+        return model_key(full, HF_BASE_KEYS)
     if suffix == "rope.dimension_count":
         return _key(full, DIM_KEYS) or "head_dim"
     if suffix == "context_length":
-        return _key(full, ("max_position_embeddings", "n_positions")) or "max_position_embeddings"
-    return _key(full, ("rope_scaling", "rope_parameters")) or "rope_scaling"
+        return model_key(full, ("max_position_embeddings", "n_positions"))
+    return model_key(full, HF_SCALING_KEYS)
 
 
 def _same(value: Any, model: Any) -> bool:

@@ -316,7 +316,7 @@ def flag_trials(model: PositionPlan, flags: Mapping[str, Any], run: Callable[[di
     (llama.cpp then takes the file's value, which for a faithful conversion is the model's). ``run(flags)``
     is the plan llama.cpp runs under other flags (default: over the model's converted file)."""
     from pecli.models.blame import Trial
-    from pecli.models.differences import _key
+    from pecli.models.differences import HF_BASE_KEYS, HF_SCALING_KEYS, model_key
     from pecli.models.rope_facts import scaling_text
 
     group = next((g for g in model.groups if g.options and g.scheme == "rope" and not g.windowed), None)
@@ -325,14 +325,12 @@ def flag_trials(model: PositionPlan, flags: Mapping[str, Any], run: Callable[[di
     own = model_flag_values(group)
     trials = []
     for flag, value in flags.items():
-        if flag == "--rope-freq-base":
-            model_key = _key(group, ("rope_theta", "rotary_emb_base", "rope_parameters")) or "rope_theta"
-        elif flag == "--ctx-size":
-            model_key = "max_position_embeddings"
+        if flag == "--ctx-size":
+            said = "max_position_embeddings"
         else:
-            model_key = _key(group, ("rope_scaling", "rope_parameters")) or "rope_scaling"
+            said = model_key(group, HF_BASE_KEYS if flag == "--rope-freq-base" else HF_SCALING_KEYS)
         shown = own.get(flag)
-        trials.append(Trial(flag, value, model_key, scaling_text(group.options) if shown is None else shown,
+        trials.append(Trial(flag, value, said, scaling_text(group.options) if shown is None else shown,
                             positional=flag == "--rope-freq-base"))
     run = run or (lambda given: flags_plan(model, given, ""))
 
