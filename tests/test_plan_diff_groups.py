@@ -39,3 +39,11 @@ def test_an_mrope_section_is_named_with_what_it_does():
     assert (difference.what, difference.candidate_value, difference.reference_value) == \
         ("mrope_section", [24, 20, 20], [16, 24, 24])
     assert difference.effect == "other pairs follow the time, height and width coordinates"
+
+
+def test_a_plan_without_one_layer_count_names_no_count_in_its_title():
+    # T5's encoder and decoder are stacks of their own: the plan has no single layer count, and said "None layers"
+    title = repr(pecli.model_plan(T5)).splitlines()[0]
+    assert title == "<PositionPlan: config: T5 (t5)>"
+    llama = {"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 6}
+    assert repr(pecli.model_plan(llama)).splitlines()[0].endswith(", 6 layers>")

@@ -202,7 +202,8 @@ class PositionPlan(Tabular):
                          for g in self.groups)
 
     def table_title(self) -> str:
-        return f"{self.source}: {self.family} ({self.model_type or 'unknown model type'}), {self.num_layers} layers"
+        layers = f", {self.num_layers} layers" if self.num_layers else ""  # an encoder-decoder counts none for both
+        return f"{self.source}: {self.family} ({self.model_type or 'unknown model type'}){layers}"
 
     def table_rows(self) -> list[dict[str, Any]]:
         """A row per layer group: its layers, scheme, options and note."""
