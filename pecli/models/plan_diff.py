@@ -86,6 +86,10 @@ def paired_groups(candidate: PositionPlan, reference: PositionPlan) -> list[tupl
     return [(candidate.groups[a], reference.groups[b], layers) for (a, b), layers in pairs.items()]
 
 
+#: The M-RoPE options that change its numbers (the others describe the images and videos it is given).
+MROPE_KEYS = ("dim", "base", "mrope_section", "mrope_interleaved", "spatial_merge_size", "temporal", "tokens_per_second")
+
+
 def diff_groups(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Difference]:
     """The differences between two groups holding ``layers``."""
     if ours.scheme != theirs.scheme:
@@ -93,7 +97,11 @@ def diff_groups(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Diffe
                            ours.scheme, theirs.scheme, f"the layers apply {ours.scheme}, not {theirs.scheme}")]
     if ours.options is None:
         return []
-    if ours.scheme not in ("rope", "mrope"):
+    if ours.scheme == "mrope":  # its pairs turn at base^(−2i/d), dealt to t, h, w by its sections
+        return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key),
+                           "the pairs turn at other frequencies or follow other position coordinates")
+                for key in MROPE_KEYS if ours.options.get(key) != theirs.options.get(key)]
+    if ours.scheme != "rope":
         return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), "a different bias or table")
                 for key in sorted(set(ours.options) | set(theirs.options)) if ours.options.get(key) != theirs.options.get(key)]
     return rope_differences(ours, theirs, layers)

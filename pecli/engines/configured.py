@@ -1,0 +1,138 @@
+"""Engines that read the model's ``config.json`` themselves (vLLM, SGLang, MLX): one way of running them.
+
+:class:`ConfigEngine.run` does what such an engine does, in its order: its override flag changes the
+config (each engine merges it its own way), its config loading may refuse the model, it derives the
+context it serves (and refuses a longer one asked for), then each model file builds its rotary
+modules. pecli reads the resulting config as transformers does (:func:`pecli.models.reading.plan_of_config`,
+exact against transformers) and each engine module's rules — data keyed by the model types its model
+files cover — turn that reading into what the engine builds, with a :class:`~pecli.engines.base.Departure`
+wherever the numbers change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Mapping
+
+from pecli.engines.base import (
+    Departure, Engine, EngineRun, declared_context, positions_of, rope_dict, rope_type, text_of,
+)
+from pecli.errors import ConfigError
+from pecli.models.plan import LayerGroup, PositionPlan
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a rule sees: the config the engine runs (after its overrides), the text model's keys, its rope
+    dict, its model type, the flags and environment, the context served, and transformers' plan of it."""
+
+    config: dict[str, Any]
+    text: dict[str, Any]
+    block: dict[str, Any] | None
+    model_type: str | None
+    flags: Mapping[str, Any]
+    env: Mapping[str, str]
+    served: int | None
+    plan: PositionPlan
+
+
+#: A rule: (context, group) → the group as the engine builds it and the departure (None: no change).
+Rule = Callable[[Context, LayerGroup], "tuple[LayerGroup, Departure | None]"]
+
+
+@dataclass(frozen=True)
+class ConfigEngine(Engine):
+    """An engine that loads ``config.json``: its rules, its override flag, its length flag."""
+
+    rules: tuple[Rule, ...] = ()
+    override_flag: str | None = None
+    length_flag: str | None = None
+
+    # -- steps an engine module gives ----------------------------------------------------------------------
+    def overridden(self, config: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+        """The config after the engine's override flag (each engine merges it its own way)."""
+        return config
+
+    def load_refusal(self, config: dict[str, Any], text: dict[str, Any], model_type: str | None) -> str | None:
+        """The engine's own error loading the config, None where it loads."""
+        return None
+
+    def loaded(self, config: dict[str, Any]) -> dict[str, Any]:
+        """The config as the engine's model file reads it, said in transformers' keys (default: as it is)."""
+        return config
+
+    def context(self, config: dict[str, Any], text: dict[str, Any], flags: Mapping[str, Any],
+                env: Mapping[str, str]) -> tuple[int | None, str | None]:
+        """(the context served, the engine's refusal of the length asked for)."""
+        return None, None
+
+    # -- the run ---------------------------------------------------------------------------------------------
+    def run(self, config: Mapping[str, Any], args: str = "", env: Mapping[str, str] | None = None,
+            source: str = "config.json") -> EngineRun:
+        """What the engine computes for ``config`` under ``args`` (see the module)."""
+        from pecli.models.class_defaults import with_class_defaults
+        from pecli.models.reading import plan_of_config
+
+        flags, given_env = self.parse(args)
+        env = {**given_env, **(env or {})}
+        if not isinstance(config, Mapping):
+            raise ConfigError("hf_config", "must hold a JSON object")
+        overrides = flags.get(self.override_flag, {}) if self.override_flag else {}
+        merged = self.overridden(dict(config), overrides)
+        _, text = text_of(merged)
+        model_type = text.get("model_type") if isinstance(text.get("model_type"), str) else merged.get("model_type")
+        filled = with_class_defaults(dict(text))
+        refused = self.load_refusal(merged, filled, model_type if isinstance(model_type, str) else None)
+        if refused is not None:
+            return self.refusal(args, refused)
+        served, refused = self.context(merged, filled, flags, env)
+        merged = self.loaded(merged)
+        plan = plan_of_config(merged, f"{self.title} {args}".strip())
+        if refused is not None:
+            return EngineRun(self, args, None, None, refused, positions=positions_of(plan))
+        context = Context(merged, filled, rope_dict(filled), model_type, flags, env, served, plan)
+        groups, departures = [], []
+        for group in plan.groups:
+            for rule in self.rules:
+                group, departure = rule(context, group)
+                if departure is not None and departure not in departures:
+                    departures.append(replace(departure, layers=group.layers_text()) if departure.layers == "all"
+                                      and len(plan.groups) > 1 else departure)
+            groups.append(group)
+        built = replace(plan, groups=tuple(groups), source=f"{self.title} {self.version}" + (f" {args}" if args else ""))
+        declared = declared_context(filled)
+        if served is not None and declared is not None and served != declared:
+            departures.append(self.served_departure(context, served, declared))
+        return EngineRun(self, args, built, served, None, tuple(departures), positions_of(built))
+
+    def served_departure(self, context: Context, served: int, declared: int) -> Departure:
+        asked = context.flags.get(self.length_flag) if self.length_flag else None
+        if asked is not None and asked > 0:
+            return Departure("served context", f"serves {served:,} tokens ({self.length_flag} {asked:,}) where the "
+                             f"config declares {declared:,}", f"give {self.length_flag} {declared:,}")
+        return Departure("served context", f"serves {served:,} tokens by default where the config declares {declared:,}",
+                         f"give {self.length_flag} {declared:,}" if self.length_flag else None)
+
+
+# -- rule helpers ---------------------------------------------------------------------------------------------
+def rope_group(group: LayerGroup) -> bool:
+    """Whether the group's layers apply 1-D RoPE (the rules act on those)."""
+    return group.options is not None and group.options.get("scheme") == "rope"
+
+
+def with_options(group: LayerGroup, options: Mapping[str, Any], note: str) -> LayerGroup:
+    """``group`` with new options and the engine's note."""
+    return replace(group, options=dict(options), note=note)
+
+
+def scaling_of(group: LayerGroup) -> dict[str, Any]:
+    """The group's scaling block (``{}``: none)."""
+    return dict((group.options or {}).get("rope_scaling") or {})
+
+
+def group_type(group: LayerGroup) -> str:
+    """The group's rope type (``default`` without scaling)."""
+    return rope_type(scaling_of(group))
+
+
+__all__ = ["ConfigEngine", "Context", "Rule", "group_type", "rope_group", "scaling_of", "with_options"]

@@ -1,0 +1,175 @@
+"""SGLang 0.5.23, as its own code computes positions, run on transformers 5 (measured:
+``tests/fixtures/engines/sglang/``).
+
+Flags: ``--json-model-override-args JSON`` and ``--context-length N`` (argparse ``type=int``); the
+environment variable ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN``.
+
+- The overrides (``sglang/srt/utils/hf_transformers/config.py``): a sub-config is updated key by key, a
+  ``rope_scaling``/``rope_parameters`` dict merged into the model's (``{**current, **value}``), any other
+  key set.
+- The context (``get_context_length``, ``sglang/srt/utils/hf_transformers/common.py``): the first of
+  ``max_sequence_length``, ``seq_length``, ``max_seq_len``, ``model_max_length``,
+  ``max_position_embeddings`` (2,048 when none) times the block's ``factor``, except when the block holds
+  ``original_max_position_embeddings`` (which transformers 5 writes into every llama3, yarn and longrope
+  block) or is llama3. ``--context-length`` above it is refused (``ModelConfig._derive_context_length``)
+  unless ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1``.
+- Rotary modules (``sglang/srt/layers/rotary_embedding/``): dynamic NTK fixes the base once for
+  L·s tokens, base·(s² − s + 1)^(r/(r−2)); StableLM's model file reads the rotary fraction as an attribute
+  (``rope_pct``, ``partial_rotary_factor``) that transformers 5 keeps only inside ``rope_parameters``, so
+  it rotates the whole head; Phi-2's and Persimmon's read it the same way without a default and fail.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from pecli.engines.base import Departure, Serving, attribute, json_object, python_int, rope_dict, rope_type
+from pecli.engines.configured import ConfigEngine, Context, group_type, rope_group, with_options
+from pecli.models.plan import LayerGroup
+
+VERSION = "0.5.23"
+ALLOW_LONG = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+#: The keys of the context, the first present winning.
+CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
+#: Rope types whose block transformers 5 gives ``original_max_position_embeddings`` (so SGLang multiplies nothing).
+ORIGINAL_TYPES = ("llama3", "yarn", "longrope")
+#: Model types whose SGLang model file looks for the rotary fraction as a config attribute with a default of
+#: 1 (StableLM: ``getattr(config, "rope_pct", getattr(config, "partial_rotary_factor", 1))``).
+WHOLE_HEAD_MODELS = ("stablelm",)
+#: Model types whose SGLang model file reads ``config.partial_rotary_factor`` without a default: an
+#: AttributeError under transformers 5, which keeps it inside ``rope_parameters``.
+ATTRIBUTE_CRASH = {"phi": "PhiConfig", "persimmon": "PersimmonConfig"}
+
+
+def context_length(text: str) -> int:
+    """``--context-length`` as argparse's ``type=int`` reads it, a positive number of tokens."""
+    value = python_int(text)
+    if value < 1:
+        raise ValueError(f"takes a positive number of tokens, got {text!r}")
+    return value
+
+
+def dynamic_at_scaled_length(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """``DynamicNTKScalingRotaryEmbedding``: the base computed once for L·s tokens, base·(s² − s + 1)^(r/(r−2))."""
+    if not rope_group(group) or group_type(group) != "dynamic":
+        return group, None
+    options = dict(group.options)
+    factor = float(options["rope_scaling"]["factor"])
+    dim = int(options["dim"] * options.get("partial_rotary_factor", 1.0))
+    longest = int(options.get("max_position_embeddings") or 2048)
+    base = float(options["base"]) * (factor * factor - (factor - 1)) ** (dim / (dim - 2))
+    options.pop("rope_scaling")
+    options["base"] = base
+    return with_options(group, options, "SGLang: dynamic NTK at a fixed base"), Departure(
+        "dynamic NTK", f"computes the base once for {int(longest * factor):,} tokens ({base:g}) and uses it at every "
+        f"length, where transformers keeps the plain base up to {longest:,} tokens and raises it with the sequence past them",
+        None)
+
+
+def whole_head(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """StableLM under transformers 5: SGLang's model rotates the whole head."""
+    if context.model_type not in WHOLE_HEAD_MODELS or not rope_group(group):
+        return group, None
+    fraction = float(group.options.get("partial_rotary_factor", 1.0))
+    if fraction == 1.0:
+        return group, None
+    options = {k: v for k, v in group.options.items() if k != "partial_rotary_factor"}
+    dim = int(options["dim"])
+    return with_options(group, options, "SGLang: the whole head rotates"), Departure(
+        "rotated components", f"rotates all {dim} components of each head where the model rotates "
+        f"{int(dim * fraction)} (its model file reads the fraction as a config attribute that transformers 5 keeps "
+        "only inside rope_parameters)", None)
+
+
+@dataclass(frozen=True)
+class Sglang(ConfigEngine):
+    """SGLang (see the module)."""
+
+    def overridden(self, config: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(config)
+        for key, value in overrides.items():
+            current = out.get(key)
+            if isinstance(value, dict) and isinstance(current, dict) and key.endswith("_config"):
+                out[key] = {**current, **value}
+            elif key in ("rope_scaling", "rope_parameters") and isinstance(value, dict):
+                held = next((k for k in ("rope_parameters", "rope_scaling") if isinstance(out.get(k), dict)), None)
+                if held is None:
+                    out[key] = value
+                else:
+                    out[held] = {**out[held], **value}
+            else:
+                out[key] = value
+        return out
+
+    def load_refusal(self, config: dict[str, Any], text: dict[str, Any], model_type: str | None) -> str | None:
+        if model_type in ATTRIBUTE_CRASH:
+            return f"AttributeError: '{ATTRIBUTE_CRASH[model_type]}' object has no attribute 'partial_rotary_factor'"
+        return None
+
+    def context(self, config: dict[str, Any], text: dict[str, Any], flags: Mapping[str, Any],
+                env: Mapping[str, str]) -> tuple[int | None, str | None]:
+        derived = sglang_context_length(text)
+        asked = flags.get("--context-length")
+        if asked is None:
+            return derived, None
+        if asked > derived and env.get(ALLOW_LONG, "").strip().lower() not in ("1", "true", "yes"):
+            return None, (f"ValueError: Warning: User-specified context_length ({asked}) is greater than the derived "
+                          f"context_length ({derived}). This may lead to incorrect model outputs or CUDA errors. Note "
+                          "that the derived context_length may differ from max_position_embeddings in the model's "
+                          f"config. To allow overriding this maximum, set the env var {ALLOW_LONG}=1")
+        return asked, None
+
+    def serving(self, base: Any, patch: Mapping[str, Any], target: int,
+                config: Mapping[str, Any] | None = None) -> Serving:
+        from pecli.engines.served import checked, nested, served_at_training
+
+        keys = dict(_at(patch, base.path))
+        block = keys.get("rope_parameters", keys.get("rope_scaling"))
+        keys, warnings = served_at_training(base, keys, block, _derived, "SGLang")
+        derived = _derived(int(keys["max_position_embeddings"]), block)
+        if derived < target:
+            warnings.append(f"SGLang derives {derived:,} tokens from these settings and refuses --context-length "
+                            f"{target:,} unless {ALLOW_LONG}=1")
+        flags = ("--json-model-override-args", json.dumps(nested(keys, base.path), separators=(",", ":")),
+                 "--context-length", str(target))
+        serving = Serving("sglang", flags, target if derived >= target else None, tuple(warnings), version=self.version)
+        return checked(self, serving, base, patch, config)
+
+
+def _at(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    from pecli.models.families import at_path
+
+    return at_path(data, path)
+
+
+def sglang_context_length(text: Mapping[str, Any]) -> int:
+    """SGLang's derived context (see the module)."""
+    block = rope_dict(text)
+    factor = 1.0
+    if block:
+        factor = block.get("factor", 1) or 1
+        if "original_max_position_embeddings" in block or rope_type(block) in ORIGINAL_TYPES:
+            factor = 1
+    for key in CONTEXT_KEYS:
+        value = attribute(text, key)
+        if value is not None and not isinstance(value, bool) and isinstance(value, (int, float)):
+            return int(float(factor) * value)
+    return 2048
+
+
+def _derived(max_position_embeddings: int, block: Any) -> int:
+    text: dict[str, Any] = {"max_position_embeddings": max_position_embeddings}
+    if block:
+        text["rope_scaling"] = dict(block)
+    return sglang_context_length(text)
+
+
+ENGINE = Sglang(
+    "sglang", "SGLang", VERSION, "sglang/srt/utils/hf_transformers/common.py (get_context_length), "
+    "sglang/srt/configs/model_config.py, sglang/srt/layers/rotary_embedding/",
+    flags={"--json-model-override-args": json_object("--json-model-override-args"), "--context-length": context_length},
+    env=(ALLOW_LONG,), rules=(dynamic_at_scaled_length, whole_head), override_flag="--json-model-override-args",
+    length_flag="--context-length",
+)
