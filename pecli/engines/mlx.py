@@ -26,7 +26,7 @@ from pecli.engines.base import Departure, Serving, rope_type
 from pecli.engines.configured import ConfigEngine, Context, group_type, rope_group, scaling_of, with_options
 from pecli.models.plan import LayerGroup
 
-VERSION = "mlx 0.32.4, mlx-lm 0.32.2"
+VERSION = "0.32.4 (mlx-lm 0.32.2)"
 #: ``mlx_lm/utils.py``: model types run by another type's file.
 MODEL_REMAPPING = {"mistral": "llama", "llava": "mistral3", "phi-msft": "phixtral", "falcon_mamba": "mamba",
                    "joyai_llm_flash": "deepseek_v3", "kimi_k2": "deepseek_v3", "qwen2_5_vl": "qwen2_vl",
