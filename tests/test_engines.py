@@ -54,3 +54,87 @@ def test_gpt_oss_published_config_takes_the_layer_types_its_class_derives():
 def test_gpt_oss_runs_on_every_engine(invoke, tmp_path, name):
     result = invoke("diff", "--hf-config", written(tmp_path, GPT_OSS), "--runtime", name, "--args", "")
     assert result.exit_code in (0, 1), result.output
+
+
+#: Flags each engine's own parser refuses, or that give a config no engine runs (issue 43): exit 2, one line.
+HOSTILE = [
+    ("vllm", "--max-model-len abc"), ("vllm", "--max-model-len 1e5"), ("vllm", "--max-model-len 4096.0"),
+    ("vllm", "--max-model-len -5"), ("vllm", "--max-model-len 0"), ("vllm", "--max-model-len 1.5K"),
+    ("vllm", "--max-model-len"), ("vllm", "--max-model-len 4096 --max-model-len 8192"),
+    ("sglang", "--context-length abc"), ("sglang", "--context-length nan"), ("sglang", "--context-length -1"),
+    ("sglang", "--context-length 0"), ("sglang", "--context-length 2^70"), ("sglang", "--context-length 1k"),
+    ("vllm", "--hf-overrides '" + "[" * 60000 + "]" * 60000 + "'"),
+    ("vllm", "--hf-overrides '" + '{"a":' * 60000 + "1" + "}" * 60000 + "'"),
+    ("sglang", "--json-model-override-args '" + '{"a":' * 60000 + "1" + "}" * 60000 + "'"),
+    ("vllm", "--hf-overrides '" + json.dumps({"a": "x" * (1 << 20)}) + "'"),
+    ("vllm", """--hf-overrides '{"max_position_embeddings": 1e400}'"""),
+    ("vllm", """--hf-overrides '{"max_position_embeddings": null}'"""),
+    ("vllm", """--hf-overrides '{"max_position_embeddings": "x"}'"""),
+    ("vllm", """--hf-overrides '{"max_position_embeddings": 4096.5}'"""),
+    ("vllm", """--hf-overrides '{"rope_scaling": "yarn"}'"""),
+    ("sglang", """--json-model-override-args '{"rope_scaling": "yarn"}'"""),
+    ("sglang", """--json-model-override-args '{"max_position_embeddings": NaN}'"""),
+    ("vllm", "--hf-overrides '[1, 2]'"), ("vllm", "--hf-overrides '{'"),
+    ("vllm", "--rope-scale 4"), ("mlx", "--max-model-len 4096"), ("sglang", "NOT_AN_ENGINE_VAR=1 --context-length 4096"),
+]
+
+
+@pytest.mark.parametrize("name, args", HOSTILE, ids=[f"{n}-{a[:40]}" for n, a in HOSTILE])
+def test_hostile_flags_are_one_line_and_exit_2(invoke, name, args):
+    result = invoke("diff", "--hf-config", str(SAMPLES / "meta-llama--llama-3.1-8b.json"), "--runtime", name, "--args", args)
+    assert result.exit_code == 2, result.output[:300]
+    assert len(result.stderr.strip().splitlines()) == 1 and "internal error" not in result.stderr
+
+
+def test_numbers_in_flags_are_read_as_the_engines_read_them():
+    from pecli.engines.vllm import human_readable_int_or_auto
+
+    # vllm/utils/argparse_utils.py: decimal suffixes ×1000, binary ×1024, -1 and auto: the derived length
+    assert [human_readable_int_or_auto(t) for t in ("1k", "1K", "25.6k", "2M", "-1", "auto", "4096")] == \
+        [1000, 1024, 25600, 2097152, -1, -1, 4096]
+    config = json.loads((SAMPLES / "meta-llama--llama-3.1-8b.json").read_text())
+    assert engine("vllm").run(config, "--max-model-len 1k").served == 1000
+    assert engine("vllm").run(config, "--max-model-len auto").served == 131072
+    # argparse's int(): SGLang takes 2**70 as a number, and refuses it as longer than it derives
+    run = engine("sglang").run(config, f"--context-length {2 ** 70}")
+    assert not run.accepted and "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN" in run.refused
+
+
+NO_ROPE = ["gpt2", "bloom", "t5", "whisper", "mpt", "falcon", "opt"]
+#: GPT-J's default config (GPTJConfig: n_positions 2048, n_embd 4096, n_head 16, n_layer 28, rotary_dim 64).
+GPTJ = {"model_type": "gptj", "n_positions": 2048, "n_embd": 4096, "n_head": 16, "n_layer": 28, "rotary_dim": 64}
+
+
+def model_config(name):
+    if name == "gptj":
+        return GPTJ
+    if name == "qwen2_vl":
+        return json.loads((SAMPLES / "qwen--qwen2-vl-7b-instruct-gptq-int8.json").read_text())
+    return json.loads((OTHER / f"{name}.json").read_text())["config"]
+
+
+@pytest.mark.parametrize("engine_name", ["vllm", "sglang", "mlx", "llama.cpp"])
+@pytest.mark.parametrize("model", [*NO_ROPE, "gptj", "qwen2_vl"])
+def test_runtime_never_exits_3(invoke, tmp_path, engine_name, model):
+    result = invoke("diff", "--hf-config", written(tmp_path, model_config(model)), "--runtime", engine_name, "--args", "",
+                    "--json")
+    assert result.exit_code in (0, 1), result.output[:300]
+    document = json.loads(result.stdout)
+    assert document["engine"]["name"] == engine_name and document["engine"]["version"] == engine(engine_name).version
+
+
+@pytest.mark.parametrize("model, served", [("gpt2", 1024), ("gptj", 2048), ("opt", 2048), ("qwen2_vl", 32768)])
+def test_vllm_serves_models_without_rope_from_their_length_key(model, served):
+    # vllm/transformers_utils/model_arch_config_convertor.py: the smallest of max_position_embeddings (GPT-2,
+    # GPT-J: n_positions through the config's attribute_map), n_positions, …
+    run = engine("vllm").run(model_config(model), "")
+    assert run.accepted and run.served == served
+
+
+def test_two_stacks_pair_by_name():
+    # T5's encoder and decoder both number their layers from 0: a plan against itself is the same
+    from pecli.models.families import plan_of
+    from pecli.models.plan_diff import diff_plans
+
+    plan = plan_of(model_config("t5"), "t5")
+    assert diff_plans(plan, plan).same

@@ -78,6 +78,7 @@ class ConfigEngine(Engine):
         if not isinstance(config, Mapping):
             raise ConfigError("hf_config", "must hold a JSON object")
         overrides = flags.get(self.override_flag, {}) if self.override_flag else {}
+        check_overrides(self.override_flag, overrides)
         merged = self.overridden(dict(config), overrides)
         _, text = text_of(merged)
         model_type = text.get("model_type") if isinstance(text.get("model_type"), str) else merged.get("model_type")
@@ -112,6 +113,27 @@ class ConfigEngine(Engine):
                              f"config declares {declared:,}", f"give {self.length_flag} {declared:,}")
         return Departure("served context", f"serves {served:,} tokens by default where the config declares {declared:,}",
                          f"give {self.length_flag} {declared:,}" if self.length_flag else None)
+
+
+#: Keys an override may set only to a positive whole number (the lengths engines derive their context from).
+LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+               "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len",
+               "original_max_position_embeddings")
+#: Keys an override may set only to a mapping (or null: no scaling).
+BLOCK_KEYS = ("rope_scaling", "rope_parameters")
+
+
+def check_overrides(flag: str | None, overrides: Mapping[str, Any], where: str = "") -> None:
+    """An override of a length that is not a positive whole number, or of a rope block that is not a mapping,
+    is refused naming the flag (the engine would fail on it, or read it otherwise than transformers)."""
+    for key, value in overrides.items():
+        name = f"{where}{key}"
+        if key in LENGTH_KEYS and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ConfigError("args", f"{flag} sets {name} to {value!r}: give a positive whole number")
+        if key in BLOCK_KEYS and value is not None and not isinstance(value, dict):
+            raise ConfigError("args", f"{flag} sets {name} to {value!r}: give a mapping (a JSON object) or null")
+        if isinstance(value, dict) and (key.endswith("_config") or key in BLOCK_KEYS):
+            check_overrides(flag, value, f"{name}.")
 
 
 # -- rule helpers ---------------------------------------------------------------------------------------------

@@ -36,7 +36,10 @@ class LlamaCpp(Engine):
         from pecli.models.runtime_flags import runtime_plan
 
         flags, _ = self.parse(args)
+        from dataclasses import replace
+
         plan = runtime_plan(plan_of(dict(config), source), "llama.cpp", args)
+        plan = replace(plan, source=" ".join(plan.source.split()))
         served = flags.get("--ctx-size") or None
         return EngineRun(self, args, plan, served, positions=positions_of(plan))
 

@@ -74,6 +74,10 @@ def paired_groups(candidate: PositionPlan, reference: PositionPlan) -> list[tupl
     """The pairs of groups that hold the same layers, each with those layers (a plan without a layer
     count pairs its one group with every group of the other)."""
     count = min(n for n in (candidate.num_layers, reference.num_layers, 1 << 30) if n)
+    names = [g.name for g in reference.groups]
+    if count == 1 << 30 and len(set(names)) == len(names) and names == [g.name for g in candidate.groups]:
+        # stacks numbered from 0 each (an encoder and a decoder): the groups pair by name
+        return [(a, b, list(b.layers or a.layers)) for a, b in zip(candidate.groups, reference.groups)]
     if count == 1 << 30 or not all(g.layers for g in candidate.groups + reference.groups):
         return [(a, b, list(b.layers or a.layers)) for a in candidate.groups for b in reference.groups
                 if not a.layers or not b.layers or set(a.layers) & set(b.layers)]
