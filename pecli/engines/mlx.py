@@ -7,7 +7,7 @@ a type without a file is refused), and has no context cap. Then:
 
 - Most model files read ``rope_theta`` and ``rope_scaling`` as top-level keys only: transformers 5's
   ``rope_parameters`` (flat or per layer type) is not read (:data:`READS_ROPE_PARAMETERS` lists those that
-  do), so such a config runs on the file's default base (:data:`DEFAULT_BASE`) without its scaling.
+  do), so such a config runs on the file's default base (:data:`pecli.engines.mlx_args.FIELDS`) without its scaling.
 - ``initialize_rope`` (``mlx_lm/models/rope_utils.py``) builds ``default``, ``linear``, ``dynamic`` (as
   transformers), ``llama3``, ``yarn``, ``longrope``: its YaRN always rounds the correction range (it has no
   ``truncate``) and puts mscale(s, ``mscale``)/mscale(s, ``mscale_all_dim``) on cos and sin, never
@@ -24,6 +24,8 @@ from typing import Any, Mapping
 
 from pecli.engines.base import Departure, Serving, rope_type
 from pecli.engines.configured import ConfigEngine, Context, group_type, rope_group, scaling_of, with_options
+from pecli.engines.mlx_args import FIELDS, REQUIRED
+from pecli.errors import ConfigError
 from pecli.models.plan import LayerGroup
 
 VERSION = "0.32.4 (mlx-lm 0.32.2)"
@@ -37,21 +39,6 @@ READS_ROPE_PARAMETERS = frozenset({
     "exaone_moe", "gemma4_text", "glm_moe_dsa", "granitemoehybrid", "laguna", "lfm2", "lfm2_moe", "mellum",
     "minimax_m3_vl", "ministral3", "mistral4", "muse_glimmer", "muse_spark", "olmo_hybrid", "qwen3", "qwen3_5",
     "spark2_5"})
-#: Each model file's default ``rope_theta`` (``ModelArgs``; None: a required field), read from mlx-lm 0.32.2.
-DEFAULT_BASE: dict[str, float | None] = {
-    "afm7": 50000.0, "afmoe": 10000.0, "apertus": None, "bailing_moe_v3": 6e6, "bitnet": 10000.0, "cohere": 8e6,
-    "cohere2": 50000.0, "deepseek": 10000.0, "deepseek_v2": 10000.0, "deepseek_v3": 10000.0, "deepseek_v32": 10000.0,
-    "dots1": None, "ernie4_5": None, "ernie4_5_moe": None, "exaone": None, "exaone4": None, "exaone_moe": 1e6,
-    "falcon_h1": 1e11, "gemma": 10000.0, "gemma2": 10000.0, "gemma3_text": 1e6, "gemma3n": None, "glm": 10000.0,
-    "glm4": None, "glm4_moe": None, "glm4_moe_lite": 1e6, "gpt_oss": 150000.0, "granite": None, "granitemoe": None,
-    "granitemoehybrid": 10000.0, "helium": None, "hunyuan": None, "hunyuan_v1_dense": 10000.0, "internlm2": 10000.0,
-    "internlm3": 10000.0, "kimi_vl": 10000.0, "lfm2": 1e6, "lfm2_moe": 1e6, "llama": 10000.0, "llama4": None,
-    "llama4_text": None, "mimo": 10000.0, "mimo_v2_flash": None, "minicpm": 1e6, "minicpm3": 1e6, "minimax": None,
-    "mistral4": 10000.0, "mixtral": 1e6, "nemotron": 10000.0, "olmo": 10000.0, "olmo2": 10000.0, "olmo3": None,
-    "olmoe": 10000.0, "phi": 10000.0, "phi3": 10000.0, "phimoe": 10000.0, "plamo": 10000.0, "qwen2": 1e6,
-    "qwen2_moe": 1e6, "qwen3_5": 100000.0, "qwen3_moe": None, "qwen3_next": None, "seed_oss": 10000.0,
-    "solar_open": None, "stablelm": None, "starcoder2": 100000.0, "step3p5": 10000.0,
-}
 #: The model files of mlx-lm 0.32.2 (``mlx_lm/models/``): a model type without one is refused.
 MODULES = frozenset("""
 Klear afm7 afmoe apertus baichuan_m1 bailing_hybrid bailing_moe bailing_moe_linear bailing_moe_v3 bitnet cohere cohere2
@@ -65,11 +52,45 @@ nemotron_h olmo olmo2 olmo3 olmo_hybrid olmoe openelm phi phi3 phi3small phimoe 
 prism_hadamard_qwen35 qwen qwen2 qwen2_moe qwen2_vl qwen3 qwen3_5 qwen3_5_moe qwen3_moe qwen3_next qwen3_vl qwen3_vl_moe
 recurrent_gemma rwkv7 seed_oss smollm3 solar_open spark2_5 stablelm starcoder2 step3p5 talkie telechat3 youtu_llm
 """.split())
-#: Model files whose rotated components are int(head_dim × ``partial_rotary_factor``), the factor read as a
-#: top-level key (transformers 5 keeps it inside ``rope_parameters``): absent, the whole head rotates.
-TOP_LEVEL_FRACTION = ("glm4",)
+#: Model files that fail when a field is null or absent: {file: (field, the error it raises)}.
+NULL_FIELD_ERRORS = {
+    "deepseek_v2": ("rope_scaling", "AttributeError: 'NoneType' object has no attribute 'get'"),  # deepseek_v2.py:178
+    "minicpm3": ("rope_scaling", "AttributeError: 'NoneType' object has no attribute 'get'"),  # minicpm3.py:90
+    "ministral3": ("rope_parameters", "TypeError: 'NoneType' object is not subscriptable"),  # ministral3.py:66
+}
+#: Model files that need a package besides mlx-lm (olmo.py probes ``hf_olmo`` and exits without it).
+NEEDS_PACKAGE = {"olmo": "SystemExit: 1 (mlx_lm/models/olmo.py needs the hf_olmo package)"}
 #: The rope types ``initialize_rope`` builds.
 BUILT_TYPES = ("default", "linear", "dynamic", "llama3", "yarn", "longrope", "deepseek_yarn", "proportional", "mrope")
+
+
+#: The keys a model file's fields take the place of in the config it is shown as.
+MOVED_KEYS = ("rope_parameters", "rope_scaling", "rope_theta", "rotary_emb_base", "partial_rotary_factor", "rotary_pct")
+
+
+def _fraction_given(text: Mapping[str, Any]) -> bool:
+    block = text.get("rope_parameters")
+    inner = isinstance(block, dict) and any(k == "partial_rotary_factor" or isinstance(v, dict) and "partial_rotary_factor" in v
+                                            for k, v in block.items())
+    return inner or any(text.get(k) is not None for k in ("partial_rotary_factor", "rotary_pct", "rotary_dim"))
+
+
+def _field(text: Mapping[str, Any], fields: Mapping[str, Any], *names: str) -> Any:
+    """The first of ``names`` that is a field of the model file: the config's top-level key, else its default."""
+    for name in names:
+        if name in fields:
+            value = text.get(name)
+            return value if value is not None else (None if fields[name] == REQUIRED else fields[name])
+    return None
+
+
+def text_module(config: Mapping[str, Any], text: Mapping[str, Any]) -> str | None:
+    """The model file whose ``ModelArgs`` read the text model's keys: the top-level model type's, or, for a
+    multimodal wrapper whose own arguments have no position field (Gemma 3), its text model type's."""
+    module = module_of(config.get("model_type") or text.get("model_type"))
+    if module not in FIELDS and module_of(text.get("model_type")) in FIELDS:
+        return module_of(text.get("model_type"))
+    return module
 
 
 def module_of(model_type: Any) -> str | None:
@@ -123,46 +144,77 @@ class Mlx(ConfigEngine):
     """MLX (see the module)."""
 
     def loaded(self, config: dict[str, Any]) -> dict[str, Any]:
-        """The config as mlx-lm's model file reads it, said in transformers' keys."""
+        """The config as mlx-lm's model file reads it (its ``ModelArgs`` fields, top-level keys and their
+        defaults), said in transformers' keys: one flat ``rope_parameters`` (Gemma 3: per layer type)."""
         from pecli.engines.base import text_of, with_text
 
         path, text = text_of(config)
-        module = module_of(text.get("model_type") or config.get("model_type"))
-        if module is None or module in READS_ROPE_PARAMETERS or not isinstance(text.get("rope_parameters"), dict):
+        module = text_module(config, text)
+        fields = FIELDS.get(module or "", {})
+        if module in READS_ROPE_PARAMETERS or not ({"rope_theta", "rotary_emb_base"} & set(fields)):
             return config
-        seen = dict(text)
-        seen.pop("rope_parameters")
-        base = seen.get("rope_theta", DEFAULT_BASE.get(module, 10000.0))
-        if base is None:
-            return config  # refused at load (:meth:`load_refusal`)
-        block = dict(seen.pop("rope_scaling", None) or {})
+        seen = {k: v for k, v in text.items() if k not in MOVED_KEYS}
+        base = _field(text, fields, "rope_theta", "rotary_emb_base")
+        fraction = _field(text, fields, "partial_rotary_factor", "rotary_pct")
+        block = _field(text, fields, "rope_scaling") if "rope_scaling" in fields else None
+        block = dict(block) if isinstance(block, dict) else {}
         flat = {"rope_type": rope_type(block), "rope_theta": float(base),
                 **{k: v for k, v in block.items() if k not in ("type", "rope_type")}}
-        seen.pop("rope_theta", None)
-        if module == "gemma3_text":
+        if fraction is not None:
+            flat["partial_rotary_factor"] = float(fraction)
+        elif _fraction_given(text):  # the file has no such field: its code rotates the whole head
+            flat["partial_rotary_factor"] = 1.0
+        if "head_dim" not in text and isinstance(fields.get("head_dim"), int):
+            seen["head_dim"] = fields["head_dim"]
+        if not isinstance(text.get("rope_parameters"), dict):  # the legacy keys, as the file gives them
+            seen.update(rope_theta=flat.pop("rope_theta"), **({"partial_rotary_factor": flat.pop("partial_rotary_factor")}
+                                                             if "partial_rotary_factor" in flat else {}))
+            seen["rope_scaling"] = flat if block else None
+        elif module == "gemma3_text":
             local = float(seen.pop("rope_local_base_freq", 10000.0))
             seen["rope_parameters"] = {"full_attention": flat, "sliding_attention": {"rope_type": "default", "rope_theta": local}}
         else:
             seen["rope_parameters"] = flat
-        if module in TOP_LEVEL_FRACTION and "partial_rotary_factor" not in text:
-            seen["partial_rotary_factor"] = 1.0
         return with_text(config, path, seen)
 
     def load_refusal(self, config: dict[str, Any], text: dict[str, Any], model_type: str | None) -> str | None:
         from pecli.engines.base import text_of
 
+        model_type = config.get("model_type") or model_type  # mlx-lm loads the top-level model type's file
         module = module_of(model_type)
         if module is None or module not in MODULES:
             return f"ValueError: Model type {model_type} not supported."
         _, raw = text_of(config)
+        module = text_module(config, raw)
+        fields = FIELDS.get(module or "", {})
+        if module in NEEDS_PACKAGE:
+            return NEEDS_PACKAGE[module]
+        if module in NULL_FIELD_ERRORS and raw.get(NULL_FIELD_ERRORS[module][0]) is None:
+            return NULL_FIELD_ERRORS[module][1]
+        missing = [name for name, default in fields.items() if default == REQUIRED and raw.get(name) is None]
+        if missing:
+            names = " and ".join(", ".join(repr(m) for m in missing[:-1]).split(", ") + [repr(missing[-1])]) \
+                if len(missing) > 1 else repr(missing[0])
+            plural = "s" if len(missing) > 1 else ""
+            return f"TypeError: ModelArgs.__init__() missing {len(missing)} required positional argument{plural}: {names}"
         if module in READS_ROPE_PARAMETERS:
-            kind = rope_type(raw.get("rope_parameters") if isinstance(raw.get("rope_parameters"), dict) else raw.get("rope_scaling"))
+            block = raw.get("rope_parameters") if isinstance(raw.get("rope_parameters"), dict) else raw.get("rope_scaling")
         else:
-            if DEFAULT_BASE.get(module, 0) is None and raw.get("rope_theta") is None:
-                return "TypeError: ModelArgs.__init__() missing 1 required positional argument: 'rope_theta'"
-            kind = rope_type(raw.get("rope_scaling") if isinstance(raw.get("rope_scaling"), dict) else None)
+            block = raw.get("rope_scaling") if "rope_scaling" in fields else None
+        kind = rope_type(block if isinstance(block, dict) else None)
         if kind not in BUILT_TYPES:
             return f"ValueError: Unsupported RoPE type {kind}"
+        fraction = _field(raw, fields, "partial_rotary_factor", "rotary_pct")
+        if fraction is not None and module not in READS_ROPE_PARAMETERS:
+            from pecli.models.families import GENERIC, Keys, head_dim
+
+            try:
+                size = int(raw["head_dim"]) if isinstance(raw.get("head_dim"), int) else head_dim(Keys(raw, "config"), GENERIC)
+            except ConfigError:
+                return None
+            dims = int(size * float(fraction))
+            if dims % 2:
+                return f"ValueError: [rope] dims must be even but got {dims}."
         return None
 
     def serving(self, base: Any, patch: Mapping[str, Any], target: int,

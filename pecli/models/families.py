@@ -26,6 +26,7 @@ from pecli.models.class_defaults import FILLED, MOVED, UNDERIVED, derived_value,
 from pecli.models.partial import effective_fraction
 from pecli.models.logit_scale import BETA_SCALED_TYPES, UNSCALED, LogitScale, attention_side
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
+from pecli.schemes.rope_scaling import ATTENTION_READ_KEYS
 from pecli.numbers import integer, number
 from pecli.params import excerpt
 
@@ -219,6 +220,14 @@ class Family:
     attention: Callable[[Keys, LayerGroup], LogitScale] | None = None
 
 
+def keys_of_type(kind: Any) -> tuple[str, ...]:
+    """The keys a ``rope_scaling`` block of rope type ``kind`` takes (all of them for a type pecli does not know)."""
+    from pecli.schemes.rope_scaling import SCALINGS
+
+    record = SCALINGS.get(kind) if isinstance(kind, str) else None
+    return tuple(key.name for key in record.keys) if record is not None else ATTENTION_READ_KEYS
+
+
 # -- RoPE: the model-wide options ------------------------------------------------------------------------
 def head_dim(keys: Keys, family: Family) -> int:
     """The rotary head dimension: the family's keys, ``head_dim`` (or an alias), else width / heads."""
@@ -324,7 +333,8 @@ def rope_options(
     if "max_position_embeddings" not in options and in_block.get("max_position_embeddings") is not None:
         options["max_position_embeddings"] = in_block["max_position_embeddings"]
     scaling = {k: v for k, v in (own_block or {}).items()
-               if k not in ("rope_theta", "partial_rotary_factor", "llama_4_scaling_beta", "max_position_embeddings")}
+               if k not in ("rope_theta", "partial_rotary_factor", "llama_4_scaling_beta", "max_position_embeddings")
+               and not (k in ATTENTION_READ_KEYS and k not in keys_of_type(block_type))}  # DeepSeek's attention reads it
     if scaling and scaling != {k: "default" for k in scaling}:  # a block that only says "default" scales nothing
         options["rope_scaling"] = scaling
     return options
@@ -659,6 +669,9 @@ def group_attention(keys: Keys, family: Family, model_type: Any, group: LayerGro
     if group.options is not None and group.options.get("scheme") in ("rope", "mrope"):
         block = dict(group.options.get("rope_scaling") or {})
         raw = keys.data.get("rope_parameters") or keys.data.get("rope_scaling")
+        for key in ATTENTION_READ_KEYS:  # kept out of a scaling type that does not take it, read by the attention
+            if isinstance(raw, dict) and raw.get(key) is not None and key not in block and block:
+                block[key] = raw[key]
         if isinstance(raw, dict) and raw.get("llama_4_scaling_beta") is not None:
             block.setdefault("original_max_position_embeddings", raw.get("original_max_position_embeddings"))
             block["llama_4_scaling_beta"] = raw["llama_4_scaling_beta"]
