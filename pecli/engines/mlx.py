@@ -58,6 +58,19 @@ NULL_FIELD_ERRORS = {
     "minicpm3": ("rope_scaling", "AttributeError: 'NoneType' object has no attribute 'get'"),  # minicpm3.py:90
     "ministral3": ("rope_parameters", "TypeError: 'NoneType' object is not subscriptable"),  # ministral3.py:66
 }
+#: Model files whose ``ModelArgs.__post_init__`` checks ``rope_scaling``: the keys it must hold (a block without
+#: them is refused), the key of its type, the types it takes, and what it does with another type: ``drop`` the
+#: block (phi3.py:36, with a printed warning) or refuse it (the error).
+CHECKED_BLOCKS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...], str]] = {
+    "phi3": (("long_factor", "type"), "type", ("longrope", "su", "linear"), "drop"),
+    "hunyuan": (("factor", "type"), "type", ("linear", "dynamic"),
+                "ValueError: rope_scaling 'type' currently only supports 'linear' or 'dynamic"),
+    "internlm2": (("factor", "type"), "type", ("linear", "dynamic"),
+                  "ValueError: rope_scaling 'type' currently only supports 'linear' or 'dynamic"),
+    "internlm3": (("factor", "rope_type"), "rope_type", ("linear", "dynamic"),
+                  "ValueError: rope_scaling 'rope_type' currently only supports 'linear' or 'dynamic"),
+    "qwen2_moe": (("factor", "type"), "type", ("linear",), "ValueError: rope_scaling 'type' currently only supports 'linear'"),
+}
 #: Model files that need a package besides mlx-lm (olmo.py probes ``hf_olmo`` and exits without it).
 NEEDS_PACKAGE = {"olmo": "SystemExit: 1 (mlx_lm/models/olmo.py needs the hf_olmo package)"}
 #: The rope types ``initialize_rope`` builds.
@@ -158,6 +171,8 @@ class Mlx(ConfigEngine):
         fraction = _field(text, fields, "partial_rotary_factor", "rotary_pct")
         block = _field(text, fields, "rope_scaling") if "rope_scaling" in fields else None
         block = dict(block) if isinstance(block, dict) else {}
+        if module in CHECKED_BLOCKS and block and block.get(CHECKED_BLOCKS[module][1]) not in CHECKED_BLOCKS[module][2]:
+            block = {}  # dropped by the model file's __post_init__
         flat = {"rope_type": rope_type(block), "rope_theta": float(base),
                 **{k: v for k, v in block.items() if k not in ("type", "rope_type")}}
         if fraction is not None:
@@ -191,6 +206,12 @@ class Mlx(ConfigEngine):
             return NEEDS_PACKAGE[module]
         if module in NULL_FIELD_ERRORS and raw.get(NULL_FIELD_ERRORS[module][0]) is None:
             return NULL_FIELD_ERRORS[module][1]
+        if module in CHECKED_BLOCKS and isinstance(raw.get("rope_scaling"), dict) and raw["rope_scaling"]:
+            needed, key, types, other = CHECKED_BLOCKS[module]
+            if not all(name in raw["rope_scaling"] for name in needed):
+                return f"ValueError: rope_scaling must contain keys {set(needed)}"
+            if raw["rope_scaling"][key] not in types and other != "drop":
+                return other
         missing = [name for name, default in fields.items() if default == REQUIRED and raw.get(name) is None]
         if missing:
             names = " and ".join(", ".join(repr(m) for m in missing[:-1]).split(", ") + [repr(missing[-1])]) \
