@@ -138,3 +138,45 @@ def test_two_stacks_pair_by_name():
 
     plan = plan_of(model_config("t5"), "t5")
     assert diff_plans(plan, plan).same
+
+
+def sample(name):
+    return json.loads((SAMPLES / f"{name}.json").read_text())
+
+
+#: Llama 3.2 1B as published: llama3 ×32 from 8,192, max_position_embeddings 131,072.
+LLAMA32 = {"model_type": "llama", "hidden_size": 2048, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64,
+           "num_hidden_layers": 16, "max_position_embeddings": 131072, "rope_theta": 500000.0,
+           "rope_scaling": {"rope_type": "llama3", "factor": 32.0, "original_max_position_embeddings": 8192,
+                            "high_freq_factor": 4.0, "low_freq_factor": 1.0}}
+
+
+def test_vllm_rules_read_in_its_code():
+    vllm = engine("vllm")
+    # _get_and_verify_max_len: LongRoPE serves original_max_position_embeddings by default, and the rotary
+    # module then keeps the short factors at every position (phi3_long_rope_scaled_rope.py: use_long_rope)
+    phi = vllm.run(sample("microsoft--phi-3.5-mini-instruct"), "")
+    assert phi.served == 4096 and [d.what for d in phi.departures] == ["LongRoPE factors", "served context"]
+    assert vllm.run(sample("microsoft--phi-3.5-mini-instruct"), "--max-model-len 131072").served == 131072
+    # Phi3Config.validate_rope (run by vLLM's patch_rope_parameters) reads rope_parameters["partial_rotary_factor"]
+    refused = vllm.run({**sample("microsoft--phi-3.5-mini-instruct"), "rope_scaling": None}, "")
+    assert refused.refused == "KeyError: 'partial_rotary_factor'"
+    # "gemma3" in the model type: no factor multiplied in; Llama 3.2 (llama3): its max_position_embeddings
+    gemma = sample("google--gemma-3-4b-it")
+    assert vllm.run(gemma, "").served == 131072 and not vllm.run(gemma, "--max-model-len 262144").accepted
+    llama = vllm.run(LLAMA32, "")
+    assert llama.served == 131072 and llama.departures == ()
+
+
+def test_sglang_rules_read_in_its_code():
+    sglang = engine("sglang")
+    # get_context_length: × factor for linear (no original_max_position_embeddings in the block)
+    linear = {**sample("meta-llama--llama-2-7b-hf"), "rope_scaling": {"rope_type": "linear", "factor": 4.0}}
+    assert sglang.run(linear, "").served == 16384
+    # stablelm.py: getattr(config, "rope_pct", getattr(config, "partial_rotary_factor", 1)) under transformers 5
+    stablelm = json.loads((ROOT / "tests" / "fixtures" / "models" / "rope" / "stablelm.json").read_text())["config"]
+    (group,) = [g for g in sglang.run(stablelm, "").plan.groups if g.options]
+    assert "partial_rotary_factor" not in group.options
+    # phi.py reads config.partial_rotary_factor, which transformers 5 keeps inside rope_parameters
+    assert "AttributeError" in sglang.run({"model_type": "phi", "hidden_size": 2048, "num_attention_heads": 32,
+                                           "num_hidden_layers": 2, "rope_theta": 10000.0}, "").refused

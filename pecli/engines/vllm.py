@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pecli.engines.base import Departure, Serving, attribute, json_object, rope_dict, rope_type
+from pecli.engines.base import Departure, Serving, attribute, json_object, rope_dict, rope_type, text_of
 from pecli.engines.configured import ConfigEngine, Context, group_type, rope_group, scaling_of, with_options
 from pecli.models.plan import LayerGroup
 
@@ -129,7 +129,7 @@ def deepseek_yarn(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
         return group, None
     from pecli.schemes.rope_scaling import yarn_get_mscale
 
-    block = scaling_of(group)
+    block = {**(context.block or {}), **scaling_of(group)}  # the attention's keys (mscale_all_dim) too
     kind = group_type(group)
     factor = float(block["factor"])
     original = int(block.get("original_max_position_embeddings") or group.options.get("max_position_embeddings"))
@@ -168,8 +168,9 @@ class Vllm(ConfigEngine):
         return out
 
     def load_refusal(self, config: dict[str, Any], text: dict[str, Any], model_type: str | None) -> str | None:
-        if model_type in PARTIAL_KEY_REQUIRED and config.get("rope_scaling", 0) is None and \
-                "partial_rotary_factor" not in text and not isinstance(config.get("rope_parameters"), dict):
+        raw = text_of(config)[1]
+        if model_type in PARTIAL_KEY_REQUIRED and "rope_scaling" in raw and raw["rope_scaling"] is None and \
+                "partial_rotary_factor" not in raw and not isinstance(raw.get("rope_parameters"), dict):
             return "KeyError: 'partial_rotary_factor'"
         return None
 
