@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from pecli.engines.base import Departure, Serving, rope_type
 from pecli.engines.configured import ConfigEngine, Context, group_type, rope_group, scaling_of, with_options
-from pecli.engines.mlx_args import FIELDS, REQUIRED
+from pecli.engines.mlx_args import FIELDS, REQUIRED, SCALING_NOT_APPLIED
 from pecli.errors import ConfigError
 from pecli.models.plan import LayerGroup
 
@@ -171,7 +171,8 @@ class Mlx(ConfigEngine):
         fraction = _field(text, fields, "partial_rotary_factor", "rotary_pct")
         block = _field(text, fields, "rope_scaling") if "rope_scaling" in fields else None
         block = dict(block) if isinstance(block, dict) else {}
-        if module in CHECKED_BLOCKS and block and block.get(CHECKED_BLOCKS[module][1]) not in CHECKED_BLOCKS[module][2]:
+        if module in SCALING_NOT_APPLIED or module in CHECKED_BLOCKS and block and \
+                block.get(CHECKED_BLOCKS[module][1]) not in CHECKED_BLOCKS[module][2]:
             block = {}  # dropped by the model file's __post_init__
         flat = {"rope_type": rope_type(block), "rope_theta": float(base),
                 **{k: v for k, v in block.items() if k not in ("type", "rope_type")}}

@@ -2,7 +2,7 @@
 field without one (a config that lacks it is refused with a TypeError). Read from the dataclasses of
 ``mlx_lm/models/*.py`` (the fields named rope_theta, rotary_emb_base, partial_rotary_factor, rotary_pct,
 rope_scaling, rope_traditional, head_dim, rope_parameters with their defaults; every field without a default
-whose name speaks of positions, windows or layer types); a model file's ``__post_init__`` is not in it.
+whose name speaks of positions, contexts, windows or layer types); a model file's ``__post_init__`` is not in it.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ FIELDS: dict[str, dict[str, Any]] = {
     'glm4_moe': {'max_position_embeddings': 'REQUIRED', 'head_dim': 'REQUIRED', 'rope_theta': 'REQUIRED', 'rope_scaling': 'REQUIRED', 'partial_rotary_factor': 'REQUIRED'},
     'glm4_moe_lite': {'rope_theta': 1000000.0, 'rope_scaling': None, 'partial_rotary_factor': 1.0},
     'glm_moe_dsa': {'index_head_dim': 'REQUIRED', 'qk_rope_head_dim': 'REQUIRED', 'v_head_dim': 'REQUIRED', 'qk_nope_head_dim': 'REQUIRED', 'max_position_embeddings': 'REQUIRED', 'rope_parameters': 'REQUIRED', 'rope_scaling': None, 'rope_theta': None},
-    'gpt2': {'n_positions': 'REQUIRED'},
+    'gpt2': {'n_ctx': 'REQUIRED', 'n_positions': 'REQUIRED'},
     'gpt_bigcode': {'n_positions': 'REQUIRED'},
     'gpt_neox': {'max_position_embeddings': 'REQUIRED', 'rotary_emb_base': 'REQUIRED', 'rotary_pct': 'REQUIRED'},
     'gpt_oss': {'head_dim': 64, 'rope_theta': 150000, 'rope_scaling': None},
@@ -122,4 +122,8 @@ FIELDS: dict[str, dict[str, Any]] = {
 INHERITS = {"smollm3": "llama", "prism_hadamard_qwen35": "qwen3_5"}
 for _child, _parent in INHERITS.items():
     FIELDS[_child] = {**FIELDS[_parent], **FIELDS.get(_child, {})}
+
+#: Model files that declare ``rope_scaling`` and build their RoPE without it (``nn.RoPE(head_dim, base)``):
+#: qwen2_moe.py:63, qwen3_moe.py:61, mixtral.py:59.
+SCALING_NOT_APPLIED = ("qwen2_moe", "qwen3_moe", "mixtral")
 
