@@ -54,8 +54,13 @@ class ConfigEngine(Engine):
         return config
 
     def load_refusal(self, config: dict[str, Any], text: dict[str, Any], model_type: str | None) -> str | None:
-        """The engine's own error loading the config, None where it loads."""
-        return None
+        """The engine's own error loading the config, None where it loads (default: transformers' config class's)."""
+        return transformers_refusal(config, model_type)
+
+    def permutes_rotary_weights(self, config: Mapping[str, Any]) -> bool:
+        """Whether the engine permutes q and k at load so that its rotate-half layout computes the checkpoint's
+        interleaved pairs (its numbers then are the checkpoint's, in another frame)."""
+        return False
 
     def loaded(self, config: dict[str, Any]) -> dict[str, Any]:
         """The config as the engine's model file reads it, said in transformers' keys (default: as it is)."""
@@ -115,6 +120,24 @@ class ConfigEngine(Engine):
                          f"give {self.length_flag} {declared:,}" if self.length_flag else None)
 
 
+#: Fields transformers 5's strict config dataclasses type-check at load (an engine loading the config through
+#: them fails): {model types: {field: type}}. Llama 4 Scout's published text_config has attn_temperature_tuning 4.
+STRICT_FIELDS = {("llama4", "llama4_text"): {"attn_temperature_tuning": bool}}
+
+
+def transformers_refusal(config: Mapping[str, Any], model_type: str | None) -> str | None:
+    """The error transformers' config class raises loading ``config``, for the fields of :data:`STRICT_FIELDS`."""
+    _, text = text_of(config)
+    for types, fields in STRICT_FIELDS.items():
+        if model_type in types or config.get("model_type") in types:
+            for name, kind in fields.items():
+                value = text.get(name)
+                if value is not None and type(value) is not kind:
+                    return (f"StrictDataclassFieldValidationError: Validation error for field '{name}': Field '{name}' "
+                            f"expected {kind.__name__}, got {type(value).__name__} (value: {value!r})")
+    return None
+
+
 #: Keys an override may set only to a positive whole number (the lengths engines derive their context from).
 LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len",
@@ -134,6 +157,33 @@ def check_overrides(flag: str | None, overrides: Mapping[str, Any], where: str =
             raise ConfigError("args", f"{flag} sets {name} to {value!r}: give a mapping (a JSON object) or null")
         if isinstance(value, dict) and (key.endswith("_config") or key in BLOCK_KEYS):
             check_overrides(flag, value, f"{name}.")
+
+
+#: Model types built by vLLM's and SGLang's ``deepseek_v2.py``, which turn any rope type into DeepSeek YaRN.
+DEEPSEEK_MODELS = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32")
+
+
+def deepseek_yarn(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """vLLM's and SGLang's ``deepseek_v2.py``: any rope type but default becomes DeepSeek YaRN
+    (``DeepseekScalingRotaryEmbedding``: YaRN's ramp between the rounded correction dimensions, cos and sin ×
+    mscale(s, mscale)/mscale(s, mscale_all_dim); the softmax × mscale(s, mscale_all_dim)², as transformers')."""
+    if context.model_type not in DEEPSEEK_MODELS or not rope_group(group) or group_type(group) in ("default", "yarn"):
+        return group, None
+    from pecli.schemes.rope_scaling import yarn_get_mscale
+
+    block = {**(context.block or {}), **scaling_of(group)}  # the attention's keys (mscale_all_dim) too
+    kind = group_type(group)
+    factor = float(block["factor"])
+    original = int(block.get("original_max_position_embeddings") or group.options.get("max_position_embeddings"))
+    attention = 1.0 if block.get("attention_factor") == 1.0 else (
+        yarn_get_mscale(factor, float(block.get("mscale", 1))) / yarn_get_mscale(factor, float(block.get("mscale_all_dim", 0))))
+    yarn = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": original,
+            "beta_fast": float(block.get("beta_fast", 32)), "beta_slow": float(block.get("beta_slow", 1)),
+            "attention_factor": attention}
+    options = {**group.options, "rope_scaling": yarn}
+    return with_options(group, options, f"vLLM: DeepSeek YaRN in place of {kind}"), Departure(
+        "rope type", f"DeepSeek's model builds its DeepSeek YaRN (×{factor:g} from {original:,}) from the {kind} block, "
+        f"not {kind}'s frequencies", "give DeepSeek a yarn block (rope_type yarn): its DeepSeek model builds no other scaling")
 
 
 # -- rule helpers ---------------------------------------------------------------------------------------------

@@ -26,7 +26,10 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from pecli.engines.base import Departure, Serving, attribute, json_object, python_int, rope_dict, rope_type
-from pecli.engines.configured import ConfigEngine, Context, group_type, rope_group, with_options
+from pecli.engines.configured import (
+    ConfigEngine, Context, deepseek_yarn, group_type, rope_group, transformers_refusal, with_options,
+)
+from pecli.engines.sglang_models import ARCHITECTURE_OF, BACKEND_INCOMPATIBLE, NATIVE
 from pecli.models.plan import LayerGroup
 
 VERSION = "0.5.23"
@@ -43,6 +46,29 @@ WHOLE_HEAD_MODELS = ("stablelm",)
 ATTRIBUTE_CRASH = {"phi": "PhiConfig", "persimmon": "PersimmonConfig"}
 
 
+#: Model types whose SGLang model file builds every layer's RoPE with ``rope_scaling`` forced to default
+#: (gemma3_causal.py:161-166): Gemma 3's full layers lose their linear factor.
+SCALING_DROPPED = ("gemma3", "gemma3_text")
+#: Model types whose SGLang model file rotates halves (``is_neox_style=True``, llama4.py:284) where the
+#: checkpoint's pairs are adjacent; the multimodal model permutes q and k at load (mllama4.py:606,
+#: ``permute_qk_weight_for_rotary``), the text-only one does not.
+NEOX_MODELS = ("llama4", "llama4_text")
+PERMUTING_ARCHITECTURES = ("Llama4ForConditionalGeneration",)
+
+
+def architecture(config: Mapping[str, Any]) -> str | None:
+    """The architecture SGLang loads: the config's first, else transformers' class of its model type."""
+    given = config.get("architectures")
+    if isinstance(given, list) and given and isinstance(given[0], str):
+        return given[0]
+    return ARCHITECTURE_OF.get(config.get("model_type")) if isinstance(config.get("model_type"), str) else None
+
+
+def native(context: Context) -> bool:
+    """Whether SGLang runs the model with its own model file (else transformers' code: transformers' numbers)."""
+    return architecture(context.config) in NATIVE
+
+
 def context_length(text: str) -> int:
     """``--context-length`` as argparse's ``type=int`` reads it, a positive number of tokens."""
     value = python_int(text)
@@ -51,9 +77,31 @@ def context_length(text: str) -> int:
     return value
 
 
+def scaling_dropped(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """Gemma 3's SGLang model file: no scaling on any layer."""
+    if context.model_type not in SCALING_DROPPED or not native(context) or not rope_group(group) or \
+            group_type(group) == "default":
+        return group, None
+    options = {k: v for k, v in group.options.items() if k != "rope_scaling"}
+    kind = group_type(group)
+    return with_options(group, options, "SGLang: no scaling"), Departure(
+        "scaling", f"builds every layer's RoPE without the {kind} scaling (rope_scaling forced to default), so these "
+        "layers turn at the unscaled frequencies", None)
+
+
+def neox_layout(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """Llama 4's SGLang file rotates halves; its text-only architecture does not permute q and k to match."""
+    if context.model_type not in NEOX_MODELS or not native(context) or not rope_group(group) or \
+            group.options.get("layout") != "interleaved" or architecture(context.config) in PERMUTING_ARCHITECTURES:
+        return group, None
+    return with_options(group, {**group.options, "layout": "half"}, "SGLang: rotate_half pairs"), Departure(
+        "layout", "rotates pairs (i, i + d/2) where the checkpoint's adjacent pairs (2i, 2i + 1) were trained, and "
+        "this architecture does not permute q and k at load", f"load it as {PERMUTING_ARCHITECTURES[0]}")
+
+
 def dynamic_at_scaled_length(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """``DynamicNTKScalingRotaryEmbedding``: the base computed once for L·s tokens, base·(s² − s + 1)^(r/(r−2))."""
-    if not rope_group(group) or group_type(group) != "dynamic":
+    if not rope_group(group) or group_type(group) != "dynamic" or not native(context):
         return group, None
     options = dict(group.options)
     factor = float(options["rope_scaling"]["factor"])
@@ -70,7 +118,7 @@ def dynamic_at_scaled_length(context: Context, group: LayerGroup) -> tuple[Layer
 
 def whole_head(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """StableLM under transformers 5: SGLang's model rotates the whole head."""
-    if context.model_type not in WHOLE_HEAD_MODELS or not rope_group(group):
+    if context.model_type not in WHOLE_HEAD_MODELS or not rope_group(group) or not native(context):
         return group, None
     fraction = float(group.options.get("partial_rotary_factor", 1.0))
     if fraction == 1.0:
@@ -104,9 +152,21 @@ class Sglang(ConfigEngine):
         return out
 
     def load_refusal(self, config: dict[str, Any], text: dict[str, Any], model_type: str | None) -> str | None:
+        found = transformers_refusal(config, model_type)
+        if found is not None:
+            return found
+        arch = architecture(config)
+        if arch is not None and arch not in NATIVE and arch in BACKEND_INCOMPATIBLE:
+            return (f"ValueError: {arch} has no SGlang implementation and the Transformers implementation is not "
+                    "compatible with SGLang.")
+        if arch is not None and arch not in NATIVE:
+            return None  # its Transformers backend: transformers' code
         if model_type in ATTRIBUTE_CRASH:
             return f"AttributeError: '{ATTRIBUTE_CRASH[model_type]}' object has no attribute 'partial_rotary_factor'"
         return None
+
+    def permutes_rotary_weights(self, config: Mapping[str, Any]) -> bool:
+        return architecture(config) in PERMUTING_ARCHITECTURES
 
     def context(self, config: dict[str, Any], text: dict[str, Any], flags: Mapping[str, Any],
                 env: Mapping[str, str]) -> tuple[int | None, str | None]:
@@ -170,6 +230,6 @@ ENGINE = Sglang(
     "sglang", "SGLang", VERSION, "sglang/srt/utils/hf_transformers/common.py (get_context_length), "
     "sglang/srt/configs/model_config.py, sglang/srt/layers/rotary_embedding/",
     flags={"--json-model-override-args": json_object("--json-model-override-args"), "--context-length": context_length},
-    env=(ALLOW_LONG,), rules=(dynamic_at_scaled_length, whole_head), override_flag="--json-model-override-args",
+    env=(ALLOW_LONG,), rules=(deepseek_yarn, scaling_dropped, neox_layout, dynamic_at_scaled_length, whole_head), override_flag="--json-model-override-args",
     length_flag="--context-length",
 )

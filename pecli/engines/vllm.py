@@ -30,7 +30,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from pecli.engines.base import Departure, Serving, attribute, json_object, rope_dict, rope_type, text_of
-from pecli.engines.configured import ConfigEngine, Context, group_type, rope_group, scaling_of, with_options
+from pecli.engines.configured import (
+    ConfigEngine, Context, deepseek_yarn, group_type, rope_group, scaling_of, transformers_refusal, with_options,
+)
 from pecli.models.plan import LayerGroup
 
 VERSION = "0.33.0"
@@ -41,8 +43,6 @@ UNSCALED_MODELS = re.compile("gemma3")
 #: The keys vLLM's length is derived from (the smallest present wins; ``model_max_length`` over all).
 LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
-#: Model types built by vLLM's ``deepseek_v2.py``, which rewrites the rope type.
-DEEPSEEK_MODELS = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32")
 #: Model types whose config validation (run by vLLM's ``patch_rope_parameters``) refuses a config whose
 #: rope block is null: ``Phi3Config.validate_rope`` reads ``rope_parameters["partial_rotary_factor"]``.
 PARTIAL_KEY_REQUIRED = ("phi3",)
@@ -122,32 +122,6 @@ def dynamic_fixed(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
         Departure("dynamic NTK", effect, None)
 
 
-def deepseek_yarn(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
-    """``deepseek_v2.py``: any rope type but default becomes DeepSeek YaRN (``DeepseekScalingRotaryEmbedding``:
-    YaRN's ramp between the rounded correction dimensions, cos and sin × mscale(s, mscale)/mscale(s, mscale_all_dim))."""
-    if context.model_type not in DEEPSEEK_MODELS or not rope_group(group) or group_type(group) in ("default", "yarn"):
-        return group, None
-    from pecli.schemes.rope_scaling import yarn_get_mscale
-
-    block = {**(context.block or {}), **scaling_of(group)}  # the attention's keys (mscale_all_dim) too
-    kind = group_type(group)
-    factor = float(block["factor"])
-    original = int(block.get("original_max_position_embeddings") or group.options.get("max_position_embeddings"))
-    attention = 1.0 if block.get("attention_factor") == 1.0 else (
-        yarn_get_mscale(factor, float(block.get("mscale", 1))) / yarn_get_mscale(factor, float(block.get("mscale_all_dim", 0))))
-    yarn = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": original,
-            "beta_fast": float(block.get("beta_fast", 32)), "beta_slow": float(block.get("beta_slow", 1)),
-            "attention_factor": attention}
-    options = {**group.options, "rope_scaling": yarn}
-    return with_options(group, options, f"vLLM: DeepSeek YaRN in place of {kind}"), Departure(
-        "rope type", f"DeepSeek's model builds its DeepSeek YaRN (×{factor:g} from {original:,}) from the {kind} block, "
-        f"not {kind}'s frequencies", "give DeepSeek a yarn block (rope_type yarn): vLLM builds no other scaling for it")
-
-
-def human_int(value: Any) -> int:
-    return int(value)
-
-
 @dataclass(frozen=True)
 class Vllm(ConfigEngine):
     """vLLM (see the module)."""
@@ -168,6 +142,9 @@ class Vllm(ConfigEngine):
         return out
 
     def load_refusal(self, config: dict[str, Any], text: dict[str, Any], model_type: str | None) -> str | None:
+        found = transformers_refusal(config, model_type)
+        if found is not None:
+            return found
         raw = text_of(config)[1]
         if model_type in PARTIAL_KEY_REQUIRED and "rope_scaling" in raw and raw["rope_scaling"] is None and \
                 "partial_rotary_factor" not in raw and not isinstance(raw.get("rope_parameters"), dict):
@@ -274,6 +251,6 @@ def vllm_max_len(max_position_embeddings: int, block: Mapping[str, Any] | None, 
 ENGINE = Vllm(
     "vllm", "vLLM", VERSION, "vllm/config/model.py (_get_and_verify_max_len), vllm/model_executor/layers/rotary_embedding/",
     flags={"--hf-overrides": json_object("--hf-overrides"), "--max-model-len": human_readable_int_or_auto},
-    env=(ALLOW_LONG,), rules=(longrope_once, dynamic_fixed, deepseek_yarn), override_flag="--hf-overrides",
+    env=(ALLOW_LONG,), rules=(deepseek_yarn, longrope_once, dynamic_fixed), override_flag="--hf-overrides",
     length_flag="--max-model-len",
 )
