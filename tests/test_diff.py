@@ -137,7 +137,13 @@ def test_vllm_and_sglang_flags_are_read_as_the_engines_read_them(invoke, tmp_pat
     assert document["engine"] == {"name": "vllm", "version": "0.33.0", "source": document["engine"]["source"]}
     plain = tmp_path / "plain.json"
     plain.write_text(json.dumps({k: v for k, v in qwen.items() if k != "rope_scaling"}))
+    # a dict override replaces the rope dict through transformers' setter, which takes rope_theta from an attribute
+    # the loaded config no longer has: None, and the model file fails (measured: tests/fixtures/engines/vllm)
     overrides = json.dumps({"rope_scaling": qwen["rope_scaling"]})
+    result = invoke("diff", "--hf-config", plain, "--runtime", "vllm", "--args", f"--hf-overrides '{overrides}'", "--json")
+    document = json.loads(result.stdout)
+    assert result.exit_code == 1 and "NoneType" in document["refused"]
+    overrides = json.dumps({"rope_theta": qwen["rope_theta"], "rope_scaling": qwen["rope_scaling"]})
     result = invoke("diff", "--hf-config", plain, "--runtime", "vllm", "--args", f"--hf-overrides '{overrides}'", "--json")
     document = json.loads(result.stdout)
     assert result.exit_code == 1 and {d["what"] for d in document["differences"]} >= {"frequencies"}

@@ -158,9 +158,21 @@ def test_vllm_rules_read_in_its_code():
     phi = vllm.run(sample("microsoft--phi-3.5-mini-instruct"), "")
     assert phi.served == 4096 and [d.what for d in phi.departures] == ["LongRoPE factors", "served context"]
     assert vllm.run(sample("microsoft--phi-3.5-mini-instruct"), "--max-model-len 131072").served == 131072
-    # Phi3Config.validate_rope (run by vLLM's patch_rope_parameters) reads rope_parameters["partial_rotary_factor"]
-    refused = vllm.run({**sample("microsoft--phi-3.5-mini-instruct"), "rope_scaling": None}, "")
-    assert refused.refused == "KeyError: 'partial_rotary_factor'"
+    # Phi-3.5 with "rope_scaling": null loads (the fixture measured it; issue 41 said KeyError) and serves 131,072
+    plain = vllm.run({**sample("microsoft--phi-3.5-mini-instruct"), "rope_scaling": None}, "")
+    assert plain.accepted and plain.served == 131072
+    # a dict override of rope_scaling goes through transformers' setter: rope_theta None unless given flat
+    qwen = sample("qwen--qwen2.5-7b-instruct-yarn")
+    assert "TypeError" in vllm.run(qwen, """--hf-overrides '{"rope_scaling": {"factor": 8.0}}'""").refused
+    assert vllm.run(qwen, """--hf-overrides '{"rope_theta": 1e6, "rope_scaling": {"rope_type": "linear", "factor": 2.0}}'""").accepted
+    assert vllm.run(qwen, """--hf-overrides '{"rope_parameters": {"factor": 8.0}}'""").refused == "KeyError: 'rope_type'"
+    # a flat rope_theta the loaded config already holds is kept: said, not applied
+    llama = sample("meta-llama--llama-3.1-8b")
+    run = vllm.run(llama, """--hf-overrides '{"rope_theta": 1000000.0}'""")
+    assert run.plan.groups[0].options["base"] == 500000.0 and run.departures[0].what == "--hf-overrides"
+    # the cos/sin cache has max_position_embeddings rows: a longer --max-model-len reads past it
+    long = vllm.run(sample("meta-llama--llama-2-7b-hf"), "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 --max-model-len 8192")
+    assert long.cache_rows == 4096 and any(d.what == "cos/sin cache" for d in long.departures)
     # "gemma3" in the model type: no factor multiplied in; Llama 3.2 (llama3): its max_position_embeddings
     gemma = sample("google--gemma-3-4b-it")
     assert vllm.run(gemma, "").served == 131072 and not vllm.run(gemma, "--max-model-len 262144").accepted

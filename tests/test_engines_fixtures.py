@@ -113,6 +113,22 @@ def run_of(name: str, case: dict):
     return engine(name).run(config_of(case), case["args"], env=case.get("env") or {})
 
 
+#: Fixture cases whose numbers are not what the engine applies, with the engine's code that says so: the
+#: generator reports the rotary module each layer builds, and these model files build one on every layer but
+#: apply it on the sliding-window layers only (their full layers have no RoPE, as transformers').
+ERRATA = {
+    ("vllm", "rope/cohere2"): "vllm/model_executor/models/commandr.py:283 applies rotary_emb only `if self.v1 or "
+                              "self.sliding_window` (Cohere2's full layers: none)",
+    ("vllm", "rope/exaone4"): "vllm/model_executor/models/exaone4.py:211 applies rotary_emb only `if self.sliding_window "
+                              "or self.apply_rope_all_layers` (EXAONE 4's full layers: none)",
+}
+
+
+def measured(fixture: dict) -> bool:
+    """Whether the generator measured the group's numbers (a cos/sin cache of millions of rows was not built)."""
+    return fixture["kind"] not in ("rope", "mrope") or bool(fixture.get("cos"))
+
+
 def readable(config: dict) -> bool:
     """Whether pecli reads the config itself (a model pecli refuses has no answer on any engine either)."""
     from pecli.errors import ConfigError
@@ -125,10 +141,27 @@ def readable(config: dict) -> bool:
     return True
 
 
+def probe_rows(run, fixture: dict) -> dict:
+    """The fixture group with its probe rows past the engine's cos/sin cache left out (their numbers are null:
+    the engine reads past its cache there), after checking that pecli's run says where its cache ends."""
+    if fixture["kind"] not in ("rope", "mrope"):
+        return fixture
+    missing = [p for p, row in zip(fixture["probe_positions"], fixture["cos"]) if row is None]
+    if not missing:
+        return fixture
+    assert run.cache_rows is not None and run.cache_rows <= min(missing), (run.cache_rows, missing)
+    assert any(d.what == "cos/sin cache" for d in run.departures)
+    keep = [i for i, row in enumerate(fixture["cos"]) if row is not None]
+    return {**fixture, "probe_positions": [fixture["probe_positions"][i] for i in keep],
+            "cos": [fixture["cos"][i] for i in keep], "sin": [fixture["sin"][i] for i in keep]}
+
+
 @pytest.mark.parametrize("name, case", CASES, ids=[f"{n}:{c['id']}" for n, c in CASES])
 def test_the_engine_module_computes_what_the_engine_does(name, case):
     from pecli.errors import ConfigError
 
+    if (name, case["id"]) in ERRATA:
+        pytest.skip(ERRATA[(name, case["id"])])
     try:
         run = run_of(name, case)
     except ConfigError:
@@ -145,6 +178,9 @@ def test_the_engine_module_computes_what_the_engine_does(name, case):
     permuted = engine(name).permutes_rotary_weights(config_of(case)) if hasattr(engine(name), "permutes_rotary_weights") \
         else False
     for fixture in case["groups"]:
+        if not measured(fixture):
+            continue
+        fixture = probe_rows(run, fixture)
         for group in groups_holding(run.plan, fixture["layers"]):
             why = matches(group, fixture, permuted)
             if why is not None:
@@ -169,6 +205,10 @@ def test_diff_says_same_exactly_when_the_engine_computes_the_model(name, case):
     from pecli.models.families import plan_of
 
     config = config_of(case)
+    if (name, case["id"]) in ERRATA:
+        pytest.skip(ERRATA[(name, case["id"])])
+    if not all(measured(fixture) for fixture in case["groups"]):
+        pytest.skip("the generator did not build this engine's cos/sin cache (too large): its numbers are unknown")
     try:
         reference = plan_of(config, "config.json")
     except ConfigError:

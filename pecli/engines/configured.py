@@ -62,6 +62,22 @@ class ConfigEngine(Engine):
         interleaved pairs (its numbers then are the checkpoint's, in another frame)."""
         return False
 
+    def override_departures(self, config: Mapping[str, Any], overrides: Mapping[str, Any]) -> list[Departure]:
+        """Overrides the engine takes and does not apply (default: none)."""
+        return []
+
+    def cache_rows(self, context: "Context", groups: list[LayerGroup]) -> int | None:
+        """The rows of the engine's cos/sin cache (default: none, computed at every position)."""
+        return None
+
+    def transformers_backend(self, config: Mapping[str, Any]) -> bool:
+        """Whether the engine runs the model through transformers' own code (its numbers: transformers')."""
+        return False
+
+    def build_refusal(self, text: Mapping[str, Any]) -> str | None:
+        """The model file's error building its modules from the loaded config (default: none)."""
+        return None
+
     def loaded(self, config: dict[str, Any]) -> dict[str, Any]:
         """The config as the engine's model file reads it, said in transformers' keys (default: as it is)."""
         return config
@@ -92,14 +108,16 @@ class ConfigEngine(Engine):
         if refused is not None:
             return self.refusal(args, refused)
         served, refused = self.context(merged, filled, flags, env)
+        refused = refused or self.build_refusal(text_of(merged)[1])
         merged = self.loaded(merged)
-        plan = plan_of_config(merged, f"{self.title} {args}".strip())
         if refused is not None:
-            return EngineRun(self, args, None, None, refused, positions=positions_of(plan))
+            return EngineRun(self, args, None, None, refused)
+        plan = plan_of_config(merged, f"{self.title} {args}".strip())
         context = Context(merged, filled, rope_dict(filled), model_type, flags, env, served, plan)
-        groups, departures = [], []
+        groups, departures = [], list(self.override_departures(config, overrides))
+        rules = () if self.transformers_backend(merged) else self.rules
         for group in plan.groups:
-            for rule in self.rules:
+            for rule in rules:
                 group, departure = rule(context, group)
                 if departure is not None and departure not in departures:
                     departures.append(replace(departure, layers=group.layers_text()) if departure.layers == "all"
@@ -109,7 +127,12 @@ class ConfigEngine(Engine):
         declared = declared_context(filled)
         if served is not None and declared is not None and served != declared:
             departures.append(self.served_departure(context, served, declared))
-        return EngineRun(self, args, built, served, None, tuple(departures), positions_of(built))
+        rows = self.cache_rows(context, groups)
+        if rows is not None and served is not None and served > rows:
+            departures.append(Departure("cos/sin cache", f"holds {rows:,} positions and serves {served:,}: positions from "
+                                        f"{rows:,} on read past it (an IndexError on a CPU, unchecked on a GPU)",
+                                        f"give {self.length_flag} {rows:,}" if self.length_flag else None))
+        return EngineRun(self, args, built, served, None, tuple(departures), positions_of(built), cache_rows=rows)
 
     def served_departure(self, context: Context, served: int, declared: int) -> Departure:
         asked = context.flags.get(self.length_flag) if self.length_flag else None

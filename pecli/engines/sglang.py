@@ -29,7 +29,8 @@ from pecli.engines.base import Departure, Serving, attribute, json_object, pytho
 from pecli.engines.configured import (
     ConfigEngine, Context, deepseek_yarn, group_type, rope_group, transformers_refusal, with_options,
 )
-from pecli.engines.sglang_models import ARCHITECTURE_OF, BACKEND_INCOMPATIBLE, NATIVE
+from pecli.engines.architectures import BACKEND_INCOMPATIBLE, architecture
+from pecli.engines.sglang_models import NATIVE
 from pecli.models.plan import LayerGroup
 
 VERSION = "0.5.23"
@@ -46,22 +47,11 @@ WHOLE_HEAD_MODELS = ("stablelm",)
 ATTRIBUTE_CRASH = {"phi": "PhiConfig", "persimmon": "PersimmonConfig"}
 
 
-#: Model types whose SGLang model file builds every layer's RoPE with ``rope_scaling`` forced to default
-#: (gemma3_causal.py:161-166): Gemma 3's full layers lose their linear factor.
-SCALING_DROPPED = ("gemma3", "gemma3_text")
 #: Model types whose SGLang model file rotates halves (``is_neox_style=True``, llama4.py:284) where the
 #: checkpoint's pairs are adjacent; the multimodal model permutes q and k at load (mllama4.py:606,
 #: ``permute_qk_weight_for_rotary``), the text-only one does not.
 NEOX_MODELS = ("llama4", "llama4_text")
 PERMUTING_ARCHITECTURES = ("Llama4ForConditionalGeneration",)
-
-
-def architecture(config: Mapping[str, Any]) -> str | None:
-    """The architecture SGLang loads: the config's first, else transformers' class of its model type."""
-    given = config.get("architectures")
-    if isinstance(given, list) and given and isinstance(given[0], str):
-        return given[0]
-    return ARCHITECTURE_OF.get(config.get("model_type")) if isinstance(config.get("model_type"), str) else None
 
 
 def native(context: Context) -> bool:
@@ -75,18 +65,6 @@ def context_length(text: str) -> int:
     if value < 1:
         raise ValueError(f"takes a positive number of tokens, got {text!r}")
     return value
-
-
-def scaling_dropped(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
-    """Gemma 3's SGLang model file: no scaling on any layer."""
-    if context.model_type not in SCALING_DROPPED or not native(context) or not rope_group(group) or \
-            group_type(group) == "default":
-        return group, None
-    options = {k: v for k, v in group.options.items() if k != "rope_scaling"}
-    kind = group_type(group)
-    return with_options(group, options, "SGLang: no scaling"), Departure(
-        "scaling", f"builds every layer's RoPE without the {kind} scaling (rope_scaling forced to default), so these "
-        "layers turn at the unscaled frequencies", None)
 
 
 def neox_layout(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
@@ -230,6 +208,6 @@ ENGINE = Sglang(
     "sglang", "SGLang", VERSION, "sglang/srt/utils/hf_transformers/common.py (get_context_length), "
     "sglang/srt/configs/model_config.py, sglang/srt/layers/rotary_embedding/",
     flags={"--json-model-override-args": json_object("--json-model-override-args"), "--context-length": context_length},
-    env=(ALLOW_LONG,), rules=(deepseek_yarn, scaling_dropped, neox_layout, dynamic_at_scaled_length, whole_head), override_flag="--json-model-override-args",
+    env=(ALLOW_LONG,), rules=(deepseek_yarn, neox_layout, dynamic_at_scaled_length, whole_head), override_flag="--json-model-override-args",
     length_flag="--context-length",
 )

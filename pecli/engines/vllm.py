@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from pecli.engines.architectures import BACKEND_INCOMPATIBLE, architecture
 from pecli.engines.base import Departure, Serving, attribute, json_object, rope_dict, rope_type, text_of
 from pecli.engines.configured import (
     ConfigEngine, Context, deepseek_yarn, group_type, rope_group, scaling_of, transformers_refusal, with_options,
@@ -43,10 +44,41 @@ UNSCALED_MODELS = re.compile("gemma3")
 #: The keys vLLM's length is derived from (the smallest present wins; ``model_max_length`` over all).
 LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
-#: Model types whose config validation (run by vLLM's ``patch_rope_parameters``) refuses a config whose
-#: rope block is null: ``Phi3Config.validate_rope`` reads ``rope_parameters["partial_rotary_factor"]``.
-PARTIAL_KEY_REQUIRED = ("phi3",)
+#: Architectures vLLM 0.33 no longer implements, and the last version that did (``registry.py``:
+#: ``_PREVIOUSLY_SUPPORTED_MODELS``); a config naming one is refused.
+PREVIOUSLY_SUPPORTED = {
+    "MotifForCausalLM": "0.10.2", "Phi3SmallForCausalLM": "0.9.2", "Phi4FlashForCausalLM": "0.10.2",
+    "Phi4MultimodalForCausalLM": "0.12.0", "JAISLMHeadModel": "0.22.0", "ErnieModel": "0.23.0",
+    "ErnieForSequenceClassification": "0.23.0", "ErnieForTokenClassification": "0.23.0",
+    "InternLM2VEForCausalLM": "0.23.0", "QWenLMHeadModel": "0.23.0", "QwenVLForConditionalGeneration": "0.23.0",
+    "InternLMForCausalLM": "0.23.0", "DonutForConditionalGeneration": "0.10.2", "MllamaForConditionalGeneration": "0.10.2",
+    "XverseForCausalLM": "0.23.0", "Dots1ForCausalLM": "0.23.0", "BambaForCausalLM": "0.23.0",
+    "MiniMaxForCausalLM": "0.23.0", "MiniMaxText01ForCausalLM": "0.23.0", "MiniMaxM1ForCausalLM": "0.23.0",
+    "MiniMaxVL01ForConditionalGeneration": "0.23.0", "BaiChuanForCausalLM": "0.23.0", "BaichuanForCausalLM": "0.23.0",
+    "AquilaModel": "0.24.0", "AquilaForCausalLM": "0.24.0", "Grok1ModelForCausalLM": "0.24.0",
+    "Grok1ForCausalLM": "0.24.0", "TarsierForConditionalGeneration": "0.24.0", "Tarsier2ForConditionalGeneration": "0.23.0",
+    "MantisForConditionalGeneration": "0.24.0", "MusicFlamingoForConditionalGeneration": "0.24.0",
+    "AyaVisionForConditionalGeneration": "0.24.0", "TeleChatForCausalLM": "0.25.0", "PersimmonForCausalLM": "0.25.0",
+    "FuyuForCausalLM": "0.25.0", "Plamo2ForCausalLM": "0.26.0", "OuroForCausalLM": "0.26.0",
+    "ArcticForCausalLM": "0.28.0", "ChameleonForConditionalGeneration": "0.28.0", "Cheers": "0.28.0",
+    "CheersForConditionalGeneration": "0.28.0", "Fairseq2LlamaForCausalLM": "0.28.0",
+    "FireRedLIDForConditionalGeneration": "0.28.0", "GritLM": "0.28.0", "HCXVisionForCausalLM": "0.28.0",
+    "MPTForCausalLM": "0.28.0", "MptForCausalLM": "0.28.0", "RWForCausalLM": "0.28.0",
+    "StableLMEpochForCausalLM": "0.28.0", "PrithviGeoSpatialMAE": "0.28.0",
+}
+#: Model types whose vLLM model file permutes q and k at load (llama4.py:800, ``permute_qk_weight_for_rotary``), so
+#: its rotate-half layout computes the checkpoint's interleaved pairs.
+PERMUTING_MODELS = ("llama4", "llama4_text")
+#: The base a model file sets where the rope dict has no ``rope_theta`` (``set_default_rope_theta``); 10,000
+#: (``get_rope``'s default) for the others.
+DEFAULT_THETA = {"qwen2": 1e6, "qwen3": 1e6, "exaone4": 1e6, "exaone_moe": 1e6, "falcon_h1": 1e11, "ernie4_5_moe": 5e5,
+                 "ernie4_5_vl_moe": 5e5, "openpangu": 1e4}
+#: Keys a flat override sets on the config and vLLM's standardisation then ignores where the loaded config
+#: already holds them (``standardize_rope_params``: ``setdefault`` into ``rope_parameters``).
+SHADOWED_KEYS = ("rope_theta", "partial_rotary_factor")
 ALLOW_LONG = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
+#: Marks a rope dict an override replaced, and through which attribute (read by the load and build steps).
+REPLACED = "_vllm_replaced"
 
 
 def human_readable_int_or_auto(text: str) -> int:
@@ -127,16 +159,43 @@ class Vllm(ConfigEngine):
     """vLLM (see the module)."""
 
     def overridden(self, config: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+        """The config after ``--hf-overrides``: flat values set (a key the loaded config already holds in its rope
+        dict is kept: :data:`SHADOWED_KEYS`), then dicts: a sub-config updated key by key, any other attribute
+        replaced whole — ``rope_scaling`` through transformers' setter (the rope dict replaced, its type from
+        ``type`` else default, ``rope_theta`` from the config's attribute, which a loaded config no longer has),
+        ``rope_parameters`` as given."""
+        from pecli.engines.base import text_of, with_text
+
+        path, text = text_of(config)
+        block = text.get("rope_parameters") if isinstance(text.get("rope_parameters"), dict) else {}
         out = dict(config)
         for key, value in overrides.items():
+            if isinstance(value, dict):
+                continue
+            if key in SHADOWED_KEYS and (text.get(key) is not None or key in block):
+                continue
+            out[key] = value
+        for key, value in overrides.items():
+            if not isinstance(value, dict):
+                continue
             current = out.get(key)
-            if isinstance(value, dict) and isinstance(current, dict) and key.endswith("_config"):
+            if isinstance(current, dict) and key.endswith("_config"):
                 out[key] = _updated(current, value)
-            elif key in ("rope_scaling", "rope_parameters") and isinstance(value, dict):
-                # transformers 5's rope_scaling setter: the whole rope dict replaced, then standardised
+            elif key in ("rope_scaling", "rope_parameters"):
+                text = dict(text_of(out)[1])
                 for old in ("rope_scaling", "rope_parameters"):
-                    out.pop(old, None)
-                out["rope_parameters" if "rope_parameters" in config else "rope_scaling"] = value
+                    text.pop(old, None)
+                new = dict(value)
+                if key == "rope_scaling":
+                    new.setdefault("rope_type", new.get("type", "default"))
+                    theta = overrides.get("rope_theta") if not isinstance(overrides.get("rope_theta"), dict) else None
+                    new.setdefault("rope_theta", theta)
+                else:
+                    new.setdefault("rope_theta", DEFAULT_THETA.get(text.get("model_type"), 10000.0))
+                text.pop("rope_theta", None)
+                text["rope_parameters"] = new
+                text[REPLACED] = key
+                out = with_text(out, path, text)
             else:
                 out[key] = value
         return out
@@ -145,11 +204,72 @@ class Vllm(ConfigEngine):
         found = transformers_refusal(config, model_type)
         if found is not None:
             return found
-        raw = text_of(config)[1]
-        if model_type in PARTIAL_KEY_REQUIRED and "rope_scaling" in raw and raw["rope_scaling"] is None and \
-                "partial_rotary_factor" not in raw and not isinstance(raw.get("rope_parameters"), dict):
-            return "KeyError: 'partial_rotary_factor'"
+        arch = architecture(config)
+        if arch in PREVIOUSLY_SUPPORTED and arch in BACKEND_INCOMPATIBLE:
+            return (f"ValueError: Model architecture {arch} was supported in vLLM until v{PREVIOUSLY_SUPPORTED[arch]}, "
+                    "and is not supported anymore. Please use an older version of vLLM if you want to use this model "
+                    "architecture.")
+        _, raw = text_of(config)
+        replaced = raw.get(REPLACED)
+        if replaced == "rope_parameters" and isinstance(raw.get("rope_parameters"), dict) and \
+                "rope_type" not in raw["rope_parameters"] and "type" not in raw["rope_parameters"]:
+            return "KeyError: 'rope_type'"  # iter_rope_parameters in _get_and_verify_max_len
         return None
+
+    def build_refusal(self, text: Mapping[str, Any]) -> str | None:
+        """The model file's error building its rotary module: a rope dict replaced through the rope_scaling setter
+        gets ``rope_theta`` None from transformers' standardisation (no attribute to take it from)."""
+        block = text.get("rope_parameters") if text.get(REPLACED) == "rope_scaling" else None
+        if isinstance(block, dict) and block.get("rope_theta") is None and text.get("rope_theta") is None:
+            if rope_type(block) == "dynamic":
+                return "TypeError: unsupported operand type(s) for *: 'NoneType' and 'float'"
+            return "TypeError: unsupported operand type(s) for ** or pow(): 'NoneType' and 'Tensor'"
+        return None
+
+    def loaded(self, config: dict[str, Any]) -> dict[str, Any]:
+        from pecli.engines.base import with_text
+
+        path, text = text_of(config)
+        if REPLACED not in text:
+            return config
+        return with_text(config, path, {k: v for k, v in text.items() if k != REPLACED})
+
+    def transformers_backend(self, config: Mapping[str, Any]) -> bool:
+        """An architecture vLLM no longer implements runs on its Transformers backend where transformers' class
+        is backend-compatible (Persimmon)."""
+        return architecture(config) in PREVIOUSLY_SUPPORTED
+
+    def permutes_rotary_weights(self, config: Mapping[str, Any]) -> bool:
+        _, text = text_of(config)
+        return text.get("model_type") in PERMUTING_MODELS or config.get("model_type") in PERMUTING_MODELS
+
+    def override_departures(self, config: Mapping[str, Any], overrides: Mapping[str, Any]) -> list[Departure]:
+        _, text = text_of(config)
+        block = text.get("rope_parameters") if isinstance(text.get("rope_parameters"), dict) else {}
+        held = [key for key in SHADOWED_KEYS if key in overrides and not isinstance(overrides[key], dict)
+                and (text.get(key) is not None or key in block) and overrides[key] != block.get(key, text.get(key))]
+        return [Departure("--hf-overrides", f"sets {key} on the config, and vLLM keeps the config's own (transformers' "
+                          "standardize_rope_params sets it into rope_parameters only where absent)",
+                          f"give it inside the rope dict: --hf-overrides '{{\"rope_parameters\": {{…, \"{key}\": …}}}}'")
+                for key in held]
+
+    def cache_rows(self, context: Context, groups: list[LayerGroup]) -> int | None:
+        """The rows of the rotary module's cos/sin cache (``_compute_cos_sin_cache``): max_position (the config's
+        ``max_position_embeddings``) × factor for linear, original × factor for YaRN, max_position otherwise."""
+        rows = []
+        for group in groups:
+            if not rope_group(group):
+                continue
+            block = scaling_of(group)
+            longest = int(group.options.get("max_position_embeddings") or 0)
+            kind = group_type(group)
+            if kind == "linear":
+                rows.append(int(longest * float(block["factor"])))
+            elif kind == "yarn" and block.get("original_max_position_embeddings"):
+                rows.append(int(int(block["original_max_position_embeddings"]) * float(block["factor"])))
+            elif kind not in ("longrope", "su") and longest:
+                rows.append(longest)
+        return min(rows) if rows else None
 
     def context(self, config: dict[str, Any], text: dict[str, Any], flags: Mapping[str, Any],
                 env: Mapping[str, str]) -> tuple[int | None, str | None]:
