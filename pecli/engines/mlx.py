@@ -81,6 +81,18 @@ BUILT_TYPES = ("default", "linear", "dynamic", "llama3", "yarn", "longrope", "de
 MOVED_KEYS = ("rope_parameters", "rope_scaling", "rope_theta", "rotary_emb_base", "partial_rotary_factor", "rotary_pct")
 
 
+def _settings(text: Mapping[str, Any]) -> dict[str, Any]:
+    """The base, rope type and rotated fraction a config's keys say (flat rope_parameters over the legacy keys)."""
+    block = text.get("rope_parameters") if isinstance(text.get("rope_parameters"), dict) else {}
+    if any(isinstance(v, dict) for v in block.values()):
+        block = block.get("full_attention") or {}
+    legacy = text.get("rope_scaling") if isinstance(text.get("rope_scaling"), dict) else {}
+    fraction = block.get("partial_rotary_factor", text.get("partial_rotary_factor", text.get("rotary_pct")))
+    return {"base": block.get("rope_theta", text.get("rope_theta", text.get("rotary_emb_base"))),
+            "type": rope_type(block or legacy) if (block or legacy) else "default",
+            "fraction": 1.0 if fraction is None else float(fraction)}
+
+
 def _fraction_given(text: Mapping[str, Any]) -> bool:
     block = text.get("rope_parameters")
     inner = isinstance(block, dict) and any(k == "partial_rotary_factor" or isinstance(v, dict) and "partial_rotary_factor" in v
@@ -192,6 +204,30 @@ class Mlx(ConfigEngine):
         else:
             seen["rope_parameters"] = flat
         return with_text(config, path, seen)
+
+    def override_departures(self, config: Mapping[str, Any], overrides: Mapping[str, Any]) -> list[Departure]:
+        """What the model file's reading of config.json changes (:meth:`loaded`): the base, the scaling, the
+        rotated fraction, each said where it differs from the config's own."""
+        from pecli.engines.base import text_of
+
+        before, after = _settings(text_of(config)[1]), _settings(text_of(self.loaded(dict(config)))[1])
+        module = text_module(config, text_of(config)[1])
+        found = []
+        top = "write rope_theta and rope_scaling as top-level keys (transformers 4's form) in the model folder's config.json"
+        if before["base"] != after["base"] and after["base"] is not None and before["base"] is not None:
+            found.append(Departure("base", f"its model file ({module}.py) does not read this config's rope_parameters: "
+                                   f"base {after['base']:g} (the file's default) where the config gives "
+                                   f"{before['base']:g}", top))
+        if before["type"] != after["type"]:
+            found.append(Departure("scaling", f"its model file ({module}.py) builds {after['type']} where the config "
+                                   f"says {before['type']} (it reads rope_scaling as a top-level key only, and checks "
+                                   "its type)", top if isinstance(config.get("rope_parameters"), dict) else None))
+        if before["fraction"] != after["fraction"]:
+            found.append(Departure("rotated components", f"its model file ({module}.py) rotates {after['fraction']:g} of "
+                                   f"each head where the config says {before['fraction']:g}",
+                                   "give partial_rotary_factor as a top-level key" if module in FIELDS and
+                                   "partial_rotary_factor" in FIELDS[module] else None))
+        return found
 
     def load_refusal(self, config: dict[str, Any], text: dict[str, Any], model_type: str | None) -> str | None:
         from pecli.engines.base import text_of
