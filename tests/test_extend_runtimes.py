@@ -138,9 +138,11 @@ def test_vllm_overrides_for_linear_keep_max_position_embeddings_at_the_training_
     serving = serving_flags("vllm", start, patch, 32768)
     overrides = json.loads(serving.flags[1])
     assert serving.flags[0] == "--hf-overrides" and serving.flags[2:] == ("--max-model-len", "32768")
-    assert overrides["rope_scaling"] == {"rope_type": "linear", "factor": 8.0}
+    # one whole rope dict: vLLM sets rope_parameters as given (a rope_scaling dict would lose rope_theta, a flat
+    # rope_theta would be kept at the config's: tests/fixtures/engines/vllm/RULES.md, H2 and H3)
+    assert overrides["rope_parameters"] == {"rope_type": "linear", "factor": 8.0, "rope_theta": 10000.0}
     assert overrides["max_position_embeddings"] == 4096
-    assert vllm_max_len(overrides["max_position_embeddings"], overrides["rope_scaling"]) == 32768 == serving.served
+    assert vllm_max_len(overrides["max_position_embeddings"], overrides["rope_parameters"]) == 32768 == serving.served
     assert any("262,144" in warning for warning in serving.warnings)
     # the lines printed for a shell are the same command: a backslash-newline joins them
     import shlex

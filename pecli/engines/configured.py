@@ -47,6 +47,8 @@ class ConfigEngine(Engine):
     rules: tuple[Rule, ...] = ()
     override_flag: str | None = None
     length_flag: str | None = None
+    #: What happens at positions past its cos/sin cache (:meth:`cache_rows`).
+    past_cache: str = "read past it (an IndexError on a CPU, unchecked on a GPU)"
 
     # -- steps an engine module gives ----------------------------------------------------------------------
     def overridden(self, config: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -130,7 +132,7 @@ class ConfigEngine(Engine):
         rows = self.cache_rows(context, groups)
         if rows is not None and served is not None and served > rows:
             departures.append(Departure("cos/sin cache", f"holds {rows:,} positions and serves {served:,}: positions from "
-                                        f"{rows:,} on read past it (an IndexError on a CPU, unchecked on a GPU)",
+                                        f"{rows:,} on {self.past_cache}",
                                         f"give {self.length_flag} {rows:,}" if self.length_flag else None))
         return EngineRun(self, args, built, served, None, tuple(departures), positions_of(built), cache_rows=rows)
 

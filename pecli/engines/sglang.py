@@ -22,12 +22,13 @@ environment variable ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN``.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from pecli.engines.base import Departure, Serving, attribute, json_object, python_int, rope_dict, rope_type
 from pecli.engines.configured import (
-    ConfigEngine, Context, deepseek_yarn, group_type, rope_group, transformers_refusal, with_options,
+    DEEPSEEK_MODELS, ConfigEngine, Context, deepseek_yarn, group_type, rope_group, scaling_of, transformers_refusal, with_options,
 )
 from pecli.engines.architectures import BACKEND_INCOMPATIBLE, architecture
 from pecli.engines.sglang_models import NATIVE
@@ -35,6 +36,15 @@ from pecli.models.plan import LayerGroup
 
 VERSION = "0.5.23"
 ALLOW_LONG = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+#: ``is_in_ci()`` (sglang/utils.py:424) lifts the same check.
+IN_CI = "SGLANG_IS_IN_CI"
+#: Values its environment reads as true (srt/environ.py:143-147).
+TRUE = ("1", "true", "yes", "y")
+#: Model types whose SGLang model file never passes the rope dict's scaling to ``get_rope`` (mixtral.py:174,
+#: starcoder2.py:103, gemma.py:130, gemma2.py:154, olmo.py:87, stablelm.py:146): plain RoPE at the base.
+SCALING_NOT_PASSED = ("mixtral", "starcoder2", "gemma", "gemma2", "olmo", "stablelm")
+#: Model types whose file passes ``base=int(rope_theta)`` (mixtral.py:216, starcoder2.py:108, llama4.py:218).
+INTEGER_BASE = ("mixtral", "starcoder2", "llama4", "llama4_text")
 #: The keys of the context, the first present winning.
 CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
 #: Rope types whose block transformers 5 gives ``original_max_position_embeddings`` (so SGLang multiplies nothing).
@@ -75,6 +85,54 @@ def neox_layout(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depart
     return with_options(group, {**group.options, "layout": "half"}, "SGLang: rotate_half pairs"), Departure(
         "layout", "rotates pairs (i, i + d/2) where the checkpoint's adjacent pairs (2i, 2i + 1) were trained, and "
         "this architecture does not permute q and k at load", f"load it as {PERMUTING_ARCHITECTURES[0]}")
+
+
+def scaling_not_passed(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """Mixtral, Starcoder2, Gemma, Gemma 2, OLMo, StableLM: the file builds plain RoPE at the base."""
+    if context.model_type not in SCALING_NOT_PASSED or not native(context) or not rope_group(group) or \
+            group_type(group) == "default":
+        return group, None
+    kind = group_type(group)
+    options = {k: v for k, v in group.options.items() if k != "rope_scaling"}
+    return with_options(group, options, "SGLang: no scaling"), Departure(
+        "scaling", f"its model file never passes the {kind} scaling to its rotary module: plain RoPE at the base", None)
+
+
+def integer_base(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """Mixtral, Starcoder2, Llama 4: ``base=int(rope_theta)``."""
+    if context.model_type not in INTEGER_BASE or not native(context) or not rope_group(group):
+        return group, None
+    base = float(group.options["base"])
+    if base.is_integer():
+        return group, None
+    return with_options(group, {**group.options, "base": float(int(base))}, "SGLang: the base truncated"), Departure(
+        "base", f"truncates the base {base:g} to {int(base)} (base=int(rope_theta))", "give an integer rope_theta")
+
+
+def yarn_attention(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """``YaRNScalingRotaryEmbedding`` (yarn.py:122-131): cos and sin × mscale(s, mscale)/mscale(s, mscale_all_dim)
+    when both keys are given, else 0.1 ln s + 1, times ``attn_factor``; transformers 5's ``attention_factor`` is
+    not read (factory.py:320-331)."""
+    if not rope_group(group) or group_type(group) != "yarn" or not native(context) or context.model_type in DEEPSEEK_MODELS:
+        return group, None
+    from pecli.schemes.rope_scaling import yarn_get_mscale
+
+    block = scaling_of(group)
+    given = block.get("attention_factor")
+    if given is None:
+        return group, None
+    factor = float(block["factor"])
+    if block.get("mscale") is not None and block.get("mscale_all_dim") is not None:
+        built = yarn_get_mscale(factor, float(block["mscale"])) / yarn_get_mscale(factor, float(block["mscale_all_dim"]))
+    else:
+        built = yarn_get_mscale(factor)
+    built *= float(block.get("attn_factor", 1.0))
+    if math.isclose(built, float(given), rel_tol=1e-9):
+        return group, None
+    return with_options(group, {**group.options, "rope_scaling": {**block, "attention_factor": built}},
+                        "SGLang: YaRN's magnitude without attention_factor"), Departure(
+        "attention factor", f"puts {built:.6g} on cos and sin: it does not read attention_factor ({float(given):g}), "
+        "only attn_factor", "give attn_factor (the ratio you want to 0.1 ln s + 1) in the rope dict")
 
 
 def dynamic_at_scaled_length(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
@@ -146,13 +204,23 @@ class Sglang(ConfigEngine):
     def permutes_rotary_weights(self, config: Mapping[str, Any]) -> bool:
         return architecture(config) in PERMUTING_ARCHITECTURES
 
+    def cache_rows(self, context: Context, groups: list[LayerGroup]) -> int | None:
+        """Linear and dynamic: ``reserve_rope_cache_for_long_sequences`` extends the cache past mpe × factor with
+        the base class's rows (unscaled base, undivided positions: plain RoPE), base.py:281-291."""
+        rows = [int(int(g.options.get("max_position_embeddings") or 0) * float(scaling_of(g)["factor"]))
+                for g in groups if rope_group(g) and group_type(g) in ("linear",)]
+        rows += [int(int(g.options.get("max_position_embeddings") or 0) * float(context.block["factor"]))
+                 for g in groups if rope_group(g) and context.block and rope_type(context.block) == "dynamic"
+                 and native(context) and group_type(g) == "default"]
+        return min(rows) if rows else None
+
     def context(self, config: dict[str, Any], text: dict[str, Any], flags: Mapping[str, Any],
                 env: Mapping[str, str]) -> tuple[int | None, str | None]:
         derived = sglang_context_length(text)
         asked = flags.get("--context-length")
         if asked is None:
             return derived, None
-        if asked > derived and env.get(ALLOW_LONG, "").strip().lower() not in ("1", "true", "yes"):
+        if asked > derived and not any(env.get(name, "").strip().lower() in TRUE for name in (ALLOW_LONG, IN_CI)):
             return None, (f"ValueError: Warning: User-specified context_length ({asked}) is greater than the derived "
                           f"context_length ({derived}). This may lead to incorrect model outputs or CUDA errors. Note "
                           "that the derived context_length may differ from max_position_embeddings in the model's "
@@ -208,6 +276,8 @@ ENGINE = Sglang(
     "sglang", "SGLang", VERSION, "sglang/srt/utils/hf_transformers/common.py (get_context_length), "
     "sglang/srt/configs/model_config.py, sglang/srt/layers/rotary_embedding/",
     flags={"--json-model-override-args": json_object("--json-model-override-args"), "--context-length": context_length},
-    env=(ALLOW_LONG,), rules=(deepseek_yarn, neox_layout, dynamic_at_scaled_length, whole_head), override_flag="--json-model-override-args",
+    env=(ALLOW_LONG, IN_CI), rules=(deepseek_yarn, scaling_not_passed, integer_base, neox_layout, yarn_attention,
+                                    dynamic_at_scaled_length, whole_head),
+    past_cache="get plain RoPE (its cache extension uses the unscaled base and undivided positions)", override_flag="--json-model-override-args",
     length_flag="--context-length",
 )

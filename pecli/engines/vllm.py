@@ -172,7 +172,7 @@ class Vllm(ConfigEngine):
         for key, value in overrides.items():
             if isinstance(value, dict):
                 continue
-            if key in SHADOWED_KEYS and (text.get(key) is not None or key in block):
+            if key in SHADOWED_KEYS and _held(text, key):
                 continue
             out[key] = value
         for key, value in overrides.items():
@@ -247,7 +247,7 @@ class Vllm(ConfigEngine):
         _, text = text_of(config)
         block = text.get("rope_parameters") if isinstance(text.get("rope_parameters"), dict) else {}
         held = [key for key in SHADOWED_KEYS if key in overrides and not isinstance(overrides[key], dict)
-                and (text.get(key) is not None or key in block) and overrides[key] != block.get(key, text.get(key))]
+                and _held(text, key) and overrides[key] != block.get(key, text.get(key))]
         return [Departure("--hf-overrides", f"sets {key} on the config, and vLLM keeps the config's own (transformers' "
                           "standardize_rope_params sets it into rope_parameters only where absent)",
                           f"give it inside the rope dict: --hf-overrides '{{\"rope_parameters\": {{…, \"{key}\": …}}}}'")
@@ -302,15 +302,48 @@ class Vllm(ConfigEngine):
                             f"{target:,} unless {ALLOW_LONG}=1")
         import json
 
-        flags = ("--hf-overrides", json.dumps(nested(keys, base.path), separators=(",", ":")), "--max-model-len", str(target))
+        flags = ("--hf-overrides", json.dumps(nested(rope_overrides(keys, config, base.path), base.path),
+                                              separators=(",", ":")), "--max-model-len", str(target))
         serving = Serving("vllm", flags, target if derived >= target else None, tuple(warnings), version=self.version)
         return checked(self, serving, base, patch, config)
+
+
+def rope_overrides(keys: Mapping[str, Any], config: Mapping[str, Any] | None, path: tuple[str, ...]) -> dict[str, Any]:
+    """The patch's keys as ``--hf-overrides`` must carry them for vLLM: one whole ``rope_parameters`` dict (its
+    type, ``rope_theta``, the model's rotated fraction and the scaling keys), which vLLM sets as given — a flat
+    ``rope_theta`` would be kept at the config's, and a ``rope_scaling`` dict loses ``rope_theta``."""
+    from pecli.models.families import at_path
+
+    out = {k: v for k, v in keys.items() if k not in ("rope_scaling", "rope_parameters", "rope_theta", "rotary_emb_base")}
+    block = keys.get("rope_parameters") if isinstance(keys.get("rope_parameters"), dict) else \
+        dict(keys.get("rope_scaling") or {})
+    model = dict(at_path(config, path)) if config is not None else {}
+    theta = block.get("rope_theta", keys.get("rope_theta", keys.get("rotary_emb_base", model.get("rope_theta"))))
+    rope = {"rope_type": rope_type(block), **{k: v for k, v in block.items() if k not in ("type", "rope_type")}}
+    if theta is not None:
+        rope["rope_theta"] = theta
+    fraction = model.get("partial_rotary_factor", model.get("rotary_pct"))
+    if fraction is not None and "partial_rotary_factor" not in rope:
+        rope["partial_rotary_factor"] = fraction
+    return {**out, "rope_parameters": rope}
 
 
 def _at(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     from pecli.models.families import at_path
 
     return at_path(data, path)
+
+
+def _held(text: Mapping[str, Any], key: str) -> bool:
+    """Whether the loaded config's rope dict holds ``key`` (``rope_theta``: always for a RoPE model, its class
+    fills it in; ``partial_rotary_factor``: where the file gives it)."""
+    from pecli.models.class_defaults import with_class_defaults
+
+    block = text.get("rope_parameters") if isinstance(text.get("rope_parameters"), dict) else {}
+    if text.get(key) is not None or key in block:
+        return True
+    filled = with_class_defaults(dict(text)).get("rope_parameters")
+    return key == "rope_theta" and isinstance(filled, dict) and "rope_theta" in filled
 
 
 def _updated(current: Mapping[str, Any], value: Mapping[str, Any]) -> dict[str, Any]:
