@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from pecli.engines.architectures import BACKEND_INCOMPATIBLE, architecture
+from pecli.engines.vllm_models import NATIVE, TRANSFORMERS_BACKEND
 from pecli.engines.base import Departure, Serving, attribute, json_object, rope_dict, rope_type, text_of
 from pecli.engines.configured import (
     ConfigEngine, Context, deepseek_yarn, group_type, rope_group, scaling_of, transformers_refusal, with_options,
@@ -130,6 +131,24 @@ def longrope_once(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
               "setting gives transformers' switch")
     return with_options(group, options, f"vLLM: LongRoPE {which} factors at every length"), \
         Departure("LongRoPE factors", effect, remedy)
+
+
+def gpt_oss_yarn(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """gpt_oss.py:111-127: its own rope dict, yarn with rope_theta, factor, original length, β and truncate only:
+    no ``attention_factor``, so cos and sin × 0.1 ln s + 1."""
+    if context.model_type != "gpt_oss" or not rope_group(group) or group_type(group) != "yarn":
+        return group, None
+    from pecli.schemes.rope_scaling import yarn_get_mscale
+
+    block = scaling_of(group)
+    built = yarn_get_mscale(float(block["factor"]))
+    given = block.get("attention_factor")
+    if given is None or math.isclose(float(given), built, rel_tol=1e-9):
+        return group, None
+    return with_options(group, {**group.options, "rope_scaling": {**block, "attention_factor": built}},
+                        "vLLM: gpt-oss's YaRN without attention_factor"), Departure(
+        "attention factor", f"puts {built:.6g} on cos and sin: gpt-oss's model file does not pass attention_factor "
+        f"({float(given):g})", None)
 
 
 def dynamic_fixed(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
@@ -235,9 +254,10 @@ class Vllm(ConfigEngine):
         return with_text(config, path, {k: v for k, v in text.items() if k != REPLACED})
 
     def transformers_backend(self, config: Mapping[str, Any]) -> bool:
-        """An architecture vLLM no longer implements runs on its Transformers backend where transformers' class
-        is backend-compatible (Persimmon)."""
-        return architecture(config) in PREVIOUSLY_SUPPORTED
+        """The registry's Transformers-backend architectures (GPT-NeoX, Phi, OLMo, SmolLM3, …), and one vLLM has
+        no model file for (or no longer implements) whose transformers class is backend-compatible (Persimmon)."""
+        arch = architecture(config)
+        return arch is not None and (arch in TRANSFORMERS_BACKEND or arch not in NATIVE)
 
     def permutes_rotary_weights(self, config: Mapping[str, Any]) -> bool:
         _, text = text_of(config)
@@ -404,6 +424,6 @@ def vllm_max_len(max_position_embeddings: int, block: Mapping[str, Any] | None, 
 ENGINE = Vllm(
     "vllm", "vLLM", VERSION, "vllm/config/model.py (_get_and_verify_max_len), vllm/model_executor/layers/rotary_embedding/",
     flags={"--hf-overrides": json_object("--hf-overrides"), "--max-model-len": human_readable_int_or_auto},
-    env=(ALLOW_LONG,), rules=(deepseek_yarn, longrope_once, dynamic_fixed), override_flag="--hf-overrides",
+    env=(ALLOW_LONG,), rules=(deepseek_yarn, longrope_once, dynamic_fixed, gpt_oss_yarn), override_flag="--hf-overrides",
     length_flag="--max-model-len",
 )
