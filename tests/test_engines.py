@@ -192,3 +192,15 @@ def test_sglang_rules_read_in_its_code():
     # phi.py reads config.partial_rotary_factor, which transformers 5 keeps inside rope_parameters
     assert "AttributeError" in sglang.run({"model_type": "phi", "hidden_size": 2048, "num_attention_heads": 32,
                                            "num_hidden_layers": 2, "rope_theta": 10000.0}, "").refused
+
+
+def test_sglang_fixes_llama4s_nope_layers():
+    # llama4.py:384-396: use_rope = (layer_id + 1) % 4 != 0, hard-coded; no_rope_layers is not read
+    llama4 = json.loads((ROOT / "tests" / "fixtures" / "models" / "rope" / "llama4_text.json").read_text())["config"]
+    count = llama4["num_hidden_layers"]
+    other = {**llama4, "no_rope_layers": [1] * (count - 1) + [0]}
+    run = engine("sglang").run(other, "")
+    nope = [g for g in run.plan.groups if g.options is None]
+    assert nope and nope[0].layers == tuple(i for i in range(count) if (i + 1) % 4 == 0)
+    assert "NoPE layers" in [d.what for d in run.departures]
+    assert "NoPE layers" not in [d.what for d in engine("sglang").run(llama4, "").departures]

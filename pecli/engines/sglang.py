@@ -204,6 +204,30 @@ class Sglang(ConfigEngine):
     def permutes_rotary_weights(self, config: Mapping[str, Any]) -> bool:
         return architecture(config) in PERMUTING_ARCHITECTURES
 
+    def loaded(self, config: dict[str, Any]) -> dict[str, Any]:
+        """Llama 4's file (llama4.py:384-396) fixes its NoPE layers, ``(layer_id + 1) % 4 == 0``, whatever
+        ``no_rope_layers`` says."""
+        from pecli.engines.base import text_of, with_text
+
+        path, text = text_of(config)
+        if text.get("model_type") not in NEOX_MODELS or architecture(config) not in NATIVE:
+            return config
+        count = text.get("num_hidden_layers")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            return config
+        return with_text(config, path, {**text, "no_rope_layers": [int((i + 1) % 4 != 0) for i in range(count)]})
+
+    def override_departures(self, config: Mapping[str, Any], overrides: Mapping[str, Any]) -> list[Departure]:
+        from pecli.engines.base import text_of
+
+        text = text_of(config)[1]
+        given, count = text.get("no_rope_layers"), text.get("num_hidden_layers")
+        if text.get("model_type") in NEOX_MODELS and isinstance(given, list) and given and isinstance(count, int) and \
+                architecture(config) in NATIVE and given[:count] != [int((i + 1) % 4 != 0) for i in range(count)]:
+            return [Departure("NoPE layers", "its Llama 4 model file skips RoPE on every 4th layer whatever "
+                              "no_rope_layers says (llama4.py: (layer_id + 1) % 4)", None)]
+        return []
+
     def cache_rows(self, context: Context, groups: list[LayerGroup]) -> int | None:
         """Linear and dynamic: ``reserve_rope_cache_for_long_sequences`` extends the cache past mpe × factor with
         the base class's rows (unscaled base, undivided positions: plain RoPE), base.py:281-291."""
