@@ -19,6 +19,7 @@ from pecli.engines.base import (
 )
 from pecli.errors import ConfigError
 from pecli.models.plan import LayerGroup, PositionPlan
+from pecli.params import excerpt
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,12 @@ LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_len
                "original_max_position_embeddings")
 #: Keys an override may set only to a mapping (or null: no scaling).
 BLOCK_KEYS = ("rope_scaling", "rope_parameters")
+#: Keys of a rope dict (or the config) an override may set only to a number.
+NUMBER_KEYS = ("factor", "rope_theta", "attention_factor", "attn_factor", "beta_fast", "beta_slow", "mscale",
+               "mscale_all_dim", "low_freq_factor", "high_freq_factor", "partial_rotary_factor", "rotary_emb_base",
+               "rotary_pct")
+#: Keys an override may set only to a string.
+WORD_KEYS = ("model_type", "rope_type", "type")
 
 
 def check_overrides(flag: str | None, overrides: Mapping[str, Any], where: str = "") -> None:
@@ -180,6 +187,10 @@ def check_overrides(flag: str | None, overrides: Mapping[str, Any], where: str =
             raise ConfigError("args", f"{flag} sets {name} to {value!r}: give a positive whole number")
         if key in BLOCK_KEYS and value is not None and not isinstance(value, dict):
             raise ConfigError("args", f"{flag} sets {name} to {value!r}: give a mapping (a JSON object) or null")
+        if key in NUMBER_KEYS and value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise ConfigError("args", f"{flag} sets {name} to {excerpt(value)}: give a number")
+        if key in WORD_KEYS and not isinstance(value, str):
+            raise ConfigError("args", f"{flag} sets {name} to {excerpt(value)}: give a name (a JSON string)")
         if isinstance(value, dict) and (key.endswith("_config") or key in BLOCK_KEYS):
             check_overrides(flag, value, f"{name}.")
 

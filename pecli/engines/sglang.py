@@ -205,11 +205,21 @@ class Sglang(ConfigEngine):
         return architecture(config) in PERMUTING_ARCHITECTURES
 
     def loaded(self, config: dict[str, Any]) -> dict[str, Any]:
-        """Llama 4's file (llama4.py:384-396) fixes its NoPE layers, ``(layer_id + 1) % 4 == 0``, whatever
-        ``no_rope_layers`` says."""
+        """The rope dict as ``get_rope`` reads it: the keys of its type (a merged override leaves the model's
+        other keys in the dict, which it does not read); Llama 4's file (llama4.py:384-396) fixes its NoPE
+        layers, ``(layer_id + 1) % 4 == 0``, whatever ``no_rope_layers`` says."""
         from pecli.engines.base import text_of, with_text
+        from pecli.models.families import keys_of_type
 
         path, text = text_of(config)
+        for key in ("rope_scaling", "rope_parameters"):
+            block = text.get(key)
+            if isinstance(block, dict) and block and not any(isinstance(v, dict) for v in block.values()):
+                kind = rope_type(block)
+                taken = set(keys_of_type("none" if kind == "default" else kind)) | {
+                    "rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section", "mrope_interleaved"}
+                text = {**text, key: {k: v for k, v in block.items() if k in taken}}
+        config = with_text(config, path, text)
         if text.get("model_type") not in NEOX_MODELS or architecture(config) not in NATIVE:
             return config
         count = text.get("num_hidden_layers")
@@ -231,16 +241,20 @@ class Sglang(ConfigEngine):
     def cache_rows(self, context: Context, groups: list[LayerGroup]) -> int | None:
         """Linear and dynamic: ``reserve_rope_cache_for_long_sequences`` extends the cache past mpe × factor with
         the base class's rows (unscaled base, undivided positions: plain RoPE), base.py:281-291."""
-        rows = [int(int(g.options.get("max_position_embeddings") or 0) * float(scaling_of(g)["factor"]))
+        rows = [int(g.options.get("max_position_embeddings") or 0) * float(scaling_of(g)["factor"])
                 for g in groups if rope_group(g) and group_type(g) in ("linear",)]
-        rows += [int(int(g.options.get("max_position_embeddings") or 0) * float(context.block["factor"]))
+        rows += [int(g.options.get("max_position_embeddings") or 0) * float(context.block["factor"])
                  for g in groups if rope_group(g) and context.block and rope_type(context.block) == "dynamic"
                  and native(context) and group_type(g) == "default"]
+        rows = [int(r) for r in rows if math.isfinite(r)]
         return min(rows) if rows else None
 
     def context(self, config: dict[str, Any], text: dict[str, Any], flags: Mapping[str, Any],
                 env: Mapping[str, str]) -> tuple[int | None, str | None]:
-        derived = sglang_context_length(text)
+        try:
+            derived = sglang_context_length(text)
+        except OverflowError as error:
+            return None, f"OverflowError: {error}"
         asked = flags.get("--context-length")
         if asked is None:
             return derived, None
@@ -285,7 +299,10 @@ def sglang_context_length(text: Mapping[str, Any]) -> int:
     for key in CONTEXT_KEYS:
         value = attribute(text, key)
         if value is not None and not isinstance(value, bool) and isinstance(value, (int, float)):
-            return int(float(factor) * value)
+            length = float(factor) * value
+            if not math.isfinite(length):
+                raise OverflowError("cannot convert float infinity to integer")
+            return int(length)
     return 2048
 
 

@@ -284,16 +284,19 @@ class Vllm(ConfigEngine):
             longest = int(group.options.get("max_position_embeddings") or 0)
             kind = group_type(group)
             if kind == "linear":
-                rows.append(int(longest * float(block["factor"])))
+                rows.append(longest * float(block["factor"]))
             elif kind == "yarn" and block.get("original_max_position_embeddings"):
-                rows.append(int(int(block["original_max_position_embeddings"]) * float(block["factor"])))
+                rows.append(int(block["original_max_position_embeddings"]) * float(block["factor"]))
             elif kind not in ("longrope", "su") and longest:
                 rows.append(longest)
+        rows = [int(r) for r in rows if math.isfinite(r)]
         return min(rows) if rows else None
 
     def context(self, config: dict[str, Any], text: dict[str, Any], flags: Mapping[str, Any],
                 env: Mapping[str, str]) -> tuple[int | None, str | None]:
         derived, key = derived_length(text)
+        if not math.isfinite(derived):
+            return None, "OverflowError: cannot convert float infinity to integer"
         asked = flags.get("--max-model-len")
         blocks = _blocks(text)
         if asked is None or asked == -1:

@@ -224,6 +224,7 @@ def keys_of_type(kind: Any) -> tuple[str, ...]:
     """The keys a ``rope_scaling`` block of rope type ``kind`` takes (all of them for a type pecli does not know)."""
     from pecli.schemes.rope_scaling import SCALINGS
 
+    kind = "none" if kind in (None, "default") else kind
     record = SCALINGS.get(kind) if isinstance(kind, str) else None
     return tuple(key.name for key in record.keys) if record is not None else ATTENTION_READ_KEYS
 
