@@ -103,6 +103,7 @@ class ConfigEngine(Engine):
             raise ConfigError("hf_config", "must hold a JSON object")
         overrides = flags.get(self.override_flag, {}) if self.override_flag else {}
         check_overrides(self.override_flag, overrides)
+        check_overrides(None, text_of(config)[1])
         merged = self.overridden(dict(config), overrides)
         _, text = text_of(merged)
         model_type = text.get("model_type") if isinstance(text.get("model_type"), str) else merged.get("model_type")
@@ -179,18 +180,24 @@ WORD_KEYS = ("model_type", "rope_type", "type")
 
 
 def check_overrides(flag: str | None, overrides: Mapping[str, Any], where: str = "") -> None:
-    """An override of a length that is not a positive whole number, or of a rope block that is not a mapping,
-    is refused naming the flag (the engine would fail on it, or read it otherwise than transformers)."""
+    """An override of a length that is not a positive whole number, of a rope block that is not a mapping, of a
+    number or a name by something else is refused naming the flag (the engine would fail on it, or read it
+    otherwise than transformers); ``flag`` None: the config's own keys (a config the engines' rules read)."""
+    said = (lambda name, value: f"{flag} sets {name} to {excerpt(value)}") if flag else \
+        (lambda name, value: f"{name} is {excerpt(value)} in the config")
+    key_name = "args" if flag else "hf_config"
     for key, value in overrides.items():
         name = f"{where}{key}"
+        if value is None and not flag:
+            continue
         if key in LENGTH_KEYS and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ConfigError("args", f"{flag} sets {name} to {value!r}: give a positive whole number")
+            raise ConfigError(key_name, f"{said(name, value)}: give a positive whole number")
         if key in BLOCK_KEYS and value is not None and not isinstance(value, dict):
-            raise ConfigError("args", f"{flag} sets {name} to {value!r}: give a mapping (a JSON object) or null")
+            raise ConfigError(key_name, f"{said(name, value)}: give a mapping (a JSON object) or null")
         if key in NUMBER_KEYS and value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise ConfigError("args", f"{flag} sets {name} to {excerpt(value)}: give a number")
+            raise ConfigError(key_name, f"{said(name, value)}: give a number")
         if key in WORD_KEYS and not isinstance(value, str):
-            raise ConfigError("args", f"{flag} sets {name} to {excerpt(value)}: give a name (a JSON string)")
+            raise ConfigError(key_name, f"{said(name, value)}: give a name (a JSON string)")
         if isinstance(value, dict) and (key.endswith("_config") or key in BLOCK_KEYS):
             check_overrides(flag, value, f"{name}.")
 

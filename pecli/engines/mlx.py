@@ -81,6 +81,10 @@ BUILT_TYPES = ("default", "linear", "dynamic", "llama3", "yarn", "longrope", "de
 MOVED_KEYS = ("rope_parameters", "rope_scaling", "rope_theta", "rotary_emb_base", "partial_rotary_factor", "rotary_pct")
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _settings(text: Mapping[str, Any]) -> dict[str, Any]:
     """The base, rope type and rotated fraction a config's keys say (flat rope_parameters over the legacy keys)."""
     block = text.get("rope_parameters") if isinstance(text.get("rope_parameters"), dict) else {}
@@ -90,7 +94,7 @@ def _settings(text: Mapping[str, Any]) -> dict[str, Any]:
     fraction = block.get("partial_rotary_factor", text.get("partial_rotary_factor", text.get("rotary_pct")))
     return {"base": block.get("rope_theta", text.get("rope_theta", text.get("rotary_emb_base"))),
             "type": rope_type(block or legacy) if (block or legacy) else "default",
-            "fraction": 1.0 if fraction is None else float(fraction)}
+            "fraction": 1.0 if fraction is None else float(fraction) if _number(fraction) else fraction}
 
 
 def _fraction_given(text: Mapping[str, Any]) -> bool:
@@ -183,6 +187,8 @@ class Mlx(ConfigEngine):
         fraction = _field(text, fields, "partial_rotary_factor", "rotary_pct")
         block = _field(text, fields, "rope_scaling") if "rope_scaling" in fields else None
         block = dict(block) if isinstance(block, dict) else {}
+        if not _number(base) or (fraction is not None and not _number(fraction)):
+            return config  # not a number: the config reader says so (exit 2)
         if module in SCALING_NOT_APPLIED or module in CHECKED_BLOCKS and block and \
                 block.get(CHECKED_BLOCKS[module][1]) not in CHECKED_BLOCKS[module][2]:
             block = {}  # dropped by the model file's __post_init__
@@ -214,7 +220,7 @@ class Mlx(ConfigEngine):
         module = text_module(config, text_of(config)[1])
         found = []
         top = "write rope_theta and rope_scaling as top-level keys (transformers 4's form) in the model folder's config.json"
-        if before["base"] != after["base"] and after["base"] is not None and before["base"] is not None:
+        if before["base"] != after["base"] and _number(after["base"]) and _number(before["base"]):
             found.append(Departure("base", f"its model file ({module}.py) does not read this config's rope_parameters: "
                                    f"base {after['base']:g} (the file's default) where the config gives "
                                    f"{before['base']:g}", top))
@@ -222,7 +228,7 @@ class Mlx(ConfigEngine):
             found.append(Departure("scaling", f"its model file ({module}.py) builds {after['type']} where the config "
                                    f"says {before['type']} (it reads rope_scaling as a top-level key only, and checks "
                                    "its type)", top if isinstance(config.get("rope_parameters"), dict) else None))
-        if before["fraction"] != after["fraction"]:
+        if before["fraction"] != after["fraction"] and _number(before["fraction"]) and _number(after["fraction"]):
             found.append(Departure("rotated components", f"its model file ({module}.py) rotates {after['fraction']:g} of "
                                    f"each head where the config says {before['fraction']:g}",
                                    "give partial_rotary_factor as a top-level key" if module in FIELDS and
@@ -263,7 +269,7 @@ class Mlx(ConfigEngine):
         if kind not in BUILT_TYPES:
             return f"ValueError: Unsupported RoPE type {kind}"
         fraction = _field(raw, fields, "partial_rotary_factor", "rotary_pct")
-        if fraction is not None and module not in READS_ROPE_PARAMETERS:
+        if _number(fraction) and module not in READS_ROPE_PARAMETERS:
             from pecli.models.families import GENERIC, Keys, head_dim
 
             try:
