@@ -204,3 +204,26 @@ def test_sglang_fixes_llama4s_nope_layers():
     assert nope and nope[0].layers == tuple(i for i in range(count) if (i + 1) % 4 == 0)
     assert "NoPE layers" in [d.what for d in run.departures]
     assert "NoPE layers" not in [d.what for d in engine("sglang").run(llama4, "").departures]
+
+
+#: Configs with values the engines' rules read, broken: each engine answers, refuses as its code does, or pecli
+#: says what is wrong (exit 2) — never an internal error.
+BROKEN = [("rope_theta", "x"), ("rope_theta", True), ("rope_scaling", "yarn"), ("partial_rotary_factor", "0.5"),
+          ("max_position_embeddings", "x"), ("max_position_embeddings", 0), ("rope_parameters", "x"),
+          ("architectures", "x"), ("rope_scaling", {"rope_type": "yarn", "factor": "x"}),
+          ("rope_scaling", {"rope_type": "longrope", "factor": 4}), ("model_max_length", "x"), ("rotary_pct", "x")]
+
+
+@pytest.mark.parametrize("key, value", BROKEN)
+@pytest.mark.parametrize("engine_name", ["vllm", "sglang", "mlx"])
+def test_broken_configs_are_never_an_internal_error(invoke, tmp_path, engine_name, key, value):
+    config = {**sample("meta-llama--llama-3.1-8b"), key: value}
+    result = invoke("diff", "--hf-config", written(tmp_path, config), "--runtime", engine_name, "--args", "")
+    assert result.exit_code in (0, 1, 2) and "internal error" not in result.stderr, result.output[:300]
+
+
+def test_an_engine_refuses_a_block_without_the_keys_its_code_reads():
+    # vLLM's get_rope reads rope_parameters["short_factor"] for longrope; mlx-lm's initialize_rope likewise
+    config = {**sample("meta-llama--llama-3.1-8b"), "rope_scaling": {"rope_type": "longrope", "factor": 4.0}}
+    assert engine("vllm").run(config, "").refused == "KeyError: 'short_factor'"
+    assert engine("mlx").run(config, "").refused == "KeyError: 'short_factor'"

@@ -73,6 +73,9 @@ CHECKED_BLOCKS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...], str]] = {
 }
 #: Model files that need a package besides mlx-lm (olmo.py probes ``hf_olmo`` and exits without it).
 NEEDS_PACKAGE = {"olmo": "SystemExit: 1 (mlx_lm/models/olmo.py needs the hf_olmo package)"}
+#: The keys ``initialize_rope`` reads for each type without a default, in its order (rope_utils.py:291-373).
+INITIALIZE_ROPE_KEYS = {"linear": ("factor",), "dynamic": ("factor",), "yarn": ("factor",),
+                        "longrope": ("short_factor", "long_factor")}
 #: The rope types ``initialize_rope`` builds.
 BUILT_TYPES = ("default", "linear", "dynamic", "llama3", "yarn", "longrope", "deepseek_yarn", "proportional", "mrope")
 
@@ -268,6 +271,9 @@ class Mlx(ConfigEngine):
         kind = rope_type(block if isinstance(block, dict) else None)
         if kind not in BUILT_TYPES:
             return f"ValueError: Unsupported RoPE type {kind}"
+        missing = [key for key in INITIALIZE_ROPE_KEYS.get(kind, ()) if key not in (block or {})]
+        if missing:
+            return f"KeyError: '{missing[0]}'"
         fraction = _field(raw, fields, "partial_rotary_factor", "rotary_pct")
         if _number(fraction) and module not in READS_ROPE_PARAMETERS:
             from pecli.models.families import GENERIC, Keys, head_dim

@@ -74,6 +74,10 @@ PERMUTING_MODELS = ("llama4", "llama4_text")
 #: (``get_rope``'s default) for the others.
 DEFAULT_THETA = {"qwen2": 1e6, "qwen3": 1e6, "exaone4": 1e6, "exaone_moe": 1e6, "falcon_h1": 1e11, "ernie4_5_moe": 5e5,
                  "ernie4_5_vl_moe": 5e5, "openpangu": 1e4}
+#: The keys ``get_rope`` reads from the rope dict for each type, in its order (``rotary_embedding/__init__.py``).
+#: (``original_max_position_embeddings`` is not among them: transformers' standardisation fills it in.)
+GET_ROPE_KEYS = {"linear": ("factor",), "ntk": ("factor",), "yarn": ("factor",),
+                 "llama3": ("factor", "low_freq_factor", "high_freq_factor"), "longrope": ("short_factor", "long_factor")}
 #: Keys a flat override sets on the config and vLLM's standardisation then ignores where the loaded config
 #: already holds them (``standardize_rope_params``: ``setdefault`` into ``rope_parameters``).
 SHADOWED_KEYS = ("rope_theta", "partial_rotary_factor")
@@ -236,8 +240,14 @@ class Vllm(ConfigEngine):
         return None
 
     def build_refusal(self, text: Mapping[str, Any]) -> str | None:
-        """The model file's error building its rotary module: a rope dict replaced through the rope_scaling setter
-        gets ``rope_theta`` None from transformers' standardisation (no attribute to take it from)."""
+        """The model file's error building its rotary module: a key ``get_rope`` reads that the rope dict lacks
+        (``KeyError``); a rope dict replaced through the rope_scaling setter gets ``rope_theta`` None from
+        transformers' standardisation (no attribute to take it from)."""
+        flat = rope_dict(text)
+        kind = {"su": "longrope"}.get(rope_type(flat), rope_type(flat))
+        missing = [key for key in GET_ROPE_KEYS.get(kind, ()) if key not in (flat or {})]
+        if missing:
+            return f"KeyError: '{missing[0]}'"
         block = text.get("rope_parameters") if text.get(REPLACED) == "rope_scaling" else None
         if isinstance(block, dict) and block.get("rope_theta") is None and text.get("rope_theta") is None:
             if rope_type(block) == "dynamic":
