@@ -14,11 +14,11 @@ import json
 import math
 import re
 import shlex
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from pecli.errors import ConfigError
-from pecli.models.plan import LayerGroup, PositionPlan
+from pecli.models.plan import PositionPlan
 
 #: The longest ``--args`` text and JSON flag value read (a config override is a few hundred characters).
 MAX_FLAG_TEXT = 1 << 20
@@ -316,29 +316,6 @@ def positions_of(plan: PositionPlan | None) -> str:
     if len(kinds - {"none"}) == 1:
         return next(iter(kinds - {"none"}))
     return "none" if kinds == {"none"} else "mixed"
-
-
-def replaced_groups(plan: PositionPlan, groups: list[LayerGroup], source: str) -> PositionPlan:
-    """``plan`` with ``groups`` and ``source``."""
-    return replace(plan, source=source, groups=tuple(groups))
-
-
-def per_pair_options(options: Mapping[str, Any], inv_freq: Any, attention: float, note: str) -> dict[str, Any]:
-    """Rope options whose rotated pairs turn at ``inv_freq`` with cos and sin times ``attention``: the
-    frequencies as per-pair factors of the base's ladder (a LongRoPE block whose short and long factors
-    are the same, as the GGUF reader says llama.cpp's), what an engine computes where no rope type of
-    transformers names it."""
-    import numpy as np
-
-    from pecli.schemes.build import build_scheme
-
-    plain = {k: v for k, v in options.items() if k not in ("scheme", "rope_scaling", "context", "inv_freq")}
-    ladder = np.asarray(build_scheme("rope", dict(plain)).inv_freq, dtype=np.float64)
-    factors = (ladder / np.asarray(inv_freq, dtype=np.float64)).tolist()
-    original = int(options.get("max_position_embeddings") or 4096)
-    return {**plain, "scheme": options.get("scheme", "rope"), "_note": note,
-            "rope_scaling": {"rope_type": "longrope", "short_factor": factors, "long_factor": factors,
-                             "original_max_position_embeddings": original, "attention_factor": float(attention)}}
 
 
 __all__ = ["Departure", "Engine", "EngineRun", "Serving", "declared_context", "json_object", "positions_of",
