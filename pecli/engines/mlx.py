@@ -24,11 +24,18 @@ from typing import Any, Mapping
 
 from pecli.engines.base import Departure, Serving, rope_type
 from pecli.engines.configured import ConfigEngine, Context, group_type, rope_group, scaling_of, with_options
-from pecli.engines.mlx_args import FIELDS, REQUIRED, SCALING_NOT_APPLIED
+from pecli.engines.mlx_args import FIELDS as READ_FIELDS, REQUIRED
 from pecli.errors import ConfigError
 from pecli.models.plan import LayerGroup
 
 VERSION = "0.32.4 (mlx-lm 0.32.2)"
+#: Model files whose ``ModelArgs`` derive from another file's (``class ModelArgs(llama.ModelArgs)``).
+INHERITS = {"smollm3": "llama", "prism_hadamard_qwen35": "qwen3_5"}
+#: Each model file's position fields (:data:`pecli.engines.mlx_args.FIELDS`, with the inherited ones).
+FIELDS = {**READ_FIELDS, **{child: {**READ_FIELDS[parent], **READ_FIELDS.get(child, {})} for child, parent in INHERITS.items()}}
+#: Model files that declare ``rope_scaling`` and build their RoPE without it (``nn.RoPE(head_dim, base)``):
+#: qwen2_moe.py:63, qwen3_moe.py:61, mixtral.py:59.
+SCALING_NOT_APPLIED = ("qwen2_moe", "qwen3_moe", "mixtral")
 #: ``mlx_lm/utils.py``: model types run by another type's file.
 MODEL_REMAPPING = {"mistral": "llama", "llava": "mistral3", "phi-msft": "phixtral", "falcon_mamba": "mamba",
                    "joyai_llm_flash": "deepseek_v3", "kimi_k2": "deepseek_v3", "qwen2_5_vl": "qwen2_vl",
