@@ -240,3 +240,14 @@ def test_llama_cpp_flags_reach_full_attention_layers_only():
     assert (start.windowed, start.unwindowed) == (("chunked_attention",), False)
     serving = serving_flags("llama.cpp", start, method_patch(start, "yarn", 4.0, 32768), 32768)
     assert serving.served is None and any("change no frequency" in w for w in serving.warnings)
+
+
+def test_mlx_gets_the_patch_in_the_keys_its_model_file_reads():
+    # mlx_lm/models/llama.py reads rope_theta and rope_scaling as top-level keys only: a transformers 5 config's
+    # patch is written that way for it (tests/fixtures/engines/mlx/RULES.md, §3)
+    config = {**LLAMA2, "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}
+    config.pop("rope_theta")
+    start = extension_base(config)
+    serving = serving_flags("mlx", start, method_patch(start, "yarn", 8.0, 32768), 32768, config)
+    assert serving.unsupported is None and "rope_parameters" not in serving.edit_config
+    assert serving.edit_config["rope_theta"] == 10000.0 and serving.edit_config["rope_scaling"]["rope_type"] == "yarn"

@@ -304,9 +304,26 @@ class Mlx(ConfigEngine):
         if kind not in BUILT_TYPES:
             return Serving("mlx", (), None, (), f"mlx-lm's initialize_rope refuses rope type {kind} (Unsupported RoPE "
                            "type)", version=self.version)
-        serving = Serving("mlx", (), target, ("mlx-lm takes no RoPE flags: merge the patch into the model folder's "
-                                              "config.json",), None, nested(keys, base.path), version=self.version)
+        warnings = ["mlx-lm takes no RoPE flags: merge the patch into the model folder's config.json"]
+        module = module_of(base.model_type)
+        if isinstance(keys.get("rope_parameters"), dict) and module not in READS_ROPE_PARAMETERS:
+            keys = legacy_keys(keys)
+            warnings.append(f"mlx-lm's {module}.py reads rope_theta and rope_scaling as top-level keys, not "
+                            "rope_parameters: the patch is written in that form")
+        serving = Serving("mlx", (), target, tuple(warnings), None, nested(keys, base.path), version=self.version)
         return checked(self, serving, base, patch, config)
+
+
+def legacy_keys(keys: Mapping[str, Any]) -> dict[str, Any]:
+    """A patch's ``rope_parameters`` as the top-level keys most mlx-lm files read: ``rope_theta``,
+    ``partial_rotary_factor`` and a ``rope_scaling`` block (null without a scaling)."""
+    block = dict(keys["rope_parameters"])
+    out = {k: v for k, v in keys.items() if k != "rope_parameters"}
+    for key in ("rope_theta", "partial_rotary_factor"):
+        if key in block:
+            out[key] = block.pop(key)
+    out["rope_scaling"] = block if rope_type(block) != "default" else None
+    return out
 
 
 def _at(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:

@@ -52,15 +52,17 @@ def checked(engine: Any, serving: Serving, base: Any, patch: Mapping[str, Any],
 
     model = patched(config, patch)
     args = serving.command_line()
+    edited = patched(config, serving.edit_config) if serving.edit_config is not None else model
     try:
-        run = engine.run(config, args) if serving.flags else engine.run(model, "")
+        run = engine.run(config, args) if serving.flags else engine.run(edited, "")
         reference = plan_of_config(model, "the patched config")
     except ConfigError:
         return serving
     if not run.accepted:
         return dataclasses.replace(serving, served=None, warnings=(*serving.warnings, f"{engine.title} refuses these "
                                                                     f"flags: {run.refused}"))
-    numbers = [d for d in run.departures if d.what != "served context"]
+    # an edited config.json is the engine's alone (it may hold both forms): its numbers against the candidate's decide
+    numbers = [d for d in run.departures if d.what != "served context"] if serving.edit_config is None else []
     # the context is the flags' (max_position_embeddings may be L₀ in the overrides): the numbers are compared
     found = [d for d in diff_plans(run.plan, reference, "runtime", "hf").differences if d.what != "context"]
     if numbers or found:
