@@ -38,7 +38,8 @@ def diff(
     the reference). Compared: the layout, the rotated components, every pair's frequency (1e-6
     relative), the attention factor, the context. Each difference is a line with the key on each side,
     both values and its effect. --json: {"same", "differences": [{"gguf_key", "hf_key", "gguf_value",
-    "hf_value", "effect", …}]}; two configs name their sides old and new, an engine runtime.
+    "hf_value", "effect", …}]}; two configs name their sides old and new, an engine runtime (with "engine":
+    {"name", "version", "source"}, "accepted", "refused", "served", "departures").
     """
     with errors_to_exit():
         check_output_flags(json, quiet)
