@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import sys
 import textwrap
 from typing import Annotated, Optional
@@ -23,7 +21,8 @@ Gguf = Annotated[Optional[list[str]], typer.Option(
     "--gguf", help="a GGUF file, compared with the config; twice: two files, the first the reference; with --runtime "
     "llama.cpp: the file the flags run on (needs pecli[gguf])", rich_help_panel=CONFIG_PANEL, show_default=False)]
 Runtime = Annotated[Optional[str], typer.Option(
-    "--runtime", help="an engine whose flags (--args) are compared with the config: llama.cpp, vllm, sglang, mlx",
+    "--runtime", help="an engine whose own rules, with its flags (--args), are compared with the config: llama.cpp, "
+    "vllm, sglang, mlx",
     rich_help_panel=CONFIG_PANEL, show_default=False)]
 Args = Annotated[Optional[str], typer.Option(
     "--args", help="the engine's command-line flags, quoted as one string", rich_help_panel=CONFIG_PANEL, show_default=False)]
@@ -40,7 +39,8 @@ def diff(
     a second config or GGUF file (the first given is the reference). Compared: the layout, the rotated components, every pair's frequency (1e-6
     relative), the attention factor, the context. Each difference is a line with the key on each side,
     both values and its effect. --json: {"same", "differences": [{"gguf_key", "hf_key", "gguf_value",
-    "hf_value", "effect", …}]}; two configs name their sides old and new, an engine runtime.
+    "hf_value", "effect", …}]}; two configs name their sides old and new, an engine runtime (with "engine":
+    {"name", "version", "source"}, "accepted", "refused", "served", "departures").
     """
     with errors_to_exit():
         check_output_flags(json, quiet)
@@ -61,27 +61,19 @@ def _same_line(found) -> str:
 
 
 def _engine_diff(configs: list[str], runtime: str, args: str, reference):
-    """vLLM, SGLang, MLX: the config the engine runs under ``args`` (:mod:`pecli.models.runtimes`), read by
-    pecli's reader, against the model's; a served context other than the model's is a difference too."""
+    """What the engine's own code computes under ``args`` against the model (:mod:`pecli.engines`)."""
     from pecli.config_files import read_json
-    from pecli.models.families import plan_of, text_path
-    from pecli.models.plan_diff import Difference, diff_plans
-    from pecli.models.runtimes import ENGINES, engine_config
+    from pecli.engines import engine
+    from pecli.engines.compare import engine_diff
 
-    if runtime not in ENGINES:
-        raise ConfigError("runtime", f"{runtime!r} is not one of {', '.join(ENGINES)}")
+    record = engine(runtime)
+    record.parse(args)  # a flag the engine refuses is exit 2 before any work
     if not configs:
         raise ConfigError("runtime", f"{runtime}'s flags are read over a config.json: give --hf-config FILE")
     config = read_json(configs[0], "hf_config")
-    merged, served = engine_config(runtime, args, config, text_path(config))
-    found = diff_plans(plan_of(merged, f"{runtime} {args}"), reference, "runtime", "hf")
-    contexts = {g.context for g in reference.groups if g.context}
-    if contexts and served not in contexts:
-        model = max(contexts)
-        extra = Difference("served context", "all", "max_position_embeddings", "max_position_embeddings", served, model,
-                           f"{runtime} serves {served:,} tokens where the model's context is {model:,}")
-        found = dataclasses.replace(found, differences=(*found.differences, extra))
-    return found
+    if not isinstance(config, dict):
+        raise ConfigError("hf_config", f"{configs[0]} must hold a JSON object")
+    return engine_diff(record, config, args, reference, configs[0])
 
 
 def _gguf_compared(ggufs: list[str], references: list, runtime: str | None, args: str | None):
