@@ -108,14 +108,7 @@ def _compared(configs: list[str], models: list[str], ggufs: list[str], runtime: 
         if runtime is None or args is None or len(references) != 1:
             raise ConfigError("runtime", "compares an engine's flags with one model: give --hf-config FILE (or --model ID), "
                               "--runtime NAME and --args \"FLAGS\"")
-        if runtime != "llama.cpp":
-            return _engine_diff(configs, runtime, args, references[0])
-        from pecli.models.blame import blamed
-        from pecli.models.gguf_blame import with_engine_trials
-        from pecli.models.runtime_flags import flag_trials, parse_flags, runtime_plan
-
-        found = diff_plans(runtime_plan(references[0], runtime, args), references[0], "runtime", "hf")
-        return blamed(found, *with_engine_trials(references[0], *flag_trials(references[0], parse_flags(args))))
+        return _engine_diff(configs, runtime, args, references[0])
     if len(references) != 2:
         raise ConfigError("hf_config", f"diff compares two plans: give --hf-config and --gguf, or two --hf-config or "
                           f"--model, got {len(references)} model{'s' if len(references) != 1 else ''}")

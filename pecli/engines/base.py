@@ -195,6 +195,11 @@ class Engine:
                 config: Mapping[str, Any] | None = None) -> Serving:  # pragma: no cover
         raise NotImplementedError
 
+    def blamed(self, found: Any, reference: PositionPlan, args: str) -> Any:
+        """``found`` (the engine's plan against ``reference``) with each difference put on what causes it;
+        as it is here, where the engine's flags are not tried one by one."""
+        return found
+
     def refusal(self, args: str, reason: str, positions: str = "rope") -> EngineRun:
         return EngineRun(self, args, None, None, reason, positions=positions)
 

@@ -66,7 +66,7 @@ def engine_diff(engine: Engine, config: Mapping[str, Any], args: str, reference:
         refused = Difference("accepted", "all", engine.name, "config.json", "refused", "loaded",
                              f"{engine.title} {engine.version} refuses it: {run.refused}")
         return EngineDiff(run, reference, None, (refused,))
-    found = diff_plans(run.plan, reference, "runtime", "hf")
+    found = engine.blamed(diff_plans(run.plan, reference, "runtime", "hf"), reference, args)
     extra: tuple[Difference, ...] = ()
     declared = declared_context(text_of(config)[1])
     if run.served is not None and declared is not None and run.served != declared and engine.caps_context:

@@ -33,15 +33,28 @@ class LlamaCpp(Engine):
     def run(self, config: Mapping[str, Any], args: str = "", env: Mapping[str, str] | None = None,
             source: str = "config.json") -> EngineRun:
         """What llama.cpp computes for the model of ``config`` under ``args``."""
+        from dataclasses import replace
+
+        from pecli.models.gguf import NOT_RUN, NOT_RUN_MODEL_TYPES
         from pecli.models.runtime_flags import runtime_plan
 
         flags, _ = self.parse(args)
-        from dataclasses import replace
-
-        plan = runtime_plan(plan_of(dict(config), source), "llama.cpp", args)
+        model = plan_of(dict(config), source)
+        if model.model_type in NOT_RUN_MODEL_TYPES:
+            return self.refusal(args, NOT_RUN[NOT_RUN_MODEL_TYPES[model.model_type]], positions_of(model))
+        plan = runtime_plan(model, "llama.cpp", args)
         plan = replace(plan, source=" ".join(plan.source.split()))
         served = flags.get("--ctx-size") or None
         return EngineRun(self, args, plan, served, positions=positions_of(plan))
+
+    def blamed(self, found: Any, reference: Any, args: str) -> Any:
+        """Each difference put on the flag that, set to the model's value or left out, gives the model's
+        numbers (:func:`pecli.models.runtime_flags.flag_trials`, :func:`pecli.models.blame.blamed`)."""
+        from pecli.models.blame import blamed
+        from pecli.models.gguf_blame import with_engine_trials
+        from pecli.models.runtime_flags import flag_trials, parse_flags
+
+        return blamed(found, *with_engine_trials(reference, *flag_trials(reference, parse_flags(args))))
 
     def serving(self, base: Any, patch: Mapping[str, Any], target: int,
                 config: Mapping[str, Any] | None = None) -> Serving:
