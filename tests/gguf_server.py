@@ -10,7 +10,9 @@ bytes it sent counted, and the ways a server goes wrong, one URL prefix each.
 ``/api/models/ORG/REPO/tree/REV`` and ``/ORG/REPO/resolve/REV/NAME``: the Hub's listing and files
 (``HF_ENDPOINT=http://127.0.0.1:PORT``); the repository ``ORG/REPO`` holds every file served.
 
-Anything else is 404. ``files``: name → local path.
+``/stats``: ``{"sent": …, "requests": …}``. Anything else is 404. ``files``: name → local path.
+``python tests/gguf_server.py FOLDER`` serves every file of FOLDER and prints its address (the benchmark's
+server, in a process of its own).
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ class GgufServer:
         with self._lock:
             self.requests += 1
         path = unquote(urlparse(handler.path).path)
+        if path == "/stats":
+            stats = json.dumps({"sent": self.sent, "requests": self.requests}).encode()
+            return _send(handler, 200, stats, {"Content-Type": "application/json"}, head)
         tree = re.fullmatch(r"/api/models/([^/]+/[^/]+)/tree/([^/]+)(/.*)?", path)
         if tree:
             listing = [{"type": "file", "path": name, "size": os.path.getsize(local), "oid": "0" * 40}
@@ -132,3 +137,15 @@ def _send(handler, status: int, body: bytes, headers: dict, head: bool, length: 
     if not head and body:
         handler.wfile.write(body)
 
+
+
+if __name__ == "__main__":
+    import sys
+
+    folder = sys.argv[1]
+    served = GgufServer({name: os.path.join(folder, name) for name in os.listdir(folder)})
+    print(served.url, flush=True)
+    try:
+        sys.stdin.read()  # until the parent closes our stdin
+    finally:
+        served.stop()

@@ -72,9 +72,12 @@ def http_location(location: str) -> tuple[str, dict[str, str]]:
     if location.startswith(("http://", "https://")):
         return location, {}
     _require("huggingface_hub")
-    from huggingface_hub import hf_hub_url
+    from huggingface_hub import constants, hf_hub_url
     from huggingface_hub.utils import build_hf_headers
 
+    if constants.HF_HUB_OFFLINE:
+        raise ConfigError("gguf", f"cannot read {location}: HF_HUB_OFFLINE is set (a Hub file is read from the Hub; "
+                          "give a downloaded file's path)")
     repo, revision, path = hub_parts(location)
     if not path.endswith(".gguf"):
         raise ConfigError("gguf", f"{location} names no .gguf file in {repo}")
