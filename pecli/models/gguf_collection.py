@@ -158,12 +158,21 @@ def file_row(location: str, reference: PositionPlan) -> dict[str, Any]:
     try:
         found = diff_gguf(location, reference)
     except PecliError as error:
-        return {VERDICT: UNREADABLE, ERROR_COLUMN: str(error).removeprefix("gguf: "), DIFFERENCES: None, FIRST: None}
+        return {VERDICT: UNREADABLE, ERROR_COLUMN: _reason(str(error), location), DIFFERENCES: None, FIRST: None}
     except MemoryError:
         return {VERDICT: UNREADABLE, ERROR_COLUMN: "out of memory", DIFFERENCES: None, FIRST: None}
     lines = found.lines()
     return {VERDICT: SAME if found.same else DIFFERENT, ERROR_COLUMN: None, DIFFERENCES: len(found.differences),
             FIRST: lines[0] if lines else None}
+
+
+def _reason(message: str, location: str) -> str:
+    """The error of a file said in its row, without what the row's ``file`` already says."""
+    message = message.removeprefix("gguf: ")
+    for prefix in (f"cannot read {location}: ", f"{location} "):
+        if message.startswith(prefix):
+            return message[len(prefix):]
+    return message
 
 
 @dataclass(frozen=True)

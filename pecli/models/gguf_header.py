@@ -10,7 +10,7 @@ cannot hold, and keeps the metadata values as ``gguf.GGUFReader`` gives them (``
 a scalar as a Python number, a string decoded as UTF-8, an array of scalars as a list), each key's
 value type, and the tensors' entries. Arrays of strings (a tokenizer's 128k tokens and 280k merges) are
 walked, never decoded or kept: one pass of a few hundred milliseconds where ``GGUFReader`` builds two
-NumPy arrays per string (half a minute for a Llama 3 header).
+NumPy arrays per string (31 s for a Llama 3 header on this project's 2-core machine, against 0.05 s).
 
 The bytes come from a :class:`Source`: a local file through a memory map (:class:`LocalFile`: a file of
 many gigabytes costs the pages of its header), or a remote one read by ranges as the walk needs them
