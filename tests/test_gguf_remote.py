@@ -43,9 +43,6 @@ def served(tmp_path_factory):
 
 @pytest.fixture
 def server(served, monkeypatch):
-    from pecli.models import gguf_remote
-
-    monkeypatch.setattr(gguf_remote, "TIMEOUT_SECONDS", 0.2)
     monkeypatch.setenv("HF_ENDPOINT", served[0].url)  # the Hub is this server (conftest keeps the real one offline)
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", False)
     served[0].reset()
@@ -84,7 +81,11 @@ def test_diff_against_a_url_is_the_diff_against_the_downloaded_file(served, serv
     ("ok/missing.gguf", "not found (HTTP 404)"),
     ("ok/short.gguf", "tokenizer.ggml.tokens claims 128,256 strings"),
 ], ids=["no-range", "redirect-loop", "lying-length", "truncated-body", "timeout", "404", "header-past-the-end"])
-def test_a_bad_server_or_file_is_one_line_and_exit_2(served, server, invoke, where, words):
+def test_a_bad_server_or_file_is_one_line_and_exit_2(served, server, invoke, monkeypatch, where, words):
+    from pecli.models import gguf_remote
+
+    if where.startswith("slow/"):  # the server answers after 1 s
+        monkeypatch.setattr(gguf_remote, "TIMEOUT_SECONDS", 0.2)
     result = invoke("diff", "--hf-config", str(served[1] / "config.json"), "--gguf", f"{server.url}/{where}")
     assert result.exit_code == 2, result.stderr
     assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"pecli: error: gguf: ")
@@ -167,3 +168,20 @@ def test_the_header_walk_reads_what_gguf_reader_reads(tmp_path, name, bug):
     assert types == {k: f.types[0].name for k, f in expected.items()}
     want = {t.name.removesuffix(".weight"): np.asarray(t.data, dtype=np.float64) for t in reader.tensors}
     assert set(tensors) == set(want) and all(np.array_equal(tensors[k], want[k]) for k in want)
+
+
+def test_threads_processes_and_dask_write_the_same_report(served, server, run_main, tmp_path):
+    files = ("--gguf", f"{server.url}/ok/real.gguf", "--gguf", str(served[1] / "wrong.gguf"))
+    command = ("diff", "--hf-config", str(served[1] / "config.json"), *files, "-q", "-o")
+    assert run_main(*command, "threads.jsonl").returncode == 1
+    assert run_main(*command, "two.jsonl", "--jobs", "2").returncode == 1
+    threads = (tmp_path / "threads.jsonl").read_bytes()
+    assert (tmp_path / "two.jsonl").read_bytes() == threads and threads.count(b"\n") == 2
+    pytest.importorskip("distributed", reason="the dask extra is not installed (the test extra installs it)")
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp://", host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        result = run_main(*command, "dask.jsonl", "--cluster", cluster.scheduler_address)
+    assert result.returncode == 1, result.stderr
+    assert (tmp_path / "dask.jsonl").read_bytes() == threads
