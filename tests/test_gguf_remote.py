@@ -144,9 +144,11 @@ def test_two_files_without_a_config_still_compare_the_second_with_the_first(serv
 @pytest.mark.parametrize("args", [("--gguf", "{folder}", "-o", "x.csv"),
                                   ("--hf-config", "{folder}/config.json", "--gguf", "{folder}/nothing*.gguf"),
                                   ("--hf-config", "{folder}/config.json", "--gguf", "@{folder}/missing.txt"),
+                                  ("--hf-config", "{folder}/config.json", "--gguf", "@{folder}/itself.txt"),
                                   ("--hf-config", "{folder}/config.json", "--gguf", "{folder}", "--jobs", "2",
                                    "--cluster", "tcp://127.0.0.1:1")])
 def test_a_collection_asked_wrongly_is_one_line_and_exit_2(served, invoke, args):
+    (served[1] / "itself.txt").write_text("@itself.txt\n")
     result = invoke("diff", *[a.format(folder=served[1]) for a in args])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
 

@@ -103,6 +103,10 @@ def _listed(path: str) -> list[str]:
     items = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
     if not items:
         raise ConfigError("gguf", f"the list @{path} names no file")
+    nested = next((item for item in items if item.startswith("@")), None)
+    if nested is not None:
+        raise ConfigError("gguf", f"the list @{path} names another list ({nested}); a list names files, folders, "
+                          "globs and URLs")
     return locations([item if is_remote(item) or os.path.isabs(item) else str(folder / item) for item in items])
 
 
