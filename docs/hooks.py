@@ -2,8 +2,11 @@
 
 - ``<!-- help: NAME -->`` on a command page becomes ``pecli NAME --help`` as pecli prints it (plain,
   88 columns): the options come from the same declarations as the command line's.
-- ``<!-- extend-methods -->`` becomes the table of ``pecli extend``'s candidates, one row per scaling
-  record that says what extend may build from it (``pecli.schemes.rope_scaling.SCALINGS``).
+- ``<!-- extend-methods -->`` … ``<!-- /extend-methods -->`` holds the table of ``pecli extend``'s
+  candidates, one row per scaling record that says what extend may build from it
+  (``pecli.schemes.rope_scaling.SCALINGS``): written into the page, so that it reads on a forge or in an
+  editor too, and rewritten from the records when the site is built (``tests/test_docs.py`` fails when
+  the page's copy is stale; ``python docs/hooks.py`` rewrites it).
 - ``contributing.md`` is the repository's ``CONTRIBUTING.md``, added to the site as it is.
 - The docstrings mkdocstrings renders on the Library page are numpydoc, whose cross-references are
   Sphinx roles (``:func:`pecli.encode```, ``:class:`~pecli.CheckReport```) that Markdown leaves as
@@ -21,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HELP = re.compile(r"^<!-- help: ([a-z]+) -->$", flags=re.M)
-METHODS = "<!-- extend-methods -->"
+METHODS = re.compile(r"<!-- extend-methods -->\n.*?<!-- /extend-methods -->", flags=re.S)
 #: A Sphinx role around the code Markdown made of its target: ``:func:<code>~a.b</code>``.
 ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|obj|exc|const|type|term|ref):<code>(~?)([^<]*)</code>")
 #: A paragraph that ends with reStructuredText's ``::`` (a literal block follows).
@@ -83,5 +86,18 @@ def on_files(files, config):
     return files
 
 
+def with_methods(markdown: str) -> str:
+    """``markdown`` with the region between the extend-methods markers holding :func:`extend_methods`."""
+    return METHODS.sub(lambda m: f"<!-- extend-methods -->\n{extend_methods()}\n<!-- /extend-methods -->", markdown)
+
+
 def on_page_markdown(markdown, page, config, files):
-    return with_help(markdown).replace(METHODS, extend_methods())
+    return with_methods(with_help(markdown))
+
+
+if __name__ == "__main__":  # rewrite the generated regions of the pages from the declarations
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    extend_page = ROOT / "docs" / "commands" / "extend.md"
+    extend_page.write_text(with_methods(extend_page.read_text(encoding="utf-8")), encoding="utf-8")

@@ -13,12 +13,17 @@ safetensors). Each toy has the names and shapes of the real thing at a size that
 - ``k.npy``: a (256, 64) k projection of two heads of 128, in HuggingFace's layout;
 - ``gpt2-toy.safetensors``: GPT-2's names (``wpe.weight``), a learned table of 64 positions of 16 on a
   straight line, one unit apart;
-- ``gemma-3-4b.json``: Gemma 3 4B's text config (per-layer bases, a linear scaling on the global layers).
+- ``gemma-3-4b.json``: Gemma 3 4B's text config (per-layer bases, a linear scaling on the global layers);
+- ``toy-llama/config.json``: the Llama's folder, as ``from_pretrained`` and ``--hf-config`` take it;
+- ``toy.gguf`` (with the ``gguf`` package, which the ``gguf`` and ``test`` extras bring): the Llama's
+  position keys as ``convert_hf_to_gguf.py`` writes them, and no weights; ``toy-base.gguf`` the same with
+  ``llama.rope.freq_base`` 500,000, a converter's slip.
 """
 
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 
@@ -70,6 +75,31 @@ def main() -> None:
                           ("toy-config.json", LLAMA), ("gemma-3-4b.json", GEMMA)):
         with open(name, "w", encoding="utf-8") as stream:
             json.dump(content, stream, indent=2)
+    os.makedirs("toy-llama", exist_ok=True)
+    with open(os.path.join("toy-llama", "config.json"), "w", encoding="utf-8") as stream:
+        json.dump(LLAMA, stream, indent=2)
+    try:
+        import gguf  # noqa: F401
+    except ModuleNotFoundError:
+        return
+    gguf_file("toy.gguf", LLAMA["rope_theta"])
+    gguf_file("toy-base.gguf", 500000.0)
+
+
+def gguf_file(path: str, base: float) -> None:
+    """The toy Llama's keys in a weightless GGUF file, typed as llama.cpp's converter types them."""
+    import gguf
+
+    writer = gguf.GGUFWriter(path, "llama")
+    for key, value in (("block_count", LAYERS), ("context_length", LLAMA["max_position_embeddings"]),
+                       ("embedding_length", HIDDEN), ("attention.head_count", HEADS),
+                       ("attention.head_count_kv", KV_HEADS), ("rope.dimension_count", HEAD_DIM)):
+        writer.add_uint32(f"llama.{key}", value)
+    writer.add_float32("llama.rope.freq_base", base)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
 
 
 if __name__ == "__main__":

@@ -13,8 +13,10 @@ The library API, for notebooks and scripts (nothing here needs the command line)
     side_by_side = pecli.compare([rope, pecli.build_scheme("alibi")], length=1024)
     rows = pecli.sweep("distinguishability", {"base": [1e4, 1e6]}, scheme="rope", length=4096).rows
     figure, notes = pecli.plot("dot-distance", rope, length=2048)
-    plan = pecli.model_plan("config.json")                       # a model's layer groups
+    plan = pecli.model_plan("config.json")                       # a model's layer groups (a folder, a .gguf)
     sliding = pecli.model_scheme("config.json", layer=0)          # the scheme of one layer
+    report = pecli.verify(rope, cos=my_cos, sin=my_sin)            # your arrays against the scheme's
+    found = pecli.diff("config.json", "model.gguf")                # does the GGUF encode positions as the model?
 
 ``pecli.SCHEMES`` is the registry of schemes and ``pecli.ANALYSES`` that of the properties. Names are
 imported on first use, so ``import pecli`` stays light.
@@ -39,7 +41,6 @@ _EXPORTS = {
     "spectrum": "pecli.analysis.spectrum",
     "base_lower_bound": "pecli.analysis.spectrum",
     "compare": "pecli.analysis.comparison",
-    "extension_report": "pecli.analysis.extension",
     "Comparison": "pecli.analysis.comparison",
     "sweep": "pecli.sweeps",
     "VectorEncoding": "pecli.schemes.encoded",
@@ -60,21 +61,118 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-def model_plan(config: str | dict[str, Any], *, scheme: Any = None):
+def model_plan(config: Any, *, scheme: Any = None):
     """The :class:`~pecli.models.plan.PositionPlan` of a HuggingFace model: its layer groups, each with
     its layers, the scheme options that reproduce it (None: no position encoding) and the keys read.
 
-    ``config`` is the path of a ``config.json`` or its parsed contents; ``scheme="rope"`` (or a rope
-    scheme object, or its class) reads a Qwen-VL model as the 1-D RoPE of its text. Raises
-    :class:`~pecli.errors.ConfigError` as the command line does (one line naming the key), also when
-    a group's options are ones its scheme refuses (every group's scheme is built to see).
+    ``config`` is the path of a ``config.json``, of the model's folder (its ``config.json``, as
+    ``from_pretrained`` takes it) or of a GGUF file (``.gguf``, as ``--gguf`` reads it; needs
+    ``pecli[gguf]``), or a parsed ``config.json``; ``scheme="rope"`` (or a rope scheme object, or its
+    class) reads a Qwen-VL model as the 1-D RoPE of its text. Raises :class:`~pecli.errors.ConfigError`
+    as the command line does (one line naming the key), also when a group's options are ones its scheme
+    refuses (every group's scheme is built to see).
     """
-    from pecli.models.reading import check_plan_schemes, plan_of_config, read_plan
+    from pecli.models.reading import check_plan_schemes, model_plan as read_model, plan_of_config, read_plan
 
     scheme = getattr(scheme, "name", scheme)
-    plan = plan_of_config(config, "config", scheme) if isinstance(config, dict) else read_plan(str(config), scheme)
+    if isinstance(config, dict):
+        plan = plan_of_config(config, "config", scheme)
+    elif _is_gguf(config):
+        plan = read_model(None, None, gguf=str(config))
+    else:
+        plan = read_plan(str(config), scheme)
     check_plan_schemes(plan)  # a base of NaN and the like: refused as every command refuses it
     return plan
+
+
+def _is_gguf(path: Any) -> bool:
+    """Whether ``path`` names a GGUF file: its suffix, or its first four bytes (``GGUF``)."""
+    import os
+
+    if isinstance(path, dict) or not isinstance(path, (str, os.PathLike)):
+        return False
+    if str(path).lower().endswith(".gguf"):
+        return True
+    try:
+        with open(path, "rb") as stream:
+            return stream.read(4) == b"GGUF"
+    except OSError:
+        return False
+
+
+def _plan_of(model: Any, argument: str):
+    """A plan given as one (returned as it is), else read by :func:`model_plan`."""
+    from pecli.models.plan import PositionPlan
+
+    if isinstance(model, PositionPlan):
+        return model
+    if not isinstance(model, (dict, str)) and not hasattr(model, "__fspath__"):
+        raise TypeError(f"{argument} is a model: the path of a config.json, a model folder or a .gguf, a parsed "
+                        f"config or a PositionPlan, not {type(model).__name__}")
+    return model_plan(model)
+
+
+def diff(reference: Any, candidate: Any):
+    """Whether ``candidate`` encodes positions as ``reference`` does, group by group, as ``pecli diff``:
+    each a ``config.json`` (or a model folder), a GGUF file, a parsed config or a
+    :class:`~pecli.models.plan.PositionPlan`.
+
+    Returns a :class:`~pecli.models.plan_diff.PlanDiff`: ``same``, and ``differences``, each with the key
+    on either side, both values and its effect (``lines()`` as the command prints them). A GGUF
+    candidate's side is named ``gguf`` against ``hf``; two configs' ``new`` against ``old``.
+    """
+    from pecli.models.plan_diff import diff_plans
+
+    gguf = _is_gguf(candidate)
+    return diff_plans(_plan_of(candidate, "candidate"), _plan_of(reference, "reference"),
+                      "gguf" if gguf else "new", "hf" if gguf else "old")
+
+
+def verify(scheme: Any, positions: Any = None, *, max_memory: Any = None, **arrays: Any):
+    """Check your own position-encoding arrays against ``scheme``, as ``pecli verify``: ``cos`` and ``sin``
+    (rope: (P, r) in either layout, or (P, r/2)), ``inv_freq``, ``slopes`` or ``bias`` (alibi), ``table``
+    (sinusoidal), ``buckets`` (t5) or ``position_ids`` (mrope), each an array or the path of an ``.npy``
+    file, at ``positions`` (default 0 … P − 1).
+
+    ``scheme`` is a scheme object (:func:`build_scheme`, :func:`model_scheme`). Each value is held to how
+    it is stored (float32, float16, bfloat16), and when the arrays differ each known cause is tested and
+    those that explain them are named. Returns a :class:`~pecli.analysis.verify_report.VerifyReport`:
+    ``match``, the largest error and where, ``diagnosis`` (each with its ``code``: layout, base,
+    precision, …); in a notebook it shows as a table.
+    """
+    import os
+
+    from pecli.analysis.verify import position_ids, verify_arrays
+    from pecli.io import load_array
+    from pecli.memory import memory_budget
+    from pecli.schemes import Scheme
+
+    if not isinstance(scheme, Scheme):
+        raise TypeError(f"verify() takes a scheme object as scheme (pecli.build_scheme, pecli.model_scheme), "
+                        f"got {type(scheme).__name__}")
+    budget = memory_budget(max_memory)
+    loaded = {key: load_array(value, key=key, max_bytes=budget) if isinstance(value, (str, os.PathLike)) else value
+              for key, value in arrays.items()}
+    ids = None if positions is None else position_ids(positions)
+    return verify_arrays(scheme, ids, max_bytes=budget, **loaded)
+
+
+def extension_report(config: Any, target: Any, **options: Any):
+    """The RoPE changes that take a model to ``target`` tokens, measured and ranked, as ``pecli extend``:
+    ``config`` is the path of a ``config.json`` (or the model's folder) as :func:`model_plan` takes it, or
+    its parsed contents; ``options`` as :func:`pecli.analysis.extension.extension_report`
+    (``train_length``, ``method`` and ``factor``, ``pick``, ``max_bytes``)."""
+    import os
+
+    from pecli.analysis.extension import extension_report as report
+
+    if isinstance(config, (str, os.PathLike)):
+        from pecli.config_files import read_json
+
+        source = str(config)
+        config = read_json(source, "hf_config")
+        return report(config, target, source, **options)
+    return report(config, target, **options)
 
 
 def model_scheme(config: str | dict[str, Any], *, layer: int | None = None, group: str | None = None, length: int = 512):
@@ -260,4 +358,5 @@ def plot(kind: str, scheme, *, length: int = 512, dtype: str | None = None, titl
     return figure(kind, PlotRequest(scheme, int(length), None, dtype, options, given), Style(title=title))
 
 
-__all__ = ["__version__", "build_scheme", "check", "encode", "model_plan", "model_scheme", "plot", "preset", *_EXPORTS]
+__all__ = ["__version__", "build_scheme", "check", "diff", "encode", "extension_report", "model_plan", "model_scheme", "plot",
+           "preset", "verify", *_EXPORTS]

@@ -411,9 +411,15 @@ def split_keys(options: Mapping[str, Any], command: Mapping[str, Setting]) -> So
 def _unknown_key(key: str, name: str, cls: type[Scheme], command: Mapping[str, Setting]) -> ConfigError:
     other = sorted(n for n, c in SCHEMES.items() if key in scheme_parameters(c))
     valid = list(dict.fromkeys([*command, *scheme_parameters(cls)]))
-    guess = difflib.get_close_matches(key, valid, n=1, cutoff=0.75)
+    aliases = {alias: target for alias, target in getattr(cls, "aliases", {}).items() if alias not in valid}
+    guess = difflib.get_close_matches(key, [*valid, *aliases], n=1, cutoff=0.75)
     hint = f"; it is a parameter of {', '.join(other)}" if other else f"; did you mean {guess[0]}?" if guess else ""
-    return ConfigError(key, f"unknown key for scheme {name!r}{hint} (valid keys: {', '.join(valid)})")
+    # each key with the spellings it also answers to (base: rope_theta), as every door accepts them
+    spelled = {target: [a for a, t in aliases.items() if t == target] for target in valid}
+    shown = [f"{k} (or {', '.join(spelled[k])})" if spelled[k] else k for k in valid]
+    others = {t: [a for a, u in aliases.items() if u == t] for t in aliases.values() if t not in valid}
+    shown += [f"{t} (or {', '.join(names)})" for t, names in others.items()]
+    return ConfigError(key, f"unknown key for scheme {name!r}{hint} (valid keys: {', '.join(shown)})")
 
 
 def build_and_place(keys: SortedKeys, settings: tuple[Setting, ...], plan: PositionPlan | None = None) -> Spec:

@@ -27,6 +27,7 @@ MAX_NODES = 100_000
 MAX_DEPTH = 64
 
 _LEADING_ZERO = re.compile(r"^[-+]?0[0-9_]+$")
+_EXPONENT_FLOAT = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$")
 
 
 @functools.cache
@@ -40,6 +41,9 @@ def _strict_loader() -> type:
 
     StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
     StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+    # YAML 1.1 wants a dot and a signed exponent in a float (1.0e+6): 1e6 and 1.5e3 would be strings, which
+    # a block (rope_scaling) then refuses as "not a number". Read them as YAML 1.2 and JSON do, as numbers.
+    StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+.0123456789"))
     return StrictLoader
 
 
@@ -53,6 +57,10 @@ def _construct_mapping(loader: Any, node: Any, deep: bool = False) -> dict[Any, 
     return loader.construct_mapping(node, deep=deep)
 
 
+class _LongInteger(Exception):
+    """An integer with more digits than Python converts (``sys.get_int_max_str_digits``): (line, digits)."""
+
+
 def _construct_int(loader: Any, node: Any) -> int:
     import yaml
 
@@ -62,7 +70,30 @@ def _construct_int(loader: Any, node: Any) -> int:
             "config", f"{text} at line {node.start_mark.line + 1} has a leading zero (YAML 1.1 reads it as octal); "
             "write it without the zero"
         )
+    digits = sum(char.isdigit() for char in str(text))
+    if digits > max_int_digits():
+        raise _LongInteger(node.start_mark.line + 1, digits)
     return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+
+def max_int_digits() -> int:
+    """The most digits an integer in a document may have: Python's own limit on converting a string to an
+    int (4,300 by default; 0 means none, and pecli keeps 4,300 then too)."""
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    return limit or 4300
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > max_int_digits():
+        raise _LongInteger(None, len(text.lstrip("-")))
+    return int(text)
+
+
+def _long_integer(key: str, where: str, error: _LongInteger) -> ConfigError:
+    line, digits = error.args
+    at = f" (line {line})" if line is not None else ""
+    return ConfigError(key, f"{where} holds an integer of {digits:,} digits{at}, more than the {max_int_digits():,} "
+                            "Python reads; no value pecli takes is that long")
 
 
 def _expanded_size(node: Any) -> int:
@@ -123,6 +154,8 @@ def parse_yaml(text: str, where: str) -> Any:
         return loader.construct_document(node)
     except RecursionError:
         raise ConfigError("config", f"{where} is nested too deeply") from None
+    except _LongInteger as error:
+        raise _long_integer("config", where, error) from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark is not None else ""
@@ -160,10 +193,17 @@ def read_text(path: str, key: str = "config") -> str:
 
 
 def read_json(path: str, key: str) -> Any:
-    """The value of the JSON file ``path`` (UTF-8, at most :data:`MAX_FILE_BYTES`, not nested absurdly)."""
+    """The value of the JSON file ``path`` (UTF-8, at most :data:`MAX_FILE_BYTES`, not nested absurdly); for
+    ``hf_config``, a model's folder stands for its ``config.json``, as ``from_pretrained`` takes it."""
+    if key == "hf_config" and path not in ("", "-") and os.path.isdir(path):
+        if not os.path.isfile(os.path.join(path, "config.json")):
+            raise ConfigError(key, f"{path} is a folder without a config.json; give the model's folder or its config.json")
+        path = os.path.join(path, "config.json")
     text = read_text(path, key)
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_json_int)
+    except _LongInteger as error:
+        raise _long_integer(key, path, error) from None
     except RecursionError:
         raise ConfigError(key, f"{path} is nested too deeply") from None
     except ValueError as error:

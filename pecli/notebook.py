@@ -27,6 +27,13 @@ class Tabular:
     def _repr_html_(self) -> str:
         return html_table(self.table_title(), self.table_rows())
 
+    def __repr__(self) -> str:
+        """A short plain-text summary (outside a notebook): the title, then the first rows' leading
+        columns; ``to_frame()`` and the fields hold everything."""
+        return text_summary(type(self).__name__, self.table_title(), self.table_rows())
+
+    __str__ = __repr__
+
     def to_frame(self):
         """The rows as a :class:`pandas.DataFrame` (pandas is needed only here)."""
         try:
@@ -34,6 +41,38 @@ class Tabular:
         except ModuleNotFoundError:
             raise ModuleNotFoundError("to_frame() needs pandas: pip install pandas") from None
         return pandas.DataFrame(self.table_rows())
+
+
+#: What a plain-text summary shows at most: rows, characters a line, characters a cell.
+SUMMARY_ROWS, SUMMARY_WIDTH, SUMMARY_CELL = 12, 100, 40
+
+
+def text_summary(kind: str, title: str, rows: list[dict[str, Any]]) -> str:
+    """``<Kind: title>`` over the first :data:`SUMMARY_ROWS` rows, as many leading columns as fit in
+    :data:`SUMMARY_WIDTH` characters (a cell cut past :data:`SUMMARY_CELL`), and a line saying what was left out."""
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    shown_rows = rows[:SUMMARY_ROWS]
+
+    def cell(value: Any) -> str:
+        text = cell_text(value).replace("\n", " ")
+        return text if len(text) <= SUMMARY_CELL else text[: SUMMARY_CELL - 1] + "…"
+
+    grid = [[cell(row.get(c)) for c in columns] for row in shown_rows]
+    widths = [max([len(str(c)), *(len(line[i]) for line in grid)]) for i, c in enumerate(columns)]
+    kept, used = 0, 2
+    while kept < len(columns) and used + widths[kept] <= SUMMARY_WIDTH:
+        used += widths[kept] + 2
+        kept += 1
+    kept = max(kept, 1) if columns else 0
+    lines = [f"<{kind}: {title}>"]
+    if kept:
+        lines.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(columns[:kept], widths)).rstrip())
+        lines += ["  " + "  ".join(v.ljust(w) for v, w in zip(line[:kept], widths)).rstrip() for line in grid]
+    left = [f"{len(rows) - len(shown_rows)} more rows"] if len(rows) > len(shown_rows) else []
+    left += [f"columns {', '.join(map(str, columns[kept:]))}"] if kept < len(columns) else []
+    if left:
+        lines.append(f"  ({' and '.join(left)}: .to_frame() has them all)")
+    return "\n".join(lines)
 
 
 def html_table(title: str, rows: list[dict[str, Any]]) -> str:

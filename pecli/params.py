@@ -183,6 +183,9 @@ def excerpt(value: Any) -> str:
     if isinstance(value, (list, tuple, dict)) and len(value) > 8:
         text = f"a {type(value).__name__} of {len(value)} items"
         return text
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 196:
+        # past 59 digits repr would be cut anyway; past 4300, Python refuses to write it at all
+        return f"an integer of about {math.floor(value.bit_length() * math.log10(2)) + 1:,} digits"
     text = repr(value)
     return text if len(text) <= EXCERPT else text[: EXCERPT - 1] + "…"
 

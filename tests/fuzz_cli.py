@@ -49,6 +49,9 @@ def make_files(folder: Path) -> list[str]:
         "t5.json": b'{"model_type": "t5", "d_model": 32, "num_heads": 2, "num_layers": 2, "num_decoder_layers": 3}',
         "layers.json": b'{"model_type": "qwen2", "hidden_size": 32, "num_attention_heads": 2, "num_hidden_layers": 3, '
                        b'"layer_types": ["full_attention"], "per_layer_config": {"9": {"use_rope": false}}}',
+        # keys of the wrong kind (round four): a string base, a NaN length, a per-type block that is a list
+        "kinds.json": b'{"model_type": "gemma3_text", "num_hidden_layers": 2, "rope_theta": "5e5", '
+                      b'"max_position_embeddings": NaN, "rope_parameters": {"sliding_attention": [1]}, "_pecli_moved": 1}',
     }
     for name, data in files.items():
         (folder / name).write_bytes(data)

@@ -25,8 +25,8 @@ def page(name: str) -> str:
 
 #: The two quick-start commands: each works on its own on a fresh machine (the issue; .ci/run runs the second).
 QUICK_START = [
-    'python -m venv .venv && . .venv/bin/activate && pip install -e . && pecli encode',
-    'python -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest -n auto',
+    'python3 -m venv .venv && . .venv/bin/activate && pip install -e . && pecli encode',
+    'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest -n auto',
 ]
 
 #: The example commands of the foundation issue, documented on the page of `pecli encode`.
@@ -347,3 +347,39 @@ def test_every_role_in_the_library_docstrings_is_one_the_site_turns_into_code():
         for role in re.finditer(r":[a-z:]+:`[^`]*`", doc):
             html = re.sub(r"`([^`]*)`", r"<code>\1</code>", role.group(0))
             assert not re.search(r":[a-z]+:", hooks.plain_roles(html)), f"{name}: {role.group(0)} stays raw"
+
+
+# -- pages read off the site (a forge, an editor) ------------------------------------------------------------
+def test_extend_methods_on_the_page_are_the_records():
+    """extend.md holds its table of candidates in the Markdown itself (``python docs/hooks.py`` rewrites it)."""
+    hooks = _hooks()
+    text = page("commands/extend.md")
+    start, end = text.index("<!-- extend-methods -->\n"), text.index("\n<!-- /extend-methods -->")
+    assert text[start + len("<!-- extend-methods -->\n"):end] == hooks.extend_methods()
+    assert hooks.with_methods(text) == text
+
+
+@pytest.mark.parametrize("path", sorted(DOCS.rglob("*.md")), ids=lambda p: str(p.relative_to(DOCS)))
+def test_a_page_read_off_the_site_says_where_its_generated_parts_live(path):
+    """What only the site fills in is named in words beside its marker: a command's options (its --help),
+    the Library page's docstrings, CONTRIBUTING.md's place."""
+    text = path.read_text(encoding="utf-8")
+    for match in re.finditer(r"^<!-- help: ([a-z]+) -->$", text, flags=re.M):
+        before = text[: match.start()].rstrip().rsplit("\n", 1)[-1]
+        assert f"`pecli {match.group(1)} --help`" in before, path
+    if re.search(r"^::: ", text, flags=re.M):
+        assert "help(pecli.encode)" in text, path
+    for match in re.finditer(r"\]\(contributing\.md\)", text):
+        assert "CONTRIBUTING.md" in text[max(0, match.start() - 200): match.end() + 120], path
+
+
+def test_readmes_examples_write_nothing_into_the_checkout():
+    """A file an example writes goes outside the checkout (``/tmp``), so that trying README leaves no
+    untracked ``rope.npz`` or ``dot.png`` behind."""
+    for example in page_examples("README.md"):
+        if isinstance(example, tuple):
+            continue
+        words = example.words
+        for at, word in enumerate(words):
+            if word in ("--out", "-o"):
+                assert words[at + 1].startswith("/tmp/"), example.line

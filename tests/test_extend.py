@@ -57,19 +57,16 @@ def test_every_patch_reads_in_pecli_as_transformers_reads_it(path):
         kind = block.get("rope_type", block.get("type"))
         allowed = [ATTENTION_KEY_WARNING.format(kind)] if "mscale_all_dim" in block and kind != "yarn" else []
         assert reference["warnings"] == allowed, (key, reference["warnings"])
-        pairs = read_back(patched(config, _without_attention_keys(patch, kind)), target).frequency_pairs()
+        # the patched config exactly as written (DeepSeek's mscale_all_dim under llama3 too), read by pecli
+        merged = patched(config, patch)
+        pairs = read_back(merged, target).frequency_pairs()
         np.testing.assert_allclose(pairs.inv_freq, reference["inv_freq"], rtol=2e-6, err_msg=key)
         assert pairs.attention_scaling == pytest.approx(reference["attention_scaling"], rel=1e-6), key
         # the logit scale pecli reports, from the patch's block: transformers' attention_scaling² × DeepSeek's mscale²
         assert logit_scale(block, pairs.attention_scaling, config["model_type"]) == pytest.approx(reference["logit_scale"], rel=1e-6), key
-
-
-def _without_attention_keys(patch: dict, kind: str | None) -> dict:
-    """pecli's config reader takes mscale_all_dim under yarn only; the frequencies never read it."""
-    block = patch.get("rope_scaling")
-    if kind == "yarn" or not isinstance(block, dict) or "mscale_all_dim" not in block:
-        return patch
-    return {**patch, "rope_scaling": {k: v for k, v in block.items() if k != "mscale_all_dim"}}
+        # and the one every command reports for the patched model (inspect config, wavelengths, check)
+        group = next(g for g in plan_of(merged, key).groups if g.options is not None)
+        assert group.logit_scale.factor == pytest.approx(reference["logit_scale"], rel=1e-6), key
 
 
 def _theta(patch: dict) -> float:
@@ -196,3 +193,23 @@ def test_models_extend_cannot_change(invoke, tmp_path, config, words):
     path.write_text(json.dumps(config))
     result = invoke("extend", "--hf-config", str(path), "--target", "1000000")
     assert result.exit_code == 2 and words in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("method", ["llama3", "linear"])
+def test_an_mla_models_patch_is_read_by_every_command(invoke, tmp_path, method):
+    """DeepSeek-V3's llama3 and linear patches keep mscale_all_dim (its attention reads it under every rope
+    type but default: ``yarn_apply_mscale``); pecli's own commands read the patched config, the softmax
+    factor mscale(s, 1)² with s = 327,680 / 4,096 = 80: (0.1 ln 80 + 1)² = 2.0678."""
+    source = Path(__file__).parent.parent / "sample_configs" / "hf" / "deepseek-ai--deepseek-v3.json"
+    out = tmp_path / "patch.json"
+    assert invoke("extend", "--hf-config", source, "--target", "327680", "--pick", method, "-o", out).exit_code == 0
+    patch = json.loads(out.read_text())
+    assert patch["rope_scaling"]["mscale_all_dim"] == 1.0
+    merged = tmp_path / "config.json"
+    merged.write_text(json.dumps(patched(json.loads(source.read_text()), patch)))
+    for command in (("wavelengths",), ("check", "relativity", "--length", "64")):
+        result = invoke(*command, "--hf-config", merged)
+        assert result.exit_code == 0, result.stderr
+    plan = json.loads(invoke("inspect", "config", "--hf-config", merged, "--json").stdout)
+    assert plan["groups"][0]["logit_scale"] == pytest.approx((0.1 * math.log(80) + 1) ** 2, rel=1e-12)
+    assert "mscale_all_dim" not in plan["groups"][0]["options"]["rope_scaling"]

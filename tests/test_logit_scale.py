@@ -147,3 +147,69 @@ def test_the_logit_scale_file_covers_the_model_context_not_a_chunk(invoke, tmp_p
         nope = archive["nope/logit_scale"]
         assert nope.shape == (20000,) and archive["chunked_attention/logit_scale"].shape == (20000,)
         assert nope[16383] == pytest.approx(1 + 0.1 * math.log(3)) and nope[16382] == pytest.approx(1 + 0.1 * math.log(2))
+
+
+SOFTMAX = json.loads((ROOT / "tests" / "fixtures" / "models" / "logit" / "softmax.json").read_text())["cases"]
+
+
+def whole_config(case: str) -> dict:
+    kind, name = case.split(":")
+    if kind == "published":
+        return sample(name)
+    for folder in ("rope", "other"):
+        path = ROOT / "tests" / "fixtures" / "models" / folder / f"{name}.json"
+        if path.exists():
+            return json.loads(path.read_text())["config"]
+    raise FileNotFoundError(case)
+
+
+def test_every_groups_softmax_scale_is_its_attention_modules():
+    """Each layer's self.scaling in transformers (softmax.json, generate_softmax.py) is the group's softmax
+    scale times its position part, or pecli says it does not know it; never another number."""
+    from pecli.errors import ConfigError
+    from pecli.models.logit_scale import UNKNOWN_SOFTMAX_TYPES
+
+    checked = 0
+    for case, found in SOFTMAX.items():
+        try:
+            plan = plan_of(whole_config(case), case)
+        except ConfigError:  # a model pecli refuses to read (said in one line)
+            continue
+        for group in plan.groups:
+            for layer in group.layers:
+                expected = found["scaling"][layer] if layer < len(found["scaling"]) else None
+                if expected is None:  # no softmax attention in that layer (a linear-attention or recurrent block)
+                    continue
+                if group.softmax.value is None:
+                    assert found["model_type"] in UNKNOWN_SOFTMAX_TYPES, case
+                    continue
+                whole = group.softmax.value * group.softmax_position_part
+                assert whole == pytest.approx(expected, rel=1e-9), (case, group.name, layer, group.softmax)
+                checked += 1
+    assert checked > 3000
+
+
+def test_gemma3_27b_tells_its_window_and_its_softmax_scale(invoke):
+    # Gemma3Attention: self.scaling = query_pre_attn_scalar ** -0.5 = 168^-0.5, 0.873 of 1/√128; its
+    # sliding layers attend to sliding_window = 1,024 tokens.
+    path = ROOT / "sample_configs" / "hf" / "google--gemma-3-27b-it.json"
+    result = invoke("inspect", "config", "--hf-config", path)
+    assert result.exit_code == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "attention: a sliding window of 1,024 tokens (sliding_window)" in text
+    assert "softmax scale (the attention's scaling): 0.07715 = query_pre_attn_scalar 168^-0.5 (0.8729 × 1/√128)" in text
+    document = json.loads(invoke("inspect", "config", "--hf-config", path, "--json").stdout)
+    sliding, full = document["groups"]
+    assert sliding["window"] == {"key": "sliding_window", "tokens": 1024} and full["window"] is None
+    assert full["softmax_scale"]["value"] == pytest.approx(168 ** -0.5, rel=1e-12)
+    assert full["softmax_scale"]["value"] * math.sqrt(128) == pytest.approx(0.87287, rel=1e-5)
+    assert full["softmax_scale"]["from"] == "query_pre_attn_scalar 168^-0.5"
+
+
+def test_wavelengths_names_the_key_its_training_length_comes_from(invoke):
+    # Gemma 3 pre-trained at 32K; its config says max_position_embeddings 131,072, which is all pecli knows
+    path = ROOT / "sample_configs" / "hf" / "google--gemma-3-27b-it.json"
+    result = invoke("wavelengths", "--hf-config", path, "--layer", "5")
+    assert "training length T = 131,072 (max_position_embeddings;" in " ".join(result.stdout.split())
+    llama = invoke("wavelengths", "--hf-config", ROOT / "sample_configs" / "hf" / "meta-llama--llama-3.1-8b.json", "--json")
+    assert json.loads(llama.stdout)["train_length_from"] == "original_max_position_embeddings"

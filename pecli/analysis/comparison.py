@@ -54,7 +54,7 @@ class ComparedScheme:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Comparison(Tabular):
     """The rows of :func:`compare` and the footnotes they point to."""
 

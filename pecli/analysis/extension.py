@@ -93,7 +93,7 @@ class Candidate:
                 "dropped_keys": list(self.dropped), "why": self.why}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ExtensionReport(Tabular):
     """``pecli extend``'s document: the target, the model as trained, the candidates best first."""
 

@@ -15,7 +15,7 @@ from pecli.notebook import Tabular
 VERDICTS = ("pass", "warn", "fail", "n/a")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PropertyResult(Tabular):
     """The outcome of one property check on one scheme.
 
@@ -90,7 +90,7 @@ class PropertyResult(Tabular):
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CheckReport(Tabular):
     """What ``pecli check`` reports: the results of the selected properties on one scheme.
 

@@ -147,7 +147,7 @@ class SpectrumSummary:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Spectrum(Tabular):
     """The per-pair table and its summary for one scheme at one context length."""
 
@@ -167,7 +167,7 @@ class Spectrum(Tabular):
         return [dataclasses.asdict(row) for row in self.pairs]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class WavelengthReport(Tabular):
     """What ``pecli wavelengths`` reports: the spectrum of a scheme at a context, with the base bounds.
 
@@ -187,6 +187,9 @@ class WavelengthReport(Tabular):
     spectrum: Spectrum
     suggested_base: BaseBound | None = None
     out: str | None = None
+    #: Where T comes from: the key that gives it (``max_position_embeddings``, ``original_max_position_embeddings``)
+    #: or ``given``; None without T.
+    train_length_from: str | None = None
 
     def table_title(self) -> str:
         return self.spectrum.table_title()
@@ -206,6 +209,7 @@ class WavelengthReport(Tabular):
             "params": self.scheme.params(),
             "context": self.spectrum.context,
             "train_length": self.spectrum.train_length,
+            "train_length_from": self.train_length_from,
             "pairs": [row.to_dict() for row in self.spectrum.pairs],
             "summary": self.spectrum.summary.to_dict(),
             "out": self.out,
@@ -920,4 +924,5 @@ def wavelength_report(
             f"{scheme.name} turns its pairs over {scheme.position_rank} axes",
         )
     suggested = base_lower_bound(target_context, pairs.dim) if target_context else None
-    return WavelengthReport(scheme, table, suggested)
+    source = "given" if train_length else scheme.training_length_key if train is not None else None
+    return WavelengthReport(scheme, table, suggested, train_length_from=source)

@@ -17,7 +17,7 @@ class Diagnosis:
         return {"code": self.code, "message": self.message}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class VerifyReport(Tabular):
     """The verdict, the largest error and the worst error-to-tolerance ratio (each with where it is),
     and, when the arrays differ, the causes that explain them."""

@@ -191,6 +191,10 @@ def _measured(cos, sin, scheme: RopeScheme, positions, reference: Candidate, pre
                             + (", past half a radian here" if name == "float32" else ""),
                dataclasses.replace(reference, values=angle_values(_low_precision_angles(scheme, name)),
                                    slack=EPS[name]))
+    for name in ("bfloat16", "float16"):
+        yield ("precision", f"the angles p·θ were formed in float32 and rounded once to {name} (emb.to({name})): "
+                            "their rounding grows with the position",
+               dataclasses.replace(reference, values=angle_values(_rounded_angles(scheme, name)), slack=EPS[name]))
 
 
 def _common_ratio(cos: Rows, sin: Rows, reference: Candidate) -> float | None:
@@ -225,6 +229,21 @@ def _low_precision_angles(scheme: RopeScheme, name: str):
         with np.errstate(over="ignore", invalid="ignore"):
             p = cast(np.asarray(ids, dtype=np.float64), name).astype(np.float64)
             return cast(np.outer(p, theta), name).astype(np.float64)
+
+    return angles
+
+
+def _rounded_angles(scheme: RopeScheme, name: str):
+    """The angles formed in float32 (``positions.float() @ inv_freq.float()``) and then cast to ``name``
+    once, as code that moves its ``freqs`` to the model's dtype before cos and sin computes them."""
+    from pecli.dtypes import cast
+
+    theta = scheme.inv_freq.astype(np.float32)
+
+    def angles(ids: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            product = np.outer(np.asarray(ids, dtype=np.float32), theta).astype(np.float32)
+            return cast(product, name).astype(np.float64)
 
     return angles
 

@@ -38,7 +38,7 @@ from pecli.schemes.rope_scaling import SCALINGS
 CONFIG_OPTIONS: dict[str, Any] = {
     "config": make_option(Parameter("config", str, help="YAML file of options ('-' reads stdin)"), panel=CONFIG_PANEL),
     "hf_config": make_option(
-        Parameter("hf_config", str, help="a HuggingFace model config.json: its RoPE settings"), panel=CONFIG_PANEL
+        Parameter("hf_config", str, help="a HuggingFace model's config.json, or its folder: its RoPE settings"), panel=CONFIG_PANEL
     ),
     "model": make_option(
         Parameter("model", str, help="a HuggingFace model id ORG/NAME[@REVISION]: its config.json's RoPE settings, "

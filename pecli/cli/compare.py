@@ -23,7 +23,7 @@ SETTINGS = (
         default_text="the eight base schemes",
     ),
     *(check_parameters()[name] for name in ("dtype", "train_length", "train_grid", "strict")),  # as check's
-    Setting("hf_config", object, None, "add a HuggingFace config.json: a row per layer group (repeatable)"),
+    Setting("hf_config", object, None, "add a HuggingFace config.json (or model folder): a row per layer group (repeatable)"),
     Setting("model", object, None, "add a HuggingFace model ORG/NAME[@REVISION]: a row per layer group (repeatable)"),
     Setting("gguf", object, None, "add a GGUF file: a row per layer group (repeatable)"),
     *LAYER_SETTINGS,
@@ -37,7 +37,7 @@ GgufFiles = Annotated[Optional[list[str]], typer.Option("--gguf", help="add a GG
 @scheme_command(*SETTINGS, run_keys=("length",))
 def compare(
     spec: Spec,
-    hf_config: Annotated[Optional[list[str]], typer.Option("--hf-config", help="add a HuggingFace config.json: a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
+    hf_config: Annotated[Optional[list[str]], typer.Option("--hf-config", help="add a HuggingFace config.json (or model folder): a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
     model: Annotated[Optional[list[str]], typer.Option("--model", help="add a HuggingFace model ORG/NAME[@REVISION]: a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
     gguf: GgufFiles = None, json: JsonOption = False, quiet: QuietOption = False,
 ) -> None:
@@ -77,7 +77,7 @@ def compare(
         plan = model_plan(path, model_id, gguf=gguf_path).select(settings["layer"], settings["layer_group"])
         for warning in plan.warnings:
             message(f"pecli: warning: {warning}", quiet=quiet)
-        name = model_id if model_id is not None else Path(path or gguf_path).stem
+        name = model_id if model_id is not None else _label(path or gguf_path)
         encoded = [group for group in plan.groups if group.options is not None]
         for group in plan.groups:
             label = name if len(encoded) == 1 and group.options is not None else f"{name} {group.name}"
@@ -131,6 +131,11 @@ def _sized_by_checkpoint(name: str, params: dict[str, Any], spec: Spec) -> bool:
     from pecli.schemes import get_scheme_class
 
     return "weights" in get_scheme_class(name).parameters() and (params.get("weights") or spec.given_params.get("weights")) is not None
+
+
+def _label(path: str) -> str:
+    """How a row names a model given by path: its folder's name (``Llama-3.1-8B/``), else the file's stem."""
+    return Path(path).name if Path(path).is_dir() else Path(path).stem
 
 
 def _paths(value: Any, key: str = "hf_config") -> list[str]:

@@ -17,7 +17,7 @@ from pecli.cli.diff_collection import ClusterOption, JobsOption, OutOption
 from pecli.errors import ConfigError
 
 HfConfigs = Annotated[Optional[list[str]], typer.Option(
-    "--hf-config", help="a HuggingFace config.json (twice: compare two configs, the first as the reference)",
+    "--hf-config", help="a HuggingFace config.json or model folder (twice: compare two configs, the first as the reference)",
     rich_help_panel=CONFIG_PANEL, show_default=False)]
 Models = Annotated[Optional[list[str]], typer.Option(
     "--model", help="a HuggingFace model ORG/NAME[@REVISION] (twice: compare two revisions)",

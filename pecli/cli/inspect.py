@@ -98,9 +98,15 @@ def plan_text(plan):
         text.append(f"  {settings_text(group.options)}\n")
         if group.note:
             text.append(f"  {group.note}\n")
+        if group.window is not None:
+            key, size = group.window
+            shape = "chunks of" if key == "attention_chunk_size" else "a sliding window of"
+            text.append(f"  attention: {shape} {size:,} tokens ({key})\n")
+        if group.softmax is not None:
+            text.append(f"  softmax scale (the attention's scaling): {group.softmax.text(group.softmax_position_part)}\n")
         scale = group.logit_scale
         if not scale.is_unit:
-            text.append(f"  logit scale: {scale.text()}\n")
+            text.append(f"  logit scale of the position settings: {scale.text()}{logit_sources(group)}\n")
         text.append(f"  read: {', '.join(group.keys_read) or 'no key'}\n")
         if group.keys_defaulted:
             text.append(f"  defaulted: {', '.join(group.keys_defaulted)}\n")
@@ -108,6 +114,25 @@ def plan_text(plan):
         text.append(f"\nwarning: {warning}\n")
     text.rstrip()
     return text
+
+
+def logit_sources(group) -> str:
+    """Where a constant logit scale comes from: the rotary attention factor on cos and sin (q and k: its
+    square) and the factor the attention module applies itself; "" for a rule, which says its own."""
+    from pecli.numbers import number
+
+    scale, side = group.logit_scale, group.attention_scale
+    if not scale.constant:
+        return ""
+    parts = []
+    rotary = scale.factor / side.factor if side.factor else 1.0
+    if abs(rotary - 1) > 1e-12:
+        parts.append(f"the rotary attention factor {number(rotary ** 0.5)} on cos and sin, squared")
+    if abs(side.factor - 1) > 1e-12:
+        block = (group.options or {}).get("rope_scaling") or {}
+        rule = "mscale(factor, mscale_all_dim)² " if "factor" in block else ""
+        parts.append(f"the attention's own {rule}{number(side.factor)}")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def settings_text(options) -> str:

@@ -34,6 +34,7 @@ from typing import Any
 from pecli.errors import ConfigError
 from pecli.models.families import WINDOW_KEYS, at_path, text_path
 from pecli.models.reading import plan_of_config
+from pecli.params import excerpt
 from pecli.schemes import get_scheme_class
 from pecli.schemes.base import Capability
 from pecli.schemes.rope_scaling import ATTENTION_READ_KEYS, Extension, ExtensionStart, extension_types, scaling_keys
@@ -202,17 +203,17 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
 def whole_tokens(key: str, value: Any) -> int:
     """``value`` as a whole, finite number of tokens (``1e6`` and ``"1048576"`` are), else ConfigError(key)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ConfigError(key, f"expected a number of tokens, got {value!r}")
+        raise ConfigError(key, f"expected a number of tokens, got {excerpt(value)}")
     try:
         number = value if isinstance(value, int) else float(str(value).replace("_", ""))
     except ValueError:
-        raise ConfigError(key, f"expected a number of tokens, got {value!r}") from None
+        raise ConfigError(key, f"expected a number of tokens, got {excerpt(value)}") from None
     if isinstance(number, float) and not math.isfinite(number):
-        raise ConfigError(key, f"expected a whole number of tokens, got {value!r}")
+        raise ConfigError(key, f"expected a whole number of tokens, got {excerpt(value)}")
     if number > 1 << 40:
-        raise ConfigError(key, f"{value!r} is past 2^40 tokens")
+        raise ConfigError(key, f"{excerpt(value)} is past 2^40 tokens")
     if number != int(number):
-        raise ConfigError(key, f"expected a whole number of tokens, got {value!r}")
+        raise ConfigError(key, f"expected a whole number of tokens, got {excerpt(value)}")
     return int(number)
 
 

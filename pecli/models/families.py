@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import numbers
 import re
 from dataclasses import dataclass
@@ -24,7 +25,9 @@ from typing import Any, Callable, Mapping
 from pecli.errors import ConfigError
 from pecli.models.class_defaults import FILLED, MOVED, UNDERIVED, derived_value, record_of, versions, with_class_defaults
 from pecli.models.partial import effective_fraction
-from pecli.models.logit_scale import BETA_SCALED_TYPES, UNSCALED, LogitScale, attention_side
+from pecli.models.logit_scale import (
+    BETA_SCALED_TYPES, UNSCALED, LogitScale, attention_only_keys, attention_side, softmax_scale,
+)
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
 from pecli.numbers import integer, number
 from pecli.params import excerpt
@@ -271,7 +274,8 @@ def rope_options(
     own_block = rope_block(keys) if block is None else dict(block)
     in_block = own_block or {}
     options: dict[str, Any] = {"scheme": "rope", "dim": dim, "layout": family.layout}
-    if family.layout == "interleaved" and keys.get("rope_interleave") is False:  # DeepSeek-V3 lets a config turn it off
+    interleave = keys.get("rope_interleave")  # DeepSeek-V3 lets a config turn it off (its attention tests its truth)
+    if family.layout == "interleaved" and interleave is not None and not interleave:
         options["layout"] = "half"
     if base_key is not None:  # a layer type's own base key (Gemma 3's rope_local_base_freq)
         options["base"] = keys.get(base_key, default=base_default)
@@ -280,6 +284,7 @@ def rope_options(
         # (setdefault) has it: with per-type blocks, each type keeps its own base.
         top = keys.get("rope_theta", "rotary_emb_base", default=DEFAULT_BASE if in_block.get("rope_theta") is None else None)
         options["base"] = in_block["rope_theta"] if in_block.get("rope_theta") is not None else top
+    warn_small_base(keys, options["base"])
     top_fraction = keys.get(*family.fraction_keys, default=family.fraction_default)
     fraction = in_block["partial_rotary_factor"] if in_block.get("partial_rotary_factor") is not None else top_fraction
     fraction, warning = effective_fraction(fraction, keys.data.get("model_type"),
@@ -289,7 +294,8 @@ def rope_options(
     rotary_dim = None if "rotary_dim" in family.ignores else keys.first_int("rotary_dim")
     if fraction is not None and rotary_dim is not None and abs(float(fraction) * dim - rotary_dim) > 1e-9:
         raise ConfigError("partial_rotary_factor", f"{fraction} × head_dim {dim} disagrees with rotary_dim {rotary_dim} in {keys.source}")
-    if fraction is not None and any(keys.has(k) for k in family.head_dim_keys):
+    valid = isinstance(fraction, (int, float)) and not isinstance(fraction, bool) and 0 < fraction <= 1
+    if valid and any(keys.has(k) for k in family.head_dim_keys):  # else the scheme refuses it, naming it
         # MLA: HF's rotary module turns int(head_dim × factor) components, all of them in q_pe, whose
         # width the family key gives (dots.llm3: head_dim 256 × 0.25 = qk_rope_head_dim 64).
         rotary = int(head_dim(keys, GENERIC) * float(fraction))
@@ -323,11 +329,25 @@ def rope_options(
     # max_position_embeddings there is the model's (transformers 5 copies it in).
     if "max_position_embeddings" not in options and in_block.get("max_position_embeddings") is not None:
         options["max_position_embeddings"] = in_block["max_position_embeddings"]
+    # DeepSeek's mscale_all_dim under llama3, dynamic, linear, …: its attention's, not its frequencies'
+    attention_only = attention_only_keys(keys.data.get("model_type"), own_block)
     scaling = {k: v for k, v in (own_block or {}).items()
-               if k not in ("rope_theta", "partial_rotary_factor", "llama_4_scaling_beta", "max_position_embeddings")}
+               if k not in ("rope_theta", "partial_rotary_factor", "llama_4_scaling_beta", "max_position_embeddings",
+                            *attention_only)}
     if scaling and scaling != {k: "default" for k in scaling}:  # a block that only says "default" scales nothing
         options["rope_scaling"] = scaling
     return options
+
+
+def warn_small_base(keys: Keys, base: Any) -> None:
+    """A base of 1 or less, said on stderr: θ_i = base^(−2i/d) is then 1 for every pair (base 1: every
+    pair turns alike, one radian a token) or grows with i (below 1), so no pair has a wavelength longer than
+    2π tokens. transformers' RoPE validation reads no bound on ``rope_theta`` (its rotary module computes
+    1 / base^(2i/d) from any number), so pecli computes the model's numbers, and says what they are."""
+    if isinstance(base, (int, float)) and not isinstance(base, bool) and 0 < base <= 1:
+        alike = "every pair turns at frequency 1, all alike" if base == 1 else "the frequencies grow with the pair"
+        keys.warn(f"a RoPE base of {base:g} in {keys.source}: {alike}, so no pair's wavelength exceeds 2π tokens "
+                  "(transformers accepts it; so does pecli)")
 
 
 # -- RoPE: per layer ---------------------------------------------------------------------------------------
@@ -348,9 +368,10 @@ def read_layer_types(keys: Keys, family: Family, count: int | None) -> list[str]
     if given is not None:
         if not isinstance(given, list) or not all(isinstance(t, str) for t in given):
             raise ConfigError("layer_types", f"must be a list of layer type names, got {excerpt(given)}")
-        if count is not None and len(given) < count:
-            raise ConfigError("layer_types", f"lists {len(given)} layers but num_hidden_layers is {count} in {keys.source}")
-        return given[:count] if count is not None else given
+        if count is not None and len(given) != count:  # transformers' validate_layer_type: one entry per layer
+            raise ConfigError("layer_types", f"lists {len(given):,} layers but num_hidden_layers is {count} in {keys.source}; "
+                              "it must give one type per layer (transformers refuses it too)")
+        return given
     if family.layer_types is not None and count is not None:
         return family.layer_types(keys, count)
     derived, differ = derived_value(keys.data, "layer_types")
@@ -467,9 +488,9 @@ def layer_overrides(keys: Keys, count: int | None) -> dict[int, str]:
         try:
             layer = int(index)
         except ValueError:
-            raise ConfigError("per_layer_config", f"has {index!r}, not a layer index") from None
+            raise ConfigError("per_layer_config", f"has {excerpt(index)}, not a layer index") from None
         if count is not None and not 0 <= layer < count:
-            raise ConfigError("per_layer_config", f"names layer {layer}, past num_hidden_layers {count}")
+            raise ConfigError("per_layer_config", f"names layer {excerpt(layer)}, past num_hidden_layers {count}")
         out[layer] = json.dumps(values, sort_keys=True)
     return out
 
@@ -591,10 +612,13 @@ def scaled_layers(keys: Keys, family: "Family", layer_type: str) -> dict[str, An
     return options
 
 
-def no_rope_layers(interval_default: int, empty_is_default: bool = False) -> Callable[[Keys, int], set[int]]:
+def no_rope_layers(interval_default: int, empty_is_default: bool = False,
+                   one_per_layer: bool = False) -> Callable[[Keys, int], set[int]]:
     """Layers whose entry of ``no_rope_layers`` is 0 (1: the layer uses RoPE — Llama 4, SmolLM3); by
     default every ``no_rope_layer_interval``-th layer (4). ``empty_is_default``: an empty list means the
-    default too (``Llama4TextConfig`` keeps the list only when it is truthy; Llama 4 Scout ships ``[]``)."""
+    default too (``Llama4TextConfig`` keeps the list only when it is truthy; Llama 4 Scout ships ``[]``).
+    ``one_per_layer``: a list longer than the layers is refused (Llama 4's class derives ``layer_types`` from
+    it, which ``validate_layer_type`` holds to ``num_hidden_layers``; SmolLM3's reads the first entries)."""
     def layers(keys: Keys, count: int) -> set[int]:
         flags = keys.get("no_rope_layers")
         if empty_is_default and flags == []:
@@ -604,7 +628,7 @@ def no_rope_layers(interval_default: int, empty_is_default: bool = False) -> Cal
         interval = int(keys.get("no_rope_layer_interval", default=interval_default, record_default=flags is None))
         if flags is None:
             return {i for i in range(count) if (i + 1) % interval == 0}
-        if not isinstance(flags, list) or len(flags) < count:
+        if not isinstance(flags, list) or len(flags) < count or (one_per_layer and len(flags) != count):
             raise ConfigError("no_rope_layers", f"must list a 0 or 1 for each of the num_hidden_layers {count} layers, got {excerpt(flags)}")
         return {i for i in range(count) if not flags[i]}
     return layers
@@ -618,6 +642,9 @@ def llama4_temperature(keys: Keys, group: LayerGroup) -> LogitScale:
     scale, floor = keys.get("attn_scale", default=0.1), keys.get("floor_scale", default=8192)
     if not isinstance(scale, (int, float)) or not isinstance(floor, (int, float)) or floor <= 0:
         raise ConfigError("floor_scale", f"and attn_scale must be numbers (floor_scale > 0) in {keys.source}, got {excerpt(floor)}, {excerpt(scale)}")
+    if not math.isfinite(1.0 + scale * math.log1p(float(1 << 40) / floor)):  # the factor at the longest context
+        raise ConfigError("attn_scale", f"{excerpt(scale)} in {keys.source} overflows float64 in the NoPE layers' query "
+                          "scale 1 + attn_scale·ln(1 + ⌊(p + 1) / floor_scale⌋)")
     return LogitScale(1.0, "llama4_temperature", (float(scale), float(floor)))
 
 
@@ -662,6 +689,8 @@ def group_attention(keys: Keys, family: Family, model_type: Any, group: LayerGro
         if isinstance(raw, dict) and raw.get("llama_4_scaling_beta") is not None:
             block.setdefault("original_max_position_embeddings", raw.get("original_max_position_embeddings"))
             block["llama_4_scaling_beta"] = raw["llama_4_scaling_beta"]
+        for key in attention_only_keys(model_type, raw):  # left out of the frequencies' block
+            block[key] = raw[key]
         scale = attention_side(model_type, block)
     if family.attention is not None:
         extra = family.attention(keys, group)
@@ -792,7 +821,7 @@ def zamba2_layer_types(keys: Keys, count: int) -> list[str]:
             raise ConfigError("layers_block_type", f"is not in {keys.source} and its class derives it from "
                               f"{', '.join(differ) or 'its defaults'}: give layers_block_type in the config")
         keys.note_default("layers_block_type", given)
-    if not isinstance(given, list) or len(given) < count:
+    if not isinstance(given, list) or len(given) != count:  # transformers' validate_layer_type: one per layer
         raise ConfigError("layers_block_type", f"must list a block type for each of the {count} layers, got {excerpt(given)}")
     return [str(kind) for kind in given[:count]]
 
@@ -874,7 +903,7 @@ FAMILIES: tuple[Family, ...] = (
            keys_note="qk_rope_head_dim, rope_interleave, yarn mscale; apply_rotary_pos_emb_interleave",
            note="pairs (2i, 2i+1) of q_pe and k_pe; transformers de-interleaves them first and applies half-layout "
                 "cos/sin to the result: the same rotation, its output components in the order (0, 2, …, 1, 3, …)"),
-    Family("Llama 4", ("llama4", "llama4_text"), layout="interleaved", nope_layers=no_rope_layers(4, empty_is_default=True),
+    Family("Llama 4", ("llama4", "llama4_text"), layout="interleaved", nope_layers=no_rope_layers(4, empty_is_default=True, one_per_layer=True),
            attention=llama4_temperature,
            keys_note="no_rope_layers (0: NoPE layer), complex rotation"),
     Family("SmolLM3", ("smollm3",), nope_layers=no_rope_layers(4), keys_note="no_rope_layers (0: NoPE layer)"),
@@ -1041,6 +1070,10 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
     ``scheme`` ``"rope"`` reads a Qwen-VL model (whose block has an ``mrope_section``) as the 1-D RoPE
     of its text, which has the same frequencies; otherwise such a model reads as ``mrope``.
     """
+    from pecli.models.key_types import check_config_types
+    from pecli.models.reading import check_group_schemes
+
+    check_config_types(data, source)  # each key of the kind transformers' classes hold it to, before it is read
     data = with_class_defaults(data)
     vision = data.get("vision_config") if isinstance(data.get("vision_config"), dict) else {}
     top_type = data.get("model_type")
@@ -1074,8 +1107,10 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
             keys.get(key)
             keys.warn(f"{key} {excerpt(keys.data[key])} is in the config, and the model's code in transformers does not "
                       "read it: neither does pecli")
+    check_group_schemes(groups, source)  # the options each scheme refuses, before anything reads them
+    softmax = softmax_scale(keys.data, text_type or model_type)
     groups = [dataclasses.replace(group, attention_scale=group_attention(keys, family, text_type or model_type, group),
-                                  window=group_window(keys, group)) for group in groups]
+                                  window=group_window(keys, group), softmax=softmax) for group in groups]
     refuse_unread(keys, groups, model_type)
     if family is GENERIC:
         used = ", ".join(dict.fromkeys(k for g in groups for k in g.keys_read)) or "none"
@@ -1128,6 +1163,7 @@ def mrope_options(keys: Keys, family: Family, block: dict[str, Any], vision: dic
     base = keys.get("rope_theta", default=block.get("rope_theta"), record_default=False)
     options: dict[str, Any] = {"scheme": "mrope", "dim": head_dim(keys, family),
                                "base": DEFAULT_BASE if base is None else base, "mrope_section": block["mrope_section"]}
+    warn_small_base(keys, options["base"])
     if block.get("mrope_interleaved") is not None:
         options["mrope_interleaved"] = block["mrope_interleaved"]
     if vision.get("spatial_merge_size") is not None:

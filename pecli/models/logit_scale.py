@@ -120,6 +120,20 @@ SOFTMAX_MSCALE_TYPES = frozenset({
 BETA_SCALED_TYPES = frozenset({"ministral3", "mistral4"})
 
 
+def attention_only_keys(model_type: Any, block: dict[str, Any] | None) -> tuple[str, ...]:
+    """The keys of a RoPE block that only the attention of ``model_type`` reads under the block's type:
+    ``mscale_all_dim`` in an MLA model's block of any type but yarn (whose frequencies read it too).
+    transformers logs them as unrecognised and its attention applies them (``yarn_apply_mscale``), so pecli
+    takes them into the logit scale and keeps them out of the frequencies."""
+    from pecli.schemes.rope_scaling import SCALINGS, HF_TYPE_ALIASES
+
+    if model_type not in SOFTMAX_MSCALE_TYPES or not isinstance(block, dict) or block.get("mscale_all_dim") is None:
+        return ()
+    kind = block.get("rope_type") or block.get("type") or "default"
+    record = SCALINGS.get(HF_TYPE_ALIASES.get(kind, kind)) if isinstance(kind, str) else None
+    return () if record is not None and "mscale_all_dim" in record.key_names else ("mscale_all_dim",)
+
+
 def attention_side(model_type: Any, block: dict[str, Any] | None) -> LogitScale:
     """The factor a model's attention module applies because of its RoPE block (not cos/sin's)."""
     block = block or {}
@@ -132,3 +146,91 @@ def attention_side(model_type: Any, block: dict[str, Any] | None) -> LogitScale:
         if original:
             scale = LogitScale(scale.factor, "llama4_beta", (float(block["llama_4_scaling_beta"]), float(original)))
     return scale
+
+
+@dataclass(frozen=True)
+class SoftmaxScale:
+    """The factor a layer group's attention module in transformers puts on q·kᵀ before the softmax (its
+    ``self.scaling``), without the position part (:func:`attention_side`, which multiplies it).
+
+    Attributes
+    ----------
+    value : float or None
+        The factor; None where pecli does not know how the model's attention sets it.
+    source : str
+        Where it comes from, by key (``query_pre_attn_scalar^-0.5``, ``head_dim^-0.5``, …), or why unknown.
+    head_dim : int or None
+        The head dimension d of q and k, for the comparison with 1/√d.
+    """
+
+    value: float | None
+    source: str
+    head_dim: int | None = None
+
+    @property
+    def of_inverse_sqrt(self) -> float | None:
+        """The factor over 1/√head_dim (Gemma 3 27B: 168^-0.5 / 128^-0.5 = 0.873)."""
+        return None if self.value is None or not self.head_dim else self.value * math.sqrt(self.head_dim)
+
+    def text(self, position: float = 1.0) -> str:
+        """``0.07715 = query_pre_attn_scalar 168^-0.5 (0.873 × 1/√128)``, times a constant position part."""
+        if self.value is None:
+            return f"not known to pecli ({self.source})"
+        whole = self.value * position
+        words = f"{number(whole)} = {self.source}"
+        if position != 1:
+            words += f" × {number(position)} (the position part)"
+        ratio = self.of_inverse_sqrt
+        if ratio is not None and abs(ratio - 1) > 1e-12:
+            words += f" ({number(ratio * position)} × 1/√{self.head_dim})"
+        return words
+
+    def to_json(self, position: float = 1.0) -> dict[str, Any]:
+        return {"value": None if self.value is None else self.value * position, "from": self.source,
+                "head_dim": self.head_dim, "position_part": position}
+
+
+#: Model types whose attention modules set ``self.scaling = 1.0``: q and k normalised per head (Gemma 3n,
+#: Gemma 4, EmbeddingGemma 2) or T5's unscaled logits (``modeling_t5.py``, ``modeling_longt5.py``).
+UNIT_SOFTMAX_TYPES = frozenset({
+    "embedding_gemma2", "embedding_gemma2_text", "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "gemma4_unified",
+    "gemma4_unified_text", "t5", "mt5", "umt5", "longt5",
+})
+#: Model types whose layers' attention modules set different scales (dots3_note: MLA layers with
+#: qk_head_dim^-0.5 beside grouped-query layers with head_dim^-0.5), which pecli does not tell apart.
+UNKNOWN_SOFTMAX_TYPES = frozenset({"dots3_note", "dots3_note_text"})
+#: Where the width and the heads of an attention layer are, in the order a config's keys are tried.
+_WIDTH_KEYS = ("hidden_size", "n_embd", "d_model")
+_HEADS_KEYS = ("num_attention_heads", "n_head", "decoder_attention_heads", "attention_heads", "num_heads")
+
+
+def softmax_scale(text: dict[str, Any], model_type: Any) -> SoftmaxScale:
+    """The attention module's ``self.scaling`` for the text model of a config (its keys after the
+    config class's defaults), as transformers 5.24.0 sets it (``tests/fixtures/models/logit/softmax.json``
+    holds every module's own): MLA's (qk_nope_head_dim + qk_rope_head_dim)^-0.5; Gemma 2/3's
+    query_pre_attn_scalar^-0.5; Granite's attention_multiplier; 1 for :data:`UNIT_SOFTMAX_TYPES`; else
+    head_dim^-0.5 (``head_dim``, or the width over the heads)."""
+    def whole(key: str) -> int | None:
+        value = text.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+    width = next((whole(k) for k in _WIDTH_KEYS if whole(k)), None)
+    heads = next((whole(k) for k in _HEADS_KEYS if whole(k)), None)
+    head = whole("head_dim") or (width // heads if width and heads and width % heads == 0 else None)
+    if model_type in UNKNOWN_SOFTMAX_TYPES:
+        return SoftmaxScale(None, f"model_type {model_type}'s layers set different scales", head)
+    if model_type in UNIT_SOFTMAX_TYPES:
+        return SoftmaxScale(1.0, f"1 (model_type {model_type}'s attention does not divide by √d)", head)
+    nope, rope = whole("qk_nope_head_dim"), whole("qk_rope_head_dim")
+    if nope and rope:
+        return SoftmaxScale((nope + rope) ** -0.5, f"(qk_nope_head_dim {nope} + qk_rope_head_dim {rope})^-0.5",
+                            nope + rope)
+    scalar = text.get("query_pre_attn_scalar")
+    if isinstance(scalar, (int, float)) and not isinstance(scalar, bool) and scalar > 0:
+        return SoftmaxScale(float(scalar) ** -0.5, f"query_pre_attn_scalar {number(scalar)}^-0.5", head)
+    multiplier = text.get("attention_multiplier")
+    if isinstance(multiplier, (int, float)) and not isinstance(multiplier, bool) and multiplier > 0:
+        return SoftmaxScale(float(multiplier), f"attention_multiplier {number(multiplier)}", head)
+    if head is None:
+        return SoftmaxScale(None, "the config gives no head dimension", None)
+    return SoftmaxScale(head ** -0.5, f"head_dim {head}^-0.5" if whole("head_dim") else f"(width / heads = {head})^-0.5", head)

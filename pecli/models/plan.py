@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Any, Mapping
 
 from pecli.errors import ConfigError
-from pecli.models.logit_scale import UNSCALED, LogitScale
+from pecli.models.logit_scale import UNSCALED, LogitScale, SoftmaxScale
 from pecli.notebook import Tabular
 from pecli.numbers import integer, number
 
@@ -53,6 +53,9 @@ class LayerGroup:
         Its layers whose attention is windowed (sliding or chunked): every layer of a group with a
         :attr:`window`, the windowed types' layers of a group that also holds full-attention ones (Gemma
         2's ``sliding_attention+full_attention``), which an engine may run on other RoPE settings.
+    softmax : SoftmaxScale or None
+        The factor the attention module puts on q·kᵀ before the softmax, without the position part
+        (None: a plan not read from a config.json, a GGUF file's).
     """
 
     name: str
@@ -64,6 +67,7 @@ class LayerGroup:
     attention_scale: LogitScale = UNSCALED
     window: tuple[str, int] | None = None
     windowed_layers: tuple[int, ...] = ()
+    softmax: SoftmaxScale | None = None
 
     @property
     def windowed(self) -> bool:
@@ -130,10 +134,18 @@ class LayerGroup:
         return {"name": self.name, "layers": list(self.layers), "scheme": self.scheme,
                 "options": None if self.options is None else dict(self.options),
                 "keys_read": list(self.keys_read), "keys_defaulted": list(self.keys_defaulted), "note": self.note,
-                "logit_scale": self.logit_scale.to_json(self.context)}
+                "logit_scale": self.logit_scale.to_json(self.context),
+                "window": None if self.window is None else {"key": self.window[0], "tokens": self.window[1]},
+                "softmax_scale": None if self.softmax is None else self.softmax.to_json(self.softmax_position_part)}
+
+    @property
+    def softmax_position_part(self) -> float:
+        """The constant factor the position settings add to the attention module's scale (DeepSeek's
+        mscale²); a rule on the queries (Llama 4's temperature) is not part of it."""
+        return self.attention_scale.factor
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PositionPlan(Tabular):
     """Every layer group of one model, in the order of their first layer."""
 

@@ -28,7 +28,7 @@ from pecli.models.plan import LayerGroup, PositionPlan, ranges_text
 from pecli.models.rope_facts import rope_differences
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PlanDiff:
     """The differences between a candidate plan and a reference plan; ``same`` when there are none."""
 
@@ -55,6 +55,14 @@ class PlanDiff:
         return [f"layers {d.layers}: {d.what}: {self.candidate_name} {d.candidate_key} = {_text(d.candidate_value)}, "
                 f"{self.reference_name} {d.reference_key} = {_text(d.reference_value)}: {d.effect}"
                 for d in self.differences]
+
+    def __repr__(self) -> str:
+        """The verdict and a line per difference (the plans themselves are fields)."""
+        head = (f"<PlanDiff: {self.candidate_name} {self.candidate.source} against {self.reference_name} "
+                f"{self.reference.source}: {'same' if self.same else f'{len(self.differences)} difference' + ('s' if len(self.differences) > 1 else '')}>")
+        return "\n".join([head, *(f"  {line}" for line in self.lines())])
+
+    __str__ = __repr__
 
 
 def diff_plans(candidate: PositionPlan, reference: PositionPlan, candidate_name: str = "gguf",
@@ -86,6 +94,12 @@ def paired_groups(candidate: PositionPlan, reference: PositionPlan) -> list[tupl
     return [(candidate.groups[a], reference.groups[b], layers) for (a, b), layers in pairs.items()]
 
 
+#: What a difference in an mrope option does (other options number the image and video positions).
+MROPE_EFFECTS = {"base": "the pairs turn at other frequencies", "dim": "other components rotate",
+                 "mrope_section": "other pairs follow the time, height and width coordinates",
+                 "mrope_interleaved": "other pairs follow the time, height and width coordinates"}
+
+
 def diff_groups(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Difference]:
     """The differences between two groups holding ``layers``."""
     if ours.scheme != theirs.scheme:
@@ -93,7 +107,11 @@ def diff_groups(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Diffe
                            ours.scheme, theirs.scheme, f"the layers apply {ours.scheme}, not {theirs.scheme}")]
     if ours.options is None:
         return []
-    if ours.scheme not in ("rope", "mrope"):
+    if ours.scheme == "mrope":  # its options are its numbers (sections, base, merge size): compared one by one
+        return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), MROPE_EFFECTS.get(
+                    key, "the images' and videos' positions are numbered otherwise"))
+                for key in sorted(set(ours.options) | set(theirs.options)) if ours.options.get(key) != theirs.options.get(key)]
+    if ours.scheme != "rope":
         return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), "a different bias or table")
                 for key in sorted(set(ours.options) | set(theirs.options)) if ours.options.get(key) != theirs.options.get(key)]
     return rope_differences(ours, theirs, layers)

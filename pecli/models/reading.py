@@ -57,7 +57,9 @@ def read_plan(path: str, scheme: str | None = None, source: str | None = None) -
 
 def plan_of_config(data: dict[str, Any], source: str, scheme: str | None = None) -> PositionPlan:
     """The position plan of a parsed ``config.json`` (``source``: how messages name it); its sizes are
-    checked before the plan lists its layers (:func:`pecli.models.limits.check_config_sizes`)."""
+    checked before the plan lists its layers (:func:`pecli.models.limits.check_config_sizes`), and
+    :func:`~pecli.models.families.plan_of` checks the kind of each key it reads and builds each group's
+    scheme before any door reads a group's numbers."""
     from pecli.models.families import plan_of
     from pecli.models.limits import check_config_sizes
 
@@ -152,7 +154,12 @@ def check_plan_schemes(plan: PositionPlan) -> None:
     ConfigError
         The scheme's own error (naming the key), with the layer group and the config it came from.
     """
-    for group in plan.groups:
+    check_group_schemes(plan.groups, plan.source)
+
+
+def check_group_schemes(groups: Any, source: str) -> None:
+    """:func:`check_plan_schemes` for the layer groups of a plan being built (``source``: its config)."""
+    for group in groups:
         if group.options is None or SCHEMES[group.options["scheme"]].table_in_checkpoint:
             continue
         options = dict(group.options)
@@ -160,10 +167,10 @@ def check_plan_schemes(plan: PositionPlan) -> None:
             build_scheme(options.pop("scheme"), options)
         except ConfigError as error:
             text = str(error).removeprefix(f"{error.key}: ")
-            raise ConfigError(error.key, f"{text} (layer group {group.name} of {plan.source})") from None
+            raise ConfigError(error.key, f"{text} (layer group {group.name} of {source})") from None
 
 
 __all__ = [
-    "LAYER_SETTINGS", "MODEL_KEYS", "check_plan_schemes", "group_options", "model_plan", "plan_of_config",
+    "LAYER_SETTINGS", "MODEL_KEYS", "check_group_schemes", "check_plan_schemes", "group_options", "model_plan", "plan_of_config",
     "read_hf_config", "read_plan", "selected_plan",
 ]

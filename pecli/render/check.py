@@ -67,13 +67,19 @@ def result_table(report: CheckReport, result: PropertyResult) -> Table:
     table.add_row("parameters", _value(shown_params(report.params)))
     for key, value in result.figures.items():
         table.add_row(key.replace("_", " "), _value(value))
-    for warning in result.warnings:
+    for warning in new_warnings(result):
         table.add_row("warning", warning)
     for note in result.notes:
         table.add_row("note", note)
     if result.sampled:
         table.add_row("sampled", "yes (see the notes)")
     return table
+
+
+def new_warnings(result: PropertyResult) -> list[str]:
+    """The warnings the reason does not already say (a WARN's reason often is its warning): said once."""
+    reason = " ".join(result.reason.split())
+    return [w for w in result.warnings if " ".join(w.split()) not in reason]
 
 
 def detail_table(result: PropertyResult) -> Table | None:
@@ -108,7 +114,7 @@ def check_renderable(report: CheckReport) -> Group:
         return Group(*parts)
     parts = [summary_table(report)]
     for result in results:
-        for warning in result.warnings:
+        for warning in new_warnings(result):
             parts.append(Text(f"warning ({result.property}): {warning}"))
     # a note several properties share (the n/a ones') is printed once, naming them all
     notes: dict[tuple[str, str], list[str]] = {}
@@ -169,7 +175,9 @@ def verdicts_table(comparison: Comparison, properties: list[str]) -> Table:
     table = Table(title="verdicts (key figure below each; \\[n]: footnote)", title_justify="left")
     table.add_column("scheme", style="bold", no_wrap=True)
     for name in properties:
-        table.add_column(SHORT_NAMES.get(name, name), no_wrap=True)
+        dtypes = measured_dtypes(comparison, name)
+        header = SHORT_NAMES.get(name, name) + (f"\n{dtypes[0]}" if len(dtypes) == 1 else "")
+        table.add_column(header, no_wrap=True)
     for row in comparison.rows:
         cells = []
         for name in properties:
@@ -194,14 +202,24 @@ def legend_table(comparison: Comparison, properties: list[str]) -> Table:
     for name in properties:
         owners: dict[str, list[str]] = {}
         for row in comparison.rows:
-            key = row.results[name].key_figure
+            result = row.results[name]
+            key = result.key_figure
             if key:
-                owners.setdefault(key.replace("_", " "), []).append(row.label)
+                dtype = result.figures.get("dtype") if name == "precision" else None
+                owners.setdefault(key.replace("_", " ") + (f" in {dtype}" if dtype else ""), []).append(row.label)
         if len(owners) == 1:
             table.add_row(SHORT_NAMES.get(name, name), next(iter(owners)))
         elif owners:
             table.add_row(SHORT_NAMES.get(name, name), "; ".join(f"{key} ({', '.join(rows)})" for key, rows in owners.items()))
     return table
+
+
+def measured_dtypes(comparison: Comparison, name: str) -> list[str]:
+    """The dtypes property ``name`` measured the rows in (precision: bfloat16 unless --dtype says), once each."""
+    if name != "precision":
+        return []
+    return list(dict.fromkeys(str(row.results[name].figures["dtype"]) for row in comparison.rows
+                              if row.results[name].figures.get("dtype")))
 
 
 #: Longest line of a row label before it breaks after a hyphen.

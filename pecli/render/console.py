@@ -91,7 +91,13 @@ class FittingConsole(Console):
                 super().print(part, **kwargs)
                 continue
             if self.is_terminal:
-                super().print(stacked(part) if isinstance(part, Table) else part, **kwargs)
+                if isinstance(part, Table):
+                    part = next((form for form in compact_forms(part) if uncut_width(self, form) <= self.width), None) \
+                        or stacked(part)
+                    if part.title:  # the title wraps at the terminal's width, between words, not at the table's
+                        title, part = untitled(part)
+                        super().print(title, **kwargs)
+                super().print(part, **kwargs)
                 continue
             width = self.width
             self.width = max(width, natural_width(self, part))
@@ -99,6 +105,36 @@ class FittingConsole(Console):
                 super().print(part, **kwargs)
             finally:
                 self.width = width
+
+
+def compact_forms(table: Table) -> list[Table]:
+    """``table`` with less room between its columns, widest first: no box but a rule under the headers
+    and a space either side of each column, then a single space between columns. The columns, headers and
+    cells stay as they are (a header wraps at its own line breaks), so a narrow terminal keeps the table."""
+    import copy
+
+    from rich import box
+
+    forms = []
+    for padding in ((0, 1), (0, 0)):
+        form = copy.copy(table)
+        form.columns = [copy.copy(column) for column in table.columns]
+        form.box, form.show_edge, form.pad_edge, form.padding = box.SIMPLE_HEAD, False, False, padding
+        forms.append(form)
+    return forms
+
+
+def untitled(table: Table) -> tuple[Any, Table]:
+    """The title of ``table`` as its own text (its style and justification kept), and the table without it."""
+    import copy
+
+    from rich.text import Text
+
+    title = table.title if isinstance(table.title, Text) else Text.from_markup(str(table.title), style=table.title_style or "")
+    title.justify = "left"
+    rest = copy.copy(table)
+    rest.title = None
+    return title, rest
 
 
 def stacked(table: Table) -> Table:

@@ -76,7 +76,8 @@ def _title(report: WavelengthReport) -> str:
     else:
         title += f", context C = {spectrum.context:,}"
     if spectrum.train_length is not None:
-        title += f", training length T = {spectrum.train_length:,} (turned in T: with the pre-training θ₀)"
+        source = {"given": "--train-length", None: ""}.get(report.train_length_from, report.train_length_from)
+        title += f", training length T = {spectrum.train_length:,} ({source + '; ' if source else ''}turned in T: with the pre-training θ₀)"
     return title
 
 

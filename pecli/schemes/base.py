@@ -237,6 +237,13 @@ class Scheme:
         return self.pretraining_length or self.model_length
 
     @property
+    def training_length_key(self) -> str | None:
+        """Where :attr:`training_length` comes from, by the key that gives it (``max_position_embeddings``,
+        ``original_max_position_embeddings``): it is that key's value, not a pre-training length the
+        model card states (Gemma 3 pre-trained at 32K and says max_position_embeddings 131,072)."""
+        return "max_position_embeddings" if self.training_length is not None else None
+
+    @property
     def context_length(self) -> int | None:
         """The current sequence length the scheme was configured for, when it depends on it, or None."""
         return None

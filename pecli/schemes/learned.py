@@ -83,6 +83,10 @@ class LearnedScheme(AdditiveScheme):
         """A checkpoint's table: its rows (the positions the model was trained on); else None."""
         return self.max_length if self.weights is not None else None
 
+    @property
+    def training_length_key(self) -> str | None:
+        return "the checkpoint table's rows" if self.weights is not None else None
+
     @classmethod
     def defaults_for_length(cls, length: int) -> dict[str, Any]:
         return {"max_length": length}

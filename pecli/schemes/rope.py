@@ -244,6 +244,16 @@ class RopeScheme(Scheme):
         return self.max_position_embeddings
 
     @property
+    def training_length_key(self) -> str | None:
+        pretraining = self.pretraining_length
+        if pretraining is None:
+            return None if self.max_position_embeddings is None else "max_position_embeddings"
+        original = self.rope_scaling.original_max_position_embeddings
+        if original == pretraining and (self.scaling != "dynamic" or self.max_position_embeddings is None):
+            return "original_max_position_embeddings"
+        return "max_position_embeddings"
+
+    @property
     def context_length(self) -> int | None:
         return self.context
 

@@ -67,6 +67,7 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import ConfigError
+from pecli.numbers import integer, number
 from pecli.params import Parameter, base_type, excerpt, type_word
 from pecli.schemes.frequencies import geometric_inv_freq
 
@@ -126,6 +127,11 @@ _IGNORED_HF_KEYS = frozenset({"rope_theta", "partial_rotary_factor", "finetuned"
 SCALING_GROUP = "RoPE scaling"
 
 
+#: The longest context a length key may state (rope's ``max_position_embeddings`` has the same bound), and
+#: the longest a scaling may reach (factor × original length).
+LONGEST_CONTEXT = 1 << 40
+
+
 def _key(*args: Any, **kwargs: Any) -> Parameter:
     return Parameter(*args, **kwargs, group=SCALING_GROUP)
 
@@ -133,7 +139,7 @@ def _key(*args: Any, **kwargs: Any) -> Parameter:
 FACTOR = _key("factor", float, None, "scaling factor s (context ratio)", minimum=1)
 ORIGINAL_LENGTH = _key(
     "original_max_position_embeddings", int, None, "the pre-training context length",
-    minimum=1, default_text="llama3: 8192; yarn, longrope: --max-position-embeddings",
+    minimum=1, maximum=LONGEST_CONTEXT, default_text="llama3: 8192; yarn, longrope: --max-position-embeddings",
 )
 BETA_FAST = _key("beta_fast", float, None, "yarn: rotations where extrapolation ends", exclusive_minimum=0,
                       default_text="32")
@@ -482,6 +488,7 @@ class RopeScaling:
             if self.values.get(key) is None:
                 raise ConfigError(key, f"required for rope_type {record.name!r}")
         checked = RopeScaling(record.name, **{key: record.key(key).coerce(value) for key, value in self.given})
+        _check_reach(checked, max_position_embeddings)
         if record.validate is not None:
             record.validate(checked, int(rotated_dim), max_position_embeddings)
         return checked
@@ -509,6 +516,16 @@ class RopeScaling:
         Source: HF ``_validate_{linear,dynamic,yarn,longrope,llama3}_rope_parameters`` (v4.4x and v5).
         """
         self.validated(rotated_dim=rotated_dim, max_position_embeddings=max_position_embeddings)
+
+
+def _check_reach(scaling: RopeScaling, max_position_embeddings: int | None) -> None:
+    """Refuse a factor that takes the original length (else the model's) past :data:`LONGEST_CONTEXT`."""
+    given = scaling.original_max_position_embeddings
+    original, key = (given, "original_max_position_embeddings") if given is not None else \
+        (max_position_embeddings, "max_position_embeddings")
+    if scaling.factor is not None and original is not None and not scaling.factor * original <= LONGEST_CONTEXT:
+        raise ConfigError("factor", f"{number(scaling.factor)} × {key} {integer(original)} reaches "
+                          f"{number(scaling.factor * original)} tokens, past the 2^40 any context may be")
 
 
 _MODEL_LENGTH = Parameter("max_position_embeddings", int, minimum=1)
@@ -965,6 +982,16 @@ def _needs_original_length(type_name: str) -> Validator:
 
 def _validate_yarn(scaling: RopeScaling, rotated_dim: int, max_position_embeddings: int | None) -> None:
     fast, slow = scaling.value("beta_fast"), scaling.value("beta_slow")
+    for key, rotations in (("beta_fast", fast), ("beta_slow", slow)):
+        if not math.isfinite(rotations * 2.0 * math.pi):  # the correction range takes ln(L / (β · 2π)): ln 0
+            raise ConfigError(key, f"{number(rotations)} rotations × 2π overflows float64 (transformers' "
+                              "find_correction_dim takes the log of 0); give a number of rotations in the original length")
+    for key in ("mscale", "mscale_all_dim"):  # DeepSeek's attention squares get_mscale(s, mscale_all_dim)
+        value = scaling.values.get(key)
+        if value is not None and scaling.factor is not None and \
+                not math.isfinite(yarn_get_mscale(scaling.factor, value) * yarn_get_mscale(scaling.factor, value)):
+            raise ConfigError(key, f"{number(value)} gives an attention factor 0.1·{key}·ln(factor) + 1 whose square "
+                              "overflows float64")
     if not fast > slow:
         raise ConfigError("beta_fast", f"must be greater than beta_slow (defaults 32 and 1), got beta_fast={fast:g}, "
                           f"beta_slow={slow:g}")

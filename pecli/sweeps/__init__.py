@@ -109,7 +109,7 @@ def share_memory(job: SweepJob, jobs: int, cluster: str | None) -> SweepJob:
     return dataclasses.replace(job, options={**job.options, "max_memory": max(1, budget // jobs)})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SweepResult(Tabular):
     """What a sweep did.
 

@@ -58,7 +58,14 @@ def draw_dot_distance(
     sampled = banded = False
     notes: list[str] = []
     scales = list(query_scales) + [None] * (len(schemes) - len(query_scales))
+    # A bias (ALiBi's −slope·Δ, T5's buckets) is on another scale than a dot product: beside one it gets
+    # the right-hand axis, else it squashes the other curves flat.
+    biases = [s for s in schemes if s.has(Capability.BIAS)]
+    split = bool(biases) and len(biases) < len(schemes)
+    right = axes.twinx() if split else None
+    drawn_curves: list[tuple[str, np.ndarray]] = []
     for index, scheme in enumerate(schemes):
+        target = right if split and scheme.has(Capability.BIAS) else axes
         profile = score_by_distance(scheme, length, query_scale=scales[index])
         sampled = sampled or bool(profile.sampled)
         distance = np.asarray(profile.distance)
@@ -73,11 +80,17 @@ def draw_dot_distance(
             else:  # one colour per head
                 color, alpha = f"C{channel % 10}", 1.0
                 label = f"head {channel}" if channels > 1 else None
-            axes.plot(distance[keep], mean[channel, keep], color=color, alpha=alpha, linewidth=1.2, label=label)
+            curve = mean[channel, keep]
+            same = _equal_curve(drawn_curves, curve)
+            if label is not None and same is not None:  # drawn on top of an equal curve: dashed, and said
+                label += f" (the same curve as {same})"
+            drawn_curves.append((scheme.name if several else f"head {channel}", curve))
+            target.plot(distance[keep], curve, color=color, alpha=alpha, linewidth=1.2, label=label,
+                        linestyle="--" if same is not None else "-")
             if band:
                 lower, upper = low[channel, keep], high[channel, keep]
                 if np.any(upper - lower > 1e-9 * max(1.0, float(np.abs(upper).max()))):
-                    axes.fill_between(distance[keep], lower, upper, color=color, alpha=0.15, linewidth=0)
+                    target.fill_between(distance[keep], lower, upper, color=color, alpha=0.15, linewidth=0)
                     banded = True
         notes.extend(_scheme_notes(scheme, distance.size, keep.size, step, channels, len(drawn), several))
     scaled = [scheme for scheme, scale in zip(schemes, scales) if scale is not None]
@@ -87,16 +100,43 @@ def draw_dot_distance(
         notes.append(f"{whose} carry the model's factor on each query besides cos and sin (its logit scale)")
     axes.axhline(0, color="0.7", linewidth=0.8)
     axes.set_xlabel("distance Δ (tokens)")
-    axes.set_ylabel(score_label(schemes))
     axes.grid(True, alpha=0.3)
-    if any(axes.get_legend_handles_labels()[1]):
-        axes.legend(fontsize=8)
+    notes += _label_axes(axes, right, schemes, biases)
     if band and not banded:
         notes.append("no band: the score does not vary with m at any distance (it depends on Δ only)")
     if sampled:
         notes.append("the mean and range over m are taken over a sample of query positions")
     title = f"{describe_all(schemes)}: score against distance, L = {integer(length)}" + (" (band: range over m)" if banded else "")
+    if right is not None:
+        title += f"; {', '.join(dict.fromkeys(s.name for s in biases))} on the right axis"
     return Drawing(title, list(dict.fromkeys(notes)), schemes=list(schemes))
+
+
+def _equal_curve(drawn: list[tuple[str, np.ndarray]], curve: np.ndarray) -> str | None:
+    """The name of an earlier curve ``curve`` equals (it would hide it), or None."""
+    atol = 1e-12 * max(1.0, float(np.abs(curve).max()))
+    return next((name for name, other in drawn if other.shape == curve.shape
+                 and np.allclose(other, curve, rtol=1e-9, atol=atol)), None)
+
+
+def _label_axes(axes: "Axes", right: "Axes | None", schemes: Sequence[Scheme], biases: list[Scheme]) -> list[str]:
+    """The y labels, and one legend for both axes drawn above every curve; the note on the right axis."""
+    others = [s for s in schemes if not (right is not None and s.has(Capability.BIAS))]
+    axes.set_ylabel(score_label(others) + (" (left axis)" if right is not None else ""))
+    handles, labels = axes.get_legend_handles_labels()
+    notes = []
+    if right is not None:
+        names = ", ".join(dict.fromkeys(s.name for s in biases))
+        right.set_ylabel(f"{score_label(biases)} (right axis: {names})")
+        more = right.get_legend_handles_labels()
+        handles, labels = handles + more[0], labels + more[1]
+        notes.append(f"{names} on the right-hand axis, on its own scale: a bias added to the logits, "
+                     "not a dot product of the encodings")
+        axes.set_zorder(right.get_zorder() + 1)  # the left axes, and so the legend, above the right one's curves
+        axes.patch.set_visible(False)
+    if any(labels):
+        axes.legend(handles, labels, fontsize=8, framealpha=0.95)
+    return notes
 
 
 def _legend_label(scheme: Scheme, changes: dict[str, list]) -> str:
