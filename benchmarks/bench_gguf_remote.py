@@ -63,7 +63,8 @@ def main() -> None:
             url = server.stdout.readline().strip()
             local = [str(folder / "served" / name) for name in names]
             remote = [f"{url}/ok/{name}" for name in names]
-            print(f"{FILES} GGUF files of 10 GB, a 9 MB header each (128,256 tokens, 280,000 merges), {os.cpu_count()} cores")
+            print(f"{FILES} GGUF files of 10 GB, a 9 MB header each (128,256 tokens, 280,000 merges), "
+                  f"{os.cpu_count()} cores")
             print(f"{'':28}{'disk':>10}{'server':>10}")
             for label, runner in (("8 threads", Threads(8)), ("2 processes (--jobs 2)", LocalProcesses(2))):
                 disk, rows = timed(label, lambda: run_collection(job, local, runner).rows)

@@ -109,7 +109,8 @@ def test_a_collection_is_a_row_per_file_same_different_or_unreadable(served, ser
     result = invoke("diff", "--hf-config", str(served[1] / "config.json"), "--gguf", f"@{listed}", "--json")
     assert result.exit_code == 1
     rows = {row["file"].rsplit("/", 1)[-1]: row for row in json.loads(result.stdout)["rows"]}
-    assert [rows[n]["verdict"] for n in ("real.gguf", "wrong.gguf", "missing.gguf")] == ["same", "different", "unreadable"]
+    verdicts = [rows[name]["verdict"] for name in ("real.gguf", "wrong.gguf", "missing.gguf")]
+    assert verdicts == ["same", "different", "unreadable"]
     assert "llama.rope.freq_base = absent" in rows["wrong.gguf"]["first_difference"]
     assert rows["missing.gguf"]["error"] == "not found (HTTP 404)"
 

@@ -92,7 +92,8 @@ def table(result: Any) -> Any:
         detail = row.get(FIRST) if verdict == DIFFERENT else row.get("error") if verdict != SAME else ""
         if verdict == DIFFERENT and str(row.get("differences") or "1") not in ("1", "None"):
             detail = f"{detail} (+{int(row['differences']) - 1} more)"
-        out.add_row(escape(str(row.get("file"))), f"[{styles.get(verdict, 'yellow')}]{verdict}[/]", escape(str(detail or "")))
+        shown = f"[{styles.get(verdict, 'yellow')}]{verdict}[/]"
+        out.add_row(escape(str(row.get("file"))), shown, escape(str(detail or "")))
     return out
 
 

@@ -202,8 +202,8 @@ class CollectionResult(Tabular):
         return self.rows
 
     def to_dict(self) -> dict[str, Any]:
-        return {"same": self.same, "files": len(self.rows), "counts": {v: self.count(v) for v in (SAME, DIFFERENT, UNREADABLE)},
-                "rows": self.rows}
+        counts = {verdict: self.count(verdict) for verdict in (SAME, DIFFERENT, UNREADABLE)}
+        return {"same": self.same, "files": len(self.rows), "counts": counts, "rows": self.rows}
 
 
 def finished(row: Mapping[str, Any]) -> bool:
@@ -211,7 +211,8 @@ def finished(row: Mapping[str, Any]) -> bool:
     return row.get("verdict") in (SAME, DIFFERENT)
 
 
-def run_collection(job: CollectionJob, files: Sequence[str], runner: Callable | None = None, output: Any = None) -> CollectionResult:
+def run_collection(job: CollectionJob, files: Sequence[str], runner: Callable | None = None,
+                   output: Any = None) -> CollectionResult:
     """Read every file of ``files`` that ``output`` (a :class:`~pecli.sweeps.files.RowsFile`) holds no
     finished row of, on ``runner`` (default: :data:`THREADS` threads), appending each row to ``output`` as
     it finishes; then rewrite ``output`` in the order of ``files`` (rows of other files kept after them).

@@ -14,11 +14,13 @@ Where ``--gguf`` names a file (:func:`is_remote`):
 
 :class:`RemoteFile` is a :class:`~pecli.models.gguf_header.Source`: the header walk asks for the bytes
 it needs, and they are fetched in growing ranges (1 MiB, then half as much again as is held: a Llama 3
-header of 9 MB takes six requests and 10 MB), then each position tensor's bytes by one range of its own. Bounded: a header over
-:data:`MAX_HEADER_BYTES` is refused, every request has :data:`TIMEOUT_SECONDS`, redirects are at most
-aiohttp's 10. Whatever goes wrong — a 404, a server that does not serve ranges, a redirect loop, a
-timeout, a body shorter than its ``Content-Length`` or than the range asked for — is one
-:class:`~pecli.errors.ConfigError` line (key ``gguf``) naming the file.
+header of 9 MB takes six requests and 10 MB), then each position tensor's bytes by one range of its own.
+First of all the last byte the ``Content-Length`` claims is asked for: a server whose file is shorter
+answers 416, and one that ignores ranges answers with the whole file — both refused before anything is
+trusted. Bounded: a header over :data:`MAX_HEADER_BYTES` is refused, every request has
+:data:`TIMEOUT_SECONDS`, redirects are at most aiohttp's 10. Whatever goes wrong — a 404, a server that
+does not serve ranges, a redirect loop, a timeout, a body shorter than its ``Content-Length`` or than the
+range asked for — is one :class:`~pecli.errors.ConfigError` line (key ``gguf``) naming the file.
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ def hub_parts(location: str) -> tuple[str, str | None, str]:
     for ``hf://ORG/REPO``)."""
     found = HUB_SHORT.fullmatch(location) or HUB_URL.fullmatch(location)
     if found is None:
-        raise ConfigError("gguf", f"{location}: expected hf://ORG/REPO[@REVISION]/FILE.gguf or ORG/REPO[@REVISION]:FILE.gguf")
+        raise ConfigError("gguf", f"{location}: expected hf://ORG/REPO[@REVISION]/FILE.gguf or "
+                          "ORG/REPO[@REVISION]:FILE.gguf")
     return found["repo"], found["revision"], found["path"] or ""
 
 
