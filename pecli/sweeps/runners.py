@@ -60,8 +60,10 @@ class Threads:
                 points, IN_FLIGHT_PER_WORKER * self.threads,
                 lambda error, point: error_row(job.head(point), error_text(error)),
             )
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)  # a point in flight ends within its own timeout
+            raise
+        pool.shutdown(wait=True)
 
 
 @dataclass(frozen=True)
