@@ -8,7 +8,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from pecli.cli.common import CONFIG_PANEL, JsonOption, QuietOption, check_output_flags, errors_to_exit, print_json
+from pecli.cli.common import (
+    CONFIG_PANEL, ForceOption, JsonOption, QuietOption, check_output_flags, errors_to_exit, print_json,
+)
+from pecli.cli.diff_collection import ClusterOption, JobsOption, OutOption
 from pecli.errors import ConfigError
 
 HfConfigs = Annotated[Optional[list[str]], typer.Option(
@@ -18,8 +21,11 @@ Models = Annotated[Optional[list[str]], typer.Option(
     "--model", help="a HuggingFace model ORG/NAME[@REVISION] (twice: compare two revisions)",
     rich_help_panel=CONFIG_PANEL, show_default=False)]
 Gguf = Annotated[Optional[list[str]], typer.Option(
-    "--gguf", help="a GGUF file, compared with the config; twice: two files, the first the reference; with --runtime "
-    "llama.cpp: the file the flags run on (needs pecli[gguf])", rich_help_panel=CONFIG_PANEL, show_default=False)]
+    "--gguf", help="a GGUF file (a path, an https:// URL, hf://ORG/REPO/FILE.gguf or ORG/REPO:FILE.gguf: its "
+    "header and position tensors are fetched, not its weights), compared with the config; with the config, "
+    "several, a folder, a glob, @LIST or hf://ORG/REPO: a row per file; without it, twice: two files, the "
+    "first the reference; with --runtime llama.cpp: the file the flags run on (needs pecli[gguf])",
+    rich_help_panel=CONFIG_PANEL, show_default=False)]
 Runtime = Annotated[Optional[str], typer.Option(
     "--runtime", help="an engine whose own rules, with its flags (--args), are compared with the config: llama.cpp, "
     "vllm, sglang, mlx",
@@ -30,7 +36,8 @@ Args = Annotated[Optional[str], typer.Option(
 
 def diff(
     hf_config: HfConfigs = None, model: Models = None, gguf: Gguf = None, runtime: Runtime = None, args: Args = None,
-    json: JsonOption = False, quiet: QuietOption = False,
+    json: JsonOption = False, quiet: QuietOption = False, out: OutOption = None, force: ForceOption = False,
+    jobs: JobsOption = None, cluster: ClusterOption = None,
 ) -> None:
     """Compare two position plans group by group: exit 0 when they give the same numbers, 1 when not.
 
@@ -41,9 +48,25 @@ def diff(
     both values and its effect. --json: {"same", "differences": [{"gguf_key", "hf_key", "gguf_value",
     "hf_value", "effect", …}]}; two configs name their sides old and new, an engine runtime (with "engine":
     {"name", "version", "source"}, "accepted", "refused", "served", "departures").
+    Many GGUF files against one config (several --gguf, a folder, a glob, @LIST, hf://ORG/REPO): one row
+    per file, same, different (its first difference) or unreadable (why); -o report.csv|.jsonl|.parquet,
+    resumed by a rerun; --jobs N processes or --cluster ADDRESS; exit 0 only when every file is the same.
     """
+    from pecli.cli import diff_collection
+
     with errors_to_exit():
         check_output_flags(json, quiet)
+        ggufs, references = list(gguf or []), len(hf_config or []) + len(model or [])
+        if diff_collection.is_collection(ggufs, references, out=out, jobs=jobs, cluster=cluster):
+            if runtime is not None or args is not None:
+                raise ConfigError("runtime", "llama.cpp's flags run on one GGUF file: give one --gguf with --runtime")
+            from pecli.config import model_plan
+
+            reference = model_plan(hf_config[0], None) if hf_config else model_plan(None, model[0])
+            diff_collection.run(ggufs, reference, out=out, force=force, jobs=jobs, cluster=cluster, json=json, quiet=quiet)
+        if out is not None or jobs is not None or cluster is not None:
+            raise ConfigError("out", "-o, --jobs and --cluster read many GGUF files against one model: give --hf-config "
+                              "FILE (or --model ID) and the files with --gguf")
         found = _compared(list(hf_config or []), list(model or []), list(gguf or []), runtime, args)
     if json:
         print_json(found.to_dict())
