@@ -180,3 +180,42 @@ def sparse_gguf(folder) -> str:
     header = os.path.getsize(path)
     os.truncate(path, header + (-header) % 32 + 50000 * 50000 * 4)
     return path
+
+
+def realistic_gguf(path, *, vocab: int = 128256, merges: int = 280000, base: float | None = None) -> str:
+    """A Llama 3.1 8B GGUF file of real shape: its position keys and ``rope_freqs`` as the converter writes
+    them, a tokenizer of ``vocab`` tokens and ``merges`` merges in the header (9 MB for Llama 3's), then a
+    50,000 × 50,000 F32 weight tensor (10 GB, sparse on disk) after the ``rope_freqs`` data. ``base``:
+    ``rope.freq_base`` written wrongly."""
+    import os
+
+    import gguf
+
+    config = LLAMA31
+    writer = gguf.GGUFWriter(str(path), "llama")
+    keys = llama_keys(config)
+    if base is not None:
+        keys["rope.freq_base"] = float(base)
+    for key, value in keys.items():
+        if isinstance(value, float):
+            writer.add_float32(f"llama.{key}", value)
+        else:
+            writer.add_uint32(f"llama.{key}", int(value))
+    writer.add_tokenizer_model("gpt2")
+    writer.add_token_list([f"tok{i}" for i in range(vocab)])
+    writer.add_token_types([1] * vocab)
+    writer.add_token_merges([f"t{i} o{i}" for i in range(merges)])
+    factors = llama3_rope_freqs(config)
+    writer.add_tensor_info("rope_freqs.weight", factors.shape, factors.dtype, factors.nbytes)
+    writer.add_tensor_info("blk.0.ffn_up.weight", (50000, 50000), np.dtype(np.float32), 50000 * 50000 * 4)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    writer.close()
+    header = os.path.getsize(path)
+    data = header + (-header) % 32
+    with open(path, "r+b") as stream:
+        stream.seek(data)
+        stream.write(factors.tobytes())
+    os.truncate(path, data + 256 + 50000 * 50000 * 4)
+    return str(path)

@@ -129,18 +129,33 @@ def test_llama_cpp_flags_are_read_as_llama_cpp_computes(invoke, tmp_path):
 
 
 def test_vllm_and_sglang_flags_are_read_as_the_engines_read_them(invoke, tmp_path):
-    # vLLM merges --hf-overrides into config.json and, for YaRN, serves original × factor tokens
-    # (vllm/config/model.py, _get_and_verify_max_len); SGLang serves --context-length as given.
+    # vLLM 0.33 (vllm/config/model.py, _get_and_verify_max_len) multiplies no yarn factor into the length it
+    # derives: Qwen2.5's yarn config serves its max_position_embeddings, 32,768, and a longer --max-model-len
+    # is refused unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. SGLang (get_context_length) likewise: the block
+    # holds original_max_position_embeddings, so ×1.
     qwen = json.loads((Path(__file__).parent.parent / "sample_configs" / "hf" / "qwen--qwen2.5-7b-instruct-yarn.json").read_text())
     scaled = config_file(tmp_path, qwen)
-    assert invoke("diff", "--hf-config", scaled, "--runtime", "vllm", "--args", "--max-model-len 131072").exit_code == 0
+    assert invoke("diff", "--hf-config", scaled, "--runtime", "vllm", "--args", "").exit_code == 0
+    result = invoke("diff", "--hf-config", scaled, "--runtime", "vllm", "--args", "--max-model-len 131072", "--json")
+    document = json.loads(result.stdout)
+    assert result.exit_code == 1 and document["accepted"] is False and "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in document["refused"]
+    assert document["engine"] == {"name": "vllm", "version": "0.33.0", "source": document["engine"]["source"]}
     plain = tmp_path / "plain.json"
     plain.write_text(json.dumps({k: v for k, v in qwen.items() if k != "rope_scaling"}))
+    # a dict override replaces the rope dict through transformers' setter, which takes rope_theta from an attribute
+    # the loaded config no longer has: None, and the model file fails (measured: tests/fixtures/engines/vllm)
     overrides = json.dumps({"rope_scaling": qwen["rope_scaling"]})
     result = invoke("diff", "--hf-config", plain, "--runtime", "vllm", "--args", f"--hf-overrides '{overrides}'", "--json")
     document = json.loads(result.stdout)
-    assert result.exit_code == 1 and {d["what"] for d in document["differences"]} >= {"frequencies", "served context"}
+    assert result.exit_code == 1 and "NoneType" in document["refused"]
+    overrides = json.dumps({"rope_theta": qwen["rope_theta"], "rope_scaling": qwen["rope_scaling"]})
+    result = invoke("diff", "--hf-config", plain, "--runtime", "vllm", "--args", f"--hf-overrides '{overrides}'", "--json")
+    document = json.loads(result.stdout)
+    assert result.exit_code == 1 and {d["what"] for d in document["differences"]} >= {"frequencies"}
     result = invoke("diff", "--hf-config", scaled, "--runtime", "sglang", "--args", "--context-length 65536", "--json")
+    assert result.exit_code == 1 and "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN" in json.loads(result.stdout)["refused"]
+    result = invoke("diff", "--hf-config", scaled, "--runtime", "sglang", "--args",
+                    "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 --context-length 65536", "--json")
     assert result.exit_code == 1 and json.loads(result.stdout)["differences"][0]["runtime_value"] == 65536
     result = invoke("diff", "--hf-config", scaled, "--runtime", "vllm", "--args", "--rope-scale 4")
     assert result.exit_code == 2 and "--rope-scale" in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -175,7 +175,7 @@ def test_inspect_config_example_is_what_pecli_prints(tmp_path, monkeypatch):
 EXAMPLES_ELSEWHERE = {"commands/verify.md", "commands/diff.md"}
 #: Lines that reach outside this machine: the network (``--model``) or a Dask cluster (``--cluster``). The
 #: page marks each with a comment naming what it needs; the test runs them only with PECLI_DOCS_NETWORK=1.
-NEEDS_OUTSIDE = re.compile(r"(?<!HF_HUB_OFFLINE=1 )pecli .*--(model|cluster) ")
+NEEDS_OUTSIDE = re.compile(r"(?<!HF_HUB_OFFLINE=1 )pecli .*(--(model|cluster) |--gguf (https?|hf)://)")
 
 
 @dataclasses.dataclass

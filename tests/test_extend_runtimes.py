@@ -1,4 +1,4 @@
-"""pecli.models.runtimes against the engines' documented semantics.
+"""The engines' serving rules (pecli.engines) against the engines' own code.
 
 Sources, read for these expectations:
 - vLLM, vllm/config/model.py ``_get_and_verify_max_len``: the derived max length is
@@ -26,7 +26,19 @@ import math
 import pytest
 
 from pecli.models.extension import extension_base, method_patch
-from pecli.models.runtimes import llama_cpp_settings, serving_flags, sglang_context_length, vllm_max_len
+from pecli.engines import engine
+from pecli.engines.llama_cpp import llama_cpp_settings
+from pecli.engines.vllm import vllm_max_len
+
+
+def serving_flags(name, base, patch, target, config=None):
+    return engine(name).serving(base, patch, target, config)
+
+
+def sglang_context_length(max_position_embeddings, block):
+    from pecli.engines.sglang import sglang_context_length as derive
+
+    return derive({"max_position_embeddings": max_position_embeddings, **({"rope_scaling": block} if block else {})})
 
 #: Qwen2.5-7B's keys that matter here: trained and served at 32,768, base 1e6.
 QWEN25 = {"model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,
@@ -126,9 +138,11 @@ def test_vllm_overrides_for_linear_keep_max_position_embeddings_at_the_training_
     serving = serving_flags("vllm", start, patch, 32768)
     overrides = json.loads(serving.flags[1])
     assert serving.flags[0] == "--hf-overrides" and serving.flags[2:] == ("--max-model-len", "32768")
-    assert overrides["rope_scaling"] == {"rope_type": "linear", "factor": 8.0}
+    # one whole rope dict: vLLM sets rope_parameters as given (a rope_scaling dict would lose rope_theta, a flat
+    # rope_theta would be kept at the config's: tests/fixtures/engines/vllm/RULES.md, H2 and H3)
+    assert overrides["rope_parameters"] == {"rope_type": "linear", "factor": 8.0, "rope_theta": 10000.0}
     assert overrides["max_position_embeddings"] == 4096
-    assert vllm_max_len(overrides["max_position_embeddings"], overrides["rope_scaling"]) == 32768 == serving.served
+    assert vllm_max_len(overrides["max_position_embeddings"], overrides["rope_parameters"]) == 32768 == serving.served
     assert any("262,144" in warning for warning in serving.warnings)
     # the lines printed for a shell are the same command: a backslash-newline joins them
     import shlex
@@ -137,16 +151,18 @@ def test_vllm_overrides_for_linear_keep_max_position_embeddings_at_the_training_
     assert words[0] == "--hf-overrides" and json.loads(words[1]) == overrides and words[2:] == ["--max-model-len", "32768"]
 
 
-def test_vllm_dynamic_and_too_short_settings_are_warned():
+def test_vllm_dynamic_is_not_advised_and_too_short_settings_are_warned():
+    # vLLM 0.33's DynamicNTKScalingRotaryEmbedding: base·(s·L/L_t − (s − 1))^(r/(r−2)) with L_t defaulting to
+    # L (max_position): the plain base at every length, not transformers' dynamic NTK — never advised
     start = extension_base(LLAMA2)
-    dynamic = serving_flags("vllm", start, method_patch(start, "dynamic", 8.0, 32768), 32768)
-    assert dynamic.served == 32768 and any("once" in w for w in dynamic.warnings)
+    dynamic = serving_flags("vllm", start, method_patch(start, "dynamic", 8.0, 32768), 32768, LLAMA2)
+    assert dynamic.flags == () and dynamic.served is None and "dynamic NTK" in dynamic.unsupported
     llama3 = serving_flags("vllm", start, method_patch(start, "llama3", 8.0, 16384), 32768)  # patch serves 16,384
     assert llama3.served is None and any("VLLM_ALLOW_LONG_MAX_MODEL_LEN" in w for w in llama3.warnings)
 
 
 @pytest.mark.parametrize("engine, method, words", [
-    ("llama.cpp", "llama3", "GGUF"), ("llama.cpp", "dynamic", "no dynamic NTK"), ("mlx", "dynamic", "Unsupported RoPE type"),
+    ("llama.cpp", "llama3", "GGUF"), ("llama.cpp", "dynamic", "no dynamic NTK"),
 ])
 def test_what_an_engine_cannot_take_is_said(engine, method, words):
     start = extension_base(LLAMA2)
@@ -180,22 +196,28 @@ def test_extend_runtime_on_the_command_line(invoke, tmp_path):
 
 
 def test_flags_back_to_the_settings_each_engine_runs_with():
-    from pecli.models.runtimes import settings_from_flags
-
+    # the flags printed, run through each engine's own rules over the model's config: the candidate's settings
     start = extension_base(LLAMA2)
-    for engine, method in (("vllm", "linear"), ("vllm", "yarn"), ("sglang", "linear"), ("llama.cpp", "yarn"),
-                           ("llama.cpp", "linear")):
+    for name, method in (("vllm", "linear"), ("vllm", "yarn"), ("sglang", "linear"), ("llama.cpp", "yarn"),
+                         ("llama.cpp", "linear")):
         patch = method_patch(start, method, 8.0, 32768)
-        serving = serving_flags(engine, start, patch, 32768)
-        flags = dict(zip(serving.flags[::2], serving.flags[1::2]))
-        merged, served = settings_from_flags(engine, flags, LLAMA2, training_context=4096)
-        assert served == 32768, (engine, method)
-        assert merged["rope_scaling"]["rope_type"] == method and merged["rope_scaling"]["factor"] == 8.0
-        assert merged["rope_theta"] == 10000.0
-    # vLLM refuses a --max-model-len past what it derives: the patch's linear keys as they are
-    raw = method_patch(start, "linear", 8.0, 32768)
-    assert settings_from_flags("vllm", {"--hf-overrides": json.dumps(raw), "--max-model-len": "32768"}, LLAMA2)[1] == 32768
-    assert settings_from_flags("vllm", {"--hf-overrides": json.dumps(raw)}, LLAMA2)[1] == 262144
+        serving = serving_flags(name, start, patch, 32768, LLAMA2)
+        run = engine(name).run(LLAMA2, serving.command_line())
+        assert run.served == 32768, (name, method)
+        options = run.plan.groups[0].options
+        assert options["rope_scaling"]["rope_type"] == method and options["rope_scaling"]["factor"] == 8.0
+        assert options["base"] == 10000.0
+    # vLLM multiplies a linear factor into max_position_embeddings: the patch's keys as they are serve 262,144
+    raw = json.dumps(method_patch(start, "linear", 8.0, 32768))
+    assert engine("vllm").run(LLAMA2, f"--hf-overrides '{raw}' --max-model-len 32768").served == 32768
+    assert engine("vllm").run(LLAMA2, f"--hf-overrides '{raw}'").served == 262144
+
+
+def test_mlx_builds_dynamic_ntk():
+    # mlx_lm/models/rope_utils.py: DynamicNTKScalingRoPE, the base raised with the sequence as transformers does
+    start = extension_base(LLAMA2)
+    serving = serving_flags("mlx", start, method_patch(start, "dynamic", 8.0, 32768), 32768, LLAMA2)
+    assert serving.unsupported is None and serving.edit_config is not None
 
 
 #: Gemma 2 in small (sliding layers 0, 2; full 1, 3; one RoPE) and Llama 4 in small (RoPE on chunked layers only).
@@ -218,3 +240,14 @@ def test_llama_cpp_flags_reach_full_attention_layers_only():
     assert (start.windowed, start.unwindowed) == (("chunked_attention",), False)
     serving = serving_flags("llama.cpp", start, method_patch(start, "yarn", 4.0, 32768), 32768)
     assert serving.served is None and any("change no frequency" in w for w in serving.warnings)
+
+
+def test_mlx_gets_the_patch_in_the_keys_its_model_file_reads():
+    # mlx_lm/models/llama.py reads rope_theta and rope_scaling as top-level keys only: a transformers 5 config's
+    # patch is written that way for it (tests/fixtures/engines/mlx/RULES.md, §3)
+    config = {**LLAMA2, "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}
+    config.pop("rope_theta")
+    start = extension_base(config)
+    serving = serving_flags("mlx", start, method_patch(start, "yarn", 8.0, 32768), 32768, config)
+    assert serving.unsupported is None and "rope_parameters" not in serving.edit_config
+    assert serving.edit_config["rope_theta"] == 10000.0 and serving.edit_config["rope_scaling"]["rope_type"] == "yarn"

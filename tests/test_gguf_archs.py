@@ -141,12 +141,16 @@ def test_gptj_is_said_not_to_be_a_llama_cpp_architecture(invoke, tmp_path):
                                                           "embedding_length": 4096, "attention.head_count": 16})
     config = config_file(tmp_path, {"model_type": "gptj", "n_embd": 4096, "n_head": 16, "n_layer": 28,
                                     "rotary_dim": 64, "n_positions": 2048})
-    for args in (["wavelengths", "--gguf", path], ["diff", "--hf-config", config, "--gguf", path],
-                 ["diff", "--hf-config", config, "--runtime", "llama.cpp", "--args", "--ctx-size 2048"]):
+    for args in (["wavelengths", "--gguf", path], ["diff", "--hf-config", config, "--gguf", path]):
         result = invoke(*args)
         assert result.exit_code == 2, result.output
         assert "GPT-J is not a llama.cpp architecture" in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
+    # the engine refuses the model: a difference, as vLLM's refusal of MPT is (exit 1, the engine's reason)
+    result = invoke("diff", "--hf-config", config, "--runtime", "llama.cpp", "--args", "--ctx-size 2048", "--json")
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.stdout)
+    assert not document["accepted"] and "GPT-J is not a llama.cpp architecture" in document["refused"]
 
 
 def test_gpt_oss_on_llama_cpp_flags_names_the_rounding_too(invoke, tmp_path):

@@ -45,7 +45,7 @@ CONFIG_OPTIONS: dict[str, Any] = {
                   "from the local cache, else downloaded (needs pecli[models])"), panel=CONFIG_PANEL
     ),
     "gguf": make_option(
-        Parameter("gguf", str, help="a GGUF file: its position settings as llama.cpp reads them (needs pecli[gguf])"),
+        Parameter("gguf", str, help="a GGUF file (a path, an https:// URL or hf://ORG/REPO/FILE.gguf: its header only is fetched): its position settings as llama.cpp reads them (needs pecli[gguf]; a URL pecli[remote])"),
         panel=CONFIG_PANEL,
     ),
     **{setting.name: make_option(setting, panel=CONFIG_PANEL) for setting in LAYER_SETTINGS},

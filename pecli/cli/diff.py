@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import sys
 import textwrap
 from typing import Annotated, Optional
 
 import typer
 
-from pecli.cli.common import CONFIG_PANEL, JsonOption, QuietOption, check_output_flags, errors_to_exit, print_json
+from pecli.cli.common import (
+    CONFIG_PANEL, ForceOption, JsonOption, QuietOption, check_output_flags, errors_to_exit, print_json,
+)
+from pecli.cli.diff_collection import ClusterOption, JobsOption, OutOption
 from pecli.errors import ConfigError
 
 HfConfigs = Annotated[Optional[list[str]], typer.Option(
@@ -20,10 +21,14 @@ Models = Annotated[Optional[list[str]], typer.Option(
     "--model", help="a HuggingFace model ORG/NAME[@REVISION] (twice: compare two revisions)",
     rich_help_panel=CONFIG_PANEL, show_default=False)]
 Gguf = Annotated[Optional[list[str]], typer.Option(
-    "--gguf", help="a GGUF file, compared with the config; twice: two files, the first the reference; with --runtime "
-    "llama.cpp: the file the flags run on (needs pecli[gguf])", rich_help_panel=CONFIG_PANEL, show_default=False)]
+    "--gguf", help="a GGUF file (a path, an https:// URL, hf://ORG/REPO/FILE.gguf or ORG/REPO:FILE.gguf: its "
+    "header and position tensors are fetched, not its weights), compared with the config; with the config, "
+    "several, a folder, a glob, @LIST or hf://ORG/REPO: a row per file; without it, twice: two files, the "
+    "first the reference; with --runtime llama.cpp: the file the flags run on (needs pecli[gguf])",
+    rich_help_panel=CONFIG_PANEL, show_default=False)]
 Runtime = Annotated[Optional[str], typer.Option(
-    "--runtime", help="an engine whose flags (--args) are compared with the config: llama.cpp, vllm, sglang, mlx",
+    "--runtime", help="an engine whose own rules, with its flags (--args), are compared with the config: llama.cpp, "
+    "vllm, sglang, mlx",
     rich_help_panel=CONFIG_PANEL, show_default=False)]
 Args = Annotated[Optional[str], typer.Option(
     "--args", help="the engine's command-line flags, quoted as one string", rich_help_panel=CONFIG_PANEL, show_default=False)]
@@ -31,7 +36,8 @@ Args = Annotated[Optional[str], typer.Option(
 
 def diff(
     hf_config: HfConfigs = None, model: Models = None, gguf: Gguf = None, runtime: Runtime = None, args: Args = None,
-    json: JsonOption = False, quiet: QuietOption = False,
+    json: JsonOption = False, quiet: QuietOption = False, out: OutOption = None, force: ForceOption = False,
+    jobs: JobsOption = None, cluster: ClusterOption = None,
 ) -> None:
     """Compare two position plans group by group: exit 0 when they give the same numbers, 1 when not.
 
@@ -40,10 +46,27 @@ def diff(
     a second config or GGUF file (the first given is the reference). Compared: the layout, the rotated components, every pair's frequency (1e-6
     relative), the attention factor, the context. Each difference is a line with the key on each side,
     both values and its effect. --json: {"same", "differences": [{"gguf_key", "hf_key", "gguf_value",
-    "hf_value", "effect", …}]}; two configs name their sides old and new, an engine runtime.
+    "hf_value", "effect", …}]}; two configs name their sides old and new, an engine runtime (with "engine":
+    {"name", "version", "source"}, "accepted", "refused", "served", "departures").
+    Many GGUF files against one config (several --gguf, a folder, a glob, @LIST, hf://ORG/REPO): one row
+    per file, same, different (its first difference) or unreadable (why); -o report.csv|.jsonl|.parquet,
+    resumed by a rerun; --jobs N processes or --cluster ADDRESS; exit 0 only when every file is the same.
     """
+    from pecli.cli import diff_collection
+
     with errors_to_exit():
         check_output_flags(json, quiet)
+        ggufs, references = list(gguf or []), len(hf_config or []) + len(model or [])
+        if diff_collection.is_collection(ggufs, references, out=out, jobs=jobs, cluster=cluster):
+            if runtime is not None or args is not None:
+                raise ConfigError("runtime", "llama.cpp's flags run on one GGUF file: give one --gguf with --runtime")
+            from pecli.config import model_plan
+
+            reference = model_plan(hf_config[0], None) if hf_config else model_plan(None, model[0])
+            diff_collection.run(ggufs, reference, out=out, force=force, jobs=jobs, cluster=cluster, json=json, quiet=quiet)
+        if out is not None or jobs is not None or cluster is not None:
+            raise ConfigError("out", "-o, --jobs and --cluster read many GGUF files against one model: give --hf-config "
+                              "FILE (or --model ID) and the files with --gguf")
         found = _compared(list(hf_config or []), list(model or []), list(gguf or []), runtime, args)
     if json:
         print_json(found.to_dict())
@@ -61,27 +84,19 @@ def _same_line(found) -> str:
 
 
 def _engine_diff(configs: list[str], runtime: str, args: str, reference):
-    """vLLM, SGLang, MLX: the config the engine runs under ``args`` (:mod:`pecli.models.runtimes`), read by
-    pecli's reader, against the model's; a served context other than the model's is a difference too."""
+    """What the engine's own code computes under ``args`` against the model (:mod:`pecli.engines`)."""
     from pecli.config_files import read_json
-    from pecli.models.families import plan_of, text_path
-    from pecli.models.plan_diff import Difference, diff_plans
-    from pecli.models.runtimes import ENGINES, engine_config
+    from pecli.engines import engine
+    from pecli.engines.compare import engine_diff
 
-    if runtime not in ENGINES:
-        raise ConfigError("runtime", f"{runtime!r} is not one of {', '.join(ENGINES)}")
+    record = engine(runtime)
+    record.parse(args)  # a flag the engine refuses is exit 2 before any work
     if not configs:
         raise ConfigError("runtime", f"{runtime}'s flags are read over a config.json: give --hf-config FILE")
     config = read_json(configs[0], "hf_config")
-    merged, served = engine_config(runtime, args, config, text_path(config))
-    found = diff_plans(plan_of(merged, f"{runtime} {args}"), reference, "runtime", "hf")
-    contexts = {g.context for g in reference.groups if g.context}
-    if contexts and served not in contexts:
-        model = max(contexts)
-        extra = Difference("served context", "all", "max_position_embeddings", "max_position_embeddings", served, model,
-                           f"{runtime} serves {served:,} tokens where the model's context is {model:,}")
-        found = dataclasses.replace(found, differences=(*found.differences, extra))
-    return found
+    if not isinstance(config, dict):
+        raise ConfigError("hf_config", f"{configs[0]} must hold a JSON object")
+    return engine_diff(record, config, args, reference, configs[0])
 
 
 def _gguf_compared(ggufs: list[str], references: list, runtime: str | None, args: str | None):
@@ -116,14 +131,7 @@ def _compared(configs: list[str], models: list[str], ggufs: list[str], runtime: 
         if runtime is None or args is None or len(references) != 1:
             raise ConfigError("runtime", "compares an engine's flags with one model: give --hf-config FILE (or --model ID), "
                               "--runtime NAME and --args \"FLAGS\"")
-        if runtime != "llama.cpp":
-            return _engine_diff(configs, runtime, args, references[0])
-        from pecli.models.blame import blamed
-        from pecli.models.gguf_blame import with_engine_trials
-        from pecli.models.runtime_flags import flag_trials, parse_flags, runtime_plan
-
-        found = diff_plans(runtime_plan(references[0], runtime, args), references[0], "runtime", "hf")
-        return blamed(found, *with_engine_trials(references[0], *flag_trials(references[0], parse_flags(args))))
+        return _engine_diff(configs, runtime, args, references[0])
     if len(references) != 2:
         raise ConfigError("hf_config", f"diff compares two plans: give --hf-config and --gguf, or two --hf-config or "
                           f"--model, got {len(references)} model{'s' if len(references) != 1 else ''}")

@@ -14,6 +14,7 @@ from pecli.cli.common import (
 )
 from pecli.cli.options import CONFIG_PANEL, make_option
 from pecli.config import MEMORY_SETTING, Setting, load_yaml, memory_budget, merge
+from pecli.engines import names as engine_names
 from pecli.errors import ConfigError
 from pecli.models.extension import methods
 
@@ -31,7 +32,7 @@ FACTOR = Setting("factor", float, None, "scaling factor s of --method over the t
 TRAIN_LENGTH = Setting("train_length", str, None, "the length the model was trained on, L₀",
                        default_text="the scaling's original length, else max_position_embeddings")
 RUNTIME = Setting("runtime", str, None, "print the flags or overrides this engine needs for the chosen candidate",
-                  choices=("vllm", "sglang", "llama.cpp", "mlx"))
+                  choices=engine_names())
 OUT = Setting("out", Path, None, "write the chosen candidate's config patch (JSON) to this file")
 #: The keys a --config YAML file or --set may give.
 KEYS = ("hf_config", "model", "target", "pick", "method", "factor", "train_length", "runtime", "out", "max_memory")
@@ -98,7 +99,7 @@ def extend(
             report = extension_report(data, options["target"], source, max_bytes=budget,
                                       train_length=options.get("train_length"), method=recipe, factor=scale, pick=chosen)
         picked = report.candidate(chosen)
-        serving = _serving(engine, report, picked)
+        serving = _serving(engine, report, picked, data)
         if target_file is not None:
             from pecli.io import write_atomic
 
@@ -139,12 +140,12 @@ def _scalar(key: str, value) -> None:
         raise ConfigError(key, f"expected one value, got a {'mapping' if isinstance(value, dict) else 'list'}")
 
 
-def _serving(engine: str | None, report, picked):
-    if engine is None:
+def _serving(name: str | None, report, picked, config: dict):
+    if name is None:
         return None
-    from pecli.models.runtimes import serving_flags
+    from pecli.engines import engine
 
-    return serving_flags(engine, report.base, picked.config_patch, report.target)
+    return engine(name).serving(report.base, picked.config_patch, report.target, config)
 
 
 def _from_file(path: str | None) -> dict:

@@ -29,6 +29,7 @@ from pecli.models.logit_scale import (
     BETA_SCALED_TYPES, UNSCALED, LogitScale, attention_only_keys, attention_side, softmax_scale,
 )
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
+from pecli.schemes.rope_scaling import ATTENTION_READ_KEYS
 from pecli.numbers import integer, number
 from pecli.params import excerpt
 from pecli.schemes.rope_scaling import LONGEST_CONTEXT
@@ -221,6 +222,15 @@ class Family:
     #: ``(keys, group) -> LogitScale``: a factor the family's attention applies to a group's logits beyond
     #: what its RoPE block implies (Llama 4's temperature on NoPE layers, Qwen's log-n).
     attention: Callable[[Keys, LayerGroup], LogitScale] | None = None
+
+
+def keys_of_type(kind: Any) -> tuple[str, ...]:
+    """The keys a ``rope_scaling`` block of rope type ``kind`` takes (all of them for a type pecli does not know)."""
+    from pecli.schemes.rope_scaling import SCALINGS
+
+    kind = "none" if kind in (None, "default") else kind
+    record = SCALINGS.get(kind) if isinstance(kind, str) else None
+    return tuple(key.name for key in record.keys) if record is not None else ATTENTION_READ_KEYS
 
 
 # -- RoPE: the model-wide options ------------------------------------------------------------------------
@@ -941,6 +951,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("Gemma 4", ("gemma4_text", "gemma4_unified_text", "embedding_gemma2_text", "diffusion_gemma_text"),
            normalise=gemma4_normalise,
            keys_note="global_head_dim (512) on full-attention layers without per_layer_config; last layer full"),
+    # GptOssConfig.__post_init__: without layer_types, layer i slides when (i + 1) % 2, else attends fully
+    Family("gpt-oss", ("gpt_oss",), layer_types=gemma2_layer_types,
+           keys_note="without layer_types: even layers slide, odd attend fully"),
     # Read with the common keys (rope_theta, rope_parameters flat or per layer type, layer_types,
     # per_layer_config, partial_rotary_factor, head_dim) in the half layout: each checked against
     # transformers' own forward pass (tests/fixtures/models/rope), so none of them is "unknown".
@@ -948,7 +961,7 @@ FAMILIES: tuple[Family, ...] = (
       "apertus", "apertus1p5_text", "arcee", "aria_text", "beam", "bitnet", "cosmos3_edge_text", "csm", "cwm",
       "dia_encoder", "diffllama", "doge", "emu3_text_model", "esmc", "eurobert",
       "evolla", "falcon_h1", "flex_olmo", "gemma3n_text", 
-      "gpt_neox_japanese", "gpt_oss", "gradium_phonon_tts", "granite_docling_text", "granite_swa",
+      "gpt_neox_japanese", "gradium_phonon_tts", "granite_docling_text", "granite_swa",
       "granitemoe_swa", "granitemoeshared", "gte", "hrm_text", "hy_v3", "hy_v4", "hyperclovax", "jais2",
       "jina_embeddings_v3", "laguna", "lara_mini", "lfm2", "lfm3", "mellum", "mimo_v2_flash", "minicpm3",
       "minimax", "minimax_m2", "ministral3", "modernbert-decoder", "moshi", "neomme", "nomic_bert", "olmo3",

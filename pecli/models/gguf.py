@@ -1,7 +1,9 @@
 """A GGUF file as a source of position plans: its metadata and position tensors, read as llama.cpp reads them.
 
-:func:`read_gguf_plan` checks the header against the file's size (:mod:`pecli.models.gguf_header`),
-opens it with ``gguf.GGUFReader`` (llama.cpp's own reader, memory-mapped: the weights are never read),
+:func:`read_gguf_plan` walks the header once, checking it against the file's size and reading the
+metadata as ``gguf.GGUFReader`` (llama.cpp's own reader) gives it (:mod:`pecli.models.gguf_header`; the
+tests hold the two equal), reads the bytes of the position tensors only (the weights are never read: a
+local file is memory-mapped, a remote one fetched by ranges, :mod:`pecli.models.gguf_remote`),
 takes the position keys and the small position tensors (``rope_freqs``, ``rope_factors_long``,
 ``rope_factors_short``) and returns the same :class:`~pecli.models.plan.PositionPlan` a ``config.json``
 gives, so that every command, and ``pecli diff``, sees one kind of thing.
@@ -62,6 +64,8 @@ EXTRA = "pecli[gguf]"
 POSITION_TENSORS = ("rope_freqs", "rope_factors_long", "rope_factors_short")
 #: The largest position tensor read (a head's pairs: a few hundred numbers).
 MAX_POSITION_TENSOR = 1 << 16
+#: The ggml types a position tensor may have (``GGMLQuantizationType.F32``, ``F16``) and their data types.
+FLOAT_TYPES = {0: np.dtype("<f4"), 1: np.dtype("<f2")}
 #: llama.cpp's default base (``rope_freq_base_train``).
 DEFAULT_BASE = 10000.0
 
@@ -252,50 +256,46 @@ def read_gguf_plan(path: str, source: str | None = None) -> PositionPlan:
 
 
 def read_gguf_metadata(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, str]]:
-    """The metadata, the position tensors and each key's GGUF value type of the file at ``path``, its
-    header checked first (raises as :func:`read_gguf_plan`)."""
-    from pecli.models.gguf_header import check_header
+    """The metadata, the position tensors and each key's GGUF value type of the GGUF file at ``path`` — a
+    local path, or a URL or Hub file (:func:`pecli.models.gguf_remote.is_remote`), of which only the header
+    and the position tensors' bytes are fetched — its header checked first (raises as :func:`read_gguf_plan`)."""
+    from pecli.models.gguf_header import LocalFile
+    from pecli.models.gguf_remote import is_remote, open_remote
 
     try:
         import gguf  # noqa: F401  (the optional extra)
     except ImportError:
         raise PecliError(f"--gguf needs the gguf package: pip install '{EXTRA}'") from None
-    _, entries = check_header(path)
-    return _read_values(path, entries)
+    if is_remote(path):
+        with open_remote(path) as source:
+            return read_source(source)
+    with LocalFile(path) as source:
+        return read_source(source)
 
 
-def _read_values(path: str, entries: list[Any]) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, str]]:
-    """The metadata (arrays of strings left out), the position tensors as float64, and each key's GGUF
-    value type, through ``gguf.GGUFReader``."""
-    from gguf import GGUFReader, GGUFValueType
+def read_source(source: Any) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, str]]:
+    """The metadata (arrays of strings and ``tokenizer.`` keys left out), the position tensors as float64,
+    and each key's GGUF value type, of the file a :class:`~pecli.models.gguf_header.Source` holds: its header
+    walked (:func:`~pecli.models.gguf_header.read_header`), then the bytes of the position tensors read,
+    as ``gguf.GGUFReader`` would map them (F32 or F16, little-endian)."""
+    from pecli.models.gguf_header import read_header
 
-    try:
-        reader = GGUFReader(path)
-    except (ValueError, IndexError, KeyError, OverflowError, UnicodeDecodeError) as error:
-        raise ConfigError("gguf", f"{path} is not a readable GGUF file: {error}") from None
-    values: dict[str, Any] = {}
-    types: dict[str, str] = {}
-    for name, field in reader.fields.items():
-        if not field.types or name.startswith("GGUF.") or name.startswith("tokenizer."):
-            continue
-        if field.types[0] == GGUFValueType.ARRAY and field.types[-1] == GGUFValueType.STRING:
-            continue
-        values[name] = field.contents()
-        types[name] = field.types[0].name
-    sizes = {entry.name: entry for entry in entries}
+    header = read_header(source)
     tensors: dict[str, np.ndarray] = {}
-    for tensor in reader.tensors:
-        short = tensor.name.removesuffix(".weight")
+    for entry in header.tensors:
+        short = entry.name.removesuffix(".weight")
         if short == "position_embd":  # a learned table: only its presence is read (its shape, not its data)
-            tensors[short] = np.asarray(sizes[tensor.name].dims)
+            tensors[short] = np.asarray(entry.dims)
         if short not in POSITION_TENSORS:
             continue
-        entry = sizes[tensor.name]
-        if int(np.prod(entry.dims)) > MAX_POSITION_TENSOR or tensor.data.dtype not in (np.float32, np.float16):
-            raise ConfigError("gguf", f"tensor {tensor.name} in {path} must be a short F32 or F16 vector, got "
+        count = int(np.prod(entry.dims))
+        if count > MAX_POSITION_TENSOR or entry.ggml_type not in FLOAT_TYPES:
+            raise ConfigError("gguf", f"tensor {entry.name} in {source.name} must be a short F32 or F16 vector, got "
                               f"{'×'.join(map(str, entry.dims))} of ggml type {entry.ggml_type}")
-        tensors[short] = np.asarray(tensor.data, dtype=np.float64).reshape(-1)
-    return values, tensors, types
+        dtype = FLOAT_TYPES[entry.ggml_type]
+        raw = source.read(header.data + entry.offset, count * dtype.itemsize)
+        tensors[short] = np.frombuffer(raw, dtype=dtype, count=count).astype(np.float64)
+    return header.values, tensors, header.types
 
 
 def _excerpt(value: Any) -> str:
@@ -607,4 +607,5 @@ def llama_cpp_inv_freq(rope: LlamaCppRope, factors: np.ndarray | None) -> np.nda
     return interpolated * (1 - mix) + theta * mix
 
 
-__all__ = ["ARCHS", "EXTRA", "Arch", "llama_cpp_inv_freq", "plan_of_metadata", "read_gguf_metadata", "read_gguf_plan"]
+__all__ = ["ARCHS", "EXTRA", "Arch", "llama_cpp_inv_freq", "plan_of_metadata", "read_gguf_metadata", "read_gguf_plan",
+           "read_source"]

@@ -83,6 +83,10 @@ def paired_groups(candidate: PositionPlan, reference: PositionPlan) -> list[tupl
     count pairs its one group with every group of the other, but two groups that each have a namesake in the
     other plan are not paired: an encoder–decoder's ``encoder`` and ``decoder`` hold the same layer indices)."""
     count = min(n for n in (candidate.num_layers, reference.num_layers, 1 << 30) if n)
+    names = [g.name for g in reference.groups]
+    if count == 1 << 30 and len(set(names)) == len(names) and names == [g.name for g in candidate.groups]:
+        # stacks numbered from 0 each (an encoder and a decoder): the groups pair by name
+        return [(a, b, list(b.layers or a.layers)) for a, b in zip(candidate.groups, reference.groups)]
     if count == 1 << 30 or not all(g.layers for g in candidate.groups + reference.groups):
         ours, theirs = {g.name for g in candidate.groups}, {g.name for g in reference.groups}
         return [(a, b, list(b.layers or a.layers)) for a in candidate.groups for b in reference.groups
@@ -97,6 +101,8 @@ def paired_groups(candidate: PositionPlan, reference: PositionPlan) -> list[tupl
     return [(candidate.groups[a], reference.groups[b], layers) for (a, b), layers in pairs.items()]
 
 
+#: The M-RoPE options that change its numbers (the others describe the images and videos it is given).
+MROPE_KEYS = ("dim", "base", "mrope_section", "mrope_interleaved", "spatial_merge_size", "temporal", "tokens_per_second")
 #: What a difference in an mrope option does (other options number the image and video positions).
 MROPE_EFFECTS = {"base": "the pairs turn at other frequencies", "dim": "other components rotate",
                  "mrope_section": "other pairs follow the time, height and width coordinates",
@@ -110,17 +116,14 @@ def diff_groups(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Diffe
                            ours.scheme, theirs.scheme, f"the layers apply {ours.scheme}, not {theirs.scheme}")]
     if ours.options is None:
         return []
-    if ours.scheme != "rope":  # its options are its numbers (mrope's sections and base, a bias, a table): one by one
-        return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), _option_effect(ours.scheme, key))
+    if ours.scheme == "mrope":  # its pairs turn at base^(−2i/d), dealt to t, h, w by its sections
+        return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), MROPE_EFFECTS.get(
+                    key, "the images' and videos' positions are numbered otherwise"))
+                for key in MROPE_KEYS if ours.options.get(key) != theirs.options.get(key)]
+    if ours.scheme != "rope":
+        return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), "a different bias or table")
                 for key in sorted(set(ours.options) | set(theirs.options)) if ours.options.get(key) != theirs.options.get(key)]
     return rope_differences(ours, theirs, layers)
-
-
-def _option_effect(scheme: str, key: str) -> str:
-    """What a different value of option ``key`` of a scheme other than rope does."""
-    if scheme == "mrope":
-        return MROPE_EFFECTS.get(key, "the images' and videos' positions are numbered otherwise")
-    return "a different bias or table"
 
 
 def _text(value: Any) -> str:

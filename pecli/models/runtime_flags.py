@@ -1,6 +1,6 @@
 """llama.cpp's RoPE flags over a model: what llama.cpp computes when run with them. The one reader of
 those flags: ``pecli diff --runtime llama.cpp --args "…"`` reads them here, and ``pecli extend --runtime
-llama.cpp`` checks the flags it prints here (:mod:`pecli.models.runtimes`).
+llama.cpp`` checks the flags it prints here (:mod:`pecli.engines.llama_cpp`).
 
 The flags (llama.cpp ``common/arg.cpp``): ``--rope-scaling {none,linear,yarn}`` the scaling type;
 ``--rope-scale N`` the frequency scale 1/N ("expands context by a factor of N"); ``--rope-freq-scale F``

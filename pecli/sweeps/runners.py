@@ -29,10 +29,41 @@ CONNECT_SECONDS = 10
 HANDSHAKE_GRACE = 2
 
 
+def run_one(job: Any, point: dict[str, Any]) -> dict[str, Any]:
+    """One point of any job: its own ``run(point)`` where it has one (a GGUF collection,
+    :mod:`pecli.models.gguf_collection`), else a sweep's :func:`run_point`."""
+    run = getattr(job, "run", None)
+    return run(point) if run is not None else run_point(job, point)
+
+
 def in_process(job: SweepJob, points: Points) -> Rows:
     """Run the points one after the other in this process (``--jobs 1``)."""
     for index, point in points:
-        yield index, run_point(job, point)
+        yield index, run_one(job, point)
+
+
+@dataclass(frozen=True)
+class Threads:
+    """Run the points on ``threads`` threads of this process: for points that wait on the network (remote
+    GGUF files), not on the processor."""
+
+    threads: int
+
+    def __call__(self, job: Any, points: Points) -> Rows:
+        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+        pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="pecli-point")
+        try:
+            yield from as_finished(
+                lambda point: pool.submit(run_one, job, point),
+                lambda futures: wait(futures, return_when=FIRST_COMPLETED).done,
+                points, IN_FLIGHT_PER_WORKER * self.threads,
+                lambda error, point: error_row(job.head(point), error_text(error)),
+            )
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)  # a point in flight ends within its own timeout
+            raise
+        pool.shutdown(wait=True)
 
 
 @dataclass(frozen=True)
@@ -65,7 +96,7 @@ class LocalProcesses:
                                    initargs=(parent,))
         try:
             yield from as_finished(
-                lambda point: pool.submit(run_point, job, point),
+                lambda point: pool.submit(run_one, job, point),
                 lambda futures: wait(futures, return_when=FIRST_COMPLETED).done,
                 points, IN_FLIGHT_PER_WORKER * self.jobs, failed,
             )
@@ -174,7 +205,7 @@ class DaskCluster:
         try:
             window = IN_FLIGHT_PER_WORKER * max(1, sum(client.nthreads().values()))
             yield from as_finished(
-                lambda point: client.submit(run_point, job, point, pure=False), wait_some, points, window,
+                lambda point: client.submit(run_one, job, point, pure=False), wait_some, points, window,
                 lambda error, point: error_row(job.head(point), f"worker: {error_text(error)}"),
             )
         finally:
@@ -363,4 +394,5 @@ def as_finished(
         refill()
 
 
-__all__ = ["DaskCluster", "LocalProcesses", "as_finished", "check_address", "connect", "in_process", "probe", "require_dask"]
+__all__ = ["DaskCluster", "LocalProcesses", "Threads", "as_finished", "check_address", "connect", "in_process", "probe", "require_dask",
+           "run_one"]

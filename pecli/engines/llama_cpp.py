@@ -1,0 +1,159 @@
+"""llama.cpp, as its own code computes positions from its flags: the record of the engine, over
+:mod:`pecli.models.runtime_flags` (the one reader of its flags, with llama.cpp's rules and their sources)
+and :mod:`pecli.models.gguf` (its GGUF loader and ``ggml_rope_ext``'s frequencies, checked against
+llama.cpp built from source).
+
+A model read from ``config.json`` runs as the GGUF file ``convert_hf_to_gguf.py`` writes from it; the
+flags ``--rope-scaling``, ``--rope-scale``, ``--rope-freq-scale``, ``--rope-freq-base``, ``--yarn-*`` and
+``-c/--ctx-size`` then apply by llama.cpp's rules (``common/arg.cpp``, ``src/llama-context.cpp``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from pecli.engines.base import Engine, EngineRun, Serving, positions_of, rope_type
+from pecli.errors import ConfigError
+from pecli.models.families import plan_of
+
+VERSION = "source read, not pinned"
+
+
+@dataclass(frozen=True)
+class LlamaCpp(Engine):
+    """llama.cpp (see the module)."""
+
+    def parse(self, args: str) -> tuple[dict[str, Any], dict[str, str]]:
+        from pecli.models.runtime_flags import parse_flags
+
+        return parse_flags(args), {}
+
+    def run(self, config: Mapping[str, Any], args: str = "", env: Mapping[str, str] | None = None,
+            source: str = "config.json") -> EngineRun:
+        """What llama.cpp computes for the model of ``config`` under ``args``."""
+        from dataclasses import replace
+
+        from pecli.models.gguf import NOT_RUN, NOT_RUN_MODEL_TYPES
+        from pecli.models.runtime_flags import runtime_plan
+
+        flags, _ = self.parse(args)
+        model = plan_of(dict(config), source)
+        if model.model_type in NOT_RUN_MODEL_TYPES:
+            return self.refusal(args, NOT_RUN[NOT_RUN_MODEL_TYPES[model.model_type]], positions_of(model))
+        plan = runtime_plan(model, "llama.cpp", args)
+        plan = replace(plan, source=" ".join(plan.source.split()))
+        served = flags.get("--ctx-size") or None
+        return EngineRun(self, args, plan, served, positions=positions_of(plan))
+
+    def blamed(self, found: Any, reference: Any, args: str) -> Any:
+        """Each difference put on the flag that, set to the model's value or left out, gives the model's
+        numbers (:func:`pecli.models.runtime_flags.flag_trials`, :func:`pecli.models.blame.blamed`)."""
+        from pecli.models.blame import blamed
+        from pecli.models.gguf_blame import with_engine_trials
+        from pecli.models.runtime_flags import flag_trials, parse_flags
+
+        return blamed(found, *with_engine_trials(reference, *flag_trials(reference, parse_flags(args))))
+
+    def serving(self, base: Any, patch: Mapping[str, Any], target: int,
+                config: Mapping[str, Any] | None = None) -> Serving:
+        """The flags llama.cpp needs for the candidate ``patch``, read back by :mod:`pecli.models.runtime_flags`."""
+        from pecli.models.families import at_path
+
+        keys = dict(at_path(patch, base.path))
+        block = keys.get("rope_parameters", keys.get("rope_scaling"))
+        kind = rope_type(block)
+        theta = keys.get("rope_theta", keys.get("rotary_emb_base", (block or {}).get("rope_theta", base.base)))
+        if kind in ("llama3", "longrope"):
+            return self._unsupported(f"llama.cpp reads {kind}'s per-pair factors from the GGUF file: merge the patch into "
+                                     "config.json and convert the model again (convert_hf_to_gguf.py)")
+        if kind == "dynamic":
+            return self._unsupported("llama.cpp has no dynamic NTK scaling (its closest is a fixed --rope-freq-base, the "
+                                     "base candidate)")
+        flags = ["--ctx-size", str(target)]
+        warnings = []
+        if kind == "default":
+            flags += ["--rope-scaling", "none", "--rope-freq-base", flag_number(theta)]
+        elif kind == "linear":
+            flags += ["--rope-scaling", "linear", "--rope-scale", flag_number(block["factor"])]
+        elif kind == "yarn":
+            flags += ["--rope-scaling", "yarn", "--rope-scale", flag_number(block["factor"]), "--yarn-orig-ctx",
+                      str(int(block["original_max_position_embeddings"]))]
+            if block.get("mscale_all_dim"):
+                warnings.append("llama.cpp's DeepSeek attention takes mscale from the GGUF's yarn log multiplier, not from flags")
+        if base.windowed and not base.unwindowed:
+            warnings.append(f"every RoPE layer of this model attends within a window ({', '.join(base.windowed)}), and "
+                            "llama.cpp keeps the trained base and scale there whatever its flags: they change no frequency")
+            return Serving("llama.cpp", tuple(flags), None, tuple(warnings), version=self.version)
+        if base.windowed and base.unwindowed:
+            warnings.append("llama.cpp applies these flags to the full-attention layers only: its sliding-window "
+                            f"layers ({', '.join(base.windowed)}) keep the trained base and scale")
+        if base.scaling not in ("none", "default"):
+            warnings.append(f"a GGUF converted from this model keeps its {base.scaling} scaling; these flags replace "
+                            "the scaling type and factor but not per-pair factors stored in the file")
+        found = _reads(base, flags)
+        if found is not None and not _same_scaling(found, block, theta):
+            warnings.append(f"llama.cpp computes {found['rope_scaling'] or 'no scaling'} under these flags, not the "
+                            "candidate's keys")
+            return Serving("llama.cpp", tuple(flags), None, tuple(warnings), version=self.version)
+        return Serving("llama.cpp", tuple(flags), target, tuple(warnings), version=self.version)
+
+    def _unsupported(self, why: str) -> Serving:
+        return Serving("llama.cpp", (), None, (), why, version=self.version)
+
+
+def flag_number(value: Any) -> str:
+    """A number as a flag: short (``4``, ``1e+06``) where that is the same number, else every digit."""
+    short = f"{float(value):g}"
+    return short if float(short) == float(value) else repr(float(value))
+
+
+def _reads(base: Any, flags: list[str]) -> dict[str, Any] | None:
+    """What llama.cpp computes, read back from ``flags`` over the model's converted file by the one reader
+    (:mod:`pecli.models.runtime_flags`); None where the file holds per-pair factors flags do not reach."""
+    from pecli.models import runtime_flags as reader
+
+    try:
+        trained = reader.converted_rope(base.own_scaling, model_type=base.model_type, base=base.base,
+                                        context=base.served, rotated_dim=base.dim)
+        flagged = dict(zip(flags[::2], flags[1::2]))
+        return reader.hf_settings(reader.run_rope(trained, flagged, base.dim, windowed=not base.unwindowed))
+    except ConfigError:
+        return None
+
+
+def _same_scaling(found: dict[str, Any], block: Any, theta: Any) -> bool:
+    """Whether llama.cpp's settings are the candidate's: base, rope type, factor, original length."""
+    keys = ("factor", "original_max_position_embeddings")
+    mine = found["rope_scaling"] or {"rope_type": "default"}
+    theirs = {"rope_type": rope_type(block), **{k: (block or {}).get(k) for k in keys if (block or {}).get(k) is not None}}
+    return (math.isclose(found["rope_theta"], float(theta), rel_tol=1e-12) and mine["rope_type"] == theirs["rope_type"]
+            and all(math.isclose(float(mine[k]), float(theirs[k]), rel_tol=1e-12) for k in keys if k in theirs))
+
+
+def llama_cpp_settings(flags: Mapping[str, Any], config: Mapping[str, Any], *,
+                       training_context: int | None = None) -> tuple[dict[str, Any], int]:
+    """What llama.cpp computes for the model of ``config`` run with ``flags`` ({flag: value}), in
+    transformers' keys (``rope_theta``, ``rope_scaling``), and the context it runs; read by
+    :mod:`pecli.models.runtime_flags` from the GGUF file ``convert_hf_to_gguf.py`` would write
+    (``training_context``: its context length, default ``max_position_embeddings``)."""
+    from pecli.models import runtime_flags as reader
+
+    plan = plan_of(dict(config), "config")
+    groups = [g for g in plan.groups if g.options is not None and g.scheme == "rope"]
+    if not groups:
+        raise ConfigError("runtime", "llama.cpp's RoPE flags apply to a model with RoPE; this one has none")
+    # the flags reach the full-attention layers (a group of only windowed layers keeps its trained settings)
+    group = next((g for g in groups if not g.windowed), groups[0])
+    options = group.options
+    dim = int(options["dim"] * options.get("partial_rotary_factor", 1.0))
+    context = int(training_context or options.get("max_position_embeddings") or 4096)
+    trained = reader.converted_rope(options.get("rope_scaling"), model_type=plan.model_type,
+                                    base=float(options.get("base", 10000.0)), context=context, rotated_dim=dim)
+    rope = reader.run_rope(trained, flags, dim, windowed=group.windowed)
+    return reader.hf_settings(rope), reader.served_context(trained, flags)
+
+
+ENGINE = LlamaCpp("llama.cpp", "llama.cpp", VERSION, "common/arg.cpp, src/llama-context.cpp, src/llama-model.cpp, "
+                  "convert_hf_to_gguf.py (pecli/models/runtime_flags.py)", caps_context=False)

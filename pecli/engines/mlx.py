@@ -1,0 +1,337 @@
+"""MLX (mlx 0.32.4, mlx-lm 0.32.2), as its own code computes positions (measured on its CPU backend:
+``tests/fixtures/engines/mlx/``).
+
+mlx-lm takes no flag that changes positions: it reads the model folder's ``config.json`` into the model
+file's ``ModelArgs`` (``mlx_lm/utils.py``: the model type, remapped by ``MODEL_REMAPPING``, names the file;
+a type without a file is refused), and has no context cap. Then:
+
+- Most model files read ``rope_theta`` and ``rope_scaling`` as top-level keys only: transformers 5's
+  ``rope_parameters`` (flat or per layer type) is not read (:data:`READS_ROPE_PARAMETERS` lists those that
+  do), so such a config runs on the file's default base (:data:`pecli.engines.mlx_args.FIELDS`) without its scaling.
+- ``initialize_rope`` (``mlx_lm/models/rope_utils.py``) builds ``default``, ``linear``, ``dynamic`` (as
+  transformers), ``llama3``, ``yarn``, ``longrope``: its YaRN always rounds the correction range (it has no
+  ``truncate``) and puts mscale(s, ``mscale``)/mscale(s, ``mscale_all_dim``) on cos and sin, never
+  ``attention_factor``; its LongRoPE (``SuScaledRoPE``) always uses ``long_factor`` and
+  ``long_mscale`` or sqrt(1 + ln(L/L₀)/ln L₀).
+- GLM-4's model file rotates int(head_dim × ``partial_rotary_factor``) components read as a top-level key.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from pecli.engines.base import Departure, Serving, rope_type
+from pecli.engines.configured import ConfigEngine, Context, group_type, rope_group, scaling_of, with_options
+from pecli.engines.mlx_args import FIELDS as READ_FIELDS, REQUIRED
+from pecli.errors import ConfigError
+from pecli.models.plan import LayerGroup
+
+VERSION = "0.32.4 (mlx-lm 0.32.2)"
+#: Model files whose ``ModelArgs`` derive from another file's (``class ModelArgs(llama.ModelArgs)``).
+INHERITS = {"smollm3": "llama", "prism_hadamard_qwen35": "qwen3_5"}
+#: Each model file's position fields (:data:`pecli.engines.mlx_args.FIELDS`, with the inherited ones).
+FIELDS = {**READ_FIELDS, **{child: {**READ_FIELDS[parent], **READ_FIELDS.get(child, {})} for child, parent in INHERITS.items()}}
+#: Model files that declare ``rope_scaling`` and build their RoPE without it (``nn.RoPE(head_dim, base)``):
+#: qwen2_moe.py:63, qwen3_moe.py:61, mixtral.py:59.
+SCALING_NOT_APPLIED = ("qwen2_moe", "qwen3_moe", "mixtral")
+#: ``mlx_lm/utils.py``: model types run by another type's file.
+MODEL_REMAPPING = {"mistral": "llama", "llava": "mistral3", "phi-msft": "phixtral", "falcon_mamba": "mamba",
+                   "joyai_llm_flash": "deepseek_v3", "kimi_k2": "deepseek_v3", "qwen2_5_vl": "qwen2_vl",
+                   "minimax_m2": "minimax", "iquestcoder": "llama", "xverse": "llama", "gemma4_unified": "gemma4",
+                   "deepseek_v41_text": "deepseek_v41"}
+#: Model files that read transformers 5's ``rope_parameters`` (the others read top-level keys only).
+READS_ROPE_PARAMETERS = frozenset({
+    "exaone_moe", "gemma4_text", "glm_moe_dsa", "granitemoehybrid", "laguna", "lfm2", "lfm2_moe", "mellum",
+    "minimax_m3_vl", "ministral3", "mistral4", "muse_glimmer", "muse_spark", "olmo_hybrid", "qwen3", "qwen3_5",
+    "spark2_5"})
+#: The model files of mlx-lm 0.32.2 (``mlx_lm/models/``): a model type without one is refused.
+MODULES = frozenset("""
+Klear afm7 afmoe apertus baichuan_m1 bailing_hybrid bailing_moe bailing_moe_linear bailing_moe_v3 bitnet cohere cohere2
+dbrx deepseek deepseek_v2 deepseek_v3 deepseek_v32 deepseek_v41 dots1 ernie4_5 ernie4_5_moe exaone exaone4 exaone_moe
+falcon_h1 gear gemma gemma2 gemma3 gemma3_text gemma3n gemma4 gemma4_text glm glm4 glm4_moe glm4_moe_lite glm_moe_dsa
+gpt2 gpt_bigcode gpt_neox gpt_oss gptj granite granitemoe granitemoehybrid helium hunyuan hunyuan_v1_dense internlm2
+internlm3 iquestloopcoder jamba kimi_k25 kimi_k3 kimi_linear kimi_vl laguna lfm2-vl lfm2 lfm2_moe lille-130m llama
+llama4 llama4_text longcat_flash longcat_flash_ngram mamba mamba2 mellum mimo mimo_v2_flash minicpm minicpm3 minimax
+minimax_m3_vl ministral3 mistral3 mistral4 mixtral muse_glimmer muse_spark nanbeige nanochat nemotron-nas nemotron
+nemotron_h olmo olmo2 olmo3 olmo_hybrid olmoe openelm phi phi3 phi3small phimoe phixtral pixtral plamo plamo2 plamo3
+prism_hadamard_qwen35 qwen qwen2 qwen2_moe qwen2_vl qwen3 qwen3_5 qwen3_5_moe qwen3_moe qwen3_next qwen3_vl qwen3_vl_moe
+recurrent_gemma rwkv7 seed_oss smollm3 solar_open spark2_5 stablelm starcoder2 step3p5 talkie telechat3 youtu_llm
+""".split())
+#: Model files that fail when a field is null or absent: {file: (field, the error it raises)}.
+NULL_FIELD_ERRORS = {
+    "deepseek_v2": ("rope_scaling", "AttributeError: 'NoneType' object has no attribute 'get'"),  # deepseek_v2.py:178
+    "minicpm3": ("rope_scaling", "AttributeError: 'NoneType' object has no attribute 'get'"),  # minicpm3.py:90
+    "ministral3": ("rope_parameters", "TypeError: 'NoneType' object is not subscriptable"),  # ministral3.py:66
+}
+#: Model files whose ``ModelArgs.__post_init__`` checks ``rope_scaling``: the keys it must hold (a block without
+#: them is refused), the key of its type, the types it takes, and what it does with another type: ``drop`` the
+#: block (phi3.py:36, with a printed warning) or refuse it (the error).
+CHECKED_BLOCKS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...], str]] = {
+    "phi3": (("long_factor", "type"), "type", ("longrope", "su", "linear"), "drop"),
+    "hunyuan": (("factor", "type"), "type", ("linear", "dynamic"),
+                "ValueError: rope_scaling 'type' currently only supports 'linear' or 'dynamic"),
+    "internlm2": (("factor", "type"), "type", ("linear", "dynamic"),
+                  "ValueError: rope_scaling 'type' currently only supports 'linear' or 'dynamic"),
+    "internlm3": (("factor", "rope_type"), "rope_type", ("linear", "dynamic"),
+                  "ValueError: rope_scaling 'rope_type' currently only supports 'linear' or 'dynamic"),
+    "qwen2_moe": (("factor", "type"), "type", ("linear",), "ValueError: rope_scaling 'type' currently only supports 'linear'"),
+}
+#: Model files that need a package besides mlx-lm (olmo.py probes ``hf_olmo`` and exits without it).
+NEEDS_PACKAGE = {"olmo": "SystemExit: 1 (mlx_lm/models/olmo.py needs the hf_olmo package)"}
+#: The keys ``initialize_rope`` reads for each type without a default, in its order (rope_utils.py:291-373).
+INITIALIZE_ROPE_KEYS = {"linear": ("factor",), "dynamic": ("factor",), "yarn": ("factor",),
+                        "longrope": ("short_factor", "long_factor")}
+#: The rope types ``initialize_rope`` builds.
+BUILT_TYPES = ("default", "linear", "dynamic", "llama3", "yarn", "longrope", "deepseek_yarn", "proportional", "mrope")
+
+
+#: The keys a model file's fields take the place of in the config it is shown as.
+MOVED_KEYS = ("rope_parameters", "rope_scaling", "rope_theta", "rotary_emb_base", "partial_rotary_factor", "rotary_pct")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _settings(text: Mapping[str, Any]) -> dict[str, Any]:
+    """The base, rope type and rotated fraction a config's keys say (flat rope_parameters over the legacy keys)."""
+    block = text.get("rope_parameters") if isinstance(text.get("rope_parameters"), dict) else {}
+    if any(isinstance(v, dict) for v in block.values()):
+        block = block.get("full_attention") or {}
+    legacy = text.get("rope_scaling") if isinstance(text.get("rope_scaling"), dict) else {}
+    fraction = block.get("partial_rotary_factor", text.get("partial_rotary_factor", text.get("rotary_pct")))
+    return {"base": block.get("rope_theta", text.get("rope_theta", text.get("rotary_emb_base"))),
+            "type": rope_type(block or legacy) if (block or legacy) else "default",
+            "fraction": 1.0 if fraction is None else float(fraction) if _number(fraction) else fraction}
+
+
+def _fraction_given(text: Mapping[str, Any]) -> bool:
+    block = text.get("rope_parameters")
+    inner = isinstance(block, dict) and any(k == "partial_rotary_factor" or isinstance(v, dict) and "partial_rotary_factor" in v
+                                            for k, v in block.items())
+    return inner or any(text.get(k) is not None for k in ("partial_rotary_factor", "rotary_pct", "rotary_dim"))
+
+
+def _field(text: Mapping[str, Any], fields: Mapping[str, Any], *names: str) -> Any:
+    """The first of ``names`` that is a field of the model file: the config's top-level key, else its default."""
+    for name in names:
+        if name in fields:
+            value = text.get(name)
+            return value if value is not None else (None if fields[name] == REQUIRED else fields[name])
+    return None
+
+
+def text_module(config: Mapping[str, Any], text: Mapping[str, Any]) -> str | None:
+    """The model file whose ``ModelArgs`` read the text model's keys: the top-level model type's, or, for a
+    multimodal wrapper whose own arguments have no position field (Gemma 3), its text model type's."""
+    module = module_of(config.get("model_type") or text.get("model_type"))
+    if module not in FIELDS and module_of(text.get("model_type")) in FIELDS:
+        return module_of(text.get("model_type"))
+    return module
+
+
+def module_of(model_type: Any) -> str | None:
+    """The mlx-lm model file that runs ``model_type``."""
+    if not isinstance(model_type, str):
+        return None
+    return MODEL_REMAPPING.get(model_type, model_type)
+
+
+def yarn_as_built(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """``YarnRoPE``: the correction range always rounded, cos and sin × mscale(s, mscale)/mscale(s, mscale_all_dim)."""
+    if not rope_group(group) or group_type(group) != "yarn":
+        return group, None
+    from pecli.schemes.rope_scaling import yarn_get_mscale
+
+    block = scaling_of(group)
+    factor = float(block["factor"])
+    attention = yarn_get_mscale(factor, float(block.get("mscale", 1))) / yarn_get_mscale(factor, float(block.get("mscale_all_dim", 0)))
+    built = {k: v for k, v in block.items() if k not in ("truncate", "attention_factor", "mscale", "mscale_all_dim")}
+    built["attention_factor"] = attention
+    changes = []
+    if block.get("truncate") is False:
+        changes.append("rounds YaRN's correction range (the model's truncate: false does not)")
+    given = block.get("attention_factor")
+    if given is not None and not math.isclose(float(given), attention, rel_tol=1e-9):
+        changes.append(f"puts {attention:.6g} on cos and sin, not the block's attention_factor {float(given):g}")
+    if not changes:
+        return group, None
+    return with_options(group, {**group.options, "rope_scaling": built}, "MLX: YaRN as mlx-lm builds it"), Departure(
+        "YaRN", "; ".join(changes), None)
+
+
+def longrope_long(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """``SuScaledRoPE``: the long factors at every length."""
+    if not rope_group(group) or group_type(group) not in ("longrope", "su"):
+        return group, None
+    block = scaling_of(group)
+    original = int(block.get("original_max_position_embeddings") or 4096)
+    longest = int(group.options.get("max_position_embeddings") or 131072)
+    scale = longest / original
+    mscale = block.get("long_mscale") or (1.0 if scale <= 1 else math.sqrt(1 + math.log(scale) / math.log(original)))
+    built = {k: v for k, v in block.items() if k not in ("short_factor", "attention_factor", "factor")}
+    built.update(short_factor=list(block["long_factor"]), attention_factor=mscale)
+    return with_options(group, {**group.options, "rope_scaling": built}, "MLX: LongRoPE long factors at every length"), \
+        Departure("LongRoPE factors", f"uses the long factors at every length, where transformers uses the short ones "
+                  f"up to {original:,} tokens", None)
+
+
+@dataclass(frozen=True)
+class Mlx(ConfigEngine):
+    """MLX (see the module)."""
+
+    def loaded(self, config: dict[str, Any]) -> dict[str, Any]:
+        """The config as mlx-lm's model file reads it (its ``ModelArgs`` fields, top-level keys and their
+        defaults), said in transformers' keys: one flat ``rope_parameters`` (Gemma 3: per layer type)."""
+        from pecli.engines.base import text_of, with_text
+
+        path, text = text_of(config)
+        module = text_module(config, text)
+        fields = FIELDS.get(module or "", {})
+        if module in READS_ROPE_PARAMETERS or not ({"rope_theta", "rotary_emb_base"} & set(fields)):
+            return config
+        seen = {k: v for k, v in text.items() if k not in MOVED_KEYS}
+        base = _field(text, fields, "rope_theta", "rotary_emb_base")
+        fraction = _field(text, fields, "partial_rotary_factor", "rotary_pct")
+        block = _field(text, fields, "rope_scaling") if "rope_scaling" in fields else None
+        block = dict(block) if isinstance(block, dict) else {}
+        if not _number(base) or (fraction is not None and not _number(fraction)):
+            return config  # not a number: the config reader says so (exit 2)
+        if module in SCALING_NOT_APPLIED or module in CHECKED_BLOCKS and block and \
+                block.get(CHECKED_BLOCKS[module][1]) not in CHECKED_BLOCKS[module][2]:
+            block = {}  # dropped by the model file's __post_init__
+        flat = {"rope_type": rope_type(block), "rope_theta": float(base),
+                **{k: v for k, v in block.items() if k not in ("type", "rope_type")}}
+        if fraction is not None:
+            flat["partial_rotary_factor"] = float(fraction)
+        elif _fraction_given(text):  # the file has no such field: its code rotates the whole head
+            flat["partial_rotary_factor"] = 1.0
+        if "head_dim" not in text and isinstance(fields.get("head_dim"), int):
+            seen["head_dim"] = fields["head_dim"]
+        if not isinstance(text.get("rope_parameters"), dict):  # the legacy keys, as the file gives them
+            seen.update(rope_theta=flat.pop("rope_theta"), **({"partial_rotary_factor": flat.pop("partial_rotary_factor")}
+                                                             if "partial_rotary_factor" in flat else {}))
+            seen["rope_scaling"] = flat if block else None
+        elif module == "gemma3_text":
+            local = float(seen.pop("rope_local_base_freq", 10000.0))
+            seen["rope_parameters"] = {"full_attention": flat, "sliding_attention": {"rope_type": "default", "rope_theta": local}}
+        else:
+            seen["rope_parameters"] = flat
+        return with_text(config, path, seen)
+
+    def override_departures(self, config: Mapping[str, Any], overrides: Mapping[str, Any]) -> list[Departure]:
+        """What the model file's reading of config.json changes (:meth:`loaded`): the base, the scaling, the
+        rotated fraction, each said where it differs from the config's own."""
+        from pecli.engines.base import text_of
+
+        before, after = _settings(text_of(config)[1]), _settings(text_of(self.loaded(dict(config)))[1])
+        module = text_module(config, text_of(config)[1])
+        found = []
+        top = "write rope_theta and rope_scaling as top-level keys (transformers 4's form) in the model folder's config.json"
+        if before["base"] != after["base"] and _number(after["base"]) and _number(before["base"]):
+            found.append(Departure("base", f"its model file ({module}.py) does not read this config's rope_parameters: "
+                                   f"base {after['base']:g} (the file's default) where the config gives "
+                                   f"{before['base']:g}", top))
+        if before["type"] != after["type"]:
+            found.append(Departure("scaling", f"its model file ({module}.py) builds {after['type']} where the config "
+                                   f"says {before['type']} (it reads rope_scaling as a top-level key only, and checks "
+                                   "its type)", top if isinstance(config.get("rope_parameters"), dict) else None))
+        if before["fraction"] != after["fraction"] and _number(before["fraction"]) and _number(after["fraction"]):
+            found.append(Departure("rotated components", f"its model file ({module}.py) rotates {after['fraction']:g} of "
+                                   f"each head where the config says {before['fraction']:g}",
+                                   "give partial_rotary_factor as a top-level key" if module in FIELDS and
+                                   "partial_rotary_factor" in FIELDS[module] else None))
+        return found
+
+    def load_refusal(self, config: dict[str, Any], text: dict[str, Any], model_type: str | None) -> str | None:
+        from pecli.engines.base import text_of
+
+        model_type = config.get("model_type") or model_type  # mlx-lm loads the top-level model type's file
+        module = module_of(model_type)
+        if module is None or module not in MODULES:
+            return f"ValueError: Model type {model_type} not supported."
+        _, raw = text_of(config)
+        module = text_module(config, raw)
+        fields = FIELDS.get(module or "", {})
+        if module in NEEDS_PACKAGE:
+            return NEEDS_PACKAGE[module]
+        if module in NULL_FIELD_ERRORS and raw.get(NULL_FIELD_ERRORS[module][0]) is None:
+            return NULL_FIELD_ERRORS[module][1]
+        if module in CHECKED_BLOCKS and isinstance(raw.get("rope_scaling"), dict) and raw["rope_scaling"]:
+            needed, key, types, other = CHECKED_BLOCKS[module]
+            if not all(name in raw["rope_scaling"] for name in needed):
+                return f"ValueError: rope_scaling must contain keys {set(needed)}"
+            if raw["rope_scaling"][key] not in types and other != "drop":
+                return other
+        missing = [name for name, default in fields.items() if default == REQUIRED and raw.get(name) is None]
+        if missing:
+            names = " and ".join(", ".join(repr(m) for m in missing[:-1]).split(", ") + [repr(missing[-1])]) \
+                if len(missing) > 1 else repr(missing[0])
+            plural = "s" if len(missing) > 1 else ""
+            return f"TypeError: ModelArgs.__init__() missing {len(missing)} required positional argument{plural}: {names}"
+        if module in READS_ROPE_PARAMETERS:
+            block = raw.get("rope_parameters") if isinstance(raw.get("rope_parameters"), dict) else raw.get("rope_scaling")
+        else:
+            block = raw.get("rope_scaling") if "rope_scaling" in fields else None
+        kind = rope_type(block if isinstance(block, dict) else None)
+        if kind not in BUILT_TYPES:
+            return f"ValueError: Unsupported RoPE type {kind}"
+        missing = [key for key in INITIALIZE_ROPE_KEYS.get(kind, ()) if key not in (block or {})]
+        if missing:
+            return f"KeyError: '{missing[0]}'"
+        fraction = _field(raw, fields, "partial_rotary_factor", "rotary_pct")
+        if _number(fraction) and module not in READS_ROPE_PARAMETERS:
+            from pecli.models.families import GENERIC, Keys, head_dim
+
+            try:
+                size = int(raw["head_dim"]) if isinstance(raw.get("head_dim"), int) else head_dim(Keys(raw, "config"), GENERIC)
+            except ConfigError:
+                return None
+            dims = int(size * float(fraction))
+            if dims % 2:
+                return f"ValueError: [rope] dims must be even but got {dims}."
+        return None
+
+    def serving(self, base: Any, patch: Mapping[str, Any], target: int,
+                config: Mapping[str, Any] | None = None) -> Serving:
+        from pecli.engines.served import checked, nested
+
+        keys = dict(_at(patch, base.path))
+        block = keys.get("rope_parameters", keys.get("rope_scaling"))
+        kind = rope_type(block)
+        if kind not in BUILT_TYPES:
+            return Serving("mlx", (), None, (), f"mlx-lm's initialize_rope refuses rope type {kind} (Unsupported RoPE "
+                           "type)", version=self.version)
+        warnings = ["mlx-lm takes no RoPE flags: merge the patch into the model folder's config.json"]
+        module = module_of(base.model_type)
+        if isinstance(keys.get("rope_parameters"), dict) and module not in READS_ROPE_PARAMETERS:
+            keys = legacy_keys(keys)
+            warnings.append(f"mlx-lm's {module}.py reads rope_theta and rope_scaling as top-level keys, not "
+                            "rope_parameters: the patch is written in that form")
+        serving = Serving("mlx", (), target, tuple(warnings), None, nested(keys, base.path), version=self.version)
+        return checked(self, serving, base, patch, config)
+
+
+def legacy_keys(keys: Mapping[str, Any]) -> dict[str, Any]:
+    """A patch's ``rope_parameters`` as the top-level keys most mlx-lm files read: ``rope_theta``,
+    ``partial_rotary_factor`` and a ``rope_scaling`` block (null without a scaling)."""
+    block = dict(keys["rope_parameters"])
+    out = {k: v for k, v in keys.items() if k != "rope_parameters"}
+    for key in ("rope_theta", "partial_rotary_factor"):
+        if key in block:
+            out[key] = block.pop(key)
+    out["rope_scaling"] = block if rope_type(block) != "default" else None
+    return out
+
+
+def _at(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    from pecli.models.families import at_path
+
+    return at_path(data, path)
+
+
+ENGINE = Mlx("mlx", "MLX", VERSION, "mlx_lm/models/rope_utils.py (initialize_rope), mlx_lm/models/<model>.py, "
+             "mlx_lm/utils.py", no_flags="none: it reads the model folder's config.json",
+             rules=(yarn_as_built, longrope_long))

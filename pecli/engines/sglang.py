@@ -1,0 +1,324 @@
+"""SGLang 0.5.23, as its own code computes positions, run on transformers 5 (measured:
+``tests/fixtures/engines/sglang/``).
+
+Flags: ``--json-model-override-args JSON`` and ``--context-length N`` (argparse ``type=int``); the
+environment variable ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN``.
+
+- The overrides (``sglang/srt/utils/hf_transformers/config.py``): a sub-config is updated key by key, a
+  ``rope_scaling``/``rope_parameters`` dict merged into the model's (``{**current, **value}``), any other
+  key set.
+- The context (``get_context_length``, ``sglang/srt/utils/hf_transformers/common.py``): the first of
+  ``max_sequence_length``, ``seq_length``, ``max_seq_len``, ``model_max_length``,
+  ``max_position_embeddings`` (2,048 when none) times the block's ``factor``, except when the block holds
+  ``original_max_position_embeddings`` (which transformers 5 writes into every llama3, yarn and longrope
+  block) or is llama3. ``--context-length`` above it is refused (``ModelConfig._derive_context_length``)
+  unless ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1``.
+- Rotary modules (``sglang/srt/layers/rotary_embedding/``): dynamic NTK fixes the base once for
+  L·s tokens, base·(s² − s + 1)^(r/(r−2)); StableLM's model file reads the rotary fraction as an attribute
+  (``rope_pct``, ``partial_rotary_factor``) that transformers 5 keeps only inside ``rope_parameters``, so
+  it rotates the whole head; Phi-2's and Persimmon's read it the same way without a default and fail.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from pecli.engines.base import Departure, Serving, attribute, json_object, python_int, rope_dict, rope_type
+from pecli.engines.configured import (
+    DEEPSEEK_MODELS, ConfigEngine, Context, deepseek_yarn, group_type, rope_group, scaling_of, transformers_refusal, with_options,
+)
+from pecli.engines.architectures import BACKEND_INCOMPATIBLE, architecture
+from pecli.engines.sglang_models import NATIVE
+from pecli.models.plan import LayerGroup
+
+VERSION = "0.5.23"
+ALLOW_LONG = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+#: ``is_in_ci()`` (sglang/utils.py:424) lifts the same check.
+IN_CI = "SGLANG_IS_IN_CI"
+#: Values its environment reads as true (srt/environ.py:143-147).
+TRUE = ("1", "true", "yes", "y")
+#: Model types whose SGLang model file never passes the rope dict's scaling to ``get_rope`` (mixtral.py:174,
+#: starcoder2.py:103, gemma.py:130, gemma2.py:154, olmo.py:87, stablelm.py:146): plain RoPE at the base.
+SCALING_NOT_PASSED = ("mixtral", "starcoder2", "gemma", "gemma2", "olmo", "stablelm")
+#: Model types whose file passes ``base=int(rope_theta)`` (mixtral.py:216, starcoder2.py:108, llama4.py:218).
+INTEGER_BASE = ("mixtral", "starcoder2", "llama4", "llama4_text")
+#: The keys of the context, the first present winning.
+CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
+#: Rope types whose block transformers 5 gives ``original_max_position_embeddings`` (so SGLang multiplies nothing).
+ORIGINAL_TYPES = ("llama3", "yarn", "longrope")
+#: Model types whose SGLang model file looks for the rotary fraction as a config attribute with a default of
+#: 1 (StableLM: ``getattr(config, "rope_pct", getattr(config, "partial_rotary_factor", 1))``).
+WHOLE_HEAD_MODELS = ("stablelm",)
+#: Model types whose SGLang model file reads ``config.partial_rotary_factor`` without a default: an
+#: AttributeError under transformers 5, which keeps it inside ``rope_parameters``.
+ATTRIBUTE_CRASH = {"phi": "PhiConfig", "persimmon": "PersimmonConfig"}
+
+
+#: Model types whose SGLang model file rotates halves (``is_neox_style=True``, llama4.py:284) where the
+#: checkpoint's pairs are adjacent; the multimodal model permutes q and k at load (mllama4.py:606,
+#: ``permute_qk_weight_for_rotary``), the text-only one does not.
+NEOX_MODELS = ("llama4", "llama4_text")
+PERMUTING_ARCHITECTURES = ("Llama4ForConditionalGeneration",)
+
+
+def native(context: Context) -> bool:
+    """Whether SGLang runs the model with its own model file (else transformers' code: transformers' numbers)."""
+    return architecture(context.config) in NATIVE
+
+
+def context_length(text: str) -> int:
+    """``--context-length`` as argparse's ``type=int`` reads it, a positive number of tokens."""
+    value = python_int(text)
+    if value < 1:
+        raise ValueError(f"takes a positive number of tokens, got {text!r}")
+    return value
+
+
+def neox_layout(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """Llama 4's SGLang file rotates halves; its text-only architecture does not permute q and k to match."""
+    if context.model_type not in NEOX_MODELS or not native(context) or not rope_group(group) or \
+            group.options.get("layout") != "interleaved" or architecture(context.config) in PERMUTING_ARCHITECTURES:
+        return group, None
+    return with_options(group, {**group.options, "layout": "half"}, "SGLang: rotate_half pairs"), Departure(
+        "layout", "rotates pairs (i, i + d/2) where the checkpoint's adjacent pairs (2i, 2i + 1) were trained, and "
+        "this architecture does not permute q and k at load", f"load it as {PERMUTING_ARCHITECTURES[0]}")
+
+
+def scaling_not_passed(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """Mixtral, Starcoder2, Gemma, Gemma 2, OLMo, StableLM: the file builds plain RoPE at the base."""
+    if context.model_type not in SCALING_NOT_PASSED or not native(context) or not rope_group(group) or \
+            group_type(group) == "default":
+        return group, None
+    kind = group_type(group)
+    options = {k: v for k, v in group.options.items() if k != "rope_scaling"}
+    return with_options(group, options, "SGLang: no scaling"), Departure(
+        "scaling", f"its model file never passes the {kind} scaling to its rotary module: plain RoPE at the base", None)
+
+
+def integer_base(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """Mixtral, Starcoder2, Llama 4: ``base=int(rope_theta)``."""
+    if context.model_type not in INTEGER_BASE or not native(context) or not rope_group(group):
+        return group, None
+    base = float(group.options["base"])
+    if base.is_integer():
+        return group, None
+    return with_options(group, {**group.options, "base": float(int(base))}, "SGLang: the base truncated"), Departure(
+        "base", f"truncates the base {base:g} to {int(base)} (base=int(rope_theta))", "give an integer rope_theta")
+
+
+def yarn_attention(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """``YaRNScalingRotaryEmbedding`` (yarn.py:122-131): cos and sin × mscale(s, mscale)/mscale(s, mscale_all_dim)
+    when both keys are given, else 0.1 ln s + 1, times ``attn_factor``; transformers 5's ``attention_factor`` is
+    not read (factory.py:320-331)."""
+    if not rope_group(group) or group_type(group) != "yarn" or not native(context) or context.model_type in DEEPSEEK_MODELS:
+        return group, None
+    from pecli.schemes.rope_scaling import yarn_get_mscale
+
+    block = scaling_of(group)
+    given = block.get("attention_factor")
+    if given is None:
+        return group, None
+    factor = float(block["factor"])
+    if block.get("mscale") is not None and block.get("mscale_all_dim") is not None:
+        built = yarn_get_mscale(factor, float(block["mscale"])) / yarn_get_mscale(factor, float(block["mscale_all_dim"]))
+    else:
+        built = yarn_get_mscale(factor)
+    built *= float(block.get("attn_factor", 1.0))
+    if math.isclose(built, float(given), rel_tol=1e-9):
+        return group, None
+    return with_options(group, {**group.options, "rope_scaling": {**block, "attention_factor": built}},
+                        "SGLang: YaRN's magnitude without attention_factor"), Departure(
+        "attention factor", f"puts {built:.6g} on cos and sin: it does not read attention_factor ({float(given):g}), "
+        "only attn_factor", "give attn_factor (the ratio you want to 0.1 ln s + 1) in the rope dict")
+
+
+def dynamic_at_scaled_length(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """``DynamicNTKScalingRotaryEmbedding``: the base computed once for L·s tokens, base·(s² − s + 1)^(r/(r−2))."""
+    if not rope_group(group) or group_type(group) != "dynamic" or not native(context):
+        return group, None
+    options = dict(group.options)
+    factor = float(options["rope_scaling"]["factor"])
+    dim = int(options["dim"] * options.get("partial_rotary_factor", 1.0))
+    longest = int(options.get("max_position_embeddings") or 2048)
+    base = float(options["base"]) * (factor * factor - (factor - 1)) ** (dim / (dim - 2))
+    options.pop("rope_scaling")
+    options["base"] = base
+    return with_options(group, options, "SGLang: dynamic NTK at a fixed base"), Departure(
+        "dynamic NTK", f"computes the base once for {int(longest * factor):,} tokens ({base:g}) and uses it at every "
+        f"length, where transformers keeps the plain base up to {longest:,} tokens and raises it with the sequence past them",
+        None)
+
+
+def whole_head(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """StableLM under transformers 5: SGLang's model rotates the whole head."""
+    if context.model_type not in WHOLE_HEAD_MODELS or not rope_group(group) or not native(context):
+        return group, None
+    fraction = float(group.options.get("partial_rotary_factor", 1.0))
+    if fraction == 1.0:
+        return group, None
+    options = {k: v for k, v in group.options.items() if k != "partial_rotary_factor"}
+    dim = int(options["dim"])
+    return with_options(group, options, "SGLang: the whole head rotates"), Departure(
+        "rotated components", f"rotates all {dim} components of each head where the model rotates "
+        f"{int(dim * fraction)} (its model file reads the fraction as a config attribute that transformers 5 keeps "
+        "only inside rope_parameters)", None)
+
+
+@dataclass(frozen=True)
+class Sglang(ConfigEngine):
+    """SGLang (see the module)."""
+
+    def overridden(self, config: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(config)
+        for key, value in overrides.items():
+            current = out.get(key)
+            if isinstance(value, dict) and isinstance(current, dict) and key.endswith("_config"):
+                out[key] = {**current, **value}
+            elif key in ("rope_scaling", "rope_parameters") and isinstance(value, dict):
+                held = next((k for k in ("rope_parameters", "rope_scaling") if isinstance(out.get(k), dict)), None)
+                if held is None:
+                    out[key] = value
+                else:
+                    out[held] = {**out[held], **value}
+            else:
+                out[key] = value
+        return out
+
+    def load_refusal(self, config: dict[str, Any], text: dict[str, Any], model_type: str | None) -> str | None:
+        found = transformers_refusal(config, model_type)
+        if found is not None:
+            return found
+        arch = architecture(config)
+        if arch is not None and arch not in NATIVE and arch in BACKEND_INCOMPATIBLE:
+            return (f"ValueError: {arch} has no SGlang implementation and the Transformers implementation is not "
+                    "compatible with SGLang.")
+        if arch is not None and arch not in NATIVE:
+            return None  # its Transformers backend: transformers' code
+        if model_type in ATTRIBUTE_CRASH:
+            return f"AttributeError: '{ATTRIBUTE_CRASH[model_type]}' object has no attribute 'partial_rotary_factor'"
+        return None
+
+    def permutes_rotary_weights(self, config: Mapping[str, Any]) -> bool:
+        return architecture(config) in PERMUTING_ARCHITECTURES
+
+    def loaded(self, config: dict[str, Any]) -> dict[str, Any]:
+        """The rope dict as ``get_rope`` reads it: the keys of its type (a merged override leaves the model's
+        other keys in the dict, which it does not read); Llama 4's file (llama4.py:384-396) fixes its NoPE
+        layers, ``(layer_id + 1) % 4 == 0``, whatever ``no_rope_layers`` says."""
+        from pecli.engines.base import text_of, with_text
+        from pecli.models.families import keys_of_type
+
+        path, text = text_of(config)
+        for key in ("rope_scaling", "rope_parameters"):
+            block = text.get(key)
+            if isinstance(block, dict) and block and not any(isinstance(v, dict) for v in block.values()):
+                kind = rope_type(block)
+                taken = set(keys_of_type("none" if kind == "default" else kind)) | {
+                    "rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section", "mrope_interleaved"}
+                text = {**text, key: {k: v for k, v in block.items() if k in taken}}
+        config = with_text(config, path, text)
+        if text.get("model_type") not in NEOX_MODELS or architecture(config) not in NATIVE:
+            return config
+        count = text.get("num_hidden_layers")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            return config
+        return with_text(config, path, {**text, "no_rope_layers": [int((i + 1) % 4 != 0) for i in range(count)]})
+
+    def override_departures(self, config: Mapping[str, Any], overrides: Mapping[str, Any]) -> list[Departure]:
+        from pecli.engines.base import text_of
+
+        text = text_of(config)[1]
+        given, count = text.get("no_rope_layers"), text.get("num_hidden_layers")
+        if text.get("model_type") in NEOX_MODELS and isinstance(given, list) and given and isinstance(count, int) and \
+                architecture(config) in NATIVE and given[:count] != [int((i + 1) % 4 != 0) for i in range(count)]:
+            return [Departure("NoPE layers", "its Llama 4 model file skips RoPE on every 4th layer whatever "
+                              "no_rope_layers says (llama4.py: (layer_id + 1) % 4)", None)]
+        return []
+
+    def cache_rows(self, context: Context, groups: list[LayerGroup]) -> int | None:
+        """Linear and dynamic: ``reserve_rope_cache_for_long_sequences`` extends the cache past mpe × factor with
+        the base class's rows (unscaled base, undivided positions: plain RoPE), base.py:281-291."""
+        rows = [int(g.options.get("max_position_embeddings") or 0) * float(scaling_of(g)["factor"])
+                for g in groups if rope_group(g) and group_type(g) in ("linear",)]
+        rows += [int(g.options.get("max_position_embeddings") or 0) * float(context.block["factor"])
+                 for g in groups if rope_group(g) and context.block and rope_type(context.block) == "dynamic"
+                 and native(context) and group_type(g) == "default"]
+        rows = [int(r) for r in rows if math.isfinite(r)]
+        return min(rows) if rows else None
+
+    def context(self, config: dict[str, Any], text: dict[str, Any], flags: Mapping[str, Any],
+                env: Mapping[str, str]) -> tuple[int | None, str | None]:
+        try:
+            derived = sglang_context_length(text)
+        except OverflowError as error:
+            return None, f"OverflowError: {error}"
+        asked = flags.get("--context-length")
+        if asked is None:
+            return derived, None
+        if asked > derived and not any(env.get(name, "").strip().lower() in TRUE for name in (ALLOW_LONG, IN_CI)):
+            return None, (f"ValueError: Warning: User-specified context_length ({asked}) is greater than the derived "
+                          f"context_length ({derived}). This may lead to incorrect model outputs or CUDA errors. Note "
+                          "that the derived context_length may differ from max_position_embeddings in the model's "
+                          f"config. To allow overriding this maximum, set the env var {ALLOW_LONG}=1")
+        return asked, None
+
+    def serving(self, base: Any, patch: Mapping[str, Any], target: int,
+                config: Mapping[str, Any] | None = None) -> Serving:
+        from pecli.engines.served import checked, nested, served_at_training
+
+        keys = dict(_at(patch, base.path))
+        block = keys.get("rope_parameters", keys.get("rope_scaling"))
+        keys, warnings = served_at_training(base, keys, block, _derived, "SGLang")
+        derived = _derived(int(keys["max_position_embeddings"]), block)
+        if derived < target:
+            warnings.append(f"SGLang derives {derived:,} tokens from these settings and refuses --context-length "
+                            f"{target:,} unless {ALLOW_LONG}=1")
+        flags = ("--json-model-override-args", json.dumps(nested(keys, base.path), separators=(",", ":")),
+                 "--context-length", str(target))
+        serving = Serving("sglang", flags, target if derived >= target else None, tuple(warnings), version=self.version)
+        return checked(self, serving, base, patch, config)
+
+
+def _at(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    from pecli.models.families import at_path
+
+    return at_path(data, path)
+
+
+def sglang_context_length(text: Mapping[str, Any]) -> int:
+    """SGLang's derived context (see the module)."""
+    block = rope_dict(text)
+    factor = 1.0
+    if block:
+        factor = block.get("factor", 1) or 1
+        if "original_max_position_embeddings" in block or rope_type(block) in ORIGINAL_TYPES:
+            factor = 1
+    for key in CONTEXT_KEYS:
+        value = attribute(text, key)
+        if value is not None and not isinstance(value, bool) and isinstance(value, (int, float)):
+            length = float(factor) * value
+            if not math.isfinite(length):
+                raise OverflowError("cannot convert float infinity to integer")
+            return int(length)
+    return 2048
+
+
+def _derived(max_position_embeddings: int, block: Any) -> int:
+    text: dict[str, Any] = {"max_position_embeddings": max_position_embeddings}
+    if block:
+        text["rope_scaling"] = dict(block)
+    return sglang_context_length(text)
+
+
+ENGINE = Sglang(
+    "sglang", "SGLang", VERSION, "sglang/srt/utils/hf_transformers/common.py (get_context_length), "
+    "sglang/srt/configs/model_config.py, sglang/srt/layers/rotary_embedding/",
+    flags={"--json-model-override-args": json_object("--json-model-override-args"), "--context-length": context_length},
+    env=(ALLOW_LONG, IN_CI), rules=(deepseek_yarn, scaling_not_passed, integer_base, neox_layout, yarn_attention,
+                                    dynamic_at_scaled_length, whole_head),
+    past_cache="get plain RoPE (its cache extension uses the unscaled base and undivided positions)", override_flag="--json-model-override-args",
+    length_flag="--context-length",
+)

@@ -1,0 +1,226 @@
+"""Each engine module against the engine's own code: every case of ``tests/fixtures/engines/<engine>/cases.json``
+(made by running vLLM's, SGLang's, MLX's own rotary modules and config code; see each ``generate.py``).
+
+Per case, pecli's engine record on the same config, flags and environment must give the engine's answer:
+accepted or refused (with the same exception type), the context served, and per layer group the rotated
+components, the layout and the cos and sin at the probe positions (their angle and their magnitude, so
+every factor the engine puts on them). And ``pecli diff --runtime E`` must say "same" exactly when the
+engine's numbers are transformers' — pecli's own reading of the config, which the transformers fixtures
+hold exact — at every probe position and the context the config declares: no silent "same", no false alarm.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pecli.engines import engine
+
+ROOT = Path(__file__).parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "engines"
+
+
+def _cases() -> list[tuple[str, dict]]:
+    out = []
+    for path in sorted(FIXTURES.glob("*/cases.json")):
+        document = json.loads(path.read_text())
+        out += [(document["engine"], case) for case in document["cases"]]
+    return out
+
+
+CASES = _cases()
+
+
+def config_of(case: dict) -> dict:
+    given = case["config"]
+    if isinstance(given, dict):
+        return given
+    data = json.loads((ROOT / given).read_text())
+    return data[case["member"]] if case.get("member") else data
+
+
+def probe_numbers(group, positions: list[int]) -> tuple[np.ndarray, np.ndarray, int, bool]:
+    """(angles, magnitudes) per probe position and rotated pair, the rotated components and the layout of a
+    pecli rope group; a scheme that reads the sequence length is built for one token at each position (p + 1)."""
+    from pecli.models.rope_facts import scheme_of
+
+    scheme = scheme_of(group)
+    angles, scales = [], []
+    for position in positions:
+        at = scheme_of(group, position + 1) if scheme.reads_context else scheme
+        angles.append(position * np.asarray(at.inv_freq, dtype=np.float64))
+        scales.append(np.full(len(at.inv_freq), float(at.attention_scaling)))
+    return np.array(angles), np.array(scales), int(scheme.rotated_dim), scheme.layout == "half"
+
+
+def rope_view(group):
+    """An M-RoPE group as the 1-D RoPE its text positions take (t = h = w)."""
+    if group.options is None or group.options.get("scheme") != "mrope":
+        return group
+    from dataclasses import replace
+
+    options = {"scheme": "rope", "dim": group.options["dim"], "base": group.options["base"], "layout": "half"}
+    return replace(group, options=options)
+
+
+def matches(group, fixture: dict, permuted: bool = False) -> str | None:
+    """Why the pecli group's numbers are not the fixture group's (None: they are); ``permuted``: the engine
+    permutes q and k at load, so its rotate-half layout computes the checkpoint's interleaved pairs."""
+    kind = fixture["kind"]
+    if kind in ("none",):
+        return None if group.options is None else f"pecli applies {group.scheme}, the engine none"
+    if kind not in ("rope", "mrope"):
+        return None if group.scheme not in ("rope", "mrope", "none") else f"pecli applies {group.scheme}, the engine {kind}"
+    if group.options is None or group.scheme not in ("rope", "mrope"):
+        return f"pecli applies {group.scheme}, the engine {kind}"
+    group = rope_view(group)
+    positions = fixture["probe_positions"]
+    angles, scales, rotated, neox = probe_numbers(group, positions)
+    if rotated != fixture["rotary_dim"]:
+        return f"rotary dims {rotated}, the engine {fixture['rotary_dim']}"
+    if neox != (fixture["neox"] != permuted):
+        return f"neox {neox}, the engine {fixture['neox']}"
+    cos, sin = np.asarray(fixture["cos"], dtype=np.float64), np.asarray(fixture["sin"], dtype=np.float64)
+    if cos.shape != angles.shape:
+        return f"{angles.shape[1]} pairs, the engine {cos.shape[1]}"
+    theirs = np.arctan2(sin, cos)
+    gap = np.abs(np.angle(np.exp(1j * (angles - theirs))))
+    # float32 engines: p·θ rounded to float32 (a few ulps of the angle) and cos/sin of it
+    allowed = 4 * np.abs(angles) * 2.0 ** -23 + 2e-4
+    if np.any(gap > allowed):
+        i, j = np.unravel_index(int(np.argmax(gap - allowed)), gap.shape)
+        return f"pair {j} at position {positions[i]}: angle {angles[i, j]:.6g} vs the engine's {theirs[i, j]:.6g}"
+    magnitude = np.hypot(cos, sin)
+    if not np.allclose(scales, magnitude, rtol=2e-5, atol=0):
+        return f"cos/sin scale {scales.flat[0]:.7g}, the engine {magnitude.flat[0]:.7g}"
+    return None
+
+
+def groups_holding(plan, layers: list[int]):
+    """The pecli groups holding ``layers``, once each (a stack's layers: the first group that holds them)."""
+    out = []
+    for layer in layers:
+        group = next((g for g in plan.groups if layer in g.layers or not g.layers), None)
+        if group is not None and all(group is not seen for seen in out):
+            out.append(group)
+    return out
+
+
+def run_of(name: str, case: dict):
+    return engine(name).run(config_of(case), case["args"], env=case.get("env") or {})
+
+
+#: Fixture cases whose numbers are not what the engine applies, with the engine's code that says so: the
+#: generator reports the rotary module each layer builds, and these model files build one on every layer but
+#: apply it on the sliding-window layers only (their full layers have no RoPE, as transformers').
+ERRATA = {
+    ("vllm", "rope/cohere2"): "vllm/model_executor/models/commandr.py:283 applies rotary_emb only `if self.v1 or "
+                              "self.sliding_window` (Cohere2's full layers: none)",
+    ("vllm", "rope/exaone4"): "vllm/model_executor/models/exaone4.py:211 applies rotary_emb only `if self.sliding_window "
+                              "or self.apply_rope_all_layers` (EXAONE 4's full layers: none)",
+}
+
+
+def measured(fixture: dict) -> bool:
+    """Whether the generator measured the group's numbers (a cos/sin cache of millions of rows was not built)."""
+    return fixture["kind"] not in ("rope", "mrope") or bool(fixture.get("cos"))
+
+
+def readable(config: dict) -> bool:
+    """Whether pecli reads the config itself (a model pecli refuses has no answer on any engine either)."""
+    from pecli.errors import ConfigError
+    from pecli.models.families import plan_of
+
+    try:
+        plan_of(config, "config.json")
+    except ConfigError:
+        return False
+    return True
+
+
+def probe_rows(run, fixture: dict) -> dict:
+    """The fixture group with its probe rows past the engine's cos/sin cache left out (null where the engine
+    reads past its cache, other numbers where it extends it otherwise), after checking that pecli's run says
+    where its cache ends."""
+    if fixture["kind"] not in ("rope", "mrope"):
+        return fixture
+    missing = [p for p, row in zip(fixture["probe_positions"], fixture["cos"]) if row is None]
+    if missing:
+        assert run.cache_rows is not None and run.cache_rows <= min(missing), (run.cache_rows, missing)
+    if run.cache_rows is None:
+        return fixture
+    assert any(d.what == "cos/sin cache" for d in run.departures) or max(fixture["probe_positions"]) < run.cache_rows
+    keep = [i for i, (p, row) in enumerate(zip(fixture["probe_positions"], fixture["cos"]))
+            if row is not None and p < run.cache_rows]
+    return {**fixture, "probe_positions": [fixture["probe_positions"][i] for i in keep],
+            "cos": [fixture["cos"][i] for i in keep], "sin": [fixture["sin"][i] for i in keep]}
+
+
+@pytest.mark.parametrize("name, case", CASES, ids=[f"{n}:{c['id']}" for n, c in CASES])
+def test_the_engine_module_computes_what_the_engine_does(name, case):
+    from pecli.errors import ConfigError
+
+    if (name, case["id"]) in ERRATA:
+        pytest.skip(ERRATA[(name, case["id"])])
+    try:
+        run = run_of(name, case)
+    except ConfigError:
+        if case["accepted"] and not readable(config_of(case)):
+            pytest.skip("pecli refuses the config itself, and says so (exit 2)")
+        raise
+    if not case["accepted"]:
+        assert not run.accepted, f"the engine refuses: {case['error']}"
+        assert run.refused.split(":")[0] == case["error"].split(":")[0], (run.refused, case["error"])
+        return
+    assert run.accepted, f"pecli says the engine refuses ({run.refused}); it serves {case['served']}"
+    assert run.served == case["served"]
+    problems = []
+    permuted = engine(name).permutes_rotary_weights(config_of(case)) if hasattr(engine(name), "permutes_rotary_weights") \
+        else False
+    for fixture in case["groups"]:
+        if not measured(fixture):
+            continue
+        fixture = probe_rows(run, fixture)
+        for group in groups_holding(run.plan, fixture["layers"]):
+            why = matches(group, fixture, permuted)
+            if why is not None:
+                problems.append(f"layers {fixture['layers'][:4]}…: {why}")
+    assert not problems, problems
+
+
+def transformers_numbers_equal(case: dict, reference, permuted: bool = False) -> bool:
+    """Whether the engine's numbers (the fixture) are transformers' (pecli's reading of the config), group by group."""
+    for fixture in case["groups"]:
+        for group in groups_holding(reference, fixture["layers"]):
+            if matches(group, fixture, permuted) is not None:
+                return False
+    return True
+
+
+@pytest.mark.parametrize("name, case", CASES, ids=[f"{n}:{c['id']}" for n, c in CASES])
+def test_diff_says_same_exactly_when_the_engine_computes_the_model(name, case):
+    from pecli.engines.base import declared_context, text_of
+    from pecli.engines.compare import engine_diff
+    from pecli.errors import ConfigError
+    from pecli.models.families import plan_of
+
+    config = config_of(case)
+    if (name, case["id"]) in ERRATA:
+        pytest.skip(ERRATA[(name, case["id"])])
+    if not all(measured(fixture) for fixture in case["groups"]):
+        pytest.skip("the generator did not build this engine's cos/sin cache (too large): its numbers are unknown")
+    try:
+        reference = plan_of(config, "config.json")
+    except ConfigError:
+        pytest.skip("pecli refuses the config itself (transformers' reading has no answer to compare)")
+    declared = declared_context(text_of(config)[1])
+    served = case["served"]
+    record = engine(name)
+    permuted = record.permutes_rotary_weights(config) if hasattr(record, "permutes_rotary_weights") else False
+    expected = case["accepted"] and (served is None or declared is None or served == declared) and \
+        transformers_numbers_equal(case, reference, permuted)
+    found = engine_diff(engine(name), config, case["args"], reference)
+    assert found.same == expected, found.lines()
