@@ -47,7 +47,7 @@ def timed(label: str, function) -> tuple[float, object]:
 def main() -> None:
     from gguf_models import LLAMA31
 
-    from pecli.models.gguf_collection import CollectionJob, run_collection
+    from pecli.sweeps.gguf_collection import CollectionJob, run_collection
     from pecli.models.reading import read_plan
     from pecli.sweeps.runners import LocalProcesses, Threads
 

@@ -1,6 +1,6 @@
 """``pecli diff --hf-config C --gguf …`` over many GGUF files: the options, the run and the table.
 
-The work is :mod:`pecli.models.gguf_collection`'s; this module parses ``-o``/``--jobs``/``--cluster``,
+The work is :mod:`pecli.sweeps.gguf_collection`'s; this module parses ``-o``/``--jobs``/``--cluster``,
 opens the rows file as ``sweep -o`` does (:mod:`pecli.sweeps.files`), shows a progress bar on stderr and
 prints one table (or ``--json``).
 """
@@ -31,7 +31,7 @@ ClusterOption = Annotated[Optional[str], typer.Option(
 def is_collection(ggufs: Sequence[str], references: int, *, out: Any, jobs: Any, cluster: Any) -> bool:
     """Whether ``diff`` reads a collection: one model and several GGUF files, or a folder, glob, list or
     Hub repository, or a collection's option. (Two files without a model: the second against the first.)"""
-    from pecli.models.gguf_collection import MAGIC
+    from pecli.sweeps.gguf_collection import MAGIC
     from pecli.models.gguf_remote import is_remote
 
     if not ggufs or references != 1:
@@ -48,7 +48,7 @@ def run(ggufs: Sequence[str], reference: Any, *, out: Path | None, force: bool, 
     from pecli.cli.common import message, print_json
     from pecli.cli.progress import reporter_for
     from pecli.config import memory_budget
-    from pecli.models.gguf_collection import FILE, CollectionJob, locations, run_collection, runner_for
+    from pecli.sweeps.gguf_collection import FILE, CollectionJob, locations, run_collection, runner_for
     from pecli.progress import reporting
     from pecli.sweeps.files import open_rows_file
     from pecli.sweeps.runners import require_dask
@@ -79,7 +79,7 @@ def table(result: Any) -> Any:
     from rich.markup import escape
     from rich.table import Table
 
-    from pecli.models.gguf_collection import DIFFERENT, FIRST, SAME
+    from pecli.sweeps.gguf_collection import DIFFERENT, FIRST, SAME
 
     title = result.table_title()
     out = Table(title=title, title_justify="left", min_width=len(title))

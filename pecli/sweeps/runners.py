@@ -31,7 +31,7 @@ HANDSHAKE_GRACE = 2
 
 def run_one(job: Any, point: dict[str, Any]) -> dict[str, Any]:
     """One point of any job: its own ``run(point)`` where it has one (a GGUF collection,
-    :mod:`pecli.models.gguf_collection`), else a sweep's :func:`run_point`."""
+    :mod:`pecli.sweeps.gguf_collection`), else a sweep's :func:`run_point`."""
     run = getattr(job, "run", None)
     return run(point) if run is not None else run_point(job, point)
 
