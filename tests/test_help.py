@@ -172,17 +172,21 @@ def test_plain_paragraphs_are_what_rich_markdown_prints(width):
 
 @pytest.mark.parametrize("name", ["", "encode", "extend"])
 def test_the_page_is_the_one_rich_markdown_gives(monkeypatch, name):
-    """Every help text through Rich's Markdown (as Typer does with rich_markup_mode="markdown") gives the
-    same page, character for character and style for style, as pecli's plain paragraphs."""
+    """Every help text through Rich's Markdown and Columns (as Typer does with rich_markup_mode="markdown")
+    gives the same page, character for character and style for style, as pecli's plain paragraphs."""
     import pecli.cli.help as help_module
+    from rich.columns import Columns
     from rich.markdown import Markdown
 
     rich_utils = help_module.typers_renderer()
     monkeypatch.setattr(help_module, "typers_renderer", lambda: rich_utils)
-    terminal = {"TTY_COMPATIBLE": "1", "TERM": "xterm"}
-    ours = page(name, 80, monkeypatch, **terminal)
-    monkeypatch.setattr(rich_utils, "Markdown", Markdown)
-    assert page(name, 80, monkeypatch, **terminal) == ours
+    for environ in ({"TTY_COMPATIBLE": "1", "TERM": "xterm"}, {"NO_COLOR": "1"}):
+        for columns in (50, 80):
+            ours = page(name, columns, monkeypatch, **environ)
+            with monkeypatch.context() as rich_own:
+                rich_own.setattr(rich_utils, "Markdown", Markdown)
+                rich_own.setattr(rich_utils, "Columns", Columns)
+                assert page(name, columns, monkeypatch, **environ) == ours, (columns, environ)
 
 
 def test_help_imports_no_markdown_parser_nor_tracebacks():
