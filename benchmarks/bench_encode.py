@@ -39,6 +39,12 @@ machine weighs on both sides of a pair.
    targets: peak ≤ 300 MiB, and the memory estimate (which refuses work over ``--max-memory``) at
    least the peak above the interpreter's own (``--length 1``).
 
+7. ``write speed`` (``--only-write`` runs these alone): ``encode`` to ``.npy``/``.npz`` against writing
+   the same number of bytes of zeros to the same folder with ``dd if=/dev/zero bs=1M`` (the machine's
+   own write speed, printed beside), in pairs, each file removed just before its writer runs again
+   (new files, as a user's; the other's dirty pages are written back meanwhile, alike for both): sinusoidal d = 1024 at 2^18 to ``.npy`` and rope d = 128 at 2^21 to ``.npz`` (cos, sin,
+   inv_freq, positions), float32 and float64 (1, 2, 2 and 4 GiB). Target: time ≤ 2× dd's.
+
 Times are seconds of wall clock (CPU seconds for target 3); memory is MiB. Performance is measured here, never in timed unit
 tests; this file is not collected by pytest.
 """
@@ -122,10 +128,14 @@ def snippet(code: str, *args: Any) -> list[str]:
     return [sys.executable, "-c", code, *map(str, args)]
 
 
-def paired(reference: list[str], candidate: list[str], repeat: int, cleanup: list[Path]) -> dict[str, Any]:
-    """``repeat`` pairs (reference, then candidate): medians of the times, of the peaks and of the ratios."""
+def paired(reference: list[str], candidate: list[str], repeat: int, cleanup: list[Path],
+           reference_cleanup: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """``repeat`` pairs (reference, then candidate): medians of the times, of the peaks and of the ratios.
+    ``cleanup`` is removed before each candidate run, ``reference_cleanup`` before each reference run."""
     pairs = []
     for _ in range(repeat):
+        for path in reference_cleanup:
+            path.unlink(missing_ok=True)
         ref = run_child(reference)
         for path in cleanup:
             path.unlink(missing_ok=True)
@@ -215,6 +225,34 @@ def last_row_ok(path: Path, length: int, dim: int) -> None:
     assert np.abs(row - expected).max() <= 2 * np.finfo(dtype).eps + length * 2.0**-52, np.abs(row - expected).max()
 
 
+def write_targets(work: Path, repeat: int, scale: int) -> list[dict[str, Any]]:
+    """Target 7: encode against ``dd`` writing as many bytes of zeros to the same folder, in pairs."""
+    results = []
+    zeros, out = work / "zeros.bin", work / "encoded"
+    cases = [("sinusoidal", 1024, (1 << 18) // scale, ".npy"), ("rope", 128, (1 << 21) // scale, ".npz")]
+    for name, dim, length, suffix in cases:
+        for dtype in ("float32", "float64"):
+            target = out.with_suffix(suffix)
+            command = pecli("--scheme", name, "--dim", dim, "--length", length, "--dtype", dtype, "--out", target)
+            target.unlink(missing_ok=True)
+            run_child(command)  # untimed: the size of the file, and Python's bytecode cache written
+            size = target.stat().st_size
+            target.unlink()
+            count = -(-size // (1 << 20))
+            print(f"7. {name} d={dim} L={length} {dtype} {suffix} ({size / 2**30:.2f} GiB) against dd, {repeat} pairs",
+                  file=sys.stderr, flush=True)
+            # each file is removed just before its own writer runs again: the other's dirty pages are
+            # written back while it runs, alike for both
+            pair = paired(["dd", "if=/dev/zero", f"of={zeros}", "bs=1M", f"count={count}"], command, repeat, [target],
+                          (zeros,))
+            target.unlink(missing_ok=True)
+            zeros.unlink(missing_ok=True)
+            results.append({"target": f"{name} d={dim} L={length} {dtype} {suffix} / dd", "value": pair["time_ratio"],
+                            "limit": 2.0, "write_gb_s": count * (1 << 20) / pair["reference_seconds"] / 1e9,
+                            "bytes": size, **pair})
+    return results
+
+
 def hf_targets(python: str | None, length: int, repeat: int, work: Path) -> list[dict[str, Any]]:
     """Target 5: float64 rope archives against transformers + np.savez, at L/4 and L (whole processes)."""
     if python is None:
@@ -268,7 +306,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transformers-python", default=None, help="a Python with torch and transformers (target 5)")
     parser.add_argument("--huge", action="store_true", help="also target 6: 2^24 positions, 17 GB on disk")
     parser.add_argument("--only-hf", action="store_true", help="run targets 5 (and 6 with --huge) only")
+    parser.add_argument("--only-write", action="store_true", help="run target 7 (encode against dd) only")
     args = parser.parse_args(argv)
+    if args.only_write:
+        with tempfile.TemporaryDirectory(dir=args.dir) as folder:
+            return report(write_targets(Path(folder), args.repeat, args.scale), args.json)
     sin_length, sin_dim = 262144 // args.scale, 1024
     rope_length, rope_dim = 1048576 // args.scale, 128
 
@@ -314,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
 
         results += hf_targets(transformers_python(args.transformers_python), (1 << 22) // args.scale, args.repeat, work)
         results += huge_target(work) if args.huge else []
+        results += write_targets(work, args.repeat, args.scale)
 
         progress(f"3. summary against the rest of encode, L={sin_length} d={sin_dim}, in this process")
         share = summary_share(sin_length, sin_dim, work)
@@ -354,6 +397,9 @@ def report(results: list[dict[str, Any]], as_json: bool) -> int:
                 detail = f"  (estimate {result['estimate_mib']:.0f} MiB, measured {result['measured_mib']:.0f} MiB)"
             if "file_gb" in result:
                 detail = f"  ({result['seconds']:.1f} s, {result['file_gb']:.1f} GB)"
+            if "write_gb_s" in result:
+                detail = (f"  (pecli {result['seconds']:.2f} s, dd {result['reference_seconds']:.2f} s: "
+                          f"{result['write_gb_s']:.2f} GB/s; peak {result['mib']:.0f} MiB)")
             if "encoding_seconds" in result:
                 detail = f"  (summary {result['summary_seconds']:.2f} s, the rest {result['encoding_seconds']:.2f} s)"
             verdict = "pass" if result["pass"] else "FAIL"

@@ -127,3 +127,71 @@ def test_usage_errors_are_clicks_classes():
     """The errors pecli says in one line are the classes of the Click Typer uses (its own copy from 0.29)."""
     assert issubclass(typer.BadParameter, UsageError) and issubclass(UsageError, ClickException)
     assert UsageError.__module__ == typer.BadParameter.__module__
+
+
+# -- the page made cheap: plain help text is not parsed as Markdown, and looks the same -------------------
+
+#: Texts Markdown reads as plain paragraphs, and texts it reads as syntax (each goes to Rich's Markdown).
+PLAIN_TEXTS = [
+    "one line", "  two\n lines \n\n\n  and a second paragraph ", "θ_i = base^(−2i/d), rope_theta, ORG/NAME[@REVISION]: x",
+    "d [default: 2] (a, b) {c} 'q' \"r\" $ % ^ ~ 1.5 p-q a+b x=y? no: 3", "a [x] (y)", "",
+]
+MARKDOWN_TEXTS = [
+    "*em*", "**strong**", "`code`", "a_b_ _c_", "<int>", "&amp;", "a\\*b", "line  \nbreak", "~~gone~~",
+    "[a](b)", "[a][b]", "![i](j)", "- item", "+ item", "1. item", "2) item", "# title", "> quote",
+    "title\n=====", "a | b\n--|--\n1 | 2", "    code", "[ref]: http://x\n[ref]",
+]
+
+
+def test_help_texts_without_markdown_are_plain_paragraphs():
+    from rich.markdown import Markdown
+
+    from pecli.cli.help import HelpMarkdown, PlainParagraphs
+
+    assert all(isinstance(HelpMarkdown(text, style="dim"), PlainParagraphs) for text in PLAIN_TEXTS)
+    assert all(isinstance(HelpMarkdown(text, style="dim"), Markdown) for text in MARKDOWN_TEXTS)
+
+
+@pytest.mark.parametrize("width", [12, 40, 100])
+def test_plain_paragraphs_are_what_rich_markdown_prints(width):
+    """Rich's own Markdown is the reference: the same characters and the same escape sequences."""
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from pecli.cli.help import PlainParagraphs
+
+    def printed(renderable) -> str:
+        console = Console(file=io.StringIO(), width=width, force_terminal=True, color_system="standard")
+        console.print(renderable)
+        return console.file.getvalue()
+
+    for text in PLAIN_TEXTS:
+        for style in ("", "dim", "bold red"):
+            assert printed(PlainParagraphs(text, style=style)) == printed(Markdown(text, style=style)), (text, style)
+
+
+@pytest.mark.parametrize("name", ["", "encode", "extend"])
+def test_the_page_is_the_one_rich_markdown_gives(monkeypatch, name):
+    """Every help text through Rich's Markdown and Columns (as Typer does with rich_markup_mode="markdown")
+    gives the same page, character for character and style for style, as pecli's plain paragraphs."""
+    import pecli.cli.help as help_module
+    from rich.columns import Columns
+    from rich.markdown import Markdown
+
+    rich_utils = help_module.typers_renderer()
+    monkeypatch.setattr(help_module, "typers_renderer", lambda: rich_utils)
+    for environ in ({"TTY_COMPATIBLE": "1", "TERM": "xterm"}, {"NO_COLOR": "1"}):
+        for columns in (50, 80):
+            ours = page(name, columns, monkeypatch, **environ)
+            with monkeypatch.context() as rich_own:
+                rich_own.setattr(rich_utils, "Markdown", Markdown)
+                rich_own.setattr(rich_utils, "Columns", Columns)
+                assert page(name, columns, monkeypatch, **environ) == ours, (columns, environ)
+
+
+def test_help_imports_no_markdown_parser_nor_tracebacks():
+    code = ("import contextlib, io, sys\nfrom pecli.cli import run\n"
+            "with contextlib.redirect_stdout(io.StringIO()): run(['encode', '--help'])\n"
+            "print(sorted(m for m in ('markdown_it', 'rich.markdown', 'rich.traceback', 'pygments') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -12,12 +12,24 @@ how it is printed, each through a setting Typer or Rich offers:
 - A reader that goes away (``pecli encode --help | head -1``) ends the run with exit code 141, as for
   any other output. Rich's console answers a broken pipe by sending stdout to ``/dev/null`` and
   raising ``SystemExit(1)`` (``Console.on_broken_pipe``); that exit becomes :class:`ReaderGone`.
+
+And it makes the page cheap without changing a character of it (:func:`typers_renderer`). pecli's
+commands are made with ``rich_markup_mode="markdown"``, so Typer hands every piece of help text to
+``rich.markdown.Markdown``: importing it costs ``markdown_it`` and Pygments, and each of a page's
+hundred-odd texts is parsed by a fresh ``MarkdownIt`` — half the time of ``encode --help``. Almost no
+help text has any Markdown in it; such a text is laid out as :class:`PlainParagraphs`, exactly as
+Markdown lays out its paragraphs, and only a text with a character Markdown could read as syntax goes
+to Rich's ``Markdown``, imported then; and an option's help alone in its ``Columns`` is laid out
+without the grid Columns would build for it (:class:`HelpColumns`). Likewise ``rich.traceback``
+(Typer's pretty tracebacks, which pecli never prints) is imported only if asked for.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import sys
 from typing import Any, Callable, Iterator
 
 from pecli.cli.exits import ReaderGone
@@ -28,6 +40,7 @@ def print_help(typers: Callable[[Any, Any], None], command: Any, ctx: Any, forma
     for param in command.get_params(ctx):
         if getattr(param, "is_flag", False) and getattr(param, "metavar", None) is None:
             param.metavar = ""
+    typers_renderer()
     try:
         with _colours():
             typers(ctx, formatter)
@@ -51,3 +64,135 @@ def _colours() -> Iterator[None]:
         yield
     finally:
         rich_utils.COLOR_SYSTEM = before
+
+
+#: What CommonMark (with the tables and strikethrough Rich enables) could read as syntax, erring on
+#: the side of Markdown: emphasis (``*``, ``_`` other than between letters or digits), code, HTML and
+#: autolinks (``<``), entities, backslash escapes and hard breaks, strikethrough, brackets that could
+#: make a link or image (``](``, ``][``, ``![``); at a line's start, a heading, a list, a quote, a link
+#: definition (``[``), a setext underline, a table's delimiter row, an indented or fenced code block.
+#: A text with none of these is plain paragraphs (a ``[name]`` is a link only with a definition).
+_SYNTAX = re.compile(
+    r"[*`<>]|(?<![^\W_])_|_(?![^\W_])|&[A-Za-z0-9#]+;|\\(?:[!-/:-@\[-`{-~]|$)|~~|\][(\[]|!\["
+    r"|^[ \t]*(?:[-+=>#|\[]|\d+[.)])|^[ \t|:-]*-[ \t|:-]*$|  $|^(?: {4}|\t)",
+    re.MULTILINE,
+)
+
+
+class PlainParagraphs:
+    """Text without Markdown syntax, rendered as ``rich.markdown.Markdown`` renders it, span for span:
+    paragraphs (separated by blank lines), each a left-justified ``Text`` of its lines (stripped), with
+    one space between them, in the Markdown's style combined with ``markdown.paragraph``'s, and one
+    empty line between paragraphs. Like ``Markdown``, it has no ``__rich_measure__`` (a table cell
+    holding it takes the width it is given).
+    """
+
+    def __init__(self, markup: str, style: Any = "none") -> None:
+        self.markup, self.style = markup, style
+
+    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
+        from rich.segment import Segment
+        from rich.text import Text
+
+        style = console.get_style(self.style, default="none") + console.get_style("markdown.paragraph", default="none")
+        options = options.update(height=None)
+        for number, lines in enumerate(_paragraphs(self.markup)):
+            if number:
+                yield Segment.line()
+            text = Text(justify="left")
+            for index, line in enumerate(lines):
+                if index:
+                    text.append(" ", style)  # Markdown's soft break, a span of its own
+                text.append(line, style)
+            yield from console.render(text, options)
+
+
+def _paragraphs(text: str) -> Iterator[list[str]]:
+    """The paragraphs of ``text`` (runs of lines that are not blank), each as its lines, stripped."""
+    lines: list[str] = []
+    for line in [*text.split("\n"), ""]:
+        line = line.strip(" \t")
+        if line:
+            lines.append(line)
+        elif lines:
+            yield lines
+            lines = []
+
+
+class HelpColumns:
+    """What Typer's renderer calls ``Columns`` (each option's help and its notes): Rich's ``Columns``,
+    except that one :class:`PlainParagraphs` alone — every option of pecli's pages — is rendered as
+    Columns renders it (a one-cell grid giving it the whole width, its lines padded to it) without
+    building and measuring that grid, a third of the page's time."""
+
+    def __new__(cls, renderables: Any = None, *args: Any, **kwargs: Any) -> Any:
+        items = list(renderables or ())
+        if len(items) == 1 and isinstance(items[0], PlainParagraphs) and not args and not kwargs:
+            return _WholeWidth(items[0])
+        from rich.columns import Columns
+
+        return Columns(items, *args, **kwargs)
+
+
+class _WholeWidth:
+    """A renderable laid out over the whole width it is given, each line padded to it."""
+
+    def __init__(self, renderable: Any) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
+        from rich.segment import Segment
+
+        new_line = Segment.line()
+        for line in console.render_lines(self.renderable, options, pad=True):
+            yield from line
+            yield new_line
+
+
+class HelpMarkdown:
+    """What Typer's renderer calls ``Markdown``: :class:`PlainParagraphs` for a text without Markdown
+    syntax, else Rich's ``Markdown`` (imported then)."""
+
+    def __new__(cls, markup: str, *args: Any, **kwargs: Any) -> Any:
+        if _SYNTAX.search(markup) is None and not args and set(kwargs) <= {"style"}:
+            return PlainParagraphs(markup, **kwargs)
+        from rich.markdown import Markdown
+
+        return Markdown(markup, *args, **kwargs)
+
+
+class _Traceback:
+    """Stands in for ``rich.traceback.Traceback`` in Typer's renderer until a traceback is asked for."""
+
+    @classmethod
+    def from_exception(cls, *args: Any, **kwargs: Any) -> Any:
+        from rich.traceback import Traceback
+
+        return Traceback.from_exception(*args, **kwargs)
+
+
+def typers_renderer() -> Any:
+    """``typer.rich_utils``, imported without ``rich.markdown`` and ``rich.traceback`` (stand-ins sit in
+    their places in ``sys.modules`` while it imports, and leave), with :class:`HelpMarkdown` as its
+    ``Markdown`` and :class:`HelpColumns` as its ``Columns``. The module and ``rich`` are otherwise Typer's and Rich's own."""
+    if "typer.rich_utils" not in sys.modules:
+        import types
+
+        stand_ins = {}
+        for name, attribute, value in (("rich.markdown", "Markdown", HelpMarkdown), ("rich.traceback", "Traceback", _Traceback)):
+            if name not in sys.modules:
+                stand_ins[name] = sys.modules[name] = types.ModuleType(name)
+                setattr(stand_ins[name], attribute, value)
+        try:
+            from typer import rich_utils
+        finally:
+            for name, module in stand_ins.items():
+                if sys.modules.get(name) is module:
+                    del sys.modules[name]
+    from typer import rich_utils
+
+    if getattr(rich_utils.Markdown, "__module__", None) == "rich.markdown":  # imported before: Rich's own
+        rich_utils.Markdown = HelpMarkdown
+    if getattr(rich_utils.Columns, "__module__", None) == "rich.columns":
+        rich_utils.Columns = HelpColumns
+    return rich_utils

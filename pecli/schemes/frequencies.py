@@ -47,9 +47,13 @@ def unit_phasors(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: bool
     scheme has always produced. ``exact=False`` uses the angle-addition formula
     ``exp(i(a + k)θ) = exp(i aθ) · exp(i kθ)`` with ``p = a + k``, ``a`` a multiple of :data:`ANCHOR`
     and ``0 <= k < ANCHOR``, so one complex multiply replaces two trigonometric evaluations; both
-    factors are exact evaluations, the product is within a few float64 ulps (≈ 1e-15) of the exact
-    value, far below the spacing of float32 and narrower dtypes, for which it is used. The value
-    of each position depends on p alone, not on which other positions are computed with it.
+    factors are direct evaluations at the float64 angles ``fl(aθ)`` and ``fl(kθ)``, re-anchored every
+    :data:`ANCHOR` positions, so no error accumulates. Against cos and sin of the exact angle ``p·θ``
+    (θ the float64 frequency) the product is within a few float64 ulps plus the angles' rounding,
+    ``(aθ + kθ)·2⁻⁵³`` — as the direct evaluation, whose angle ``fl(pθ)`` is rounded alike, but not
+    always its bits: within ``2⁻⁵⁰ + p·θ·2⁻⁵¹`` of it, far below the spacing of float32 (``pecli
+    encode`` uses it for every dtype, see docs/performance.md). The value of each position depends
+    on p alone, not on which other positions are computed with it.
     """
     positions = np.asarray(positions)
     positions = positions if positions.dtype.kind == "f" else positions.astype(np.int64, copy=False)
