@@ -235,10 +235,10 @@ class EncodeRun:
 
         def make(positions: Any) -> list[Part]:
             # Each part its own blocks (no table shared between parts): members copied from the main
-            # array take its rows instead. Angle addition in every dtype (``exact=False``: a complex
-            # multiply per pair, not a cos and a sin; float64 within 2⁻⁵⁰ + p·θ·2⁻⁵¹ of the direct
-            # evaluation, see :func:`~pecli.schemes.frequencies.unit_phasors`).
-            return scheme.parts(positions, exact=False, dtype=dtype, wanted=[scheme.main_key])
+            # array take its rows instead. Narrower dtypes by angle addition (a complex multiply per pair,
+            # far below their spacing); float64 by the direct evaluation, the library's bits
+            # (:func:`~pecli.schemes.frequencies.unit_phasors`): a reference others are checked against.
+            return scheme.parts(positions, exact=numpy_dtype(dtype).itemsize >= 8, dtype=dtype, wanted=[scheme.main_key])
 
         if self.ids_made:
             self.positions = positions = _ids(ids)
