@@ -51,6 +51,9 @@ def _construct_mapping(loader: Any, node: Any, deep: bool = False) -> dict[Any, 
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        if isinstance(key, (list, dict)):  # YAML's complex key (? [a]): a key is a name
+            raise ConfigError("config", f"the key at line {key_node.start_mark.line + 1} is a "
+                                        f"{'list' if isinstance(key, list) else 'mapping'}; a key is a name")
         if key in seen:
             raise ConfigError(str(key), f"is given twice (line {key_node.start_mark.line + 1}); keep one")
         seen.add(key)

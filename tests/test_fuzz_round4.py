@@ -1,0 +1,30 @@
+"""Hostile input, round four retried (issues 43 and 44): what the retest found, and a sample of its cases.
+
+``tests/fuzz_cases_round4.py`` holds the cases (about 8,000; ``python tests/fuzz_cases_round4.py`` runs them
+all); the suite runs every 12th case of three areas. The tests below pin what the retest found broken.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+
+def one_line_refusal(done, *words: str) -> None:
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("pecli: error: "), done.stderr
+    for word in words:
+        assert word in done.stderr, done.stderr
+
+
+def test_a_yaml_key_that_is_a_list_or_mapping_is_refused_in_one_line(run_main, tmp_path):
+    # YAML's complex keys (``? [a]``) construct a list or a mapping as the key: not hashable (exit 3 before)
+    for text, kind in (("? [a]\n: 1\n", "list"), ("? {a: 1}\n: 1\n", "mapping")):
+        (tmp_path / "c.yaml").write_text(text)
+        one_line_refusal(run_main("encode", "--config", "c.yaml"), "line 1", kind)
