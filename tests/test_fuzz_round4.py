@@ -28,3 +28,14 @@ def test_a_yaml_key_that_is_a_list_or_mapping_is_refused_in_one_line(run_main, t
     for text, kind in (("? [a]\n: 1\n", "list"), ("? {a: 1}\n: 1\n", "mapping")):
         (tmp_path / "c.yaml").write_text(text)
         one_line_refusal(run_main("encode", "--config", "c.yaml"), "line 1", kind)
+
+
+@pytest.mark.parametrize("base", [0.0, -1.0])
+def test_a_gguf_base_at_or_below_zero_is_refused_without_numpy_warnings(run_main, tmp_path, base):
+    pytest.importorskip("gguf")
+    from gguf_models import LLAMA31, llama_keys, write_gguf
+
+    # 0^(-2i/d) is infinite and (-1)^(-2i/d) undefined: NumPy warned on stderr above the error line before
+    write_gguf(tmp_path / "b.gguf", "llama", {**llama_keys(LLAMA31), "rope.freq_base": base})
+    for args in (("wavelengths", "--gguf", "b.gguf"), ("diff", "--gguf", "b.gguf", "--gguf", "b.gguf")):
+        one_line_refusal(run_main(*args), "llama.rope.freq_base", "above 0")
