@@ -39,3 +39,10 @@ def test_a_gguf_base_at_or_below_zero_is_refused_without_numpy_warnings(run_main
     write_gguf(tmp_path / "b.gguf", "llama", {**llama_keys(LLAMA31), "rope.freq_base": base})
     for args in (("wavelengths", "--gguf", "b.gguf"), ("diff", "--gguf", "b.gguf", "--gguf", "b.gguf")):
         one_line_refusal(run_main(*args), "llama.rope.freq_base", "above 0")
+
+
+def test_build_scheme_wants_its_parameters_as_a_mapping():
+    import pecli
+
+    with pytest.raises(TypeError, match="mapping"):
+        pecli.build_scheme("rope", [("dim", 8)])
