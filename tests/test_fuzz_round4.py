@@ -46,3 +46,16 @@ def test_build_scheme_wants_its_parameters_as_a_mapping():
 
     with pytest.raises(TypeError, match="mapping"):
         pecli.build_scheme("rope", [("dim", 8)])
+
+
+def test_a_printed_result_wraps_long_cells_at_spaces_and_never_cuts_a_word():
+    from pecli.notebook import SUMMARY_CELL, text_summary
+
+    cause = "the arrays fit base 100,000; the model's is 10,000 (max_position_embeddings 4096)"
+    text = text_summary("VerifyReport", "t", [{"item": "cause: base", "value": cause}])
+    assert "…" not in text
+    assert " ".join(text.split()).endswith(cause)  # every word, in order
+    assert all(len(line) <= 2 + len("cause: base") + 2 + SUMMARY_CELL for line in text.splitlines()[1:])
+    long = text_summary("X", "t", [{"a": " ".join(["max_position_embeddings"] * 20)}])
+    assert long.splitlines()[-1].endswith(" …") and "max_position_embeddi\n" not in long
+
