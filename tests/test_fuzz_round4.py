@@ -16,6 +16,21 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 
+def test_a_sample_of_the_round_four_cases_keeps_the_contract(tmp_path, monkeypatch):
+    import fuzz_cases_round4 as cases
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.delenv("PECLI_DEBUG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    cases.make_inputs(tmp_path)
+    runner = cases.Runner(tmp_path, every=12)
+    for area in (cases.issue43_area, cases.yaml_area, cases.outputs_area):
+        area(runner)
+    assert not runner.failures, "\n".join(runner.failures)
+    assert sum(held for held, _ in runner.tally.values()) > 40
+
+
 def one_line_refusal(done, *words: str) -> None:
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("pecli: error: "), done.stderr
