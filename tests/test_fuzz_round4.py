@@ -74,3 +74,23 @@ def test_a_printed_result_wraps_long_cells_at_spaces_and_never_cuts_a_word():
     long = text_summary("X", "t", [{"a": " ".join(["max_position_embeddings"] * 20)}])
     assert long.splitlines()[-1].endswith(" …") and "max_position_embeddi\n" not in long
 
+
+
+@pytest.mark.parametrize("args", [("compare", "-L", "16", "--scale", "1e308"), ("check", "all", "-L", "16", "--scale", "1e4"),
+                                  ("plot", "heatmap", "-L", "16", "--scheme", "learned", "--std", "1e308", "-o", "p.png")])
+def test_a_table_multiplier_past_1000_is_refused_before_work(run_main, tmp_path, args):
+    # scale 1e308 overflowed squared distances (SVD did not converge: exit 3); past 65,504 float16 holds inf
+    one_line_refusal(run_main(*args), "must be <= 1000")
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_wavelengths_lengths_past_2_to_the_32_are_refused_and_the_library_checks_them_too(run_main):
+    import pecli
+    from pecli.errors import ConfigError
+
+    one_line_refusal(run_main("wavelengths", "--scheme", "rope", "--dim", "16", "--train-length", "9" * 400),
+                     "train_length", "digits")  # OverflowError (exit 3) before
+    rope = pecli.build_scheme("rope", {"dim": 16})
+    for options in ({"context": -1}, {"context": 16, "train_length": 0}, {"context": 10**400}, {"context": "x"}):
+        with pytest.raises(ConfigError, match="must be an integer from 1 to"):  # -1 and 0 gave a table before
+            pecli.spectrum(rope, **options)
