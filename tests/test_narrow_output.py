@@ -112,3 +112,11 @@ def test_a_long_list_of_factors_wraps_between_its_numbers_at_60_columns(monkeypa
     words = " ".join(line.strip(" │") for line in text.splitlines()).split()
     assert "long_factor=[1.08," in words and "2.62," in words and "1.62," in words
     assert not any(re.fullmatch(r"\d+,…\]", word) for word in words)
+
+
+def test_diff_wraps_its_lines_at_the_terminals_width(monkeypatch, tmp_path):
+    # Llama 3.1 against Llama 2: base and scaling differ. The lines wrapped at 80 whatever the terminal.
+    text = on_terminal(monkeypatch, 60, "diff", "--hf-config", LLAMA31, "--hf-config", LLAMA2)
+    lines = text.splitlines()
+    assert len(lines) > 2 and max(len(line) for line in lines) <= 60
+    assert "rope_theta" in text
