@@ -14,6 +14,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 from contextlib import redirect_stderr, redirect_stdout
@@ -499,28 +500,30 @@ def process_area(r: Runner) -> None:
     names = ("max_position_embeddings", "original_max_position_embeddings", "partial_rotary_factor", "rope_scaling",
              "query_pre_attn_scalar", "sliding_window", "mscale_all_dim", "rope_local_base_freq")
     commands = [["wavelengths", "--hf-config", "gemma.json"], ["extend", "--hf-config", "llama.json", "--target", "262144"],
-                ["extend", "--hf-config", "gemma.json", "--target", "262144"], ["compare", "-L", "64"],
+                ["extend", "--hf-config", "deepseek.json", "--target", "655360"], ["compare", "-L", "64"],
                 ["check", "all", "--scheme", "alibi", "-L", "64"], ["inspect", "config", "--hf-config", "deepseek.json"],
                 ["inspect", "config", "--hf-config", "gemma.json"], ["inspect", "config", "--gguf", "phi3.gguf"],
                 ["diff", "--hf-config", "phi3.json", "--gguf", "gemma3.gguf"], ["encode", "--hf-config", "phi3.json", "-L", "8"],
                 ["sweep", "distinguishability", "--grid", "dim=8,16", "-L", "8", "--yes"], ["wavelengths", "--hf-config", "phi3.json"],
                 ["check", "all", "--hf-config", "gemma.json", "-L", "64"], ["verify", "--scheme", "rope", "--dim", "8", "--cos",
                 "cos.npy", "--sin", "sin.npy"], ["compare", "--hf-config", "gemma.json", "-L", "64"]]
-    for columns in (60, 80, 200):
+    for columns in (60, 80, 200):  # on a terminal (script(1) gives the child a pty of that width)
         for args in commands:
-            done = subprocess.run(pecli + args, capture_output=True, text=True, cwd=r.folder,
-                                  env={**env, "NO_COLOR": "1", "COLUMNS": str(columns)})
-            text = done.stdout + done.stderr
-            wide = [line for line in text.splitlines() if len(line) > columns]
-            cut = [line for line in text.splitlines() if line.rstrip().endswith("…") or "… │" in line.replace("…  ", "… ")
-                   and not any(c.isdigit() for c in line.split("…")[-1][:4])]
+            line = f"stty cols {columns} rows 50; COLUMNS={columns} NO_COLOR=1 " + " ".join(pecli + args)
+            done = subprocess.run(["script", "-qec", line, "/dev/null"], capture_output=True, env=env, cwd=r.folder)
+            text = "\n".join(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw.split("\r")[-1] if raw.strip("\r") else "")
+                             for raw in done.stdout.decode("utf-8", "replace").replace("\r\n", "\n").split("\n"))
+            lines = [x for x in text.splitlines() if not x.startswith(("pecli:", "note:", "warning:"))]  # stderr's one-liners
+            wide = [x for x in lines if len(x.rstrip()) > columns]
             split = [name for name in names if name not in text and any(
-                line.rstrip().endswith(name[:k]) for line in text.splitlines() for k in range(6, len(name)))]
-            tally(done.returncode in (0, 1) and not wide and not split, f"COLUMNS={columns} {args}",
-                  f"exit {done.returncode}; wide {wide[:1]} split {split} {done.stderr[:200]}")
+                x.rstrip().endswith(name[:k]) for x in lines for k in range(6, len(name)))]
+            folded = [f"{a.rstrip()[-12:]}|{b.strip()[:12]}" for a, b in zip(lines, lines[1:])
+                      if re.search(r"\d\.\d*$", a.rstrip()) and re.match(r"^[\s│]*\d", b)]
+            tally(done.returncode in (0, 1) and not wide and not split and not folded, f"COLUMNS={columns} {args}",
+                  f"exit {done.returncode}; wide {wide[:1]} split {split} folded {folded[:2]}")
+            cut = [x for x in lines if x.rstrip(" │").endswith("…")]
             if cut:
                 r.notes.append(f"COLUMNS={columns} {' '.join(args)}: ellipsis in {cut[0]!r}")
-
 
 AREAS = {"issue43": issue43_area, "outputs": outputs_area, "gguf": gguf_area, "yaml": yaml_area,
          "config": config_keys_area, "columns": columns_area, "library": library_area, "options": options_area,
