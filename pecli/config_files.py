@@ -247,7 +247,7 @@ def read_numbers(path: str, key: str) -> list[float]:
             raise ConfigError(key, f"{path} holds {bad[:20]!r}, not a number") from None
     if array.size == 0:
         raise ConfigError(key, f"{path} holds no numbers")
-    if array.ndim != 1 and array.size != max(array.shape):
+    if array.ndim > 1 and array.size != max(array.shape):  # a 0-d array is one number
         raise ConfigError(key, f"{path} holds an array of shape {array.shape}; give a 1-D list of numbers")
     return [float(v) for v in array.reshape(-1)]
 

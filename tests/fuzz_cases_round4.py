@@ -525,9 +525,52 @@ def process_area(r: Runner) -> None:
             if cut:
                 r.notes.append(f"COLUMNS={columns} {' '.join(args)}: ellipsis in {cut[0]!r}")
 
+def arrays_area(r: Runner) -> None:
+    """Arrays that are not what they claim, through verify's inputs, permute's source, --positions and --apply."""
+    import struct
+    import zipfile
+
+    f = r.folder
+    good = np.load(f / "cos.npy")
+    made = {
+        "fortran.npy": np.asfortranarray(good), "f16.npy": good.astype(np.float16), "big.npy": good.astype(">f8"),
+        "bool.npy": good > 0, "complex.npy": good.astype(complex), "nan.npy": np.full_like(good, np.nan),
+        "inf.npy": np.full_like(good, np.inf), "scalar.npy": np.float64(1.0), "three.npy": good[None],
+        "empty.npy": np.zeros((0, 8)), "int.npy": np.arange(16 * 8).reshape(16, 8), "wide.npy": np.ones((1, 10**6)),
+        "struct.npy": np.zeros(16, dtype=[("a", "f8"), ("b", "f8")]), "str.npy": np.array(["a"] * 8),
+        "positions_neg.npy": np.array([-1, 0, 1]), "positions_float.npy": np.array([0.5, 1.0]),
+        "positions_huge.npy": np.array([2**62, 2**62 + 1], dtype=np.int64), "positions_u64.npy": np.array([2**64 - 1], dtype=np.uint64),
+    }
+    for name, array in made.items():
+        np.save(f / name, array)
+    np.save(f / "object.npy", np.array([object()] * 8), allow_pickle=True)
+    header = b"{'descr': '<f8', 'fortran_order': False, 'shape': (100000000000, 128), }"
+    header += b" " * (118 - len(header)) + b"\n"
+    (f / "claims.npy").write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + b"\0" * 64)
+    (f / "trunc.npy").write_bytes((f / "cos.npy").read_bytes()[:100])
+    (f / "badheader.npy").write_bytes(b"\x93NUMPY\x01\x00\x10\x00{'descr': os.sy}\n")
+    with zipfile.ZipFile(f / "bomb.npz", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("cos.npy", b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + b"\0" * (50 << 20))
+    with zipfile.ZipFile(f / "traverse.npz", "w") as z:
+        z.writestr("../../cos.npy", (f / "cos.npy").read_bytes())
+    (f / "zero.npy").symlink_to("/dev/zero")
+    names = [*made, "object.npy", "claims.npy", "trunc.npy", "badheader.npy", "bomb.npz", "traverse.npz", "zero.npy"]
+    for name in names:
+        r("arrays", ["verify", "--scheme", "rope", "--dim", "8", "--cos", name, "--sin", "sin.npy"])
+        r("arrays", ["verify", "--scheme", "rope", "--dim", "8", "--cos", "cos.npy", "--sin", "sin.npy", "--position-ids", name])
+        r("arrays", ["verify", "--scheme", "alibi", "--heads", "8", "--bias", name])
+        r("arrays", ["verify", "--scheme", "t5", "--buckets", name])
+        r("arrays", ["permute", name, "--from", "interleaved", "--to", "half", "--heads", "2", "-o", "perm.npy"])
+        r("arrays", ["encode", "--scheme", "rope", "--dim", "8", "--positions", name])
+        r("arrays", ["encode", "--scheme", "rope", "--dim", "8", "-L", "16", "--apply", name, "-o", "applied.npy"])
+        r("arrays", ["encode", "--scheme", "rope", "--dim", "8", "--inv-freq", name, "-L", "4"])
+    for name in names:
+        (f / name).unlink()
+
+
 AREAS = {"issue43": issue43_area, "outputs": outputs_area, "gguf": gguf_area, "yaml": yaml_area,
          "config": config_keys_area, "columns": columns_area, "library": library_area, "options": options_area,
-         "process": process_area}
+         "process": process_area, "arrays": arrays_area}
 
 
 def main(names: list[str]) -> int:

@@ -94,3 +94,12 @@ def test_wavelengths_lengths_past_2_to_the_32_are_refused_and_the_library_checks
     for options in ({"context": -1}, {"context": 16, "train_length": 0}, {"context": 10**400}, {"context": "x"}):
         with pytest.raises(ConfigError, match="must be an integer from 1 to"):  # -1 and 0 gave a table before
             pecli.spectrum(rope, **options)
+
+
+def test_a_list_key_read_from_a_0d_npy_is_one_number(run_main, tmp_path):
+    import numpy as np
+
+    np.save(tmp_path / "one.npy", np.float64(0.5))  # shape (): max(()) raised inside (exit 3)
+    one_line_refusal(run_main("encode", "--scheme", "rope", "--dim", "8", "--inv-freq", "one.npy", "-L", "4"), "inv_freq")
+    done = run_main("encode", "--scheme", "rope", "--dim", "2", "--inv-freq", "one.npy", "-L", "4", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["params"]["inv_freq"] == [0.5]
