@@ -373,24 +373,6 @@ def issue43_area(r: Runner) -> None:
     r.folder.joinpath("bad.json").unlink()
 
 
-def columns_area(r: Runner) -> None:
-    """Tables at 60, 80 and 200 columns: nothing cut with an ellipsis, no line wider than the terminal."""
-    commands = [["wavelengths", "--hf-config", "gemma.json"], ["extend", "--hf-config", "llama.json", "--target", "32768"],
-                ["compare", "-L", "64"], ["check", "all", "--scheme", "alibi", "-L", "64"], ["inspect", "config", "--hf-config", "deepseek.json"],
-                ["inspect", "config", "--hf-config", "gemma.json"], ["diff", "--hf-config", "llama.json", "--gguf", "llama31.gguf"],
-                ["diff", "--hf-config", "phi3.json", "--gguf", "phi3.gguf"], ["encode", "--hf-config", "phi3.json", "-L", "8"],
-                ["sweep", "distinguishability", "--grid", "dim=8,16", "-L", "8", "--yes"], ["inspect", "config", "--hf-config", "phi3.json"],
-                ["wavelengths", "--hf-config", "phi3.json"], ["check", "all", "--hf-config", "gemma.json", "-L", "64"]]
-    for columns in ("60", "80", "200"):
-        for args in commands:
-            code, out, err = r("columns", args, env={"COLUMNS": columns, "NO_COLOR": "1"})
-            for line in (out + err).splitlines():
-                if "…" in line or len(line) > int(columns):
-                    r.failures.append(f"[columns {columns}] pecli {' '.join(args)}: {line!r}")
-                    r.tally["columns"][1] += 1
-                    break
-
-
 def library_area(r: Runner) -> None:
     """The library's functions with bad arguments: one PecliError/ValueError/TypeError, never MemoryError or worse."""
     import pecli
@@ -569,7 +551,7 @@ def arrays_area(r: Runner) -> None:
 
 
 AREAS = {"issue43": issue43_area, "outputs": outputs_area, "gguf": gguf_area, "yaml": yaml_area,
-         "config": config_keys_area, "columns": columns_area, "library": library_area, "options": options_area,
+         "config": config_keys_area, "library": library_area, "options": options_area,
          "process": process_area, "arrays": arrays_area}
 
 
