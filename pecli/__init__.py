@@ -195,9 +195,13 @@ def build_scheme(name: Any, params: dict[str, Any] | None = None, *, length: int
     changed (``build_scheme(rope, {"base": 500000})``), its other parameters as it has them, those
     it filled from a length filled from ``length``.
     """
+    from collections.abc import Mapping
+
     from pecli.schemes.build import build_scheme as _build
     from pecli.schemes import Scheme
 
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(f"build_scheme() takes the parameters as a mapping of name to value, got {type(params).__name__}")
     if isinstance(name, Scheme):
         kept = {key: value for key, value in name.params().items() if key not in name.length_filled}
         return _build(name.name, {**kept, **(params or {})}, length=length)

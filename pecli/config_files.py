@@ -51,6 +51,9 @@ def _construct_mapping(loader: Any, node: Any, deep: bool = False) -> dict[Any, 
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        if isinstance(key, (list, dict)):  # YAML's complex key (? [a]): a key is a name
+            raise ConfigError("config", f"the key at line {key_node.start_mark.line + 1} is a "
+                                        f"{'list' if isinstance(key, list) else 'mapping'}; a key is a name")
         if key in seen:
             raise ConfigError(str(key), f"is given twice (line {key_node.start_mark.line + 1}); keep one")
         seen.add(key)
@@ -244,7 +247,7 @@ def read_numbers(path: str, key: str) -> list[float]:
             raise ConfigError(key, f"{path} holds {bad[:20]!r}, not a number") from None
     if array.size == 0:
         raise ConfigError(key, f"{path} holds no numbers")
-    if array.ndim != 1 and array.size != max(array.shape):
+    if array.ndim > 1 and array.size != max(array.shape):  # a 0-d array is one number
         raise ConfigError(key, f"{path} holds an array of shape {array.shape}; give a 1-D list of numbers")
     return [float(v) for v in array.reshape(-1)]
 

@@ -43,22 +43,19 @@ class Tabular:
         return pandas.DataFrame(self.table_rows())
 
 
-#: What a plain-text summary shows at most: rows, characters a line, characters a cell.
-SUMMARY_ROWS, SUMMARY_WIDTH, SUMMARY_CELL = 12, 100, 40
+#: What a plain-text summary shows at most: rows, characters a line, characters a cell's line, lines a cell.
+SUMMARY_ROWS, SUMMARY_WIDTH, SUMMARY_CELL, SUMMARY_CELL_LINES = 12, 100, 40, 4
 
 
 def text_summary(kind: str, title: str, rows: list[dict[str, Any]]) -> str:
     """``<Kind: title>`` over the first :data:`SUMMARY_ROWS` rows, as many leading columns as fit in
-    :data:`SUMMARY_WIDTH` characters (a cell cut past :data:`SUMMARY_CELL`), and a line saying what was left out."""
+    :data:`SUMMARY_WIDTH` characters, and a line saying what was left out. A long cell wraps at spaces onto
+    at most :data:`SUMMARY_CELL_LINES` lines of :data:`SUMMARY_CELL` characters (a word is never split;
+    past the last line, `` …``)."""
     columns = list(dict.fromkeys(key for row in rows for key in row))
     shown_rows = rows[:SUMMARY_ROWS]
-
-    def cell(value: Any) -> str:
-        text = cell_text(value).replace("\n", " ")
-        return text if len(text) <= SUMMARY_CELL else text[: SUMMARY_CELL - 1] + "…"
-
-    grid = [[cell(row.get(c)) for c in columns] for row in shown_rows]
-    widths = [max([len(str(c)), *(len(line[i]) for line in grid)]) for i, c in enumerate(columns)]
+    grid = [[_cell_lines(row.get(c)) for c in columns] for row in shown_rows]
+    widths = [max([len(str(c)), *(len(text) for line in grid for text in line[i])]) for i, c in enumerate(columns)]
     kept, used = 0, 2
     while kept < len(columns) and used + widths[kept] <= SUMMARY_WIDTH:
         used += widths[kept] + 2
@@ -67,12 +64,28 @@ def text_summary(kind: str, title: str, rows: list[dict[str, Any]]) -> str:
     lines = [f"<{kind}: {title}>"]
     if kept:
         lines.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(columns[:kept], widths)).rstrip())
-        lines += ["  " + "  ".join(v.ljust(w) for v, w in zip(line[:kept], widths)).rstrip() for line in grid]
+        for line in grid:
+            for k in range(max(len(cell) for cell in line[:kept])):
+                lines.append("  " + "  ".join((cell[k] if k < len(cell) else "").ljust(w)
+                                              for cell, w in zip(line[:kept], widths)).rstrip())
     left = [f"{len(rows) - len(shown_rows)} more rows"] if len(rows) > len(shown_rows) else []
     left += [f"columns {', '.join(map(str, columns[kept:]))}"] if kept < len(columns) else []
     if left:
         lines.append(f"  ({' and '.join(left)}: .to_frame() has them all)")
     return "\n".join(lines)
+
+
+def _cell_lines(value: Any) -> list[str]:
+    """A cell's text wrapped at spaces, whole words only (a name or number is never cut)."""
+    import textwrap
+
+    text = cell_text(value).replace("\n", " ")
+    if len(text) <= SUMMARY_CELL:
+        return [text]
+    lines = textwrap.wrap(text, SUMMARY_CELL, break_long_words=False, break_on_hyphens=False) or [""]
+    if len(lines) > SUMMARY_CELL_LINES:
+        lines = [*lines[: SUMMARY_CELL_LINES - 1], lines[SUMMARY_CELL_LINES - 1] + " …"]
+    return lines
 
 
 def html_table(title: str, rows: list[dict[str, Any]]) -> str:

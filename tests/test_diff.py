@@ -159,3 +159,21 @@ def test_vllm_and_sglang_flags_are_read_as_the_engines_read_them(invoke, tmp_pat
     assert result.exit_code == 1 and json.loads(result.stdout)["differences"][0]["runtime_value"] == 65536
     result = invoke("diff", "--hf-config", scaled, "--runtime", "vllm", "--args", "--rope-scale 4")
     assert result.exit_code == 2 and "--rope-scale" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_base_and_scaling_that_differ_are_said_even_where_the_rotated_components_differ(run_main, tmp_path):
+    # 4 heads of 16 (d = 16, base 10,000, no scaling) against Llama 3.1's 128 (base 500,000, llama3): the
+    # frequencies cannot be held pair against pair, and base and scaling went unsaid; the layer count was
+    # named "layers" on the candidate's side though it read num_hidden_layers
+    toy = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
+           "rope_theta": 10000.0, "max_position_embeddings": 4096}
+    (tmp_path / "toy.json").write_text(json.dumps(toy))
+    from conftest import HF_CONFIGS
+
+    done = run_main("diff", "--hf-config", "toy.json", "--hf-config", HF_CONFIGS / "meta-llama--llama-3.1-8b.json", "--json")
+    assert done.returncode == 1
+    found = {d["what"]: d for d in json.loads(done.stdout)["differences"]}
+    assert found["base"]["new_value"] == 500000.0 and found["base"]["old_value"] == 10000.0
+    assert found["base"]["new_key"] == "rope_theta" and found["base"]["old_key"] == "rope_theta"
+    assert found["scaling"]["new_value"] == "llama3" and found["scaling"]["old_value"] == "none"
+    assert found["layers"]["new_key"] == "num_hidden_layers" and found["rotated components"]["new_value"] == 128

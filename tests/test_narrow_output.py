@@ -102,3 +102,22 @@ def test_curves_that_coincide_are_dashed_and_said():
     labels = [t.get_text() for t in axes.get_legend().get_texts()]
     assert "the same curve as rope" in labels[1] and "same" not in labels[0]
     assert [line.get_linestyle() for line in axes.get_lines() if line.get_label() in labels] == ["-", "--"]
+
+
+def test_a_long_list_of_factors_wraps_between_its_numbers_at_60_columns(monkeypatch):
+    # Phi-3.5's long_factor as one word ("[1.08,…,2.62,…]") was wider than the value column at 60 columns:
+    # folded through a number ("2.6" / "2,…]"). Each factor is the config's, written out whole.
+    text = on_terminal(monkeypatch, 60, "encode", "--hf-config", "sample_configs/hf/microsoft--phi-3.5-mini-instruct.json",
+                       "-L", "8")
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 60
+    words = " ".join(line.strip(" │") for line in text.splitlines()).split()
+    assert "long_factor=[1.08," in words and "2.62," in words and "1.62," in words
+    assert not any(re.fullmatch(r"\d+,…\]", word) for word in words)
+
+
+def test_diff_wraps_its_lines_at_the_terminals_width(monkeypatch, tmp_path):
+    # Llama 3.1 against Llama 2: base and scaling differ. The lines wrapped at 80 whatever the terminal.
+    text = on_terminal(monkeypatch, 60, "diff", "--hf-config", LLAMA31, "--hf-config", LLAMA2)
+    lines = text.splitlines()
+    assert len(lines) > 2 and max(len(line) for line in lines) <= 60
+    assert "rope_theta" in text

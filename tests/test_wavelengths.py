@@ -359,3 +359,11 @@ def test_the_bound_is_kept_between_runs_and_only_for_the_same_code(tmp_path, mon
     monkeypatch.setattr(bounds, "code_key", lambda: "other code")
     with bounds.remembered_bounds(), pytest.raises(AssertionError, match="searched again"):
         spectrum.base_lower_bound(64, 8)
+
+
+def test_the_pairs_a_long_table_leaves_out_are_named(invoke, tmp_path):
+    # d = 256: 128 pairs, 80 rows shown (0–39 and 88–127); the row between them was "…" in every column
+    result = invoke("wavelengths", "--scheme", "rope", "--dim", "256")
+    assert result.exit_code == 0
+    assert "pairs 40–87 not shown; --json lists every pair" in " ".join(result.stdout.split())
+    assert "│ 40–87 │" in result.stdout and "…" not in result.stdout

@@ -738,6 +738,16 @@ def _short_passing(scan: DecayScan, low: float, high: float) -> float:
     return low
 
 
+def _check_length(name: str, value: Any) -> None:
+    """A count of positions: an integer from 1 to 2^32 (a negative or zero length made an empty or
+    meaningless table; one past float64's range stopped the table with an OverflowError)."""
+    from pecli.params import excerpt
+    from pecli.schemes.base import MAX_LENGTH
+
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_LENGTH:
+        raise ConfigError(name, f"must be an integer from 1 to {MAX_LENGTH:,}, got {excerpt(value)}")
+
+
 def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -> Spectrum:
     """The per-pair frequency table of a scheme with frequency pairs, with its summary.
 
@@ -753,6 +763,9 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
         the pre-training frequencies (before any scaling) is at most T; the critical dimension likewise.
     """
     require(scheme, Capability.FREQUENCIES, "wavelengths")
+    _check_length("context", context)
+    if train_length is not None:
+        _check_length("train_length", train_length)
     pairs = scheme.frequency_pairs()
     scaled = pairs.scaled
     inv_freq = np.asarray(pairs.inv_freq, dtype=np.float64)

@@ -71,10 +71,18 @@ def diff(
     if json:
         print_json(found.to_dict())
     elif not quiet:
+        width = _line_width()
         for line in found.lines() or [_same_line(found)]:
-            sys.stdout.write(textwrap.fill(line, 80, subsequent_indent="    ", break_long_words=False,
+            sys.stdout.write(textwrap.fill(line, width, subsequent_indent="    ", break_long_words=False,
                                            break_on_hyphens=False) + "\n")
     raise typer.Exit(0 if found.same else 1)
+
+
+def _line_width() -> int:
+    """Where a difference wraps: the terminal's width (``COLUMNS`` when set), 80 for a pipe; at least 40."""
+    import shutil
+
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
 
 
 def _same_line(found) -> str:

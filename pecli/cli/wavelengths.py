@@ -14,12 +14,13 @@ from pecli.cli.common import (
 from pecli.config import Setting, Spec
 from pecli.errors import ConfigError
 from pecli.io import check_target, save_npy
-from pecli.schemes.base import Capability
+from pecli.schemes.base import MAX_LENGTH, Capability
 
 SETTINGS = (
-    Setting("context", int, None, "context length C", minimum=1,
+    Setting("context", int, None, "context length C", minimum=1, maximum=MAX_LENGTH,
             default_text="--length, itself max_position_embeddings with --hf-config, else 512"),
-    Setting("train_length", int, None, "training length T", minimum=1, default_text="the model's own training length"),
+    Setting("train_length", int, None, "training length T", minimum=1, maximum=MAX_LENGTH,
+            default_text="the model's own training length"),
     Setting("target_context", int, None, "suggest a base for this context length (Men et al. 2024)", minimum=2,
             maximum=BOUND_CONTEXT_LIMIT),
     Setting("wide", bool, False, "every column, even past 80 characters (longrope's short and long factors)", group=OUTPUT_PANEL),

@@ -213,6 +213,13 @@ class Metadata:
     def number(self, suffix: str, default: float | None = None, *, note_default: bool = True) -> float | None:
         return self._number(suffix, default, note_default, "number")
 
+    def positive(self, suffix: str, default: float | None = None) -> float | None:
+        """A number above 0 (a base: 0 or below gives llama.cpp infinite or undefined frequencies)."""
+        value = self.number(suffix, default)
+        if value is not None and value <= 0:
+            raise ConfigError("gguf", f"{self.key(suffix)} in {self.source} must be above 0, got {value:g}")
+        return value
+
     def word(self, suffix: str, default: str | None = None) -> str | None:
         value = self.get(suffix, default, kind="word")
         return None if value is None else str(value)
@@ -470,7 +477,7 @@ def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
     """llama.cpp's hparams and cparams for one kind of layer (``load_hparams``, the context's constructor)."""
     head = _head_dim(meta)
     rotated = meta.count("rope.dimension_count", head)
-    base = meta.number("rope.freq_base", DEFAULT_BASE)
+    base = meta.positive("rope.freq_base", DEFAULT_BASE)
     kind = meta.word("rope.scaling.type", "linear")
     if kind not in ("none", "linear", "yarn", "longrope"):
         raise ConfigError("gguf", f"{meta.key('rope.scaling.type')} is {kind!r} in {meta.source}; llama.cpp knows none, "
@@ -480,9 +487,9 @@ def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
         meta.defaulted.append(f"{meta.key('rope.scaling.factor')}=absent")
     scale = 1.0 if kind == "none" or factor == 0.0 else 1.0 / factor
     if sliding and arch.swa_base is not None:
-        base, scale = meta.number("rope.freq_base_swa", arch.swa_base), 1.0
+        base, scale = meta.positive("rope.freq_base_swa", arch.swa_base), 1.0
     elif sliding:
-        base = meta.number("rope.freq_base_swa", base)
+        base = meta.positive("rope.freq_base_swa", base)
     ext = meta.number("rope.scaling.yarn_ext_factor", None)
     ext = (1.0 if kind == "yarn" else 0.0) if ext is None or ext < 0 else ext
     context = meta.count("context_length")

@@ -35,7 +35,7 @@ def trained_rope(meta: Metadata, arch: Arch, sliding: bool) -> tuple[TrainedRope
         it serves (``build_rope_factors``), which pecli does not model under flags.
     """
     rotated = meta.count("rope.dimension_count", _head_dim(meta))
-    base = meta.number("rope.freq_base", DEFAULT_BASE)
+    base = meta.positive("rope.freq_base", DEFAULT_BASE)
     kind = meta.word("rope.scaling.type", "linear")
     if kind not in ("none", "linear", "yarn"):
         raise ConfigError("gguf", f"{meta.key('rope.scaling.type')} is {kind!r} in {meta.source}: pecli applies llama.cpp's "
@@ -46,9 +46,9 @@ def trained_rope(meta: Metadata, arch: Arch, sliding: bool) -> tuple[TrainedRope
     factor = meta.number("rope.scaling.factor") or meta.number("rope.scale_linear") or 0.0
     scale = 1.0 / factor if factor else 1.0
     if sliding and arch.swa_base is not None:
-        base, scale = meta.number("rope.freq_base_swa", arch.swa_base), 1.0
+        base, scale = meta.positive("rope.freq_base_swa", arch.swa_base), 1.0
     elif sliding:
-        base = meta.number("rope.freq_base_swa", base)
+        base = meta.positive("rope.freq_base_swa", base)
     context = meta.count("context_length")
     ext = meta.number("rope.scaling.yarn_ext_factor", None)
     return TrainedRope(

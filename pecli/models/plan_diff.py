@@ -70,7 +70,7 @@ def diff_plans(candidate: PositionPlan, reference: PositionPlan, candidate_name:
     """Compare ``candidate`` against ``reference`` group by group (see the module)."""
     found: list[Difference] = []
     if candidate.num_layers and reference.num_layers and candidate.num_layers != reference.num_layers:
-        found.append(Difference("layers", "all", _key(candidate.groups[0], ("block_count",)) or "layers",
+        found.append(Difference("layers", "all", _key(candidate.groups[0], ("block_count", "num_hidden_layers", "n_layer", "num_layers")) or "layers",
                                 _key(reference.groups[0], ("num_hidden_layers", "n_layer", "num_layers")) or "layers",
                                 candidate.num_layers, reference.num_layers, "the two files describe different models"))
     for ours, theirs, layers in paired_groups(candidate, reference):

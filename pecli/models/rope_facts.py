@@ -32,6 +32,7 @@ def rope_differences(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[
     if a.rotated_dim != b.rotated_dim:
         found.append(Difference("rotated components", layers, _key(ours, DIM_KEYS) or "dim", _key(theirs, DIM_KEYS) or "dim",
                                 a.rotated_dim, b.rotated_dim, f"{a.rotated_dim} components rotate instead of {b.rotated_dim}"))
+        found.extend(_setting_differences(ours, theirs, a, b, layers))
     else:
         found.extend(_frequency_differences(ours, theirs, a, b, layers))
     if not _close(a.attention_scaling, b.attention_scaling):
@@ -46,6 +47,25 @@ def rope_differences(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[
         found.append(Difference("context", layers, _key(ours, CONTEXT_KEYS) or "context", _key(theirs, CONTEXT_KEYS) or "context",
                                 length_a, length_b, f"the default context is {length_a:,} positions, not {length_b:,}"))
     return found
+
+
+def _setting_differences(ours: LayerGroup, theirs: LayerGroup, a: Any, b: Any, layers: str) -> list[Difference]:
+    """Base and scaling compared as settings, for groups whose rotated components differ (their frequencies
+    cannot be held pair against pair, but a base or a scaling that differs still does: it was left unsaid)."""
+    found = []
+    if not _close(a.base, b.base):
+        found.append(Difference("base", layers, _key(ours, BASE_KEYS) or "base", _key(theirs, BASE_KEYS) or "base",
+                                a.base, b.base, f"the pairs turn at the frequencies of base {_number(a.base)}, not "
+                                                f"{_number(b.base)}"))
+    if a.rope_scaling.rope_type != b.rope_scaling.rope_type:
+        found.append(Difference("scaling", layers, _scaling_key(ours, SCALING_KEYS), _scaling_key(theirs, SCALING_KEYS),
+                                a.rope_scaling.rope_type, b.rope_scaling.rope_type,
+                                f"the frequencies are scaled by {a.rope_scaling.rope_type}, not {b.rope_scaling.rope_type}"))
+    return found
+
+
+def _number(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:.6g}"
 
 
 def _logit_scale(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Difference]:

@@ -34,7 +34,9 @@ def plain(value: Any) -> Any:
 
 def format_value(value: Any, *, narrow: bool = False) -> str:
     """A short human form of a value: floats with :data:`DIGITS` significant digits, lists joined
-    (without spaces when ``narrow``, so that a list stays one word in a narrow cell)."""
+    (without spaces when ``narrow``, so that a list stays one word in a narrow cell). In a dict's
+    ``key=value`` a list keeps its spaces: a long one (longrope's factors) wraps between its numbers, where
+    as one word a 60-column terminal folded it through a number (``2.6``/``2``)."""
     if value is None:
         return "—"
     if isinstance(value, bool):
@@ -47,7 +49,8 @@ def format_value(value: Any, *, narrow: bool = False) -> str:
         items = [format_value(v, narrow=narrow) for v in value[:8]] + (["…"] if len(value) > 8 else [])
         return "[" + ("," if narrow else ", ").join(items) + "]"
     if isinstance(value, dict):
-        return ", ".join(f"{k}={format_value(v, narrow=True)}" for k, v in value.items() if v is not None)
+        return ", ".join(f"{k}={format_value(v, narrow=not isinstance(v, (list, tuple)))}"
+                         for k, v in value.items() if v is not None)
     return str(value)
 
 

@@ -49,9 +49,13 @@ def pairs_table(report: WavelengthReport, *, wide: bool = False) -> Table:
     for header, justify in columns:
         table.add_column(header, justify=justify, no_wrap=True)
     shown: list[PairRow | None] = list(pairs) if len(pairs) <= MAX_ROWS else [*pairs[: MAX_ROWS // 2], None, *pairs[-MAX_ROWS // 2 :]]
+    if len(pairs) > MAX_ROWS:  # the rows left out are named, with where to find them
+        first, last = pairs[MAX_ROWS // 2].index, pairs[-MAX_ROWS // 2 - 1].index
+        table.caption = f"pairs {first}–{last} not shown; --json lists every pair"
+        table.caption_justify = "left"
     for pair in shown:
         if pair is None:
-            table.add_row(*(["…"] * len(table.columns)))
+            table.add_row(f"{first}–{last}", *(["⋮"] * (len(table.columns) - 1)))
             continue
         row = [str(pair.index), *([pair.axis] if on_axes else [])]
         row += [number(pair.inv_freq), _tokens(pair.wavelength, short=True), number(pair.rotations)]

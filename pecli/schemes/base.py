@@ -36,6 +36,10 @@ KINDS = ("additive", "rotary", "bias")
 MAX_WIDTH = 1 << 20
 #: Most positions a length-like parameter may name (2^32, as the sequence length).
 MAX_LENGTH = 1 << 32
+#: Largest multiplier of a table's values (sinusoidal ``scale``, learned ``std``; models use dim^-0.5 and 0.02): the
+#: values stay far inside float16's range (65,504), the narrowest dtype ``check precision`` and ``--dtype`` cast to,
+#: and squared distances stay finite (a scale of 1e308 overflowed them into an internal error).
+MAX_SCALE = 1000.0
 
 #: Seed of the fixed reference vectors used by the position-only scores of rotary and relative schemes.
 REFERENCE_SEED = 20240601

@@ -10,7 +10,7 @@ import numpy as np
 
 from pecli.errors import ConfigError, PositionError
 from pecli.params import param
-from pecli.schemes.base import MAX_LENGTH, MAX_WIDTH, AdditiveScheme
+from pecli.schemes.base import MAX_LENGTH, MAX_SCALE, MAX_WIDTH, AdditiveScheme
 from pecli.schemes.positions import as_positions
 
 
@@ -39,7 +39,7 @@ class LearnedScheme(AdditiveScheme):
     dim: int = param(512, "vector size", minimum=1, maximum=MAX_WIDTH)
     max_length: int | None = param(None, "rows of the table", minimum=1, maximum=MAX_LENGTH, default_text="the sequence length")
     seed: int = param(0, "seed of the initialisation", minimum=0)
-    std: float = param(0.02, "standard deviation of the initialisation", exclusive_minimum=0)
+    std: float = param(0.02, "standard deviation of the initialisation", exclusive_minimum=0, maximum=MAX_SCALE)
     weights: str | None = param(
         None, "a .safetensors checkpoint (or its index .json): the table is its position embedding",
         default_text="a random table",

@@ -9,7 +9,7 @@ import numpy as np
 
 from pecli.errors import ConfigError
 from pecli.params import param
-from pecli.schemes.base import MAX_WIDTH, AdditiveScheme, Capability
+from pecli.schemes.base import MAX_SCALE, MAX_WIDTH, AdditiveScheme, Capability
 from pecli.schemes.frequencies import (
     DEFAULT_BASE, FrequencyPairs, check_given_frequencies, geometric_inv_freq, unit_phasors,
 )
@@ -64,7 +64,8 @@ class SinusoidalScheme(AdditiveScheme):
         None, "the frequency ω_i of each sin/cos pair (radians per position) in place of base^(-2i/d): d/2 numbers, "
         "or an .npy or text file of them", exclusive_minimum=0, from_file=True, key="inv_freq", default_text="base^(-2i/d)",
     )
-    scale: float = param(1.0, "multiply the table by this (x-transformers' scaled sinusoid: dim^-0.5)", exclusive_minimum=0)
+    scale: float = param(1.0, "multiply the table by this (x-transformers' scaled sinusoid: dim^-0.5)", exclusive_minimum=0,
+                         maximum=MAX_SCALE)
 
     def __post_init__(self) -> None:
         self._require_even("dim", self.dim)
