@@ -218,6 +218,8 @@ class Sglang(ConfigEngine):
                 kind = rope_type(block)
                 taken = set(keys_of_type("none" if kind == "default" else kind)) | {
                     "rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section", "mrope_interleaved"}
+                if text.get("model_type") in DEEPSEEK_MODELS:  # its attention reads them (compute_mla_mscale_scaling)
+                    taken |= {"mscale", "mscale_all_dim"}
                 text = {**text, key: {k: v for k, v in block.items() if k in taken}}
         config = with_text(config, path, text)
         if text.get("model_type") not in NEOX_MODELS or architecture(config) not in NATIVE:

@@ -19,7 +19,8 @@ environment variable ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``.
   factors once, long when ``max_model_len`` exceeds the original length; dynamic NTK fixes the base at
   base·(s·L/L_t − (s − 1))^(r/(r−2)) with L_t = ``max_trained_positions``, which defaults to L: the plain
   base; DeepSeek V2/V3's model (``deepseek_v2.py``) turns any rope type but ``default`` into its DeepSeek
-  YaRN (``deepseek_llama_scaling`` when ``attention_factor`` is 1).
+  YaRN, cos and sin × mscale(s, mscale)/mscale(s, mscale_all_dim) whatever ``attention_factor`` says
+  (``deepseek_llama_scaling`` when ``attention_factor`` is 1.0: no mscale(s, mscale_all_dim)² on the softmax).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pecli.engines.architectures import BACKEND_INCOMPATIBLE, architecture
 from pecli.engines.vllm_models import NATIVE, TRANSFORMERS_BACKEND
 from pecli.engines.base import Departure, Serving, attribute, json_object, rope_dict, rope_type, text_of
 from pecli.engines.configured import (
-    ConfigEngine, Context, deepseek_yarn, group_type, rope_group, scaling_of, transformers_refusal, with_options,
+    ConfigEngine, Context, deepseek_rule, group_type, rope_group, scaling_of, transformers_refusal, with_options,
 )
 from pecli.models.plan import LayerGroup
 
@@ -437,6 +438,6 @@ def vllm_max_len(max_position_embeddings: int, block: Mapping[str, Any] | None, 
 ENGINE = Vllm(
     "vllm", "vLLM", VERSION, "vllm/config/model.py (_get_and_verify_max_len), vllm/model_executor/layers/rotary_embedding/",
     flags={"--hf-overrides": json_object("--hf-overrides"), "--max-model-len": human_readable_int_or_auto},
-    env=(ALLOW_LONG,), rules=(deepseek_yarn, longrope_once, dynamic_fixed, gpt_oss_yarn), override_flag="--hf-overrides",
+    env=(ALLOW_LONG,), rules=(deepseek_rule(llama_scaling=True), longrope_once, dynamic_fixed, gpt_oss_yarn), override_flag="--hf-overrides",
     length_flag="--max-model-len",
 )
