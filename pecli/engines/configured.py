@@ -48,6 +48,9 @@ class ConfigEngine(Engine):
     rules: tuple[Rule, ...] = ()
     override_flag: str | None = None
     length_flag: str | None = None
+    #: The model types whose model files the fixtures measured (``tests/fixtures/engines/<engine>/``): for any
+    #: other the engine's own code was not run, and pecli says it cannot be sure (empty: no such check).
+    measured: frozenset = frozenset()
     #: What happens at positions past its cos/sin cache (:meth:`cache_rows`).
     past_cache: str = "read past it (an IndexError on a CPU, unchecked on a GPU)"
 
@@ -128,6 +131,11 @@ class ConfigEngine(Engine):
                                       and len(plan.groups) > 1 else departure)
             groups.append(group)
         built = replace(plan, groups=tuple(groups), source=f"{self.title} {self.version}" + (f" {args}" if args else ""))
+        if self.measured and rules and model_type not in self.measured:
+            departures.append(Departure(
+                "model file not measured", f"pecli has not run {self.title} {self.version}'s model file for model type "
+                f"{model_type} against its fixtures: it assumes that file computes positions as transformers does, and "
+                "cannot be sure", beyond_numbers=True))
         declared = declared_context(filled)
         if served is not None and declared is not None and served != declared:
             departures.append(self.served_departure(context, served, declared))
@@ -259,6 +267,21 @@ def deepseek_rule(llama_scaling: bool) -> Rule:
 deepseek_yarn = deepseek_rule(llama_scaling=False)
 
 
+def gptj_theta(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """vLLM's and SGLang's ``gpt_j.py`` rotate at the config's ``rope_theta`` where it has one (vLLM through its
+    ``rope_parameters``, SGLang ``getattr(config, "rope_theta", 10000)``); transformers' GPT-J always uses
+    10,000 (``create_sinusoidal_positions``)."""
+    theta = context.text.get("rope_theta") if isinstance(context.text.get("rope_theta"), (int, float)) else None
+    if context.model_type != "gptj" or theta is None or isinstance(theta, bool) or not rope_group(group):
+        return group, None
+    built = with_options(group, {**group.options, "base": float(theta)}, "GPT-J at the config's rope_theta")
+    if float(group.options.get("base", 10000.0)) == float(theta):
+        return built, None
+    return built, Departure("base", f"its GPT-J model file rotates at the config's rope_theta {float(theta):g}, where "
+                            f"transformers' GPT-J uses {float(group.options.get('base', 10000.0)):g}",
+                            "remove rope_theta from config.json")
+
+
 # -- rule helpers ---------------------------------------------------------------------------------------------
 def rope_group(group: LayerGroup) -> bool:
     """Whether the group's layers apply 1-D RoPE (the rules act on those)."""
@@ -280,4 +303,4 @@ def group_type(group: LayerGroup) -> str:
     return rope_type(scaling_of(group))
 
 
-__all__ = ["ConfigEngine", "Context", "Rule", "deepseek_rule", "deepseek_yarn", "group_type", "rope_group", "scaling_of", "with_options"]
+__all__ = ["ConfigEngine", "Context", "Rule", "deepseek_rule", "deepseek_yarn", "gptj_theta", "group_type", "rope_group", "scaling_of", "with_options"]
