@@ -220,7 +220,7 @@ def dynamic_prefill(context: Context, group: LayerGroup) -> tuple[LayerGroup, De
     first = min(PREFILL_STEP, prompt - 1)
     effect = (f"a prompt longer than {longest:,} tokens is prefilled {PREFILL_STEP:,} tokens at a time, each chunk "
               f"rotated with the base of its own end, where transformers rotates the whole prompt with the base of its "
-              f"length (a {prompt:,}-token prompt: its first chunk at base {base_at(first):,.6g}, transformers' "
+              f"length (a prompt of {prompt:,} tokens: its first chunk at base {base_at(first):,.6g}, transformers' "
               f"{base_at(prompt):,.6g}); one token at a time (decoding) it is transformers' rule")
     return group, Departure("dynamic NTK prefill", effect,
                             "--prefill-step-size at least the prompt's length runs it as one chunk (its last token "
