@@ -132,8 +132,10 @@ class ConfigEngine(Engine):
             groups.append(group)
         built = replace(plan, groups=tuple(groups), source=f"{self.title} {self.version}" + (f" {args}" if args else ""))
         if self.measured and rules and model_type not in self.measured:
+            from pecli.engines.served import UNMEASURED
+
             departures.append(Departure(
-                "model file not measured", f"pecli has not run {self.title} {self.version}'s model file for model type "
+                UNMEASURED, f"pecli has not run {self.title} {self.version}'s model file for model type "
                 f"{model_type} against its fixtures: it assumes that file computes positions as transformers does, and "
                 "cannot be sure", beyond_numbers=True))
         declared = declared_context(filled)
