@@ -37,13 +37,17 @@ class Departure:
     effect: str
     remedy: str | None = None
     layers: str = "all"
+    #: A departure the numbers at the probe positions do not show (it depends on the prompt, or pecli has not
+    #: measured it): ``diff`` reports it as a difference of its own, never "same".
+    beyond_numbers: bool = False
 
     def line(self, engine: "Engine") -> str:
         fix = self.remedy or f"there is no way to get the model's numbers on {engine.title}"
         return f"{engine.title} {engine.version}: {self.what}: {self.effect}; {fix}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"what": self.what, "effect": self.effect, "remedy": self.remedy, "layers": self.layers}
+        return {"what": self.what, "effect": self.effect, "remedy": self.remedy, "layers": self.layers,
+                "beyond_numbers": self.beyond_numbers}
 
 
 @dataclass(frozen=True)

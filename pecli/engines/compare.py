@@ -67,10 +67,12 @@ def engine_diff(engine: Engine, config: Mapping[str, Any], args: str, reference:
                              f"{engine.title} {engine.version} refuses it: {run.refused}")
         return EngineDiff(run, reference, None, (refused,))
     found = engine.blamed(diff_plans(run.plan, reference, "runtime", "hf"), reference, args)
-    extra: tuple[Difference, ...] = ()
+    extra: tuple[Difference, ...] = tuple(
+        Difference(departure.what, departure.layers, engine.name, "config.json", engine.title, "transformers",
+                   departure.effect) for departure in run.departures if departure.beyond_numbers)
     declared = declared_context(text_of(config)[1])
     if run.served is not None and declared is not None and run.served != declared and engine.caps_context:
-        extra = (Difference("served context", "all", engine.name, "max_position_embeddings", run.served, declared,
+        extra += (Difference("served context", "all", engine.name, "max_position_embeddings", run.served, declared,
                             f"{engine.title} serves {run.served:,} tokens where the config declares {declared:,}"),)
     return EngineDiff(run, reference, found, extra)
 

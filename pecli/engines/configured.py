@@ -48,6 +48,9 @@ class ConfigEngine(Engine):
     rules: tuple[Rule, ...] = ()
     override_flag: str | None = None
     length_flag: str | None = None
+    #: The model types whose model files the fixtures measured (``tests/fixtures/engines/<engine>/``): for any
+    #: other the engine's own code was not run, and pecli says it cannot be sure (empty: no such check).
+    measured: frozenset = frozenset()
     #: What happens at positions past its cos/sin cache (:meth:`cache_rows`).
     past_cache: str = "read past it (an IndexError on a CPU, unchecked on a GPU)"
 
@@ -128,6 +131,13 @@ class ConfigEngine(Engine):
                                       and len(plan.groups) > 1 else departure)
             groups.append(group)
         built = replace(plan, groups=tuple(groups), source=f"{self.title} {self.version}" + (f" {args}" if args else ""))
+        if self.measured and rules and model_type not in self.measured:
+            from pecli.engines.served import UNMEASURED
+
+            departures.append(Departure(
+                UNMEASURED, f"pecli has not run {self.title} {self.version}'s model file for model type "
+                f"{model_type} against its fixtures: it assumes that file computes positions as transformers does, and "
+                "cannot be sure", beyond_numbers=True))
         declared = declared_context(filled)
         if served is not None and declared is not None and served != declared:
             departures.append(self.served_departure(context, served, declared))
@@ -206,27 +216,72 @@ def check_overrides(flag: str | None, overrides: Mapping[str, Any], where: str =
 DEEPSEEK_MODELS = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32")
 
 
-def deepseek_yarn(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
-    """vLLM's and SGLang's ``deepseek_v2.py``: any rope type but default becomes DeepSeek YaRN
-    (``DeepseekScalingRotaryEmbedding``: YaRN's ramp between the rounded correction dimensions, cos and sin ×
-    mscale(s, mscale)/mscale(s, mscale_all_dim); the softmax × mscale(s, mscale_all_dim)², as transformers')."""
-    if context.model_type not in DEEPSEEK_MODELS or not rope_group(group) or group_type(group) in ("default", "yarn"):
-        return group, None
-    from pecli.schemes.rope_scaling import yarn_get_mscale
+def deepseek_rule(llama_scaling: bool) -> Rule:
+    """The rule of vLLM's (``llama_scaling``) and SGLang's ``deepseek_v2.py``: any rope type but default
+    becomes DeepSeek YaRN (``DeepseekScalingRotaryEmbedding``: YaRN's ramp between the rounded correction
+    dimensions, cos and sin × mscale(s, mscale)/mscale(s, mscale_all_dim), whatever ``attention_factor``
+    says; the softmax × mscale(s, mscale_all_dim)², as transformers'). vLLM 0.33 (deepseek_v2.py:542-563)
+    calls a block with ``attention_factor`` 1.0 ``deepseek_llama_scaling``: the same rotary module, and no
+    mscale² on the softmax."""
 
-    block = {**(context.block or {}), **scaling_of(group)}  # the attention's keys (mscale_all_dim) too
-    kind = group_type(group)
-    factor = float(block["factor"])
-    original = int(block.get("original_max_position_embeddings") or group.options.get("max_position_embeddings"))
-    attention = 1.0 if block.get("attention_factor") == 1.0 else (
-        yarn_get_mscale(factor, float(block.get("mscale", 1))) / yarn_get_mscale(factor, float(block.get("mscale_all_dim", 0))))
-    yarn = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": original,
-            "beta_fast": float(block.get("beta_fast", 32)), "beta_slow": float(block.get("beta_slow", 1)),
-            "attention_factor": attention}
-    options = {**group.options, "rope_scaling": yarn}
-    return with_options(group, options, f"vLLM: DeepSeek YaRN in place of {kind}"), Departure(
-        "rope type", f"DeepSeek's model builds its DeepSeek YaRN (×{factor:g} from {original:,}) from the {kind} block, "
-        f"not {kind}'s frequencies", "give DeepSeek a yarn block (rope_type yarn): its DeepSeek model builds no other scaling")
+    def rule(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+        if context.model_type not in DEEPSEEK_MODELS or not rope_group(group) or group_type(group) == "default":
+            return group, None
+        from pecli.models.logit_scale import UNSCALED
+        from pecli.models.rope_facts import scheme_of
+        from pecli.schemes.rope_scaling import yarn_get_mscale
+
+        block = {**(context.block or {}), **scaling_of(group)}  # the attention's keys (mscale_all_dim) too
+        kind = group_type(group)
+        factor = float(block["factor"])
+        original = int(block.get("original_max_position_embeddings") or group.options.get("max_position_embeddings"))
+        magnitude = yarn_get_mscale(factor, float(block.get("mscale", 1))) / \
+            yarn_get_mscale(factor, float(block.get("mscale_all_dim", 0)))
+        yarn = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": original,
+                "beta_fast": float(block.get("beta_fast", 32)), "beta_slow": float(block.get("beta_slow", 1)),
+                "attention_factor": magnitude}
+        llama = llama_scaling and block.get("attention_factor") == 1.0
+        built = replace(with_options(group, {**group.options, "rope_scaling": yarn},
+                                     f"DeepSeek YaRN in place of {kind}" if kind != "yarn" else group.note),
+                        attention_scale=UNSCALED if llama else group.attention_scale)
+        if kind != "yarn":
+            return built, Departure(
+                "rope type", f"DeepSeek's model builds its DeepSeek YaRN (×{factor:g} from {original:,}) from the "
+                f"{kind} block, not {kind}'s frequencies", "give DeepSeek a yarn block (rope_type yarn): its DeepSeek "
+                "model builds no other scaling")
+        said = float(scheme_of(group).attention_scaling)
+        effects = []
+        if abs(said - magnitude) > 1e-9 * max(1.0, abs(said)):
+            effects.append(f"puts mscale(s, mscale)/mscale(s, mscale_all_dim) = {magnitude:.6g} on cos and sin, where "
+                           f"the model's attention_factor gives {said:.6g} (its DeepSeek model does not read "
+                           "attention_factor)")
+        if llama and not group.attention_scale.is_unit:
+            effects.append("builds deepseek_llama_scaling (attention_factor 1.0): no mscale(s, mscale_all_dim)² on "
+                           f"the softmax, where transformers' attention applies {group.attention_scale.text()}")
+        if not effects:
+            return group, None
+        return built, Departure("DeepSeek YaRN", "; ".join(effects), None)
+
+    return rule
+
+
+#: SGLang's DeepSeek rule (its ``deepseek_v2.py`` has no ``deepseek_llama_scaling``).
+deepseek_yarn = deepseek_rule(llama_scaling=False)
+
+
+def gptj_theta(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """vLLM's and SGLang's ``gpt_j.py`` rotate at the config's ``rope_theta`` where it has one (vLLM through its
+    ``rope_parameters``, SGLang ``getattr(config, "rope_theta", 10000)``); transformers' GPT-J always uses
+    10,000 (``create_sinusoidal_positions``)."""
+    theta = context.text.get("rope_theta") if isinstance(context.text.get("rope_theta"), (int, float)) else None
+    if context.model_type != "gptj" or theta is None or isinstance(theta, bool) or not rope_group(group):
+        return group, None
+    built = with_options(group, {**group.options, "base": float(theta)}, "GPT-J at the config's rope_theta")
+    if float(group.options.get("base", 10000.0)) == float(theta):
+        return built, None
+    return built, Departure("base", f"its GPT-J model file rotates at the config's rope_theta {float(theta):g}, where "
+                            f"transformers' GPT-J uses {float(group.options.get('base', 10000.0)):g}",
+                            "remove rope_theta from config.json")
 
 
 # -- rule helpers ---------------------------------------------------------------------------------------------
@@ -250,4 +305,4 @@ def group_type(group: LayerGroup) -> str:
     return rope_type(scaling_of(group))
 
 
-__all__ = ["ConfigEngine", "Context", "Rule", "group_type", "rope_group", "scaling_of", "with_options"]
+__all__ = ["ConfigEngine", "Context", "Rule", "deepseek_rule", "deepseek_yarn", "gptj_theta", "group_type", "rope_group", "scaling_of", "with_options"]

@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pecli.engines.base import Departure, Serving, rope_type
+from pecli.engines.base import Departure, Serving, rope_type, text_of
 from pecli.engines.configured import ConfigEngine, Context, group_type, rope_group, scaling_of, with_options
 from pecli.engines.mlx_args import FIELDS as READ_FIELDS, REQUIRED
 from pecli.errors import ConfigError
@@ -85,6 +85,14 @@ INITIALIZE_ROPE_KEYS = {"linear": ("factor",), "dynamic": ("factor",), "yarn": (
                         "longrope": ("short_factor", "long_factor")}
 #: The rope types ``initialize_rope`` builds.
 BUILT_TYPES = ("default", "linear", "dynamic", "llama3", "yarn", "longrope", "deepseek_yarn", "proportional", "mrope")
+#: The model types whose model files the fixtures measured (``tests/fixtures/engines/mlx/``, held equal to them by
+#: ``tests/test_engines_fixtures.py``): for another, pecli says it cannot be sure.
+MEASURED_TYPES = frozenset({'apertus', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'ernie4_5', 'gemma',
+                            'gemma2', 'gemma3_text', 'glm', 'glm4', 'gpt2', 'gpt_neox', 'gpt_oss', 'gptj', 'granite',
+                            'granitemoe', 'helium', 'lfm2', 'llama', 'llama4_text', 'ministral3', 'mistral',
+                            'mixtral', 'nanochat', 'olmo2', 'olmo3', 'olmoe', 'phi', 'phi3', 'phimoe', 'qwen2',
+                            'qwen2_moe', 'qwen2_vl', 'qwen2_vl_text', 'qwen3', 'seed_oss', 'smollm3', 'stablelm',
+                            'starcoder2'})
 
 
 #: The keys a model file's fields take the place of in the config it is shown as.
@@ -167,15 +175,56 @@ def longrope_long(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
     if not rope_group(group) or group_type(group) not in ("longrope", "su"):
         return group, None
     block = scaling_of(group)
-    original = int(block.get("original_max_position_embeddings") or 4096)
+    original = model_original = int(block.get("original_max_position_embeddings") or 4096)
+    _, raw = text_of(context.config)
+    if text_module(context.config, raw) == "phi3":  # phi3.py:29,66: L0 is the top-level key (4,096 without it)
+        top = raw.get("original_max_position_embeddings")
+        original = int(top) if isinstance(top, int) and not isinstance(top, bool) and top > 0 else 4096
     longest = int(group.options.get("max_position_embeddings") or 131072)
     scale = longest / original
     mscale = block.get("long_mscale") or (1.0 if scale <= 1 else math.sqrt(1 + math.log(scale) / math.log(original)))
     built = {k: v for k, v in block.items() if k not in ("short_factor", "attention_factor", "factor")}
     built.update(short_factor=list(block["long_factor"]), attention_factor=mscale)
+    effect = f"uses the long factors at every length, where transformers uses the short ones up to {model_original:,} tokens"
+    if original != model_original:
+        effect += (f"; its magnitude takes the original length {original:,} from the top-level "
+                   f"original_max_position_embeddings{'' if 'original_max_position_embeddings' in raw else ' (absent: its default)'}, "
+                   f"where the model's is {model_original:,}")
     return with_options(group, {**group.options, "rope_scaling": built}, "MLX: LongRoPE long factors at every length"), \
-        Departure("LongRoPE factors", f"uses the long factors at every length, where transformers uses the short ones "
-                  f"up to {original:,} tokens", None)
+        Departure("LongRoPE factors", effect, None)
+
+
+#: mlx-lm's prefill step (``generate_step``'s ``prefill_step_size``, generate.py:323; ``--prefill-step-size``).
+PREFILL_STEP = 2048
+
+
+def dynamic_prefill(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """``DynamicNTKScalingRoPE`` (rope_utils.py:258-262) in mlx-lm's prefill (generate.py:437-450): the prompt but
+    its last token is run in chunks of 2,048, each rotated with base·(s·n/L − (s − 1))^(d/(d−2)) for n = the
+    chunk's end (at least L), where transformers rotates the whole prompt with n = its length. The numbers at
+    one position (a decoding step) are transformers'; a prompt longer than L is not, which the probed numbers do
+    not show: said as a difference of its own."""
+    if not rope_group(group) or group_type(group) != "dynamic":
+        return group, None
+    block, options = scaling_of(group), group.options
+    longest = int(options.get("max_position_embeddings") or 0)
+    dims = int(int(options["dim"]) * float(options.get("partial_rotary_factor", 1.0)))
+    factor = float(block.get("factor") or 1.0)
+    if not longest or dims <= 2 or factor <= 1:
+        return group, None
+
+    def base_at(tokens: int) -> float:
+        return float(options["base"]) * (factor * max(tokens, longest) / longest - (factor - 1)) ** (dims / (dims - 2))
+
+    prompt = 2 * longest
+    first = min(PREFILL_STEP, prompt - 1)
+    effect = (f"a prompt longer than {longest:,} tokens is prefilled {PREFILL_STEP:,} tokens at a time, each chunk "
+              f"rotated with the base of its own end, where transformers rotates the whole prompt with the base of its "
+              f"length (a prompt of {prompt:,} tokens: its first chunk at base {base_at(first):,.6g}, transformers' "
+              f"{base_at(prompt):,.6g}); one token at a time (decoding) it is transformers' rule")
+    return group, Departure("dynamic NTK prefill", effect,
+                            "--prefill-step-size at least the prompt's length runs it as one chunk (its last token "
+                            "still a step of its own)", beyond_numbers=True)
 
 
 @dataclass(frozen=True)
@@ -334,4 +383,4 @@ def _at(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
 
 ENGINE = Mlx("mlx", "MLX", VERSION, "mlx_lm/models/rope_utils.py (initialize_rope), mlx_lm/models/<model>.py, "
              "mlx_lm/utils.py", no_flags="none: it reads the model folder's config.json",
-             rules=(yarn_as_built, longrope_long))
+             measured=MEASURED_TYPES, rules=(yarn_as_built, longrope_long, dynamic_prefill))

@@ -40,6 +40,10 @@ def patched(config: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, An
     return merge(dict(config), dict(patch))
 
 
+#: The departure an engine run carries for a model file its fixtures did not run (pecli cannot be sure).
+UNMEASURED = "model file not measured"
+
+
 def checked(engine: Any, serving: Serving, base: Any, patch: Mapping[str, Any],
             config: Mapping[str, Any] | None) -> Serving:
     """``serving`` run through the engine's rules on ``config`` (the model's own): a candidate whose
@@ -63,6 +67,8 @@ def checked(engine: Any, serving: Serving, base: Any, patch: Mapping[str, Any],
                                                                     f"flags: {run.refused}"))
     # an edited config.json is the engine's alone (it may hold both forms): its numbers against the candidate's decide
     numbers = [d for d in run.departures if d.what != "served context"] if serving.edit_config is None else []
+    unsure = [d for d in numbers if d.what == UNMEASURED]
+    numbers = [d for d in numbers if d.what != UNMEASURED]
     # the context is the flags' (max_position_embeddings may be L₀ in the overrides): the numbers are compared
     found = [d for d in diff_plans(run.plan, reference, "runtime", "hf").differences if d.what != "context"]
     if numbers or found:
@@ -70,6 +76,8 @@ def checked(engine: Any, serving: Serving, base: Any, patch: Mapping[str, Any],
         return dataclasses.replace(serving, flags=(), served=None, edit_config=None,
                                    unsupported=f"{engine.title} {engine.version} does not compute this candidate as "
                                                f"transformers does: {why}")
+    if unsure:
+        return dataclasses.replace(serving, warnings=(*serving.warnings, *(d.effect for d in unsure)))
     return serving
 
 

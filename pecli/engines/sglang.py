@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 from pecli.engines.base import Departure, Serving, attribute, json_object, python_int, rope_dict, rope_type
 from pecli.engines.configured import (
-    DEEPSEEK_MODELS, ConfigEngine, Context, deepseek_yarn, group_type, rope_group, scaling_of, transformers_refusal, with_options,
+    DEEPSEEK_MODELS, ConfigEngine, Context, deepseek_yarn, gptj_theta, group_type, rope_group, scaling_of, transformers_refusal, with_options,
 )
 from pecli.engines.architectures import BACKEND_INCOMPATIBLE, architecture
 from pecli.engines.sglang_models import NATIVE
@@ -55,6 +55,13 @@ WHOLE_HEAD_MODELS = ("stablelm",)
 #: Model types whose SGLang model file reads ``config.partial_rotary_factor`` without a default: an
 #: AttributeError under transformers 5, which keeps it inside ``rope_parameters``.
 ATTRIBUTE_CRASH = {"phi": "PhiConfig", "persimmon": "PersimmonConfig"}
+#: The model types whose model files the fixtures measured (``tests/fixtures/engines/sglang/``, held equal to them by
+#: ``tests/test_engines_fixtures.py``): for another, pecli says it cannot be sure.
+MEASURED_TYPES = frozenset({'apertus', 'arcee', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'exaone4', 'gemma',
+                            'gemma2', 'gemma3_text', 'glm4', 'gpt2', 'gpt_oss', 'gptj', 'granite', 'llama',
+                            'llama4_text', 'minicpm3', 'mistral', 'mixtral', 'olmo', 'olmo2', 'olmoe', 'opt', 'phi3',
+                            'qwen2', 'qwen2_moe', 'qwen2_vl', 'qwen2_vl_text', 'qwen3', 'qwen3_moe', 'stablelm',
+                            'starcoder2', 'whisper'})
 
 
 #: Model types whose SGLang model file rotates halves (``is_neox_style=True``, llama4.py:284) where the
@@ -167,6 +174,26 @@ def whole_head(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departu
         "only inside rope_parameters)", None)
 
 
+def olmo2_sliding_default(config: Mapping[str, Any], text: Mapping[str, Any]) -> bool:
+    """Whether SGLang's ``olmo2.py`` builds plain RoPE on some layers of this OLMo 2 config: its layers that
+    ``layer_types`` calls ``sliding_attention`` (with a ``sliding_window``) get ``{"rope_type": "default"}``
+    (olmo2.py:125-137), where transformers' OLMo 2 reads no ``layer_types``."""
+    kinds = text.get("layer_types")
+    block = rope_dict(text)
+    return text.get("model_type") == "olmo2" and architecture(config) in NATIVE and isinstance(kinds, list) and \
+        "sliding_attention" in kinds and text.get("sliding_window") is not None and rope_type(block) != "default"
+
+
+def olmo2_per_type(text: Mapping[str, Any]) -> dict[str, Any]:
+    """The OLMo 2 text keys with its rope dict per layer type, as SGLang's olmo2.py builds it."""
+    block = dict(rope_dict(text) or {})
+    theta = block.pop("rope_theta", None) or text.get("rope_theta") or 10000.0
+    out = {k: v for k, v in text.items() if k not in ("rope_scaling", "rope_parameters", "rope_theta")}
+    out["rope_parameters"] = {"full_attention": {**block, "rope_theta": theta},
+                              "sliding_attention": {"rope_type": "default", "rope_theta": theta}}
+    return out
+
+
 @dataclass(frozen=True)
 class Sglang(ConfigEngine):
     """SGLang (see the module)."""
@@ -218,8 +245,12 @@ class Sglang(ConfigEngine):
                 kind = rope_type(block)
                 taken = set(keys_of_type("none" if kind == "default" else kind)) | {
                     "rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section", "mrope_interleaved"}
+                if text.get("model_type") in DEEPSEEK_MODELS:  # its attention reads them (compute_mla_mscale_scaling)
+                    taken |= {"mscale", "mscale_all_dim"}
                 text = {**text, key: {k: v for k, v in block.items() if k in taken}}
         config = with_text(config, path, text)
+        if olmo2_sliding_default(config, text):
+            return with_text(config, path, olmo2_per_type(text))
         if text.get("model_type") not in NEOX_MODELS or architecture(config) not in NATIVE:
             return config
         count = text.get("num_hidden_layers")
@@ -227,9 +258,21 @@ class Sglang(ConfigEngine):
             return config
         return with_text(config, path, {**text, "no_rope_layers": [int((i + 1) % 4 != 0) for i in range(count)]})
 
+    def transformers_backend(self, config: Mapping[str, Any]) -> bool:
+        """An architecture without an SGLang model file runs on its Transformers backend (transformers' numbers)."""
+        arch = architecture(config)
+        return arch is not None and arch not in NATIVE
+
     def override_departures(self, config: Mapping[str, Any], overrides: Mapping[str, Any]) -> list[Departure]:
         from pecli.engines.base import text_of
 
+        merged = self.overridden(dict(config), overrides)
+        if olmo2_sliding_default(merged, text_of(merged)[1]):
+            kind = rope_type(rope_dict(text_of(merged)[1]))
+            return [Departure("scaling on sliding layers", f"its OLMo 2 model file (olmo2.py:125-137) builds plain RoPE "
+                              f"on the layers layer_types calls sliding_attention and {kind} on the others, where "
+                              f"transformers' OLMo 2 reads no layer_types and applies {kind} on every layer",
+                              "remove layer_types (or sliding_window) from config.json")]
         text = text_of(config)[1]
         given, count = text.get("no_rope_layers"), text.get("num_hidden_layers")
         if text.get("model_type") in NEOX_MODELS and isinstance(given, list) and given and isinstance(count, int) and \
@@ -317,7 +360,7 @@ ENGINE = Sglang(
     "sglang", "SGLang", VERSION, "sglang/srt/utils/hf_transformers/common.py (get_context_length), "
     "sglang/srt/configs/model_config.py, sglang/srt/layers/rotary_embedding/",
     flags={"--json-model-override-args": json_object("--json-model-override-args"), "--context-length": context_length},
-    env=(ALLOW_LONG, IN_CI), rules=(deepseek_yarn, scaling_not_passed, integer_base, neox_layout, yarn_attention,
+    env=(ALLOW_LONG, IN_CI), measured=MEASURED_TYPES, rules=(deepseek_yarn, gptj_theta, scaling_not_passed, integer_base, neox_layout, yarn_attention,
                                     dynamic_at_scaled_length, whole_head),
     past_cache="get plain RoPE (its cache extension uses the unscaled base and undivided positions)", override_flag="--json-model-override-args",
     length_flag="--context-length",

@@ -19,7 +19,8 @@ environment variable ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``.
   factors once, long when ``max_model_len`` exceeds the original length; dynamic NTK fixes the base at
   base·(s·L/L_t − (s − 1))^(r/(r−2)) with L_t = ``max_trained_positions``, which defaults to L: the plain
   base; DeepSeek V2/V3's model (``deepseek_v2.py``) turns any rope type but ``default`` into its DeepSeek
-  YaRN (``deepseek_llama_scaling`` when ``attention_factor`` is 1).
+  YaRN, cos and sin × mscale(s, mscale)/mscale(s, mscale_all_dim) whatever ``attention_factor`` says
+  (``deepseek_llama_scaling`` when ``attention_factor`` is 1.0: no mscale(s, mscale_all_dim)² on the softmax).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pecli.engines.architectures import BACKEND_INCOMPATIBLE, architecture
 from pecli.engines.vllm_models import NATIVE, TRANSFORMERS_BACKEND
 from pecli.engines.base import Departure, Serving, attribute, json_object, rope_dict, rope_type, text_of
 from pecli.engines.configured import (
-    ConfigEngine, Context, deepseek_yarn, group_type, rope_group, scaling_of, transformers_refusal, with_options,
+    ConfigEngine, Context, deepseek_rule, gptj_theta, group_type, rope_group, scaling_of, transformers_refusal, with_options,
 )
 from pecli.models.plan import LayerGroup
 
@@ -84,6 +85,13 @@ SHADOWED_KEYS = ("rope_theta", "partial_rotary_factor")
 ALLOW_LONG = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
 #: Marks a rope dict an override replaced, and through which attribute (read by the load and build steps).
 REPLACED = "_vllm_replaced"
+#: The model types whose model files the fixtures measured (``tests/fixtures/engines/vllm/``, held equal to them by
+#: ``tests/test_engines_fixtures.py``): for another, pecli says it cannot be sure.
+MEASURED_TYPES = frozenset({'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'ernie4_5', 'exaone4',
+                            'falcon', 'gemma', 'gemma2', 'gemma3_text', 'glm4', 'gpt2', 'gpt_oss', 'gptj', 'granite',
+                            'llama', 'llama4_text', 'minicpm3', 'mistral', 'mixtral', 'olmoe', 'opt', 'phi3', 'qwen2',
+                            'qwen2_5_vl_text', 'qwen2_moe', 'qwen2_vl', 'qwen2_vl_text', 'qwen3', 'qwen3_moe',
+                            'stablelm', 'whisper'})
 
 
 def human_readable_int_or_auto(text: str) -> int:
@@ -437,6 +445,6 @@ def vllm_max_len(max_position_embeddings: int, block: Mapping[str, Any] | None, 
 ENGINE = Vllm(
     "vllm", "vLLM", VERSION, "vllm/config/model.py (_get_and_verify_max_len), vllm/model_executor/layers/rotary_embedding/",
     flags={"--hf-overrides": json_object("--hf-overrides"), "--max-model-len": human_readable_int_or_auto},
-    env=(ALLOW_LONG,), rules=(deepseek_yarn, longrope_once, dynamic_fixed, gpt_oss_yarn), override_flag="--hf-overrides",
+    env=(ALLOW_LONG,), measured=MEASURED_TYPES, rules=(deepseek_rule(llama_scaling=True), longrope_once, dynamic_fixed, gpt_oss_yarn, gptj_theta), override_flag="--hf-overrides",
     length_flag="--max-model-len",
 )
