@@ -292,3 +292,15 @@ def test_mpt_alibi_bias_max_is_said_and_set_aside(invoke, tmp_path):
     result = invoke("encode", "--hf-config", write(tmp_path, mpt), "-L", "4", "--json")
     assert result.exit_code == 0 and "alibi_bias_max 16" in result.stderr
     assert json.loads(result.stdout)["params"]["heads"] == 8
+
+
+@pytest.mark.parametrize("model_type", ["gptj", "codegen"])
+def test_gptj_and_codegen_turn_at_base_10000_whatever_rope_theta_says(model_type):
+    # transformers 5.24 modeling_gptj.py / modeling_codegen.py, create_sinusoidal_positions:
+    # inv_freq = 1 / 10000 ** (arange(0, dim, 2) / dim), rotary_dim 64 of a 256-wide head
+    config = {"model_type": model_type, "n_positions": 2048, "n_embd": 4096, "n_head": 16, "n_layer": 28,
+              "rotary_dim": 64, "rope_theta": 50000, "rope_scaling": {"rope_type": "linear", "factor": 4.0}}
+    plan = plan_of(config, "config.json")
+    (group,) = plan.groups
+    assert group.options["base"] == 10000.0 and "rope_scaling" not in group.options
+    assert any("rope_theta" in w and "does not read it" in w for w in plan.warnings)

@@ -282,7 +282,8 @@ def rope_options(
     top-level ``original_max_position_embeddings`` moved into it for the types where HF moves it.
     """
     dim = head_dim(keys, family)
-    own_block = rope_block(keys) if block is None else dict(block)
+    ignored = block is None and "rope_theta" in family.ignores  # the model's code hard-codes its frequencies
+    own_block = (None if ignored else rope_block(keys)) if block is None else dict(block)
     in_block = own_block or {}
     options: dict[str, Any] = {"scheme": "rope", "dim": dim, "layout": family.layout}
     interleave = keys.get("rope_interleave")  # DeepSeek-V3 lets a config turn it off (its attention tests its truth)
@@ -290,6 +291,8 @@ def rope_options(
         options["layout"] = "half"
     if base_key is not None:  # a layer type's own base key (Gemma 3's rope_local_base_freq)
         options["base"] = keys.get(base_key, default=base_default)
+    elif ignored:  # GPT-J, CodeGen: create_sinusoidal_positions turns at 10000 ** (-2i/d), whatever the config says
+        options["base"] = DEFAULT_BASE
     else:
         # A block's own rope_theta wins over the top-level key, as transformers' standardize_rope_params
         # (setdefault) has it: with per-type blocks, each type keeps its own base.
@@ -888,7 +891,8 @@ FAMILIES: tuple[Family, ...] = (
            keys_note="rope_theta, rope_scaling / rope_parameters, partial_rotary_factor, head_dim"),
     Family("GPT-NeoX", ("gpt_neox",), keys_note="rotary_pct, rotary_emb_base", ignores=("partial_rotary_factor",),
            fraction_keys=("rotary_pct",), fraction_default=0.25),
-    Family("GPT-J", ("gptj", "codegen"), layout="interleaved", keys_note="rotary_dim (rotate_every_two)"),
+    Family("GPT-J", ("gptj", "codegen"), layout="interleaved", ignores=("rope_theta", "rope_parameters", "rope_scaling"),
+           keys_note="rotary_dim (rotate_every_two); base 10,000 whatever rope_theta says (create_sinusoidal_positions)"),
     Family("Gemma 2", ("gemma2",), layer_types=gemma2_layer_types, keys_note="even layers slide, odd attend fully"),
     Family("Gemma 3", ("gemma3", "gemma3_text"), layer_types=every_nth_full("sliding_window_pattern", 6),
            per_type=gemma3_per_type,
