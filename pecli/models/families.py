@@ -269,6 +269,15 @@ def per_type_blocks(keys: Keys) -> dict[str, dict[str, Any]] | None:
     return None
 
 
+def rope_base(keys: Keys, in_block: Mapping[str, Any]) -> Any:
+    """The model's RoPE base: a block's own ``rope_theta`` wins over the top-level key (GPT-NeoX:
+    ``rotary_emb_base``), as transformers' ``standardize_rope_params`` (``setdefault``) has it, so with
+    per-type blocks each type keeps its own base; 10000, HF's default, when none is given. A family whose
+    code hard-codes the base (GPT-J, CodeGen: ``create_sinusoidal_positions``) ignores both."""
+    top = keys.get("rope_theta", "rotary_emb_base", default=DEFAULT_BASE if in_block.get("rope_theta") is None else None)
+    return in_block["rope_theta"] if in_block.get("rope_theta") is not None else top
+
+
 def rope_options(
     keys: Keys, family: Family, block: Mapping[str, Any] | None = None, *, base_key: str | None = None,
     base_default: float = DEFAULT_BASE,
@@ -289,15 +298,8 @@ def rope_options(
     interleave = keys.get("rope_interleave")  # DeepSeek-V3 lets a config turn it off (its attention tests its truth)
     if family.layout == "interleaved" and interleave is not None and not interleave:
         options["layout"] = "half"
-    if base_key is not None:  # a layer type's own base key (Gemma 3's rope_local_base_freq)
-        options["base"] = keys.get(base_key, default=base_default)
-    elif ignored:  # GPT-J, CodeGen: create_sinusoidal_positions turns at 10000 ** (-2i/d), whatever the config says
-        options["base"] = DEFAULT_BASE
-    else:
-        # A block's own rope_theta wins over the top-level key, as transformers' standardize_rope_params
-        # (setdefault) has it: with per-type blocks, each type keeps its own base.
-        top = keys.get("rope_theta", "rotary_emb_base", default=DEFAULT_BASE if in_block.get("rope_theta") is None else None)
-        options["base"] = in_block["rope_theta"] if in_block.get("rope_theta") is not None else top
+    options["base"] = (keys.get(base_key, default=base_default) if base_key is not None  # Gemma 3's rope_local_base_freq
+                       else DEFAULT_BASE if ignored else rope_base(keys, in_block))
     warn_small_base(keys, options["base"])
     top_fraction = keys.get(*family.fraction_keys, default=family.fraction_default)
     fraction = in_block["partial_rotary_factor"] if in_block.get("partial_rotary_factor") is not None else top_fraction
