@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from pecli.analysis import ANALYSES, CheckReport, all_names, check_report, estimate_check_bytes, not_applicable, properties
+from pecli.analysis.registry import ANALYSES, all_names, check_report, estimate_check_bytes, not_applicable, properties
+from pecli.analysis.result import CheckReport
 from pecli.analysis.options import CHECK_PANEL, check_options, check_parameters
 from pecli.config import Spec
 from pecli.errors import ConfigError

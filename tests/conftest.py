@@ -136,7 +136,7 @@ def one_blas_thread():
 
 
 def _registries() -> tuple:
-    from pecli.analysis import ANALYSES
+    from pecli.analysis.registry import ANALYSES
     from pecli.schemes import SCHEMES
     from pecli.schemes.rope_scaling import SCALINGS
 

@@ -14,7 +14,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from pecli.numbers import integer
-from pecli.analysis import CheckOptions, all_names, PropertyResult, on_own_positions, run_checks
+from pecli.analysis.options import CheckOptions
+from pecli.analysis.registry import all_names, on_own_positions, run_checks
+from pecli.analysis.result import PropertyResult
 from pecli.analysis.claims import claims_for, disagreement
 from pecli.analysis.encoding_pass import Extents, encoding_rows
 from pecli.analysis.registry import shared_rows

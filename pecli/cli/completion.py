@@ -44,14 +44,14 @@ def scheme_lists(incomplete: str) -> list[str]:
 
 
 def properties(incomplete: str) -> list[str]:
-    from pecli.analysis import properties
+    from pecli.analysis.registry import properties
 
     return matching(list(properties()), incomplete)
 
 
 def sweep_checks(incomplete: str) -> list[str]:
     """What ``sweep`` runs: the properties and ``all`` (not ``layout``, which reads weights)."""
-    from pecli.analysis import all_names
+    from pecli.analysis.registry import all_names
 
     return matching([*all_names(), "all"], incomplete)
 
