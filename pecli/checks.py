@@ -3,7 +3,7 @@
 :data:`SETTINGS` are the keys a check reads besides the scheme (``dtype``, ``train_length``,
 ``shifts``, …) for every command that runs checks (``check``, ``sweep``): the declarations of the
 fields of :class:`~pecli.analysis.options.CheckOptions`, made once there. :func:`prepared_check`
-validates a :class:`~pecli.config.Spec` against a property's record (:data:`~pecli.analysis.ANALYSES`:
+validates a :class:`~pecli.config.Spec` against a property's record (:data:`~pecli.analysis.registry.ANALYSES`:
 what it applies to, the options it reads, its memory) before any work, then returns the call that
 measures it. Refusals raise :class:`~pecli.errors.ConfigError` naming the key; nothing here knows the
 command line, nor any property by name.

@@ -92,8 +92,8 @@ def compare(
     schemes:
         The schemes, each optionally with the label its row shows (default: the scheme's name).
     length, train_length, dtype, strict, train_grid:
-        As for :func:`pecli.analysis.run_checks` (:class:`~pecli.analysis.CheckOptions`): the schemes on a
-        grid read ``train_grid``, the others ``train_length``.
+        As for :func:`pecli.analysis.registry.run_checks` (:class:`~pecli.analysis.options.CheckOptions`): the
+        schemes on a grid read ``train_grid``, the others ``train_length``.
 
     Returns
     -------
