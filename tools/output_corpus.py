@@ -7,8 +7,9 @@ and after (``PYTHONPATH`` names the tree) and comparing the two files byte for b
     PYTHONPATH=$PWD python tools/output_corpus.py > after.txt
     cmp before.txt after.txt
 
-Every command runs in a fresh temporary folder (files it writes are listed by name and size), with
-``COLUMNS=100`` and no colour. The corpus covers every command, its help, good and bad input, model
+Every command runs in a fresh temporary folder holding copies of the fixtures it reads, named by relative
+paths (``rope/llama3.json``: the messages and their line breaks do not depend on where the tree is); the
+files it writes are listed by name and size. ``COLUMNS=100``, no colour. The corpus covers every command, its help, good and bad input, model
 configs of many families (read from the test fixtures of the tree that runs), and the engines.
 """
 
@@ -22,8 +23,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ROPE = ROOT / "tests" / "fixtures" / "models" / "rope"
-OTHER = ROOT / "tests" / "fixtures" / "models" / "other"
+FIXTURES = ROOT / "tests" / "fixtures" / "models"
+ROPE = FIXTURES / "rope"
+OTHER = FIXTURES / "other"
 
 #: Model configs read by several commands.
 MODELS = ["llama3.json", "gemma3.json", "qwen2_vl.json", "deepseek_v3.json", "phi3.json", "gpt_neox.json",
@@ -62,12 +64,19 @@ for path in sorted(ROPE.glob("*.json"))[:40]:
 def run(line: str) -> str:
     env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
     env.pop("FORCE_COLOR", None)
+    words = shlex.split(line)
     with tempfile.TemporaryDirectory() as folder:
-        done = subprocess.run([sys.executable, "-m", "pecli", *shlex.split(line)], cwd=folder, env=env,
-                              capture_output=True, timeout=600)
-        made = sorted(f"{p.name} {p.stat().st_size}" for p in Path(folder).iterdir())
-    text = f"$ pecli {line.replace(str(ROOT), '<root>')}\nexit {done.returncode}\nfiles {made}\n"
-    out, err = (s.decode("utf-8", "replace").replace(str(ROOT), "<root>") for s in (done.stdout, done.stderr))
+        for i, word in enumerate(words):
+            if word.startswith(str(FIXTURES)):
+                relative = Path(word).relative_to(FIXTURES)
+                (Path(folder) / relative).parent.mkdir(exist_ok=True)
+                (Path(folder) / relative).write_bytes(Path(word).read_bytes())
+                words[i] = str(relative)
+        done = subprocess.run([sys.executable, "-m", "pecli", *words], cwd=folder, env=env, capture_output=True,
+                              timeout=600)
+        made = sorted(f"{p.name} {p.stat().st_size}" for p in Path(folder).iterdir() if p.is_file())
+    text = f"$ pecli {shlex.join(words)}\nexit {done.returncode}\nfiles {made}\n"
+    out, err = (s.decode("utf-8", "replace") for s in (done.stdout, done.stderr))
     return text + f"--- stdout\n{out}--- stderr\n{err}"
 
 
