@@ -53,7 +53,7 @@ for name in MODELS:
         COMMANDS += [f"wavelengths --hf-config {path}", f"wavelengths --hf-config {path} --json",
                      f"check relativity --hf-config {path} --length 128",
                      f"diff {path} {path}", f"diff {path} {path} --runtime vllm", f"diff {path} {path} --runtime sglang"]
-for name in MODELS[:3]:
+for name in [name for name in MODELS if (ROPE / name).exists()][:3]:
     COMMANDS += [f"extend --hf-config {ROPE / name} --target 131072 --json"]
 for path in sorted(OTHER.glob("*.json"))[:8]:
     COMMANDS += [f"wavelengths --hf-config {path}", f"check relativity --hf-config {path} --length 64"]
