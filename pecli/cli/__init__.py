@@ -117,6 +117,10 @@ class Group(typer.core.TyperGroup):
     listing = False
     one_shot = False
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.listed: dict[str, Any] = {}  # the stand-ins, made once
+
     def list_commands(self, ctx: Any) -> list[str]:
         return list(COMMANDS)
 
@@ -124,7 +128,9 @@ class Group(typer.core.TyperGroup):
         if name not in COMMANDS:
             return None
         if self.listing:
-            return _command(name, _listed_only, help=COMMANDS[name][1], add_help_option=False)
+            if name not in self.listed:
+                self.listed[name] = _command(name, _listed_only, help=COMMANDS[name][1], add_help_option=False)
+            return self.listed[name]
         if name not in self.commands:
             with _loading(self.one_shot):
                 self.commands[name] = _command(name, getattr(importlib.import_module(COMMANDS[name][0]), name))
