@@ -54,8 +54,8 @@ def test_layer_groups_of_the_model_on_the_line(monkeypatch, capsys, tmp_path):
 
 def test_the_lazy_group_loads_only_the_command_that_runs():
     # --help and a command's name being completed list the summaries; a run loads its own module only.
-    script = ("import sys\nfrom pecli.cli import COMMANDS, run\nrun(sys.argv[1:])\n"
-              "print(sorted(n for n, (m, _) in COMMANDS.items() if m in sys.modules), file=sys.stderr)")
+    script = ("import sys\nfrom pecli.cli import COMMANDS, run\ntry:\n    run(sys.argv[1:])\nfinally:\n"
+              "    print(sorted(n for n, (m, _) in COMMANDS.items() if m in sys.modules), file=sys.stderr)")
     environ = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
     loaded = {}
     for words, extra in [("--help", {}), ("wavelengths --scheme rope --dim 8", {}),
