@@ -39,7 +39,7 @@ COMMANDS = [
     "check all --scheme rope --length 64 --dim 16", "check relativity --scheme sinusoidal --length 32 --dim 16",
     "check all --scheme alibi --length 32 --json", "check uniqueness --scheme learned --length 16",
     "check nosuch --scheme rope", "check all --scheme rope --length 64 --dim 16 --set base=500",
-    "compare rope sinusoidal --length 32 --dim 16", "compare rope alibi --length 32 --json",
+    "compare --schemes rope,sinusoidal --length 32 --dim 16", "compare --schemes rope,alibi --length 32 --json",
     "wavelengths --scheme rope --dim 16", "wavelengths --scheme rope --dim 16 --json",
     "wavelengths --scheme rope --dim 16 --scaling yarn --factor 4 --original-max-position-embeddings 2048",
     "wavelengths --scheme rope --dim 16 --scaling llama3 --factor 8", "wavelengths --scheme t5",
@@ -52,7 +52,9 @@ for name in MODELS:
     if path.exists():
         COMMANDS += [f"wavelengths --hf-config {path}", f"wavelengths --hf-config {path} --json",
                      f"check relativity --hf-config {path} --length 128",
-                     f"diff {path} {path}", f"diff {path} {path} --runtime vllm", f"diff {path} {path} --runtime sglang"]
+                     f"diff --hf-config {path} --hf-config {path}",
+                     f"diff --hf-config {path} --runtime vllm --args '--max-model-len 65536'",
+                     f"diff --hf-config {path} --runtime sglang --args '--context-length 65536'"]
 for name in [name for name in MODELS if (ROPE / name).exists()][:3]:
     COMMANDS += [f"extend --hf-config {ROPE / name} --target 131072 --json"]
 for path in sorted(OTHER.glob("*.json"))[:8]:
