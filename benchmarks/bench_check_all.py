@@ -97,7 +97,8 @@ def rows_of(length: int, short: int, compare_length: int, repeat: int) -> list[d
 
 def estimate_mib(length: int) -> float:
     """pecli's estimate of the peak of ``check all`` on rope, d = 128 (computed here, nothing encoded)."""
-    from pecli.analysis import CheckOptions, estimate_check_bytes
+    from pecli.analysis.options import CheckOptions
+    from pecli.analysis.registry import estimate_check_bytes
     from pecli.config import build_scheme
 
     scheme = build_scheme("rope", {"dim": 128}, length=length)

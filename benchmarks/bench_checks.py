@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis import ANALYSES, CheckOptions, all_names
+from pecli.analysis.options import CheckOptions
+from pecli.analysis.registry import ANALYSES, all_names
 from pecli.analysis import structure
 from pecli.config import build_scheme
 

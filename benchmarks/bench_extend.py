@@ -49,7 +49,8 @@ def command_seconds(target: int, repeat: int) -> float:
 
 def reference(report, config: dict) -> tuple[float, bool]:
     """The checks at N on every candidate's scheme; whether their answers are the report's."""
-    from pecli.analysis import CheckOptions, run_checks
+    from pecli.analysis.options import CheckOptions
+    from pecli.analysis.registry import run_checks
     from pecli.analysis.extension import _frequency_keys, _scheme_of
     from pecli.models.extension import patched
 

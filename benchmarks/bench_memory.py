@@ -84,7 +84,8 @@ def encode_rows(folder: Path) -> list[dict]:
 
 
 def check_rows() -> list[dict]:
-    from pecli.analysis import ANALYSES, CheckOptions, estimate_check_bytes, run_checks
+    from pecli.analysis.options import CheckOptions
+    from pecli.analysis.registry import ANALYSES, estimate_check_bytes, run_checks
     from pecli.config import build_scheme
 
     rows = []
@@ -105,7 +106,8 @@ def check_rows() -> list[dict]:
 
 
 def quadratic_rows() -> list[dict]:
-    from pecli.analysis import CheckOptions, all_names, estimate_check_bytes, run_checks
+    from pecli.analysis.options import CheckOptions
+    from pecli.analysis.registry import all_names, estimate_check_bytes, run_checks
     from pecli.config import build_scheme
 
     length = 16384

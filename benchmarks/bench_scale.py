@@ -62,7 +62,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pecli.analysis import ANALYSES, CheckOptions, all_names, run_checks
+from pecli.analysis.options import CheckOptions
+from pecli.analysis.registry import ANALYSES, all_names, run_checks
 from pecli.analysis.spectrum import base_lower_bound, spectrum
 from pecli.config import build_scheme
 

@@ -19,7 +19,8 @@ import sys
 import time
 import tracemalloc
 
-from pecli.analysis import CheckOptions, run_checks
+from pecli.analysis.options import CheckOptions
+from pecli.analysis.registry import run_checks
 from pecli.config import build_scheme
 from pecli.progress import reporting
 

@@ -34,10 +34,10 @@ _EXPORTS = {
     "SCHEMES": "pecli.schemes",
     "Capability": "pecli.schemes.base",
     "Scheme": "pecli.schemes.base",
-    "ANALYSES": "pecli.analysis",
-    "CheckOptions": "pecli.analysis",
-    "PropertyResult": "pecli.analysis",
-    "run_checks": "pecli.analysis",
+    "ANALYSES": "pecli.analysis.registry",
+    "CheckOptions": "pecli.analysis.options",
+    "PropertyResult": "pecli.analysis.result",
+    "run_checks": "pecli.analysis.registry",
     "spectrum": "pecli.analysis.spectrum",
     "base_lower_bound": "pecli.analysis.spectrum",
     "compare": "pecli.analysis.comparison",
@@ -229,7 +229,8 @@ def check(scheme, prop: str = "all", *, max_memory: Any = None, **options: Any):
     and one :class:`PropertyResult` (verdict, reason, figures) per property, which it iterates and
     indexes over as a list. In a notebook it shows as a table; ``.to_frame()`` gives a DataFrame.
     """
-    from pecli.analysis import CheckOptions, check_report, estimate_check_bytes, properties
+    from pecli.analysis.options import CheckOptions
+    from pecli.analysis.registry import check_report, estimate_check_bytes, properties
     from pecli.schemes import Scheme
 
     if isinstance(scheme, str):

@@ -3,7 +3,7 @@
 :data:`SETTINGS` are the keys a check reads besides the scheme (``dtype``, ``train_length``,
 ``shifts``, …) for every command that runs checks (``check``, ``sweep``): the declarations of the
 fields of :class:`~pecli.analysis.options.CheckOptions`, made once there. :func:`prepared_check`
-validates a :class:`~pecli.config.Spec` against a property's record (:data:`~pecli.analysis.ANALYSES`:
+validates a :class:`~pecli.config.Spec` against a property's record (:data:`~pecli.analysis.registry.ANALYSES`:
 what it applies to, the options it reads, its memory) before any work, then returns the call that
 measures it. Refusals raise :class:`~pecli.errors.ConfigError` naming the key; nothing here knows the
 command line, nor any property by name.
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from pecli.analysis import ANALYSES, CheckReport, all_names, check_report, estimate_check_bytes, not_applicable, properties
+from pecli.analysis.registry import ANALYSES, all_names, check_report, estimate_check_bytes, not_applicable, properties
+from pecli.analysis.result import CheckReport
 from pecli.analysis.options import CHECK_PANEL, check_options, check_parameters
 from pecli.config import Spec
 from pecli.errors import ConfigError

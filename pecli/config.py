@@ -498,13 +498,3 @@ MEMORY_SETTING = Setting(
     "max_memory", str, None, "refuse to start work that needs more memory than this, e.g. 2G",
     default_text="a quarter of RAM", group="Configuration",
 )
-
-
-def __getattr__(name: str) -> Any:
-    # pecli.config.one_group and PositionPlan, loaded when asked for (a run without a model's config does
-    # not load the plan module)
-    if name in ("one_group", "PositionPlan"):
-        import pecli.models.plan
-
-        return getattr(pecli.models.plan, name)
-    raise AttributeError(f"module 'pecli.config' has no attribute {name!r}")

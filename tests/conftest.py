@@ -136,7 +136,7 @@ def one_blas_thread():
 
 
 def _registries() -> tuple:
-    from pecli.analysis import ANALYSES
+    from pecli.analysis.registry import ANALYSES
     from pecli.schemes import SCHEMES
     from pecli.schemes.rope_scaling import SCALINGS
 
@@ -146,8 +146,7 @@ def _registries() -> tuple:
 @pytest.fixture(scope="session", autouse=True)
 def click_command_built_once():
     """Each app converted to its click command once (``CliRunner.invoke`` and the console entry's
-    :func:`pecli.cli.run`, which builds the app of the command it runs), for as long as the registries its
-    options come from are unchanged."""
+    :func:`pecli.cli.run`), for as long as the registries its options come from are unchanged."""
     import typer.main
     import typer.testing
 
@@ -155,7 +154,7 @@ def click_command_built_once():
 
     convert, build_app = typer.main.get_command, pecli.cli.build_app
     built: dict[int, tuple] = {}  # id(app) → (app, the registries then, its click command)
-    apps: dict[tuple, tuple] = {}  # (only, completing) → (the registries then, the app)
+    apps: dict[str, tuple] = {}  # "app" → (the registries then, the app)
 
     def cached(app):
         registries = _registries()
@@ -164,15 +163,11 @@ def click_command_built_once():
             entry = built[id(app)] = (app, registries, convert(app))  # the app is held: its id stays its own
         return entry[2]
 
-    def cached_app(only: str | None = None):
-        # An app built while a shell completes a line has Typer's completion, one built for a run has not:
-        # kept apart, whatever order the tests run in.
-        from pecli.cli.completion import COMPLETE_VAR
-
-        registries, key = _registries(), (only, COMPLETE_VAR in os.environ)
-        if key not in apps or apps[key][0] != registries:
-            apps[key] = (registries, build_app(only))
-        return apps[key][1]
+    def cached_app():
+        registries = _registries()
+        if "app" not in apps or apps["app"][0] != registries:
+            apps["app"] = (registries, build_app())
+        return apps["app"][1]
 
     patches = [(typer.main, "get_command", cached), (pecli.cli, "build_app", cached_app)]
     if getattr(typer.testing, "_get_command", None) is convert:  # Typer's CliRunner converts through its own name

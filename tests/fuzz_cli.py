@@ -21,7 +21,7 @@ import typer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pecli.cli import build_app, run
+from pecli.cli import COMMANDS, build_app, run
 
 NUMBERS = ["0", "1", "2", "3", "4", "7", "8", "16", "64", "-1", "-3", "0.5", "1e6", "1e308", "nan", "inf", "-inf",
            str(2**63), str(2**62), "9" * 40, "", " ", "abc", "1,2,3", "0:8", "0:8:0", "3:1", "x=1", "null", "[1, 2]",
@@ -71,7 +71,7 @@ NOT_FUZZED = {"cluster"}
 
 def command_options(group) -> dict[str, list]:
     """Each command's click parameters: the options and arguments it declares."""
-    return {name: [p for p in command.params if p.name not in NOT_FUZZED] for name, command in group.commands.items()}
+    return {name: [p for p in command.params if p.name not in NOT_FUZZED] for name in COMMANDS for command in [group.get_command(None, name)]}
 
 
 @st.composite

@@ -8,7 +8,9 @@ import sys
 import numpy as np
 import pytest
 
-from pecli.analysis import ANALYSES, VERDICTS, CheckOptions, PropertyResult, all_names, run_checks
+from pecli.analysis.options import CheckOptions
+from pecli.analysis.registry import ANALYSES, all_names, run_checks
+from pecli.analysis.result import VERDICTS, PropertyResult
 from pecli.analysis.relativity import score_by_distance
 from pecli.analysis.structure import scan_pairs, sample_queries
 from pecli.cli.common import jsonable
@@ -78,7 +80,8 @@ def test_sampled_scan_agrees_with_exact_on_sampled_rows():
 
 LONG_SEQUENCE = """
 import json
-from pecli.analysis import CheckOptions, all_names, run_checks
+from pecli.analysis.options import CheckOptions
+from pecli.analysis.registry import all_names, run_checks
 from pecli.config import build_scheme
 
 length = 16384

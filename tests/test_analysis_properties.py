@@ -10,7 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from pecli.analysis import CheckOptions, run_checks
+from pecli.analysis.options import CheckOptions
+from pecli.analysis.registry import run_checks
 from pecli.analysis.composability import check_composability
 from pecli.analysis.distinguishability import check_distinguishability
 from pecli.analysis.extrapolation import angle_ranges, check_extrapolation

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pecli.analysis import CheckOptions, all_names, estimate_check_bytes, run_checks
+from pecli.analysis.options import CheckOptions
+from pecli.analysis.registry import all_names, estimate_check_bytes, run_checks
 from pecli.analysis import composability, relativity, structure
 from pecli.analysis.precision import check_precision
 from pecli.config import build_scheme

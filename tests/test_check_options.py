@@ -14,7 +14,9 @@ import json
 import numpy as np
 import pytest
 
-from pecli.analysis import ANALYSES, AnalysisInfo, CheckOptions, PropertyResult, all_names, properties
+from pecli.analysis.options import CheckOptions
+from pecli.analysis.registry import ANALYSES, AnalysisInfo, all_names, properties
+from pecli.analysis.result import PropertyResult
 from pecli.analysis.options import CHECK_PANEL, check_options, check_parameters, reads
 from pecli.errors import ConfigError
 

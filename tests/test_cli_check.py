@@ -124,7 +124,8 @@ def test_binary_bit_never_set_in_training_is_a_warning():
 def test_library_default_fixes_length_derived_parameters_at_the_training_length():
     # Without rebuild, binary built for L = 512 (bits = 9) is judged as trained on T = 256 (bits = 8).
     from pecli import build_scheme
-    from pecli.analysis import CheckOptions, run_checks
+    from pecli.analysis.options import CheckOptions
+    from pecli.analysis.registry import run_checks
 
     (result,) = run_checks(build_scheme("binary", {}, length=512), "extrapolation", CheckOptions(length=512))
     assert result.verdict == "fail"
@@ -152,7 +153,9 @@ def test_quiet_prints_nothing_and_keeps_the_exit_code():
 
 def test_check_report_is_typed_and_its_dict_is_the_json():
     from pecli import build_scheme
-    from pecli.analysis import CheckOptions, CheckReport, check_report
+    from pecli.analysis.options import CheckOptions
+    from pecli.analysis.registry import check_report
+    from pecli.analysis.result import CheckReport
 
     report = check_report(build_scheme("binary", {}, length=16), ["uniqueness", "extrapolation"], CheckOptions(length=16))
     assert isinstance(report, CheckReport)

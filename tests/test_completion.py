@@ -6,11 +6,11 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from pecli.cli import run
-from pecli.cli.completion import completed_command
 
 
 def complete(monkeypatch, capsys, line: str) -> list[str]:
@@ -52,11 +52,20 @@ def test_layer_groups_of_the_model_on_the_line(monkeypatch, capsys, tmp_path):
     assert complete(monkeypatch, capsys, "pecli check --hf-config missing.json --layer-group ") == []
 
 
-def test_the_completed_command_is_read_from_the_line():
-    assert completed_command({}) is None
-    assert completed_command({"_PECLI_COMPLETE": "complete_bash", "COMP_WORDS": "pecli check --scheme r"}) == "check"
-    assert completed_command({"_PECLI_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "pecli plot "}) == "plot"
-    assert completed_command({"_PECLI_COMPLETE": "complete_bash", "COMP_WORDS": "pecli --he"}) is None
+def test_the_lazy_group_loads_only_the_command_that_runs():
+    # --help and a command's name being completed list the summaries; a run loads its own module only.
+    script = ("import sys\nfrom pecli.cli import COMMANDS, run\ntry:\n    run(sys.argv[1:])\nfinally:\n"
+              "    print(sorted(n for n, (m, _) in COMMANDS.items() if m in sys.modules), file=sys.stderr)")
+    environ = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    loaded = {}
+    for words, extra in [("--help", {}), ("wavelengths --scheme rope --dim 8", {}),
+                         ("", {"_PECLI_COMPLETE": "complete_bash", "COMP_WORDS": "pecli ch", "COMP_CWORD": "1"}),
+                         ("", {"_PECLI_COMPLETE": "complete_bash", "COMP_WORDS": "pecli plot --ki", "COMP_CWORD": "2"})]:
+        done = subprocess.run([sys.executable, "-c", script, *words.split()], env={**environ, **extra},
+                              capture_output=True, text=True, check=True)
+        loaded[words or extra["COMP_WORDS"]] = done.stderr.splitlines()[-1]
+    assert loaded == {"--help": "[]", "wavelengths --scheme rope --dim 8": "['wavelengths']", "pecli ch": "[]",
+                      "pecli plot --ki": "['plot']"}
 
 
 def test_install_and_show_completion(tmp_path):

@@ -18,6 +18,7 @@ For the model types pecli refuses, a form may be refused (one line) or read righ
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -198,3 +199,15 @@ def test_a_flat_block_that_gemma3s_class_would_ignore_is_refused():
     with pytest.raises(ConfigError, match="per layer type"):
         plan_of({"model_type": "gemma3_text", "rope_parameters": {"rope_type": "linear", "factor": 8.0,
                                                                    "rope_theta": 5e5}}, "g.json")
+
+
+def test_the_shipped_table_is_what_pecli_reads_sorted_and_indented():
+    # tools/type_defaults.py cuts transformers' defaults to the fields pecli's code names and writes them
+    # sorted, one key a line: the file is its own cut (nothing pecli does not read), and a regeneration a
+    # reviewable diff. That nothing pecli reads was cut is the test above: every form's plan is the model's.
+    sys.path.insert(0, str(Path(__file__).parent.parent / "tools"))
+    import type_defaults
+
+    text = (Path(type_defaults.TARGET)).read_text()
+    assert max(len(line) for line in text.splitlines()) < 1000
+    assert type_defaults.dumps(type_defaults.shipped(json.loads(text))) + "\n" == text

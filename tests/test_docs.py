@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pecli.cli import app
+from pecli.cli import COMMANDS, app
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -40,9 +40,7 @@ ENCODE_EXAMPLES = [
 
 
 def command_names() -> list[str]:
-    names = [info.name or info.callback.__name__.replace("_", "-") for info in app.registered_commands]
-    names += [info.name for info in app.registered_groups if info.name]
-    return names
+    return list(COMMANDS)
 
 
 def section(name: str) -> str:

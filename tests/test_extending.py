@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from pecli.analysis import ANALYSES, AnalysisInfo, PropertyResult, all_names
+from pecli.analysis.registry import ANALYSES, AnalysisInfo, all_names
+from pecli.analysis.result import PropertyResult
 from pecli.params import Parameter, param
 from pecli.schemes import SCHEMES
 from pecli.schemes.base import AdditiveScheme, Capability

@@ -15,7 +15,8 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from pecli.analysis import CheckOptions, run_checks
+from pecli.analysis.options import CheckOptions
+from pecli.analysis.registry import run_checks
 from pecli.config import build_scheme, resolve
 from pecli.errors import PositionError
 from pecli.schemes.base import AdditiveScheme

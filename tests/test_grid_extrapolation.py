@@ -14,7 +14,8 @@ import json
 import numpy as np
 import pytest
 
-from pecli.analysis import CheckOptions, run_checks
+from pecli.analysis.options import CheckOptions
+from pecli.analysis.registry import run_checks
 from pecli.analysis.extrapolation_grid import default_train_grid, new_cell_collisions
 from pecli.config import build_scheme
 from pecli.errors import ConfigError

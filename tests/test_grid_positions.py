@@ -16,7 +16,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from pecli.analysis import ANALYSES, run_checks
+from pecli.analysis.registry import ANALYSES, run_checks
 from pecli.config import build_scheme, resolve
 from pecli.errors import ConfigError
 from pecli.schemes.base import AdditiveScheme

@@ -43,7 +43,7 @@ def page(name: str, columns: int, monkeypatch, **environ: str) -> str:
 
 
 def option_names(group, name: str) -> list[str]:
-    command = group if not name else group.commands[name]
+    command = group if not name else group.get_command(None, name)
     ctx = typer.Context(command, info_name=name or "pecli")
     return [opt for param in command.get_params(ctx) if param.param_type_name == "option" and not param.hidden
             for opt in (*param.opts, *param.secondary_opts)]

@@ -19,7 +19,7 @@ def test_encode_and_build_are_top_level():
 
 
 def test_checks_spectrum_compare_and_plot_are_top_level():
-    from pecli.analysis import all_names
+    from pecli.analysis.registry import all_names
 
     rope = pecli.build_scheme("rope", {"dim": 8})
     (result,) = pecli.check(rope, "relativity", length=64)

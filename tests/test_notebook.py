@@ -52,7 +52,7 @@ def test_html_table_escapes_and_formats():
 
 def test_check_reports_iterate_as_lists_did():
     import pecli
-    from pecli.analysis import all_names
+    from pecli.analysis.registry import all_names
 
     report = pecli.check(pecli.build_scheme("rope", {"dim": 8}), "all", length=64)
     assert len(report) == len(list(report)) == len(all_names())

@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from pecli.analysis.verify import verify_rope
+from pecli.analysis.verify_rope import verify_rope
 from pecli.config import build_scheme
 
 POSITIONS = np.arange(0, 4096, 7)

@@ -1,7 +1,7 @@
 """Regenerate the engines' data tables (``pecli/engines/*_models.py``, ``mlx_args.py``, ``transformers_archs.py``)
 from the engines' own installed code.
 
-Run with the Python of a virtual environment outside the repository that has transformers (the version the
+``python tools/regenerate.py engine-tables`` runs it as below. Run with the Python of a virtual environment outside the repository that has transformers (the version the
 fixtures use, 5.24.0), pointing at the ``site-packages`` folders of the engines' environments::
 
     /work/ref/vllm/bin/python tools/engine_tables.py \\

@@ -14,7 +14,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from pecli.numbers import integer
-from pecli.analysis import CheckOptions, all_names, PropertyResult, on_own_positions, run_checks
+from pecli.analysis.options import CheckOptions
+from pecli.analysis.registry import all_names, on_own_positions, run_checks
+from pecli.analysis.result import PropertyResult
 from pecli.analysis.claims import claims_for, disagreement
 from pecli.analysis.encoding_pass import Extents, encoding_rows
 from pecli.analysis.registry import shared_rows
@@ -90,8 +92,8 @@ def compare(
     schemes:
         The schemes, each optionally with the label its row shows (default: the scheme's name).
     length, train_length, dtype, strict, train_grid:
-        As for :func:`pecli.analysis.run_checks` (:class:`~pecli.analysis.CheckOptions`): the schemes on a
-        grid read ``train_grid``, the others ``train_length``.
+        As for :func:`pecli.analysis.registry.run_checks` (:class:`~pecli.analysis.options.CheckOptions`): the
+        schemes on a grid read ``train_grid``, the others ``train_length``.
 
     Returns
     -------

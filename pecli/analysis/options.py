@@ -4,7 +4,7 @@ footprints and the commands that build it.
 Each option a user can give is declared once, as a field of :class:`CheckOptions` made with
 :func:`pecli.params.param`: its type, range, default, help and panel. The command-line options of
 ``check``, ``sweep`` and ``compare``, the YAML keys and the dataclass field all derive from that one
-declaration (:func:`check_parameters`), and the analyses' records (:data:`pecli.analysis.ANALYSES`)
+declaration (:func:`check_parameters`), and the analyses' records (:data:`pecli.analysis.registry.ANALYSES`)
 name the declarations they read. :func:`check_options` builds the record from resolved values.
 """
 

@@ -374,28 +374,11 @@ def is_shift_isometric_kind(scheme: Scheme) -> bool:
     return has_vectors(scheme) and bool(scheme.shift_isometric)
 
 
-def distance_from_origin(encoding: np.ndarray) -> np.ndarray:
-    """``f(Δ) = ||E_Δ − E_0||`` for Δ = 0 … L − 1; for shift-isometric schemes every distance is one of these."""
-    out = np.empty(encoding.shape[0])
-    for part in chunks(encoding.shape[0], encoding.shape[1]):
-        out[part] = np.linalg.norm(encoding[part] - encoding[0], axis=1)
-    return out
-
-
 def row_norms(rows: np.ndarray) -> np.ndarray:
     """``||E_p||`` of every row, chunk by chunk."""
     out = np.empty(rows.shape[0])
     for part in chunks(rows.shape[0], rows.shape[1]):
         out[part] = np.linalg.norm(rows[part], axis=1)
-    return out
-
-
-def step_norms(rows: np.ndarray) -> np.ndarray:
-    """``||E_{p+1} − E_p||`` for p = 0 … n − 2, chunk by chunk (no (n, width) difference array)."""
-    n = rows.shape[0]
-    out = np.empty(max(n - 1, 0))
-    for part in chunks(max(n - 1, 0), rows.shape[1]):
-        out[part] = np.linalg.norm(rows[part.start + 1 : part.stop + 1] - rows[part], axis=1)
     return out
 
 

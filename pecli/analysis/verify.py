@@ -53,15 +53,6 @@ CODES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    # verify_rope and error_map live in pecli.analysis.verify_rope, loaded when asked for
-    if name in ("verify_rope", "error_map"):
-        from pecli.analysis import verify_rope as module
-
-        return getattr(module, name)
-    raise AttributeError(name)
-
-
 def _rotating(scheme: RopeScheme, fraction: float) -> RopeScheme:
     return dataclasses.replace(scheme, partial_rotary_factor=fraction)
 

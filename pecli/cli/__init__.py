@@ -1,8 +1,9 @@
 """The ``pecli`` command line: a thin Typer layer that parses, calls the core and renders.
 
-Each subcommand lives in its own module, listed once in :data:`COMMANDS`. A run imports only the
-module of the command it runs (start-up stays close to importing Typer and NumPy); ``pecli --help``
-lists every command from the summaries here without importing any. :func:`main` is the console entry
+Each subcommand lives in its own module, listed once in :data:`COMMANDS`. The group of commands is lazy
+(:class:`Group`, Click's "lazily loading subcommands"): a run imports only the module of the command it
+runs, when Click resolves its name (start-up stays close to importing Typer and NumPy); ``pecli --help``
+and a shell completing a command's name list every command from the summaries here without importing any. :func:`main` is the console entry
 point, which turns usage errors into one line and exit code 2.
 """
 
@@ -19,6 +20,8 @@ from typing import Annotated, Any, Callable, Iterator
 
 import typer
 import typer.core
+import typer.main
+import typer.models
 
 from pecli import __version__
 from pecli.cli.coercion import plain_values
@@ -63,6 +66,12 @@ def _listed_only() -> None:  # pragma: no cover - never runs: the command's own 
     raise typer.Exit(2)
 
 
+def _command(name: str, callback: Callable[..., Any], **settings: Any) -> Any:
+    """The click command Typer makes of ``callback`` under ``name``, with pecli's :class:`Command`."""
+    info = typer.models.CommandInfo(name=name, cls=Command, callback=callback, **settings)
+    return typer.main.get_command_from_info(info, pretty_exceptions_short=True, rich_markup_mode="markdown")
+
+
 class Command(typer.core.TyperCommand):
     """A Typer command whose ``--help`` is Typer's page (:func:`pecli.cli.help.print_help`, loaded only
     to print it), which refuses an option of one value given twice (Click would keep the last one,
@@ -98,57 +107,75 @@ def refuse_repeated(params: list[Any], args: list[str], ctx: Any) -> None:
 
 
 class Group(typer.core.TyperGroup):
-    """The group of commands, whose ``--help`` is Typer's page (:func:`pecli.cli.help.print_help`)."""
+    """The lazy group of commands, whose ``--help`` is Typer's page (:func:`pecli.cli.help.print_help`).
+
+    A command's module is imported when Click resolves its name, and kept. While the group lists its
+    commands (its ``--help``, a shell completing a command's name) each is a stand-in that has only its
+    summary. ``one_shot``: the process runs one command line, see :func:`_loading`.
+    """
+
+    listing = False
+    one_shot = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.listed: dict[str, Any] = {}  # the stand-ins, made once
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        if name not in COMMANDS:
+            return None
+        if self.listing:
+            if name not in self.listed:
+                self.listed[name] = _command(name, _listed_only, help=COMMANDS[name][1], add_help_option=False)
+            return self.listed[name]
+        if name not in self.commands:
+            with _loading(self.one_shot):
+                self.commands[name] = _command(name, getattr(importlib.import_module(COMMANDS[name][0]), name))
+        return self.commands[name]
+
+    @contextlib.contextmanager
+    def _listed(self) -> Iterator[None]:
+        self.listing = True
+        try:
+            yield
+        finally:
+            self.listing = False
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from pecli.cli.help import print_help
 
-        print_help(super().format_help, self, ctx, formatter)
+        with self._listed():
+            print_help(super().format_help, self, ctx, formatter)
+
+    def shell_complete(self, ctx: Any, incomplete: str) -> list[Any]:
+        with self._listed():
+            return super().shell_complete(ctx, incomplete)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         plain_values(self.get_params(ctx))
         return super().parse_args(ctx, args)
 
 
-def build_app(only: str | None = None) -> typer.Typer:
-    """The Typer app with every command loaded, or with only ``only`` loaded and the others listed.
-
-    Typer's completion options (``--install-completion``, ``--show-completion``) are the root's: they
-    are made where no subcommand runs, or a shell is completing a line (not for a command's own run,
-    whose start-up they would cost)."""
-    from pecli.cli.completion import COMPLETE_VAR
-
-    completion = only is None or only not in COMMANDS or COMPLETE_VAR in os.environ
+def build_app() -> typer.Typer:
+    """The Typer app: the root's options (with Typer's ``--install-completion`` and ``--show-completion``)
+    over the lazy :class:`Group` of :data:`COMMANDS`."""
     app = typer.Typer(
         name="pecli",
         cls=Group,
         help="Compute, measure and picture the positional encodings of transformers.",
         pretty_exceptions_show_locals=False,
         rich_markup_mode="markdown",
-        add_completion=completion,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     app.callback()(_root)
-    for name, (module, summary) in COMMANDS.items():
-        if only is None or name == only:
-            app.command(name=name, cls=Command)(getattr(importlib.import_module(module), name))
-        else:
-            app.command(name=name, help=summary, add_help_option=False, cls=Command)(_listed_only)
     return app
 
 
-def __getattr__(name: str):
-    if name == "app":  # the whole app, for tests and for embedding
-        return build_app()
-    raise AttributeError(name)
-
-
-def _command_of(args: list[str]) -> str | None:
-    """The subcommand a command line runs: its first word that is not an option."""
-    for arg in args:
-        if not arg.startswith("-"):
-            return arg if arg in COMMANDS else None
-    return None
+#: The whole app, for tests and for embedding; no command's module is loaded until it runs.
+app = build_app()
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
@@ -185,17 +212,18 @@ def run(args: list[str], *, command: Callable[..., Any] | None = None, one_shot:
     """Run ``pecli ARGS…`` and return its exit code, having said any failure in one line on stderr.
 
     ``command`` is the click command of the whole app when the caller runs many command lines (a
-    fuzzer); by default the app is built with only the command that runs. ``one_shot``: the process
-    runs this one command line and ends (the console entry point), see :func:`_loading`.
+    fuzzer); by default it is made of :data:`app`, and loads only the command that runs. ``one_shot``:
+    the process runs this one command line and ends (the console entry point), see :func:`_loading`.
     """
     try:
-        from pecli.cli.completion import completed_command, request_is_broken
+        from pecli.cli.completion import request_is_broken
 
         if request_is_broken():
             return 0  # a completion request without what its protocol needs: nothing offered, quietly
-        # a shell asking for completions gives its line in the environment: load the command of that line
-        with _loading(one_shot):
-            command = command or build_app(only=completed_command() or _command_of(args) or "")
+        if command is None:
+            with _loading(one_shot):
+                command = typer.main.get_command(app)
+            command.one_shot = one_shot
         code = command(args=args, prog_name="pecli", standalone_mode=False)
         sys.stdout.flush()
     except ClickException as error:

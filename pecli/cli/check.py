@@ -16,7 +16,7 @@ from pecli.errors import ConfigError
 def every_group(plan, specs, options, prop: str = "all", json: bool = False, quiet: bool = False) -> None:
     """``check`` of a model whose layer groups differ: the property in every group, a block each (JSON:
     ``layer_groups``); exit 1 when it fails in any group. Layers without position encoding are listed."""
-    from pecli.analysis import ANALYSES
+    from pecli.analysis.registry import ANALYSES
 
     if prop in ANALYSES and not ANALYSES[prop].in_all:  # a property of weights (layout): of one group's
         raise ConfigError("layer", f"check {prop} reads one layer group's weights; {plan.source} has {len(specs)}: "

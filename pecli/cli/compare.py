@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.analysis import estimate_check_bytes
+from pecli.analysis.registry import estimate_check_bytes
 from pecli.analysis.options import check_options, check_parameters
 from pecli.cli.common import (
     CONFIG_PANEL, JsonOption, QuietOption, hold_warning, print_json, scheme_command, stdout_console,

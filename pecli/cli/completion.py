@@ -2,8 +2,8 @@
 pecli knows offered for the options and arguments that take them — scheme names, choices, properties,
 plot kinds, and the layer groups of the model named on the same line.
 
-A completing shell runs ``pecli`` with ``_PECLI_COMPLETE`` set and the line in the environment;
-:func:`completed_command` reads which subcommand it is, so that only that command's module is loaded.
+A completing shell runs ``pecli`` with ``_PECLI_COMPLETE`` set and the line in the environment; the lazy
+group of commands loads only the module of the command on that line.
 """
 
 from __future__ import annotations
@@ -44,14 +44,14 @@ def scheme_lists(incomplete: str) -> list[str]:
 
 
 def properties(incomplete: str) -> list[str]:
-    from pecli.analysis import properties
+    from pecli.analysis.registry import properties
 
     return matching(list(properties()), incomplete)
 
 
 def sweep_checks(incomplete: str) -> list[str]:
     """What ``sweep`` runs: the properties and ``all`` (not ``layout``, which reads weights)."""
-    from pecli.analysis import all_names
+    from pecli.analysis.registry import all_names
 
     return matching([*all_names(), "all"], incomplete)
 
@@ -114,17 +114,3 @@ def request_is_broken(environ: dict[str, str] | None = None) -> bool:
         return "COMP_WORDS" not in environ
     return False
 
-
-def completed_command(environ: dict[str, str] | None = None) -> str | None:
-    """The subcommand of the line a shell is completing, or None when pecli is not completing."""
-    environ = os.environ if environ is None else environ
-    if COMPLETE_VAR not in environ:
-        return None
-    import shlex  # here: every run asks whether it is completing, few are
-
-    line = environ.get("COMP_WORDS") or environ.get("_TYPER_COMPLETE_ARGS") or ""
-    try:
-        words = shlex.split(line)
-    except ValueError:
-        words = line.split()
-    return next((word for word in words[1:] if not word.startswith("-")), None)

@@ -90,7 +90,7 @@ def read_input(path: str, key: str, budget: int):
 
 def _plot(target: Path, cos, sin, scheme, positions, report, *, force: bool) -> None:
     """The error map of ``--plot``, written atomically."""
-    from pecli.analysis.verify import error_map
+    from pecli.analysis.verify_rope import error_map
     from pecli.io import write_atomic
     from pecli.render import figures
 

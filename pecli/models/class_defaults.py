@@ -9,7 +9,8 @@ defaults of the config's own ``model_type`` — at the top level and in every su
 reads the config, and marks what it filled so that every group can say which values were defaulted.
 
 The defaults are data, ``type_defaults.json`` beside this module, generated from transformers' config
-classes by ``tests/fixtures/models/defaults/generate.py`` (its versions are in the file): the dataclass
+classes by ``tools/type_defaults.py`` (``python tools/regenerate.py type-defaults``; its versions are in the
+file), cut to the fields pecli reads: the dataclass
 fields each class declares with their defaults (its *inputs*; what ``__post_init__`` derives from them,
 such as ``layer_types``, is derived by the family table as the class derives it), the class's
 ``default_theta``, its ``attribute_map`` (old spellings) and its sub-configs.

@@ -29,13 +29,12 @@ from pecli.models.logit_scale import (
     BETA_SCALED_TYPES, UNSCALED, LogitScale, attention_only_keys, attention_side, softmax_scale,
 )
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
+from pecli.schemes.frequencies import DEFAULT_BASE
 from pecli.schemes.rope_scaling import ATTENTION_READ_KEYS
 from pecli.numbers import integer, number
 from pecli.params import excerpt
 from pecli.schemes.rope_scaling import LONGEST_CONTEXT
 
-#: HF's default ``rope_theta`` where a RoPE model gives none (old Llama 2 files).
-DEFAULT_BASE = 10000.0
 #: Scaling types to which HF moves a top-level ``original_max_position_embeddings`` (where it wins).
 TYPES_TAKING_TOP_LEVEL_ORIGINAL = ("llama3", "yarn", "longrope", "su")
 #: Keys whose presence says that a config describes RoPE, whatever its model_type.

@@ -57,6 +57,7 @@ from pecli.errors import ConfigError, PecliError
 from pecli.models.limits import check_layer_count
 from pecli.models.logit_scale import SOFTMAX_MSCALE_TYPES, UNSCALED, LogitScale
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
+from pecli.schemes.frequencies import DEFAULT_BASE
 
 #: The extra that installs the gguf package.
 EXTRA = "pecli[gguf]"
@@ -66,8 +67,6 @@ POSITION_TENSORS = ("rope_freqs", "rope_factors_long", "rope_factors_short")
 MAX_POSITION_TENSOR = 1 << 16
 #: The ggml types a position tensor may have (``GGMLQuantizationType.F32``, ``F16``) and their data types.
 FLOAT_TYPES = {0: np.dtype("<f4"), 1: np.dtype("<f2")}
-#: llama.cpp's default base (``rope_freq_base_train``).
-DEFAULT_BASE = 10000.0
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ the head. A ``partial_rotary_factor`` in such a config changes nothing while the
 model's ``apply_rotary_pos_emb`` multiplies whole, which transformers does not define.
 
 The list is data, ``partial_rotary.json`` beside this module, generated from transformers by
-``tests/fixtures/models/partial/generate.py`` (each type's rotary module built with and without the
-factor).
+``tools/partial_rotary.py`` (``python tools/regenerate.py partial-rotary``): each type's rotary module
+built with and without the factor.
 """
 
 from __future__ import annotations

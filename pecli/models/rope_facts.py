@@ -14,12 +14,12 @@ from pecli.models.differences import (
 
 def scheme_of(group: LayerGroup, context: int | None = None) -> Any:
     """The rope scheme of a group's options, at the current sequence length ``context`` (None: its own)."""
-    from pecli.schemes.build import build_scheme
+    from pecli.schemes.build import DEFAULT_LENGTH, build_scheme
 
     options = {k: v for k, v in group.options.items() if k != "scheme"}
     if context is not None:
         options["context"] = context
-    return build_scheme(group.options["scheme"], options, length=context or 512)
+    return build_scheme(group.options["scheme"], options, length=context or DEFAULT_LENGTH)
 
 
 def rope_differences(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Difference]:

@@ -48,6 +48,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from pecli.errors import ConfigError
+from pecli.schemes.frequencies import DEFAULT_BASE
 from pecli.models.plan import LayerGroup, PositionPlan
 
 #: The flags read, and the type of their value.
@@ -352,7 +353,7 @@ def model_flag_values(group: LayerGroup) -> dict[str, Any]:
     options = group.options or {}
     block = options.get("rope_scaling") or {}
     kind = str(block.get("rope_type") or block.get("type") or "default")
-    own: dict[str, Any] = {"--rope-freq-base": float(options.get("base", 10000.0))}
+    own: dict[str, Any] = {"--rope-freq-base": float(options.get("base", DEFAULT_BASE))}
     if options.get("max_position_embeddings"):
         own["--ctx-size"] = int(options["max_position_embeddings"])
     if kind in ("default", "none"):
@@ -396,7 +397,7 @@ def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[L
     dim = int(options["dim"] * options.get("partial_rotary_factor", 1.0))
     context = int(options.get("max_position_embeddings") or 4096)
     trained = converted_rope(options.get("rope_scaling"), model_type=model_type,
-                             base=float(options.get("base", 10000.0)), context=context, rotated_dim=dim)
+                             base=float(options.get("base", DEFAULT_BASE)), context=context, rotated_dim=dim)
     rope = run_rope(trained, flags, dim, windowed=group.windowed)  # llama.cpp's hparams.is_swa
     new = {k: v for k, v in options.items() if k not in ("rope_scaling", "base")}
     new.update(_scaling_options(rope, None))

@@ -10,7 +10,9 @@ from typing import Any
 import numpy as np
 
 
-#: The base of sinusoids and RoPE when none is given (Vaswani et al. 2017; Su et al. 2021).
+#: The base of sinusoids and RoPE when none is given (Vaswani et al. 2017; Su et al. 2021): also HF's
+#: ``rope_theta`` where a RoPE config gives none (old Llama 2 files) and llama.cpp's ``rope_freq_base_train``
+#: where a GGUF file gives none.
 DEFAULT_BASE = 10000.0
 
 

@@ -82,11 +82,6 @@ def positions_length(positions: np.ndarray) -> int:
     return max(1, int(np.floor(positions.max())) + 1)
 
 
-def is_real(positions: np.ndarray) -> bool:
-    """Whether positions are real-valued (float64, from :func:`as_positions` with ``real``) rather than ids."""
-    return np.asarray(positions).dtype.kind == "f"
-
-
 def grid_cells(grid: tuple[int, ...]) -> np.ndarray:
     """The cells of a grid of shape ``grid`` in row-major order, int64 of shape (prod(grid), len(grid)).
 

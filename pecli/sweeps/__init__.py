@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from pecli.analysis import all_names
+from pecli.analysis.registry import all_names
 from pecli.config import DEFAULT_SCHEME, MEMORY_SETTING, merge
 from pecli.errors import ConfigError
 from pecli.models.plan import PositionPlan, one_group

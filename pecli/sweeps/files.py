@@ -330,7 +330,7 @@ def column_order(rows: Iterable[Mapping[str, Any]], axes: Sequence[str]) -> list
     """The columns of the final file: the grid's names, ``sweep``, ``verdict``, ``error``, then per
     property in the registry's order ``PROPERTY.verdict``, ``PROPERTY.key_figure``, ``PROPERTY.sampled``
     and its figures by name; any other column last, by name. Fixed by the rows' contents, not by the order they ran in."""
-    from pecli.analysis import ANALYSES
+    from pecli.analysis.registry import ANALYSES
 
     head = [*axes, SWEEP, VERDICT, ERROR_COLUMN]
     rest = {key for row in rows for key in row} - set(head)
