@@ -205,6 +205,9 @@ def main() -> None:
         sys.stdout = _ClosedStream()  # type: ignore[assignment]
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - nowhere to say anything; the exit code still tells
+    for stream in (sys.stdout, sys.stderr):  # an ASCII or cp1252 terminal: θ and … shown as ?, not an error
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
     sys.exit(run(sys.argv[1:] or ["--help"], one_shot=True))
 
 
@@ -227,7 +230,7 @@ def run(args: list[str], *, command: Callable[..., Any] | None = None, one_shot:
         code = command(args=args, prog_name="pecli", standalone_mode=False)
         sys.stdout.flush()
     except ClickException as error:
-        code = _say(f"pecli: error: {error.format_message()}", error.exit_code)
+        code = _say(f"pecli: error: {error.format_message()}{_file_hint(error, args)}", error.exit_code)
     except (KeyboardInterrupt, Interrupted):
         code = _say("pecli: interrupted", INTERRUPTED)
     except typer.Abort:
@@ -277,6 +280,21 @@ def _loading(one_shot: bool) -> Iterator[None]:
 def one_line(text: str) -> str:
     """``text`` with line breaks and other control characters escaped: a message stays one line."""
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+#: The option that takes a file of each kind, for a file given without one (``pecli inspect config c.json``).
+FILE_OPTIONS = {".json": "--hf-config", ".gguf": "--gguf", ".yaml": "--config", ".yml": "--config"}
+
+
+def _file_hint(error: Exception, args: list[str]) -> str:
+    """Where a usage error is a file given without its option, the option that takes it."""
+    if not str(error.format_message()).startswith("Got unexpected extra argument"):
+        return ""
+    for word in args:
+        option = FILE_OPTIONS.get(os.path.splitext(word)[1].lower())
+        if option and not word.startswith("-") and word in error.format_message():
+            return f": give a file as {option} {word}"
+    return ""
 
 
 def _say(line: str, code: int) -> int:
