@@ -345,10 +345,9 @@ class Mlx(ConfigEngine):
 
     def serving(self, base: Any, patch: Mapping[str, Any], target: int,
                 config: Mapping[str, Any] | None = None) -> Serving:
-        from pecli.engines.served import checked, nested
+        from pecli.engines.served import checked, nested, patch_keys
 
-        keys = dict(_at(patch, base.path))
-        block = keys.get("rope_parameters", keys.get("rope_scaling"))
+        keys, block = patch_keys(patch, base.path)
         kind = rope_type(block)
         if kind not in BUILT_TYPES:
             return Serving("mlx", (), None, (), f"mlx-lm's initialize_rope refuses rope type {kind} (Unsupported RoPE "
@@ -373,12 +372,6 @@ def legacy_keys(keys: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = block.pop(key)
     out["rope_scaling"] = block if rope_type(block) != "default" else None
     return out
-
-
-def _at(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    from pecli.models.families import at_path
-
-    return at_path(data, path)
 
 
 ENGINE = Mlx("mlx", "MLX", VERSION, "mlx_lm/models/rope_utils.py (initialize_rope), mlx_lm/models/<model>.py, "

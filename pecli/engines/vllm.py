@@ -332,21 +332,10 @@ class Vllm(ConfigEngine):
 
     def serving(self, base: Any, patch: Mapping[str, Any], target: int,
                 config: Mapping[str, Any] | None = None) -> Serving:
-        from pecli.engines.served import served_at_training, nested, checked
+        from pecli.engines.served import flag_serving
 
-        keys = dict(_at(patch, base.path))
-        block = keys.get("rope_parameters", keys.get("rope_scaling"))
-        keys, warnings = served_at_training(base, keys, block, lambda n, b: vllm_max_len(n, b, base.model_type), "vLLM")
-        derived = vllm_max_len(int(keys["max_position_embeddings"]), block, base.model_type)
-        if derived < target:
-            warnings.append(f"vLLM derives {derived:,} tokens from these settings and refuses --max-model-len "
-                            f"{target:,} unless {ALLOW_LONG}=1")
-        import json
-
-        flags = ("--hf-overrides", json.dumps(nested(rope_overrides(keys, config, base.path), base.path),
-                                              separators=(",", ":")), "--max-model-len", str(target))
-        serving = Serving("vllm", flags, target if derived >= target else None, tuple(warnings), version=self.version)
-        return checked(self, serving, base, patch, config)
+        return flag_serving(self, base, patch, target, config, lambda n, b: vllm_max_len(n, b, base.model_type),
+                            ALLOW_LONG, lambda keys: rope_overrides(keys, config, base.path))
 
 
 def rope_overrides(keys: Mapping[str, Any], config: Mapping[str, Any] | None, path: tuple[str, ...]) -> dict[str, Any]:
@@ -367,12 +356,6 @@ def rope_overrides(keys: Mapping[str, Any], config: Mapping[str, Any] | None, pa
     if fraction is not None and "partial_rotary_factor" not in rope:
         rope["partial_rotary_factor"] = fraction
     return {**out, "rope_parameters": rope}
-
-
-def _at(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    from pecli.models.families import at_path
-
-    return at_path(data, path)
 
 
 def _held(text: Mapping[str, Any], key: str) -> bool:
