@@ -172,6 +172,8 @@ def yarn_as_built(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
 
 def longrope_long(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """``SuScaledRoPE``: the long factors at every length."""
+    from pecli.schemes.rope_scaling import longrope_attention_factor
+
     if not rope_group(group) or group_type(group) not in ("longrope", "su"):
         return group, None
     block = scaling_of(group)
@@ -181,8 +183,7 @@ def longrope_long(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
         top = raw.get("original_max_position_embeddings")
         original = int(top) if isinstance(top, int) and not isinstance(top, bool) and top > 0 else 4096
     longest = int(group.options.get("max_position_embeddings") or 131072)
-    scale = longest / original
-    mscale = block.get("long_mscale") or (1.0 if scale <= 1 else math.sqrt(1 + math.log(scale) / math.log(original)))
+    mscale = block.get("long_mscale") or longrope_attention_factor(longest / original, original)
     built = {k: v for k, v in block.items() if k not in ("short_factor", "attention_factor", "factor")}
     built.update(short_factor=list(block["long_factor"]), attention_factor=mscale)
     effect = f"uses the long factors at every length, where transformers uses the short ones up to {model_original:,} tokens"

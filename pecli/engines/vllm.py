@@ -121,6 +121,8 @@ def human_readable_int_or_auto(text: str) -> int:
 def longrope_once(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """``Phi3LongRoPEScaledRotaryEmbedding``: long factors when max_model_len > original, else short, at
     every position; cos and sin × sqrt(1 + ln(L/L₀)/ln L₀) (L = max_position_embeddings)."""
+    from pecli.schemes.rope_scaling import longrope_attention_factor
+
     if not rope_group(group) or group_type(group) not in ("longrope", "su"):
         return group, None
     block = scaling_of(group)
@@ -129,8 +131,7 @@ def longrope_once(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
     served = context.served or original
     long = served > original
     factors = block["long_factor" if long else "short_factor"]
-    scale = longest / original
-    mscale = 1.0 if scale <= 1 else math.sqrt(1 + math.log(scale) / math.log(original))
+    mscale = longrope_attention_factor(longest / original, original)
     chosen = {k: v for k, v in block.items() if k not in ("short_factor", "long_factor", "attention_factor", "factor")}
     chosen.update(short_factor=list(factors), long_factor=list(factors),
                   attention_factor=block.get("long_mscale" if long else "short_mscale") or mscale)
