@@ -77,7 +77,6 @@ class EngineRun:
     refused: str | None = None
     departures: tuple[Departure, ...] = ()
     positions: str = "rope"
-    warnings: tuple[str, ...] = ()
     #: The positions the engine's cos/sin cache holds (vLLM builds one of fixed rows): past them its numbers
     #: are not the rotation's (None: computed at every position).
     cache_rows: int | None = None
@@ -85,12 +84,6 @@ class EngineRun:
     @property
     def accepted(self) -> bool:
         return self.refused is None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"engine": self.engine.name, "version": self.engine.version, "args": self.args, "accepted": self.accepted,
-                "refused": self.refused, "served": self.served, "positions": self.positions, "cache_rows": self.cache_rows,
-                "departures": [d.to_dict() for d in self.departures], "warnings": list(self.warnings),
-                "plan": None if self.plan is None else self.plan.to_dict()}
 
 
 @dataclass(frozen=True)
