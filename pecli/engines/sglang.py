@@ -342,7 +342,7 @@ def _derived(max_position_embeddings: int, block: Any) -> int:
 ENGINE = Sglang(
     "sglang", "SGLang", VERSION, "sglang/srt/utils/hf_transformers/common.py (get_context_length), "
     "sglang/srt/configs/model_config.py, sglang/srt/layers/rotary_embedding/",
-    flags={"--json-model-override-args": json_object("--json-model-override-args"), "--context-length": context_length},
+    flags={"--json-model-override-args": json_object, "--context-length": context_length},
     env=(ALLOW_LONG, IN_CI), measured=MEASURED_TYPES, rules=(deepseek_yarn, gptj_theta, scaling_not_passed, integer_base, neox_layout, yarn_attention,
                                     dynamic_at_scaled_length, whole_head),
     past_cache="get plain RoPE (its cache extension uses the unscaled base and undivided positions)", override_flag="--json-model-override-args",

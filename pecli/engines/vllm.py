@@ -428,7 +428,7 @@ def vllm_max_len(max_position_embeddings: int, block: Mapping[str, Any] | None, 
 
 ENGINE = Vllm(
     "vllm", "vLLM", VERSION, "vllm/config/model.py (_get_and_verify_max_len), vllm/model_executor/layers/rotary_embedding/",
-    flags={"--hf-overrides": json_object("--hf-overrides"), "--max-model-len": human_readable_int_or_auto},
+    flags={"--hf-overrides": json_object, "--max-model-len": human_readable_int_or_auto},
     env=(ALLOW_LONG,), measured=MEASURED_TYPES, rules=(deepseek_rule(llama_scaling=True), longrope_once, dynamic_fixed, gpt_oss_yarn, gptj_theta), override_flag="--hf-overrides",
     length_flag="--max-model-len",
 )
