@@ -360,7 +360,7 @@ class Mlx(ConfigEngine):
             warnings.append(f"mlx-lm's {module}.py reads rope_theta and rope_scaling as top-level keys, not "
                             "rope_parameters: the patch is written in that form")
         serving = Serving("mlx", (), target, tuple(warnings), None, nested(keys, base.path), version=self.version)
-        return checked(self, serving, base, patch, config)
+        return checked(self, serving, patch, config)
 
 
 def legacy_keys(keys: Mapping[str, Any]) -> dict[str, Any]:

@@ -45,7 +45,7 @@ def flag_serving(engine: Any, base: Any, patch: Mapping[str, Any], target: int, 
     flags = (engine.override_flag, json.dumps(nested(carried, base.path), separators=(",", ":")),
              engine.length_flag, str(target))
     serving = Serving(engine.name, flags, target if derived >= target else None, tuple(warnings), version=engine.version)
-    return checked(engine, serving, base, patch, config)
+    return checked(engine, serving, patch, config)
 
 
 def served_at_training(base: Any, keys: dict[str, Any], block: Any, derive: Callable[[int, Any], int],
@@ -74,7 +74,7 @@ def patched(config: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, An
 UNMEASURED = "model file not measured"
 
 
-def checked(engine: Any, serving: Serving, base: Any, patch: Mapping[str, Any],
+def checked(engine: Any, serving: Serving, patch: Mapping[str, Any],
             config: Mapping[str, Any] | None) -> Serving:
     """``serving`` run through the engine's rules on ``config`` (the model's own): a candidate whose
     numbers the engine computes otherwise than transformers (from the patched config) is refused for it,
