@@ -231,14 +231,10 @@ def test_an_engine_refuses_a_block_without_the_keys_its_code_reads():
 
 def test_a_model_file_pecli_has_not_measured_is_never_same():
     """vLLM runs Qwen3-Next on its own model file (registry), which the fixtures did not run: pecli says it cannot be sure."""
-    import json
-    from pathlib import Path
-
-    from pecli.engines import engine
     from pecli.engines.compare import engine_diff
     from pecli.models.families import plan_of
 
-    config = json.loads((Path(__file__).parent / "fixtures" / "models" / "rope" / "qwen3_next.json").read_text())["config"]
+    config = json.loads((ROOT / "tests" / "fixtures" / "models" / "rope" / "qwen3_next.json").read_text())["config"]
     config = {**config, "architectures": ["Qwen3NextForCausalLM"]}
     found = engine_diff(engine("vllm"), config, "", plan_of(config, "config.json"))
     assert not found.same

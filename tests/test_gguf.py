@@ -96,10 +96,11 @@ def test_bloom_reads_as_the_papers_alibi(invoke, tmp_path):
 UNTOUCHED_DATA = """
 import ctypes, mmap, sys
 import numpy as np
-from pecli.models.gguf_header import check_header
+from pecli.models.gguf_header import LocalFile, read_header
 
 path = sys.argv[1]
-data_start = check_header(path)[0]
+with LocalFile(path) as source:
+    data_start = read_header(source).data
 start = -(-data_start // mmap.PAGESIZE) * mmap.PAGESIZE
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]

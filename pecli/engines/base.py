@@ -77,7 +77,6 @@ class EngineRun:
     refused: str | None = None
     departures: tuple[Departure, ...] = ()
     positions: str = "rope"
-    warnings: tuple[str, ...] = ()
     #: The positions the engine's cos/sin cache holds (vLLM builds one of fixed rows): past them its numbers
     #: are not the rotation's (None: computed at every position).
     cache_rows: int | None = None
@@ -85,12 +84,6 @@ class EngineRun:
     @property
     def accepted(self) -> bool:
         return self.refused is None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"engine": self.engine.name, "version": self.engine.version, "args": self.args, "accepted": self.accepted,
-                "refused": self.refused, "served": self.served, "positions": self.positions, "cache_rows": self.cache_rows,
-                "departures": [d.to_dict() for d in self.departures], "warnings": list(self.warnings),
-                "plan": None if self.plan is None else self.plan.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -217,28 +210,25 @@ def python_int(text: str) -> int:
         raise ValueError(f"invalid int value: {text!r}") from None
 
 
-def json_object(name: str) -> FlagReader:
-    """A reader of a JSON object flag (``--hf-overrides``), refusing a value nested or sized absurdly
-    before it is parsed, and a number JSON cannot hold."""
+def json_object(text: str) -> dict[str, Any]:
+    """A JSON object flag (``--hf-overrides``) as the engine reads it, refusing a value nested or sized
+    absurdly before it is parsed, and a number JSON cannot hold."""
     from pecli.config_files import flow_depth
 
-    def read(text: str) -> dict[str, Any]:
-        if len(text) > MAX_FLAG_TEXT:
-            raise ValueError(f"is longer than {MAX_FLAG_TEXT >> 20} MiB")
-        if flow_depth(text) > MAX_FLAG_DEPTH:
-            raise ValueError(f"is nested more than {MAX_FLAG_DEPTH} levels deep")
-        try:
-            value = json.loads(text, parse_constant=_no_constant)
-        except RecursionError:
-            raise ValueError("is nested too deeply") from None
-        except ValueError as error:
-            raise ValueError(f"is not valid JSON ({error})") from None
-        if not isinstance(value, dict):
-            raise ValueError(f"must be a JSON object, got {type(value).__name__}")
-        _check_numbers(value)
-        return value
-
-    return read
+    if len(text) > MAX_FLAG_TEXT:
+        raise ValueError(f"is longer than {MAX_FLAG_TEXT >> 20} MiB")
+    if flow_depth(text) > MAX_FLAG_DEPTH:
+        raise ValueError(f"is nested more than {MAX_FLAG_DEPTH} levels deep")
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError("is nested too deeply") from None
+    except ValueError as error:
+        raise ValueError(f"is not valid JSON ({error})") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"must be a JSON object, got {type(value).__name__}")
+    _check_numbers(value)
+    return value
 
 
 def _no_constant(word: str) -> Any:

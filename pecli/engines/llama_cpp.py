@@ -59,10 +59,9 @@ class LlamaCpp(Engine):
     def serving(self, base: Any, patch: Mapping[str, Any], target: int,
                 config: Mapping[str, Any] | None = None) -> Serving:
         """The flags llama.cpp needs for the candidate ``patch``, read back by :mod:`pecli.models.runtime_flags`."""
-        from pecli.models.families import at_path
+        from pecli.engines.served import patch_keys
 
-        keys = dict(at_path(patch, base.path))
-        block = keys.get("rope_parameters", keys.get("rope_scaling"))
+        keys, block = patch_keys(patch, base.path)
         kind = rope_type(block)
         theta = keys.get("rope_theta", keys.get("rotary_emb_base", (block or {}).get("rope_theta", base.base)))
         if kind in ("llama3", "longrope"):

@@ -172,6 +172,8 @@ def yarn_as_built(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
 
 def longrope_long(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """``SuScaledRoPE``: the long factors at every length."""
+    from pecli.schemes.rope_scaling import longrope_attention_factor
+
     if not rope_group(group) or group_type(group) not in ("longrope", "su"):
         return group, None
     block = scaling_of(group)
@@ -181,8 +183,7 @@ def longrope_long(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
         top = raw.get("original_max_position_embeddings")
         original = int(top) if isinstance(top, int) and not isinstance(top, bool) and top > 0 else 4096
     longest = int(group.options.get("max_position_embeddings") or 131072)
-    scale = longest / original
-    mscale = block.get("long_mscale") or (1.0 if scale <= 1 else math.sqrt(1 + math.log(scale) / math.log(original)))
+    mscale = block.get("long_mscale") or longrope_attention_factor(longest / original, original)
     built = {k: v for k, v in block.items() if k not in ("short_factor", "attention_factor", "factor")}
     built.update(short_factor=list(block["long_factor"]), attention_factor=mscale)
     effect = f"uses the long factors at every length, where transformers uses the short ones up to {model_original:,} tokens"
@@ -345,10 +346,9 @@ class Mlx(ConfigEngine):
 
     def serving(self, base: Any, patch: Mapping[str, Any], target: int,
                 config: Mapping[str, Any] | None = None) -> Serving:
-        from pecli.engines.served import checked, nested
+        from pecli.engines.served import checked, nested, patch_keys
 
-        keys = dict(_at(patch, base.path))
-        block = keys.get("rope_parameters", keys.get("rope_scaling"))
+        keys, block = patch_keys(patch, base.path)
         kind = rope_type(block)
         if kind not in BUILT_TYPES:
             return Serving("mlx", (), None, (), f"mlx-lm's initialize_rope refuses rope type {kind} (Unsupported RoPE "
@@ -360,7 +360,7 @@ class Mlx(ConfigEngine):
             warnings.append(f"mlx-lm's {module}.py reads rope_theta and rope_scaling as top-level keys, not "
                             "rope_parameters: the patch is written in that form")
         serving = Serving("mlx", (), target, tuple(warnings), None, nested(keys, base.path), version=self.version)
-        return checked(self, serving, base, patch, config)
+        return checked(self, serving, patch, config)
 
 
 def legacy_keys(keys: Mapping[str, Any]) -> dict[str, Any]:
@@ -373,12 +373,6 @@ def legacy_keys(keys: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = block.pop(key)
     out["rope_scaling"] = block if rope_type(block) != "default" else None
     return out
-
-
-def _at(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    from pecli.models.families import at_path
-
-    return at_path(data, path)
 
 
 ENGINE = Mlx("mlx", "MLX", VERSION, "mlx_lm/models/rope_utils.py (initialize_rope), mlx_lm/models/<model>.py, "

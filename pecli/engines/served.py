@@ -5,6 +5,7 @@ of the patched config, so that a patch the engine would compute otherwise is nev
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any, Callable, Mapping
 
 from pecli.engines.base import Serving, rope_type
@@ -16,6 +17,35 @@ def nested(keys: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
     for key in reversed(path):
         keys = {key: keys}
     return keys
+
+
+def patch_keys(patch: Mapping[str, Any], path: tuple[str, ...]) -> tuple[dict[str, Any], Any]:
+    """The patch's keys at ``path`` (the text model's sub-config; :func:`nested` puts them back) and its rope
+    block (``rope_parameters``, else ``rope_scaling``)."""
+    from pecli.models.families import at_path
+
+    keys = dict(at_path(patch, path))
+    return keys, keys.get("rope_parameters", keys.get("rope_scaling"))
+
+
+def flag_serving(engine: Any, base: Any, patch: Mapping[str, Any], target: int, config: Mapping[str, Any] | None,
+                 derive: Callable[[int, Any], int], allow_long: str,
+                 overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Serving:
+    """The flags of an engine that takes the patch through its override flag and ``target`` through its length
+    flag (vLLM, SGLang): ``derive`` is the context it derives from a ``max_position_embeddings`` and a rope
+    block (shorter than ``target``, it refuses the length unless ``allow_long``\ =1), ``overrides`` rewrites the
+    keys into the form its override flag needs; the serving :func:`checked`."""
+    keys, block = patch_keys(patch, base.path)
+    keys, warnings = served_at_training(base, keys, block, derive, engine.title)
+    derived = derive(int(keys["max_position_embeddings"]), block)
+    if derived < target:
+        warnings.append(f"{engine.title} derives {derived:,} tokens from these settings and refuses "
+                        f"{engine.length_flag} {target:,} unless {allow_long}=1")
+    carried = overrides(keys) if overrides is not None else keys
+    flags = (engine.override_flag, json.dumps(nested(carried, base.path), separators=(",", ":")),
+             engine.length_flag, str(target))
+    serving = Serving(engine.name, flags, target if derived >= target else None, tuple(warnings), version=engine.version)
+    return checked(engine, serving, patch, config)
 
 
 def served_at_training(base: Any, keys: dict[str, Any], block: Any, derive: Callable[[int, Any], int],
@@ -44,7 +74,7 @@ def patched(config: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, An
 UNMEASURED = "model file not measured"
 
 
-def checked(engine: Any, serving: Serving, base: Any, patch: Mapping[str, Any],
+def checked(engine: Any, serving: Serving, patch: Mapping[str, Any],
             config: Mapping[str, Any] | None) -> Serving:
     """``serving`` run through the engine's rules on ``config`` (the model's own): a candidate whose
     numbers the engine computes otherwise than transformers (from the patched config) is refused for it,
@@ -81,4 +111,4 @@ def checked(engine: Any, serving: Serving, base: Any, patch: Mapping[str, Any],
     return serving
 
 
-__all__ = ["checked", "nested", "patched", "served_at_training"]
+__all__ = ["checked", "flag_serving", "nested", "patch_keys", "patched", "served_at_training"]

@@ -21,7 +21,6 @@ environment variable ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN``.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -310,25 +309,9 @@ class Sglang(ConfigEngine):
 
     def serving(self, base: Any, patch: Mapping[str, Any], target: int,
                 config: Mapping[str, Any] | None = None) -> Serving:
-        from pecli.engines.served import checked, nested, served_at_training
+        from pecli.engines.served import flag_serving
 
-        keys = dict(_at(patch, base.path))
-        block = keys.get("rope_parameters", keys.get("rope_scaling"))
-        keys, warnings = served_at_training(base, keys, block, _derived, "SGLang")
-        derived = _derived(int(keys["max_position_embeddings"]), block)
-        if derived < target:
-            warnings.append(f"SGLang derives {derived:,} tokens from these settings and refuses --context-length "
-                            f"{target:,} unless {ALLOW_LONG}=1")
-        flags = ("--json-model-override-args", json.dumps(nested(keys, base.path), separators=(",", ":")),
-                 "--context-length", str(target))
-        serving = Serving("sglang", flags, target if derived >= target else None, tuple(warnings), version=self.version)
-        return checked(self, serving, base, patch, config)
-
-
-def _at(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    from pecli.models.families import at_path
-
-    return at_path(data, path)
+        return flag_serving(self, base, patch, target, config, _derived, ALLOW_LONG)
 
 
 def sglang_context_length(text: Mapping[str, Any]) -> int:
@@ -359,7 +342,7 @@ def _derived(max_position_embeddings: int, block: Any) -> int:
 ENGINE = Sglang(
     "sglang", "SGLang", VERSION, "sglang/srt/utils/hf_transformers/common.py (get_context_length), "
     "sglang/srt/configs/model_config.py, sglang/srt/layers/rotary_embedding/",
-    flags={"--json-model-override-args": json_object("--json-model-override-args"), "--context-length": context_length},
+    flags={"--json-model-override-args": json_object, "--context-length": context_length},
     env=(ALLOW_LONG, IN_CI), measured=MEASURED_TYPES, rules=(deepseek_yarn, gptj_theta, scaling_not_passed, integer_base, neox_layout, yarn_attention,
                                     dynamic_at_scaled_length, whole_head),
     past_cache="get plain RoPE (its cache extension uses the unscaled base and undivided positions)", override_flag="--json-model-override-args",

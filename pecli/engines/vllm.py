@@ -121,6 +121,8 @@ def human_readable_int_or_auto(text: str) -> int:
 def longrope_once(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """``Phi3LongRoPEScaledRotaryEmbedding``: long factors when max_model_len > original, else short, at
     every position; cos and sin × sqrt(1 + ln(L/L₀)/ln L₀) (L = max_position_embeddings)."""
+    from pecli.schemes.rope_scaling import longrope_attention_factor
+
     if not rope_group(group) or group_type(group) not in ("longrope", "su"):
         return group, None
     block = scaling_of(group)
@@ -129,8 +131,7 @@ def longrope_once(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
     served = context.served or original
     long = served > original
     factors = block["long_factor" if long else "short_factor"]
-    scale = longest / original
-    mscale = 1.0 if scale <= 1 else math.sqrt(1 + math.log(scale) / math.log(original))
+    mscale = longrope_attention_factor(longest / original, original)
     chosen = {k: v for k, v in block.items() if k not in ("short_factor", "long_factor", "attention_factor", "factor")}
     chosen.update(short_factor=list(factors), long_factor=list(factors),
                   attention_factor=block.get("long_mscale" if long else "short_mscale") or mscale)
@@ -332,21 +333,10 @@ class Vllm(ConfigEngine):
 
     def serving(self, base: Any, patch: Mapping[str, Any], target: int,
                 config: Mapping[str, Any] | None = None) -> Serving:
-        from pecli.engines.served import served_at_training, nested, checked
+        from pecli.engines.served import flag_serving
 
-        keys = dict(_at(patch, base.path))
-        block = keys.get("rope_parameters", keys.get("rope_scaling"))
-        keys, warnings = served_at_training(base, keys, block, lambda n, b: vllm_max_len(n, b, base.model_type), "vLLM")
-        derived = vllm_max_len(int(keys["max_position_embeddings"]), block, base.model_type)
-        if derived < target:
-            warnings.append(f"vLLM derives {derived:,} tokens from these settings and refuses --max-model-len "
-                            f"{target:,} unless {ALLOW_LONG}=1")
-        import json
-
-        flags = ("--hf-overrides", json.dumps(nested(rope_overrides(keys, config, base.path), base.path),
-                                              separators=(",", ":")), "--max-model-len", str(target))
-        serving = Serving("vllm", flags, target if derived >= target else None, tuple(warnings), version=self.version)
-        return checked(self, serving, base, patch, config)
+        return flag_serving(self, base, patch, target, config, lambda n, b: vllm_max_len(n, b, base.model_type),
+                            ALLOW_LONG, lambda keys: rope_overrides(keys, config, base.path))
 
 
 def rope_overrides(keys: Mapping[str, Any], config: Mapping[str, Any] | None, path: tuple[str, ...]) -> dict[str, Any]:
@@ -367,12 +357,6 @@ def rope_overrides(keys: Mapping[str, Any], config: Mapping[str, Any] | None, pa
     if fraction is not None and "partial_rotary_factor" not in rope:
         rope["partial_rotary_factor"] = fraction
     return {**out, "rope_parameters": rope}
-
-
-def _at(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    from pecli.models.families import at_path
-
-    return at_path(data, path)
 
 
 def _held(text: Mapping[str, Any], key: str) -> bool:
@@ -444,7 +428,7 @@ def vllm_max_len(max_position_embeddings: int, block: Mapping[str, Any] | None, 
 
 ENGINE = Vllm(
     "vllm", "vLLM", VERSION, "vllm/config/model.py (_get_and_verify_max_len), vllm/model_executor/layers/rotary_embedding/",
-    flags={"--hf-overrides": json_object("--hf-overrides"), "--max-model-len": human_readable_int_or_auto},
+    flags={"--hf-overrides": json_object, "--max-model-len": human_readable_int_or_auto},
     env=(ALLOW_LONG,), measured=MEASURED_TYPES, rules=(deepseek_rule(llama_scaling=True), longrope_once, dynamic_fixed, gpt_oss_yarn, gptj_theta), override_flag="--hf-overrides",
     length_flag="--max-model-len",
 )

@@ -266,14 +266,14 @@ def read_gguf_metadata(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]
     local path, or a URL or Hub file (:func:`pecli.models.gguf_remote.is_remote`), of which only the header
     and the position tensors' bytes are fetched — its header checked first (raises as :func:`read_gguf_plan`)."""
     from pecli.models.gguf_header import LocalFile
-    from pecli.models.gguf_remote import is_remote, open_remote
+    from pecli.models.gguf_remote import RemoteFile, is_remote
 
     try:
         import gguf  # noqa: F401  (the optional extra)
     except ImportError:
         raise PecliError(f"--gguf needs the gguf package: pip install '{EXTRA}'") from None
     if is_remote(path):
-        with open_remote(path) as source:
+        with RemoteFile(path) as source:
             return read_source(source)
     with LocalFile(path) as source:
         return read_source(source)

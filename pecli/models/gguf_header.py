@@ -186,23 +186,16 @@ class _Walker:
             self.view = self.source.prefix(at)
 
 
-def check_header(path: str) -> tuple[int, list[TensorEntry]]:
-    """Walk the header of the GGUF file at ``path``; return where the tensor data starts and the tensors.
+def read_header(source: Source) -> Header:
+    """Walk and read the header of the GGUF file ``source`` holds (see the module).
 
     Raises
     ------
     ConfigError
-        (key ``gguf``) The file cannot be opened; no ``GGUF`` magic; a version gguf-py does not read; a
-        count, length or type the file cannot hold; a tensor whose data lies past the end of the file.
+        (key ``gguf``) No ``GGUF`` magic; a version gguf-py does not read; a count, length or type the file
+        cannot hold; a tensor whose data lies past the end of the file; a key or a tensor named twice, which
+        ``GGUFReader`` refuses too. (A file that cannot be opened is refused by :class:`LocalFile`.)
     """
-    with LocalFile(path) as source:
-        header = read_header(source)
-    return header.data, header.tensors
-
-
-def read_header(source: Source) -> Header:
-    """Walk and read the header of the GGUF file ``source`` holds (see the module; raises as :func:`check_header`,
-    and for a key or a tensor named twice, which ``GGUFReader`` refuses too)."""
     walker = _Walker(source)
     if bytes(walker.view[:4]) != b"GGUF":
         raise walker.fail("no GGUF magic at its start")
@@ -277,4 +270,4 @@ def _check_extent(walker: _Walker, tensor: TensorEntry, data: int) -> None:
         raise walker.fail(f"tensor {tensor.name} claims bytes up to {end:,}, past the end of the file")
 
 
-__all__ = ["Header", "LocalFile", "Source", "TensorEntry", "check_header", "read_header", "tensor_bytes"]
+__all__ = ["Header", "LocalFile", "Source", "TensorEntry", "read_header", "tensor_bytes"]

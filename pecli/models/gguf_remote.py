@@ -106,7 +106,8 @@ def http_filesystem(headers: dict[str, str]) -> Any:
 
 class RemoteFile:
     """A GGUF file read by byte ranges (a :class:`~pecli.models.gguf_header.Source`; use as a context
-    manager). ``fetched``: the bytes received so far."""
+    manager). ``fetched``: the bytes received so far. Opening it, and every read, raises
+    :class:`~pecli.errors.ConfigError` (key ``gguf``) as the module says."""
 
     def __init__(self, location: str) -> None:
         self.name = location
@@ -209,9 +210,4 @@ def reason(error: BaseException) -> str:
     return text if len(text) <= 160 else text[:157] + "…"
 
 
-def open_remote(location: str) -> RemoteFile:
-    """The :class:`RemoteFile` of ``location`` (raises :class:`~pecli.errors.ConfigError`, key ``gguf``)."""
-    return RemoteFile(location)
-
-
-__all__ = ["MAX_HEADER_BYTES", "RemoteFile", "hub_parts", "is_remote", "open_remote"]
+__all__ = ["MAX_HEADER_BYTES", "RemoteFile", "hub_parts", "is_remote"]
