@@ -206,7 +206,7 @@ def main() -> None:
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - nowhere to say anything; the exit code still tells
     for stream in (sys.stdout, sys.stderr):  # an ASCII or cp1252 terminal: θ and … shown as ?, not an error
-        if hasattr(stream, "reconfigure"):
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # a closed descriptor keeps its own errors
             stream.reconfigure(errors="replace")
     sys.exit(run(sys.argv[1:] or ["--help"], one_shot=True))
 
