@@ -33,7 +33,7 @@ def flag_serving(engine: Any, base: Any, patch: Mapping[str, Any], target: int, 
                  overrides: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Serving:
     """The flags of an engine that takes the patch through its override flag and ``target`` through its length
     flag (vLLM, SGLang): ``derive`` is the context it derives from a ``max_position_embeddings`` and a rope
-    block (shorter than ``target``, it refuses the length unless ``allow_long``\ =1), ``overrides`` rewrites the
+    block (shorter than ``target``, it refuses the length unless ``allow_long=1``), ``overrides`` rewrites the
     keys into the form its override flag needs; the serving :func:`checked`."""
     keys, block = patch_keys(patch, base.path)
     keys, warnings = served_at_training(base, keys, block, derive, engine.title)
