@@ -175,10 +175,12 @@ def transformers_refusal(config: Mapping[str, Any], model_type: str | None) -> s
     return None
 
 
-#: Keys an override may set only to a positive whole number (the lengths engines derive their context from).
-LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
-               "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len",
-               "original_max_position_embeddings")
+#: The keys an engine derives its context from (vLLM reads them all: the smallest present wins,
+#: ``model_max_length`` over all; SGLang the first present of a few of them).
+DERIVED_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                       "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
+#: Keys an override may set only to a positive whole number: those lengths and the scaling's original one.
+LENGTH_KEYS = (*DERIVED_LENGTH_KEYS, "original_max_position_embeddings")
 #: Keys an override may set only to a mapping (or null: no scaling).
 BLOCK_KEYS = ("rope_scaling", "rope_parameters")
 #: Keys of a rope dict (or the config) an override may set only to a number.

@@ -34,7 +34,7 @@ from pecli.engines.architectures import BACKEND_INCOMPATIBLE, architecture
 from pecli.engines.vllm_models import NATIVE, TRANSFORMERS_BACKEND
 from pecli.engines.base import Departure, Serving, attribute, json_object, rope_dict, rope_type, text_of
 from pecli.engines.configured import (
-    ConfigEngine, Context, deepseek_rule, gptj_theta, group_type, rope_group, scaling_of, transformers_refusal, with_options,
+    DERIVED_LENGTH_KEYS, ConfigEngine, Context, deepseek_rule, gptj_theta, group_type, rope_group, scaling_of, transformers_refusal, with_options,
 )
 from pecli.models.plan import LayerGroup
 
@@ -43,9 +43,6 @@ VERSION = "0.33.0"
 UNSCALED_TYPES = ("su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling")
 #: Model types whose factor vLLM never multiplies in ("gemma3" in the model type).
 UNSCALED_MODELS = re.compile("gemma3")
-#: The keys vLLM's length is derived from (the smallest present wins; ``model_max_length`` over all).
-LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
-               "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
 #: Architectures vLLM 0.33 no longer implements, and the last version that did (``registry.py``:
 #: ``_PREVIOUSLY_SUPPORTED_MODELS``); a config naming one is refused.
 PREVIOUSLY_SUPPORTED = {
@@ -398,7 +395,7 @@ def _blocks(text: Mapping[str, Any]) -> list[dict[str, Any]]:
 def derived_length(text: Mapping[str, Any]) -> tuple[float, str | None]:
     """vLLM's derived max_model_len and the key it came from (see the module)."""
     found, key = math.inf, None
-    for name in LENGTH_KEYS:
+    for name in DERIVED_LENGTH_KEYS:  # the smallest present wins, model_max_length over all
         value = attribute(text, name)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value < found:
             found, key = value, name
