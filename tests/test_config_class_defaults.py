@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from pecli.errors import ConfigError
-from pecli.models.families import plan_of
+from pecli.models.families.from_config import plan_of
 from test_model_fixtures_rope import CASES, REFUSED, mismatches
 
 FIXTURES = Path(__file__).parent / "fixtures" / "models"

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pecli.models.families import plan_of
+from pecli.models.families.from_config import plan_of
 from pecli.models.runtime_flags import runtime_plan
 from pecli.schemes.build import build_scheme
 

@@ -145,7 +145,7 @@ def test_schemes_page_lists_every_scheme():
 
 
 def test_models_table_is_the_family_table():
-    from pecli.models.families import models_table
+    from pecli.models.families.docs_table import models_table
 
     text = page("models.md")
     start, end = text.index("<!-- models-table -->\n"), text.index("\n<!-- /models-table -->")

@@ -42,7 +42,7 @@ def test_every_engine_is_one_record_with_its_version():
 
 def test_gpt_oss_published_config_takes_the_layer_types_its_class_derives():
     # GptOssConfig.__post_init__: layer i is sliding_attention when (i + 1) % 2, else full_attention
-    from pecli.models.families import plan_of
+    from pecli.models.families.from_config import plan_of
 
     plan = plan_of(GPT_OSS, "gpt-oss-20b")
     (group,) = plan.groups  # both types on the same RoPE: one group answering to both names
@@ -133,7 +133,7 @@ def test_vllm_serves_models_without_rope_from_their_length_key(model, served):
 
 def test_two_stacks_pair_by_name():
     # T5's encoder and decoder both number their layers from 0: a plan against itself is the same
-    from pecli.models.families import plan_of
+    from pecli.models.families.from_config import plan_of
     from pecli.models.plan_diff import diff_plans
 
     plan = plan_of(model_config("t5"), "t5")
@@ -232,7 +232,7 @@ def test_an_engine_refuses_a_block_without_the_keys_its_code_reads():
 def test_a_model_file_pecli_has_not_measured_is_never_same():
     """vLLM runs Qwen3-Next on its own model file (registry), which the fixtures did not run: pecli says it cannot be sure."""
     from pecli.engines.compare import engine_diff
-    from pecli.models.families import plan_of
+    from pecli.models.families.from_config import plan_of
 
     config = json.loads((ROOT / "tests" / "fixtures" / "models" / "rope" / "qwen3_next.json").read_text())["config"]
     config = {**config, "architectures": ["Qwen3NextForCausalLM"]}

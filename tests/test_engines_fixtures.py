@@ -136,7 +136,7 @@ def measured(fixture: dict) -> bool:
 def refusal(config: dict) -> str | None:
     """pecli's own refusal of the config (None: it reads it); a model pecli refuses has no answer on any engine."""
     from pecli.errors import ConfigError
-    from pecli.models.families import plan_of
+    from pecli.models.families.from_config import plan_of
 
     try:
         plan_of(config, "config.json")
@@ -267,7 +267,7 @@ def test_diff_says_same_exactly_when_the_engine_computes_the_model(name, case):
     from pecli.engines.base import declared_context, text_of
     from pecli.engines.compare import engine_diff
     from pecli.errors import ConfigError
-    from pecli.models.families import plan_of
+    from pecli.models.families.from_config import plan_of
 
     config = config_of(case)
     if (name, case["id"]) in ERRATA:

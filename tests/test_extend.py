@@ -15,7 +15,7 @@ import pytest
 
 from pecli.analysis.extension import Candidate, adjacent_step, cost_of, extension_report, logit_scale, ranked
 from pecli.models.extension import candidate_patches, extension_base, patched, shipped_recipes
-from pecli.models.families import plan_of
+from pecli.models.families.from_config import plan_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "extend"
 CASES = sorted(FIXTURES.glob("*.json"))

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pecli.models.families import plan_of
+from pecli.models.families.from_config import plan_of
 
 ROOT = Path(__file__).parent.parent
 SCALES = json.loads((ROOT / "tests" / "fixtures" / "models" / "logit" / "scales.json").read_text())["cases"]

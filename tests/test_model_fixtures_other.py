@@ -18,7 +18,7 @@ import pytest
 
 from pecli.config import build_scheme, resolve
 from pecli.errors import ConfigError
-from pecli.models.families import plan_of
+from pecli.models.families.from_config import plan_of
 from pecli.schemes.t5 import t5_buckets
 
 FIXTURES = Path(__file__).parent / "fixtures" / "models" / "other"

@@ -25,7 +25,7 @@ import pytest
 
 from pecli.config import build_scheme
 from pecli.errors import ConfigError
-from pecli.models.families import plan_of
+from pecli.models.families.from_config import plan_of
 
 FIXTURES = Path(os.environ.get("PECLI_ROPE_FIXTURES", Path(__file__).parent / "fixtures" / "models" / "rope"))
 CASES = sorted(p for p in FIXTURES.glob("*.json") if p.name != "INDEX.json")

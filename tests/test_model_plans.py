@@ -14,7 +14,8 @@ import pytest
 
 from pecli.config import resolve
 from pecli.errors import ConfigError
-from pecli.models.families import FAMILIES, plan_of
+from pecli.models.families.from_config import plan_of
+from pecli.models.families.table import FAMILIES
 
 GEMMA3 = {"model_type": "gemma3_text", "hidden_size": 2560, "num_attention_heads": 8, "head_dim": 256,
           "num_hidden_layers": 34, "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,

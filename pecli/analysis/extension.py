@@ -50,7 +50,7 @@ from pecli.models.extension import (
     ExtensionBase, candidate_patches, dropped_keys, extension_base, method_patch, methods, patched, recipe,
     shipped_recipes, whole_tokens,
 )
-from pecli.models.families import at_path
+from pecli.models.families.keys import at_path
 from pecli.notebook import Tabular
 from pecli.progress import task
 from pecli.schemes.rope_scaling import yarn_get_mscale
@@ -260,7 +260,7 @@ def _target(value: Any, start: ExtensionBase) -> int:
 def _scheme_of(config: dict[str, Any], source: str, length: int):
     """The scheme pecli reads from ``config`` (one RoPE setting), at ``length``."""
     from pecli.schemes.build import build_scheme
-    from pecli.models.families import plan_of
+    from pecli.models.families.from_config import plan_of
 
     plan = plan_of(config, source)
     options = dict(next(group for group in plan.groups if group.options is not None).options)

@@ -250,7 +250,7 @@ def _check_numbers(value: Any) -> None:
 # -- configs ------------------------------------------------------------------------------------------------
 def text_of(config: Mapping[str, Any]) -> tuple[tuple[str, ...], dict[str, Any]]:
     """Where the text model's keys are in ``config`` and those keys (a multimodal config nests them)."""
-    from pecli.models.families import at_path, text_path
+    from pecli.models.families.keys import at_path, text_path
 
     path = text_path(dict(config))
     return path, dict(at_path(config, path))

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from pecli.engines.base import Engine, EngineRun, Serving, positions_of, rope_type
 from pecli.errors import ConfigError
-from pecli.models.families import plan_of
+from pecli.models.families.from_config import plan_of
 
 VERSION = "source read, not pinned"
 

@@ -333,7 +333,9 @@ class Mlx(ConfigEngine):
             return f"KeyError: '{missing[0]}'"
         fraction = _field(raw, fields, "partial_rotary_factor", "rotary_pct")
         if _number(fraction) and module not in READS_ROPE_PARAMETERS:
-            from pecli.models.families import GENERIC, Keys, head_dim
+            from pecli.models.families.keys import Keys
+            from pecli.models.families.record import GENERIC
+            from pecli.models.families.rope import head_dim
 
             try:
                 size = int(raw["head_dim"]) if isinstance(raw.get("head_dim"), int) else head_dim(Keys(raw, "config"), GENERIC)

@@ -22,7 +22,7 @@ def nested(keys: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
 def patch_keys(patch: Mapping[str, Any], path: tuple[str, ...]) -> tuple[dict[str, Any], Any]:
     """The patch's keys at ``path`` (the text model's sub-config; :func:`nested` puts them back) and its rope
     block (``rope_parameters``, else ``rope_scaling``)."""
-    from pecli.models.families import at_path
+    from pecli.models.families.keys import at_path
 
     keys = dict(at_path(patch, path))
     return keys, keys.get("rope_parameters", keys.get("rope_scaling"))

@@ -235,7 +235,7 @@ class Sglang(ConfigEngine):
         other keys in the dict, which it does not read); Llama 4's file (llama4.py:384-396) fixes its NoPE
         layers, ``(layer_id + 1) % 4 == 0``, whatever ``no_rope_layers`` says."""
         from pecli.engines.base import text_of, with_text
-        from pecli.models.families import keys_of_type
+        from pecli.models.families.rope import keys_of_type
 
         path, text = text_of(config)
         for key in ("rope_scaling", "rope_parameters"):

@@ -340,7 +340,7 @@ def rope_overrides(keys: Mapping[str, Any], config: Mapping[str, Any] | None, pa
     """The patch's keys as ``--hf-overrides`` must carry them for vLLM: one whole ``rope_parameters`` dict (its
     type, ``rope_theta``, the model's rotated fraction and the scaling keys), which vLLM sets as given — a flat
     ``rope_theta`` would be kept at the config's, and a ``rope_scaling`` dict loses ``rope_theta``."""
-    from pecli.models.families import at_path
+    from pecli.models.families.keys import at_path
 
     out = {k: v for k, v in keys.items() if k not in ("rope_scaling", "rope_parameters", "rope_theta", "rotary_emb_base")}
     block = keys.get("rope_parameters") if isinstance(keys.get("rope_parameters"), dict) else \

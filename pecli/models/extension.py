@@ -4,7 +4,7 @@ A model trained on L₀ positions (its pre-training length) serves T (``max_posi
 reach a target N, a user picks one of the RoPE changes below and merges its keys into ``config.json``.
 :func:`extension_base` reads what a candidate starts from, :func:`candidate_patches` writes each
 candidate's keys, and :func:`patched` merges a patch into a config the way ``pecli extend`` documents,
-so that pecli's own reader (:func:`pecli.models.families.plan_of`) reads the candidate back.
+so that pecli's own reader (:func:`pecli.models.families.from_config.plan_of`) reads the candidate back.
 
 Every candidate starts from the pre-training frequencies θ_i = b^(−2i/d) and L₀, with the factor
 s = N / L₀ (a model that already has a scaling is re-scaled from its pre-training state, as its own
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pecli.errors import ConfigError
-from pecli.models.families import WINDOW_KEYS, at_path, text_path
+from pecli.models.families.keys import WINDOW_KEYS, at_path, text_path
 from pecli.models.reading import plan_of_config
 from pecli.params import excerpt
 from pecli.schemes import get_scheme_class

@@ -1,6 +1,6 @@
 """Each layer group's scheme built from its options, so that options a scheme would refuse are refused
 for the whole plan, by every door that reads a model: the family table while it builds a plan
-(:func:`pecli.models.families.plan_of`) and :func:`pecli.models.reading.check_plan_schemes` after it.
+(:func:`pecli.models.families.from_config.plan_of`) and :func:`pecli.models.reading.check_plan_schemes` after it.
 """
 
 from __future__ import annotations

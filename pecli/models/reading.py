@@ -1,7 +1,7 @@
 """A model's position plan, from what a request names: a ``config.json`` by path, a model id, a GGUF file.
 
 :func:`model_plan` opens the source and hands its settings to the family table
-(:mod:`pecli.models.families`, or :mod:`pecli.models.gguf` for a GGUF file), which returns the model's
+(:mod:`pecli.models.families.from_config`, or :mod:`pecli.models.gguf` for a GGUF file), which returns the model's
 :class:`~pecli.models.plan.PositionPlan`: its layer groups, each with the pecli options that reproduce it
 and the keys it was read from. :func:`selected_plan` reads the model that a request's keys name
 (``hf_config``, ``model``, ``gguf``) and narrows it to the group that ``layer`` or ``layer_group``
@@ -57,9 +57,9 @@ def read_plan(path: str, scheme: str | None = None, source: str | None = None) -
 def plan_of_config(data: dict[str, Any], source: str, scheme: str | None = None) -> PositionPlan:
     """The position plan of a parsed ``config.json`` (``source``: how messages name it); its sizes are
     checked before the plan lists its layers (:func:`pecli.models.limits.check_config_sizes`), and
-    :func:`~pecli.models.families.plan_of` checks the kind of each key it reads and builds each group's
+    :func:`~pecli.models.families.from_config.plan_of` checks the kind of each key it reads and builds each group's
     scheme before any door reads a group's numbers."""
-    from pecli.models.families import plan_of
+    from pecli.models.families.from_config import plan_of
     from pecli.models.limits import check_config_sizes
 
     check_config_sizes(data, source)

@@ -375,7 +375,7 @@ def _by_window(group: LayerGroup) -> tuple[LayerGroup, ...]:
     its sliding and full layers): llama.cpp's flags reach the full-attention layers only."""
     if not group.windowed_layers or group.windowed:
         return (group,)
-    from pecli.models.families import WINDOW_KEYS
+    from pecli.models.families.keys import WINDOW_KEYS
 
     windowed = set(group.windowed_layers)
     slide = "+".join(name for name in group.names if name in WINDOW_KEYS) or group.name
