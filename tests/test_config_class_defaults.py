@@ -211,3 +211,23 @@ def test_the_shipped_table_is_what_pecli_reads_sorted_and_indented():
     text = (Path(type_defaults.TARGET)).read_text()
     assert max(len(line) for line in text.splitlines()) < 1000
     assert type_defaults.dumps(type_defaults.shipped(json.loads(text))) + "\n" == text
+
+
+def test_the_family_rules_fall_back_on_their_classes_defaults_from_the_table():
+    """What a rule takes when the config leaves its key out is its config class's default, read from the
+    table, never a number in pecli's code. The values, from transformers 5.24.0's config classes:
+    ``Gemma3TextConfig`` makes every 6th layer full attention (``sliding_window_pattern`` 6),
+    ``Cohere2Config`` every 4th; ``ModernBertConfig`` attends globally every 3rd layer on bases
+    ``default_theta = {"global": 160000.0, "local": 10000.0}``; ``Llama4TextConfig``: ``attn_scale`` 0.1,
+    ``floor_scale`` 8192, ``no_rope_layer_interval`` 4; ``T5Config``: 32 buckets, max distance 128."""
+    from pecli.models.class_defaults import declared_default, default_base, default_layer_period
+
+    assert [default_layer_period((t,)) for t in ("gemma3_text", "cohere2", "cohere2_moe", "modernbert")] == [6, 4, 4, 3]
+    assert default_base(("modernbert",), "global") == 160000.0 and default_base(("modernbert",), "local") == 10000.0
+    assert [declared_default(("llama4_text",), k) for k in ("attn_scale", "floor_scale", "no_rope_layer_interval")] == [0.1, 8192, 4]
+    assert declared_default((None, "t5"), "relative_attention_num_buckets") == 32
+    assert declared_default(("unknown_type", "t5"), "relative_attention_max_distance") == 128
+    # a Gemma 3 text config without sliding_window_pattern or layer_types: layers 5, 11, … attend fully
+    plan = plan_of({"model_type": "gemma3_text", "num_hidden_layers": 12, "layer_types": None}, "gemma3.json")
+    assert plan.group_named("full_attention").layers == (5, 11)
+    assert "sliding_window_pattern=6" in plan.group_named("full_attention").keys_defaulted

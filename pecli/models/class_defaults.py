@@ -65,6 +65,40 @@ def record_of(model_type: Any) -> dict[str, Any] | None:
     return table()["types"].get(model_type) if isinstance(model_type, str) else None
 
 
+def declared_default(model_types: tuple[Any, ...], name: str) -> Any:
+    """The default that the config class of the first of ``model_types`` whose record has field ``name``
+    declares for it (None when none does): a family's rule reads its class's numbers here, not from its code."""
+    return next((record["fields"][name] for record in map(record_of, model_types)
+                 if record is not None and name in record["fields"]), None)
+
+
+def default_base(model_types: tuple[Any, ...], kind: str) -> float | None:
+    """The class's ``default_theta`` for attention kind ``kind`` (``global``, ``local``) of the first of
+    ``model_types`` whose record has one; a single ``default_theta`` serves both kinds."""
+    for record in map(record_of, model_types):
+        theta = (record or {}).get("default_theta")
+        if isinstance(theta, dict) and kind in theta:
+            return theta[kind]
+        if isinstance(theta, (int, float)):
+            return theta
+    return None
+
+
+def default_layer_period(model_types: tuple[Any, ...]) -> int | None:
+    """After how many layers the ``layer_types`` that the class of the first of ``model_types`` derives
+    from its defaults repeat (Gemma 3: a full-attention layer every 6; ModernBERT: a global one every 3);
+    None when no record derives the list."""
+    for record in map(record_of, model_types):
+        derived = ((record or {}).get("derived") or {}).get("layer_types")
+        if derived is None:
+            continue
+        if derived.get("period"):
+            return int(derived["period"])
+        value = derived["value"]
+        return next(p for p in range(1, len(value) + 1) if all(t == value[i % p] for i, t in enumerate(value)))
+    return None
+
+
 def with_class_defaults(data: dict[str, Any], model_type: Any = None) -> dict[str, Any]:
     """``data`` with each missing key set to its config class's default, level by level.
 

@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from pecli.errors import ConfigError
+from pecli.models.class_defaults import declared_default
 from pecli.models.families.keys import WINDOW_KEYS, Keys
 from pecli.models.families.record import Family
 from pecli.models.logit_scale import UNSCALED, LogitScale, attention_only_keys, attention_side
@@ -21,7 +22,9 @@ def llama4_temperature(keys: Keys, group: LayerGroup) -> LogitScale:
     ``attn_temperature_tuning`` is on (``Llama4TextAttention``: ``not self.use_rope``)."""
     if group.options is not None or not keys.get("attn_temperature_tuning"):
         return UNSCALED
-    scale, floor = keys.get("attn_scale", default=0.1), keys.get("floor_scale", default=8192)
+    classes = keys.classes("llama4_text")
+    scale = keys.get("attn_scale", default=declared_default(classes, "attn_scale"))
+    floor = keys.get("floor_scale", default=declared_default(classes, "floor_scale"))
     if not isinstance(scale, (int, float)) or not isinstance(floor, (int, float)) or floor <= 0:
         raise ConfigError("floor_scale", f"and attn_scale must be numbers (floor_scale > 0) in {keys.source}, got {excerpt(floor)}, {excerpt(scale)}")
     if not math.isfinite(1.0 + scale * math.log1p(float(LONGEST_CONTEXT) / floor)):  # the factor at the longest context

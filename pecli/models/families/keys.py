@@ -49,6 +49,11 @@ class Keys:
         self.consulted: set[str] = set()
         self._scope: tuple[list[str], list[str]] | None = None
 
+    def classes(self, family_type: str) -> tuple[Any, str]:
+        """Whose config-class defaults a family's rule takes: this level's model type, else ``family_type``
+        (the family's own class), for :mod:`pecli.models.class_defaults`' readers."""
+        return self.data.get("model_type"), family_type
+
     def has(self, key: str) -> bool:
         return self.data.get(key) is not None
 

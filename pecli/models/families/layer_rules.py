@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from pecli.errors import ConfigError
-from pecli.models.class_defaults import derived_value
+from pecli.models.class_defaults import declared_default, default_base, default_layer_period, derived_value
 from pecli.models.families.keys import Keys
 from pecli.models.families.record import GENERIC, Family
 from pecli.models.families.rope import NO_ROPE_TYPES, num_layers, read_layer_types, rope_options
@@ -34,11 +34,12 @@ def gemma4_normalise(keys: Keys) -> None:
         keys.note_default("global_head_dim", size)
 
 
-def every_nth_full(pattern_key: str, default: int) -> Callable[[Keys, int], list[str]]:
+def every_nth_full(pattern_key: str, family_type: str) -> Callable[[Keys, int], list[str]]:
     """Sliding-window layers with every ``pattern``-th one full attention: layer i is full when
-    (i + 1) % pattern == 0 (Gemma 3's ``sliding_window_pattern``, Cohere 2)."""
+    (i + 1) % pattern == 0 (Gemma 3's ``sliding_window_pattern``, Cohere 2); without the key, the period of
+    the layer types the config class (``family_type``'s) derives from its defaults (Gemma 3: 6, Cohere 2: 4)."""
     def layer_types(keys: Keys, count: int) -> list[str]:
-        pattern = keys.get(pattern_key, "sliding_window_pattern", default=default)
+        pattern = keys.get(pattern_key, "sliding_window_pattern", default=default_layer_period(keys.classes(family_type)))
         return ["full_attention" if (i + 1) % int(pattern) == 0 else "sliding_attention" for i in range(count)]
     return layer_types
 
@@ -49,8 +50,9 @@ def gemma2_layer_types(keys: Keys, count: int) -> list[str]:
 
 
 def modernbert_layer_types(keys: Keys, count: int) -> list[str]:
-    """ModernBERT: layer i attends globally when i % ``global_attn_every_n_layers`` == 0."""
-    every = keys.get("global_attn_every_n_layers", default=3)
+    """ModernBERT: layer i attends globally when i % ``global_attn_every_n_layers`` == 0 (without it, the
+    period of the layer types ``ModernBertConfig`` derives from its defaults: 3)."""
+    every = keys.get("global_attn_every_n_layers", default=default_layer_period(keys.classes("modernbert")))
     return ["full_attention" if i % int(every) == 0 else "sliding_attention" for i in range(count)]
 
 
@@ -63,9 +65,10 @@ def gemma3_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str, An
 
 
 def modernbert_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str, Any] | None:
-    """ModernBERT (legacy keys): ``global_rope_theta`` (160,000) and ``local_rope_theta`` (10,000)."""
-    key, default = ("global_rope_theta", 160000.0) if layer_type == "full_attention" else ("local_rope_theta", 10000.0)
-    return rope_options(keys, family, {}, base_key=key, base_default=default)
+    """ModernBERT (legacy keys): ``global_rope_theta`` and ``local_rope_theta``, each else its class's
+    ``default_theta`` (160,000 and 10,000)."""
+    key, kind = ("global_rope_theta", "global") if layer_type == "full_attention" else ("local_rope_theta", "local")
+    return rope_options(keys, family, {}, base_key=key, base_default=default_base(keys.classes("modernbert"), kind))
 
 
 def sliding_only_per_type(keys: Keys, family: Family, layer_type: str) -> dict[str, Any] | None:
@@ -124,14 +127,16 @@ def scaled_layers(keys: Keys, family: "Family", layer_type: str) -> dict[str, An
     return options
 
 
-def no_rope_layers(interval_default: int, empty_is_default: bool = False,
+def no_rope_layers(family_type: str, empty_is_default: bool = False,
                    one_per_layer: bool = False) -> Callable[[Keys, int], set[int]]:
     """Layers whose entry of ``no_rope_layers`` is 0 (1: the layer uses RoPE — Llama 4, SmolLM3); by
-    default every ``no_rope_layer_interval``-th layer (4). ``empty_is_default``: an empty list means the
+    default every ``no_rope_layer_interval``-th layer (its class's default: 4; ``family_type``'s class
+    where the config's type has no record). ``empty_is_default``: an empty list means the
     default too (``Llama4TextConfig`` keeps the list only when it is truthy; Llama 4 Scout ships ``[]``).
     ``one_per_layer``: a list longer than the layers is refused (Llama 4's class derives ``layer_types`` from
     it, which ``validate_layer_type`` holds to ``num_hidden_layers``; SmolLM3's reads the first entries)."""
     def layers(keys: Keys, count: int) -> set[int]:
+        interval_default = declared_default(keys.classes(family_type), "no_rope_layer_interval")
         flags = keys.get("no_rope_layers")
         if empty_is_default and flags == []:
             keys.warn("no_rope_layers is [], which transformers reads as its default: every "

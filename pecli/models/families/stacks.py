@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from pecli.errors import ConfigError
+from pecli.models.class_defaults import declared_default
 from pecli.models.families.keys import HEADS_KEYS, Keys, refuse_unread, text_part
 from pecli.models.families.record import Family
 from pecli.models.families.rope import num_layers, per_layer_rope, rope_options
@@ -48,8 +49,12 @@ def alibi_heads(keys: Keys) -> int:
 def t5_groups(keys: Keys, family: Family) -> list[LayerGroup]:
     """T5 buckets: bidirectional in the encoder, causal in the decoder (the first layer of each stack
     computes the bias; the others reuse it)."""
-    common = {"scheme": "t5", "buckets": keys.get("relative_attention_num_buckets", default=32),
-              "max_distance": keys.get("relative_attention_max_distance", default=128)}
+    classes = keys.classes("t5")
+    common = {"scheme": "t5",
+              "buckets": keys.get("relative_attention_num_buckets",
+                                  default=declared_default(classes, "relative_attention_num_buckets")),
+              "max_distance": keys.get("relative_attention_max_distance",
+                                       default=declared_default(classes, "relative_attention_max_distance"))}
     encoder = keys.first_int("num_layers") or 0
     decoder = keys.first_int("num_decoder_layers") or encoder
     read, defaulted = tuple(keys.read), tuple(keys.defaulted)
