@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping
 
 from pecli.errors import ConfigError
 from pecli.models.plan import PositionPlan
+from pecli.schemes.rope_type import hf_rope_type
 
 #: The longest ``--args`` text and JSON flag value read (a config override is a few hundred characters).
 MAX_FLAG_TEXT = 1 << 20
@@ -276,9 +277,7 @@ def rope_dict(text: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def rope_type(block: Mapping[str, Any] | None) -> str:
     """The block's rope type (``type`` is the older spelling); ``default`` without a block."""
-    if not block:
-        return "default"
-    return str(block.get("rope_type") or block.get("type") or "default")
+    return str(hf_rope_type(block))
 
 
 def attribute(text: Mapping[str, Any], name: str) -> Any:

@@ -216,7 +216,7 @@ class Vllm(ConfigEngine):
                     text.pop(old, None)
                 new = dict(value)
                 if key == "rope_scaling":
-                    new.setdefault("rope_type", new.get("type", "default"))
+                    new.setdefault("rope_type", rope_type(new))
                     theta = overrides.get("rope_theta") if not isinstance(overrides.get("rope_theta"), dict) else None
                     new.setdefault("rope_theta", theta)
                 else:

@@ -31,6 +31,7 @@ import numpy as np
 from pecli.models.blame import ABSENT, Trial, blamed
 from pecli.models.differences import BASE_KEYS, DIM_KEYS, HF_BASE_KEYS, HF_SCALING_KEYS, _key, model_key
 from pecli.models.plan import LayerGroup, PositionPlan
+from pecli.schemes.rope_type import hf_rope_type
 
 #: The keys (after ``{arch}.``) tried, and whether each acts at every position.
 SCALING_SUFFIXES = ("rope.scaling.type", "rope.scaling.factor", "rope.scaling.original_context_length",
@@ -170,7 +171,7 @@ def yarn_rounding_trial(reference: PositionPlan) -> Trial | None:
     YaRN rounds too (no ``truncate: false``): then llama.cpp and the model agree."""
     full = _full_group(reference)
     block = (full.options.get("rope_scaling") or {}) if full is not None else {}
-    if (block.get("rope_type") or block.get("type")) != "yarn" or block.get("truncate", True):
+    if hf_rope_type(block) != "yarn" or block.get("truncate", True):
         return None
     return Trial(YARN_ROUNDING, "rounded", f"{_hf_key(reference, 'rope.scaling.type')}.truncate", False)
 
@@ -182,7 +183,7 @@ def unrounded_where_chosen(plan: PositionPlan, chosen: bool) -> PositionPlan:
     groups = []
     for group in plan.groups:
         block = (group.options or {}).get("rope_scaling") or {}
-        if (block.get("rope_type") or block.get("type")) == "yarn":
+        if hf_rope_type(block) == "yarn":
             group = dataclasses.replace(group, options={**group.options, "rope_scaling": {**block, "truncate": False}})
         groups.append(group)
     return dataclasses.replace(plan, groups=tuple(groups))
@@ -226,7 +227,7 @@ def converted_keys(reference: PositionPlan) -> tuple[dict[str, Any], dict[str, A
     if sliding is not None and float(sliding.options.get("base", base)) != base:
         keys["rope.freq_base_swa"] = float(sliding.options["base"])
     block = dict(options.get("rope_scaling") or {})
-    kind = str(block.get("rope_type") or block.get("type") or "default")
+    kind = str(hf_rope_type(block))
     keys.update({suffix: ABSENT for suffix in SCALING_SUFFIXES})
     tensors: dict[str, Any] = {name: ABSENT for name in TENSORS}
     if reference.model_type in CONVERTER_NONE:

@@ -29,6 +29,7 @@ import numpy as np
 
 from pecli.numbers import integer, number
 from pecli.schemes.rope_scaling import yarn_get_mscale
+from pecli.schemes.rope_type import hf_rope_type
 
 #: The positions at which a position-dependent scale is reported (and the context, when one is given).
 REPORTED_POSITIONS = (1, 8192, 131072)
@@ -129,7 +130,7 @@ def attention_only_keys(model_type: Any, block: dict[str, Any] | None) -> tuple[
 
     if model_type not in SOFTMAX_MSCALE_TYPES or not isinstance(block, dict) or block.get("mscale_all_dim") is None:
         return ()
-    kind = block.get("rope_type") or block.get("type") or "default"
+    kind = hf_rope_type(block)
     record = SCALINGS.get(HF_TYPE_ALIASES.get(kind, kind)) if isinstance(kind, str) else None
     return () if record is not None and "mscale_all_dim" in record.key_names else ("mscale_all_dim",)
 
@@ -138,7 +139,7 @@ def attention_side(model_type: Any, block: dict[str, Any] | None) -> LogitScale:
     """The factor a model's attention module applies because of its RoPE block (not cos/sin's)."""
     block = block or {}
     scale = UNSCALED
-    kind = block.get("rope_type") or block.get("type") or "default"
+    kind = hf_rope_type(block)
     if model_type in SOFTMAX_MSCALE_TYPES and kind != "default" and block.get("mscale_all_dim"):
         scale = scale.times(yarn_get_mscale(float(block["factor"]), float(block["mscale_all_dim"])) ** 2)
     if model_type in BETA_SCALED_TYPES and block.get("llama_4_scaling_beta") is not None:

@@ -50,6 +50,7 @@ import numpy as np
 from pecli.errors import ConfigError
 from pecli.schemes.frequencies import DEFAULT_BASE
 from pecli.models.plan import LayerGroup, PositionPlan
+from pecli.schemes.rope_type import hf_rope_type
 
 #: The flags read, and the type of their value.
 FLAGS = {"--rope-scaling": str, "--rope-scale": float, "--rope-freq-scale": float, "--rope-freq-base": float,
@@ -197,7 +198,7 @@ def converted_rope(block: Mapping[str, Any] | None, *, model_type: Any, base: fl
         here) or a type the converter does not know.
     """
     block = block or {}
-    kind = str(block.get("rope_type") or block.get("type") or "default")
+    kind = str(hf_rope_type(block))
     factor = block.get("factor")
     if model_type == "nemotron":  # NemotronModel: linear by its factor whatever the type, else none
         return TrainedRope("linear", base, 1.0 / float(factor), context, context) if factor else \
@@ -352,7 +353,7 @@ def model_flag_values(group: LayerGroup) -> dict[str, Any]:
     factor and original context, its context); a flag the model has no value for is left out."""
     options = group.options or {}
     block = options.get("rope_scaling") or {}
-    kind = str(block.get("rope_type") or block.get("type") or "default")
+    kind = str(hf_rope_type(block))
     own: dict[str, Any] = {"--rope-freq-base": float(options.get("base", DEFAULT_BASE))}
     if options.get("max_position_embeddings"):
         own["--ctx-size"] = int(options["max_position_embeddings"])

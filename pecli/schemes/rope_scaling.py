@@ -70,6 +70,7 @@ from pecli.errors import ConfigError
 from pecli.numbers import integer, number
 from pecli.params import Parameter, base_type, excerpt, type_word
 from pecli.schemes.frequencies import geometric_inv_freq
+from pecli.schemes.rope_type import TYPE_KEYS, hf_rope_type, rope_type_key
 
 __all__ = [
     "SCALINGS",
@@ -445,9 +446,9 @@ class RopeScaling:
         if not isinstance(block, Mapping):
             raise ConfigError("rope_scaling", f"must be a mapping (dict) or null, got {type(block).__name__}")
         raw = {str(k): v for k, v in block.items() if v is not None}
-        type_key = "rope_type" if "rope_type" in raw or "type" not in raw else "type"
-        type_name = raw.pop(type_key, "default")
-        raw.pop("type", None)
+        type_key, type_name = rope_type_key(raw), hf_rope_type(raw)
+        for key in TYPE_KEYS:
+            raw.pop(key, None)
         if not isinstance(type_name, str):
             raise ConfigError(type_key, f"must be a string, one of {_valid_types_text()}, got {type_name!r}")
         record = scaling_type(type_name, key=type_key)

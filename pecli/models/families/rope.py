@@ -18,6 +18,7 @@ from pecli.models.plan import NOPE, LayerGroup
 from pecli.params import excerpt
 from pecli.schemes.frequencies import DEFAULT_BASE
 from pecli.schemes.rope_scaling import ATTENTION_READ_KEYS
+from pecli.schemes.rope_type import hf_rope_type
 
 #: Scaling types to which HF moves a top-level ``original_max_position_embeddings`` (where it wins).
 TYPES_TAKING_TOP_LEVEL_ORIGINAL = ("llama3", "yarn", "longrope", "su")
@@ -105,7 +106,7 @@ def rope_options(
     top_fraction = keys.get(*family.fraction_keys, default=family.fraction_default)
     fraction = in_block["partial_rotary_factor"] if in_block.get("partial_rotary_factor") is not None else top_fraction
     fraction, warning = effective_fraction(fraction, keys.data.get("model_type"),
-                                           in_block.get("rope_type") or in_block.get("type"), keys.source)
+                                           hf_rope_type(in_block, None), keys.source)
     if warning:
         keys.warn(warning)
     rotary_dim = None if "rotary_dim" in family.ignores else keys.first_int("rotary_dim")
@@ -127,7 +128,7 @@ def rope_options(
     longest = keys.get("max_position_embeddings", "n_positions")
     if longest is not None:
         options["max_position_embeddings"] = longest
-    block_type = in_block.get("rope_type") or in_block.get("type")
+    block_type = hf_rope_type(in_block, None)
     if block_type == "proportional":
         # Gemma 4: the first floor(p · head_dim / 2) pairs of base^(−2i/head_dim) turn, the others stay still —
         # pecli's p-RoPE with rope_fraction p over the whole head; a factor divides them (linear).

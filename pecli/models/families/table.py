@@ -17,6 +17,7 @@ from pecli.models.families.stacks import (
     alibi_groups, falcon_alibi_groups, learned_groups, moonshine_groups, sinusoidal_groups, stack_groups,
     sub_config_stacks, t5_groups, whisper_groups,
 )
+from pecli.schemes.rope_type import hf_rope_type
 
 
 # -- the table ---------------------------------------------------------------------------------------------
@@ -160,7 +161,7 @@ def falcon_family(keys: Keys) -> Family | None:
         # FalconModel builds no rotary module when alibi is true: its config class writes rope_theta and a
         # default block anyway, and the model reads neither.
         block = keys.get("rope_parameters", "rope_scaling") or {}
-        scaled = isinstance(block, dict) and (block.get("rope_type") or block.get("type") or "default") != "default"
+        scaled = isinstance(block, dict) and hf_rope_type(block) != "default"
         given = [key for key in ("rope_theta", "rope_scaling", "rope_parameters")
                  if keys.has(key) and key not in keys.from_class and (key == "rope_theta" or scaled)]
         keys.get("rope_theta")
