@@ -259,12 +259,10 @@ def _target(value: Any, start: ExtensionBase) -> int:
 
 def _scheme_of(config: dict[str, Any], source: str, length: int):
     """The scheme pecli reads from ``config`` (one RoPE setting), at ``length``."""
-    from pecli.schemes.build import build_scheme
     from pecli.models.families.from_config import plan_of
 
     plan = plan_of(config, source)
-    options = dict(next(group for group in plan.groups if group.options is not None).options)
-    return build_scheme(options.pop("scheme"), options, length=length).at_length(length)
+    return next(group for group in plan.groups if group.options is not None).encoding.at_length(length)
 
 
 def _pretrained_inv_freq(config: dict[str, Any], start: ExtensionBase) -> np.ndarray:

@@ -150,8 +150,6 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
         groups with different RoPE settings; its rope parameters are per layer type. (key
         ``train_length``) not a whole number of tokens from 2 up to ``max_position_embeddings``.
     """
-    from pecli.schemes.build import build_scheme
-
     if not isinstance(config, dict):
         raise ConfigError("hf_config", f"expected a config.json mapping, got {type(config).__name__}")
     plan = plan_of_config(config, source)  # its layer counts bounded first
@@ -165,8 +163,7 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
         named = "; ".join(f"{g.name} (layers {g.layers_text()})" for g in groups)
         raise ConfigError("hf_config", f"{source}: its layers use different RoPE settings ({named}); pecli extend "
                           "proposes one change for a model whose RoPE layers share one setting")
-    options = dict(groups[0].options)
-    scheme = build_scheme(options.pop("scheme"), options)
+    scheme = groups[0].encoding
     path = text_path(config)
     text = at_path(config, path)
     form = "rope_parameters" if isinstance(text.get("rope_parameters"), dict) else "rope_scaling"

@@ -1,4 +1,4 @@
-"""Each layer group's scheme built from its options, so that options a scheme would refuse are refused
+"""Each layer group's scheme built (:attr:`~pecli.models.plan.LayerGroup.encoding`), so that options a scheme would refuse are refused
 for the whole plan, by every door that reads a model: the family table while it builds a plan
 (:func:`pecli.models.families.from_config.plan_of`) and :func:`pecli.models.reading.check_plan_schemes` after it.
 """
@@ -9,7 +9,6 @@ from typing import Any
 
 from pecli.errors import ConfigError
 from pecli.schemes import SCHEMES
-from pecli.schemes.build import build_scheme
 
 
 def check_group_schemes(groups: Any, source: str) -> None:
@@ -24,9 +23,8 @@ def check_group_schemes(groups: Any, source: str) -> None:
     for group in groups:
         if group.options is None or SCHEMES[group.options["scheme"]].table_in_checkpoint:
             continue
-        options = dict(group.options)
         try:
-            build_scheme(options.pop("scheme"), options)
+            group.encoding
         except ConfigError as error:
             text = str(error).removeprefix(f"{error.key}: ")
             raise ConfigError(error.key, f"{text} (layer group {group.name} of {source})") from None

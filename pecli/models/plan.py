@@ -13,12 +13,16 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from pecli.errors import ConfigError
 from pecli.models.logit_scale import UNSCALED, LogitScale, SoftmaxScale
 from pecli.notebook import Tabular
 from pecli.numbers import integer, number
+from pecli.schemes.rope_type import hf_rope_type
+
+if TYPE_CHECKING:
+    from pecli.schemes.base import Scheme
 
 #: The name of a group of layers that apply no position encoding.
 NOPE = "nope"
@@ -92,16 +96,40 @@ class LayerGroup:
         return ""
 
     @cached_property
+    def encoding(self) -> Scheme | None:
+        """The group's scheme, built once from :attr:`options` (a RoPE group's scaling is its
+        ``rope_scaling``: the typed value, its type and keys as the scaling records read them); None for
+        layers without position encoding. Every reader of a group's numbers takes them from here, and
+        the scheme at another length from ``encoding.at_length(T)``.
+
+        Raises
+        ------
+        ConfigError
+            The scheme's refusal of an option (naming its key); the family table raises it, with the
+            group named, before any door reads the group (:mod:`pecli.models.group_schemes`).
+        """
+        if self.options is None:
+            return None
+        from pecli.schemes.build import build_scheme
+
+        options = dict(self.options)
+        return build_scheme(options.pop("scheme"), options)
+
+    def replaced(self, **changes: Any) -> LayerGroup:
+        """The group with ``changes`` to its fields; the scheme already built (:attr:`encoding`) is kept
+        when its options do not change."""
+        changed = dataclasses.replace(self, **changes)
+        if "options" not in changes and "encoding" in self.__dict__:
+            changed.__dict__["encoding"] = self.__dict__["encoding"]
+        return changed
+
+    @cached_property
     def logit_scale(self) -> LogitScale:
         """By how much the model multiplies q·k/√d beyond cos and sin: the rotary attention factor
         squared (it multiplies cos and sin, so q and k both carry it) times :attr:`attention_scale`."""
         if self.options is None or self.options.get("scheme") not in ("rope", "mrope"):
             return self.attention_scale
-        from pecli.schemes.build import build_scheme
-
-        options = dict(self.options)
-        scheme = build_scheme(options.pop("scheme"), options)
-        return self.attention_scale.times(float(getattr(scheme, "attention_scaling", 1.0)) ** 2)
+        return self.attention_scale.times(float(getattr(self.encoding, "attention_scaling", 1.0)) ** 2)
 
     @property
     def context(self) -> int | None:
@@ -111,7 +139,7 @@ class LayerGroup:
         block = options.get("rope_scaling") or {}
         longest = options.get("max_position_embeddings")
         factor, original = block.get("factor"), block.get("original_max_position_embeddings")
-        kind = block.get("rope_type") or block.get("type")
+        kind = hf_rope_type(block, None)
         if kind in ("yarn", "llama3", "longrope") and factor and original:
             return max(int(round(float(factor) * float(original))), int(longest or 0))
         return int(longest) if longest else None
@@ -188,7 +216,7 @@ class PositionPlan(Tabular):
         if layer is not None and group is not None and chosen is not self.group_named(group):
             raise ConfigError("layer_group", f"layer {layer} is in group {chosen.name!r}, not {group!r} (--layer and --layer-group disagree)")
         if layer is not None:
-            chosen = dataclasses.replace(chosen, layers=(layer,))
+            chosen = chosen.replaced(layers=(layer,))
         return PositionPlan(self.source, self.model_type, self.family, self.num_layers, (chosen,), self.warnings,
                             self.defaults_from)
 

@@ -7,19 +7,16 @@ from typing import Any
 import numpy as np
 
 from pecli.models.plan import LayerGroup
+from pecli.schemes.rope_type import hf_rope_type
 from pecli.models.differences import (
     ATTENTION_KEYS, BASE_KEYS, CONTEXT_KEYS, DIM_KEYS, LAYOUT_KEYS, RELATIVE, SCALING_KEYS, Difference, _key,
 )
 
 
 def scheme_of(group: LayerGroup, context: int | None = None) -> Any:
-    """The rope scheme of a group's options, at the current sequence length ``context`` (None: its own)."""
-    from pecli.schemes.build import DEFAULT_LENGTH, build_scheme
-
-    options = {k: v for k, v in group.options.items() if k != "scheme"}
-    if context is not None:
-        options["context"] = context
-    return build_scheme(group.options["scheme"], options, length=context or DEFAULT_LENGTH)
+    """The group's rope scheme (:attr:`LayerGroup.encoding`), at the current sequence length ``context``
+    (None: its own)."""
+    return group.encoding if context is None else group.encoding.at_length(context)
 
 
 def rope_differences(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Difference]:
@@ -118,7 +115,7 @@ def _scaling_key(group: LayerGroup, pattern: Any) -> str:
 def scaling_text(options: dict[str, Any]) -> str:
     """A group's scaling in words: ``llama3 ×8 from 8,192``, ``none``, ``per-pair frequencies``."""
     block = options.get("rope_scaling") or {}
-    kind = block.get("rope_type") or block.get("type") or "none"
+    kind = hf_rope_type(block, "none")
     words = "per-pair frequencies" if options.get("inv_freq") is not None else ""
     if kind in ("none", "default"):
         return words or "none"

@@ -4,7 +4,6 @@ defaults filled in, the family found, its groups read, and what each group's att
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from pecli.errors import ConfigError
@@ -65,8 +64,8 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
                       "read it: neither does pecli")
     check_group_schemes(groups, source)  # the options each scheme refuses, before anything reads them
     softmax = softmax_scale(keys.data, text_type or model_type)
-    groups = [dataclasses.replace(group, attention_scale=group_attention(keys, family, text_type or model_type, group),
-                                  window=group_window(keys, group), softmax=softmax) for group in groups]
+    groups = [group.replaced(attention_scale=group_attention(keys, family, text_type or model_type, group),
+                              window=group_window(keys, group), softmax=softmax) for group in groups]
     refuse_unread(keys, groups, model_type)
     if family is GENERIC:
         used = ", ".join(dict.fromkeys(k for g in groups for k in g.keys_read)) or "none"
