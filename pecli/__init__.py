@@ -182,8 +182,9 @@ def model_scheme(config: str | dict[str, Any], *, layer: int | None = None, grou
     from pecli.models.reading import group_options
 
     plan = model_plan(config).select(layer, group)
-    options = group_options(plan, one_group(plan))
-    return build_scheme(options.pop("scheme"), options, length=length)
+    chosen = one_group(plan)
+    group_options(plan, chosen)  # a table whose values are in the checkpoint is refused here
+    return chosen.encoding.at_length(length)
 
 
 def build_scheme(name: Any, params: dict[str, Any] | None = None, *, length: int = 512):

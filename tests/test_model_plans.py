@@ -305,3 +305,23 @@ def test_gptj_and_codegen_turn_at_base_10000_whatever_rope_theta_says(model_type
     (group,) = plan.groups
     assert group.options["base"] == 10000.0 and "rope_scaling" not in group.options
     assert any("rope_theta" in w and "does not read it" in w for w in plan.warnings)
+
+
+def test_a_group_holds_its_scheme_built_once_with_its_typed_scaling():
+    """Llama 3.1's block (rope_type llama3, factor 8, low 1, high 4, original 8192) is the group's scaling as
+    the scaling record reads it; the scheme is built once and kept when the plan is narrowed to a layer.
+    θ_0 = 1 and the last pair's θ = 500000^(−126/128) ≈ 2.47e-6 is past the low-frequency wavelength
+    8192 / 1 = 8192 tokens (2π/θ ≈ 2.5e6), so llama3 divides it by the factor 8."""
+    block = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+             "original_max_position_embeddings": 8192}
+    plan = plan_of({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 2,
+                    "rope_theta": 500000.0, "rope_scaling": block, "max_position_embeddings": 131072}, "llama.json")
+    group = plan.groups[0]
+    scaling = group.encoding.rope_scaling
+    assert scaling.rope_type == "llama3" and scaling.values == {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                                       "original_max_position_embeddings": 8192}
+    assert group.encoding.inv_freq[0] == 1.0
+    assert math.isclose(group.encoding.inv_freq[-1], 500000.0 ** (-126 / 128) / 8, rel_tol=1e-12)
+    assert plan.select(layer=1).groups[0].encoding is group.encoding
+    nope = plan_of({"model_type": "cohere2"}, "cohere2.json").group_named("nope")  # its full-attention layers
+    assert nope.encoding is None
