@@ -33,6 +33,7 @@ from typing import Any
 
 from pecli.errors import ConfigError
 from pecli.models.limits import MAX_LAYERS
+from pecli.schemes.rope_type import hf_rope_type
 
 #: The key under which a level of a filled config lists the keys its class's defaults supplied.
 FILLED = "_pecli_class_defaults"
@@ -209,7 +210,7 @@ def _default_rope_block(data: dict[str, Any], record: dict[str, Any]) -> list[st
         return []
     filled = []
     scaling = {k: v for k, v in block.items() if k not in ("rope_theta", "partial_rotary_factor")}
-    if "rope_parameters" not in data and "rope_scaling" not in data and scaling.get("rope_type", "default") != "default":
+    if "rope_parameters" not in data and "rope_scaling" not in data and hf_rope_type(scaling) != "default":
         data["rope_parameters"] = scaling
         filled.append("rope_parameters")
     given_block = data.get("rope_parameters") or data.get("rope_scaling") or {}
