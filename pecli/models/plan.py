@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -26,6 +27,51 @@ if TYPE_CHECKING:
 
 #: The name of a group of layers that apply no position encoding.
 NOPE = "nope"
+
+
+class Origin(str, Enum):
+    """Where the value of a group's setting came from."""
+
+    #: A key of the config file.
+    CONFIG = "config key"
+    #: The default of the model type's config class (:mod:`pecli.models.class_defaults`), for a key the file
+    #: leaves out.
+    CLASS_DEFAULT = "class default"
+    #: The reader's default where neither the file nor the class gives one (transformers' base 10000).
+    DEFAULT = "default"
+    #: The model's code, whatever the config says (the family's layout, GPT-J's base).
+    MODEL_CODE = "model code"
+    #: A key of a GGUF file's metadata.
+    GGUF = "GGUF key"
+    #: A flag of an engine's command line.
+    ENGINE_FLAG = "engine flag"
+    #: A value the user gave over the model's.
+    USER = "user override"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One key a group's setting was read from: ``base`` ← ``rope_theta`` (config key)."""
+
+    #: The scheme option it sets (``dim``, ``base``, ``partial_rotary_factor``, ``rope_scaling``, …).
+    setting: str
+    #: The key, flag or field that gave it, as the group's ``keys_read`` names it.
+    key: str
+    origin: Origin
+    #: The option's value it gave (its ``repr``), so that a group whose options were changed afterwards
+    #: (an engine's rule, a trial) claims no source for a value it no longer has (:func:`stamped`).
+    value: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.setting} ← {self.key} ({self.origin.value})"
+
+
+def stamped(sources: tuple[Source, ...] | list[Source], options: Mapping[str, Any] | None) -> tuple[Source, ...]:
+    """The sources of the settings ``options`` has, each with the value it gave."""
+    if options is None:
+        return ()
+    return tuple(dict.fromkeys(dataclasses.replace(source, value=repr(options[source.setting]))
+                               for source in sources if source.setting in options))
 
 
 @dataclass(frozen=True)
@@ -60,6 +106,9 @@ class LayerGroup:
     softmax : SoftmaxScale or None
         The factor the attention module puts on q·kᵀ before the softmax, without the position part
         (None: a plan not read from a config.json, a GGUF file's).
+    sources : tuple of Source
+        Per setting of :attr:`options`, the keys it was read from and their :class:`Origin` (the family
+        table fills them; a plan read otherwise may leave them empty): :meth:`sources_of`.
     """
 
     name: str
@@ -72,6 +121,15 @@ class LayerGroup:
     window: tuple[str, int] | None = None
     windowed_layers: tuple[int, ...] = ()
     softmax: SoftmaxScale | None = None
+    sources: tuple[Source, ...] = field(default=(), compare=False)
+
+    def sources_of(self, setting: str) -> tuple[Source, ...]:
+        """Where setting ``setting`` of the group came from: the keys it was read from, with their origin
+        (empty: not recorded, or the setting changed since it was read)."""
+        if self.options is None or setting not in self.options:
+            return ()
+        value = repr(self.options[setting])
+        return tuple(source for source in self.sources if source.setting == setting and source.value == value)
 
     @property
     def windowed(self) -> bool:

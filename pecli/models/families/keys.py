@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping
 
 from pecli.errors import ConfigError
 from pecli.models.class_defaults import FILLED, MOVED, UNDERIVED
-from pecli.models.plan import LayerGroup
+from pecli.models.plan import LayerGroup, Origin, Source
 from pecli.numbers import integer, number
 from pecli.params import excerpt
 
@@ -30,7 +30,8 @@ class Keys:
     """A config's keys, read through one door that remembers which were read and which defaulted.
 
     Reads inside :meth:`scoped` belong to that scope (one layer type's encoding); reads outside it are
-    the model's and belong to every group.
+    the model's and belong to every group. Reads inside :meth:`traced` are the sources of one setting,
+    each with its :class:`~pecli.models.plan.Origin` (the file, its class's defaults, the reader's default).
     """
 
     def __init__(self, data: Mapping[str, Any], source: str) -> None:
@@ -47,7 +48,10 @@ class Keys:
         #: Every key any scope read, whether or not its group kept it (a scheme drafted for layers that
         #: turned out to have none).
         self.consulted: set[str] = set()
-        self._scope: tuple[list[str], list[str]] | None = None
+        #: Where each setting read outside a scope came from (:meth:`traced`).
+        self.sources: list[Source] = []
+        self._scope: tuple[list[str], list[str], list[Source]] | None = None
+        self._hearing: list[tuple[str, Origin]] | None = None
 
     def classes(self, family_type: str) -> tuple[Any, str]:
         """Whose config-class defaults a family's rule takes: this level's model type, else ``family_type``
@@ -64,20 +68,24 @@ class Keys:
 
     def get(self, *names: str, default: Any = None, record_default: bool = True) -> Any:
         """The first of ``names`` present (not null); else ``default``, noted as defaulted."""
-        read, defaulted = self._scope or (self.read, self.defaulted)
+        read, defaulted = (self._scope or (self.read, self.defaulted))[:2]
         for name in names:
             if self.data.get(name) is not None:
                 if name in self.from_class:
                     self.note_default(name, self.data[name])
                 elif name == "rope_parameters" and self.moved:
                     read.extend(key for key in self.moved if key not in read)
-                elif name not in read:
-                    read.append(name)
+                    self.heard(self.moved, Origin.CONFIG)
+                else:
+                    if name not in read:
+                        read.append(name)
+                    self.heard((name,), Origin.CONFIG)
                 return self.data[name]
         if default is not None and record_default:
             text = f"{names[0]}={default:g}" if isinstance(default, float) else f"{names[0]}={default}"
             if text not in defaulted:
                 defaulted.append(text)
+            self.heard(names[:1], Origin.DEFAULT)
         return default
 
     def note_default(self, name: str, value: Any) -> None:
@@ -88,6 +96,42 @@ class Keys:
         text = f"{name}={shown}"
         if text not in defaulted:
             defaulted.append(text)
+        self.heard((name,), Origin.CLASS_DEFAULT)
+
+    def origin(self, name: str) -> Origin:
+        """Whether key ``name`` (present) is the file's or its class's default."""
+        return Origin.CLASS_DEFAULT if name in self.from_class else Origin.CONFIG
+
+    def heard(self, names: tuple[str, ...] | list[str], origin: Origin) -> None:
+        """Note keys read (or defaulted) for the setting being :meth:`traced`, if any."""
+        if self._hearing is not None:
+            self._hearing.extend((name, origin) for name in names)
+
+    def listened(self, read: Callable[[], Any]) -> tuple[Any, list[tuple[str, Origin]]]:
+        """``read()``'s result and the keys it read, each with its origin, in order."""
+        outer, self._hearing = self._hearing, []
+        try:
+            result = read()
+            heard = self._hearing
+        finally:
+            self._hearing = outer
+        if outer is not None:
+            outer.extend(heard)
+        return result, heard
+
+    def traced(self, setting: str, read: Callable[[], Any]) -> Any:
+        """``read()``'s result, the keys it read becoming the sources of ``setting`` (:meth:`attribute`)."""
+        result, heard = self.listened(read)
+        self.attribute(setting, heard)
+        return result
+
+    def attribute(self, setting: str, heard: list[tuple[str, Origin]] | tuple[tuple[str, Origin], ...]) -> None:
+        """Record that ``setting`` came from each ``(key, origin)`` of ``heard`` (in the current scope)."""
+        sources = self._scope[2] if self._scope is not None else self.sources
+        for key, origin in heard:
+            source = Source(setting, key, origin)
+            if source not in sources:
+                sources.append(source)
 
     def refuse_underived(self, name: str) -> None:
         """Exit 2 when the config lacks ``name`` and its class derives it from keys this config changed."""
@@ -109,16 +153,18 @@ class Keys:
                 return self.positive_int(name)
         return None
 
-    def scoped(self, read: Callable[[], Any]) -> tuple[Any, tuple[str, ...], tuple[str, ...]]:
-        """``read()``'s result, with the keys it read and defaulted besides the model's (for one group)."""
-        outer, self._scope = self._scope, ([], [])
+    def scoped(self, read: Callable[[], Any]) -> tuple[Any, tuple[str, ...], tuple[str, ...], tuple[Source, ...]]:
+        """``read()``'s result, with the keys it read and defaulted besides the model's (for one group), and
+        the sources of its settings."""
+        outer, self._scope = self._scope, ([], [], [])
         try:
             result = read()
             scope = self._scope
         finally:
             self._scope = outer
         self.consulted.update(scope[0])
-        return result, self.keys(scope[0]), tuple(dict.fromkeys(self.defaulted + scope[1]))
+        return (result, self.keys(scope[0]), tuple(dict.fromkeys(self.defaulted + scope[1])),
+                tuple(dict.fromkeys(self.sources + scope[2])))
 
     def overlaid(self, overrides: str, read: Callable[[], Any]) -> Any:
         """``read()`` with the keys of one layer's ``per_layer_config`` entry (JSON text) over the model's."""

@@ -6,19 +6,20 @@ model or of one layer type (:func:`rope_options`), a RoPE model's groups layer b
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from pecli.errors import ConfigError
-from pecli.models.class_defaults import derived_value
+from pecli.models.class_defaults import FILLED, LEGACY_THETA, derived_value
 from pecli.models.families.keys import HEAD_DIM_KEYS, HEADS_KEYS, HIDDEN_KEYS, POSITIONAL_KEY, WINDOW_KEYS, Keys
 from pecli.models.families.record import GENERIC, Family
 from pecli.models.logit_scale import BETA_SCALED_TYPES, attention_only_keys
 from pecli.models.partial import effective_fraction
-from pecli.models.plan import NOPE, LayerGroup
+from pecli.models.plan import NOPE, LayerGroup, Origin, stamped
 from pecli.params import excerpt
 from pecli.schemes.frequencies import DEFAULT_BASE
 from pecli.schemes.rope_scaling import ATTENTION_READ_KEYS
 from pecli.schemes.rope_type import hf_rope_type
+
 
 #: Scaling types to which HF moves a top-level ``original_max_position_embeddings`` (where it wins).
 TYPES_TAKING_TOP_LEVEL_ORIGINAL = ("llama3", "yarn", "longrope", "su")
@@ -80,65 +81,88 @@ def rope_base(keys: Keys, in_block: Mapping[str, Any]) -> Any:
 
 def rope_options(
     keys: Keys, family: Family, block: Mapping[str, Any] | None = None, *, base_key: str | None = None,
-    base_default: float = DEFAULT_BASE,
+    base_default: float = DEFAULT_BASE, block_source: Callable[[str], tuple[str, Origin]] | None = None,
 ) -> dict[str, Any]:
-
-
     """The ``rope`` options of the model, or of one layer type when ``block`` is that type's own block
-    (``{}``: unscaled) and ``base_key`` its own base key.
+    (``{}``: unscaled) and ``base_key`` its own base key; ``block_source(field)`` says which key gave a
+    field of that block, and its origin (by default the model-wide block's key). Each option's sources
+    are recorded (:meth:`Keys.traced`).
 
     ``rope_theta`` (GPT-NeoX: ``rotary_emb_base``; v5: inside ``rope_parameters``; 10000, HF's default,
     when none is given), ``partial_rotary_factor`` (``rotary_pct``; GPT-J: ``rotary_dim`` per head; both
     given must agree), ``max_position_embeddings`` (``n_positions``) and the scaling block, with a
     top-level ``original_max_position_embeddings`` moved into it for the types where HF moves it.
     """
-    dim = head_dim(keys, family)
+    dim = keys.traced("dim", lambda: head_dim(keys, family))
     ignored = block is None and "rope_theta" in family.ignores  # the model's code hard-codes its frequencies
     own_block = (None if ignored else rope_block(keys)) if block is None else dict(block)
     in_block = own_block or {}
+    block_source = block_source or model_block_source(keys)
     options: dict[str, Any] = {"scheme": "rope", "dim": dim, "layout": family.layout}
     interleave = keys.get("rope_interleave")  # DeepSeek-V3 lets a config turn it off (its attention tests its truth)
     if family.layout == "interleaved" and interleave is not None and not interleave:
         options["layout"] = "half"
-    options["base"] = (keys.get(base_key, default=base_default) if base_key is not None  # Gemma 3's rope_local_base_freq
-                       else DEFAULT_BASE if ignored else rope_base(keys, in_block))
+    else:  # the model's code (a model type pecli does not know: its reading's default, half)
+        keys.attribute("layout", [("model_type", Origin.DEFAULT if family is GENERIC else Origin.MODEL_CODE)])
+    if family.layout == "interleaved" and interleave is not None:
+        keys.attribute("layout", [("rope_interleave", keys.origin("rope_interleave"))])
+    if base_key is not None:  # Gemma 3's rope_local_base_freq
+        options["base"] = keys.traced("base", lambda: keys.get(base_key, default=base_default))
+    elif ignored:
+        options["base"] = DEFAULT_BASE
+        keys.attribute("base", [("model_type", Origin.MODEL_CODE)])
+    elif in_block.get("rope_theta") is not None:  # the block's own base wins over a top-level key
+        options["base"] = rope_base(keys, in_block)
+        keys.attribute("base", [block_source("rope_theta")])
+    else:
+        options["base"] = keys.traced("base", lambda: rope_base(keys, in_block))
     warn_small_base(keys, options["base"])
-    top_fraction = keys.get(*family.fraction_keys, default=family.fraction_default)
+    top_fraction, fraction_heard = keys.listened(lambda: keys.get(*family.fraction_keys, default=family.fraction_default))
+    if in_block.get("partial_rotary_factor") is not None:
+        fraction_heard = [block_source("partial_rotary_factor")]
     fraction = in_block["partial_rotary_factor"] if in_block.get("partial_rotary_factor") is not None else top_fraction
     fraction, warning = effective_fraction(fraction, keys.data.get("model_type"),
                                            hf_rope_type(in_block, None), keys.source)
     if warning:
         keys.warn(warning)
-    rotary_dim = None if "rotary_dim" in family.ignores else keys.first_int("rotary_dim")
+    rotary_dim, rotary_heard = keys.listened(lambda: None if "rotary_dim" in family.ignores else keys.first_int("rotary_dim"))
     if fraction is not None and rotary_dim is not None and abs(float(fraction) * dim - rotary_dim) > 1e-9:
         raise ConfigError("partial_rotary_factor", f"{fraction} × head_dim {dim} disagrees with rotary_dim {rotary_dim} in {keys.source}")
     valid = isinstance(fraction, (int, float)) and not isinstance(fraction, bool) and 0 < fraction <= 1
     if valid and any(keys.has(k) for k in family.head_dim_keys):  # else the scheme refuses it, naming it
         # MLA: HF's rotary module turns int(head_dim × factor) components, all of them in q_pe, whose
         # width the family key gives (dots.llm3: head_dim 256 × 0.25 = qk_rope_head_dim 64).
-        rotary = int(head_dim(keys, GENERIC) * float(fraction))
+        whole, heard = keys.listened(lambda: head_dim(keys, GENERIC))
+        fraction_heard = [*fraction_heard, *heard]
+        rotary = int(whole * float(fraction))
         if rotary > dim:
             raise ConfigError("partial_rotary_factor", f"{fraction} × head_dim gives {rotary} rotated components, more than "
                               f"the {dim} of {family.head_dim_keys[0]} in {keys.source}")
         fraction = None if rotary == dim else rotary / dim
     if fraction is not None:
         options["partial_rotary_factor"] = fraction
+        keys.attribute("partial_rotary_factor", fraction_heard)
     elif rotary_dim is not None:
         options["partial_rotary_factor"] = rotary_dim / dim
-    longest = keys.get("max_position_embeddings", "n_positions")
+        keys.attribute("partial_rotary_factor", rotary_heard)
+    longest, heard = keys.listened(lambda: keys.get("max_position_embeddings", "n_positions"))
     if longest is not None:
         options["max_position_embeddings"] = longest
+        keys.attribute("max_position_embeddings", heard)
     block_type = hf_rope_type(in_block, None)
     if block_type == "proportional":
         # Gemma 4: the first floor(p · head_dim / 2) pairs of base^(−2i/head_dim) turn, the others stay still —
         # pecli's p-RoPE with rope_fraction p over the whole head; a factor divides them (linear).
         fraction = in_block.get("partial_rotary_factor")
         options["rope_fraction"] = 1.0 if fraction is None else fraction
+        keys.attribute("rope_fraction", [block_source("partial_rotary_factor" if fraction is not None else "rope_type")])
         options.pop("partial_rotary_factor", None)
         factor = in_block.get("factor")
         own_block = {"rope_type": "linear", "factor": factor} if factor not in (None, 1, 1.0) else {}
+    original_heard: list[tuple[str, Origin]] = []
     if keys.has("original_max_position_embeddings") and block_type in TYPES_TAKING_TOP_LEVEL_ORIGINAL:
-        own_block = {**in_block, "original_max_position_embeddings": keys.get("original_max_position_embeddings")}
+        original, original_heard = keys.listened(lambda: keys.get("original_max_position_embeddings"))
+        own_block = {**in_block, "original_max_position_embeddings": original}
     if in_block.get("llama_4_scaling_beta") is not None and keys.data.get("model_type") not in BETA_SCALED_TYPES:
         keys.warn(f"llama_4_scaling_beta {in_block['llama_4_scaling_beta']}: transformers scales the queries by "
                   "1 + β·ln(1 + ⌊p / original_max_position_embeddings⌋) in its attention, not in cos and sin; "
@@ -147,6 +171,7 @@ def rope_options(
     # max_position_embeddings there is the model's (transformers 5 copies it in).
     if "max_position_embeddings" not in options and in_block.get("max_position_embeddings") is not None:
         options["max_position_embeddings"] = in_block["max_position_embeddings"]
+        keys.attribute("max_position_embeddings", [block_source("max_position_embeddings")])
     # DeepSeek's mscale_all_dim under llama3, dynamic, linear, …: its attention's, not its frequencies'
     attention_only = attention_only_keys(keys.data.get("model_type"), own_block)
     scaling = {k: v for k, v in (own_block or {}).items()
@@ -154,7 +179,30 @@ def rope_options(
                             *attention_only)}
     if scaling and scaling != {k: "default" for k in scaling}:  # a block that only says "default" scales nothing
         options["rope_scaling"] = scaling
+        keys.attribute("rope_scaling", [block_source("rope_scaling"), *original_heard])
     return options
+
+
+def model_block_source(keys: Keys) -> Callable[[str], tuple[str, Origin]]:
+    """Which key gave a field of the model-wide RoPE block, and its origin: the block's key
+    (``rope_parameters``, else ``rope_scaling``), the file's or its class's."""
+    key = "rope_parameters" if keys.has("rope_parameters") else "rope_scaling"
+    return lambda field: (key, keys.origin(key))
+
+
+def type_block_source(keys: Keys, layer_type: str) -> Callable[[str], tuple[str, Origin]]:
+    """Which key gave a field of layer type ``layer_type``'s own ``rope_parameters`` entry: its base the
+    class's default where the class filled it in, a legacy key the class moved into it (Gemma 3's
+    ``rope_local_base_freq``, ``rope_scaling``) under its own name, else ``rope_parameters``."""
+    def source(field: str) -> tuple[str, Origin]:
+        if field == "rope_theta" and f"rope_parameters.{layer_type}.rope_theta" in keys.from_class:
+            return "rope_theta", Origin.CLASS_DEFAULT
+        legacy = LEGACY_THETA.get(layer_type, ()) if field == "rope_theta" else ("rope_scaling",) if field == "rope_scaling" else ()
+        moved = next((key for key in legacy if key in keys.moved), None)
+        if moved is not None:
+            return moved, Origin.CONFIG
+        return "rope_parameters", keys.origin("rope_parameters")
+    return source
 
 
 def warn_small_base(keys: Keys, base: Any) -> None:
@@ -226,7 +274,7 @@ def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
                 return None
             if f"rope_parameters.{layer_type}.rope_theta" in keys.from_class:
                 keys.note_default("rope_theta", nested[layer_type]["rope_theta"])
-            return rope_options(keys, family, nested[layer_type])
+            return rope_options(keys, family, nested[layer_type], block_source=type_block_source(keys, layer_type))
         if types is not None and family.per_type is not None:
             return family.per_type(keys, family, layer_type)
         if types is not None and layer_type in NO_ROPE_TYPES:
@@ -262,16 +310,17 @@ def per_layer_rope(keys: Keys, family: Family) -> list[LayerGroup]:
         if name == NOPE:
             groups.append(LayerGroup(NOPE, tuple(layers), None, keys.keys(), tuple(keys.defaulted)))
             continue
-        options, read, defaulted = drafts[name]
+        options, read, defaulted, sources = drafts[name]
         windowed = tuple(layer for layer in layers if kinds.get(layer, ("",))[0] in WINDOW_KEYS)
         same = next((g for g in groups if g.options == options), None)
         if same is None:
-            groups.append(LayerGroup(name, tuple(layers), options, read, defaulted, family.note, windowed_layers=windowed))
+            groups.append(LayerGroup(name, tuple(layers), options, read, defaulted, family.note, windowed_layers=windowed,
+                                     sources=stamped(sources, options)))
         else:  # two layer types on the same encoding: one group answering to both names
             groups[groups.index(same)] = LayerGroup(
                 f"{same.name}+{name}", tuple(sorted(same.layers + tuple(layers))), options,
                 tuple(dict.fromkeys(same.keys_read + read)), tuple(dict.fromkeys(same.keys_defaulted + defaulted)), family.note,
-                windowed_layers=tuple(sorted(same.windowed_layers + windowed)))
+                windowed_layers=tuple(sorted(same.windowed_layers + windowed)), sources=stamped(same.sources + sources, options))
     return sorted(groups, key=lambda g: g.layers[:1])
 
 
@@ -329,16 +378,27 @@ def mrope_options(keys: Keys, family: Family, block: dict[str, Any], vision: dic
     """The ``mrope`` keys of a Qwen-VL config: head dim, ``rope_theta``, the block's ``mrope_section``
     and ``mrope_interleaved`` (Qwen3-VL), and from ``vision_config`` the ``spatial_merge_size`` and
     ``tokens_per_second``; Qwen2.5-VL numbers a video's frame groups by time."""
-    base = keys.get("rope_theta", default=block.get("rope_theta"), record_default=False)
-    options: dict[str, Any] = {"scheme": "mrope", "dim": head_dim(keys, family),
+    block_source = model_block_source(keys)
+    base, heard = keys.listened(lambda: keys.get("rope_theta", default=block.get("rope_theta"), record_default=False))
+    options: dict[str, Any] = {"scheme": "mrope", "dim": keys.traced("dim", lambda: head_dim(keys, family)),
                                "base": DEFAULT_BASE if base is None else base, "mrope_section": block["mrope_section"]}
+    keys.attribute("base", heard or [block_source("rope_theta") if block.get("rope_theta") is not None
+                                     else ("rope_theta", Origin.DEFAULT)])
+    keys.attribute("mrope_section", [block_source("mrope_section")])
     warn_small_base(keys, options["base"])
     if block.get("mrope_interleaved") is not None:
         options["mrope_interleaved"] = block["mrope_interleaved"]
-    if vision.get("spatial_merge_size") is not None:
-        options["spatial_merge_size"] = vision["spatial_merge_size"]
+        keys.attribute("mrope_interleaved", [block_source("mrope_interleaved")])
+
+    def from_vision(key: str) -> None:
+        if vision.get(key) is not None:
+            options[key] = vision[key]
+            origin = Origin.CLASS_DEFAULT if key in vision.get(FILLED, ()) else Origin.CONFIG
+            keys.attribute(key, [(f"vision_config.{key}", origin)])
+
+    from_vision("spatial_merge_size")
     if model_type in TIMED_VIDEO_MODELS:
         options["temporal"] = "time"
-    if vision.get("tokens_per_second") is not None:
-        options["tokens_per_second"] = vision["tokens_per_second"]
+        keys.attribute("temporal", [("model_type", Origin.MODEL_CODE)])
+    from_vision("tokens_per_second")
     return options

@@ -11,13 +11,14 @@ from pecli.models.class_defaults import declared_default
 from pecli.models.families.keys import HEADS_KEYS, Keys, refuse_unread, text_part
 from pecli.models.families.record import Family
 from pecli.models.families.rope import num_layers, per_layer_rope, rope_options
-from pecli.models.plan import LayerGroup
+from pecli.models.plan import LayerGroup, Origin, Source, stamped
 
 
 # -- families of other schemes ---------------------------------------------------------------------------
 def whole_model(name: str, options: dict[str, Any], keys: Keys, note: str = "") -> LayerGroup:
     count = num_layers(keys)
-    return LayerGroup(name, tuple(range(count)) if count else (), options, tuple(keys.read), tuple(keys.defaulted), note)
+    return LayerGroup(name, tuple(range(count)) if count else (), options, tuple(keys.read), tuple(keys.defaulted), note,
+                      sources=stamped(keys.sources, options))
 
 
 def alibi_groups(keys: Keys, family: Family) -> list[LayerGroup]:
@@ -27,12 +28,14 @@ def alibi_groups(keys: Keys, family: Family) -> list[LayerGroup]:
     if bias_max is not None and bias_max != 8:
         keys.warn(f"attn_config.alibi_bias_max {bias_max}: transformers' MPT does not pass it to its ALiBi, which "
                   "keeps 8 (the paper's slopes); so does pecli")
-    return [whole_model("all", {"scheme": "alibi", "heads": alibi_heads(keys)}, keys, note="slopes as the paper's reference code")]
+    heads = keys.traced("heads", lambda: alibi_heads(keys))
+    return [whole_model("all", {"scheme": "alibi", "heads": heads}, keys, note="slopes as the paper's reference code")]
 
 
 def falcon_alibi_groups(keys: Keys, family: Family) -> list[LayerGroup]:
     """Falcon-RW: ALiBi with its slopes rounded to bfloat16 (``build_alibi_tensor`` forms them so)."""
-    options = {"scheme": "alibi", "heads": alibi_heads(keys), "slope_dtype": "bfloat16"}
+    options = {"scheme": "alibi", "heads": keys.traced("heads", lambda: alibi_heads(keys)), "slope_dtype": "bfloat16"}
+    keys.attribute("slope_dtype", [("model_type", Origin.MODEL_CODE)])
     note = ("Falcon rounds its slopes to bfloat16 (so do these), and multiplies them by positions in bfloat16: "
             "past a distance of 256 its bias is coarser than pecli's")
     keys.warn(note)
@@ -51,24 +54,28 @@ def t5_groups(keys: Keys, family: Family) -> list[LayerGroup]:
     computes the bias; the others reuse it)."""
     classes = keys.classes("t5")
     common = {"scheme": "t5",
-              "buckets": keys.get("relative_attention_num_buckets",
-                                  default=declared_default(classes, "relative_attention_num_buckets")),
-              "max_distance": keys.get("relative_attention_max_distance",
-                                       default=declared_default(classes, "relative_attention_max_distance"))}
+              "buckets": keys.traced("buckets", lambda: keys.get(
+                  "relative_attention_num_buckets", default=declared_default(classes, "relative_attention_num_buckets"))),
+              "max_distance": keys.traced("max_distance", lambda: keys.get(
+                  "relative_attention_max_distance", default=declared_default(classes, "relative_attention_max_distance")))}
+    keys.attribute("bidirectional", [("model_type", Origin.MODEL_CODE)])  # the encoder's, not the decoder's
     encoder = keys.first_int("num_layers") or 0
     decoder = keys.first_int("num_decoder_layers") or encoder
-    read, defaulted = tuple(keys.read), tuple(keys.defaulted)
+    read, defaulted, sources = tuple(keys.read), tuple(keys.defaulted), tuple(keys.sources)
     return [LayerGroup("encoder", tuple(range(encoder)), {**common, "bidirectional": True}, read, defaulted,
-                       "encoder stack: keys on both sides"),
+                       "encoder stack: keys on both sides", sources=stamped(sources, {**common, "bidirectional": True})),
             LayerGroup("decoder", tuple(range(decoder)), {**common, "bidirectional": False}, read, defaulted,
-                       "decoder stack: causal buckets")]
+                       "decoder stack: causal buckets", sources=stamped(sources, {**common, "bidirectional": False}))]
 
 
 def sinusoidal_groups(spacing: str, note: str = "") -> Callable[[Keys, "Family"], list[LayerGroup]]:
     """A fixed sinusoidal table, sines then cosines, added to the embeddings of both stacks (Marian,
     Pegasus: ``spacing`` vaswani; fairseq's models: tensor2tensor)."""
     def groups(keys: Keys, family: Family) -> list[LayerGroup]:
-        options = {"scheme": "sinusoidal", "dim": keys.first_int("d_model", "hidden_size"), "layout": "half", "spacing": spacing}
+        options = {"scheme": "sinusoidal", "dim": keys.traced("dim", lambda: keys.first_int("d_model", "hidden_size")),
+                   "layout": "half", "spacing": spacing}
+        keys.attribute("layout", [("model_type", Origin.MODEL_CODE)])
+        keys.attribute("spacing", [("model_type", Origin.MODEL_CODE)])
         return [whole_model("all", options, keys, note=note)]
     return groups
 
@@ -90,7 +97,8 @@ def sub_config_stacks(*stacks: tuple[str, str], layout: str = "half") -> Callabl
             for group in found:
                 name = stack if len(found) == 1 else f"{stack}/{group.name}"
                 out.append(LayerGroup(name, group.layers, group.options, tuple(f"{key}.{k}" for k in group.keys_read),
-                                      tuple(f"{key}.{k}" for k in group.keys_defaulted), group.note))
+                                      tuple(f"{key}.{k}" for k in group.keys_defaulted), group.note,
+                                      sources=tuple(Source(s.setting, f"{key}.{s.key}", s.origin, s.value) for s in group.sources)))
         return out
     return groups
 
@@ -113,21 +121,24 @@ def moonshine_groups(keys: Keys, family: Family) -> list[LayerGroup]:
         options = rope_options(keys, family)
     finally:
         keys.data = data
-    read, defaulted = keys.keys(), tuple(keys.defaulted)
+    read, defaulted, sources = keys.keys(), tuple(keys.defaulted), tuple(keys.sources)
     encoder = keys.first_int("encoder_num_hidden_layers") or 0
     decoder = keys.first_int("decoder_num_hidden_layers") or 0
-    return [LayerGroup("encoder", tuple(range(encoder)), options, read, defaulted, family.note),
-            LayerGroup("decoder", tuple(range(decoder)), options, read, defaulted, family.note)]
+    return [LayerGroup("encoder", tuple(range(encoder)), options, read, defaulted, family.note, sources=stamped(sources, options)),
+            LayerGroup("decoder", tuple(range(decoder)), options, read, defaulted, family.note, sources=stamped(sources, options))]
 
 
 def whisper_groups(keys: Keys, family: Family) -> list[LayerGroup]:
     """Whisper: a fixed table in the encoder (sines then cosines, tensor2tensor spacing), learned
     positions in the decoder."""
-    dim = keys.first_int("d_model")
+    dim = keys.traced("dim", lambda: keys.first_int("d_model"))
+    keys.attribute("layout", [("model_type", Origin.MODEL_CODE)])
+    keys.attribute("spacing", [("model_type", Origin.MODEL_CODE)])
     encoder = keys.first_int("encoder_layers") or 0
     decoder = keys.first_int("decoder_layers") or 0
     return [LayerGroup("encoder", tuple(range(encoder)), {"scheme": "sinusoidal", "dim": dim, "layout": "half", "spacing": "tensor2tensor"},
-                       keys.keys(), tuple(keys.defaulted), "encoder: the sinusoids table (timescale increment ln(10000)/(d/2 − 1))"),
+                       keys.keys(), tuple(keys.defaulted), "encoder: the sinusoids table (timescale increment ln(10000)/(d/2 − 1))",
+                       sources=stamped(keys.sources, {"dim": dim, "layout": "half", "spacing": "tensor2tensor"})),
             LayerGroup("decoder", tuple(range(decoder)), {"scheme": "learned"}, keys.keys(), tuple(keys.defaulted),
                        "decoder: a learned table, from the checkpoint (--weights)")]
 
