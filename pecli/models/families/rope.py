@@ -98,14 +98,7 @@ def rope_options(
     own_block = (None if ignored else rope_block(keys)) if block is None else dict(block)
     in_block = own_block or {}
     block_source = block_source or model_block_source(keys)
-    options: dict[str, Any] = {"scheme": "rope", "dim": dim, "layout": family.layout}
-    interleave = keys.get("rope_interleave")  # DeepSeek-V3 lets a config turn it off (its attention tests its truth)
-    if family.layout == "interleaved" and interleave is not None and not interleave:
-        options["layout"] = "half"
-    else:  # the model's code (a model type pecli does not know: its reading's default, half)
-        keys.attribute("layout", [("model_type", Origin.DEFAULT if family is GENERIC else Origin.MODEL_CODE)])
-    if family.layout == "interleaved" and interleave is not None:
-        keys.attribute("layout", [("rope_interleave", keys.origin("rope_interleave"))])
+    options: dict[str, Any] = {"scheme": "rope", "dim": dim, "layout": rope_layout(keys, family)}
     if base_key is not None:  # Gemma 3's rope_local_base_freq
         options["base"] = keys.traced("base", lambda: keys.get(base_key, default=base_default))
     elif ignored:
@@ -117,34 +110,9 @@ def rope_options(
     else:
         options["base"] = keys.traced("base", lambda: rope_base(keys, in_block))
     warn_small_base(keys, options["base"])
-    top_fraction, fraction_heard = keys.listened(lambda: keys.get(*family.fraction_keys, default=family.fraction_default))
-    if in_block.get("partial_rotary_factor") is not None:
-        fraction_heard = [block_source("partial_rotary_factor")]
-    fraction = in_block["partial_rotary_factor"] if in_block.get("partial_rotary_factor") is not None else top_fraction
-    fraction, warning = effective_fraction(fraction, keys.data.get("model_type"),
-                                           hf_rope_type(in_block, None), keys.source)
-    if warning:
-        keys.warn(warning)
-    rotary_dim, rotary_heard = keys.listened(lambda: None if "rotary_dim" in family.ignores else keys.first_int("rotary_dim"))
-    if fraction is not None and rotary_dim is not None and abs(float(fraction) * dim - rotary_dim) > 1e-9:
-        raise ConfigError("partial_rotary_factor", f"{fraction} × head_dim {dim} disagrees with rotary_dim {rotary_dim} in {keys.source}")
-    valid = isinstance(fraction, (int, float)) and not isinstance(fraction, bool) and 0 < fraction <= 1
-    if valid and any(keys.has(k) for k in family.head_dim_keys):  # else the scheme refuses it, naming it
-        # MLA: HF's rotary module turns int(head_dim × factor) components, all of them in q_pe, whose
-        # width the family key gives (dots.llm3: head_dim 256 × 0.25 = qk_rope_head_dim 64).
-        whole, heard = keys.listened(lambda: head_dim(keys, GENERIC))
-        fraction_heard = [*fraction_heard, *heard]
-        rotary = int(whole * float(fraction))
-        if rotary > dim:
-            raise ConfigError("partial_rotary_factor", f"{fraction} × head_dim gives {rotary} rotated components, more than "
-                              f"the {dim} of {family.head_dim_keys[0]} in {keys.source}")
-        fraction = None if rotary == dim else rotary / dim
+    fraction = rotated_fraction(keys, family, dim, in_block, block_source)
     if fraction is not None:
         options["partial_rotary_factor"] = fraction
-        keys.attribute("partial_rotary_factor", fraction_heard)
-    elif rotary_dim is not None:
-        options["partial_rotary_factor"] = rotary_dim / dim
-        keys.attribute("partial_rotary_factor", rotary_heard)
     longest, heard = keys.listened(lambda: keys.get("max_position_embeddings", "n_positions"))
     if longest is not None:
         options["max_position_embeddings"] = longest
@@ -181,6 +149,52 @@ def rope_options(
         options["rope_scaling"] = scaling
         keys.attribute("rope_scaling", [block_source("rope_scaling"), *original_heard])
     return options
+
+
+def rope_layout(keys: Keys, family: Family) -> str:
+    """The family's layout, ``half`` where the config turns DeepSeek's interleaving off (``rope_interleave``:
+    its attention tests the key's truth)."""
+    interleave = keys.get("rope_interleave")
+    if family.layout == "interleaved" and interleave is not None:
+        keys.attribute("layout", [("rope_interleave", keys.origin("rope_interleave"))])
+        if not interleave:
+            return "half"
+    # the model's code (a model type pecli does not know: its reading's default, half)
+    keys.attribute("layout", [("model_type", Origin.DEFAULT if family is GENERIC else Origin.MODEL_CODE)])
+    return family.layout
+
+
+def rotated_fraction(keys: Keys, family: Family, dim: int, in_block: Mapping[str, Any],
+                     block_source: Callable[[str], tuple[str, Origin]]) -> Any:
+    """The ``partial_rotary_factor`` option (None: the whole head): the block's, else the family's keys
+    (``rotary_pct``; GPT-J: ``rotary_dim`` per head; both given must agree); an MLA head's, as its rotary
+    module turns it, relative to the family's head-dimension key."""
+    top_fraction, heard = keys.listened(lambda: keys.get(*family.fraction_keys, default=family.fraction_default))
+    if in_block.get("partial_rotary_factor") is not None:
+        heard = [block_source("partial_rotary_factor")]
+    fraction = in_block["partial_rotary_factor"] if in_block.get("partial_rotary_factor") is not None else top_fraction
+    fraction, warning = effective_fraction(fraction, keys.data.get("model_type"), hf_rope_type(in_block, None), keys.source)
+    if warning:
+        keys.warn(warning)
+    rotary_dim, rotary_heard = keys.listened(lambda: None if "rotary_dim" in family.ignores else keys.first_int("rotary_dim"))
+    if fraction is not None and rotary_dim is not None and abs(float(fraction) * dim - rotary_dim) > 1e-9:
+        raise ConfigError("partial_rotary_factor", f"{fraction} × head_dim {dim} disagrees with rotary_dim {rotary_dim} in {keys.source}")
+    valid = isinstance(fraction, (int, float)) and not isinstance(fraction, bool) and 0 < fraction <= 1
+    if valid and any(keys.has(k) for k in family.head_dim_keys):  # else the scheme refuses it, naming it
+        # MLA: HF's rotary module turns int(head_dim × factor) components, all of them in q_pe, whose
+        # width the family key gives (dots.llm3: head_dim 256 × 0.25 = qk_rope_head_dim 64).
+        whole, whole_heard = keys.listened(lambda: head_dim(keys, GENERIC))
+        heard = [*heard, *whole_heard]
+        rotary = int(whole * float(fraction))
+        if rotary > dim:
+            raise ConfigError("partial_rotary_factor", f"{fraction} × head_dim gives {rotary} rotated components, more than "
+                              f"the {dim} of {family.head_dim_keys[0]} in {keys.source}")
+        fraction = None if rotary == dim else rotary / dim
+    if fraction is None and rotary_dim is not None:
+        fraction, heard = rotary_dim / dim, rotary_heard
+    if fraction is not None:
+        keys.attribute("partial_rotary_factor", heard)
+    return fraction
 
 
 def model_block_source(keys: Keys) -> Callable[[str], tuple[str, Origin]]:
