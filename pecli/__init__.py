@@ -38,10 +38,10 @@ _EXPORTS = {
     "CheckOptions": "pecli.analysis.options",
     "PropertyResult": "pecli.analysis.result",
     "run_checks": "pecli.analysis.registry",
-    "spectrum": "pecli.analysis.spectrum",
-    "base_lower_bound": "pecli.analysis.spectrum",
-    "compare": "pecli.analysis.comparison",
-    "Comparison": "pecli.analysis.comparison",
+    "spectrum": "pecli.wavelengths.spectrum",
+    "base_lower_bound": "pecli.wavelengths.spectrum",
+    "compare": "pecli.comparison.table",
+    "Comparison": "pecli.comparison.table",
     "sweep": "pecli.sweeps",
     "VectorEncoding": "pecli.schemes.encoded",
     "RotaryEncoding": "pecli.schemes.encoded",
@@ -136,13 +136,13 @@ def verify(scheme: Any, positions: Any = None, *, max_memory: Any = None, **arra
 
     ``scheme`` is a scheme object (:func:`build_scheme`, :func:`model_scheme`). Each value is held to how
     it is stored (float32, float16, bfloat16), and when the arrays differ each known cause is tested and
-    those that explain them are named. Returns a :class:`~pecli.analysis.verify_report.VerifyReport`:
+    those that explain them are named. Returns a :class:`~pecli.verification.report.VerifyReport`:
     ``match``, the largest error and where, ``diagnosis`` (each with its ``code``: layout, base,
     precision, …); in a notebook it shows as a table.
     """
     import os
 
-    from pecli.analysis.verify import position_ids, verify_arrays
+    from pecli.verification.arrays import position_ids, verify_arrays
     from pecli.io import load_array
     from pecli.memory import memory_budget
     from pecli.schemes import Scheme
@@ -160,11 +160,11 @@ def verify(scheme: Any, positions: Any = None, *, max_memory: Any = None, **arra
 def extension_report(config: Any, target: Any, **options: Any):
     """The RoPE changes that take a model to ``target`` tokens, measured and ranked, as ``pecli extend``:
     ``config`` is the path of a ``config.json`` (or the model's folder) as :func:`model_plan` takes it, or
-    its parsed contents; ``options`` as :func:`pecli.analysis.extension.extension_report`
+    its parsed contents; ``options`` as :func:`pecli.extend.report.extension_report`
     (``train_length``, ``method`` and ``factor``, ``pick``, ``max_bytes``)."""
     import os
 
-    from pecli.analysis.extension import extension_report as report
+    from pecli.extend.report import extension_report as report
 
     if isinstance(config, (str, os.PathLike)):
         from pecli.config_files import read_json

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).parent.parent / "pecli"
-CORE = ("schemes", "analysis", "models", "render")
+CORE = ("schemes", "analysis", "models", "render", "verification", "extend", "wavelengths", "weights", "comparison")
 
 
 def imported(path: Path) -> set[str]:
@@ -32,7 +32,17 @@ def test_the_core_does_not_import_the_pipeline_or_the_command_line(floor):
 
 def test_models_do_not_reach_up_into_the_analyses():
     """``models/`` reads checkpoints and configs; the analyses read models (``analysis/layout.py`` makes
-    the layout check's result from ``models/usage.py``'s measurement), never the other way round."""
+    the layout check's result from ``weights/usage.py``'s measurement), never the other way round."""
     reaching = {str(path.relative_to(PACKAGE)): sorted(n for n in imported(path) if n.startswith("pecli.analysis"))
                 for path in (PACKAGE / "models").rglob("*.py")}
     assert {path: names for path, names in reaching.items() if names} == {}
+
+
+def test_no_package_hides_a_name_of_the_library():
+    """Importing a submodule binds its package on ``pecli``: a package named like a library function
+    (``pecli.verify``, ``pecli.compare``, ``pecli.spectrum``) would replace the function once imported."""
+    import pecli
+
+    packages = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()}
+    modules = {path.stem for path in PACKAGE.glob("*.py")}
+    assert (packages | modules) & (set(pecli._EXPORTS) | {name for name in vars(pecli) if callable(getattr(pecli, name))}) == set()

@@ -246,7 +246,7 @@ class SchemeCommand:
             from_file = load_yaml(config_path) if config_path is not None else {}
             options = merge(from_file, given, parse_sets(sets))
             if options.get("model") is not None:  # a missing local file is said before any network access
-                from pecli.checkpoint import require_local
+                from pecli.weights.checkpoint import require_local
 
                 require_local(options.get("weights"))
             plan = selected_plan(options, {s.name: s for s in self.settings})  # None where the command reads models itself

@@ -51,7 +51,7 @@ def compare(
     128) unless its own entry or config.json sets it. Where a measurement disagrees with a claim of the articles pecli
     comes from, a footnote says so.
     """
-    from pecli.analysis.comparison import compare as run_comparison
+    from pecli.comparison.table import compare as run_comparison
     from pecli.config import group_options, model_plan
     from pecli.render.side_by_side import SIDE_BY_SIDE_DIM, has_dim, one_dim_note
 

@@ -16,7 +16,7 @@ from pecli.cli.options import CONFIG_PANEL, make_option
 from pecli.config import MEMORY_SETTING, Setting, load_yaml, memory_budget, merge
 from pecli.engines import names as engine_names
 from pecli.errors import ConfigError
-from pecli.models.extension import methods
+from pecli.extend.patches import methods
 
 EXTEND_PANEL = "Extend"
 #: What --pick takes besides a method.
@@ -91,7 +91,7 @@ def extend(
                                        inputs=(config, options.get("hf_config")))
         budget = memory_budget(options.get("max_memory"))
         data, source = _config(options)
-        from pecli.analysis.extension import extension_report
+        from pecli.extend.report import extension_report
         from pecli.cli.progress import reporter_for
         from pecli.progress import reporting
 

@@ -65,7 +65,7 @@ def served_at_training(base: Any, keys: dict[str, Any], block: Any, derive: Call
 
 def patched(config: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` with ``patch`` merged in as ``pecli extend`` documents it."""
-    from pecli.models.extension import patched as merge
+    from pecli.extend.patches import patched as merge
 
     return merge(dict(config), dict(patch))
 

@@ -1,6 +1,6 @@
 """Men et al.'s base bounds kept on disk between runs (``pecli wavelengths``, or any caller).
 
-The bound for a context (:func:`pecli.analysis.spectrum.base_lower_bound`) is a search over thousands
+The bound for a context (:func:`pecli.wavelengths.spectrum.base_lower_bound`) is a search over thousands
 of bases: tens of milliseconds for the 512 positions ``pecli wavelengths --scheme rope`` reads by
 default, more than the rest of the run together, and the same figures every time. The first run that
 computes a bound writes it to ``base-bounds.json`` in pecli's cache folder (``$PECLI_CACHE_DIR``, else
@@ -37,7 +37,7 @@ def code_key() -> str:
     """What the bounds depend on: NumPy's version and a checksum (CRC-32) of each module that computes them."""
     import numpy as np
 
-    from pecli.analysis import spectrum
+    from pecli.wavelengths import spectrum
     from pecli.schemes import frequencies
 
     sums = [f"{zlib.crc32(Path(module.__file__).read_bytes()):08x}" for module in (spectrum, frequencies)]
@@ -46,9 +46,9 @@ def code_key() -> str:
 
 @contextlib.contextmanager
 def remembered_bounds() -> Iterator[None]:
-    """Inside, :func:`~pecli.analysis.spectrum.base_lower_bound` knows the bounds of earlier runs; the
+    """Inside, :func:`~pecli.wavelengths.spectrum.base_lower_bound` knows the bounds of earlier runs; the
     ones computed inside are written back for the next run."""
-    from pecli.analysis.spectrum import known_bounds, remember_bounds
+    from pecli.wavelengths.spectrum import known_bounds, remember_bounds
 
     folder = cache_folder()
     if folder is None:
@@ -64,7 +64,7 @@ def remembered_bounds() -> Iterator[None]:
 
 
 def _read(path: Path, key: str) -> list[tuple[tuple[int, int, int, float], Any]]:
-    from pecli.analysis.spectrum import BaseBound
+    from pecli.wavelengths.spectrum import BaseBound
 
     try:
         document = json.loads(path.read_text(encoding="utf-8"))

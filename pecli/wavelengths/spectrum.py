@@ -542,7 +542,7 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 4000, de
     can be missed: failing islands above the lowest window get narrower as L grows (for 32K some are
     under 0.1 % wide), so the verification grid is what bounds the trust in ``every_base_above``.
     None when no base up to 1e30 passes, as for d = 2 where ``B(m) = cos m``. Results are kept per
-    (L, d, resolution) in :data:`KNOWN_BOUNDS` for the process (:mod:`pecli.bound_cache` also keeps them
+    (L, d, resolution) in :data:`KNOWN_BOUNDS` for the process (:mod:`pecli.wavelengths.bound_cache` also keeps them
     on disk between runs: :func:`remember_bounds`).
 
     References
@@ -566,7 +566,7 @@ KNOWN_BOUNDS: dict[tuple[int, int, int, float], BaseBound] = {}
 
 
 def remember_bounds(bounds: Mapping[tuple[int, int, int, float], BaseBound]) -> None:
-    """Bounds an earlier run of the same code computed (kept on disk by :mod:`pecli.bound_cache`), by
+    """Bounds an earlier run of the same code computed (kept on disk by :mod:`pecli.wavelengths.bound_cache`), by
     (context, dim, steps_per_decade, decades_past): :func:`base_lower_bound` answers them without a search."""
     for key, bound in bounds.items():
         KNOWN_BOUNDS.setdefault(key, bound)
