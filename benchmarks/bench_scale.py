@@ -64,7 +64,8 @@ import numpy as np
 
 from pecli.analysis.options import CheckOptions
 from pecli.analysis.registry import ANALYSES, all_names, run_checks
-from pecli.wavelengths.spectrum import base_lower_bound, spectrum
+from pecli.wavelengths.base_bound import base_lower_bound
+from pecli.wavelengths.spectrum import spectrum
 from pecli.config import build_scheme
 
 SCHEMES = ("integer", "binary", "sinusoidal", "learned", "relative", "t5", "alibi", "rope")

@@ -39,7 +39,7 @@ _EXPORTS = {
     "PropertyResult": "pecli.analysis.result",
     "run_checks": "pecli.analysis.registry",
     "spectrum": "pecli.wavelengths.spectrum",
-    "base_lower_bound": "pecli.wavelengths.spectrum",
+    "base_lower_bound": "pecli.wavelengths.base_bound",
     "compare": "pecli.comparison.table",
     "Comparison": "pecli.comparison.table",
     "sweep": "pecli.sweeps",

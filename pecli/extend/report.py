@@ -223,7 +223,7 @@ def _base_bound(start: ExtensionBase, target: int) -> tuple[list[str], float | N
     """Men et al.'s bound for N: the base every larger base passes (the robust one) is the candidate's."""
     if target > BOUND_CONTEXT_LIMIT:
         return [f"Men et al.'s bound is not computed past {BOUND_CONTEXT_LIMIT:,} tokens: no base candidate"], None
-    from pecli.wavelengths.spectrum import base_lower_bound
+    from pecli.wavelengths.base_bound import base_lower_bound
 
     with task("Men et al.'s base bound"):
         bound = base_lower_bound(target, start.dim)
