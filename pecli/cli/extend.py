@@ -166,7 +166,7 @@ def _config(options: dict) -> tuple[dict, str]:
     if (hf_config is None) == (model is None):
         raise ConfigError("hf_config", "give the model: --hf-config FILE or --model ID (one of them)")
     if model is not None:
-        from pecli.models.hub import config_path
+        from pecli.models.sources.hub import config_path
 
         path, source = config_path(str(model)), str(model)
     else:

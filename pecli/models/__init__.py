@@ -1,7 +1,7 @@
 """Real models: their configs read as position plans.
 
 - :mod:`~pecli.models.reading`: a request's model (a config.json, a folder, a model id, a GGUF file) → its plan;
-- :mod:`~pecli.models.hub`: ``--model ORG/NAME[@REVISION]`` → the model's config.json, through the
+- :mod:`~pecli.models.sources.hub`: ``--model ORG/NAME[@REVISION]`` → the model's config.json, through the
   HuggingFace cache (``huggingface_hub``, imported only then).
 
 A checkpoint's weights (safetensors, q/k projections, layout permutations) are :mod:`pecli.weights`'.

@@ -82,7 +82,7 @@ def read_hf_config(path: str, scheme: str | None = None) -> dict[str, Any]:
 
 def model_plan(hf_config: Any, model: Any, scheme: str | None = None, gguf: Any = None) -> PositionPlan:
     """The position plan of a config.json given by path (``hf_config``) or by model id (``model``,
-    resolved through the HuggingFace cache by :func:`pecli.models.hub.config_path`), or of a GGUF file
+    resolved through the HuggingFace cache by :func:`pecli.models.sources.hub.config_path`), or of a GGUF file
     (``gguf``, :func:`pecli.models.gguf.read_gguf_plan`); ``scheme="rope"`` reads a Qwen-VL model as
     1-D RoPE (see :func:`read_plan`)."""
     if gguf is not None:
@@ -94,7 +94,7 @@ def model_plan(hf_config: Any, model: Any, scheme: str | None = None, gguf: Any 
     if model is not None:
         if not isinstance(model, str) or not model.strip():
             raise ConfigError("model", f"expected ORG/NAME[@REVISION], got {excerpt(model)}")
-        from pecli.models.hub import config_path
+        from pecli.models.sources.hub import config_path
 
         path = config_path(model)
         try:
