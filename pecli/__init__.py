@@ -72,32 +72,17 @@ def model_plan(config: Any, *, scheme: Any = None):
     as the command line does (one line naming the key), also when a group's options are ones its scheme
     refuses (every group's scheme is built to see).
     """
-    from pecli.models.reading import check_plan_schemes, model_plan as read_model, plan_of_config, read_plan
+    from pecli.models.reading import check_plan_schemes
+    from pecli.models.sources import read_source, source_of_path
+    from pecli.models.sources.config_json import plan_of_config
 
     scheme = getattr(scheme, "name", scheme)
     if isinstance(config, dict):
         plan = plan_of_config(config, "config", scheme)
-    elif _is_gguf(config):
-        plan = read_model(None, None, gguf=str(config))
     else:
-        plan = read_plan(str(config), scheme)
+        plan = read_source(source_of_path(config), str(config), scheme)
     check_plan_schemes(plan)  # a base of NaN and the like: refused as every command refuses it
     return plan
-
-
-def _is_gguf(path: Any) -> bool:
-    """Whether ``path`` names a GGUF file: its suffix, or its first four bytes (``GGUF``)."""
-    import os
-
-    if isinstance(path, dict) or not isinstance(path, (str, os.PathLike)):
-        return False
-    if str(path).lower().endswith(".gguf"):
-        return True
-    try:
-        with open(path, "rb") as stream:
-            return stream.read(4) == b"GGUF"
-    except OSError:
-        return False
 
 
 def _plan_of(model: Any, argument: str):
@@ -122,8 +107,9 @@ def diff(reference: Any, candidate: Any):
     candidate's side is named ``gguf`` against ``hf``; two configs' ``new`` against ``old``.
     """
     from pecli.models.plan_diff import diff_plans
+    from pecli.models.sources import source_of_path
 
-    gguf = _is_gguf(candidate)
+    gguf = source_of_path(candidate) == "gguf"
     return diff_plans(_plan_of(candidate, "candidate"), _plan_of(reference, "reference"),
                       "gguf" if gguf else "new", "hf" if gguf else "old")
 

@@ -280,7 +280,7 @@ BASES = {
 def test_each_key_with_each_hostile_value_is_refused_or_read():
     from pecli.errors import ConfigError
     from pecli.models.key_types import KIND_OF
-    from pecli.models.reading import plan_of_config
+    from pecli.models.sources.config_json import plan_of_config
 
     keys = sorted(KIND_OF) + ["factor", "beta_fast", "original_max_position_embeddings", "rope_type"]
     for family, base in BASES.items():

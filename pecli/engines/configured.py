@@ -98,7 +98,7 @@ class ConfigEngine(Engine):
             source: str = "config.json") -> EngineRun:
         """What the engine computes for ``config`` under ``args`` (see the module)."""
         from pecli.models.sources.class_defaults import with_class_defaults
-        from pecli.models.reading import plan_of_config
+        from pecli.models.sources.config_json import plan_of_config
 
         flags, given_env = self.parse(args)
         env = {**given_env, **(env or {})}

@@ -82,7 +82,7 @@ def checked(engine: Any, serving: Serving, patch: Mapping[str, Any],
     if config is None or serving.unsupported is not None:
         return serving
     from pecli.models.plan_diff import diff_plans
-    from pecli.models.reading import plan_of_config
+    from pecli.models.sources.config_json import plan_of_config
 
     model = patched(config, patch)
     args = serving.command_line()

@@ -1,8 +1,8 @@
 """Real models: their configs read as position plans.
 
 - :mod:`~pecli.models.reading`: a request's model (a config.json, a folder, a model id, a GGUF file) → its plan;
-- :mod:`~pecli.models.sources.hub`: ``--model ORG/NAME[@REVISION]`` → the model's config.json, through the
-  HuggingFace cache (``huggingface_hub``, imported only then).
+- :mod:`~pecli.models.sources`: the sources a plan is read from, one record and one module each (config.json
+  with its class's defaults, a Hub model id, a GGUF file).
 
 A checkpoint's weights (safetensors, q/k projections, layout permutations) are :mod:`pecli.weights`'.
 

@@ -74,7 +74,7 @@ def base_lower_bound(context: int, dim: int, *, steps_per_decade: int = 4000, de
         raise PecliError(f"base bound needs a positive context and an even dim >= 2, got {context}, {dim}")
     key = (int(context), int(dim), int(steps_per_decade), float(decades_past))
     if key not in KNOWN_BOUNDS:
-        from pecli.analysis.blas import one_blas_thread
+        from pecli.blas import one_blas_thread
 
         with one_blas_thread():  # thousands of (s × d)·(d × n) products: threads only contend
             KNOWN_BOUNDS[key] = search_bound(*key)
