@@ -160,7 +160,7 @@ def _from_file(path: str | None) -> dict:
 
 def _config(options: dict) -> tuple[dict, str]:
     """The model's parsed config.json and how messages name it."""
-    from pecli.config_files import read_json
+    from pecli.models.sources.config_json import read_config
 
     hf_config, model = options.get("hf_config"), options.get("model")
     if (hf_config is None) == (model is None):
@@ -175,10 +175,7 @@ def _config(options: dict) -> tuple[dict, str]:
         from pecli.io import refuse_inputs
 
         refuse_inputs(str(options["out"]), (path,))
-    data = read_json(path, "hf_config")
-    if not isinstance(data, dict):
-        raise ConfigError("hf_config", f"{source} must hold a JSON object")
-    return data, source
+    return read_config(path, source), source
 
 
 #: How the table names the failed conditions (``--json`` has them in full).

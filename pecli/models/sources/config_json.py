@@ -33,12 +33,18 @@ def read_plan(path: str, scheme: str | None = None, source: str | None = None) -
         the family table and the config has no RoPE keys; a dimension is not a positive integer; keys
         that contradict each other (named).
     """
+    return plan_of_config(read_config(path), source or path, scheme)
+
+
+def read_config(path: str, source: str | None = None) -> dict[str, Any]:
+    """The parsed ``config.json`` at ``path``; :class:`ConfigError` (key ``hf_config``) when it cannot be
+    read or is not a JSON object (``source``: how the message names it, default the path)."""
     from pecli.config_files import read_json
 
     data = read_json(path, "hf_config")
     if not isinstance(data, dict):
-        raise ConfigError("hf_config", f"{path} must hold a JSON object")
-    return plan_of_config(data, source or path, scheme)
+        raise ConfigError("hf_config", f"{source or path} must hold a JSON object")
+    return data
 
 
 def plan_of_config(data: dict[str, Any], source: str, scheme: str | None = None) -> PositionPlan:
