@@ -2,7 +2,7 @@
 
 Hub files hold what their authors wrote, often only what differs from the class's defaults (Gemma 3
 27B's ``text_config`` has no ``rope_theta``: 1,000,000 is the class's). pecli fills each missing key from
-``pecli/models/type_defaults.json``, generated from transformers' config classes, and must then give the
+``pecli/models/sources/type_defaults.json``, generated from transformers' config classes, and must then give the
 plan transformers' own modules give (``tests/fixtures/models/rope``: the model's forward pass on its
 default config; ``tests/fixtures/models/hub``: the same on configs as published, both made by
 ``tests/fixtures/models/rope/generate.py``), on three forms of every model type's config:
@@ -220,7 +220,7 @@ def test_the_family_rules_fall_back_on_their_classes_defaults_from_the_table():
     ``Cohere2Config`` every 4th; ``ModernBertConfig`` attends globally every 3rd layer on bases
     ``default_theta = {"global": 160000.0, "local": 10000.0}``; ``Llama4TextConfig``: ``attn_scale`` 0.1,
     ``floor_scale`` 8192, ``no_rope_layer_interval`` 4; ``T5Config``: 32 buckets, max distance 128."""
-    from pecli.models.class_defaults import declared_default, default_base, default_layer_period
+    from pecli.models.sources.class_defaults import declared_default, default_base, default_layer_period
 
     assert [default_layer_period((t,)) for t in ("gemma3_text", "cohere2", "cohere2_moe", "modernbert")] == [6, 4, 4, 3]
     assert default_base(("modernbert",), "global") == 160000.0 and default_base(("modernbert",), "local") == 10000.0

@@ -34,7 +34,7 @@ class Origin(str, Enum):
 
     #: A key of the config file.
     CONFIG = "config key"
-    #: The default of the model type's config class (:mod:`pecli.models.class_defaults`), for a key the file
+    #: The default of the model type's config class (:mod:`pecli.models.sources.class_defaults`), for a key the file
     #: leaves out.
     CLASS_DEFAULT = "class default"
     #: The reader's default where neither the file nor the class gives one (transformers' base 10000).

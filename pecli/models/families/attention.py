@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from pecli.errors import ConfigError
-from pecli.models.class_defaults import declared_default
+from pecli.models.sources.class_defaults import declared_default
 from pecli.models.families.keys import WINDOW_KEYS, Keys
 from pecli.models.families.record import Family
 from pecli.models.logit_scale import UNSCALED, LogitScale, attention_only_keys, attention_side

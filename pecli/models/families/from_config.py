@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from pecli.errors import ConfigError
-from pecli.models.class_defaults import record_of, versions, with_class_defaults
+from pecli.models.sources.class_defaults import record_of, versions, with_class_defaults
 from pecli.models.families.attention import group_attention, group_window
 from pecli.models.families.keys import ROPE_KEYS, Keys, refuse_unread, text_part
 from pecli.models.families.record import GENERIC

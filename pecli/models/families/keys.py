@@ -11,7 +11,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from pecli.errors import ConfigError
-from pecli.models.class_defaults import FILLED, MOVED, UNDERIVED
+from pecli.models.sources.class_defaults import FILLED, MOVED, UNDERIVED
 from pecli.models.plan import LayerGroup, Origin, Source
 from pecli.numbers import integer, number
 from pecli.params import excerpt
@@ -36,7 +36,7 @@ class Keys:
 
     def __init__(self, data: Mapping[str, Any], source: str) -> None:
         self.data, self.source = data, source
-        #: Keys the config class's defaults supplied (:mod:`pecli.models.class_defaults`): read as defaulted.
+        #: Keys the config class's defaults supplied (:mod:`pecli.models.sources.class_defaults`): read as defaulted.
         self.from_class = frozenset(data.get(FILLED, ()))
         #: The file's legacy keys the class moved into ``rope_parameters``: reported under their own names.
         self.moved: tuple[str, ...] = tuple(data.get(MOVED, ()))
@@ -55,7 +55,7 @@ class Keys:
 
     def classes(self, family_type: str) -> tuple[Any, str]:
         """Whose config-class defaults a family's rule takes: this level's model type, else ``family_type``
-        (the family's own class), for :mod:`pecli.models.class_defaults`' readers."""
+        (the family's own class), for :mod:`pecli.models.sources.class_defaults`' readers."""
         return self.data.get("model_type"), family_type
 
     def has(self, key: str) -> bool:

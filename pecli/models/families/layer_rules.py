@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from pecli.errors import ConfigError
-from pecli.models.class_defaults import declared_default, default_base, default_layer_period, derived_value
+from pecli.models.sources.class_defaults import declared_default, default_base, default_layer_period, derived_value
 from pecli.models.families.keys import Keys
 from pecli.models.families.record import GENERIC, Family
 from pecli.models.families.rope import NO_ROPE_TYPES, num_layers, read_layer_types, rope_options

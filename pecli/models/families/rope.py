@@ -9,7 +9,7 @@ import json
 from typing import Any, Callable, Mapping
 
 from pecli.errors import ConfigError
-from pecli.models.class_defaults import FILLED, LEGACY_THETA, derived_value
+from pecli.models.sources.class_defaults import FILLED, LEGACY_THETA, derived_value
 from pecli.models.families.keys import HEAD_DIM_KEYS, HEADS_KEYS, HIDDEN_KEYS, POSITIONAL_KEY, WINDOW_KEYS, Keys
 from pecli.models.families.record import GENERIC, Family
 from pecli.models.logit_scale import BETA_SCALED_TYPES, attention_only_keys

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from pecli.errors import ConfigError
-from pecli.models.class_defaults import declared_default
+from pecli.models.sources.class_defaults import declared_default
 from pecli.models.families.keys import HEADS_KEYS, Keys, refuse_unread, text_part
 from pecli.models.families.record import Family
 from pecli.models.families.rope import num_layers, per_layer_rope, rope_options
