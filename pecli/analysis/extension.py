@@ -53,7 +53,7 @@ from pecli.models.extension import (
 from pecli.models.families import at_path
 from pecli.notebook import Tabular
 from pecli.progress import task
-from pecli.schemes.rope_scaling import yarn_get_mscale
+from pecli.schemes.scaling.yarn import yarn_get_mscale
 from pecli.numbers import number
 
 #: Memory of the row measures: per position, a byte (collided rows) and the bfloat16 codes of up to three
@@ -321,7 +321,7 @@ def _frequency_keys(patch: dict[str, Any], start: ExtensionBase, method: str) ->
     """``patch`` without ``mscale_all_dim`` where only the attention reads it (every type whose record does
     not take the key: all but yarn): the frequencies do not depend on it, :func:`logit_scale` reads it from
     the patch itself."""
-    from pecli.schemes.rope_scaling import extension_types
+    from pecli.schemes.scaling.registry import extension_types
 
     block = _scaling_block(patch, start)
     if not isinstance(block, dict) or "mscale_all_dim" not in block or "mscale_all_dim" in extension_types()[method].key_names:

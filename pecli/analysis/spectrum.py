@@ -20,7 +20,7 @@ from pecli.errors import ConfigError, PecliError
 from pecli.notebook import Tabular
 from pecli.schemes.base import Capability, Scheme, require
 from pecli.schemes.frequencies import geometric_inv_freq
-from pecli.schemes.rope_scaling import dynamic_ntk_base
+from pecli.schemes.scaling.ntk import dynamic_ntk_base
 from pecli.numbers import integer, number
 
 TWO_PI = 2.0 * math.pi
@@ -872,7 +872,7 @@ def dynamic_bases(scheme: Scheme, context: int) -> list[LengthBase]:
 
     Keys cached at one length were rotated with that length's base: the table shows how far apart
     the bases of a prefill and of a later decoding step can be. ``b' = b·(s·L'/L − (s − 1))^(d/(d−2))``
-    (:func:`pecli.schemes.rope_scaling.dynamic_ntk_base`), with the configured base b, the factor s and
+    (:func:`pecli.schemes.scaling.ntk.dynamic_ntk_base`), with the configured base b, the factor s and
     the original length L of the scheme's scaling.
     """
     pairs = scheme.frequency_pairs()

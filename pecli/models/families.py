@@ -30,10 +30,10 @@ from pecli.models.logit_scale import (
 )
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
 from pecli.schemes.frequencies import DEFAULT_BASE
-from pecli.schemes.rope_scaling import ATTENTION_READ_KEYS
+from pecli.schemes.scaling.recipes import ATTENTION_READ_KEYS
 from pecli.numbers import integer, number
 from pecli.params import excerpt
-from pecli.schemes.rope_scaling import LONGEST_CONTEXT
+from pecli.schemes.scaling.keys import LONGEST_CONTEXT
 
 #: Scaling types to which HF moves a top-level ``original_max_position_embeddings`` (where it wins).
 TYPES_TAKING_TOP_LEVEL_ORIGINAL = ("llama3", "yarn", "longrope", "su")
@@ -225,7 +225,7 @@ class Family:
 
 def keys_of_type(kind: Any) -> tuple[str, ...]:
     """The keys a ``rope_scaling`` block of rope type ``kind`` takes (all of them for a type pecli does not know)."""
-    from pecli.schemes.rope_scaling import SCALINGS
+    from pecli.schemes.scaling.registry import SCALINGS
 
     kind = "none" if kind in (None, "default") else kind
     record = SCALINGS.get(kind) if isinstance(kind, str) else None

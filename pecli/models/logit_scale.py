@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from pecli.numbers import integer, number
-from pecli.schemes.rope_scaling import yarn_get_mscale
+from pecli.schemes.scaling.yarn import yarn_get_mscale
 
 #: The positions at which a position-dependent scale is reported (and the context, when one is given).
 REPORTED_POSITIONS = (1, 8192, 131072)
@@ -125,7 +125,7 @@ def attention_only_keys(model_type: Any, block: dict[str, Any] | None) -> tuple[
     ``mscale_all_dim`` in an MLA model's block of any type but yarn (whose frequencies read it too).
     transformers logs them as unrecognised and its attention applies them (``yarn_apply_mscale``), so pecli
     takes them into the logit scale and keeps them out of the frequencies."""
-    from pecli.schemes.rope_scaling import SCALINGS, HF_TYPE_ALIASES
+    from pecli.schemes.scaling.registry import HF_TYPE_ALIASES, SCALINGS
 
     if model_type not in SOFTMAX_MSCALE_TYPES or not isinstance(block, dict) or block.get("mscale_all_dim") is None:
         return ()
