@@ -53,6 +53,7 @@ from pecli.models.extension import (
 from pecli.models.families import at_path
 from pecli.notebook import Tabular
 from pecli.progress import task
+from pecli.schemes.scaling.registry import scaling_type
 from pecli.schemes.scaling.yarn import yarn_get_mscale
 from pecli.numbers import number
 
@@ -244,7 +245,7 @@ def _model_notes(start: ExtensionBase) -> list[str]:
     if left_out:
         notes.append(f"{', '.join(left_out)} left out: the model's code in transformers takes rope_type "
                      f"{' or '.join(start.accepted or ())} only")
-    if start.scaling == "longrope":
+    if scaling_type(start.scaling).per_pair_factors:
         notes.append(f"LongRoPE's factors were searched for {start.served:,} tokens; past it they are used as they are")
     return notes
 

@@ -21,6 +21,7 @@ from pecli.notebook import Tabular
 from pecli.schemes.base import Capability, Scheme, require
 from pecli.schemes.frequencies import geometric_inv_freq
 from pecli.schemes.scaling.ntk import dynamic_ntk_base
+from pecli.schemes.scaling.registry import scaling_type
 from pecli.numbers import integer, number
 
 TWO_PI = 2.0 * math.pi
@@ -772,7 +773,7 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
     original = np.asarray(pairs.original_inv_freq, dtype=np.float64)
     regimes = list(scaled.regimes) if scaled is not None else ["unchanged"] * inv_freq.size
     rotating = pairs.count if pairs.rotating is None else pairs.rotating
-    longrope = scaled is not None and scaled.rope_type == "longrope"
+    longrope = scaled is not None and scaling_type(scaled.rope_type).per_pair_factors
     short = scaled.short_factor if longrope else None
     long = scaled.long_factor if longrope else None
     # Training (T) ran on the frequencies before any context-extension scaling; p-RoPE is architecture.
@@ -861,7 +862,7 @@ def _scaling_facts(scheme: Scheme, context: int) -> dict[str, Any]:
     if scaled.longrope_factors is not None:
         facts["longrope_factors_in_use"] = scaled.longrope_factors
         facts["longrope_switch"] = f"long factors when the context exceeds {scaled.original_context} tokens, short ones up to it"
-    if scaled.rope_type == "dynamic":
+    if scaling_type(scaled.rope_type).grows_base:
         facts["dynamic_base_by_length"] = tuple(dynamic_bases(scheme, context))
     facts["notes"] = tuple(scaled.notes)
     return facts

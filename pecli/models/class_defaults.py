@@ -173,9 +173,11 @@ def _default_rope_block(data: dict[str, Any], record: dict[str, Any]) -> list[st
         return ["rope_parameters"]
     if nested:
         return []
+    from pecli.schemes.scaling.registry import scales
+
     filled = []
     scaling = {k: v for k, v in block.items() if k not in ("rope_theta", "partial_rotary_factor")}
-    if "rope_parameters" not in data and "rope_scaling" not in data and scaling.get("rope_type", "default") != "default":
+    if "rope_parameters" not in data and "rope_scaling" not in data and scales(scaling.get("rope_type"), aliases=False):
         data["rope_parameters"] = scaling
         filled.append("rope_parameters")
     given_block = data.get("rope_parameters") or data.get("rope_scaling") or {}

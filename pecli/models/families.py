@@ -34,9 +34,9 @@ from pecli.schemes.scaling.recipes import ATTENTION_READ_KEYS
 from pecli.numbers import integer, number
 from pecli.params import excerpt
 from pecli.schemes.scaling.keys import LONGEST_CONTEXT
+from pecli.schemes.scaling.registry import find_scaling, scales
+from pecli.schemes.scaling.unscaled import NO_SCALING
 
-#: Scaling types to which HF moves a top-level ``original_max_position_embeddings`` (where it wins).
-TYPES_TAKING_TOP_LEVEL_ORIGINAL = ("llama3", "yarn", "longrope", "su")
 #: Keys whose presence says that a config describes RoPE, whatever its model_type.
 ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "rotary_emb_base", "rotary_pct", "partial_rotary_factor")
 #: Generic spellings of the model width and of the number of heads (DBRX: d_model / n_heads).
@@ -225,10 +225,7 @@ class Family:
 
 def keys_of_type(kind: Any) -> tuple[str, ...]:
     """The keys a ``rope_scaling`` block of rope type ``kind`` takes (all of them for a type pecli does not know)."""
-    from pecli.schemes.scaling.registry import SCALINGS
-
-    kind = "none" if kind in (None, "default") else kind
-    record = SCALINGS.get(kind) if isinstance(kind, str) else None
+    record = find_scaling(kind, aliases=False)
     return tuple(key.name for key in record.keys) if record is not None else ATTENTION_READ_KEYS
 
 
@@ -334,7 +331,8 @@ def rope_options(
         options.pop("partial_rotary_factor", None)
         factor = in_block.get("factor")
         own_block = {"rope_type": "linear", "factor": factor} if factor not in (None, 1, 1.0) else {}
-    if keys.has("original_max_position_embeddings") and block_type in TYPES_TAKING_TOP_LEVEL_ORIGINAL:
+    # HF moves a top-level original_max_position_embeddings into the block of a type that starts from it
+    if keys.has("original_max_position_embeddings") and getattr(find_scaling(block_type), "from_original_length", False):
         own_block = {**in_block, "original_max_position_embeddings": keys.get("original_max_position_embeddings")}
     if in_block.get("llama_4_scaling_beta") is not None and keys.data.get("model_type") not in BETA_SCALED_TYPES:
         keys.warn(f"llama_4_scaling_beta {in_block['llama_4_scaling_beta']}: transformers scales the queries by "
@@ -349,7 +347,7 @@ def rope_options(
     scaling = {k: v for k, v in (own_block or {}).items()
                if k not in ("rope_theta", "partial_rotary_factor", "llama_4_scaling_beta", "max_position_embeddings",
                             *attention_only)}
-    if scaling and scaling != {k: "default" for k in scaling}:  # a block that only says "default" scales nothing
+    if scaling and scaling != {k: NO_SCALING.hf_name for k in scaling}:  # a block that only says "default" scales nothing
         options["rope_scaling"] = scaling
     return options
 
@@ -698,7 +696,7 @@ def qwen_logn(keys: Keys, group: LayerGroup) -> LogitScale:
 def group_attention(keys: Keys, family: Family, model_type: Any, group: LayerGroup) -> LogitScale:
     """The factor the model's attention applies to ``group``'s logits beyond cos and sin."""
     scale = UNSCALED
-    if group.options is not None and group.options.get("scheme") in ("rope", "mrope"):
+    if group.rotary:
         block = dict(group.options.get("rope_scaling") or {})
         raw = keys.data.get("rope_parameters") or keys.data.get("rope_scaling")
         if isinstance(raw, dict) and raw.get("llama_4_scaling_beta") is not None:
@@ -1025,7 +1023,7 @@ def falcon_family(keys: Keys) -> Family | None:
         # FalconModel builds no rotary module when alibi is true: its config class writes rope_theta and a
         # default block anyway, and the model reads neither.
         block = keys.get("rope_parameters", "rope_scaling") or {}
-        scaled = isinstance(block, dict) and (block.get("rope_type") or block.get("type") or "default") != "default"
+        scaled = isinstance(block, dict) and scales(block.get("rope_type") or block.get("type"), aliases=False)
         given = [key for key in ("rope_theta", "rope_scaling", "rope_parameters")
                  if keys.has(key) and key not in keys.from_class and (key == "rope_theta" or scaled)]
         keys.get("rope_theta")

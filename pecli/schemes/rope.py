@@ -236,7 +236,7 @@ class RopeScheme(Scheme):
     @property
     def pretraining_length(self) -> int | None:
         """The pre-training context a scaling starts from (its effective original length), or None."""
-        if self.scaling == "none":
+        if not self.rope_scaling.record.scales:
             return None
         return self.frequencies.original_context
 
@@ -250,7 +250,7 @@ class RopeScheme(Scheme):
         if pretraining is None:
             return None if self.max_position_embeddings is None else "max_position_embeddings"
         original = self.rope_scaling.original_max_position_embeddings
-        if original == pretraining and (self.scaling != "dynamic" or self.max_position_embeddings is None):
+        if original == pretraining and (not self.rope_scaling.record.original_from_model or self.max_position_embeddings is None):
             return "original_max_position_embeddings"
         return "max_position_embeddings"
 
@@ -276,13 +276,13 @@ class RopeScheme(Scheme):
         return FrequencyPairs(
             self.inv_freq, self.original_inv_freq, first, second, False, self.rotated_dim,
             float(self.frequencies.base), self.attention_scaling, self.rotating_pairs,
-            None if self.scaling == "none" else self.frequencies,
+            self.frequencies if self.rope_scaling.record.scales else None,
             magnitudes=None if self.xpos is None else self.xpos_factors,
         )
 
     def without_extension(self) -> RopeScheme:
         """The same rotary embedding without its context-extension scaling: what pre-training saw."""
-        if self.scaling == "none":
+        if not self.rope_scaling.record.scales:
             return self
         return dataclasses.replace(self, rope_scaling=RopeScaling(), max_position_embeddings=None)
 

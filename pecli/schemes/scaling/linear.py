@@ -21,7 +21,7 @@ def _linear(scaling: ScalingValue, model: RopeModel) -> ScaledFrequencies:
 
 LINEAR = ScalingType(
     "linear", "position interpolation: θ_i / s (kaiokendev; Chen et al. 2023)", (FACTOR,), _linear,
-    required=("factor",), on_ladder=True, gguf_name="linear",
+    required=("factor",), on_ladder=True,
     extension=Extension("linear", "linear", "position interpolation (Chen et al. 2023): θ_i / s", "`factor`; N",
                         write_factor, order=4, carries=ATTENTION_READ_KEYS),
 )

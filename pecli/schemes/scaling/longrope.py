@@ -99,7 +99,7 @@ LONGROPE = ScalingType(
     "longrope", "LongRoPE: per-pair factors, short up to L and long past it (Ding et al. 2024; Phi-3)",
     (SHORT_FACTOR, LONG_FACTOR, FACTOR, ATTENTION_FACTOR, ORIGINAL_LENGTH), _longrope,
     required=("short_factor", "long_factor"), validate=_validate_longrope, reads_context=True,
-    from_original_length=True, per_pair_factors=True, gguf_name="longrope",
+    from_original_length=True, per_pair_factors=True,
     extension=Extension("longrope", "longrope", "only for a model that carries LongRoPE factors (Phi-3): its own "
                         "factors", "`factor` s; N", _write_longrope, order=5, carries=ATTENTION_READ_KEYS,
                         reuses=("short_factor", "long_factor")),

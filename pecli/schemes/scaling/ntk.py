@@ -125,6 +125,7 @@ NTK = ScalingType("ntk", "NTK-aware: base · s^(d/(d−2)) (bloc97 2023)", (FACT
 DYNAMIC = ScalingType(
     "dynamic", "dynamic NTK: the base grows with the context past L (emozilla 2023)", (FACTOR, ORIGINAL_LENGTH),
     _dynamic, required=("factor",), validate=_ntk_needs_d_above_2, reads_context=True, grows_base=True,
+    original_from_model=True,
     extension=Extension("dynamic", "dynamic", "dynamic NTK (emozilla 2023): the base grows with the sequence past "
                         "`max_position_embeddings`", "`factor`; `max_position_embeddings` stays L₀ (at N the base "
                         "would not grow)", write_factor, order=2, carries=ATTENTION_READ_KEYS, served="pretraining"),

@@ -229,13 +229,13 @@ class ScalingType:
     from_original_length : bool
         Whether its rule starts from ``original_max_position_embeddings`` L₀ (llama3, yarn, longrope): HF
         moves a top-level ``original_max_position_embeddings`` into its block, and a model with the type
-        serves factor × L₀. Dynamic NTK takes its L from ``max_position_embeddings`` instead.
+        serves factor × L₀.
+    original_from_model : bool
+        Whether its original length L is the model's ``max_position_embeddings`` (HF's dynamic NTK), the
+        block's ``original_max_position_embeddings`` only in its absence.
     per_pair_factors : bool
         Whether the model carries per-pair factors fitted for its target length (LongRoPE): past that
         length they are used as they are.
-    gguf_name : str or None
-        The ``rope.scaling.type`` a GGUF file names it with (llama.cpp's ``LLAMA_ROPE_SCALING_TYPES``:
-        none, linear, yarn, longrope); None for a type GGUF has no name for.
     """
 
     name: str
@@ -253,8 +253,8 @@ class ScalingType:
     on_ladder: bool = False
     grows_base: bool = False
     from_original_length: bool = False
+    original_from_model: bool = False
     per_pair_factors: bool = False
-    gguf_name: str | None = None
 
     def __post_init__(self) -> None:
         if not self.hf_name:

@@ -54,22 +54,28 @@ def scaling_type(name: str, *, key: str = "rope_type") -> ScalingType:
     return record
 
 
-def find_scaling(name: object) -> ScalingType | None:
+def find_scaling(name: object, *, aliases: bool = True) -> ScalingType | None:
     """The record of a ``rope_type`` as a config file or a plan spells it, or None for a type pecli does not know.
 
-    A block without a type (``name`` None) and HF's ``default`` are no scaling (:data:`NO_SCALING`); HF's
-    aliases are accepted (:data:`HF_TYPE_ALIASES`). Where the answer reads a fact of the type, the caller asks
-    the record (``find_scaling(kind).scales``), never the name.
+    A block without a type (``name`` None) is no scaling (:data:`NO_SCALING`); a type is found by its pecli
+    name or its HF spelling (:attr:`ScalingType.hf_name`: ``default``), and with ``aliases`` by HF's other
+    names too (:data:`HF_TYPE_ALIASES`: legacy ``su``, Qwen2-VL's ``mrope``). The caller then asks the record
+    what it needs (``find_scaling(kind).from_original_length``), never the name.
     """
     if name is None:
         return NO_SCALING
-    return SCALINGS.get(HF_TYPE_ALIASES.get(name, name)) if isinstance(name, str) else None
+    if not isinstance(name, str):
+        return None
+    if aliases:
+        name = HF_TYPE_ALIASES.get(name, name)
+    return SCALINGS.get(name) or next((record for record in SCALINGS.values() if record.hf_name == name), None)
 
 
-def gguf_scaling(name: object) -> ScalingType | None:
-    """The record a GGUF file's ``rope.scaling.type`` names (:attr:`ScalingType.gguf_name`), or None."""
-    return next((record for record in SCALINGS.values() if record.gguf_name is not None and record.gguf_name == name),
-                None)
+def scales(name: object, *, aliases: bool = True) -> bool:
+    """Whether the type ``name`` (found as :func:`find_scaling` finds it) changes the frequencies: False for no
+    scaling, True for the others and for a type pecli does not know (never taken for none)."""
+    record = find_scaling(name, aliases=aliases)
+    return record is None or record.scales
 
 
 def scaling_keys() -> dict[str, Parameter]:

@@ -45,7 +45,6 @@ def _no_scaling(scaling: ScalingValue, model: RopeModel) -> ScaledFrequencies:
 
 NO_SCALING = ScalingType(
     "none", "no scaling: θ_i = base^(−2i/d)", (), _no_scaling, hf_name="default", scales=False, on_ladder=True,
-    gguf_name="none",
     extension=Extension("base", "default", "a larger base: every base above it meets Men et al. 2024's bound for N "
                         "(up to 2^21 tokens)", "`rope_theta`, no scaling; N", write_nothing, order=3, raises_base=True),
 )

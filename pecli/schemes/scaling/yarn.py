@@ -216,7 +216,7 @@ def _write_yarn(record: ScalingType, start: ExtensionStart) -> dict[str, Any]:
 YARN = ScalingType(
     "yarn", "YaRN: ramp between θ_i and θ_i / s by rotations in L, attention 0.1 ln s + 1 (Peng et al. 2023)",
     (FACTOR, ORIGINAL_LENGTH, BETA_FAST, BETA_SLOW, MSCALE, MSCALE_ALL_DIM, ATTENTION_FACTOR, TRUNCATE), _yarn,
-    required=("factor",), defaults=YARN_DEFAULTS, validate=_validate_yarn, from_original_length=True, gguf_name="yarn",
+    required=("factor",), defaults=YARN_DEFAULTS, validate=_validate_yarn, from_original_length=True,
     extension=Extension("yarn", "yarn", "YaRN (Peng et al. 2023): ramp between θ_i and θ_i/s, attention factor "
                         "0.1 ln s + 1", "`rope_type`, `factor`, `original_max_position_embeddings` L₀, "
                         "`beta_fast` 32, `beta_slow` 1, `attention_factor`; `max_position_embeddings` N", _write_yarn,
