@@ -331,8 +331,8 @@ def rope_options(
         options.pop("partial_rotary_factor", None)
         factor = in_block.get("factor")
         own_block = {"rope_type": "linear", "factor": factor} if factor not in (None, 1, 1.0) else {}
-    # HF moves a top-level original_max_position_embeddings into the block of a type that starts from it
-    if keys.has("original_max_position_embeddings") and getattr(find_scaling(block_type), "from_original_length", False):
+    record = find_scaling(block_type)  # HF moves a top-level original length into the block of a type that starts from it
+    if keys.has("original_max_position_embeddings") and record is not None and record.from_original_length:
         own_block = {**in_block, "original_max_position_embeddings": keys.get("original_max_position_embeddings")}
     if in_block.get("llama_4_scaling_beta") is not None and keys.data.get("model_type") not in BETA_SCALED_TYPES:
         keys.warn(f"llama_4_scaling_beta {in_block['llama_4_scaling_beta']}: transformers scales the queries by "

@@ -135,10 +135,10 @@ def attention_only_keys(model_type: Any, block: dict[str, Any] | None) -> tuple[
 
 def attention_side(model_type: Any, block: dict[str, Any] | None) -> LogitScale:
     """The factor a model's attention module applies because of its RoPE block (not cos/sin's)."""
-    block = block or {}
-    scale = UNSCALED
     from pecli.schemes.scaling.registry import scales
 
+    block = block or {}
+    scale = UNSCALED
     kind = block.get("rope_type") or block.get("type")
     if model_type in SOFTMAX_MSCALE_TYPES and scales(kind, aliases=False) and block.get("mscale_all_dim"):
         scale = scale.times(yarn_get_mscale(float(block["factor"]), float(block["mscale_all_dim"])) ** 2)

@@ -132,7 +132,8 @@ class LayerGroup:
         """Whether the group's scheme rotates queries and keys (RoPE, M-RoPE)."""
         from pecli.schemes.base import Capability
 
-        return self.scheme_class is not None and self.scheme_class.has(Capability.ROTARY)
+        scheme_class = self.scheme_class
+        return scheme_class is not None and scheme_class.has(Capability.ROTARY)
 
     @property
     def scheme(self) -> str:

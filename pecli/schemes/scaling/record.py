@@ -54,7 +54,6 @@ class ScalingValue(Protocol):
     def __getattr__(self, name: str) -> Any: ...
 
 
-
 @dataclass(frozen=True)
 class RopeModel:
     """What a scaling rule reads besides its own keys: the model's RoPE and lengths.
@@ -203,7 +202,7 @@ class ScalingType:
     required : tuple of str
         Keys that must be given.
     defaults : mapping
-        Values the rule uses for keys not given (see :meth:`RopeScaling.value`).
+        Values the rule uses for keys not given (see :meth:`~pecli.schemes.scaling.value.RopeScaling.value`).
     validate : callable or None
         ``validate(scaling, rotated_dim, max_position_embeddings)``: only the type's own rules across
         keys (the keys themselves are already checked); raises :class:`ConfigError`.
