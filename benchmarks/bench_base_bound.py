@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from pecli.analysis.spectrum import KNOWN_BOUNDS, base_lower_bound
+from pecli.wavelengths.base_bound import KNOWN_BOUNDS, base_lower_bound
 
 #: (context, target seconds, published lower bound of Men et al. 2024 Table 1 for d = 128)
 CASES = [(4096, 1.0, 2.7e4), (32768, 3.0, 6.4e5), (131072, 1.0, 7.8e6), (1 << 20, 10.0, 5.1e8)]

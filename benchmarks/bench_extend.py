@@ -9,7 +9,7 @@ What is measured
 ----------------
 ``command``: the whole ``pecli extend --hf-config sample_configs/hf/meta-llama--llama-3.1-8b.json
 --target N --json`` as a process (start-up included), best of ``--repeat``; the goals are ≤ 5 s at
-1,048,576 and ≤ 30 s at 10,485,760 on two cores. ``library``: :func:`pecli.analysis.extension.extension_report`
+1,048,576 and ≤ 30 s at 10,485,760 on two cores. ``library``: :func:`pecli.extend.report.extension_report`
 in this process. ``reference`` (targets up to ``--reference-up-to``): what the measures replace — for
 every candidate the report measured, ``pecli check distinguishability`` and ``pecli check precision
 --dtype bfloat16`` on the candidate's scheme at N (N × d float64 rows, encoded once per check), timed
@@ -51,8 +51,8 @@ def reference(report, config: dict) -> tuple[float, bool]:
     """The checks at N on every candidate's scheme; whether their answers are the report's."""
     from pecli.analysis.options import CheckOptions
     from pecli.analysis.registry import run_checks
-    from pecli.analysis.extension import _frequency_keys, _scheme_of
-    from pecli.models.extension import patched
+    from pecli.extend.report import _frequency_keys, _scheme_of
+    from pecli.extend.patches import patched
 
     start, same = time.perf_counter(), True
     for candidate in report.candidates:
@@ -74,7 +74,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    from pecli.analysis.extension import extension_report
+    from pecli.extend.report import extension_report
 
     config = json.loads(CONFIG.read_text())
     rows = []

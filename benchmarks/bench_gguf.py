@@ -28,7 +28,7 @@ def best_of(function, repeat: int = 5) -> float:
 def main() -> None:
     from gguf_models import QWEN25_YARN, convert, sparse_gguf
 
-    from pecli.models.reading import read_plan
+    from pecli.models.sources.config_json import read_plan
     from pecli.models.gguf import read_gguf_plan
 
     with tempfile.TemporaryDirectory() as folder:

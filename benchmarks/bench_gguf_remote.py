@@ -48,7 +48,7 @@ def main() -> None:
     from gguf_models import LLAMA31
 
     from pecli.sweeps.gguf_collection import CollectionJob, run_collection
-    from pecli.models.reading import read_plan
+    from pecli.models.sources.config_json import read_plan
     from pecli.sweeps.runners import LocalProcesses, Threads
 
     with tempfile.TemporaryDirectory() as tmp:

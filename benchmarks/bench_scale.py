@@ -17,7 +17,7 @@ schemes that have a ``dim``, their own defaults for binary, t5 and alibi):
   ``--repeat`` runs without tracing, and its peak memory from one further traced run.
 
 Then Men et al.'s ``base_lower_bound(C, d)`` for C = 8192, 131072 and 1,048,576, and
-``pecli.analysis.spectrum.spectrum`` of rope at C = 131072.
+``pecli.wavelengths.spectrum.spectrum`` of rope at C = 131072.
 
 The reference
 -------------
@@ -64,7 +64,8 @@ import numpy as np
 
 from pecli.analysis.options import CheckOptions
 from pecli.analysis.registry import ANALYSES, all_names, run_checks
-from pecli.analysis.spectrum import base_lower_bound, spectrum
+from pecli.wavelengths.base_bound import base_lower_bound
+from pecli.wavelengths.spectrum import spectrum
 from pecli.config import build_scheme
 
 SCHEMES = ("integer", "binary", "sinusoidal", "learned", "relative", "t5", "alibi", "rope")

@@ -11,7 +11,7 @@ time (user + system) beside it, which a busy machine disturbs less. ``encode --h
 into a pipe (plain text) and into a pseudo-terminal 100 columns wide (the styled page a user sees).
 
 ``wavelengths --scheme rope --json`` runs with Men et al.'s bound for its 512 positions kept from the
-untimed run (pecli/bound_cache.py, in a temporary PECLI_CACHE_DIR: a user's second run and later;
+untimed run (pecli/wavelengths/base_bound.py, in a temporary PECLI_CACHE_DIR: a user's second run and later;
 target 1.2×) and with the cache off (``PECLI_CACHE_DIR=``: the bound searched in every run).
 
 ``--help`` is Typer's own page (pecli/cli/help.py sets how it is printed, and keeps Rich's Markdown

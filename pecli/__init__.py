@@ -38,10 +38,10 @@ _EXPORTS = {
     "CheckOptions": "pecli.analysis.options",
     "PropertyResult": "pecli.analysis.result",
     "run_checks": "pecli.analysis.registry",
-    "spectrum": "pecli.analysis.spectrum",
-    "base_lower_bound": "pecli.analysis.spectrum",
-    "compare": "pecli.analysis.comparison",
-    "Comparison": "pecli.analysis.comparison",
+    "spectrum": "pecli.wavelengths.spectrum",
+    "base_lower_bound": "pecli.wavelengths.base_bound",
+    "compare": "pecli.comparison.table",
+    "Comparison": "pecli.comparison.table",
     "sweep": "pecli.sweeps",
     "VectorEncoding": "pecli.schemes.encoded",
     "RotaryEncoding": "pecli.schemes.encoded",
@@ -72,32 +72,17 @@ def model_plan(config: Any, *, scheme: Any = None):
     as the command line does (one line naming the key), also when a group's options are ones its scheme
     refuses (every group's scheme is built to see).
     """
-    from pecli.models.reading import check_plan_schemes, model_plan as read_model, plan_of_config, read_plan
+    from pecli.models.reading import check_plan_schemes
+    from pecli.models.sources import read_source, source_of_path
+    from pecli.models.sources.config_json import plan_of_config
 
     scheme = getattr(scheme, "name", scheme)
     if isinstance(config, dict):
         plan = plan_of_config(config, "config", scheme)
-    elif _is_gguf(config):
-        plan = read_model(None, None, gguf=str(config))
     else:
-        plan = read_plan(str(config), scheme)
+        plan = read_source(source_of_path(config), str(config), scheme)
     check_plan_schemes(plan)  # a base of NaN and the like: refused as every command refuses it
     return plan
-
-
-def _is_gguf(path: Any) -> bool:
-    """Whether ``path`` names a GGUF file: its suffix, or its first four bytes (``GGUF``)."""
-    import os
-
-    if isinstance(path, dict) or not isinstance(path, (str, os.PathLike)):
-        return False
-    if str(path).lower().endswith(".gguf"):
-        return True
-    try:
-        with open(path, "rb") as stream:
-            return stream.read(4) == b"GGUF"
-    except OSError:
-        return False
 
 
 def _plan_of(model: Any, argument: str):
@@ -122,8 +107,9 @@ def diff(reference: Any, candidate: Any):
     candidate's side is named ``gguf`` against ``hf``; two configs' ``new`` against ``old``.
     """
     from pecli.models.plan_diff import diff_plans
+    from pecli.models.sources import source_of_path
 
-    gguf = _is_gguf(candidate)
+    gguf = source_of_path(candidate) == "gguf"
     return diff_plans(_plan_of(candidate, "candidate"), _plan_of(reference, "reference"),
                       "gguf" if gguf else "new", "hf" if gguf else "old")
 
@@ -136,13 +122,13 @@ def verify(scheme: Any, positions: Any = None, *, max_memory: Any = None, **arra
 
     ``scheme`` is a scheme object (:func:`build_scheme`, :func:`model_scheme`). Each value is held to how
     it is stored (float32, float16, bfloat16), and when the arrays differ each known cause is tested and
-    those that explain them are named. Returns a :class:`~pecli.analysis.verify_report.VerifyReport`:
+    those that explain them are named. Returns a :class:`~pecli.verification.report.VerifyReport`:
     ``match``, the largest error and where, ``diagnosis`` (each with its ``code``: layout, base,
     precision, …); in a notebook it shows as a table.
     """
     import os
 
-    from pecli.analysis.verify import position_ids, verify_arrays
+    from pecli.verification.arrays import position_ids, verify_arrays
     from pecli.io import load_array
     from pecli.memory import memory_budget
     from pecli.schemes import Scheme
@@ -160,11 +146,11 @@ def verify(scheme: Any, positions: Any = None, *, max_memory: Any = None, **arra
 def extension_report(config: Any, target: Any, **options: Any):
     """The RoPE changes that take a model to ``target`` tokens, measured and ranked, as ``pecli extend``:
     ``config`` is the path of a ``config.json`` (or the model's folder) as :func:`model_plan` takes it, or
-    its parsed contents; ``options`` as :func:`pecli.analysis.extension.extension_report`
+    its parsed contents; ``options`` as :func:`pecli.extend.report.extension_report`
     (``train_length``, ``method`` and ``factor``, ``pick``, ``max_bytes``)."""
     import os
 
-    from pecli.analysis.extension import extension_report as report
+    from pecli.extend.report import extension_report as report
 
     if isinstance(config, (str, os.PathLike)):
         from pecli.config_files import read_json

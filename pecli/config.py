@@ -26,8 +26,10 @@ from pecli.memory import check_memory, default_memory_budget, memory_budget, par
 from pecli.schemes.build import DEFAULT_LENGTH, accepted_keys, build_scheme, normalize_key, scheme_parameters, variant
 from pecli.schemes.positions import Positions, as_positions, positions_length
 from pecli.models.reading import (  # noqa: F401 (re-exported: the commands read models through the request)
-    LAYER_SETTINGS, MODEL_KEYS, check_plan_schemes, group_options, model_plan, read_hf_config, read_plan, selected_plan,
+    LAYER_SETTINGS, MODEL_KEYS, check_plan_schemes, group_options, model_plan, selected_plan,
 )
+from pecli.models.sources import DEFAULT_SOURCE, SOURCES
+from pecli.models.sources.config_json import read_hf_config, read_plan  # noqa: F401 (re-exported, as above)
 
 if TYPE_CHECKING:
     from pecli.models.plan import LayerGroup, PositionPlan
@@ -343,7 +345,7 @@ def expand_sources(
 
         options = expand_preset(options)
     plan = plan if plan is not None else selected_plan(options, command)
-    model_key = "model" if options.get("model") is not None else "gguf" if options.get("gguf") is not None else "hf_config"
+    model_key = next((key for key in SOURCES if options.get(key) is not None), DEFAULT_SOURCE)
     options = {k: v for k, v in options.items() if k not in MODEL_KEYS or k in command}
     if options.get("scheme") is None:  # absent or null: the default
         options.pop("scheme", None)

@@ -21,7 +21,7 @@ def assert_encoding_close(*, hf_config: Any = None, scheme: Any = None, layer: i
                           group: str | None = None, positions: Any = None, max_memory: Any = None,
                           **arrays: Any) -> None:
     """Raise ``AssertionError`` unless the arrays equal the reference, held as ``pecli verify`` holds
-    them; the message names the causes that explain the difference (see :mod:`pecli.analysis.verify`).
+    them; the message names the causes that explain the difference (see :mod:`pecli.verification.arrays`).
 
     ``arrays`` are given by the names of ``pecli verify``'s options: ``cos`` and ``sin`` or ``inv_freq``
     (rope), ``slopes`` or ``bias`` (alibi), ``table`` (sinusoidal), ``buckets`` (t5). The reference is
@@ -29,7 +29,7 @@ def assert_encoding_close(*, hf_config: Any = None, scheme: Any = None, layer: i
     dict) that ``layer`` or ``group`` selects. ``positions`` are integer position ids (default
     0 … P − 1), below 2^53 (float64 holds every whole number up to it). Arrays whose comparison would
     hold more than ``max_memory`` bytes (``"16G"``; default a quarter of RAM, as on the command line) are
-    refused before any work (:func:`pecli.analysis.verify.memory_needed`: a (P, P) T5 bucket table holds
+    refused before any work (:func:`pecli.verification.arrays.memory_needed`: a (P, P) T5 bucket table holds
     six float64 copies, an (H, L, L) bias ten, even as a broadcast view); cos and sin are compared a block
     of rows at a time within it.
 
@@ -43,7 +43,7 @@ def assert_encoding_close(*, hf_config: Any = None, scheme: Any = None, layer: i
         naming which.
     """
     from pecli import model_scheme
-    from pecli.analysis.verify import verify_arrays
+    from pecli.verification.arrays import verify_arrays
 
     if (scheme is None) == (hf_config is None):
         raise TypeError("give the reference: scheme=… or hf_config=…, one of them")

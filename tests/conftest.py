@@ -50,7 +50,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # No test touches the network: a model id (--model, also from the fuzzer) is looked up in the cache only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-# No test reads the base bounds an earlier run kept (pecli/bound_cache.py) unless it says so: the tests of
+# No test reads the base bounds an earlier run kept (pecli/wavelengths/base_bound.py) unless it says so: the tests of
 # one run share a folder of their own (made by the first process, the others inherit it), so that a bound
 # is searched once per run instead of once per process.
 if "PECLI_CACHE_DIR" not in os.environ:

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from pecli.analysis.spectrum import DecayScan, base_lower_bound, long_term_decay, long_term_decay_holds
+from pecli.wavelengths.base_bound import base_lower_bound
+from pecli.wavelengths.bound_search import DecayScan, long_term_decay, long_term_decay_holds
 
 
 def decay(base: float, dim: int, context: int) -> np.ndarray:

@@ -100,7 +100,7 @@ def test_footnotes_say_what_was_measured_and_what_the_claim_says():
 
 
 def test_no_article_is_called_a_seed():
-    from pecli.analysis.claims import ARTICLES, CLAIMS
+    from pecli.comparison.claims import ARTICLES, CLAIMS
 
     result = run("--length", "64")
     assert "seed 0" not in result.output.lower()

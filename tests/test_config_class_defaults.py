@@ -2,7 +2,7 @@
 
 Hub files hold what their authors wrote, often only what differs from the class's defaults (Gemma 3
 27B's ``text_config`` has no ``rope_theta``: 1,000,000 is the class's). pecli fills each missing key from
-``pecli/models/type_defaults.json``, generated from transformers' config classes, and must then give the
+``pecli/models/sources/type_defaults.json``, generated from transformers' config classes, and must then give the
 plan transformers' own modules give (``tests/fixtures/models/rope``: the model's forward pass on its
 default config; ``tests/fixtures/models/hub``: the same on configs as published, both made by
 ``tests/fixtures/models/rope/generate.py``), on three forms of every model type's config:

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pecli.analysis.extension import Candidate, adjacent_step, cost_of, extension_report, logit_scale, ranked
-from pecli.models.extension import candidate_patches, extension_base, patched, shipped_recipes
+from pecli.extend.report import Candidate, adjacent_step, cost_of, extension_report, logit_scale, ranked
+from pecli.extend.patches import candidate_patches, extension_base, patched, shipped_recipes
 from pecli.models.families import plan_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "extend"

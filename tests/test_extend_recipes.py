@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import pecli.analysis.extension as extension
-from pecli.analysis.extension import extension_report
+import pecli.extend.report as extension
+from pecli.extend.report import extension_report
 from pecli.errors import ConfigError
-from pecli.models.extension import candidate_patches, dropped_keys, extension_base
+from pecli.extend.patches import candidate_patches, dropped_keys, extension_base
 
 FIXTURES = Path(__file__).parent / "fixtures" / "extend"
 DEEPSEEK = json.loads((FIXTURES / "deepseek-v3.json").read_text())["config"]

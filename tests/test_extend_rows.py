@@ -13,7 +13,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from pecli.analysis.extension_rows import BFLOAT16_ANGLE, candidate_offsets, rope_bfloat16_collisions, rope_distinguishability
+from pecli.extend.measures import BFLOAT16_ANGLE, candidate_offsets, rope_bfloat16_collisions, rope_distinguishability
 
 
 def rows(theta: np.ndarray, scale: float, n: int) -> np.ndarray:

@@ -25,7 +25,7 @@ import math
 
 import pytest
 
-from pecli.models.extension import extension_base, method_patch
+from pecli.extend.patches import extension_base, method_patch
 from pecli.engines import engine
 from pecli.engines.llama_cpp import llama_cpp_settings
 from pecli.engines.vllm import vllm_max_len

@@ -1,7 +1,7 @@
 """Hostile input, round four: config reading (``--hf-config``, class defaults, YAML and ``--set``, extend's options).
 
 What transformers does with each file is the reference, read in its own code (transformers 5.24.0 with
-huggingface_hub 2.4.0, the versions of ``pecli/models/type_defaults.json``): its config classes are strict
+huggingface_hub 2.4.0, the versions of ``pecli/models/sources/type_defaults.json``): its config classes are strict
 dataclasses, so ``AutoConfig.from_pretrained`` raises ``StrictDataclassFieldValidationError`` for an int
 field given ``"8192"``, ``[8192]``, ``NaN``, ``8192.5`` or ``true``, for ``sliding_window: true``,
 ``alibi: "false"``, ``text_config: [1]``, ``attn_config: [1]``, a ``list[int]`` holding a bool or a string;
@@ -280,7 +280,7 @@ BASES = {
 def test_each_key_with_each_hostile_value_is_refused_or_read():
     from pecli.errors import ConfigError
     from pecli.models.key_types import KIND_OF
-    from pecli.models.reading import plan_of_config
+    from pecli.models.sources.config_json import plan_of_config
 
     keys = sorted(KIND_OF) + ["factor", "beta_fast", "original_max_position_embeddings", "rope_type"]
     for family, base in BASES.items():

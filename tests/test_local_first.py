@@ -11,7 +11,7 @@ import pytest
     ["plot", "rope-usage", "--weights", "missing.safetensors", "--model", "ORG/NAME", "-o", "u.png"],
 ])
 def test_a_missing_weights_file_is_said_before_the_model_is_looked_up(command, run_main, monkeypatch):
-    from pecli.models import hub
+    from pecli.models.sources import hub
 
     def network(model):
         raise AssertionError(f"looked up {model} before checking the local file")
@@ -31,7 +31,7 @@ def test_an_offline_miss_names_the_cache_it_read(run_main, monkeypatch, tmp_path
 
 
 def test_the_default_cache_is_named_by_its_path(monkeypatch, tmp_path):
-    from pecli.models.hub import cache_path
+    from pecli.models.sources.hub import cache_path
 
     for variable in ("HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
         monkeypatch.delenv(variable, raising=False)

@@ -113,7 +113,7 @@ def test_hub_refusals_say_what_to_do(hub, monkeypatch, error, says):
     from huggingface_hub import utils
 
     from pecli.errors import ConfigError
-    from pecli.models.hub import config_path
+    from pecli.models.sources.hub import config_path
 
     def refuse(*args, **kwargs):
         cls = getattr(utils, error)
@@ -131,7 +131,7 @@ def test_missing_package_names_the_extra(monkeypatch):
     import sys
 
     from pecli.errors import PecliError
-    from pecli.models.hub import config_path
+    from pecli.models.sources.hub import config_path
 
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)
     with pytest.raises(PecliError, match=r"pip install 'pecli\[models\]'"):

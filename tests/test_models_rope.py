@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("safetensors")
 from safetensors.numpy import load_file, save_file  # noqa: E402
 
-from pecli.models.permute import to_half, to_interleaved  # noqa: E402
+from pecli.weights.permute import to_half, to_interleaved  # noqa: E402
 
 HEAD_DIM, HEADS, KV_HEADS, HIDDEN, LAYERS = 8, 4, 2, 32, 2
 PAIRS = HEAD_DIM // 2

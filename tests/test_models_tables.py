@@ -61,7 +61,7 @@ def test_opt_bf16_drops_its_two_offset_rows_and_widens_exactly(tmp_path):
 
 
 def test_bf16_read_from_its_bytes_when_numpy_refuses(tmp_path, monkeypatch):
-    from pecli import checkpoint
+    from pecli.weights import checkpoint
 
     table = ramp_table(6, 2)
     path = tmp_path / "bf.safetensors"
@@ -130,7 +130,7 @@ def test_not_a_safetensors_file_is_one_line(invoke, tmp_path):
 
 
 def test_memory_bound_from_the_header(tmp_path):
-    from pecli.checkpoint import Checkpoint
+    from pecli.weights.checkpoint import Checkpoint
 
     path = tmp_path / "big.safetensors"
     save_file({"wpe.weight": np.zeros((64, 64), np.float32)}, str(path))
@@ -148,7 +148,7 @@ def test_plot_similarity_of_a_checkpoint(invoke, gpt2, tmp_path, unrendered):
 def test_missing_safetensors_names_the_extra(gpt2, monkeypatch):
     import sys
 
-    from pecli.checkpoint import Checkpoint
+    from pecli.weights.checkpoint import Checkpoint
 
     monkeypatch.setitem(sys.modules, "safetensors", None)
     with pytest.raises(PecliError, match=r"pip install 'pecli\[models\]'"):

@@ -581,7 +581,7 @@ def test_verify_draws_where_the_arrays_differ(invoke, tmp_path, unrendered):
                     "--plot", out, "--json")
     assert result.exit_code == 1 and [d["code"] for d in json.loads(result.stdout)["diagnosis"]] == ["layout"]
     assert out.read_bytes() == unrendered
-    from pecli.analysis.verify_rope import error_map
+    from pecli.verification.rope import error_map
     from pecli.config import build_scheme
 
     ratios, starts = error_map(np.cos(angles), np.sin(angles), build_scheme("rope", {"dim": 16}), positions)

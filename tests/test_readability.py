@@ -89,7 +89,7 @@ def shrink(args: list[str]) -> list[str]:
 
 def multimodal(args: list[str]) -> bool:
     """Whether ``--hf-config FILE`` describes a multimodal RoPE (whose pairs turn over each id's span)."""
-    from pecli.models.reading import read_plan
+    from pecli.models.sources.config_json import read_plan
 
     return any(g.scheme == "mrope" for g in read_plan(args[args.index("--hf-config") + 1]).groups)
 

@@ -114,7 +114,7 @@ def test_without_the_record_the_name_is_refused_everywhere(invoke, tmp_path):
 
 def test_extend_reads_its_methods_from_the_records_only():
     from pecli.cli import extend as cli
-    from pecli.models import extension
+    from pecli.extend import patches as extension
 
     shipped = ("yarn", "llama3", "dynamic", "base", "linear", "longrope")  # the order the ranking has always used
     assert tuple(extension_types()) == extension.methods() == shipped
@@ -127,7 +127,7 @@ def test_extend_reads_its_methods_from_the_records_only():
 
 
 def test_a_new_key_of_a_new_type_is_dropped_from_the_model_block(stretched_type):
-    from pecli.models.extension import extension_base, method_patch
+    from pecli.extend.patches import extension_base, method_patch
 
     config = {**LLAMA, "rope_scaling": {"rope_type": "stretched", "factor": 2.0, ORIGINAL: 256, "stretch_floor": 1.5}}
     start = extension_base(config)

@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from pecli.analysis.verify_rope import verify_rope
+from pecli.verification.rope import verify_rope
 from pecli.config import build_scheme
 
 POSITIONS = np.arange(0, 4096, 7)
@@ -165,7 +165,7 @@ def test_assert_rope_close_for_users_test_suites():
 
 
 def test_inverse_frequencies_and_their_causes():
-    from pecli.analysis.verify import verify_inv_freq
+    from pecli.verification.arrays import verify_inv_freq
 
     llama = build_scheme("rope", LLAMA31)
     theta = ladder(500000.0, 128)
@@ -180,7 +180,7 @@ def test_inverse_frequencies_and_their_causes():
 
 def test_alibi_slopes_and_their_causes():
     # 12 heads: 2^-1 … 2^-8 from the 8-head ladder, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5 (Press et al.'s code).
-    from pecli.analysis.verify import verify_slopes
+    from pecli.verification.arrays import verify_slopes
 
     twelve = build_scheme("alibi", {"heads": 12})
     right = np.concatenate([2.0 ** -np.arange(1, 9), 2.0 ** -np.array([0.5, 1.5, 2.5, 3.5])])
@@ -200,7 +200,7 @@ def test_verify_takes_the_inputs_of_its_scheme(invoke, tmp_path):
 
 def test_sinusoidal_tables_and_their_causes():
     # Marian's table: sines then cosines of p·10000^(−2i/d); Whisper spaces them 10000^(−i/(d/2−1)).
-    from pecli.analysis.verify import verify_table
+    from pecli.verification.arrays import verify_table
 
     positions = np.arange(64)
     marian = build_scheme("sinusoidal", {"dim": 16, "layout": "half"})
@@ -218,7 +218,7 @@ def test_sinusoidal_tables_and_their_causes():
 def test_t5_buckets_and_their_causes():
     # The T5 rule written out for 32 buckets, distance 128, causal: key − query n ≤ 0 → −n exact below
     # 16, then 16 + ⌊ln(−n/16) / ln(128/16) · 16⌋ capped at 31; keys after the query share bucket 0.
-    from pecli.analysis.verify import verify_buckets
+    from pecli.verification.arrays import verify_buckets
 
     positions = np.arange(200)
     n = positions[None, :] - positions[:, None]
@@ -246,7 +246,7 @@ def test_verify_reads_the_archive_encode_writes(invoke, tmp_path):
 
 def test_alibi_bias_up_to_a_constant_per_query():
     # The paper's causal m·(j − i) masked above the diagonal, BLOOM's broadcast m·j and −m·|i − j| all pass.
-    from pecli.analysis.verify import verify_bias
+    from pecli.verification.arrays import verify_bias
 
     slopes, length = 2.0 ** -np.arange(1, 9), 16
     i, j = np.arange(length)[:, None], np.arange(length)[None, :]

@@ -17,7 +17,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from pecli.analysis.verify import verify_arrays
+from pecli.verification.arrays import verify_arrays
 from pecli.config import build_scheme
 from test_verify import LLAMA31, ladder, llama3  # the formulas, written once for both files
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from pecli.analysis.spectrum import critical_dimension, long_term_decay, spectrum
+from pecli.wavelengths.bound_search import long_term_decay
+from pecli.wavelengths.spectrum import critical_dimension, spectrum
 from pecli.cli import app
 from pecli.config import build_scheme
 
@@ -309,7 +310,8 @@ def test_p_rope_pairs_that_never_rotate_are_not_counted_as_untrained():
 
 
 def test_wavelength_report_carries_the_bound_for_rotary_schemes_only():
-    from pecli.analysis.spectrum import BaseBound, wavelength_report
+    from pecli.wavelengths.bound_search import BaseBound
+    from pecli.wavelengths.spectrum import wavelength_report
 
     rope = wavelength_report(build_scheme("rope", {"dim": 16}), 256, target_context=512)
     assert isinstance(rope.spectrum.summary.base_lower_bound, BaseBound)
@@ -327,7 +329,7 @@ def test_the_bound_leads_with_the_robust_figure():
     # The condition is not monotone in the base: the table leads with "every base above X passes" and
     # shows the smallest passing bases (26,952 … 26,973 for d = 128 at 4K), then what was checked above
     # them (tests/test_base_bound.py holds each named base to the direct evaluation).
-    from pecli.analysis.spectrum import wavelength_report
+    from pecli.wavelengths.spectrum import wavelength_report
     from pecli.render.wavelengths import summary_table
 
     table = summary_table(wavelength_report(build_scheme("rope", {"dim": 128}), 4096, None, None))
@@ -339,26 +341,25 @@ def test_the_bound_leads_with_the_robust_figure():
 def test_the_bound_is_kept_between_runs_and_only_for_the_same_code(tmp_path, monkeypatch):
     # The first run searches Men et al.'s bound and writes it; the next one reads it back (searching
     # again would fail here); a file written by other code is not read.
-    from pecli.analysis import spectrum
-    from pecli import bound_cache as bounds
+    from pecli.wavelengths import base_bound as bounds
 
     monkeypatch.setenv("PECLI_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(spectrum, "KNOWN_BOUNDS", {})
+    monkeypatch.setattr(bounds, "KNOWN_BOUNDS", {})
     with bounds.remembered_bounds():
-        first = spectrum.base_lower_bound(64, 8)
+        first = bounds.base_lower_bound(64, 8)
     assert (tmp_path / bounds.FILE_NAME).exists()
 
     def refuse(*args):
         raise AssertionError("searched again")
 
-    monkeypatch.setattr(spectrum, "KNOWN_BOUNDS", {})
-    monkeypatch.setattr(spectrum, "_cached_bound", refuse)
+    monkeypatch.setattr(bounds, "KNOWN_BOUNDS", {})
+    monkeypatch.setattr(bounds, "search_bound", refuse)
     with bounds.remembered_bounds():
-        assert spectrum.base_lower_bound(64, 8) == first
-    monkeypatch.setattr(spectrum, "KNOWN_BOUNDS", {})
+        assert bounds.base_lower_bound(64, 8) == first
+    monkeypatch.setattr(bounds, "KNOWN_BOUNDS", {})
     monkeypatch.setattr(bounds, "code_key", lambda: "other code")
     with bounds.remembered_bounds(), pytest.raises(AssertionError, match="searched again"):
-        spectrum.base_lower_bound(64, 8)
+        bounds.base_lower_bound(64, 8)
 
 
 def test_the_pairs_a_long_table_leaves_out_are_named(invoke, tmp_path):

@@ -40,7 +40,7 @@ class Generator:
 
 GENERATORS = {
     "type-defaults": Generator(
-        "type_defaults.py", "pecli/models/type_defaults.json, tests/fixtures/models/defaults/forms.json",
+        "type_defaults.py", "pecli/models/sources/type_defaults.json, tests/fixtures/models/defaults/forms.json",
         "transformers 5.24.0 and torch 2.13.0", "tests/test_config_class_defaults.py tests/test_model_fixtures_rope.py"),
     "partial-rotary": Generator(
         "partial_rotary.py", "pecli/models/partial_rotary.json", "transformers 5.24.0 and torch 2.13.0",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
-from pecli.analysis.spectrum import wavelengths_of
+from pecli.wavelengths.spectrum import wavelengths_of
 from pecli.analysis.encoding_pass import Accumulator, Block, EncodingRows, RowHashes, encoding_rows, same_encoding
 from pecli.analysis.structure import bias_domain, has_vectors, row_blocks, rotation_pairs, rows_at
 from pecli.errors import PecliError, PositionError

@@ -1,8 +1,8 @@
 """``check layout``: whether a checkpoint's q/k weights were trained in the configured RoPE layout.
 
-A property of weights, not of the scheme: it reads the projections of ``weights`` (:mod:`pecli.models.usage`
+A property of weights, not of the scheme: it reads the projections of ``weights`` (:mod:`pecli.weights.usage`
 measures them) with the rotary scheme's frequency pairs, and is asked for by name (never in ``all``).
-The evidence is :func:`~pecli.models.usage.layout_evidence`'s: a rotation inside a pair's plane applied to
+The evidence is :func:`~pecli.weights.usage.layout_evidence`'s: a rotation inside a pair's plane applied to
 both q and k leaves every score unchanged, so a true pair's norm is free of its arbitrary orientation
 and follows a smooth spectrum over the pairs, while a wrong pairing joins rows of two pairs and comes
 out ragged (Barbero et al., "Round and round we go! What makes rotary positional encodings useful?",
@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 
 from pecli.analysis.result import PropertyResult
 from pecli.errors import ConfigError
-from pecli.models.usage import DECISIVE_RATIO, LAYOUTS, layout_evidence, open_projections, pairs_layout, projection_bytes
+from pecli.weights.usage import DECISIVE_RATIO, LAYOUTS, layout_evidence, open_projections, pairs_layout, projection_bytes
 from pecli.schemes.base import Capability, Scheme, require
 
 if TYPE_CHECKING:
     from pecli.analysis.footprints import Footprint
     from pecli.analysis.options import CheckOptions
-    from pecli.models.usage import Checkpoint, Projections
+    from pecli.weights.usage import Checkpoint, Projections
 
 #: How each layout pairs the components of a head of d rotated components.
 PAIRING = {"half": "(i, i + d/2)", "interleaved": "(2i, 2i + 1)"}
@@ -37,7 +37,7 @@ def layout_projections(scheme: Scheme, options: CheckOptions) -> tuple[Checkpoin
 
 
 def layout_footprint(scheme: Scheme, options: CheckOptions) -> Footprint:
-    """Nothing shared; its work is one projection at a time (:func:`~pecli.models.usage.projection_bytes`)."""
+    """Nothing shared; its work is one projection at a time (:func:`~pecli.weights.usage.projection_bytes`)."""
     return 0, projection_bytes(*layout_projections(scheme, options))
 
 
@@ -51,9 +51,9 @@ def run_layout(scheme: Scheme, options: CheckOptions) -> PropertyResult:
 def check_layout(checkpoint: Checkpoint, *, head_dim: int, rotated_dim: int, configured: str) -> PropertyResult:
     """Whether the q/k weights were trained in the ``configured`` layout.
 
-    ``pass`` when the smoother reading (:func:`~pecli.models.usage.layout_evidence`) is the configured
+    ``pass`` when the smoother reading (:func:`~pecli.weights.usage.layout_evidence`) is the configured
     layout, ``fail`` when it is the other one, ``warn`` when neither reading is
-    :data:`~pecli.models.usage.DECISIVE_RATIO` times smoother.
+    :data:`~pecli.weights.usage.DECISIVE_RATIO` times smoother.
     """
     evidence = layout_evidence(checkpoint, head_dim=head_dim, rotated_dim=rotated_dim)
     found, ratio = evidence.smoother, evidence.ratio

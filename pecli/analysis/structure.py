@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from pecli.analysis.blas import blas_pinned, one_blas_thread  # noqa: F401 (where the analyses import them)
+from pecli.blas import blas_pinned, one_blas_thread  # noqa: F401 (where the analyses import them)
 from pecli.progress import task
 from pecli.schemes.base import Capability, Scheme
 from pecli.schemes.frequencies import FrequencyPairs

@@ -28,6 +28,7 @@ from pecli.config import (
     selected_plan,
 )
 from pecli.errors import PecliError
+from pecli.models.sources import SOURCES
 from pecli.params import Parameter
 from pecli.presets import PRESET_SETTING
 from pecli.schemes import SCHEMES
@@ -37,17 +38,7 @@ from pecli.schemes.scaling.registry import SCALINGS
 #: Keys that choose where options come from rather than configure anything themselves.
 CONFIG_OPTIONS: dict[str, Any] = {
     "config": make_option(Parameter("config", str, help="YAML file of options ('-' reads stdin)"), panel=CONFIG_PANEL),
-    "hf_config": make_option(
-        Parameter("hf_config", str, help="a HuggingFace model's config.json, or its folder: its RoPE settings"), panel=CONFIG_PANEL
-    ),
-    "model": make_option(
-        Parameter("model", str, help="a HuggingFace model id ORG/NAME[@REVISION]: its config.json's RoPE settings, "
-                  "from the local cache, else downloaded (needs pecli[models])"), panel=CONFIG_PANEL
-    ),
-    "gguf": make_option(
-        Parameter("gguf", str, help="a GGUF file (a path, an https:// URL or hf://ORG/REPO/FILE.gguf: its header only is fetched): its position settings as llama.cpp reads them (needs pecli[gguf]; a URL pecli[remote])"),
-        panel=CONFIG_PANEL,
-    ),
+    **{key: make_option(Parameter(key, str, help=source.help), panel=CONFIG_PANEL) for key, source in SOURCES.items()},
     **{setting.name: make_option(setting, panel=CONFIG_PANEL) for setting in LAYER_SETTINGS},
     "preset": make_option(PRESET_SETTING, panel=CONFIG_PANEL),
     "set": typing.Annotated[
@@ -246,7 +237,7 @@ class SchemeCommand:
             from_file = load_yaml(config_path) if config_path is not None else {}
             options = merge(from_file, given, parse_sets(sets))
             if options.get("model") is not None:  # a missing local file is said before any network access
-                from pecli.checkpoint import require_local
+                from pecli.weights.checkpoint import require_local
 
                 require_local(options.get("weights"))
             plan = selected_plan(options, {s.name: s for s in self.settings})  # None where the command reads models itself

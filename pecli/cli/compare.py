@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
@@ -51,46 +50,24 @@ def compare(
     128) unless its own entry or config.json sets it. Where a measurement disagrees with a claim of the articles pecli
     comes from, a footnote says so.
     """
-    from pecli.analysis.comparison import compare as run_comparison
-    from pecli.config import group_options, model_plan
-    from pecli.render.side_by_side import SIDE_BY_SIDE_DIM, has_dim, one_dim_note
+    from pecli.comparison.rows import compared_rows
+    from pecli.comparison.table import compare as run_comparison
+    from pecli.render.side_by_side import SIDE_BY_SIDE_DIM, one_dim_note
 
     settings = spec.settings
     if spec.length < 3:
         raise ConfigError("length", f"must be >= 3, got {spec.length}")
     given_dim = "dim" in spec.given_params
     dim = int(spec.given_params["dim"]) if given_dim else SIDE_BY_SIDE_DIM
-    rows, own_dim = [], []
     models = [(path, None, None) for path in _paths(settings["hf_config"])] + [
         (None, model_id, None) for model_id in _paths(settings["model"], "model")] + [
         (None, None, path) for path in _paths(settings["gguf"], "gguf")]
-    if not models or settings["schemes"] != SETTINGS[0].default:
-        for name, params in scheme_entries(settings["schemes"]):
-            shown = {k: v for k, v in params.items() if not isinstance(v, (dict, list, tuple))}
-            label = name + (f"({', '.join(f'{k}={v}' for k, v in shown.items())})" if shown else "")
-            sized = "dim" in params or _sized_by_checkpoint(name, params, spec)
-            if sized and has_dim(name):
-                own_dim.append(label)
-            rows.append((label, spec.variant(name, params, **({} if sized else {"dim": dim}))))
-    if not models and (settings["layer"] is not None or settings["layer_group"] is not None):
-        raise ConfigError("layer" if settings["layer"] is not None else "layer_group", "selects a layer of a model: give --hf-config or --model")
-    without: list[str] = []
-    for path, model_id, gguf_path in models:
-        plan = model_plan(path, model_id, gguf=gguf_path).select(settings["layer"], settings["layer_group"])
-        for warning in plan.warnings:
-            hold_warning(f"pecli: warning: {warning}", quiet=quiet)  # said if compare answers
-        name = model_id if model_id is not None else _label(path or gguf_path)
-        encoded = [group for group in plan.groups if group.options is not None]
-        for group in plan.groups:
-            label = name if len(encoded) == 1 and group.options is not None else f"{name} {group.name}"
-            if group.options is None:
-                without.append(f"{label} (layers {group.layers_text()})")
-                continue
-            options = group_options(plan, group, spec.given_params.get("weights"))
-            rows.append((label, spec.variant(options.pop("scheme"), options)))
-            own_dim.append(label)
-    if not rows:
-        raise ConfigError("layer", f"no layer chosen has a position encoding: {', '.join(without)}")
+    entries = scheme_entries(settings["schemes"]) if not models or settings["schemes"] != SETTINGS[0].default else []
+    found = compared_rows(entries, models, build=spec.variant, dim=dim, layer=settings["layer"],
+                          layer_group=settings["layer_group"], weights=spec.given_params.get("weights"))
+    for warning in found.warnings:
+        hold_warning(f"pecli: warning: {warning}", quiet=quiet)  # said if compare answers
+    rows, own_dim, without = found.rows, found.own_dim, found.without
     train_grid = settings["train_grid"]
     if train_grid is not None and not any(scheme.on_grid for _, scheme in rows):
         raise ConfigError("train_grid", "no compared scheme is on a grid (rope-nd, sinusoidal-nd); --train-length is the training length along a line")
@@ -126,18 +103,6 @@ def _own_positions(row: Any) -> str:
     if extrapolation.verdict != "n/a" and "train_grid" in extrapolation.figures:
         words += f", extrapolated from a {'x'.join(map(str, extrapolation.figures['train_grid']))} training grid"
     return words
-
-
-def _sized_by_checkpoint(name: str, params: dict[str, Any], spec: Spec) -> bool:
-    """Whether the scheme's size comes from a checkpoint it reads (learned ``weights``): it keeps its own dim."""
-    from pecli.schemes import get_scheme_class
-
-    return "weights" in get_scheme_class(name).parameters() and (params.get("weights") or spec.given_params.get("weights")) is not None
-
-
-def _label(path: str) -> str:
-    """How a row names a model given by path: its folder's name (``Llama-3.1-8B/``), else the file's stem."""
-    return Path(path).name if Path(path).is_dir() else Path(path).stem
 
 
 def _paths(value: Any, key: str = "hf_config") -> list[str]:

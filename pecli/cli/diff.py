@@ -67,7 +67,9 @@ def diff(
         if out is not None or jobs is not None or cluster is not None:
             raise ConfigError("out", "-o, --jobs and --cluster read many GGUF files against one model: give --hf-config "
                               "FILE (or --model ID) and the files with --gguf")
-        found = _compared(list(hf_config or []), list(model or []), list(gguf or []), runtime, args)
+        from pecli.diff_request import compared
+
+        found = compared(list(hf_config or []), list(model or []), list(gguf or []), runtime, args)
     if json:
         print_json(found.to_dict())
     elif not quiet:
@@ -89,58 +91,3 @@ def _same_line(found) -> str:
     groups = len(found.reference.groups)
     return (f"same: {found.candidate.source} encodes positions as {found.reference.source} does "
             f"({groups} layer group{'s' if groups != 1 else ''} compared)")
-
-
-def _engine_diff(configs: list[str], runtime: str, args: str, reference):
-    """What the engine's own code computes under ``args`` against the model (:mod:`pecli.engines`)."""
-    from pecli.config_files import read_json
-    from pecli.engines import engine
-    from pecli.engines.compare import engine_diff
-
-    record = engine(runtime)
-    record.parse(args)  # a flag the engine refuses is exit 2 before any work
-    if not configs:
-        raise ConfigError("runtime", f"{runtime}'s flags are read over a config.json: give --hf-config FILE")
-    config = read_json(configs[0], "hf_config")
-    if not isinstance(config, dict):
-        raise ConfigError("hf_config", f"{configs[0]} must hold a JSON object")
-    return engine_diff(record, config, args, reference, configs[0])
-
-
-def _gguf_compared(ggufs: list[str], references: list, runtime: str | None, args: str | None):
-    """The ``--gguf`` doors: a file against the model's config; llama.cpp's flags on a file (against the
-    config, or the file as it is); two files, the first the reference (:mod:`pecli.models.gguf_blame`)."""
-    from pecli.models import gguf_blame
-
-    for path in ggufs:
-        if not path:
-            raise ConfigError("gguf", "expected the path of a GGUF file, got ''")
-    if runtime is not None or args is not None:
-        if runtime != "llama.cpp" or args is None or len(ggufs) != 1 or len(references) > 1:
-            raise ConfigError("runtime", "a GGUF file runs on llama.cpp: give one --gguf FILE, --runtime llama.cpp and "
-                              "--args \"FLAGS\" (and --hf-config FILE to compare with the model's config)")
-        return gguf_blame.diff_gguf_flags(ggufs[0], args, references[0] if references else None)
-    if len(ggufs) == 2 and not references:
-        return gguf_blame.diff_two_gguf(ggufs[0], ggufs[1])
-    if len(ggufs) != 1 or len(references) != 1:
-        raise ConfigError("gguf", "is compared with one model: give one --hf-config FILE or --model ID beside it "
-                          "(or two --gguf files, the first the reference)")
-    return gguf_blame.diff_gguf(ggufs[0], references[0])
-
-
-def _compared(configs: list[str], models: list[str], ggufs: list[str], runtime: str | None, args: str | None):
-    from pecli.config import model_plan
-    from pecli.models.plan_diff import diff_plans
-
-    references = [model_plan(path, None) for path in configs] + [model_plan(None, name) for name in models]
-    if ggufs:
-        return _gguf_compared(ggufs, references, runtime, args)
-    if runtime is not None or args is not None:
-        if runtime is None or args is None or len(references) != 1:
-            raise ConfigError("runtime", "compares an engine's flags with one model: give --hf-config FILE (or --model ID), "
-                              "--runtime NAME and --args \"FLAGS\"")
-        return _engine_diff(configs, runtime, args, references[0])
-    if len(references) != 2:
-        raise ConfigError("hf_config", f"diff compares two plans: give --hf-config and --gguf, or two --hf-config or "
-                          f"--model, got {len(references)} model{'s' if len(references) != 1 else ''}")
-    return diff_plans(references[1], references[0], "new", "old")

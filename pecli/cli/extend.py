@@ -16,7 +16,7 @@ from pecli.cli.options import CONFIG_PANEL, make_option
 from pecli.config import MEMORY_SETTING, Setting, load_yaml, memory_budget, merge
 from pecli.engines import names as engine_names
 from pecli.errors import ConfigError
-from pecli.models.extension import methods
+from pecli.extend.patches import methods
 
 EXTEND_PANEL = "Extend"
 #: What --pick takes besides a method.
@@ -91,7 +91,7 @@ def extend(
                                        inputs=(config, options.get("hf_config")))
         budget = memory_budget(options.get("max_memory"))
         data, source = _config(options)
-        from pecli.analysis.extension import extension_report
+        from pecli.extend.report import extension_report
         from pecli.cli.progress import reporter_for
         from pecli.progress import reporting
 
@@ -111,7 +111,9 @@ def extend(
                 document["runtime"] = serving.to_dict()
             print_json(document)
         elif not quiet:
-            _show(report, picked, serving)
+            from pecli.render.extend import extend_renderable
+
+            stdout_console().print(extend_renderable(report, picked, serving))
         if target_file is not None:
             message(f"wrote the {picked.label or picked.method} patch to {target_file}", quiet=quiet or json)
 
@@ -160,13 +162,13 @@ def _from_file(path: str | None) -> dict:
 
 def _config(options: dict) -> tuple[dict, str]:
     """The model's parsed config.json and how messages name it."""
-    from pecli.config_files import read_json
+    from pecli.models.sources.config_json import read_config
 
     hf_config, model = options.get("hf_config"), options.get("model")
     if (hf_config is None) == (model is None):
         raise ConfigError("hf_config", "give the model: --hf-config FILE or --model ID (one of them)")
     if model is not None:
-        from pecli.models.hub import config_path
+        from pecli.models.sources.hub import config_path
 
         path, source = config_path(str(model)), str(model)
     else:
@@ -175,58 +177,4 @@ def _config(options: dict) -> tuple[dict, str]:
         from pecli.io import refuse_inputs
 
         refuse_inputs(str(options["out"]), (path,))
-    data = read_json(path, "hf_config")
-    if not isinstance(data, dict):
-        raise ConfigError("hf_config", f"{source} must hold a JSON object")
-    return data, source
-
-
-#: How the table names the failed conditions (``--json`` has them in full).
-SHORT_FAILS = {"unseen-angles": "unseen", "distinguishability": "distinct", "bfloat16": "bf16"}
-LEGEND = ("unseen: pairs that never turned fully in training whose span at the target is past training's; "
-          "in range: the longest context without such pairs; shift: octaves the pairs that turned fully in "
-          "training move, on average; near: spacing of adjacent positions against training's; logit: what q·k/√d "
-          "is multiplied by; cost: the ranking's octaves (shift, spacing, logit scale off YaRN's, +1 for *); "
-          "fails: unseen (unseen-angles), distinct (distinguishability) or bf16 (new bfloat16 collisions) at the target; *: frequencies change with the length; "
-          "†: the recipe the family shipped (--pick shipped); ‡: --method and --factor (--pick given)")
-
-
-def _show(report, picked, serving=None) -> None:
-    """The candidates side by side, then the chosen one's reason, its patch and the engine's flags."""
-    from rich.console import Group
-    from rich.syntax import Syntax
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=report.table_title(), title_justify="left", show_edge=False)
-    for header in ("#", "method", "unseen", "in range", "shift", "near", "logit", "cost", "fails"):
-        table.add_column(header, justify="left" if header in ("method", "fails") else "right", no_wrap=header != "fails")
-    for c in report.candidates:
-        m = c.measures
-        reach = "all" if m["angles_in_range_up_to"] is None else f"{m['angles_in_range_up_to']:,}"
-        name = (c.label or c.method) + ("*" if m["length_dependent"] else "") + {"ranked": "", "given": " ‡",
-                                                                                "shipped": " †"}[c.origin]
-        figures = (m["trained_pair_shift"], m["local_resolution"], m["logit_scale"], m["cost"])
-        table.add_row(str(c.rank), name, str(m["unseen_pairs"]), reach, *(f"{x:.3g}" for x in figures),
-                      ", ".join(SHORT_FAILS.get(f, f) for f in c.failed) or "none")
-    parts = [table, Text(LEGEND),
-             Text(f"critical dimension (Liu et al. 2023): {report.critical_dimension} of {report.base.dim}")]
-    parts += [Text(f"note: {note}") for note in report.notes]
-    parts += [Text(f"{picked.label or picked.method} (rank {picked.rank}): {picked.why}"),
-              Syntax(json_module.dumps(picked.config_patch, indent=2), "json", theme="ansi_dark", background_color="default")]
-    if serving is not None:
-        parts += _serving_lines(serving)
-    stdout_console().print(Group(*parts))
-
-
-def _serving_lines(serving) -> list:
-    from rich.text import Text
-
-    if serving.unsupported is not None:
-        lines = [Text(f"{serving.engine}: {serving.unsupported}")]
-    elif serving.edit_config is not None:
-        lines = [Text(f"{serving.engine}: serves {serving.served:,} tokens with the patch merged into config.json")]
-    else:
-        served = "refused as given" if serving.served is None else f"serves {serving.served:,} tokens"
-        lines = [Text(f"{serving.engine} ({served}):"), Text("\n".join(serving.command_lines()))]
-    return lines + [Text(f"warning: {warning}") for warning in serving.warnings]
+    return read_config(path, source), source

@@ -75,8 +75,8 @@ def inspect(
 
 
 def measure_usage(spec: Spec):
-    """The :class:`~pecli.models.usage.RopeUsage` of ``spec.settings['weights']`` read with ``spec.scheme``'s pairs."""
-    from pecli.models.usage import usage_of
+    """The :class:`~pecli.weights.usage.RopeUsage` of ``spec.settings['weights']`` read with ``spec.scheme``'s pairs."""
+    from pecli.weights.usage import usage_of
 
     return usage_of(spec.settings.get("weights"), spec.scheme, spec.memory_budget)
 

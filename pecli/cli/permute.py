@@ -14,7 +14,7 @@ from pecli.cli.common import (
 from pecli.cli.options import CONFIG_PANEL, make_option
 from pecli.config import MEMORY_SETTING, Setting, memory_budget
 from pecli.errors import ConfigError
-from pecli.models.permute import LAYOUTS, check_weight, permute_layout
+from pecli.weights.permute import LAYOUTS, check_weight, permute_layout
 
 PERMUTE_PANEL = "Permute"
 SUFFIXES = (".npy", ".safetensors")
@@ -102,7 +102,7 @@ def read_weight(path: Path, tensor: str | None, budget: int) -> tuple[np.ndarray
         from pecli.io import load_array
 
         return load_array(path, key="input", max_bytes=budget // 2), "weight"
-    from pecli.checkpoint import Checkpoint
+    from pecli.weights.checkpoint import Checkpoint
 
     checkpoint = Checkpoint(path, key="input")
     if tensor is None:
@@ -119,7 +119,7 @@ def stored_dtype(code: str) -> np.dtype:
     """The NumPy dtype of a safetensors float code (bfloat16 and float8 through ml_dtypes)."""
     import ml_dtypes
 
-    from pecli.checkpoint import RAW_DTYPES
+    from pecli.weights.checkpoint import RAW_DTYPES
 
     if code in RAW_DTYPES:
         return np.dtype(getattr(ml_dtypes, RAW_DTYPES[code]))

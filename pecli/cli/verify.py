@@ -29,7 +29,7 @@ SETTINGS = (
     Setting("plot", Path, None, "rope: draw the error over positions and components (.png, .svg or .pdf)",
             group=OUTPUT_PANEL),
 )
-#: The options that give the user's arrays (see pecli.analysis.verify.INPUTS for which go with which scheme).
+#: The options that give the user's arrays (see pecli.verification.arrays.INPUTS for which go with which scheme).
 INPUT_KEYS = ("cos", "sin", "inv_freq", "slopes", "bias", "table", "buckets", "position_ids")
 
 
@@ -56,7 +56,7 @@ def verify(
     (--scheme mrope, Qwen2-VL, Qwen2.5-VL, Qwen3-VL) --position-ids, (3, N) ids for the tokens of
     --sequence, the first wrong token named (vision-rule, block-start, temporal-rule, axes).
     """
-    from pecli.analysis.verify import position_ids, verify_arrays
+    from pecli.verification.arrays import position_ids, verify_arrays
 
     settings = spec.settings
     ids = None if spec.where.given is None else position_ids(spec.where.given)  # refused before any file is read
@@ -82,7 +82,7 @@ def verify(
 def read_input(path: str, key: str, budget: int):
     """cos and sin as rows read a block at a time; the other inputs whole, within the budget."""
     if key in ("cos", "sin"):
-        from pecli.cli.verify_files import open_rows
+        from pecli.verification.files import open_rows
 
         return open_rows(path, key, budget)
     return load_input(path, key, budget)
@@ -90,7 +90,7 @@ def read_input(path: str, key: str, budget: int):
 
 def _plot(target: Path, cos, sin, scheme, positions, report, *, force: bool) -> None:
     """The error map of ``--plot``, written atomically."""
-    from pecli.analysis.verify_rope import error_map
+    from pecli.verification.rope import error_map
     from pecli.io import write_atomic
     from pecli.render import figures
 
@@ -109,9 +109,9 @@ def load_input(path: str, key: str, budget: int) -> np.ndarray:
     """An input array: an ``.npy`` file, or member ``key`` of an ``.npz`` archive (``FILE.npz`` takes the
     member named after the option — ``cos``, ``sin``, … as ``pecli encode`` writes them — or the only
     one; ``FILE.npz:NAME`` names it), the memory its verification needs checked from its header before it
-    is read (:func:`pecli.analysis.verify.memory_needed`)."""
-    from pecli.analysis.verify import check_memory_of
-    from pecli.cli.verify_files import member_name, read_header, regular_file, split_member
+    is read (:func:`pecli.verification.arrays.memory_needed`)."""
+    from pecli.verification.arrays import check_memory_of
+    from pecli.verification.files import member_name, read_header, regular_file, split_member
     from pecli.errors import PecliError
     from pecli.io import load_array, read_npy_header
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import dataclasses
 
-from pecli.analysis.spectrum import BOUND_CONTEXT_LIMIT, wavelength_report
-from pecli.bound_cache import remembered_bounds
+from pecli.wavelengths.spectrum import BOUND_CONTEXT_LIMIT, wavelength_report
+from pecli.wavelengths.base_bound import remembered_bounds
 from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, group_heading, message, print_json, scheme_command, stdout_console,
 )

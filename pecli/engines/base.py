@@ -284,7 +284,7 @@ def rope_type(block: Mapping[str, Any] | None) -> str:
 def attribute(text: Mapping[str, Any], name: str) -> Any:
     """``getattr(config, name, None)`` as transformers' config class answers it: the key, else the key its
     ``attribute_map`` names for it (GPT-2's ``max_position_embeddings`` is ``n_positions``), else its default."""
-    from pecli.models.class_defaults import record_of
+    from pecli.models.sources.class_defaults import record_of
 
     if text.get(name) is not None:
         return text[name]

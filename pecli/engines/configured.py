@@ -97,8 +97,8 @@ class ConfigEngine(Engine):
     def run(self, config: Mapping[str, Any], args: str = "", env: Mapping[str, str] | None = None,
             source: str = "config.json") -> EngineRun:
         """What the engine computes for ``config`` under ``args`` (see the module)."""
-        from pecli.models.class_defaults import with_class_defaults
-        from pecli.models.reading import plan_of_config
+        from pecli.models.sources.class_defaults import with_class_defaults
+        from pecli.models.sources.config_json import plan_of_config
 
         flags, given_env = self.parse(args)
         env = {**given_env, **(env or {})}

@@ -65,7 +65,7 @@ def served_at_training(base: Any, keys: dict[str, Any], block: Any, derive: Call
 
 def patched(config: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` with ``patch`` merged in as ``pecli extend`` documents it."""
-    from pecli.models.extension import patched as merge
+    from pecli.extend.patches import patched as merge
 
     return merge(dict(config), dict(patch))
 
@@ -82,7 +82,7 @@ def checked(engine: Any, serving: Serving, patch: Mapping[str, Any],
     if config is None or serving.unsupported is not None:
         return serving
     from pecli.models.plan_diff import diff_plans
-    from pecli.models.reading import plan_of_config
+    from pecli.models.sources.config_json import plan_of_config
 
     model = patched(config, patch)
     args = serving.command_line()

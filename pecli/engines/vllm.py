@@ -359,7 +359,7 @@ def rope_overrides(keys: Mapping[str, Any], config: Mapping[str, Any] | None, pa
 def _held(text: Mapping[str, Any], key: str) -> bool:
     """Whether the loaded config's rope dict holds ``key`` (``rope_theta``: always for a RoPE model, its class
     fills it in; ``partial_rotary_factor``: where the file gives it)."""
-    from pecli.models.class_defaults import with_class_defaults
+    from pecli.models.sources.class_defaults import with_class_defaults
 
     block = text.get("rope_parameters") if isinstance(text.get("rope_parameters"), dict) else {}
     if text.get(key) is not None or key in block:

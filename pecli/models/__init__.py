@@ -1,13 +1,10 @@
-"""Real models: their configs read as position plans, their checkpoints' q/k projections.
+"""Real models: their configs read as position plans.
 
-Checkpoint files themselves (safetensors, a learned position table) are read by :mod:`pecli.checkpoint`,
-below the schemes, since the ``learned`` scheme reads its table from one.
+- :mod:`~pecli.models.reading`: a request's model (a config.json, a folder, a model id, a GGUF file) → its plan;
+- :mod:`~pecli.models.sources`: the sources a plan is read from, one record and one module each (config.json
+  with its class's defaults, a Hub model id, a GGUF file).
 
-- :mod:`~pecli.models.hub`: ``--model ORG/NAME[@REVISION]`` → the model's config.json, through the
-  HuggingFace cache (``huggingface_hub``, imported only then);
-- :mod:`~pecli.models.usage`: which rotary frequency pairs a model's q/k projections use, and which
-  layout (half or interleaved) they were trained in;
-- :mod:`~pecli.models.permute`: the layout permutation of Meta → HF Llama conversions.
+A checkpoint's weights (safetensors, q/k projections, layout permutations) are :mod:`pecli.weights`'.
 
 The optional packages come with ``pip install 'pecli[models]'``; a missing one is a one-line
 :class:`~pecli.errors.PecliError` naming that extra.

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from pecli.errors import ConfigError
-from pecli.models.class_defaults import FILLED, MOVED, UNDERIVED, derived_value, record_of, versions, with_class_defaults
+from pecli.models.sources.class_defaults import FILLED, MOVED, UNDERIVED, derived_value, record_of, versions, with_class_defaults
 from pecli.models.partial import effective_fraction
 from pecli.models.logit_scale import (
     BETA_SCALED_TYPES, UNSCALED, LogitScale, attention_only_keys, attention_side, softmax_scale,
@@ -55,7 +55,7 @@ class Keys:
 
     def __init__(self, data: Mapping[str, Any], source: str) -> None:
         self.data, self.source = data, source
-        #: Keys the config class's defaults supplied (:mod:`pecli.models.class_defaults`): read as defaulted.
+        #: Keys the config class's defaults supplied (:mod:`pecli.models.sources.class_defaults`): read as defaulted.
         self.from_class = frozenset(data.get(FILLED, ()))
         #: The file's legacy keys the class moved into ``rope_parameters``: reported under their own names.
         self.moved: tuple[str, ...] = tuple(data.get(MOVED, ()))

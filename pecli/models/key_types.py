@@ -20,7 +20,7 @@ The levels checked are those pecli reads: the top, the sub-configs of :data:`SUB
 and their per-layer-type blocks (a block under a layer type's name must be a mapping or null, as
 transformers' ``standardize_rope_params`` needs), and each layer's ``per_layer_config`` entry. A key
 whose name starts with :data:`RESERVED_PREFIX` is pecli's own bookkeeping
-(:mod:`pecli.models.class_defaults`) and is refused at every level.
+(:mod:`pecli.models.sources.class_defaults`) and is refused at every level.
 """
 
 from __future__ import annotations

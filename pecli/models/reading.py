@@ -1,9 +1,9 @@
 """A model's position plan, from what a request names: a ``config.json`` by path, a model id, a GGUF file.
 
-:func:`model_plan` opens the source and hands its settings to the family table
-(:mod:`pecli.models.families`, or :mod:`pecli.models.gguf` for a GGUF file), which returns the model's
-:class:`~pecli.models.plan.PositionPlan`: its layer groups, each with the pecli options that reproduce it
-and the keys it was read from. :func:`selected_plan` reads the model that a request's keys name
+:func:`model_plan` has the source (:data:`pecli.models.sources.SOURCES`) read it and hand its settings to
+the family table (:mod:`pecli.models.families`, or :mod:`pecli.models.gguf` for a GGUF file), which returns
+the model's :class:`~pecli.models.plan.PositionPlan`: its layer groups, each with the pecli options that
+reproduce it and the keys it was read from. :func:`selected_plan` reads the model that a request's keys name
 (``hf_config``, ``model``, ``gguf``) and narrows it to the group that ``layer`` or ``layer_group``
 chooses; :func:`group_options` gives one group's scheme options and :func:`check_plan_schemes` builds
 every group's scheme, so that each door (a command, ``compare``'s rows, the library) refuses the same
@@ -15,14 +15,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from pecli.errors import ConfigError
-from pecli.params import Parameter, excerpt
+from pecli.params import Parameter
+from pecli.models.sources import DEFAULT_SOURCE, SOURCES, read_source
 from pecli.schemes import SCHEMES
 
 if TYPE_CHECKING:
     from pecli.models.plan import LayerGroup, PositionPlan
 
-#: Keys that name a model and select from its plan: read by :func:`selected_plan`, never scheme keys.
-MODEL_KEYS = ("hf_config", "model", "gguf", "layer", "layer_group")
+#: Keys that name a model (its source) and select from its plan: read by :func:`selected_plan`, never scheme keys.
+MODEL_KEYS = (*SOURCES, "layer", "layer_group")
 
 #: Keys that choose one layer group of a model's position plan (with ``hf_config``, ``model`` or ``gguf``).
 LAYER_SETTINGS: tuple[Parameter, ...] = (
@@ -33,79 +34,15 @@ LAYER_SETTINGS: tuple[Parameter, ...] = (
 )
 
 
-def read_plan(path: str, scheme: str | None = None, source: str | None = None) -> PositionPlan:
-    """The position plan of the ``config.json`` at ``path`` (``source``: how messages name it).
-
-    ``scheme="rope"`` reads a Qwen-VL model as the 1-D RoPE of its text (same frequencies); by default
-    it reads as ``mrope``.
-
-    Raises
-    ------
-    ConfigError
-        (key ``hf_config``) The file cannot be read or is not a JSON object; the model type is not in
-        the family table and the config has no RoPE keys; a dimension is not a positive integer; keys
-        that contradict each other (named).
-    """
-    from pecli.config_files import read_json
-
-    data = read_json(path, "hf_config")
-    if not isinstance(data, dict):
-        raise ConfigError("hf_config", f"{path} must hold a JSON object")
-    return plan_of_config(data, source or path, scheme)
-
-
-def plan_of_config(data: dict[str, Any], source: str, scheme: str | None = None) -> PositionPlan:
-    """The position plan of a parsed ``config.json`` (``source``: how messages name it); its sizes are
-    checked before the plan lists its layers (:func:`pecli.models.limits.check_config_sizes`), and
-    :func:`~pecli.models.families.plan_of` checks the kind of each key it reads and builds each group's
-    scheme before any door reads a group's numbers."""
-    from pecli.models.families import plan_of
-    from pecli.models.limits import check_config_sizes
-
-    check_config_sizes(data, source)
-    return plan_of(data, source, scheme)
-
-
-def read_hf_config(path: str, scheme: str | None = None) -> dict[str, Any]:
-    """The scheme options of a model whose layers share one position encoding (see :func:`read_plan`).
-
-    Raises
-    ------
-    ConfigError
-        As :func:`read_plan`; also when the model's layers differ (key ``layer``: choose one) or apply
-        no position encoding.
-    """
-    from pecli.models.plan import one_group
-
-    return dict(one_group(read_plan(path, scheme)).options)
-
-
 def model_plan(hf_config: Any, model: Any, scheme: str | None = None, gguf: Any = None) -> PositionPlan:
     """The position plan of a config.json given by path (``hf_config``) or by model id (``model``,
-    resolved through the HuggingFace cache by :func:`pecli.models.hub.config_path`), or of a GGUF file
-    (``gguf``, :func:`pecli.models.gguf.read_gguf_plan`); ``scheme="rope"`` reads a Qwen-VL model as
-    1-D RoPE (see :func:`read_plan`)."""
-    if gguf is not None:
-        if not isinstance(gguf, str) or not gguf:
-            raise ConfigError("gguf", f"expected the path of a GGUF file, got {excerpt(gguf)}")
-        from pecli.models.gguf import read_gguf_plan
-
-        return read_gguf_plan(gguf)
-    if model is not None:
-        if not isinstance(model, str) or not model.strip():
-            raise ConfigError("model", f"expected ORG/NAME[@REVISION], got {excerpt(model)}")
-        from pecli.models.hub import config_path
-
-        path = config_path(model)
-        try:
-            return read_plan(path, scheme, source=model)
-        except ConfigError as error:
-            if error.key != "hf_config":  # a key of the config itself: its own message names it
-                raise
-            raise ConfigError("model", f"{model}: {str(error).removeprefix('hf_config: ')}") from None
-    if not isinstance(hf_config, str) or not hf_config:
-        raise ConfigError("hf_config", f"expected the path of a config.json, got {excerpt(hf_config)}")
-    return read_plan(hf_config, scheme)
+    resolved through the HuggingFace cache by :func:`pecli.models.sources.hub.config_path`), or of a GGUF
+    file (``gguf``, :func:`pecli.models.gguf.read_gguf_plan`), each read by its source
+    (:data:`~pecli.models.sources.SOURCES`); ``scheme="rope"`` reads a Qwen-VL model as 1-D RoPE (see
+    :func:`~pecli.models.sources.config_json.read_plan`)."""
+    given = {"hf_config": hf_config, "model": model, "gguf": gguf}
+    key = next((key for key in reversed(SOURCES) if given.get(key) is not None), DEFAULT_SOURCE)
+    return read_source(key, given[key], scheme)
 
 
 def selected_plan(options: Mapping[str, Any], command: Mapping[str, Parameter] | None = None) -> PositionPlan | None:
@@ -115,10 +52,10 @@ def selected_plan(options: Mapping[str, Any], command: Mapping[str, Parameter] |
     command = command or {}
     if any(key in command for key in MODEL_KEYS):
         return None
-    hf_config, model, gguf = options.get("hf_config"), options.get("model"), options.get("gguf")
+    hf_config, model = options.get("hf_config"), options.get("model")
     layer = LAYER_SETTINGS[0].coerce(options["layer"]) if options.get("layer") is not None else None
     group = LAYER_SETTINGS[1].coerce(options["layer_group"]) if options.get("layer_group") is not None else None
-    given = [name for name, value in (("--hf-config", hf_config), ("--model", model), ("--gguf", gguf)) if value is not None]
+    given = [source.option for key, source in SOURCES.items() if options.get(key) is not None]
     if hf_config is not None and model is not None:
         raise ConfigError("model", "give either --model or --hf-config, not both")
     if len(given) > 1:
@@ -129,7 +66,8 @@ def selected_plan(options: Mapping[str, Any], command: Mapping[str, Parameter] |
             raise ConfigError(key, "selects a layer of a model: give --hf-config or --model (or --gguf)")
         return None
     asked = options.get("scheme")  # "rope" reads a Qwen-VL model as 1-D RoPE (see read_plan)
-    return model_plan(hf_config, model, asked if isinstance(asked, str) else None, gguf).select(layer, group)
+    key = next(key for key in reversed(SOURCES) if options.get(key) is not None)
+    return read_source(key, options[key], asked if isinstance(asked, str) else None).select(layer, group)
 
 
 def group_options(plan: PositionPlan, group: LayerGroup, weights: Any = None) -> dict[str, Any]:
@@ -159,6 +97,5 @@ def check_plan_schemes(plan: PositionPlan) -> None:
 
 
 __all__ = [
-    "LAYER_SETTINGS", "MODEL_KEYS", "check_plan_schemes", "group_options", "model_plan", "plan_of_config",
-    "read_hf_config", "read_plan", "selected_plan",
+    "LAYER_SETTINGS", "MODEL_KEYS", "check_plan_schemes", "group_options", "model_plan", "selected_plan",
 ]

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from pecli.analysis.comparison import ACTS_ON, Comparison
+from pecli.comparison.table import ACTS_ON, Comparison
 from pecli.analysis.result import CheckReport, PropertyResult
 from pecli.numbers import integer, number, tokens
 from pecli.render.tables import KEY_WIDTH, format_value, plain, shown_params

@@ -7,7 +7,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from pecli.analysis.spectrum import BaseBound, PairRow, WavelengthReport
+from pecli.wavelengths.bound_search import BaseBound
+from pecli.wavelengths.spectrum import PairRow, WavelengthReport
 from pecli.numbers import number, tokens
 from pecli.render.tables import format_value, key_value_table
 from pecli.schemes.scaling.registry import scales

@@ -27,7 +27,7 @@ class LearnedScheme(AdditiveScheme):
     With ``weights`` (a ``.safetensors`` file or ``model.safetensors.index.json``) the table is a
     trained one: ``T[p] = W[p + row_offset]`` for the checkpoint's tensor ``W`` (GPT-2 ``wpe.weight``,
     OPT ``embed_positions.weight`` with its offset of 2, BERT ``position_embeddings.weight``;
-    :mod:`pecli.checkpoint`). ``dim`` and ``max_length`` are then the tensor's; the scheme holds
+    :mod:`pecli.weights.checkpoint`). ``dim`` and ``max_length`` are then the tensor's; the scheme holds
     the path and the tensor's name, and the table is read once, when first needed.
     """
 
@@ -59,7 +59,7 @@ class LearnedScheme(AdditiveScheme):
                 if values.get(key) is not None:
                     raise ConfigError(key, "applies to a table read from a checkpoint: give weights too")
             return cls(**values)
-        from pecli.checkpoint import find_table
+        from pecli.weights.checkpoint import find_table
 
         for key in ("seed", "std"):
             if key in values:
@@ -107,7 +107,7 @@ class LearnedScheme(AdditiveScheme):
     def table(self) -> np.ndarray:
         """The (max_length, dim) table: the checkpoint's (read once, read-only), else drawn from the seed."""
         if self.weights is not None:
-            from pecli.checkpoint import read_table
+            from pecli.weights.checkpoint import read_table
 
             return read_table(self.weights, str(self.tensor), int(self.row_offset or 0), int(self.max_length or 0))
         rng = np.random.default_rng(self.seed)

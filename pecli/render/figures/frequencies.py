@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from pecli.numbers import integer, number
-from pecli.analysis.spectrum import wavelengths_of
+from pecli.wavelengths.spectrum import wavelengths_of
 from pecli.errors import ConfigError, PecliError
 from pecli.render.figures.canvas import (
     MAX_CURVE_POINTS, MAX_LABELLED_POINTS, Drawing, describe, describe_all, downsample, grid, number_text, stride_note,

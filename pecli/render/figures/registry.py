@@ -292,7 +292,7 @@ def _precision(figure: "Figure", request: PlotRequest) -> Drawing:
 
 
 def _rope_usage(figure: "Figure", request: PlotRequest) -> Drawing:
-    from pecli.models.usage import usage_of
+    from pecli.weights.usage import usage_of
     from pecli.render.figures.usage import draw_rope_usage
 
     return draw_rope_usage(figure, usage_of(request.option("weights"), request.scheme, request.max_bytes))

@@ -1,6 +1,6 @@
 """The rotary frequency pairs a checkpoint uses, drawn as a layer × pair heatmap (``plot rope-usage``).
 
-The numbers are :class:`pecli.models.usage.RopeUsage`'s: per layer and pair i, the norm of the q (and
+The numbers are :class:`pecli.weights.usage.RopeUsage`'s: per layer and pair i, the norm of the q (and
 k) projection rows feeding pair i, averaged over heads — the measurement of Barbero et al. 2024
 ("Round and round we go! What makes rotary positional encodings useful?").
 """
@@ -16,7 +16,7 @@ from pecli.render.figures.canvas import Drawing
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-    from pecli.models.usage import RopeUsage
+    from pecli.weights.usage import RopeUsage
 
 
 def draw_rope_usage(figure: "Figure", usage: "RopeUsage") -> Drawing:

@@ -20,7 +20,7 @@ follows a smooth spectrum over i, while a wrong pairing joins rows of two differ
 own orientation, and comes out ragged. The reading whose per-head spectra are smoother is the layout the
 weights were trained in.
 
-Weights are read one tensor at a time (:class:`~pecli.checkpoint.Checkpoint`): memory stays
+Weights are read one tensor at a time (:class:`~pecli.weights.checkpoint.Checkpoint`): memory stays
 that of the largest projection, whatever the number of layers.
 """
 
@@ -33,7 +33,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from pecli.errors import PecliError
-from pecli.checkpoint import Checkpoint
+from pecli.weights.checkpoint import Checkpoint
 from pecli.progress import task
 
 #: The names of the per-layer q and k projections: HF (``model.layers.N.self_attn.q_proj.weight``) and

@@ -1,6 +1,6 @@
 """``pecli extend``'s answer: each context-extension candidate measured at the target N, and ranked.
 
-The candidates and their config patches are :mod:`pecli.models.extension`'s; each patch is merged into
+The candidates and their config patches are :mod:`pecli.extend.patches`'s; each patch is merged into
 the model's config and read back with pecli's own reader, so the scheme measured is the scheme the patch
 gives. Measured at N, against the model's pre-training (frequencies θ_i over L₀ positions), every
 figure from the candidate's frequencies θ'_i and attention factor:
@@ -23,7 +23,7 @@ figure from the candidate's frequencies θ'_i and attention factor:
     What the candidate multiplies q·k/√d by (:func:`logit_scale`).
 ``distinguishability``, ``precision_bfloat16``
     The verdicts of ``pecli check distinguishability`` and ``precision --dtype bfloat16`` at N, computed
-    from the frequencies (:mod:`pecli.analysis.extension_rows`: exact, but for the bfloat16 collision
+    from the frequencies (:mod:`pecli.extend.measures`: exact, but for the bfloat16 collision
     count when more than 64 offsets can collide, which is then a lower bound).
 
 The ranking (written out on pecli extend's documentation page, "How pecli extend ranks"): first the
@@ -33,7 +33,7 @@ how far adjacent positions are crowded (|log₂ local_resolution|), plus how far
 YaRN's fitted temperature for s, (0.1 ln s + 1)² (Peng et al. 2023, §3.4), plus one octave when the
 frequencies change with the sequence length (dynamic NTK, LongRoPE: a key cached at one length was
 rotated with other frequencies than a query at another); then the methods' order
-(:func:`~pecli.models.extension.methods`, from the scaling records).
+(:func:`~pecli.extend.patches.methods`, from the scaling records).
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.spectrum import BOUND_CONTEXT_LIMIT, critical_dimension
+from pecli.wavelengths.spectrum import BOUND_CONTEXT_LIMIT, critical_dimension
 from pecli.errors import ConfigError
-from pecli.models.extension import (
+from pecli.extend.patches import (
     ExtensionBase, candidate_patches, dropped_keys, extension_base, method_patch, methods, patched, recipe,
     shipped_recipes, whole_tokens,
 )
@@ -161,7 +161,7 @@ def extension_report(config: dict[str, Any], target: Any, source: str = "config"
     ConfigError
         ``target`` not a whole number of tokens above the context the model serves; ``train_length``,
         ``method``, ``factor`` or ``pick`` invalid; a model pecli extend cannot change (see
-        :func:`pecli.models.extension.extension_base`).
+        :func:`pecli.extend.patches.extension_base`).
     """
     from pecli.memory import check_memory
 
@@ -224,7 +224,7 @@ def _base_bound(start: ExtensionBase, target: int) -> tuple[list[str], float | N
     """Men et al.'s bound for N: the base every larger base passes (the robust one) is the candidate's."""
     if target > BOUND_CONTEXT_LIMIT:
         return [f"Men et al.'s bound is not computed past {BOUND_CONTEXT_LIMIT:,} tokens: no base candidate"], None
-    from pecli.analysis.spectrum import base_lower_bound
+    from pecli.wavelengths.base_bound import base_lower_bound
 
     with task("Men et al.'s base bound"):
         bound = base_lower_bound(target, start.dim)
@@ -281,7 +281,7 @@ def _scaling_block(patch: dict[str, Any], start: ExtensionBase) -> dict[str, Any
 def _measure(method: str, patch: dict[str, Any], config: dict[str, Any], start: ExtensionBase, target: int,
              trained: np.ndarray, origin: str = "ranked", label: str = "") -> Candidate:
     """Read ``patch`` back through pecli's config reader and measure the scheme it gives at N."""
-    from pecli.analysis.extension_rows import rope_bfloat16_collisions, rope_distinguishability
+    from pecli.extend.measures import rope_bfloat16_collisions, rope_distinguishability
 
     scheme = _scheme_of(patched(config, _frequency_keys(patch, start, method)), start.source, target)
     pairs = scheme.frequency_pairs()

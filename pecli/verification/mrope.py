@@ -61,7 +61,7 @@ def verify_position_ids(values, scheme):
     PecliError
         Ids of another shape or count than the sequence's tokens, or not whole numbers.
     """
-    from pecli.analysis.verify_report import Diagnosis, VerifyReport
+    from pecli.verification.report import Diagnosis, VerifyReport
     from pecli.schemes import multimodal
 
     expected = np.asarray(scheme.cells(), dtype=np.int64).T

@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from pecli.errors import PecliError
-from pecli.analysis.verify_pass import is_bfloat16
+from pecli.verification.stream import is_bfloat16
 from pecli.io import NUMERIC_KINDS, size_text
 
 
@@ -245,7 +245,7 @@ def _data_offset(archive: str, info: zipfile.ZipInfo) -> int:
 
 def whole(array: np.ndarray, where: str, key: str, budget: int):
     """An array read whole (Fortran order), as rows."""
-    from pecli.analysis.verify_pass import ArrayRows
+    from pecli.verification.stream import ArrayRows
 
     if array.nbytes > budget:
         raise PecliError(f"{key}: {where} is stored in Fortran order, read whole: {size_text(array.nbytes)}, over the "

@@ -17,10 +17,10 @@ from pecli.numbers import integer
 from pecli.analysis.options import CheckOptions
 from pecli.analysis.registry import all_names, on_own_positions, run_checks
 from pecli.analysis.result import PropertyResult
-from pecli.analysis.claims import claims_for, disagreement
+from pecli.comparison.claims import claims_for, disagreement
 from pecli.analysis.encoding_pass import Extents, encoding_rows
 from pecli.analysis.registry import shared_rows
-from pecli.analysis.spectrum import wavelengths_of
+from pecli.wavelengths.spectrum import wavelengths_of
 from pecli.analysis.structure import bias_domain
 from pecli.notebook import Tabular
 from pecli.schemes.base import Capability, Scheme
@@ -99,7 +99,7 @@ def compare(
     -------
     Comparison
         One row per scheme; a footnote wherever a measured verdict disagrees with what an article
-        claims (:mod:`pecli.analysis.claims`).
+        claims (:mod:`pecli.comparison.claims`).
     """
     rows, footnotes = [], []
     options = CheckOptions(

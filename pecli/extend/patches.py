@@ -33,7 +33,7 @@ from typing import Any
 
 from pecli.errors import ConfigError
 from pecli.models.families import WINDOW_KEYS, at_path, text_path
-from pecli.models.reading import plan_of_config
+from pecli.models.sources.config_json import plan_of_config
 from pecli.params import excerpt
 from pecli.schemes import get_scheme_class
 from pecli.schemes.base import Capability

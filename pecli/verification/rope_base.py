@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from pecli.analysis.verify_pass import EPS, candidate, pair_columns, widened
+from pecli.verification.stream import EPS, candidate, pair_columns, widened
 from pecli.schemes.rope import RopeScheme
 
 #: Rows read at most to measure the frequencies.

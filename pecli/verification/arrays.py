@@ -1,7 +1,7 @@
 """A user's own position-encoding arrays against the reference, and what went wrong when they differ.
 
-RoPE's cos and sin are compared by :func:`~pecli.analysis.verify_rope.verify_rope` (streamed block by
-block, each value held to how it is stored: :mod:`pecli.analysis.verify_pass`). When the arrays
+RoPE's cos and sin are compared by :func:`~pecli.verification.rope.verify_rope` (streamed block by
+block, each value held to how it is stored: :mod:`pecli.verification.stream`). When the arrays
 differ, each known cause is tested as a hypothesis — the reference recomputed with the cause applied,
 held to the same tolerance — and every cause that explains the arrays is reported; when none does, the
 report says where the error starts and names no cause. A report gives the largest |Δ| and where it is,
@@ -26,8 +26,8 @@ from typing import Any, Callable
 import numpy as np
 
 from pecli.errors import PecliError
-from pecli.analysis.verify_pass import ANGLE_ULPS, OFFSETS
-from pecli.analysis.verify_report import Diagnosis, VerifyReport  # noqa: F401 (the results, re-exported)
+from pecli.verification.stream import ANGLE_ULPS, OFFSETS
+from pecli.verification.report import Diagnosis, VerifyReport  # noqa: F401 (the results, re-exported)
 from pecli.schemes.positions import MAX_ID
 from pecli.schemes.rope import RopeScheme
 
@@ -348,7 +348,7 @@ WHOLE_COPIES = {"buckets": 6, "bias": 10, "table": 6}
 SMALL_COPIES = 12
 #: cos and sin: rows read at once whatever the budget (the first rows of both, where the stored precision is
 #: recognised) and bytes per value they hold (both, widened to float64); bytes per value of a block of the
-#: pass (:func:`pecli.analysis.verify_pass.block_rows`), which holds a row at least.
+#: pass (:func:`pecli.verification.stream.block_rows`), which holds a row at least.
 SAMPLE_ROWS, SAMPLE_BYTES_PER_VALUE, PASS_BYTES_PER_VALUE = 256, 16, 96
 #: Bytes held per position for cos and sin: the int64 ids and two float64 copies of them.
 ID_BYTES = 24
@@ -410,13 +410,13 @@ def verify_arrays(scheme: Any, positions: np.ndarray | None = None, *, max_bytes
     if chosen[0] in VECTORS + ("bias", "position_ids"):
         if positions is not None:
             raise PecliError(f"{chosen[0]}: holds no positions; leave --positions out")
-        from pecli.analysis.verify_mrope import verify_position_ids
+        from pecli.verification.mrope import verify_position_ids
 
         check = {"inv_freq": verify_inv_freq, "slopes": verify_slopes, "bias": verify_bias,
                  "position_ids": verify_position_ids}[chosen[0]]
         return check(arrays[chosen[0]], scheme)
     if chosen == ("cos", "sin"):
-        from pecli.analysis.verify_pass import as_rows
+        from pecli.verification.stream import as_rows
 
         arrays = {name: as_rows(arrays[name]) for name in chosen}
     first = arrays[chosen[0]] if chosen == ("cos", "sin") else np.asarray(arrays[chosen[0]])
@@ -425,7 +425,7 @@ def verify_arrays(scheme: Any, positions: np.ndarray | None = None, *, max_bytes
     if chosen == ("cos", "sin"):
         if scheme.reads_context:  # dynamic and longrope: the sequence reaches the last id (HF: max id + 1)
             scheme = scheme.at_length(int(ids.max()) + 1 if ids.size else 1)
-        from pecli.analysis.verify_rope import verify_rope
+        from pecli.verification.rope import verify_rope
 
         report = verify_rope(arrays["cos"], arrays["sin"], scheme, ids, max_bytes=max_bytes)
         for rows in arrays.values():  # an archive's member read in place: its CRC-32 held to the archive's

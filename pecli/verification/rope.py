@@ -1,7 +1,7 @@
 """A user's RoPE cos and sin against the reference, streamed block by block, and the bug named.
 
 :func:`verify_rope` compares the arrays with the reference scheme's cos and sin at the same positions,
-each value held to how it is stored (:mod:`pecli.analysis.verify_pass`). When they differ, each known
+each value held to how it is stored (:mod:`pecli.verification.stream`). When they differ, each known
 cause is a candidate reference — the model's with that cause applied, its scaling kept — compared
 with the arrays in a second pass in which every candidate still explaining the arrays is carried
 along; the pass ends as soon as none is left. A wrong base is fitted from the arrays' own angles at
@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from pecli.analysis.verify_pass import (
+from pecli.verification.stream import (
     EPS, OFFSETS, Candidate, Fit, Rows, Wider, angle_values, as_rows, candidate, column_errors, is_bfloat16, own_precision,
     pair_columns, run_pass, stored_precision, widened,
 )
@@ -67,7 +67,7 @@ def verify_rope(cos, sin, scheme: RopeScheme, positions, *, max_bytes: int | Non
     ``W`` is the rotated dimension r (caches in either layout), r/2 (one value per pair), or the head
     dimension of a model that rotates part of it (the other components must not turn). The arrays may
     be NumPy arrays (float64, float32, float16, ml_dtypes' bfloat16) or anything with ``shape``,
-    ``dtype`` and ``read(start, stop)`` giving a block of rows (:class:`~pecli.analysis.verify_pass.Rows`);
+    ``dtype`` and ``read(start, stop)`` giving a block of rows (:class:`~pecli.verification.stream.Rows`);
     they are compared a block of rows at a time, memory bounded by ``max_bytes`` (about 12 float64
     copies of a block are held).
 
@@ -77,7 +77,7 @@ def verify_rope(cos, sin, scheme: RopeScheme, positions, *, max_bytes: int | Non
         Shapes that fit no layout, cos and sin of different shapes, positions of another length, values
         that are not numbers.
     """
-    from pecli.analysis.verify_report import VerifyReport
+    from pecli.verification.report import VerifyReport
 
     cos, sin = as_rows(cos), as_rows(sin)
     positions = np.asarray(positions, dtype=np.int64)
@@ -130,7 +130,7 @@ def diagnose(cos: Rows, sin: Rows, scheme: RopeScheme, positions: np.ndarray, re
     only when none of them does — a measured factor, a fitted base and low-precision angles (a missing
     NTK scaling is also a base change: the scaling is named). Each stage is one pass that ends when no
     candidate is left."""
-    from pecli.analysis.verify_report import Diagnosis
+    from pecli.verification.report import Diagnosis
 
     for stage in (_hypotheses(cos, sin, scheme, positions, reference), _measured(cos, sin, scheme, positions, reference, precision)):
         hypotheses = list(stage)
@@ -178,7 +178,7 @@ def _hypotheses(cos, sin, scheme: RopeScheme, positions, reference: Candidate):
 def _measured(cos, sin, scheme: RopeScheme, positions, reference: Candidate, precision: str):
     """The causes measured from the arrays (a factor, a base) and low-precision angles, as
     ``(code, message, candidate)``."""
-    from pecli.analysis.verify_base import base_hypotheses
+    from pecli.verification.rope_base import base_hypotheses
 
     scale = scheme.attention_scaling
     ratio = _common_ratio(cos, sin, reference)
@@ -252,7 +252,7 @@ def error_map(cos, sin, scheme: RopeScheme, positions, rows: int = 512) -> tuple
     """The arrays' error over the tolerance against ``scheme`` for each component, the largest of each
     band of consecutive positions (at most ``rows`` bands), and the first position of each band: the
     picture of where the error starts and how it grows with position and component."""
-    from pecli.analysis.verify_pass import block_rows, columns_of
+    from pecli.verification.stream import block_rows, columns_of
 
     cos, sin = as_rows(cos), as_rows(sin)
     positions = np.asarray(positions, dtype=np.int64)

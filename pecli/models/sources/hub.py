@@ -16,8 +16,14 @@ import re
 import warnings
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING, Any
+
 from pecli.errors import ConfigError
 from pecli.models import EXTRA, optional_import
+from pecli.params import excerpt
+
+if TYPE_CHECKING:
+    from pecli.models.plan import PositionPlan
 
 #: A repository id: NAME or ORG/NAME, of letters, digits, ``-``, ``_`` and ``.``.
 REPO_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -43,6 +49,22 @@ class ModelId:
 
     def __str__(self) -> str:
         return self.repo + (f"@{self.revision}" if self.revision else "")
+
+
+def read(model: Any, scheme: str | None = None) -> PositionPlan:
+    """The plan of the model ``ORG/NAME[@REVISION]``: its config.json from the cache (:func:`config_path`),
+    read as ``--hf-config`` reads a file; the file's errors are said of the model (key ``model``)."""
+    if not isinstance(model, str) or not model.strip():
+        raise ConfigError("model", f"expected ORG/NAME[@REVISION], got {excerpt(model)}")
+    from pecli.models.sources.config_json import read_plan
+
+    path = config_path(model)
+    try:
+        return read_plan(path, scheme, source=model)
+    except ConfigError as error:
+        if error.key != "hf_config":  # a key of the config itself: its own message names it
+            raise
+        raise ConfigError("model", f"{model}: {str(error).removeprefix('hf_config: ')}") from None
 
 
 def offline() -> bool:
