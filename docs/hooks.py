@@ -4,7 +4,7 @@
   88 columns): the options come from the same declarations as the command line's.
 - ``<!-- extend-methods -->`` … ``<!-- /extend-methods -->`` holds the table of ``pecli extend``'s
   candidates, one row per scaling record that says what extend may build from it
-  (``pecli.schemes.rope_scaling.SCALINGS``): written into the page, so that it reads on a forge or in an
+  (``pecli.schemes.scaling.registry.SCALINGS``): written into the page, so that it reads on a forge or in an
   editor too, and rewritten from the records when the site is built (``tests/test_docs.py`` fails when
   the page's copy is stale; ``python docs/hooks.py`` rewrites it).
 - ``contributing.md`` is the repository's ``CONTRIBUTING.md``, added to the site as it is.
@@ -61,7 +61,7 @@ def with_help(markdown: str) -> str:
 
 def extend_methods() -> str:
     """The Markdown table of ``pecli extend``'s methods, from the scaling records, in their order."""
-    from pecli.schemes.rope_scaling import extension_types
+    from pecli.schemes.scaling.registry import extension_types
 
     rows = [f"| `{method}` | {record.extension.summary} | {record.extension.keys_text} |"
             for method, record in extension_types().items()]

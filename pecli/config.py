@@ -446,7 +446,7 @@ def build_and_place(keys: SortedKeys, settings: tuple[Setting, ...], plan: Posit
         own["context"] = max(int(length), positions_length(positions))
     scheme = build_scheme(keys.scheme, own, length=length)
     if keys.params.get("context") is not None and not scheme.reads_context:
-        from pecli.schemes.rope_scaling import SCALINGS
+        from pecli.schemes.scaling.registry import SCALINGS
 
         readers = " and ".join(name for name, record in SCALINGS.items() if record.reads_context)
         raise ConfigError("context", f"is the current sequence length of the {readers} scalings; {scheme.name} "

@@ -138,7 +138,7 @@ def one_blas_thread():
 def _registries() -> tuple:
     from pecli.analysis.registry import ANALYSES
     from pecli.schemes import SCHEMES
-    from pecli.schemes.rope_scaling import SCALINGS
+    from pecli.schemes.scaling.registry import SCALINGS
 
     return tuple(tuple(registry.items()) for registry in (SCHEMES, SCALINGS, ANALYSES))
 

@@ -17,7 +17,9 @@ from pecli.params import Parameter, param
 from pecli.schemes import SCHEMES
 from pecli.schemes.base import AdditiveScheme, Capability
 from pecli.schemes.positions import as_positions
-from pecli.schemes.rope_scaling import FACTOR, SCALINGS, ScalingType, _frequencies
+from pecli.schemes.scaling.keys import FACTOR
+from pecli.schemes.scaling.record import ScalingType, scaled_frequencies
+from pecli.schemes.scaling.registry import SCALINGS
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ class RampScheme(AdditiveScheme):
 def _halved(scaling, model):
     """A toy scaling: θ_i / (s · halving)."""
     inv_freq = model.theta / (scaling.factor * scaling.value("halving"))
-    return _frequencies(model, scaling, inv_freq, regimes=("scaled",) * model.pairs, factor=scaling.factor)
+    return scaled_frequencies(model, scaling, inv_freq, regimes=("scaled",) * model.pairs, factor=scaling.factor)
 
 
 HALVING = Parameter("halving", float, None, "halved: an extra divisor", minimum=1, default_text="2", group="RoPE scaling")

@@ -1,4 +1,4 @@
-"""Tests of pecli.schemes.rope_scaling against values worked out by hand or from the papers.
+"""Tests of pecli.schemes.scaling against values worked out by hand or from the papers.
 
 Expected numbers are derived in the comments (never taken from the module's output). Notation:
 theta_i = base ** (-2 i / d), wavelength w_i = 2 pi / theta_i, s = factor, L = original context.
@@ -13,17 +13,14 @@ import pytest
 
 from pecli.config import build_scheme
 from pecli.errors import ConfigError
-from pecli.schemes.rope_scaling import (
-    SCALING_TYPES,
-    RopeScaling,
-    ScaledFrequencies,
-    compute_inv_freq,
-    default_inv_freq,
-    longrope_attention_factor,
-    ntk_base,
-    yarn_correction_range,
-    yarn_get_mscale,
-)
+from pecli.schemes.scaling.compute import compute_inv_freq
+from pecli.schemes.scaling.longrope import longrope_attention_factor
+from pecli.schemes.scaling.ntk import ntk_base
+from pecli.schemes.scaling.record import ScaledFrequencies
+from pecli.schemes.scaling.registry import SCALING_TYPES
+from pecli.schemes.scaling.unscaled import default_inv_freq
+from pecli.schemes.scaling.value import RopeScaling
+from pecli.schemes.scaling.yarn import yarn_correction_range, yarn_get_mscale
 
 # base 10000, d = 8: theta_i = 10000 ** (-i / 4) = [1, 0.1, 0.01, 0.001];
 # wavelengths 2 pi * [1, 10, 100, 1000] = [6.283, 62.83, 628.3, 6283.2].

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pecli.schemes.rope_type import hf_rope_type, rope_type_key
+from pecli.schemes.scaling.rope_type import hf_rope_type, rope_type_key
 
 
 @pytest.mark.parametrize(("block", "key", "kind"), [

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from pecli.params import Parameter
-from pecli.schemes.rope_scaling import (
-    FACTOR, SCALINGS, Extension, ExtensionStart, ScalingType, extension_types, scaling_keys,
-)
-from pecli.schemes.rope_scaling import _frequencies  # the helper a new rule returns through
+from pecli.schemes.scaling.keys import FACTOR
+from pecli.schemes.scaling.record import Extension, ExtensionStart, ScalingType
+from pecli.schemes.scaling.record import scaled_frequencies  # the helper a new rule returns through
+from pecli.schemes.scaling.registry import SCALINGS, extension_types, scaling_keys
 
 #: A key of the new type only (HF spelling), declared as every scaling key is.
 FLOOR = Parameter("stretch_floor", float, None, "stretched: the least stretch", minimum=1, group="RoPE scaling")
@@ -31,8 +31,8 @@ def stretched(scaling, model):
     """θ_i / m with m = min(s, max(floor, n / L₀)) at a sequence of n tokens (s without one): it reads the context."""
     floor = scaling.stretch_floor or 1.0
     scale = scaling.factor if model.context is None else min(scaling.factor, max(floor, model.context / scaling.value(ORIGINAL)))
-    return _frequencies(model, scaling, model.theta / scale, regimes=("scaled",) * model.pairs, factor=scaling.factor,
-                        original_context=scaling.value(ORIGINAL))
+    return scaled_frequencies(model, scaling, model.theta / scale, regimes=("scaled",) * model.pairs,
+                              factor=scaling.factor, original_context=scaling.value(ORIGINAL))
 
 
 def write_stretched(record, start: ExtensionStart):

@@ -13,10 +13,12 @@ from pecli.config import build_scheme, read_hf_config
 from pecli.errors import ConfigError
 from pecli.params import Parameter
 from pecli.schemes.rope import RopeScheme
-from pecli.schemes.rope_scaling import (
-    FACTOR, SCALINGS, RopeScaling, ScalingType, compute_inv_freq, scaling_keys,
-)
-from pecli.schemes.rope_scaling import _frequencies  # the helper a new rule returns through
+from pecli.schemes.scaling.compute import compute_inv_freq
+from pecli.schemes.scaling.keys import FACTOR
+from pecli.schemes.scaling.record import ScalingType
+from pecli.schemes.scaling.record import scaled_frequencies  # the helper a new rule returns through
+from pecli.schemes.scaling.registry import SCALINGS, scaling_keys
+from pecli.schemes.scaling.value import RopeScaling
 
 #: ``params()`` of a rope scheme, in the order the JSON output has always listed them.
 PARAMS_ORDER = [
@@ -97,8 +99,8 @@ def test_a_new_type_is_one_record_and_its_function(monkeypatch):
     shift = Parameter("halving", float, None, "halved: extra divisor", minimum=1, default_text="2")
 
     def halved(scaling, model):
-        return _frequencies(model, scaling, model.theta / (scaling.factor * scaling.value("halving")),
-                            regimes=("scaled",) * model.pairs, factor=scaling.factor)
+        return scaled_frequencies(model, scaling, model.theta / (scaling.factor * scaling.value("halving")),
+                                  regimes=("scaled",) * model.pairs, factor=scaling.factor)
 
     record = ScalingType("halved", "θ_i / (s · halving)", (FACTOR, shift), halved, required=("factor",),
                          defaults={"halving": 2.0})
@@ -152,8 +154,8 @@ def test_a_context_reading_type_is_one_record_too(monkeypatch):
     # A scaling whose frequencies depend on the current length says so on its record: --context (the
     # current sequence length) is then taken, as for dynamic NTK; a type without the flag refuses it.
     def stretched(scaling, model):  # the numbers do not matter here, only the record's flag
-        return _frequencies(model, scaling, model.theta / scaling.factor, regimes=("scaled",) * model.pairs,
-                            factor=scaling.factor)
+        return scaled_frequencies(model, scaling, model.theta / scaling.factor, regimes=("scaled",) * model.pairs,
+                                  factor=scaling.factor)
 
     record = ScalingType("stretched", "θ_i / s, said to read the context", (FACTOR,), stretched, reads_context=True)
     monkeypatch.setitem(SCALINGS, "stretched", record)

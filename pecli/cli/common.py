@@ -33,7 +33,7 @@ from pecli.params import Parameter
 from pecli.presets import PRESET_SETTING
 from pecli.schemes import SCHEMES
 from pecli.schemes.base import Capability, require
-from pecli.schemes.rope_scaling import SCALINGS
+from pecli.schemes.scaling.registry import SCALINGS
 
 #: Keys that choose where options come from rather than configure anything themselves.
 CONFIG_OPTIONS: dict[str, Any] = {

@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping
 
 from pecli.errors import ConfigError
 from pecli.models.plan import PositionPlan
-from pecli.schemes.rope_type import hf_rope_type
+from pecli.schemes.scaling.rope_type import hf_rope_type
 
 #: The longest ``--args`` text and JSON flag value read (a config override is a few hundred characters).
 MAX_FLAG_TEXT = 1 << 20

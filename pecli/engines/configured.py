@@ -231,7 +231,7 @@ def deepseek_rule(llama_scaling: bool) -> Rule:
             return group, None
         from pecli.models.logit_scale import UNSCALED
         from pecli.models.rope_facts import scheme_of
-        from pecli.schemes.rope_scaling import yarn_get_mscale
+        from pecli.schemes.scaling.yarn import yarn_get_mscale
 
         block = {**(context.block or {}), **scaling_of(group)}  # the attention's keys (mscale_all_dim) too
         kind = group_type(group)

@@ -151,7 +151,7 @@ def yarn_as_built(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
     """``YarnRoPE``: the correction range always rounded, cos and sin × mscale(s, mscale)/mscale(s, mscale_all_dim)."""
     if not rope_group(group) or group_type(group) != "yarn":
         return group, None
-    from pecli.schemes.rope_scaling import yarn_get_mscale
+    from pecli.schemes.scaling.yarn import yarn_get_mscale
 
     block = scaling_of(group)
     factor = float(block["factor"])
@@ -172,7 +172,7 @@ def yarn_as_built(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
 
 def longrope_long(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """``SuScaledRoPE``: the long factors at every length."""
-    from pecli.schemes.rope_scaling import longrope_attention_factor
+    from pecli.schemes.scaling.longrope import longrope_attention_factor
 
     if not rope_group(group) or group_type(group) not in ("longrope", "su"):
         return group, None

@@ -121,7 +121,7 @@ def yarn_attention(context: Context, group: LayerGroup) -> tuple[LayerGroup, Dep
     not read (factory.py:320-331)."""
     if not rope_group(group) or group_type(group) != "yarn" or not native(context) or context.model_type in DEEPSEEK_MODELS:
         return group, None
-    from pecli.schemes.rope_scaling import yarn_get_mscale
+    from pecli.schemes.scaling.yarn import yarn_get_mscale
 
     block = scaling_of(group)
     given = block.get("attention_factor")

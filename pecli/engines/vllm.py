@@ -118,7 +118,7 @@ def human_readable_int_or_auto(text: str) -> int:
 def longrope_once(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """``Phi3LongRoPEScaledRotaryEmbedding``: long factors when max_model_len > original, else short, at
     every position; cos and sin × sqrt(1 + ln(L/L₀)/ln L₀) (L = max_position_embeddings)."""
-    from pecli.schemes.rope_scaling import longrope_attention_factor
+    from pecli.schemes.scaling.longrope import longrope_attention_factor
 
     if not rope_group(group) or group_type(group) not in ("longrope", "su"):
         return group, None
@@ -148,7 +148,7 @@ def gpt_oss_yarn(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depar
     no ``attention_factor``, so cos and sin × 0.1 ln s + 1."""
     if context.model_type != "gpt_oss" or not rope_group(group) or group_type(group) != "yarn":
         return group, None
-    from pecli.schemes.rope_scaling import yarn_get_mscale
+    from pecli.schemes.scaling.yarn import yarn_get_mscale
 
     block = scaling_of(group)
     built = yarn_get_mscale(float(block["factor"]))

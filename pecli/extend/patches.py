@@ -9,8 +9,8 @@ so that pecli's own reader (:func:`pecli.models.families.from_config.plan_of`) r
 Every candidate starts from the pre-training frequencies θ_i = b^(−2i/d) and L₀, with the factor
 s = N / L₀ (a model that already has a scaling is re-scaled from its pre-training state, as its own
 scaling was). What each candidate writes is its scaling type's record: the ``extension`` of each
-:class:`~pecli.schemes.rope_scaling.ScalingType` in :data:`~pecli.schemes.rope_scaling.SCALINGS`
-(:class:`~pecli.schemes.rope_scaling.Extension`: its method name, the rope_type it writes, how its keys
+:class:`~pecli.schemes.scaling.record.ScalingType` in :data:`~pecli.schemes.scaling.registry.SCALINGS`
+(:class:`~pecli.schemes.scaling.record.Extension`: its method name, the rope_type it writes, how its keys
 follow from s, L₀ and N, which of the model's keys it carries, which ``max_position_embeddings`` it
 writes). The keys follow transformers' ``modeling_rope_utils`` (``_compute_*_parameters``); the
 records' docstrings say why each is written so (dynamic NTK keeps ``max_position_embeddings`` at L₀;
@@ -37,7 +37,9 @@ from pecli.models.sources.config_json import plan_of_config
 from pecli.params import excerpt
 from pecli.schemes import get_scheme_class
 from pecli.schemes.base import Capability
-from pecli.schemes.rope_scaling import ATTENTION_READ_KEYS, Extension, ExtensionStart, extension_types, scaling_keys
+from pecli.schemes.scaling.recipes import ATTENTION_READ_KEYS
+from pecli.schemes.scaling.record import Extension, ExtensionStart
+from pecli.schemes.scaling.registry import extension_types, scaling_keys
 
 def scaling_block_keys() -> frozenset[str]:
     """The keys of a rope dict that belong to a scaling: a candidate drops them and writes its own. They
@@ -60,7 +62,7 @@ def methods() -> tuple[str, ...]:
 
 
 def recipe(method: str) -> Extension:
-    """The :class:`~pecli.schemes.rope_scaling.Extension` of ``method`` (ConfigError naming ``method``)."""
+    """The :class:`~pecli.schemes.scaling.record.Extension` of ``method`` (ConfigError naming ``method``)."""
     records = extension_types()
     if method not in records:
         raise ConfigError("method", f"{method!r} is not one of {', '.join(records)}")
@@ -235,7 +237,7 @@ def candidate_patches(base: ExtensionBase, target: int, *, base_for_target: floa
 def method_patch(base: ExtensionBase, method: str, factor: float, target: int) -> dict[str, Any]:
     """The patch of ``method`` with scaling factor ``factor`` over L₀, serving ``target`` tokens.
 
-    The keys are the method's record's (:class:`~pecli.schemes.rope_scaling.Extension`); for the one
+    The keys are the method's record's (:class:`~pecli.schemes.scaling.record.Extension`); for the one
     that raises the base (``base``) the factor multiplies ``rope_theta`` (Code Llama: 10,000 × 100).
     """
     made = recipe(method)
@@ -260,7 +262,7 @@ def method_patch(base: ExtensionBase, method: str, factor: float, target: int) -
 def dropped_keys(base: ExtensionBase, method: str) -> tuple[str, ...]:
     """The keys of the model's scaling that ``method``'s patch does not carry and that the model read:
     the fitted keys a recipe reuses (LongRoPE's factors: the model was fine-tuned with them) and the keys
-    its attention reads (:data:`~pecli.schemes.rope_scaling.ATTENTION_READ_KEYS`: DeepSeek's softmax factor)."""
+    its attention reads (:data:`~pecli.schemes.scaling.recipes.ATTENTION_READ_KEYS`: DeepSeek's softmax factor)."""
     made = recipe(method)
     kept = set(made.carries) | set(made.reuses)
     wanted = [*dict.fromkeys(key for record in extension_types().values() for key in record.extension.reuses),

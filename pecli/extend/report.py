@@ -53,7 +53,8 @@ from pecli.extend.patches import (
 from pecli.models.families.keys import at_path
 from pecli.notebook import Tabular
 from pecli.progress import task
-from pecli.schemes.rope_scaling import yarn_get_mscale
+from pecli.schemes.scaling.registry import scaling_type
+from pecli.schemes.scaling.yarn import yarn_get_mscale
 from pecli.numbers import number
 
 #: Memory of the row measures: per position, a byte (collided rows) and the bfloat16 codes of up to three
@@ -244,7 +245,7 @@ def _model_notes(start: ExtensionBase) -> list[str]:
     if left_out:
         notes.append(f"{', '.join(left_out)} left out: the model's code in transformers takes rope_type "
                      f"{' or '.join(start.accepted or ())} only")
-    if start.scaling == "longrope":
+    if scaling_type(start.scaling).per_pair_factors:
         notes.append(f"LongRoPE's factors were searched for {start.served:,} tokens; past it they are used as they are")
     return notes
 
@@ -319,7 +320,7 @@ def _frequency_keys(patch: dict[str, Any], start: ExtensionBase, method: str) ->
     """``patch`` without ``mscale_all_dim`` where only the attention reads it (every type whose record does
     not take the key: all but yarn): the frequencies do not depend on it, :func:`logit_scale` reads it from
     the patch itself."""
-    from pecli.schemes.rope_scaling import extension_types
+    from pecli.schemes.scaling.registry import extension_types
 
     block = _scaling_block(patch, start)
     if not isinstance(block, dict) or "mscale_all_dim" not in block or "mscale_all_dim" in extension_types()[method].key_names:

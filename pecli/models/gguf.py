@@ -524,7 +524,7 @@ def cos_sin_factor(scale: float, ext: float, *, attn_factor: float = 1.0, yarn_a
     mscale(1), or with a YaRN log multiplier mscale(m₁)/mscale(log multiplier), m₁ the multiplier itself
     on DeepSeek's architecture (its ``[TAG_DEEPSEEK2_YARN_LOG_MUL_FIX]``; the softmax then takes the rest)
     and 1 elsewhere — each times the file's ``attn_factor``."""
-    from pecli.schemes.rope_scaling import yarn_get_mscale
+    from pecli.schemes.scaling.yarn import yarn_get_mscale
 
     if ext == 0:
         return yarn_attn_factor * attn_factor
@@ -598,7 +598,7 @@ def _words(rope: LlamaCppRope) -> str:
 def llama_cpp_inv_freq(rope: LlamaCppRope, factors: np.ndarray | None) -> np.ndarray:
     """ggml's ``rope_yarn`` frequencies, float64: ``θ_i = base^(−2i/d)/f_i``, ``θ_i·freq_scale`` mixed back
     toward ``θ_i`` by ``ext_factor`` times the ramp between the correction dimensions (``ggml_rope_yarn_corr_dims``)."""
-    from pecli.schemes.rope_scaling import yarn_correction_range
+    from pecli.schemes.scaling.yarn import yarn_correction_range
 
     theta = _ladder(rope)
     if factors is not None:

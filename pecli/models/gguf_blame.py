@@ -31,7 +31,7 @@ import numpy as np
 from pecli.models.blame import ABSENT, Trial, blamed
 from pecli.models.differences import BASE_KEYS, DIM_KEYS, HF_BASE_KEYS, HF_SCALING_KEYS, _key, model_key
 from pecli.models.plan import LayerGroup, PositionPlan
-from pecli.schemes.rope_type import hf_rope_type
+from pecli.schemes.scaling.rope_type import hf_rope_type
 
 #: The keys (after ``{arch}.``) tried, and whether each acts at every position.
 SCALING_SUFFIXES = ("rope.scaling.type", "rope.scaling.factor", "rope.scaling.original_context_length",

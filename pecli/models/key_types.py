@@ -33,7 +33,7 @@ from pecli.config_files import is_number_text
 from pecli.errors import ConfigError
 from pecli.models.limits import LAYER_COUNT_KEYS, MAX_SEARCH_DEPTH
 from pecli.params import excerpt
-from pecli.schemes.rope_scaling import LONGEST_CONTEXT  # the longest window and size too
+from pecli.schemes.scaling.keys import LONGEST_CONTEXT  # the longest window and size too
 
 #: The prefix of the keys pecli adds to a config while reading it (``_pecli_class_defaults`` …).
 RESERVED_PREFIX = "_pecli_"

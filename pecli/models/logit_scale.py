@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from pecli.numbers import integer, number
-from pecli.schemes.rope_scaling import yarn_get_mscale
-from pecli.schemes.rope_type import hf_rope_type
+from pecli.schemes.scaling.rope_type import hf_rope_type
+from pecli.schemes.scaling.yarn import yarn_get_mscale
 
 #: The positions at which a position-dependent scale is reported (and the context, when one is given).
 REPORTED_POSITIONS = (1, 8192, 131072)
@@ -126,21 +126,22 @@ def attention_only_keys(model_type: Any, block: dict[str, Any] | None) -> tuple[
     ``mscale_all_dim`` in an MLA model's block of any type but yarn (whose frequencies read it too).
     transformers logs them as unrecognised and its attention applies them (``yarn_apply_mscale``), so pecli
     takes them into the logit scale and keeps them out of the frequencies."""
-    from pecli.schemes.rope_scaling import SCALINGS, HF_TYPE_ALIASES
+    from pecli.schemes.scaling.registry import find_scaling
 
     if model_type not in SOFTMAX_MSCALE_TYPES or not isinstance(block, dict) or block.get("mscale_all_dim") is None:
         return ()
-    kind = hf_rope_type(block)
-    record = SCALINGS.get(HF_TYPE_ALIASES.get(kind, kind)) if isinstance(kind, str) else None
+    record = find_scaling(hf_rope_type(block, None))
     return () if record is not None and "mscale_all_dim" in record.key_names else ("mscale_all_dim",)
 
 
 def attention_side(model_type: Any, block: dict[str, Any] | None) -> LogitScale:
     """The factor a model's attention module applies because of its RoPE block (not cos/sin's)."""
+    from pecli.schemes.scaling.registry import scales
+
     block = block or {}
     scale = UNSCALED
-    kind = hf_rope_type(block)
-    if model_type in SOFTMAX_MSCALE_TYPES and kind != "default" and block.get("mscale_all_dim"):
+    kind = hf_rope_type(block, None)
+    if model_type in SOFTMAX_MSCALE_TYPES and scales(kind, aliases=False) and block.get("mscale_all_dim"):
         scale = scale.times(yarn_get_mscale(float(block["factor"]), float(block["mscale_all_dim"])) ** 2)
     if model_type in BETA_SCALED_TYPES and block.get("llama_4_scaling_beta") is not None:
         original = block.get("original_max_position_embeddings")

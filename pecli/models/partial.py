@@ -21,12 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pecli.errors import ConfigError
-
-#: RoPE types that go through the model's own default computation.
-DEFAULT_TYPES = (None, "default", "mrope")
-#: RoPE types computed by ``modeling_rope_utils``' shared functions, which read the factor (others, such
-#: as Gemma 4's ``proportional``, are read as their families read them).
-SHARED_TYPES = ("linear", "dynamic", "yarn", "longrope", "su", "llama3")
+from pecli.schemes.scaling.registry import find_scaling
 
 
 @functools.cache
@@ -64,9 +59,13 @@ def effective_fraction(fraction: Any, model_type: Any, rope_type: Any, source: s
     proper = isinstance(fraction, numbers.Real) and not isinstance(fraction, bool) and 0 < fraction < 1
     if not proper or model_type not in ignoring_types():  # a value out of range is refused where it is validated
         return fraction, None
-    if rope_type not in DEFAULT_TYPES + SHARED_TYPES:
+    # no scaling goes through the model's own default computation; the others transformers computes go through
+    # modeling_rope_utils' shared functions, which read the factor (a type pecli does not know, such as Gemma 4's
+    # proportional, is read as its family reads it)
+    record = find_scaling(rope_type)
+    if record is None or not record.in_transformers:
         return fraction, None
-    if rope_type in DEFAULT_TYPES:
+    if not record.scales:
         return None, (f"partial_rotary_factor {fraction} is in {source}, and model_type {model_type}'s rotary module "
                       "in transformers ignores it: every component of the head rotates, as in pecli's numbers")
     raise ConfigError("partial_rotary_factor", f"is {fraction} in {source} with rope_type {rope_type}: transformers "

@@ -20,7 +20,7 @@ from pecli.errors import ConfigError
 from pecli.models.logit_scale import UNSCALED, LogitScale, SoftmaxScale
 from pecli.notebook import Tabular
 from pecli.numbers import integer, number
-from pecli.schemes.rope_type import hf_rope_type
+from pecli.schemes.scaling.rope_type import hf_rope_type
 
 if TYPE_CHECKING:
     from pecli.schemes.base import Scheme
@@ -185,7 +185,7 @@ class LayerGroup:
     def logit_scale(self) -> LogitScale:
         """By how much the model multiplies q·k/√d beyond cos and sin: the rotary attention factor
         squared (it multiplies cos and sin, so q and k both carry it) times :attr:`attention_scale`."""
-        if self.options is None or self.options.get("scheme") not in ("rope", "mrope"):
+        if not self.rotary:
             return self.attention_scale
         return self.attention_scale.times(float(getattr(self.encoding, "attention_scaling", 1.0)) ** 2)
 
@@ -197,10 +197,29 @@ class LayerGroup:
         block = options.get("rope_scaling") or {}
         longest = options.get("max_position_embeddings")
         factor, original = block.get("factor"), block.get("original_max_position_embeddings")
-        kind = hf_rope_type(block, None)
-        if kind in ("yarn", "llama3", "longrope") and factor and original:
+        from pecli.schemes.scaling.registry import find_scaling
+
+        record = find_scaling(hf_rope_type(block, None))
+        if record is not None and record.from_original_length and factor and original:
             return max(int(round(float(factor) * float(original))), int(longest or 0))
         return int(longest) if longest else None
+
+    @property
+    def scheme_class(self) -> type | None:
+        """The class of the group's scheme, which callers ask what it can do (None without position encoding)."""
+        if self.options is None:
+            return None
+        from pecli.schemes import get_scheme_class
+
+        return get_scheme_class(self.options["scheme"])
+
+    @property
+    def rotary(self) -> bool:
+        """Whether the group's scheme rotates queries and keys (RoPE, M-RoPE)."""
+        from pecli.schemes.base import Capability
+
+        scheme_class = self.scheme_class
+        return scheme_class is not None and scheme_class.has(Capability.ROTARY)
 
     @property
     def scheme(self) -> str:

@@ -116,13 +116,13 @@ def diff_groups(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Diffe
                            ours.scheme, theirs.scheme, f"the layers apply {ours.scheme}, not {theirs.scheme}")]
     if ours.options is None:
         return []
-    if ours.scheme == "mrope":  # its pairs turn at base^(−2i/d), dealt to t, h, w by its sections
+    if not ours.rotary:
+        return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), "a different bias or table")
+                for key in sorted(set(ours.options) | set(theirs.options)) if ours.options.get(key) != theirs.options.get(key)]
+    if ours.scheme_class.position_rank > 1:  # M-RoPE: its pairs turn at base^(−2i/d), dealt to t, h, w by its sections
         return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), MROPE_EFFECTS.get(
                     key, "the images' and videos' positions are numbered otherwise"))
                 for key in MROPE_KEYS if ours.options.get(key) != theirs.options.get(key)]
-    if ours.scheme != "rope":
-        return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), "a different bias or table")
-                for key in sorted(set(ours.options) | set(theirs.options)) if ours.options.get(key) != theirs.options.get(key)]
     return rope_differences(ours, theirs, layers)
 
 

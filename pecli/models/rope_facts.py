@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from pecli.models.plan import LayerGroup
-from pecli.schemes.rope_type import hf_rope_type
+from pecli.schemes.scaling.rope_type import hf_rope_type
 from pecli.models.differences import (
     ATTENTION_KEYS, BASE_KEYS, CONTEXT_KEYS, DIM_KEYS, LAYOUT_KEYS, RELATIVE, SCALING_KEYS, Difference, _key,
 )
@@ -114,10 +114,12 @@ def _scaling_key(group: LayerGroup, pattern: Any) -> str:
 
 def scaling_text(options: dict[str, Any]) -> str:
     """A group's scaling in words: ``llama3 ×8 from 8,192``, ``none``, ``per-pair frequencies``."""
+    from pecli.schemes.scaling.registry import scales
+
     block = options.get("rope_scaling") or {}
     kind = hf_rope_type(block, "none")
     words = "per-pair frequencies" if options.get("inv_freq") is not None else ""
-    if kind in ("none", "default"):
+    if not scales(kind, aliases=False):
         return words or "none"
     text = kind + (f" ×{float(block['factor']):g}" if block.get("factor") is not None else "")
     if block.get("original_max_position_embeddings") is not None:

@@ -50,7 +50,7 @@ import numpy as np
 from pecli.errors import ConfigError
 from pecli.schemes.frequencies import DEFAULT_BASE
 from pecli.models.plan import LayerGroup, PositionPlan
-from pecli.schemes.rope_type import hf_rope_type
+from pecli.schemes.scaling.rope_type import hf_rope_type
 
 #: The flags read, and the type of their value.
 FLAGS = {"--rope-scaling": str, "--rope-scale": float, "--rope-freq-scale": float, "--rope-freq-base": float,
@@ -238,7 +238,8 @@ def _log_multiplier(block: Mapping[str, Any], model_type: Any) -> dict[str, Any]
 
 def _llama3_divisors(block: Mapping[str, Any], base: float, rotated_dim: int) -> np.ndarray:
     """llama3's per-pair divisors θ_i / θ'_i, as the converter writes them to ``rope_freqs``."""
-    from pecli.schemes.rope_scaling import RopeScaling, compute_inv_freq
+    from pecli.schemes.scaling.compute import compute_inv_freq
+    from pecli.schemes.scaling.value import RopeScaling
 
     scaled = compute_inv_freq(base=base, rotated_dim=rotated_dim, scaling=RopeScaling.from_hf(dict(block)))
     return scaled.original_inv_freq / scaled.inv_freq

@@ -11,6 +11,7 @@ from pecli.wavelengths.bound_search import BaseBound
 from pecli.wavelengths.spectrum import PairRow, WavelengthReport
 from pecli.numbers import number, tokens
 from pecli.render.tables import format_value, key_value_table
+from pecli.schemes.scaling.registry import scales
 
 #: Longest table drawn in full; longer ones show their first and last rows.
 MAX_ROWS = 80
@@ -33,7 +34,7 @@ def pairs_table(report: WavelengthReport, *, wide: bool = False) -> Table:
     """
     spectrum = report.spectrum
     pairs = spectrum.pairs
-    scaled = spectrum.summary.scaling not in ("none", None) or any(p.regime != "unchanged" for p in pairs)
+    scaled = scales(spectrum.summary.scaling) or any(p.regime != "unchanged" for p in pairs)
     factors = wide and any(p.short_factor is not None for p in pairs)
     trained = spectrum.train_length is not None
     on_axes = any(p.axis is not None for p in pairs)

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pecli.errors import ConfigError
-from pecli.schemes.rope_scaling import SCALING_GROUP
+from pecli.schemes.scaling.keys import SCALING_GROUP
 from pecli.params import param
 from pecli.schemes.base import MAX_WIDTH, Scheme, check_apply_input, factored_score, with_prefix_rows
 from pecli.schemes.frequencies import DEFAULT_BASE, FrequencyPairs, check_given_frequencies, geometric_inv_freq

@@ -116,7 +116,7 @@ class FrequencyPairs:
     rotating:
         How many pairs rotate (the rest are p-RoPE's unrotated pairs).
     scaled:
-        What a context-extension scaling did (:class:`pecli.schemes.rope_scaling.ScaledFrequencies`),
+        What a context-extension scaling did (:class:`pecli.schemes.scaling.record.ScaledFrequencies`),
         or None.
     axis:
         For positions of several coordinates: the coordinate each pair turns with (an index into

@@ -20,10 +20,11 @@ from pecli.schemes.positions import position_text
 from pecli.schemes.rotary_layout import (  # noqa: F401 (re-exported for axial and older callers)
     layout_cache, pair_components, pair_slices, reference_rotations, rotate_pairs,
 )
-from pecli.schemes.rope_scaling import (
-    SCALING_GROUP, SCALINGS, RopeScaling, ScaledFrequencies, compute_inv_freq, scaling_keys, scaling_type,
-    shared_scaling_keys,
-)
+from pecli.schemes.scaling.compute import compute_inv_freq
+from pecli.schemes.scaling.keys import SCALING_GROUP
+from pecli.schemes.scaling.record import ScaledFrequencies
+from pecli.schemes.scaling.registry import SCALINGS, scaling_keys, scaling_type, shared_scaling_keys
+from pecli.schemes.scaling.value import RopeScaling
 
 
 #: Largest |log| of an xPos factor: the analyses' products of such vectors (Gram determinants, up to
@@ -61,7 +62,7 @@ class RopeScheme(Scheme):
 
     Context-extension scalings (``scaling``: linear, ntk, dynamic, yarn, llama3, longrope) replace
     ``θ_i`` and may set an attention scaling that multiplies both cos and sin, exactly as HuggingFace's
-    ``modeling_rope_utils`` does; see :mod:`pecli.schemes.rope_scaling` for each rule and its defaults.
+    ``modeling_rope_utils`` does; see :mod:`pecli.schemes.scaling` for each rule and its defaults.
     A ``rope_scaling`` (or ``rope_parameters``) block as models ship it in ``config.json`` is accepted
     in place of the separate keys. p-RoPE (``rope_fraction`` p < 1, Barbero et al. 2024, "Round and
     round we go! What makes Rotary Positional Encodings useful?") keeps the ``floor(p · r/2)``
@@ -235,7 +236,7 @@ class RopeScheme(Scheme):
     @property
     def pretraining_length(self) -> int | None:
         """The pre-training context a scaling starts from (its effective original length), or None."""
-        if self.scaling == "none":
+        if not self.rope_scaling.record.scales:
             return None
         return self.frequencies.original_context
 
@@ -249,7 +250,7 @@ class RopeScheme(Scheme):
         if pretraining is None:
             return None if self.max_position_embeddings is None else "max_position_embeddings"
         original = self.rope_scaling.original_max_position_embeddings
-        if original == pretraining and (self.scaling != "dynamic" or self.max_position_embeddings is None):
+        if original == pretraining and (not self.rope_scaling.record.original_from_model or self.max_position_embeddings is None):
             return "original_max_position_embeddings"
         return "max_position_embeddings"
 
@@ -275,13 +276,13 @@ class RopeScheme(Scheme):
         return FrequencyPairs(
             self.inv_freq, self.original_inv_freq, first, second, False, self.rotated_dim,
             float(self.frequencies.base), self.attention_scaling, self.rotating_pairs,
-            None if self.scaling == "none" else self.frequencies,
+            self.frequencies if self.rope_scaling.record.scales else None,
             magnitudes=None if self.xpos is None else self.xpos_factors,
         )
 
     def without_extension(self) -> RopeScheme:
         """The same rotary embedding without its context-extension scaling: what pre-training saw."""
-        if self.scaling == "none":
+        if not self.rope_scaling.record.scales:
             return self
         return dataclasses.replace(self, rope_scaling=RopeScaling(), max_position_embeddings=None)
 

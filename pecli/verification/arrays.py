@@ -121,7 +121,7 @@ def verify_inv_freq(values: np.ndarray, scheme: RopeScheme) -> VerifyReport:
     base = _fitted_inv_freq_base(given, scheme.rotated_dim)
     hypotheses = [
         ("scaling", f"the {scheme.scaling} scaling was not applied: these are the unscaled frequencies",
-         lambda: scheme.without_extension().inv_freq if scheme.scaling not in ("none", None) else None, 0.0),
+         lambda: scheme.without_extension().inv_freq if scheme.rope_scaling.record.scales else None, 0.0),
         ("base", f"the values fit base {base:,.6g}; the model's is {scheme.base:,.6g}" if base else "",
          lambda: _with_base(scheme, base).inv_freq if base and not math.isclose(base, scheme.base, rel_tol=1e-9) else None, 0.0),
         ("order", "the frequencies are in reverse order (slowest first)", lambda: scheme.inv_freq[::-1], 0.0),

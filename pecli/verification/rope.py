@@ -170,7 +170,7 @@ def _hypotheses(cos, sin, scheme: RopeScheme, positions, reference: Candidate):
     if scale != 1.0:
         yield ("attention-scaling", f"cos and sin miss the attention scaling {scale:.6g} of the {scheme.scaling} scaling",
                dataclasses.replace(reference, scale=1.0))
-    if scheme.scaling not in ("none", None):
+    if scheme.rope_scaling.record.scales:
         yield ("scaling", f"the {scheme.scaling} scaling was not applied: the arrays are the unscaled frequencies",
                candidate(scheme.without_extension(), positions))
 

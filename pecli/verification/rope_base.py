@@ -133,7 +133,7 @@ def base_hypotheses(cos, sin, scheme: RopeScheme, positions: np.ndarray, precisi
     theta = measured_theta(cos, sin, positions, scheme.layout, scheme.rotated_dim // 2, precision)
     if theta is None or np.isfinite(theta).sum() < 2:
         return
-    scaled = scheme.scaling not in ("none", None)
+    scaled = scheme.rope_scaling.record.scales
     effective = float(scheme.frequencies.base)
     for keep in (True, False) if scaled else (False,):
         for base in fitted_bases(theta, scheme, keep):
@@ -145,11 +145,11 @@ def base_hypotheses(cos, sin, scheme: RopeScheme, positions: np.ndarray, precisi
 
 def _message(scheme: RopeScheme, base: float, keep: bool, effective: float) -> str:
     """What the fitted base says, against the base the model uses at this context."""
-    if scheme.scaling == "dynamic" and not math.isclose(effective, scheme.base, rel_tol=1e-9):
+    if scheme.rope_scaling.record.grows_base and not math.isclose(effective, scheme.base, rel_tol=1e-9):
         model = (f"the model's effective base at {scheme.context:,} positions is {effective:,.6g} (dynamic NTK from "
                  f"base {scheme.base:,.6g})")
         return f"the arrays fit base {base:,.6g}{' under the same scaling' if keep else ''}; {model}"
-    if scheme.scaling in ("none", None):
+    if not scheme.rope_scaling.record.scales:
         return f"the arrays fit base {base:,.6g}; the model's is {scheme.base:,.6g}"
     if keep:
         return f"the arrays fit base {base:,.6g} with the model's {scheme.scaling} scaling kept; the model's base is {scheme.base:,.6g}"

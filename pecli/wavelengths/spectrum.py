@@ -19,7 +19,8 @@ import numpy as np
 from pecli.errors import ConfigError
 from pecli.notebook import Tabular
 from pecli.schemes.base import Capability, Scheme, require
-from pecli.schemes.rope_scaling import dynamic_ntk_base
+from pecli.schemes.scaling.ntk import dynamic_ntk_base
+from pecli.schemes.scaling.registry import scaling_type
 from pecli.numbers import integer, number
 from pecli.wavelengths.base_bound import base_lower_bound
 from pecli.wavelengths.bound_search import BaseBound, frequencies_decay, long_term_decay_holds
@@ -279,7 +280,7 @@ def spectrum(scheme: Scheme, *, context: int, train_length: int | None = None) -
     original = np.asarray(pairs.original_inv_freq, dtype=np.float64)
     regimes = list(scaled.regimes) if scaled is not None else ["unchanged"] * inv_freq.size
     rotating = pairs.count if pairs.rotating is None else pairs.rotating
-    longrope = scaled is not None and scaled.rope_type == "longrope"
+    longrope = scaled is not None and scaling_type(scaled.rope_type).per_pair_factors
     short = scaled.short_factor if longrope else None
     long = scaled.long_factor if longrope else None
     # Training (T) ran on the frequencies before any context-extension scaling; p-RoPE is architecture.
@@ -368,7 +369,7 @@ def _scaling_facts(scheme: Scheme, context: int) -> dict[str, Any]:
     if scaled.longrope_factors is not None:
         facts["longrope_factors_in_use"] = scaled.longrope_factors
         facts["longrope_switch"] = f"long factors when the context exceeds {scaled.original_context} tokens, short ones up to it"
-    if scaled.rope_type == "dynamic":
+    if scaling_type(scaled.rope_type).grows_base:
         facts["dynamic_base_by_length"] = tuple(dynamic_bases(scheme, context))
     facts["notes"] = tuple(scaled.notes)
     return facts
@@ -379,7 +380,7 @@ def dynamic_bases(scheme: Scheme, context: int) -> list[LengthBase]:
 
     Keys cached at one length were rotated with that length's base: the table shows how far apart
     the bases of a prefill and of a later decoding step can be. ``b' = b·(s·L'/L − (s − 1))^(d/(d−2))``
-    (:func:`pecli.schemes.rope_scaling.dynamic_ntk_base`), with the configured base b, the factor s and
+    (:func:`pecli.schemes.scaling.ntk.dynamic_ntk_base`), with the configured base b, the factor s and
     the original length L of the scheme's scaling.
     """
     pairs = scheme.frequency_pairs()

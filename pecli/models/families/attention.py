@@ -14,7 +14,7 @@ from pecli.models.families.record import Family
 from pecli.models.logit_scale import UNSCALED, LogitScale, attention_only_keys, attention_side
 from pecli.models.plan import LayerGroup
 from pecli.params import excerpt
-from pecli.schemes.rope_scaling import LONGEST_CONTEXT
+from pecli.schemes.scaling.keys import LONGEST_CONTEXT
 
 
 def llama4_temperature(keys: Keys, group: LayerGroup) -> LogitScale:
@@ -64,7 +64,7 @@ def qwen_logn(keys: Keys, group: LayerGroup) -> LogitScale:
 def group_attention(keys: Keys, family: Family, model_type: Any, group: LayerGroup) -> LogitScale:
     """The factor the model's attention applies to ``group``'s logits beyond cos and sin."""
     scale = UNSCALED
-    if group.options is not None and group.options.get("scheme") in ("rope", "mrope"):
+    if group.rotary:
         block = dict(group.options.get("rope_scaling") or {})
         raw = keys.data.get("rope_parameters") or keys.data.get("rope_scaling")
         if isinstance(raw, dict) and raw.get("llama_4_scaling_beta") is not None:

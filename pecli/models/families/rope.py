@@ -17,20 +17,17 @@ from pecli.models.partial import effective_fraction
 from pecli.models.plan import NOPE, LayerGroup, Origin, stamped
 from pecli.params import excerpt
 from pecli.schemes.frequencies import DEFAULT_BASE
-from pecli.schemes.rope_scaling import ATTENTION_READ_KEYS
-from pecli.schemes.rope_type import hf_rope_type
+from pecli.schemes.scaling.recipes import ATTENTION_READ_KEYS
+from pecli.schemes.scaling.registry import find_scaling
+from pecli.schemes.scaling.rope_type import hf_rope_type
+from pecli.schemes.scaling.unscaled import NO_SCALING
 
 
-#: Scaling types to which HF moves a top-level ``original_max_position_embeddings`` (where it wins).
-TYPES_TAKING_TOP_LEVEL_ORIGINAL = ("llama3", "yarn", "longrope", "su")
 
 
 def keys_of_type(kind: Any) -> tuple[str, ...]:
     """The keys a ``rope_scaling`` block of rope type ``kind`` takes (all of them for a type pecli does not know)."""
-    from pecli.schemes.rope_scaling import SCALINGS
-
-    kind = "none" if kind in (None, "default") else kind
-    record = SCALINGS.get(kind) if isinstance(kind, str) else None
+    record = find_scaling(kind, aliases=False)
     return tuple(key.name for key in record.keys) if record is not None else ATTENTION_READ_KEYS
 
 
@@ -128,7 +125,8 @@ def rope_options(
         factor = in_block.get("factor")
         own_block = {"rope_type": "linear", "factor": factor} if factor not in (None, 1, 1.0) else {}
     original_heard: list[tuple[str, Origin]] = []
-    if keys.has("original_max_position_embeddings") and block_type in TYPES_TAKING_TOP_LEVEL_ORIGINAL:
+    record = find_scaling(block_type)  # HF moves a top-level original length into the block of a type that starts from it
+    if keys.has("original_max_position_embeddings") and record is not None and record.from_original_length:
         original, original_heard = keys.listened(lambda: keys.get("original_max_position_embeddings"))
         own_block = {**in_block, "original_max_position_embeddings": original}
     if in_block.get("llama_4_scaling_beta") is not None and keys.data.get("model_type") not in BETA_SCALED_TYPES:
@@ -145,7 +143,7 @@ def rope_options(
     scaling = {k: v for k, v in (own_block or {}).items()
                if k not in ("rope_theta", "partial_rotary_factor", "llama_4_scaling_beta", "max_position_embeddings",
                             *attention_only)}
-    if scaling and scaling != {k: "default" for k in scaling}:  # a block that only says "default" scales nothing
+    if scaling and scaling != {k: NO_SCALING.hf_name for k in scaling}:  # a block that only says "default" scales nothing
         options["rope_scaling"] = scaling
         keys.attribute("rope_scaling", [block_source("rope_scaling"), *original_heard])
     return options

@@ -17,7 +17,8 @@ from pecli.models.families.stacks import (
     alibi_groups, falcon_alibi_groups, learned_groups, moonshine_groups, sinusoidal_groups, stack_groups,
     sub_config_stacks, t5_groups, whisper_groups,
 )
-from pecli.schemes.rope_type import hf_rope_type
+from pecli.schemes.scaling.rope_type import hf_rope_type
+from pecli.schemes.scaling.registry import scales
 
 
 # -- the table ---------------------------------------------------------------------------------------------
@@ -161,7 +162,7 @@ def falcon_family(keys: Keys) -> Family | None:
         # FalconModel builds no rotary module when alibi is true: its config class writes rope_theta and a
         # default block anyway, and the model reads neither.
         block = keys.get("rope_parameters", "rope_scaling") or {}
-        scaled = isinstance(block, dict) and hf_rope_type(block) != "default"
+        scaled = isinstance(block, dict) and scales(hf_rope_type(block, None), aliases=False)
         given = [key for key in ("rope_theta", "rope_scaling", "rope_parameters")
                  if keys.has(key) and key not in keys.from_class and (key == "rope_theta" or scaled)]
         keys.get("rope_theta")

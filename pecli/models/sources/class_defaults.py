@@ -33,7 +33,7 @@ from typing import Any
 
 from pecli.errors import ConfigError
 from pecli.models.limits import MAX_LAYERS
-from pecli.schemes.rope_type import hf_rope_type
+from pecli.schemes.scaling.rope_type import hf_rope_type
 
 #: The key under which a level of a filled config lists the keys its class's defaults supplied.
 FILLED = "_pecli_class_defaults"
@@ -208,9 +208,11 @@ def _default_rope_block(data: dict[str, Any], record: dict[str, Any]) -> list[st
         return ["rope_parameters"]
     if nested:
         return []
+    from pecli.schemes.scaling.registry import scales
+
     filled = []
     scaling = {k: v for k, v in block.items() if k not in ("rope_theta", "partial_rotary_factor")}
-    if "rope_parameters" not in data and "rope_scaling" not in data and hf_rope_type(scaling) != "default":
+    if "rope_parameters" not in data and "rope_scaling" not in data and scales(hf_rope_type(scaling, None), aliases=False):
         data["rope_parameters"] = scaling
         filled.append("rope_parameters")
     given_block = data.get("rope_parameters") or data.get("rope_scaling") or {}

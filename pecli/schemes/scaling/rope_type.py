@@ -4,7 +4,7 @@ A ``rope_scaling`` (transformers 4) or ``rope_parameters`` (5) block names its t
 or under ``type``, the older spelling, which transformers still reads: ``standardize_rope_params`` in
 ``modeling_rope_utils.py`` does ``setdefault("rope_type", get("type", "default"))``. Every part of pecli
 that reads a block's type as the file wrote it — the scaling records (:meth:`RopeScaling.from_hf
-<pecli.schemes.rope_scaling.RopeScaling.from_hf>`), the family table, the engines' rules — reads it here,
+<pecli.schemes.scaling.value.RopeScaling.from_hf>`), the family table, the engines' rules — reads it here,
 so that a block has one type whoever asks. A key whose value is null counts as absent, as everywhere pecli
 reads a config.
 """
