@@ -38,6 +38,8 @@ import tempfile
 import threading
 import time
 
+from pecli.cli import COMMANDS as SUBCOMMANDS  # every command's --help is measured
+
 REFERENCE = [sys.executable, "-c", "import numpy, typer, rich, yaml"]
 #: The console script with Typer's own option conversion in place of pecli's (argv after the script).
 TYPERS_CONVERSION = (
@@ -54,8 +56,7 @@ WAVELENGTHS_JSON = ["wavelengths", "--scheme", "rope", "--json"]
 COMMANDS: dict[str, tuple[list[str], dict[str, str], bool, float | None]] = {
     "pecli --version": ([*PECLI, "--version"], {}, False, 1.5),
     "pecli --help": ([*PECLI, "--help"], {}, False, 1.5),
-    **{f"pecli {name} --help": ([*PECLI, name, "--help"], {}, False, 1.5) for name in (
-        "encode", "check", "compare", "wavelengths", "plot", "inspect", "permute", "verify", "diff", "extend", "sweep")},
+    **{f"pecli {name} --help": ([*PECLI, name, "--help"], {}, False, 1.5) for name in SUBCOMMANDS},
     "pecli encode --help, on a terminal": ([*PECLI, "encode", "--help"], {}, True, 1.5),
     "pecli encode --length 8 --dim 8 --json": ([*PECLI, *ENCODE_JSON], {}, False, 1.5),
     "pecli wavelengths --scheme rope --json": ([*PECLI, *WAVELENGTHS_JSON], {}, False, 1.2),
@@ -105,7 +106,11 @@ def _drain(descriptor: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--only", metavar="TEXT", help="only the rows whose name contains TEXT (e.g. --help)")
     args = parser.parse_args()
+    if args.only:
+        for name in [name for name in COMMANDS if args.only not in name]:
+            del COMMANDS[name]
     with tempfile.TemporaryDirectory() as cache:
         ENV["PECLI_CACHE_DIR"] = cache  # the bound cache of the untimed run, not the user's
         runs = measure(args.repeat)
@@ -122,6 +127,8 @@ def main() -> None:
         print(f"{name:45s} {wall[name]:.3f} s  {ratio:.2f}× ({min(pairs):.2f} … {max(pairs):.2f})  {verdict:21s}"
               f"CPU {cpu[name] / cpu['reference']:.2f}×")
     for ours, typers in CONVERSION_PAIRS:
+        if ours not in runs or typers not in runs:
+            continue
         pairs = [o / t for (o, _), (t, _) in zip(runs[ours], runs[typers])]
         print(f"{ours}: pecli's conversion / Typer's: {statistics.median(pairs):.2f}× "
               f"({min(pairs):.2f} … {max(pairs):.2f})")

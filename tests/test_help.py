@@ -135,11 +135,13 @@ def test_usage_errors_are_clicks_classes():
 PLAIN_TEXTS = [
     "one line", "  two\n lines \n\n\n  and a second paragraph ", "θ_i = base^(−2i/d), rope_theta, ORG/NAME[@REVISION]: x",
     "d [default: 2] (a, b) {c} 'q' \"r\" $ % ^ ~ 1.5 p-q a+b x=y? no: 3", "a [x] (y)", "",
+    "a line\n--name and -x\n128) inside a paragraph\n2. also", "-1 or +2\n1.5 and\n= y", "x\n\n3.5 km",
 ]
 MARKDOWN_TEXTS = [
     "*em*", "**strong**", "`code`", "a_b_ _c_", "<int>", "&amp;", "a\\*b", "line  \nbreak", "~~gone~~",
     "[a](b)", "[a][b]", "![i](j)", "- item", "+ item", "1. item", "2) item", "# title", "> quote",
     "title\n=====", "a | b\n--|--\n1 | 2", "    code", "[ref]: http://x\n[ref]",
+    "a\n1) item", "a\n01. item", "a\n\n3. item", "a\n- item", "a\n+", "a\n-", "a\n  ===", "- - -",
 ]
 
 

@@ -7,7 +7,6 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.analysis.registry import estimate_check_bytes
 from pecli.analysis.options import check_options, check_parameters
 from pecli.cli.common import (
     CONFIG_PANEL, JsonOption, QuietOption, hold_warning, print_json, scheme_command, stdout_console,
@@ -52,6 +51,7 @@ def compare(
     comes from, a footnote says so.
     """
     from pecli.analysis.comparison import compare as run_comparison
+    from pecli.analysis.registry import estimate_check_bytes
     from pecli.config import group_options, model_plan
     from pecli.render.side_by_side import SIDE_BY_SIDE_DIM, has_dim, one_dim_note
 
