@@ -18,6 +18,11 @@ target 1.2×) and with the cache off (``PECLI_CACHE_DIR=``: the bound searched i
 parser for the texts that have Markdown in them): every command's ``--help``, and ``pecli --help``,
 target 1.5×; ``encode --help`` also onto a terminal.
 
+``--only TEXT`` keeps the rows whose name holds TEXT (``--only help``: every page); ``--before DIR`` also
+runs each row with the pecli of DIR first on ``PYTHONPATH`` (a checkout of the code before a change, e.g.
+``git worktree add /tmp/before main``), interleaved with this tree's, and prints this tree's time over that
+one, run by run: a change measured before and after in one run.
+
 Option conversion: pecli converts its plain options itself (pecli/cli/coercion.py) instead of through
 Typer's per-option Pydantic adapters (Typer 0.29 and later). The last rows run the same non-help
 command lines with Typer's own conversion (the same console script with ``plain_values`` turned off)
@@ -107,10 +112,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--only", metavar="TEXT", help="only the rows whose name contains TEXT (e.g. --help)")
+    parser.add_argument("--before", metavar="DIR", help="also run each row with the pecli of DIR (a checkout of "
+                        "the code before a change) first on PYTHONPATH, paired with this one's")
     args = parser.parse_args()
     if args.only:
         for name in [name for name in COMMANDS if args.only not in name]:
             del COMMANDS[name]
+    rows = list(COMMANDS)
+    if args.before:
+        for name in rows:
+            argv, extra, terminal, _ = COMMANDS[name]
+            COMMANDS[f"{name} [before]"] = (argv, {**extra, "PYTHONPATH": os.path.abspath(args.before)}, terminal, None)
     with tempfile.TemporaryDirectory() as cache:
         ENV["PECLI_CACHE_DIR"] = cache  # the bound cache of the untimed run, not the user's
         runs = measure(args.repeat)
@@ -132,6 +144,12 @@ def main() -> None:
         pairs = [o / t for (o, _), (t, _) in zip(runs[ours], runs[typers])]
         print(f"{ours}: pecli's conversion / Typer's: {statistics.median(pairs):.2f}× "
               f"({min(pairs):.2f} … {max(pairs):.2f})")
+    if args.before:
+        print(f"this tree / {args.before}, run by run (median, smallest … largest; CPU: ratio of medians):")
+        for name in rows:
+            pairs = [n / b for (n, _), (b, _) in zip(runs[name], runs[f"{name} [before]"])]
+            print(f"{name:45s} {statistics.median(pairs):.2f}× ({min(pairs):.2f} … {max(pairs):.2f})  "
+                  f"CPU {cpu[name] / cpu[f'{name} [before]']:.2f}×")
     sys.exit(1 if failed else 0)
 
 

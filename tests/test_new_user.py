@@ -26,7 +26,7 @@ def model_folder(tmp_path) -> Path:
 @pytest.mark.parametrize("command", [
     ("inspect", "config", "--json"), ("wavelengths", "--json"), ("check", "relativity", "--length", "64", "--json"),
     ("encode", "--length", "4", "--json"), ("compare", "--length", "64", "--json"),
-    ("extend", "--target", "131080", "--json"), ("diff", "--hf-config", str(LLAMA31), "--json"),
+    ("extend", "--target", "262144", "--json"), ("diff", "--hf-config", str(LLAMA31), "--json"),
 ])
 def test_a_model_folder_is_its_config_json(invoke, model_folder, command):
     by_folder = invoke(*command[:1], "--hf-config", model_folder, *command[1:])
