@@ -19,7 +19,7 @@ parser for the texts that have Markdown in them): every command's ``--help``, an
 target 1.5×; ``encode --help`` also onto a terminal.
 
 ``--only TEXT`` keeps the rows whose name holds TEXT (``--only help``: every page); ``--before DIR`` also
-runs each row with the pecli of DIR first on ``PYTHONPATH`` (a checkout of the code before a change, e.g.
+runs each row with the pecli of DIR (in DIR, first on ``PYTHONPATH``: a checkout of the code before a change, e.g.
 ``git worktree add /tmp/before main``), interleaved with this tree's, and prints this tree's time over that
 one, run by run: a change measured before and after in one run.
 
@@ -79,8 +79,14 @@ CONVERSION_PAIRS = (
 ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed(argv: list[str], terminal: bool = False, extra: dict[str, str] | None = None) -> tuple[float, float]:
-    """Wall and CPU seconds of one run of ``argv`` (its output to a pseudo-terminal if ``terminal``)."""
+#: The folder a row runs in, where it is not this one: ``python -m pecli`` imports the pecli of its working
+#: folder before PYTHONPATH's (``--before``).
+FOLDERS: dict[str, str] = {}
+
+
+def timed(argv: list[str], terminal: bool = False, extra: dict[str, str] | None = None,
+          folder: str | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of ``argv`` in ``folder`` (its output to a pseudo-terminal if ``terminal``)."""
     environment = {**ENV, **(extra or {})}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
@@ -88,12 +94,13 @@ def timed(argv: list[str], terminal: bool = False, extra: dict[str, str] | None 
         leader, follower = pty.openpty()
         reader = threading.Thread(target=_drain, args=(leader,))
         reader.start()
-        subprocess.run(argv, stdout=follower, stderr=subprocess.DEVNULL, check=True, env={**environment, "COLUMNS": "100"})
+        subprocess.run(argv, stdout=follower, stderr=subprocess.DEVNULL, check=True, env={**environment, "COLUMNS": "100"},
+                       cwd=folder)
         os.close(follower)
         reader.join()
         os.close(leader)
     else:
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=environment)
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=environment, cwd=folder)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -123,6 +130,7 @@ def main() -> None:
         for name in rows:
             argv, extra, terminal, _ = COMMANDS[name]
             COMMANDS[f"{name} [before]"] = (argv, {**extra, "PYTHONPATH": os.path.abspath(args.before)}, terminal, None)
+            FOLDERS[f"{name} [before]"] = os.path.abspath(args.before)
     with tempfile.TemporaryDirectory() as cache:
         ENV["PECLI_CACHE_DIR"] = cache  # the bound cache of the untimed run, not the user's
         runs = measure(args.repeat)
@@ -156,12 +164,12 @@ def main() -> None:
 def measure(repeat: int) -> dict[str, list[tuple[float, float]]]:
     """Every command ``repeat`` times, interleaved with the reference, after one untimed run of each."""
     commands = {"reference": (REFERENCE, {}, False, None), **COMMANDS}
-    for argv, extra, terminal, _ in commands.values():
-        timed(argv, terminal, extra)  # writes the bytecode cache (and the bound's)
+    for name, (argv, extra, terminal, _) in commands.items():
+        timed(argv, terminal, extra, FOLDERS.get(name))  # writes the bytecode cache (and the bound's)
     runs: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     for _ in range(repeat):  # interleaved, so that load on the machine hits every command alike
         for name, (argv, extra, terminal, _) in commands.items():
-            runs[name].append(timed(argv, terminal, extra))
+            runs[name].append(timed(argv, terminal, extra, FOLDERS.get(name)))
     return runs
 
 
