@@ -192,8 +192,10 @@ def test_the_page_is_the_one_rich_markdown_gives(monkeypatch, name):
 
 
 def test_help_imports_no_markdown_parser_nor_tracebacks():
+    # compare, verify and extend: a line of their text starts with --name or 128), which is not a list
     code = ("import contextlib, io, sys\nfrom pecli.cli import run\n"
-            "with contextlib.redirect_stdout(io.StringIO()): run(['encode', '--help'])\n"
+            "for name in ('encode', 'compare', 'verify', 'extend'):\n"
+            "    with contextlib.redirect_stdout(io.StringIO()): run([name, '--help'])\n"
             "print(sorted(m for m in ('markdown_it', 'rich.markdown', 'rich.traceback', 'pygments') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
