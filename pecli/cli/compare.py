@@ -51,7 +51,6 @@ def compare(
     comes from, a footnote says so.
     """
     from pecli.analysis.comparison import compare as run_comparison
-    from pecli.analysis.registry import estimate_check_bytes
     from pecli.config import group_options, model_plan
     from pecli.render.side_by_side import SIDE_BY_SIDE_DIM, has_dim, one_dim_note
 
@@ -95,6 +94,8 @@ def compare(
     if train_grid is not None and not any(scheme.on_grid for _, scheme in rows):
         raise ConfigError("train_grid", "no compared scheme is on a grid (rope-nd, sinusoidal-nd); --train-length is the training length along a line")
     options = check_options({**settings, "dtype": spec.dtype}, length=spec.length)
+    from pecli.analysis.registry import estimate_check_bytes  # here: --help loads no analysis
+
     needed = max((estimate_check_bytes(scheme, "all", options) for _, scheme in rows), default=0)
     spec.check_memory(needed, "compare")
     comparison = run_comparison(
