@@ -95,7 +95,6 @@ def compare(
         raise ConfigError("train_grid", "no compared scheme is on a grid (rope-nd, sinusoidal-nd); --train-length is the training length along a line")
     options = check_options({**settings, "dtype": spec.dtype}, length=spec.length)
     from pecli.analysis.registry import estimate_check_bytes  # here: --help loads no analysis
-
     needed = max((estimate_check_bytes(scheme, "all", options) for _, scheme in rows), default=0)
     spec.check_memory(needed, "compare")
     comparison = run_comparison(
