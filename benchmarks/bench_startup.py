@@ -18,6 +18,11 @@ target 1.2×) and with the cache off (``PECLI_CACHE_DIR=``: the bound searched i
 parser for the texts that have Markdown in them): every command's ``--help``, and ``pecli --help``,
 target 1.5×; ``encode --help`` also onto a terminal.
 
+``--only TEXT`` keeps the rows whose name holds TEXT (``--only help``: every page); ``--before DIR`` also
+runs each row with the pecli of DIR (in DIR, first on ``PYTHONPATH``: a checkout of the code before a change, e.g.
+``git worktree add /tmp/before main``), interleaved with this tree's, and prints this tree's time over that
+one, run by run: a change measured before and after in one run.
+
 Option conversion: pecli converts its plain options itself (pecli/cli/coercion.py) instead of through
 Typer's per-option Pydantic adapters (Typer 0.29 and later). The last rows run the same non-help
 command lines with Typer's own conversion (the same console script with ``plain_values`` turned off)
@@ -38,6 +43,8 @@ import tempfile
 import threading
 import time
 
+from pecli.cli import COMMANDS as SUBCOMMANDS  # every command's --help is measured
+
 REFERENCE = [sys.executable, "-c", "import numpy, typer, rich, yaml"]
 #: The console script with Typer's own option conversion in place of pecli's (argv after the script).
 TYPERS_CONVERSION = (
@@ -54,8 +61,7 @@ WAVELENGTHS_JSON = ["wavelengths", "--scheme", "rope", "--json"]
 COMMANDS: dict[str, tuple[list[str], dict[str, str], bool, float | None]] = {
     "pecli --version": ([*PECLI, "--version"], {}, False, 1.5),
     "pecli --help": ([*PECLI, "--help"], {}, False, 1.5),
-    **{f"pecli {name} --help": ([*PECLI, name, "--help"], {}, False, 1.5) for name in (
-        "encode", "check", "compare", "wavelengths", "plot", "inspect", "permute", "verify", "diff", "extend", "sweep")},
+    **{f"pecli {name} --help": ([*PECLI, name, "--help"], {}, False, 1.5) for name in SUBCOMMANDS},
     "pecli encode --help, on a terminal": ([*PECLI, "encode", "--help"], {}, True, 1.5),
     "pecli encode --length 8 --dim 8 --json": ([*PECLI, *ENCODE_JSON], {}, False, 1.5),
     "pecli wavelengths --scheme rope --json": ([*PECLI, *WAVELENGTHS_JSON], {}, False, 1.2),
@@ -73,8 +79,14 @@ CONVERSION_PAIRS = (
 ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed(argv: list[str], terminal: bool = False, extra: dict[str, str] | None = None) -> tuple[float, float]:
-    """Wall and CPU seconds of one run of ``argv`` (its output to a pseudo-terminal if ``terminal``)."""
+#: The folder a row runs in, where it is not this one: ``python -m pecli`` imports the pecli of its working
+#: folder before PYTHONPATH's (``--before``).
+FOLDERS: dict[str, str] = {}
+
+
+def timed(argv: list[str], terminal: bool = False, extra: dict[str, str] | None = None,
+          folder: str | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of ``argv`` in ``folder`` (its output to a pseudo-terminal if ``terminal``)."""
     environment = {**ENV, **(extra or {})}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
@@ -82,12 +94,13 @@ def timed(argv: list[str], terminal: bool = False, extra: dict[str, str] | None 
         leader, follower = pty.openpty()
         reader = threading.Thread(target=_drain, args=(leader,))
         reader.start()
-        subprocess.run(argv, stdout=follower, stderr=subprocess.DEVNULL, check=True, env={**environment, "COLUMNS": "100"})
+        subprocess.run(argv, stdout=follower, stderr=subprocess.DEVNULL, check=True, env={**environment, "COLUMNS": "100"},
+                       cwd=folder)
         os.close(follower)
         reader.join()
         os.close(leader)
     else:
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=environment)
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=environment, cwd=folder)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -105,7 +118,19 @@ def _drain(descriptor: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--only", metavar="TEXT", help="only the rows whose name contains TEXT (e.g. --help)")
+    parser.add_argument("--before", metavar="DIR", help="also run each row with the pecli of DIR (a checkout of "
+                        "the code before a change) first on PYTHONPATH, paired with this one's")
     args = parser.parse_args()
+    if args.only:
+        for name in [name for name in COMMANDS if args.only not in name]:
+            del COMMANDS[name]
+    rows = list(COMMANDS)
+    if args.before:
+        for name in rows:
+            argv, extra, terminal, _ = COMMANDS[name]
+            COMMANDS[f"{name} [before]"] = (argv, {**extra, "PYTHONPATH": os.path.abspath(args.before)}, terminal, None)
+            FOLDERS[f"{name} [before]"] = os.path.abspath(args.before)
     with tempfile.TemporaryDirectory() as cache:
         ENV["PECLI_CACHE_DIR"] = cache  # the bound cache of the untimed run, not the user's
         runs = measure(args.repeat)
@@ -122,21 +147,29 @@ def main() -> None:
         print(f"{name:45s} {wall[name]:.3f} s  {ratio:.2f}× ({min(pairs):.2f} … {max(pairs):.2f})  {verdict:21s}"
               f"CPU {cpu[name] / cpu['reference']:.2f}×")
     for ours, typers in CONVERSION_PAIRS:
+        if ours not in runs or typers not in runs:
+            continue
         pairs = [o / t for (o, _), (t, _) in zip(runs[ours], runs[typers])]
         print(f"{ours}: pecli's conversion / Typer's: {statistics.median(pairs):.2f}× "
               f"({min(pairs):.2f} … {max(pairs):.2f})")
+    if args.before:
+        print(f"this tree / {args.before}, run by run (median, smallest … largest; CPU: ratio of medians):")
+        for name in rows:
+            pairs = [n / b for (n, _), (b, _) in zip(runs[name], runs[f"{name} [before]"])]
+            print(f"{name:45s} {statistics.median(pairs):.2f}× ({min(pairs):.2f} … {max(pairs):.2f})  "
+                  f"CPU {cpu[name] / cpu[f'{name} [before]']:.2f}×")
     sys.exit(1 if failed else 0)
 
 
 def measure(repeat: int) -> dict[str, list[tuple[float, float]]]:
     """Every command ``repeat`` times, interleaved with the reference, after one untimed run of each."""
     commands = {"reference": (REFERENCE, {}, False, None), **COMMANDS}
-    for argv, extra, terminal, _ in commands.values():
-        timed(argv, terminal, extra)  # writes the bytecode cache (and the bound's)
+    for name, (argv, extra, terminal, _) in commands.items():
+        timed(argv, terminal, extra, FOLDERS.get(name))  # writes the bytecode cache (and the bound's)
     runs: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     for _ in range(repeat):  # interleaved, so that load on the machine hits every command alike
         for name, (argv, extra, terminal, _) in commands.items():
-            runs[name].append(timed(argv, terminal, extra))
+            runs[name].append(timed(argv, terminal, extra, FOLDERS.get(name)))
     return runs
 
 

@@ -54,16 +54,26 @@ def test_layer_groups_of_the_model_on_the_line(monkeypatch, capsys, tmp_path):
 
 def test_the_lazy_group_loads_only_the_command_that_runs():
     # --help and a command's name being completed list the summaries; a run loads its own module only.
-    script = ("import sys\nfrom pecli.cli import COMMANDS, run\ntry:\n    run(sys.argv[1:])\nfinally:\n"
-              "    print(sorted(n for n, (m, _) in COMMANDS.items() if m in sys.modules), file=sys.stderr)")
+    # One child runs the four lines in turn, each starting as a new process does, without any command's module.
+    script = ("import contextlib, io, json, os, sys\nfrom pecli.cli import COMMANDS, run\nloaded = {}\n"
+              "for words, extra in json.loads(sys.argv[1]):\n"
+              "    os.environ.update(extra)\n"
+              "    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+              "        run(words.split())\n"
+              "    for name in extra:\n        del os.environ[name]\n"
+              "    loaded[words or extra['COMP_WORDS']] = str(sorted(n for n, (m, _) in COMMANDS.items() if m in sys.modules))\n"
+              "    for module, _ in COMMANDS.values():\n        sys.modules.pop(module, None)\n"
+              "print(json.dumps(loaded))\n")
     environ = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
-    loaded = {}
-    for words, extra in [("--help", {}), ("wavelengths --scheme rope --dim 8", {}),
-                         ("", {"_PECLI_COMPLETE": "complete_bash", "COMP_WORDS": "pecli ch", "COMP_CWORD": "1"}),
-                         ("", {"_PECLI_COMPLETE": "complete_bash", "COMP_WORDS": "pecli plot --ki", "COMP_CWORD": "2"})]:
-        done = subprocess.run([sys.executable, "-c", script, *words.split()], env={**environ, **extra},
-                              capture_output=True, text=True, check=True)
-        loaded[words or extra["COMP_WORDS"]] = done.stderr.splitlines()[-1]
+    lines = [("--help", {}), ("wavelengths --scheme rope --dim 8", {}),
+             ("", {"_PECLI_COMPLETE": "complete_bash", "COMP_WORDS": "pecli ch", "COMP_CWORD": "1"}),
+             ("", {"_PECLI_COMPLETE": "complete_bash", "COMP_WORDS": "pecli plot --ki", "COMP_CWORD": "2"})]
+    for _, extra in lines:
+        for name in extra:
+            environ.pop(name, None)
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(lines)], env=environ, capture_output=True, text=True,
+                          check=True)
+    loaded = json.loads(done.stdout.splitlines()[-1])
     assert loaded == {"--help": "[]", "wavelengths --scheme rope --dim 8": "['wavelengths']", "pecli ch": "[]",
                       "pecli plot --ki": "['plot']"}
 

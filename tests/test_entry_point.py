@@ -22,7 +22,7 @@ def test_an_ascii_stdout_shows_what_it_cannot_encode_as_a_question_mark():
 
 
 @pytest.mark.parametrize("word, option", [("config.json", "--hf-config"), ("model.GGUF", "--gguf"), ("run.yaml", "--config")])
-def test_a_file_without_its_option_is_told_the_option(word, option):
-    result = pecli("inspect", "config", word)
+def test_a_file_without_its_option_is_told_the_option(run_main, word, option):
+    result = run_main("inspect", "config", word)  # the hint is run()'s, which the console script calls
     assert result.returncode == 2
     assert result.stderr == f"pecli: error: Got unexpected extra argument(s) ({word}): give a file as {option} {word}\n"

@@ -135,11 +135,13 @@ def test_usage_errors_are_clicks_classes():
 PLAIN_TEXTS = [
     "one line", "  two\n lines \n\n\n  and a second paragraph ", "θ_i = base^(−2i/d), rope_theta, ORG/NAME[@REVISION]: x",
     "d [default: 2] (a, b) {c} 'q' \"r\" $ % ^ ~ 1.5 p-q a+b x=y? no: 3", "a [x] (y)", "",
+    "a line\n--name and -x\n128) inside a paragraph\n2. also", "-1 or +2\n1.5 and\n= y", "x\n\n3.5 km",
 ]
 MARKDOWN_TEXTS = [
     "*em*", "**strong**", "`code`", "a_b_ _c_", "<int>", "&amp;", "a\\*b", "line  \nbreak", "~~gone~~",
     "[a](b)", "[a][b]", "![i](j)", "- item", "+ item", "1. item", "2) item", "# title", "> quote",
     "title\n=====", "a | b\n--|--\n1 | 2", "    code", "[ref]: http://x\n[ref]",
+    "a\n1) item", "a\n01. item", "a\n\n3. item", "a\n- item", "a\n+", "a\n-", "a\n  ===", "- - -",
 ]
 
 
@@ -190,8 +192,10 @@ def test_the_page_is_the_one_rich_markdown_gives(monkeypatch, name):
 
 
 def test_help_imports_no_markdown_parser_nor_tracebacks():
+    # compare, verify and extend: a line of their text starts with --name or 128), which is not a list
     code = ("import contextlib, io, sys\nfrom pecli.cli import run\n"
-            "with contextlib.redirect_stdout(io.StringIO()): run(['encode', '--help'])\n"
+            "for name in ('encode', 'compare', 'verify', 'extend'):\n"
+            "    with contextlib.redirect_stdout(io.StringIO()): run([name, '--help'])\n"
             "print(sorted(m for m in ('markdown_it', 'rich.markdown', 'rich.traceback', 'pygments') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

@@ -62,7 +62,7 @@ def test_check_says_a_warning_once(invoke):
 
 
 def test_compare_names_the_dtype_of_precision(invoke):
-    result = invoke("compare", "--schemes", "rope,alibi", "--length", "4096")
+    result = invoke("compare", "--schemes", "rope,alibi", "--length", "1024")
     text = result.stdout
     assert re.search(r"precision\s*[┃│]?\s*\n.*bfloat16", text) or "precision bfloat16" in " ".join(text.split())
     assert "collisions in bfloat16 (alibi)" in " ".join(text.split())

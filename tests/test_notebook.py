@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from pecli.notebook import cell_text, html_table
 
@@ -19,6 +17,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 @pytest.fixture(scope="module")
 def executed():
+    import nbformat  # here, not at collection: Jupyter's client costs every test process its import
+    from nbclient import NotebookClient
+
     notebook = nbformat.read(EXAMPLES / "tour.ipynb", as_version=4)
     NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(EXAMPLES)}}).execute()
     return [cell for cell in notebook.cells if cell.cell_type == "code"]

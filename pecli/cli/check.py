@@ -7,16 +7,21 @@ from typing import Annotated
 import typer
 
 from pecli.cli import completion
-from pecli.checks import CHECK_PANEL, SETTINGS, prepared_check  # noqa: F401 (CHECK_PANEL: re-exported)
+from pecli.analysis.options import CHECK_PANEL, check_parameters  # noqa: F401 (CHECK_PANEL: re-exported)
 from pecli.cli.common import JsonOption, QuietOption, group_heading, print_json, scheme_command, stdout_console
 from pecli.config import Spec
 from pecli.errors import ConfigError
+
+#: The check options (:data:`pecli.checks.SETTINGS`), from their declarations alone: ``check --help``
+#: loads no analysis.
+SETTINGS = tuple(check_parameters().values())
 
 
 def every_group(plan, specs, options, prop: str = "all", json: bool = False, quiet: bool = False) -> None:
     """``check`` of a model whose layer groups differ: the property in every group, a block each (JSON:
     ``layer_groups``); exit 1 when it fails in any group. Layers without position encoding are listed."""
     from pecli.analysis.registry import ANALYSES
+    from pecli.checks import prepared_check
 
     if prop in ANALYSES and not ANALYSES[prop].in_all:  # a property of weights (layout): of one group's
         raise ConfigError("layer", f"check {prop} reads one layer group's weights; {plan.source} has {len(specs)}: "
@@ -58,6 +63,8 @@ def check(
     projections of --weights and says whether they were trained in the configured RoPE layout. A model
     whose layer groups differ (--hf-config) is checked group by group.
     """
+    from pecli.checks import prepared_check
+
     report = prepared_check(spec, prop)()
     if json:
         print_json(report.to_dict())

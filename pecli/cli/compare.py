@@ -6,7 +6,6 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.analysis.registry import estimate_check_bytes
 from pecli.analysis.options import check_options, check_parameters
 from pecli.cli.common import (
     CONFIG_PANEL, JsonOption, QuietOption, hold_warning, print_json, scheme_command, stdout_console,
@@ -72,6 +71,7 @@ def compare(
     if train_grid is not None and not any(scheme.on_grid for _, scheme in rows):
         raise ConfigError("train_grid", "no compared scheme is on a grid (rope-nd, sinusoidal-nd); --train-length is the training length along a line")
     options = check_options({**settings, "dtype": spec.dtype}, length=spec.length)
+    from pecli.analysis.registry import estimate_check_bytes  # here: --help loads no analysis
     needed = max((estimate_check_bytes(scheme, "all", options) for _, scheme in rows), default=0)
     spec.check_memory(needed, "compare")
     comparison = run_comparison(

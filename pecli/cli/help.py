@@ -69,12 +69,16 @@ def _colours() -> Iterator[None]:
 #: What CommonMark (with the tables and strikethrough Rich enables) could read as syntax, erring on
 #: the side of Markdown: emphasis (``*``, ``_`` other than between letters or digits), code, HTML and
 #: autolinks (``<``), entities, backslash escapes and hard breaks, strikethrough, brackets that could
-#: make a link or image (``](``, ``][``, ``![``); at a line's start, a heading, a list, a quote, a link
-#: definition (``[``), a setext underline, a table's delimiter row, an indented or fenced code block.
-#: A text with none of these is plain paragraphs (a ``[name]`` is a link only with a definition).
+#: make a link or image (``](``, ``][``, ``![``); at a line's start, a heading, a quote, a link
+#: definition (``[``), a table's row (``|``), a list item (``-`` or ``+`` then a space or the line's
+#: end; a number, ``.`` or ``)`` and the same: any number where a paragraph starts, else 1 only, the
+#: one number CommonMark lets interrupt a paragraph), a setext underline, a thematic break, a table's
+#: delimiter row, an indented or fenced code block. A text with none of these is plain paragraphs (a
+#: ``[name]`` is a link only with a definition; ``--name`` or ``128)`` inside a paragraph is text).
 _SYNTAX = re.compile(
     r"[*`<>]|(?<![^\W_])_|_(?![^\W_])|&[A-Za-z0-9#]+;|\\(?:[!-/:-@\[-`{-~]|$)|~~|\][(\[]|!\["
-    r"|^[ \t]*(?:[-+=>#|\[]|\d+[.)])|^[ \t|:-]*-[ \t|:-]*$|  $|^(?: {4}|\t)",
+    r"|^[ \t]*(?:[>#|\[]|(?:[-+]|0*1[.)])(?:[ \t]|$))|(?:\A|\n[ \t]*\n)[ \t]*\d+[.)](?:[ \t]|$)"
+    r"|^[ \t]*=+[ \t]*$|^[ \t|:-]*-[ \t|:-]*$|  $|^(?: {4}|\t)",
     re.MULTILINE,
 )
 

@@ -12,19 +12,21 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
-from typing import Annotated, Any, Mapping, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Mapping, Optional
 
 import typer
 
+from pecli.analysis.options import check_parameters
 from pecli.cli import completion
-from pecli.checks import SETTINGS as CHECK_SETTINGS
 from pecli.cli.common import (
     OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, SchemeCommand, errors_to_exit, message, print_json, stdout_console,
 )
 from pecli.cli.options import plain_flag
 from pecli.config import Setting, memory_budget
 from pecli.errors import ConfigError
-from pecli.models.plan import PositionPlan
+
+if TYPE_CHECKING:
+    from pecli.models.plan import PositionPlan
 
 SWEEP_PANEL = "Sweep"
 
@@ -40,7 +42,7 @@ OWN_SETTINGS = (
     Setting("cluster", str, None, "send the points to the Dask scheduler at ADDRESS (needs pecli[dask])",
             group=SWEEP_PANEL),
 )
-SETTINGS = (*CHECK_SETTINGS, *OWN_SETTINGS)
+SETTINGS = (*check_parameters().values(), *OWN_SETTINGS)  # the check's (pecli.checks.SETTINGS), then the sweep's
 
 #: A ``--grid`` value without ``NAME=``: the cells of rope-nd or sinusoidal-nd, as in every command.
 CELLS = re.compile(r"\[?\s*\d+(\s*[x,]\s*\d+)*\s*\]?")
