@@ -78,13 +78,23 @@ def scales(name: object, *, aliases: bool = True) -> bool:
     return record is None or record.scales
 
 
+_KEYS_SEEN: list[tuple[tuple[tuple[str, ScalingType], ...], dict[str, Parameter]]] = []
+
+
 def scaling_keys() -> dict[str, Parameter]:
-    """Every scaling key once, by HF name, in the order the records of :data:`SCALINGS` first list them."""
-    keys: dict[str, Parameter] = {}
-    for record in SCALINGS.values():
-        for key in record.keys:
-            keys.setdefault(key.name, key)
-    return keys
+    """Every scaling key once, by HF name, in the order the records of :data:`SCALINGS` first list them.
+
+    Every config read asks several times; the answer is kept while :data:`SCALINGS` holds the same records
+    (a type registered later makes it anew). The caller gets its own copy.
+    """
+    records = tuple(SCALINGS.items())
+    if not _KEYS_SEEN or _KEYS_SEEN[0][0] != records:
+        keys: dict[str, Parameter] = {}
+        for _, record in records:
+            for key in record.keys:
+                keys.setdefault(key.name, key)
+        _KEYS_SEEN[:] = [(records, keys)]
+    return dict(_KEYS_SEEN[0][1])
 
 
 def shared_scaling_keys() -> tuple[str, ...]:
