@@ -152,11 +152,9 @@ def refusal(config: dict) -> str | None:
 #: Why pecli refuses configs of the fixtures that transformers reads, checked against transformers 5.24's code:
 #: pecli limitations, each said at exit 2 (the skip names them; they are not an engine's behaviour).
 PECLI_LIMITS = {
-    "nanochat": "transformers' nanochat rotates with a reversed rotate_half (its pairs turn by -p*theta), which pecli's "
-                "RoPE does not represent",
-    "rope_local_base_freq": "transformers' olmo3 and mimo_v2_flash configs ignore rope_local_base_freq (only Gemma 3, "
-                            "Gemma 3n and T5Gemma 2 read it; the MLX generator writes it in its transformers 4 form of "
-                            "every per-layer-type config) and pecli will not guess a position key it has not seen read",
+    "nanochat": "transformers' nanochat rotates with a reversed rotate_half (its pairs turn by -p*theta; mlx-lm's file "
+                "negates its frequencies, the same), which pecli's RoPE, whose pairs all turn one way, does not "
+                "represent",
 }
 
 
