@@ -95,8 +95,8 @@ BUILT_TYPES = ("default", "linear", "dynamic", "llama3", "yarn", "longrope", "de
 #: ``tests/test_engines_fixtures.py``): for another, pecli says it cannot be sure.
 MEASURED_TYPES = frozenset({'apertus', 'bitnet', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'deepseek_v32',
                             'ernie4_5', 'ernie4_5_moe', 'falcon_h1', 'gemma', 'gemma2', 'gemma3_text', 'gemma4_text',
-                            'glm', 'glm4', 'glm4_moe_lite', 'gpt2', 'gpt_neox', 'gpt_oss', 'gptj', 'granite',
-                            'granitemoe', 'helium', 'lfm2', 'llama', 'llama4_text', 'ministral3',
+                            'glm', 'glm4', 'glm4_moe', 'glm4_moe_lite', 'gpt2', 'gpt_neox', 'gpt_oss', 'gptj',
+                            'granite', 'granitemoe', 'helium', 'lfm2', 'llama', 'llama4_text', 'ministral3',
                             'mistral', 'mistral4', 'mixtral', 'nanochat', 'olmo2', 'olmo3', 'olmoe', 'phi', 'phi3',
                             'phimoe', 'qwen2', 'qwen2_moe', 'qwen2_vl', 'qwen2_vl_text', 'qwen3', 'qwen3_next',
                             'seed_oss', 'smollm3', 'stablelm', 'starcoder2'})

@@ -86,9 +86,9 @@ REPLACED = "_vllm_replaced"
 #: ``tests/test_engines_fixtures.py``): for another, pecli says it cannot be sure.
 MEASURED_TYPES = frozenset({'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'ernie4_5', 'ernie4_5_moe',
                             'exaone4', 'exaone_moe', 'falcon', 'falcon_h1', 'gemma', 'gemma2', 'gemma3_text',
-                            'gemma4_text', 'glm4', 'gpt2', 'gpt_oss', 'gptj', 'granite', 'granitemoe', 'llama',
-                            'llama4_text', 'minicpm3', 'ministral3', 'mistral', 'mixtral', 'olmoe', 'opt', 'phi3',
-                            'qwen2', 'qwen2_5_vl_text', 'qwen2_moe', 'qwen2_vl', 'qwen2_vl_text', 'qwen3',
+                            'gemma4_text', 'glm4', 'glm4_moe', 'gpt2', 'gpt_oss', 'gptj', 'granite', 'granitemoe',
+                            'llama', 'llama4_text', 'minicpm3', 'ministral3', 'mistral', 'mixtral', 'olmoe', 'opt',
+                            'phi3', 'qwen2', 'qwen2_5_vl_text', 'qwen2_moe', 'qwen2_vl', 'qwen2_vl_text', 'qwen3',
                             'qwen3_moe', 'stablelm', 'whisper'})
 
 
