@@ -192,7 +192,8 @@ def olmo2_sliding_default(config: Mapping[str, Any], text: Mapping[str, Any]) ->
 def olmo2_per_type(text: Mapping[str, Any]) -> dict[str, Any]:
     """The OLMo 2 text keys with its rope dict per layer type, as SGLang's olmo2.py builds it."""
     block = dict(rope_dict(text) or {})
-    theta = block.pop("rope_theta", None) or text.get("rope_theta") or 10000.0  # get_rope_config's default (common.py:515-517)
+    # get_rope_config's default base, 10,000 (utils/hf_transformers/common.py:515-517)
+    theta = block.pop("rope_theta", None) or text.get("rope_theta") or 10000.0
     out = {k: v for k, v in text.items() if k not in ("rope_scaling", "rope_parameters", "rope_theta")}
     out["rope_parameters"] = {"full_attention": {**block, "rope_theta": theta},
                               "sliding_attention": {"rope_type": "default", "rope_theta": theta}}
