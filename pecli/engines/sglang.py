@@ -61,9 +61,9 @@ ROPE_DICT_READ_BY_FILE = {"ministral3": {"llama_4_scaling_beta"}}
 #: ``tests/test_engines_fixtures.py``): for another, pecli says it cannot be sure.
 MEASURED_TYPES = frozenset({'apertus', 'arcee', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'ernie4_5_moe',
                             'exaone4', 'gemma', 'gemma2', 'gemma3_text', 'glm4', 'glm4_moe', 'gpt2', 'gpt_oss',
-                            'gptj', 'granite', 'llama', 'llama4_text', 'minicpm3', 'ministral3', 'mistral',
-                            'mixtral', 'olmo', 'olmo2', 'olmoe', 'opt', 'phi3', 'qwen2', 'qwen2_moe', 'qwen2_vl',
-                            'qwen2_vl_text', 'qwen3', 'qwen3_moe', 'stablelm', 'starcoder2', 'whisper'})
+                            'gptj', 'granite', 'llama', 'llama4_text', 'minicpm3', 'minimax_m2', 'ministral3',
+                            'mistral', 'mixtral', 'olmo', 'olmo2', 'olmoe', 'opt', 'phi3', 'qwen2', 'qwen2_moe',
+                            'qwen2_vl', 'qwen2_vl_text', 'qwen3', 'qwen3_moe', 'stablelm', 'starcoder2', 'whisper'})
 
 
 #: Model types whose SGLang model file rotates halves (``is_neox_style=True``, llama4.py:284) where the
