@@ -345,6 +345,8 @@ def test_every_hf_sample_has_a_test():
         # tests/test_config_class_defaults.py (as transformers reads them) and the hub fixtures
         "google--gemma-3-27b-it.json", "google--gemma-3-4b-it.json", "meta-llama--llama-4-scout-17b-16e-instruct.json",
         "tiiuae--falcon-rw-1b.json", "deepseek-ai--deepseek-v3.json", "qwen--qwen2.5-7b-instruct-yarn.json",
+        # tests/test_engines.py and the engine fixtures (tests/fixtures/engines/*)
+        "microsoft--phi-4-mini-instruct.json",
     }
     assert {p.name for p in HF_CONFIGS.glob("*.json")} == covered
 

@@ -239,3 +239,48 @@ def test_a_model_file_pecli_has_not_measured_is_never_same():
     found = engine_diff(engine("vllm"), config, "", plan_of(config, "config.json"))
     assert not found.same
     assert any("cannot be sure" in line and "qwen3_next" in line for line in found.lines()), found.lines()
+
+
+def test_phi4_mini_as_each_engine_serves_it():
+    """Phi-4-mini as published (LongRoPE from 4,096, 96 of 128 dims rotated, 48 short factors all 1.0): vLLM serves
+    original_max_position_embeddings and keeps the short factors (plain RoPE at base 10,000 on the 48 pairs); mlx-lm's
+    SuScaledRoPE always takes the long factors, with √(1 + ln 32 / ln 4096) = 1.19024 on cos and sin (factor
+    131072/4096 = 32, rope_utils.py:52-58)."""
+    import math
+
+    phi4 = sample("microsoft--phi-4-mini-instruct")
+    vllm = engine("vllm").run(phi4, "")
+    assert vllm.served == 4096 and [d.what for d in vllm.departures] == ["LongRoPE factors", "served context"]
+    (group,) = [g for g in vllm.plan.groups if g.options]
+    assert group.options["rope_scaling"]["short_factor"] == [1.0] * 48
+    mlx = engine("mlx").run(phi4, "")
+    (group,) = [g for g in mlx.plan.groups if g.options]
+    block = group.options["rope_scaling"]
+    assert block["short_factor"] == phi4["rope_scaling"]["long_factor"]
+    assert math.isclose(block["attention_factor"], math.sqrt(1 + math.log(32) / math.log(4096)), rel_tol=1e-12)
+
+
+def test_mlx_reads_a_present_null_as_given():
+    """BaseModelArgs.from_dict passes every key the config has (mlx_lm/models/base.py:14-21): a required field
+    present as null is given (None), not missing; an absent one is mlx-lm's TypeError."""
+    llama4 = json.loads((ROOT / "tests" / "fixtures" / "models" / "rope" / "llama4_text.json").read_text())["config"]
+    legacy = {k: v for k, v in llama4.items() if k != "rope_parameters"}
+    legacy.update(rope_theta=500000.0, rope_scaling=None)
+    assert engine("mlx").run({"model_type": "llama4", "text_config": legacy}, "").accepted
+    del legacy["rope_scaling"]
+    assert "missing 1 required positional argument: 'rope_scaling'" in \
+        engine("mlx").run({"model_type": "llama4", "text_config": legacy}, "").refused
+
+
+def test_mistral4_on_mlx_reads_its_scaling_from_rope_parameters_only():
+    """mistral4.py:118-125 builds its rope from args.rope_parameters: a top-level rope_scaling (the older form) runs
+    unscaled, said with the form that works."""
+    mistral4 = json.loads((ROOT / "tests" / "fixtures" / "models" / "rope" / "mistral4.json").read_text())["config"]
+    text = mistral4.get("text_config", mistral4)
+    block = dict(text["rope_parameters"])
+    legacy = {k: v for k, v in text.items() if k != "rope_parameters"}
+    legacy.update(rope_theta=block.pop("rope_theta"), rope_scaling=block)
+    legacy.pop("partial_rotary_factor", None)
+    run = engine("mlx").run(legacy, "")
+    (scaling,) = [d for d in run.departures if d.what == "scaling"]
+    assert "from rope_parameters only" in scaling.effect and "rope_parameters" in scaling.remedy

@@ -66,9 +66,10 @@ def rope_view(group):
     return replace(group, options=options)
 
 
-def matches(group, fixture: dict, permuted: bool = False) -> str | None:
-    """Why the pecli group's numbers are not the fixture group's (None: they are); ``permuted``: the engine
-    permutes q and k at load, so its rotate-half layout computes the checkpoint's interleaved pairs."""
+def matches(group, fixture: dict) -> str | None:
+    """Why the pecli group's numbers are not the fixture group's (None: they are). Where the fixture says the
+    engine's weight loader permutes q and k (``qk_permuted``, measured by its generator through the engine's own
+    loader), its rotate-half layout computes the checkpoint's interleaved pairs."""
     kind = fixture["kind"]
     if kind in ("none",):
         return None if group.options is None else f"pecli applies {group.scheme}, the engine none"
@@ -76,6 +77,9 @@ def matches(group, fixture: dict, permuted: bool = False) -> str | None:
         return None if group.scheme not in ("rope", "mrope", "none") else f"pecli applies {group.scheme}, the engine {kind}"
     if group.options is None or group.scheme not in ("rope", "mrope"):
         return f"pecli applies {group.scheme}, the engine {kind}"
+    permuted = fixture.get("qk_permuted")
+    if not isinstance(permuted, bool):
+        return f"the generator could not tell whether the engine permutes q and k: {fixture.get('qk_permuted_how')}"
     group = rope_view(group)
     positions = fixture["probe_positions"]
     angles, scales, rotated, neox = probe_numbers(group, positions)
@@ -148,11 +152,9 @@ def refusal(config: dict) -> str | None:
 #: Why pecli refuses configs of the fixtures that transformers reads, checked against transformers 5.24's code:
 #: pecli limitations, each said at exit 2 (the skip names them; they are not an engine's behaviour).
 PECLI_LIMITS = {
-    "nanochat": "transformers' nanochat rotates with a reversed rotate_half (its pairs turn by -p*theta), which pecli's "
-                "RoPE does not represent",
-    "rope_local_base_freq": "transformers' olmo3 and mimo_v2_flash configs ignore rope_local_base_freq (only Gemma 3, "
-                            "Gemma 3n and T5Gemma 2 read it; the MLX generator writes it in its transformers 4 form of "
-                            "every per-layer-type config) and pecli will not guess a position key it has not seen read",
+    "nanochat": "transformers' nanochat rotates with a reversed rotate_half (its pairs turn by -p*theta; mlx-lm's file "
+                "negates its frequencies, the same), which pecli's RoPE, whose pairs all turn one way, does not "
+                "represent",
 }
 
 
@@ -199,24 +201,22 @@ def test_the_engine_module_computes_what_the_engine_does(name, case):
     assert run.accepted, f"pecli says the engine refuses ({run.refused}); it serves {case['served']}"
     assert run.served == case["served"]
     problems = []
-    permuted = engine(name).permutes_rotary_weights(config_of(case)) if hasattr(engine(name), "permutes_rotary_weights") \
-        else False
     for fixture in case["groups"]:
         if not measured(fixture):
             continue
         fixture = probe_rows(run, fixture)
         for group in groups_holding(run.plan, fixture["layers"]):
-            why = matches(group, fixture, permuted)
+            why = matches(group, fixture)
             if why is not None:
                 problems.append(f"layers {fixture['layers'][:4]}…: {why}")
     assert not problems, problems
 
 
-def transformers_numbers_equal(case: dict, reference, permuted: bool = False) -> bool:
+def transformers_numbers_equal(case: dict, reference) -> bool:
     """Whether the engine's numbers (the fixture) are transformers' (pecli's reading of the config), group by group."""
     for fixture in case["groups"]:
         for group in groups_holding(reference, fixture["layers"]):
-            if matches(group, fixture, permuted) is not None:
+            if matches(group, fixture) is not None:
                 return False
     return True
 
@@ -280,11 +280,24 @@ def test_diff_says_same_exactly_when_the_engine_computes_the_model(name, case):
         skip_refused(config)
     declared = declared_context(text_of(config)[1])
     served = case["served"]
-    record = engine(name)
-    permuted = record.permutes_rotary_weights(config) if hasattr(record, "permutes_rotary_weights") else False
     expected = case["accepted"] and (served is None or declared is None or served == declared) and \
-        transformers_numbers_equal(case, reference, permuted) and not prompt_dependent(name, case)
+        transformers_numbers_equal(case, reference) and not prompt_dependent(name, case)
     found = engine_diff(engine(name), config, case["args"], reference)
     assert found.same == expected, found.lines()
     if case["accepted"] and prompt_dependent(name, case):
         assert any("prefill" in line for line in found.lines()), found.lines()
+
+
+def test_the_engine_modules_permute_q_and_k_where_the_engines_loaders_do():
+    """Each engine module's ``permutes_rotary_weights`` (the layout its rules give a model) is what the engine's own
+    weight loader did to q and k in the fixtures (``qk_permuted`` of every rotary group its generator measured)."""
+    wrong = []
+    for name, case in CASES:
+        measured_groups = [g for g in case["groups"] if g["kind"] in ("rope", "mrope") and "qk_permuted" in g]
+        if not case["accepted"] or not measured_groups:
+            continue
+        loader = {g["qk_permuted"] for g in measured_groups}
+        assert loader in ({True}, {False}), (name, case["id"], [g.get("qk_permuted_how") for g in measured_groups])
+        if engine(name).permutes_rotary_weights(config_of(case)) != loader.pop():
+            wrong.append((name, case["id"]))
+    assert not wrong

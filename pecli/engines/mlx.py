@@ -46,6 +46,12 @@ READS_ROPE_PARAMETERS = frozenset({
     "exaone_moe", "gemma4_text", "glm_moe_dsa", "granitemoehybrid", "laguna", "lfm2", "lfm2_moe", "mellum",
     "minimax_m3_vl", "ministral3", "mistral4", "muse_glimmer", "muse_spark", "olmo_hybrid", "qwen3", "qwen3_5",
     "spark2_5"})
+#: Of those, the files that build their rope from ``rope_parameters`` alone: a config in the older form (top-level
+#: ``rope_scaling``) runs unscaled. mistral4.py:118-125 passes ``args.rope_parameters`` to ``initialize_rope``; the
+#: others never name ``rope_scaling``.
+LEGACY_SCALING_UNREAD = frozenset({
+    "gemma4_text", "granitemoehybrid", "laguna", "lfm2", "lfm2_moe", "mellum", "minimax_m3_vl", "ministral3",
+    "mistral4", "muse_glimmer", "muse_spark", "olmo_hybrid", "spark2_5"})
 #: The model files of mlx-lm 0.32.2 (``mlx_lm/models/``): a model type without one is refused.
 MODULES = frozenset("""
 Klear afm7 afmoe apertus baichuan_m1 bailing_hybrid bailing_moe bailing_moe_linear bailing_moe_v3 bitnet cohere cohere2
@@ -87,12 +93,13 @@ INITIALIZE_ROPE_KEYS = {"linear": ("factor",), "dynamic": ("factor",), "yarn": (
 BUILT_TYPES = ("default", "linear", "dynamic", "llama3", "yarn", "longrope", "deepseek_yarn", "proportional", "mrope")
 #: The model types whose model files the fixtures measured (``tests/fixtures/engines/mlx/``, held equal to them by
 #: ``tests/test_engines_fixtures.py``): for another, pecli says it cannot be sure.
-MEASURED_TYPES = frozenset({'apertus', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'ernie4_5', 'gemma',
-                            'gemma2', 'gemma3_text', 'glm', 'glm4', 'gpt2', 'gpt_neox', 'gpt_oss', 'gptj', 'granite',
-                            'granitemoe', 'helium', 'lfm2', 'llama', 'llama4_text', 'ministral3', 'mistral',
-                            'mixtral', 'nanochat', 'olmo2', 'olmo3', 'olmoe', 'phi', 'phi3', 'phimoe', 'qwen2',
-                            'qwen2_moe', 'qwen2_vl', 'qwen2_vl_text', 'qwen3', 'seed_oss', 'smollm3', 'stablelm',
-                            'starcoder2'})
+MEASURED_TYPES = frozenset({'apertus', 'bitnet', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'deepseek_v32',
+                            'ernie4_5', 'ernie4_5_moe', 'falcon_h1', 'gemma', 'gemma2', 'gemma3_text', 'gemma4_text',
+                            'glm', 'glm4', 'glm4_moe', 'glm4_moe_lite', 'gpt2', 'gpt_neox', 'gpt_oss', 'gptj',
+                            'granite', 'granitemoe', 'helium', 'lfm2', 'llama', 'llama4_text', 'ministral3',
+                            'mistral', 'mistral4', 'mixtral', 'nanochat', 'olmo2', 'olmo3', 'olmoe', 'phi', 'phi3',
+                            'phimoe', 'qwen2', 'qwen2_moe', 'qwen2_vl', 'qwen2_vl_text', 'qwen3', 'qwen3_next',
+                            'seed_oss', 'smollm3', 'stablelm', 'starcoder2'})
 
 
 #: The keys a model file's fields take the place of in the config it is shown as.
@@ -170,6 +177,16 @@ def yarn_as_built(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
         "YaRN", "; ".join(changes), None)
 
 
+#: phi3.py's ``ModelArgs`` defaults (mlx_lm/models/phi3.py:28-29): the lengths its ``SuScaledRoPE`` gets when the
+#: config has no top-level key.
+PHI3_LONGEST, PHI3_ORIGINAL = 131072, 4096
+
+
+def _positive(value: Any, default: int | None) -> int | None:
+    """A positive whole number of the config, else ``default``."""
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
+
+
 def longrope_long(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """``SuScaledRoPE``: the long factors at every length."""
     from pecli.schemes.scaling.longrope import longrope_attention_factor
@@ -177,12 +194,20 @@ def longrope_long(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
     if not rope_group(group) or group_type(group) not in ("longrope", "su"):
         return group, None
     block = scaling_of(group)
-    original = model_original = int(block.get("original_max_position_embeddings") or 4096)
+    # transformers' original length: the block's, else max_position_embeddings (_compute_longrope_parameters)
+    model_original = block.get("original_max_position_embeddings") or group.options.get("max_position_embeddings")
     _, raw = text_of(context.config)
-    if text_module(context.config, raw) == "phi3":  # phi3.py:29,66: L0 is the top-level key (4,096 without it)
-        top = raw.get("original_max_position_embeddings")
-        original = int(top) if isinstance(top, int) and not isinstance(top, bool) and top > 0 else 4096
-    longest = int(group.options.get("max_position_embeddings") or 131072)
+    phi3 = text_module(context.config, raw) == "phi3"
+    if phi3:  # phi3.py:28-29,66-72: both lengths are top-level keys, 131,072 and 4,096 without them
+        original = _positive(raw.get("original_max_position_embeddings"), PHI3_ORIGINAL)
+        longest = _positive(raw.get("max_position_embeddings"), PHI3_LONGEST)
+    else:  # initialize_rope (rope_utils.py:347-356): the block's original (a block without it is refused), the file's
+        original = _positive(block.get("original_max_position_embeddings"), None)
+        longest = _positive(group.options.get("max_position_embeddings"), None)
+    if not model_original or original is None or longest is None:
+        return group, Departure("LongRoPE factors", "uses the long factors at every length; pecli cannot tell the "
+                                "lengths its magnitude reads from this config, so cannot be sure of its numbers", None)
+    model_original = int(model_original)
     mscale = block.get("long_mscale") or longrope_attention_factor(longest / original, original)
     built = {k: v for k, v in block.items() if k not in ("short_factor", "attention_factor", "factor")}
     built.update(short_factor=list(block["long_factor"]), attention_factor=mscale)
@@ -211,8 +236,11 @@ def dynamic_prefill(context: Context, group: LayerGroup) -> tuple[LayerGroup, De
     longest = int(options.get("max_position_embeddings") or 0)
     dims = int(int(options["dim"]) * float(options.get("partial_rotary_factor", 1.0)))
     factor = float(block.get("factor") or 1.0)
-    if not longest or dims <= 2 or factor <= 1:
+    if dims <= 2 or factor <= 1:
         return group, None
+    if not longest:  # the model file passes its own default max_position_embeddings then: not measured
+        return group, Departure("dynamic NTK", "raises its base past a max_position_embeddings the config does not "
+                                "give (its model file's default): pecli cannot be sure of its numbers", None)
 
     def base_at(tokens: int) -> float:
         return float(options["base"]) * (factor * max(tokens, longest) / longest - (factor - 1)) ** (dims / (dims - 2))
@@ -240,6 +268,9 @@ class Mlx(ConfigEngine):
         path, text = text_of(config)
         module = text_module(config, text)
         fields = FIELDS.get(module or "", {})
+        if module in LEGACY_SCALING_UNREAD and not isinstance(text.get("rope_parameters"), dict) and \
+                isinstance(text.get("rope_scaling"), dict):
+            return with_text(config, path, {**text, "rope_scaling": None})
         if module in READS_ROPE_PARAMETERS or not ({"rope_theta", "rotary_emb_base"} & set(fields)):
             return config
         seen = {k: v for k, v in text.items() if k not in MOVED_KEYS}
@@ -284,7 +315,12 @@ class Mlx(ConfigEngine):
             found.append(Departure("base", f"its model file ({module}.py) does not read this config's rope_parameters: "
                                    f"base {after['base']:g} (the file's default) where the config gives "
                                    f"{before['base']:g}", top))
-        if before["type"] != after["type"]:
+        if before["type"] != after["type"] and module in LEGACY_SCALING_UNREAD:
+            found.append(Departure("scaling", f"its model file ({module}.py) builds {after['type']} where the config "
+                                   f"says {before['type']} (it reads the scaling from rope_parameters only)",
+                                   "write the rope block as rope_parameters (transformers 5's form) in the model "
+                                   "folder's config.json"))
+        elif before["type"] != after["type"]:
             found.append(Departure("scaling", f"its model file ({module}.py) builds {after['type']} where the config "
                                    f"says {before['type']} (it reads rope_scaling as a top-level key only, and checks "
                                    "its type)", top if isinstance(config.get("rope_parameters"), dict) else None))
@@ -315,7 +351,8 @@ class Mlx(ConfigEngine):
                 return f"ValueError: rope_scaling must contain keys {set(needed)}"
             if raw["rope_scaling"][key] not in types and other != "drop":
                 return other
-        missing = [name for name, default in fields.items() if default == REQUIRED and raw.get(name) is None]
+        # BaseModelArgs.from_dict (mlx_lm/models/base.py:14-21) passes every key the config has, null too
+        missing = [name for name, default in fields.items() if default == REQUIRED and name not in raw]
         if missing:
             names = " and ".join(", ".join(repr(m) for m in missing[:-1]).split(", ") + [repr(missing[-1])]) \
                 if len(missing) > 1 else repr(missing[0])

@@ -54,13 +54,16 @@ WHOLE_HEAD_MODELS = ("stablelm",)
 #: Model types whose SGLang model file reads ``config.partial_rotary_factor`` without a default: an
 #: AttributeError under transformers 5, which keeps it inside ``rope_parameters``.
 ATTRIBUTE_CRASH = {"phi": "PhiConfig", "persimmon": "PersimmonConfig"}
+#: Keys of the rope dict a model file reads itself, besides ``get_rope``: Ministral 3's query scaling
+#: (ministral3.py:61, ``config.rope_parameters.get("llama_4_scaling_beta")``).
+ROPE_DICT_READ_BY_FILE = {"ministral3": {"llama_4_scaling_beta"}}
 #: The model types whose model files the fixtures measured (``tests/fixtures/engines/sglang/``, held equal to them by
 #: ``tests/test_engines_fixtures.py``): for another, pecli says it cannot be sure.
-MEASURED_TYPES = frozenset({'apertus', 'arcee', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'exaone4', 'gemma',
-                            'gemma2', 'gemma3_text', 'glm4', 'gpt2', 'gpt_oss', 'gptj', 'granite', 'llama',
-                            'llama4_text', 'minicpm3', 'mistral', 'mixtral', 'olmo', 'olmo2', 'olmoe', 'opt', 'phi3',
-                            'qwen2', 'qwen2_moe', 'qwen2_vl', 'qwen2_vl_text', 'qwen3', 'qwen3_moe', 'stablelm',
-                            'starcoder2', 'whisper'})
+MEASURED_TYPES = frozenset({'apertus', 'arcee', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'ernie4_5_moe',
+                            'exaone4', 'gemma', 'gemma2', 'gemma3_text', 'glm4', 'glm4_moe', 'gpt2', 'gpt_oss',
+                            'gptj', 'granite', 'llama', 'llama4_text', 'minicpm3', 'minimax_m2', 'ministral3',
+                            'mistral', 'mixtral', 'olmo', 'olmo2', 'olmoe', 'opt', 'phi3', 'qwen2', 'qwen2_moe',
+                            'qwen2_vl', 'qwen2_vl_text', 'qwen3', 'qwen3_moe', 'stablelm', 'starcoder2', 'whisper'})
 
 
 #: Model types whose SGLang model file rotates halves (``is_neox_style=True``, llama4.py:284) where the
@@ -148,7 +151,10 @@ def dynamic_at_scaled_length(context: Context, group: LayerGroup) -> tuple[Layer
     options = dict(group.options)
     factor = float(options["rope_scaling"]["factor"])
     dim = int(options["dim"] * options.get("partial_rotary_factor", 1.0))
-    longest = int(options.get("max_position_embeddings") or 2048)
+    if not options.get("max_position_embeddings"):  # the model file's own default then: not measured
+        return group, Departure("dynamic NTK", "computes the base once, for a max_position the config does not give "
+                                "(its model file's default): pecli cannot be sure of it", None)
+    longest = int(options["max_position_embeddings"])
     base = float(options["base"]) * (factor * factor - (factor - 1)) ** (dim / (dim - 2))
     options.pop("rope_scaling")
     options["base"] = base
@@ -186,6 +192,7 @@ def olmo2_sliding_default(config: Mapping[str, Any], text: Mapping[str, Any]) ->
 def olmo2_per_type(text: Mapping[str, Any]) -> dict[str, Any]:
     """The OLMo 2 text keys with its rope dict per layer type, as SGLang's olmo2.py builds it."""
     block = dict(rope_dict(text) or {})
+    # get_rope_config's default base, 10,000 (utils/hf_transformers/common.py:515-517)
     theta = block.pop("rope_theta", None) or text.get("rope_theta") or 10000.0
     out = {k: v for k, v in text.items() if k not in ("rope_scaling", "rope_parameters", "rope_theta")}
     out["rope_parameters"] = {"full_attention": {**block, "rope_theta": theta},
@@ -246,6 +253,7 @@ class Sglang(ConfigEngine):
                     "rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section", "mrope_interleaved"}
                 if text.get("model_type") in DEEPSEEK_MODELS:  # its attention reads them (compute_mla_mscale_scaling)
                     taken |= {"mscale", "mscale_all_dim"}
+                taken |= ROPE_DICT_READ_BY_FILE.get(text.get("model_type"), set())
                 text = {**text, key: {k: v for k, v in block.items() if k in taken}}
         config = with_text(config, path, text)
         if olmo2_sliding_default(config, text):

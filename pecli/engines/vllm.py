@@ -84,11 +84,12 @@ ALLOW_LONG = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
 REPLACED = "_vllm_replaced"
 #: The model types whose model files the fixtures measured (``tests/fixtures/engines/vllm/``, held equal to them by
 #: ``tests/test_engines_fixtures.py``): for another, pecli says it cannot be sure.
-MEASURED_TYPES = frozenset({'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'ernie4_5', 'exaone4',
-                            'falcon', 'gemma', 'gemma2', 'gemma3_text', 'glm4', 'gpt2', 'gpt_oss', 'gptj', 'granite',
-                            'llama', 'llama4_text', 'minicpm3', 'mistral', 'mixtral', 'olmoe', 'opt', 'phi3', 'qwen2',
-                            'qwen2_5_vl_text', 'qwen2_moe', 'qwen2_vl', 'qwen2_vl_text', 'qwen3', 'qwen3_moe',
-                            'stablelm', 'whisper'})
+MEASURED_TYPES = frozenset({'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'ernie4_5', 'ernie4_5_moe',
+                            'exaone4', 'exaone_moe', 'falcon', 'falcon_h1', 'gemma', 'gemma2', 'gemma3_text',
+                            'gemma4_text', 'glm4', 'glm4_moe', 'gpt2', 'gpt_oss', 'gptj', 'granite', 'granitemoe',
+                            'llama', 'llama4_text', 'minicpm3', 'ministral3', 'mistral', 'mixtral', 'olmoe', 'opt',
+                            'phi3', 'qwen2', 'qwen2_5_vl_text', 'qwen2_moe', 'qwen2_vl', 'qwen2_vl_text', 'qwen3',
+                            'qwen3_moe', 'stablelm', 'whisper'})
 
 
 def human_readable_int_or_auto(text: str) -> int:
@@ -171,7 +172,10 @@ def dynamic_fixed(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
         return group, None
     options = dict(group.options)
     dim = int(options["dim"] * options.get("partial_rotary_factor", 1.0))
-    longest = int(options.get("max_position_embeddings") or 2048)
+    if not options.get("max_position_embeddings"):  # the model file's own default then: not measured
+        return group, Departure("dynamic NTK", "keeps one base at every length, computed from a max_position the "
+                                "config does not give (its model file's default): pecli cannot be sure of it", None)
+    longest = int(options["max_position_embeddings"])
     trained = int(block.get("max_trained_positions") or longest)
     factor = float(block["factor"])
     base = float(options["base"]) * (factor * longest / trained - (factor - 1)) ** (dim / (dim - 2))
