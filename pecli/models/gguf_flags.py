@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import ConfigError
-from pecli.models.gguf import (
-    ARCHS, DEFAULT_BASE, Arch, Metadata, _factors, _head_dim, _scaling_options, effective_arch, plan_of_metadata,
-)
+from pecli.models.gguf import ARCHS, Arch, Metadata, effective_arch, plan_of_metadata
+from pecli.models.gguf_rope import _factors, _head_dim, _scaling_options
+from pecli.schemes.frequencies import DEFAULT_BASE
 from pecli.models.plan import LayerGroup, PositionPlan
 from pecli.models.runtime_flags import TrainedRope, run_rope
 

@@ -15,7 +15,7 @@ is unset (type ``UNSPECIFIED``, scales and base 0, YaRN values negative), and th
 3. type ``none`` → the frequency scale is forced to 1 ("never scale if scaling type is none");
 4. ext_factor unset → 1 for ``yarn``, else 0;
 5. ext_factor ≠ 0 → the attention factor is recomputed as YaRN's mscale 0.1 ln(1/scale) + 1, or from the
-   file's YaRN log multiplier (DeepSeek's, Ministral 3's) as :func:`pecli.models.gguf.cos_sin_factor`
+   file's YaRN log multiplier (DeepSeek's, Ministral 3's) as :func:`pecli.models.gguf_rope.cos_sin_factor`
    says; a given ``--yarn-attn-factor`` is then not used.
 
 A layer that attends within a window (sliding or chunked: ``hparams.is_swa(il)``) runs the model's
@@ -244,10 +244,10 @@ def _llama3_divisors(block: Mapping[str, Any], base: float, rotated_dim: int) ->
 
 
 def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int, *, windowed: bool = False):
-    """The :class:`~pecli.models.gguf.LlamaCppRope` llama.cpp computes from the model's ``trained`` values
+    """The :class:`~pecli.models.gguf_rope.LlamaCppRope` llama.cpp computes from the model's ``trained`` values
     and its command-line ``flags`` (the rule of the module notes, in its order); ``windowed``: for a layer
     that attends within a window, which keeps the trained base and scale."""
-    from pecli.models.gguf import LlamaCppRope, cos_sin_factor
+    from pecli.models.gguf_rope import LlamaCppRope, cos_sin_factor
 
     flags = checked_flags(flags)
     kind = flags.get("--rope-scaling") or trained.scaling_type
@@ -276,10 +276,10 @@ def served_context(trained: TrainedRope, flags: Mapping[str, Any]) -> int:
 
 
 def hf_settings(rope) -> dict[str, Any]:
-    """What llama.cpp computes under ``rope`` (a :class:`~pecli.models.gguf.LlamaCppRope`), said in
+    """What llama.cpp computes under ``rope`` (a :class:`~pecli.models.gguf_rope.LlamaCppRope`), said in
     transformers' keys: ``rope_theta`` and a ``rope_scaling`` block (None: no scaling). ConfigError where
     transformers has no type for it (an ext_factor other than 0 or 1, per-pair divisors)."""
-    from pecli.models.gguf import _named_scaling
+    from pecli.models.gguf_rope import _named_scaling
 
     named = _named_scaling(rope) if rope.factors is None else None
     if named is None or "inv_freq" in named:
@@ -386,7 +386,7 @@ def _by_window(group: LayerGroup) -> tuple[LayerGroup, ...]:
 
 def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[LayerGroup, str | None]:
     """The group as llama.cpp runs it, and the training type llama.cpp sees (None: no RoPE)."""
-    from pecli.models.gguf import _scaling_options
+    from pecli.models.gguf_rope import _scaling_options
 
     if group.options is None or group.scheme != "rope":
         return group, None
