@@ -18,7 +18,7 @@ from pecli.engines.base import Engine, EngineRun, Serving, positions_of, rope_ty
 from pecli.errors import ConfigError
 from pecli.models.families import plan_of
 
-VERSION = "source read, not pinned"
+VERSION = "0c1e57098 (llama-cpp-python 0.3.36, built from source; ggml 0.25.3)"
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,20 @@ class LlamaCpp(Engine):
             return self.refusal(args, NOT_RUN[NOT_RUN_MODEL_TYPES[model.model_type]], positions_of(model))
         plan = runtime_plan(model, "llama.cpp", args)
         plan = replace(plan, source=" ".join(plan.source.split()))
-        served = flags.get("--ctx-size") or None
+        served = _served(plan, flags)
         return EngineRun(self, args, plan, served, positions=positions_of(plan))
+
+    def run_gguf(self, path: str, args: str = "") -> EngineRun:
+        """What llama.cpp computes for the GGUF file at ``path`` under ``args``: the plan its loader, context and
+        graph give (:func:`pecli.models.gguf_flags.plan_under_flags`) and the context it serves."""
+        from pecli.models.gguf import read_gguf_metadata
+        from pecli.models.gguf_flags import plan_under_flags
+        from pecli.models.runtime_flags import served_context_of_file
+
+        flags, _ = self.parse(args)
+        values, tensors, types = read_gguf_metadata(path)
+        plan = plan_under_flags(values, tensors, path, types, flags, args)
+        return EngineRun(self, args, plan, served_context_of_file(values, flags), positions=positions_of(plan))
 
     def blamed(self, found: Any, reference: Any, args: str) -> Any:
         """Each difference put on the flag that, set to the model's value or left out, gives the model's
@@ -102,6 +114,19 @@ class LlamaCpp(Engine):
         return Serving("llama.cpp", (), None, (), why, version=self.version)
 
 
+def _served(plan: Any, flags: Mapping[str, Any]) -> int | None:
+    """The context llama.cpp runs the converted file with: ``--ctx-size``, else the file's ``context_length``,
+    rounded up to a multiple of 256 (:func:`pecli.models.runtime_flags.padded_context`); None for a model
+    without a RoPE group (no context the flags read)."""
+    from pecli.models.runtime_flags import padded_context
+
+    if flags.get("--ctx-size"):
+        return padded_context(flags["--ctx-size"])
+    found = [g.options.get("max_position_embeddings") for g in plan.groups if g.options]
+    found = [n for n in found if n]
+    return padded_context(found[0]) if found else None
+
+
 def flag_number(value: Any) -> str:
     """A number as a flag: short (``4``, ``1e+06``) where that is the same number, else every digit."""
     short = f"{float(value):g}"
@@ -147,7 +172,7 @@ def llama_cpp_settings(flags: Mapping[str, Any], config: Mapping[str, Any], *,
     group = next((g for g in groups if not g.windowed), groups[0])
     options = group.options
     dim = int(options["dim"] * options.get("partial_rotary_factor", 1.0))
-    context = int(training_context or options.get("max_position_embeddings") or 4096)
+    context = int(training_context or reader.converted_context(options))
     trained = reader.converted_rope(options.get("rope_scaling"), model_type=plan.model_type,
                                     base=float(options.get("base", 10000.0)), context=context, rotated_dim=dim)
     rope = reader.run_rope(trained, flags, dim, windowed=group.windowed)

@@ -84,8 +84,18 @@ class Arch:
     swa_every : int
         ``set_swa_pattern(n)``: layer i slides when ``i % n < n − 1`` (0: no sliding layers of their own RoPE).
     swa_base : float or None
-        The sliding layers' base when ``rope.freq_base_swa`` is not written, unscaled (Gemma 3: 10,000);
-        None: the model's base and scale.
+        The sliding layers' base when ``rope.freq_base_swa`` is not written (Gemma 3: llama-hparams.h's
+        ``rope_freq_base_train_swa`` default, 10,000); None: the model's base.
+    swa_unscaled : bool
+        The sliding layers keep frequency scale 1 (``rope_freq_scale_train_swa`` left at its default, Gemma 3,
+        or set to 1, OLMo 2); False: the model's scale (Gemma 2, Cohere 2, gpt-oss, Llama 4 copy it).
+    swa_needs_window : bool
+        Sliding layers only when ``attention.sliding_window`` is above 0 (Gemma 3's and OLMo 2's
+        ``load_arch_hparams``); False: always (Gemma 2 defaults its window to 4,096).
+    yarn_keys : tuple of str
+        The ``rope.scaling.yarn_*`` keys the architecture's ``load_arch_hparams`` reads (DeepSeek 2: its log
+        multiplier, divided by 0.1); the others keep llama-hparams.h's defaults (ext_factor unset, attention
+        factor 1, β 32 and 1) whatever the file says.
     fixed_alibi_bias : float or None
         An ALiBi maximum bias llama.cpp sets whatever the file says (BLOOM: 8).
     nope_every : int
@@ -105,6 +115,9 @@ class Arch:
     permuted: bool = False
     swa_every: int = 0
     swa_base: float | None = None
+    swa_unscaled: bool = False
+    swa_needs_window: bool = False
+    yarn_keys: tuple[str, ...] = ()
     fixed_alibi_bias: float | None = None
     nope_every: int = 0
     rope_on_sliding_only: bool = False
@@ -127,7 +140,7 @@ class Arch:
 ARCHS: dict[str, Arch] = {
     "llama": Arch("llama", "norm", permuted=True), "granite": Arch("granite", "norm", permuted=True),
     "internlm2": Arch("internlm2", "norm", permuted=True), "olmo": Arch("olmo", "norm", permuted=True),
-    "deepseek2": Arch("deepseek_v3", "norm"), "command-r": Arch("cohere", "norm"),
+    "deepseek2": Arch("deepseek_v3", "norm", yarn_keys=("yarn_log_multiplier",)), "command-r": Arch("cohere", "norm"),
     # Llama 4: set_swa_pattern(4) chunked layers, n_no_rope_layer_step 4 (llama-hparams.h's default;
     # llm_build_llama_iswa: use_rope = (il + 1) % step != 0), the chunked layers keep their trained RoPE
     "llama4": Arch("llama4", "norm", swa_every=4, nope_every=4, window_zero_disables=True),
@@ -143,8 +156,9 @@ ARCHS: dict[str, Arch] = {
     "qwen2": Arch("qwen2", "neox"), "qwen2moe": Arch("qwen2_moe", "neox"), "qwen3": Arch("qwen3", "neox"),
     "qwen3moe": Arch("qwen3_moe", "neox"), "phi2": Arch("phi", "neox"), "phi3": Arch("phi3", "neox"),
     "gemma": Arch("gemma", "neox"), "gemma2": Arch("gemma2", "neox", swa_every=2),
-    "gemma3": Arch("gemma3", "neox", swa_every=6, swa_base=10000.0), "stablelm": Arch("stablelm", "neox"),
-    "starcoder2": Arch("starcoder2", "neox"), "gptneox": Arch("gpt_neox", "neox"), "olmo2": Arch("olmo2", "neox"),
+    "gemma3": Arch("gemma3", "neox", swa_every=6, swa_base=10000.0, swa_unscaled=True, swa_needs_window=True),
+    "stablelm": Arch("stablelm", "neox"), "starcoder2": Arch("starcoder2", "neox"), "gptneox": Arch("gpt_neox", "neox"),
+    "olmo2": Arch("olmo2", "neox", swa_every=4, swa_unscaled=True, swa_needs_window=True),
     "falcon": Arch("falcon", "neox"),
     "bloom": Arch("bloom", "alibi", fixed_alibi_bias=8.0), "mpt": Arch("mpt", "alibi"),
 }
@@ -352,9 +366,13 @@ def _softmax_mscale(meta: Metadata, arch: Arch, group: LayerGroup) -> LogitScale
 
 def effective_arch(arch: Arch, values: dict[str, Any], arch_name: str, layers: int) -> Arch:
     """``arch`` as this file makes it: Llama 4 with ``attention.sliding_window`` 0 has no windows and a
-    no-RoPE step of its layer count (see :class:`Arch`)."""
-    if arch.window_zero_disables and values.get(f"{arch_name}.attention.sliding_window", None) == 0:
+    no-RoPE step of its layer count; Gemma 3 and OLMo 2 without a positive window have no sliding layers
+    (see :class:`Arch`)."""
+    window = values.get(f"{arch_name}.attention.sliding_window", None)
+    if arch.window_zero_disables and window == 0:
         return dataclasses.replace(arch, swa_every=0, nope_every=layers)
+    if arch.swa_needs_window and not (isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0):
+        return dataclasses.replace(arch, swa_every=0)
     return arch
 
 
@@ -388,21 +406,41 @@ def _rope_groups(meta: Metadata, arch: Arch, layers: int) -> list[LayerGroup]:
     if not arch.swa_every:
         groups = [LayerGroup("all", tuple(range(layers)), full, full_read, full_defaulted, _note(arch, full))]
         return _without_rope(groups, arch, layers, common_read)
-    every = meta.count("attention.sliding_window_pattern", arch.swa_every)
-    slide = [i for i in range(layers) if i % every < every - 1]
-    attend = [i for i in range(layers) if i % every == every - 1]
+    pattern = swa_pattern(meta.values, meta.arch, arch, layers, meta.source)
+    meta.read.append(meta.key("attention.sliding_window_pattern"))
+    common_read = list(dict.fromkeys(meta.read))
+    slide = [i for i in range(layers) if pattern[i]]
+    attend = [i for i in range(layers) if not pattern[i]]
     sliding, slide_read, slide_defaulted = _scoped(meta, common_read, lambda: _rope_options(meta, arch, sliding=True))
     if arch.rope_on_sliding_only:
-        return [LayerGroup("sliding_attention", tuple(slide), sliding, slide_read, slide_defaulted, _note(arch, sliding)),
-                LayerGroup(NOPE, tuple(attend), None, tuple(common_read), (),
-                           "llama.cpp rotates q and k in the sliding-window layers only: no RoPE here")]
-    if sliding == full:
-        groups = [LayerGroup("sliding_attention+full_attention", tuple(range(layers)), full, full_read + slide_read,
-                             full_defaulted, _note(arch, full))]
+        parts = [LayerGroup("sliding_attention", tuple(slide), sliding, slide_read, slide_defaulted, _note(arch, sliding)),
+                 LayerGroup(NOPE, tuple(attend), None, tuple(common_read), (),
+                            "llama.cpp rotates q and k in the sliding-window layers only: no RoPE here")]
+        return [g for g in parts if g.layers]
+    if sliding == full or not slide or not attend:
+        options, read, defaulted = (sliding, slide_read, slide_defaulted) if not attend else (full, full_read, full_defaulted)
+        groups = [LayerGroup("sliding_attention+full_attention", tuple(range(layers)), options, read + slide_read,
+                             defaulted, _note(arch, options))]
         return _without_rope(groups, arch, layers, common_read)
     groups = [LayerGroup("sliding_attention", tuple(slide), sliding, slide_read, slide_defaulted, _note(arch, sliding)),
               LayerGroup("full_attention", tuple(attend), full, full_read, full_defaulted, _note(arch, full))]
     return _without_rope(sorted(groups, key=lambda g: g.layers[:1]), arch, layers, common_read)
+
+
+def swa_pattern(values: dict[str, Any], arch_name: str, arch: Arch, layers: int, source: str) -> tuple[bool, ...]:
+    """Which layers attend within a window (``hparams.is_swa``), as ``load_swa_pattern`` sets them
+    (``llama-model.cpp``): ``attention.sliding_window_pattern`` as an array says it layer by layer (layers past
+    its end: no window); as a number n (or the architecture's default), ``set_swa_pattern(n)``: layer i slides
+    when ``i % n < n − 1``, every layer when n is 0."""
+    name = f"{arch_name}.attention.sliding_window_pattern"
+    given = values.get(name, arch.swa_every)
+    if isinstance(given, (list, tuple)):
+        if not all(isinstance(v, (bool, int)) and not isinstance(v, float) for v in given):
+            raise ConfigError("gguf", f"{name} in {source} must be an array of booleans, got {_excerpt(given)}")
+        return tuple(bool(given[i]) if i < len(given) else False for i in range(layers))
+    if isinstance(given, bool) or not isinstance(given, int) or given < 0:
+        raise ConfigError("gguf", f"{name} in {source} must be a whole number or an array of booleans, got {_excerpt(given)}")
+    return tuple(given == 0 or i % given < given - 1 for i in range(layers))
 
 
 def _without_rope(groups: list[LayerGroup], arch: Arch, layers: int, read: list[str]) -> list[LayerGroup]:

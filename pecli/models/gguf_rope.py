@@ -64,6 +64,8 @@ def _head_dim(meta: Metadata) -> int:
 
 def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
     """llama.cpp's hparams and cparams for one kind of layer (``load_hparams``, the context's constructor)."""
+    from pecli.models.runtime_flags import swa_rule
+
     head = _head_dim(meta)
     rotated = meta.count("rope.dimension_count", head)
     base = meta.positive("rope.freq_base", DEFAULT_BASE)
@@ -75,11 +77,11 @@ def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
     if not factor:
         meta.defaulted.append(f"{meta.key('rope.scaling.factor')}=absent")
     scale = 1.0 if kind == "none" or factor == 0.0 else 1.0 / factor
-    if sliding and arch.swa_base is not None:
-        base, scale = meta.positive("rope.freq_base_swa", arch.swa_base), 1.0
-    elif sliding:
-        base = meta.positive("rope.freq_base_swa", base)
-    ext = meta.number("rope.scaling.yarn_ext_factor", None)
+    rule = swa_rule(meta.arch) if sliding else None
+    if rule == "trained":
+        base = meta.positive("rope.freq_base_swa", base if arch.swa_base is None else arch.swa_base)
+        scale = 1.0 if arch.swa_unscaled else scale
+    ext = yarn_key(meta, arch, "yarn_ext_factor", None)
     ext = (1.0 if kind == "yarn" else 0.0) if ext is None or ext < 0 else ext
     context = meta.count("context_length")
     original = meta.count("rope.scaling.original_context_length", context) if scale != 1.0 or ext or \
@@ -92,8 +94,10 @@ def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
         raise ConfigError("gguf", f"{meta.source} has one of rope_factors_long and rope_factors_short, not both")
     if long_factors is not None and factors is not None:
         raise ConfigError("gguf", f"{meta.source} has rope_freqs and LongRoPE factors both")
-    betas = (meta.number("rope.scaling.yarn_beta_fast", 32.0), meta.number("rope.scaling.yarn_beta_slow", 1.0)) \
+    betas = (yarn_key(meta, arch, "yarn_beta_fast", 32.0), yarn_key(meta, arch, "yarn_beta_slow", 1.0)) \
         if ext else (32.0, 1.0)
+    if rule == "plain":  # the graph passes scale 1, ext_factor 0, attention 1 and no factors (SWA_ROPE)
+        return LlamaCppRope(rotated, base, 1.0, 0.0, original, *betas, 1.0, None, None, kind)
     return LlamaCppRope(rotated, base, scale, ext, original, *betas, attention,
                         short if short is not None else factors, long_factors, kind)
 
@@ -102,9 +106,16 @@ def _attention_factor(meta: Metadata, arch: Arch, scale: float, ext: float) -> f
     """The factor on cos and sin of a GGUF file's model (:func:`cos_sin_factor` of its keys)."""
     return cos_sin_factor(
         scale, ext, attn_factor=meta.number("rope.scaling.attn_factor", 1.0, note_default=False),
-        yarn_attn_factor=meta.number("rope.scaling.yarn_attn_factor", 1.0, note_default=False),
-        log_multiplier=meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False),
-        deepseek=arch.model_type == "deepseek_v3")
+        yarn_attn_factor=yarn_key(meta, arch, "yarn_attn_factor", 1.0),
+        log_multiplier=yarn_key(meta, arch, "yarn_log_multiplier", 0.0), deepseek=arch.model_type == "deepseek_v3")
+
+
+def yarn_key(meta: Metadata, arch: Arch, name: str, default: float | None) -> float | None:
+    """The file's ``rope.scaling.<name>`` where the architecture's loader reads it (:attr:`Arch.yarn_keys`),
+    else ``default`` (llama-hparams.h's: the key is not read)."""
+    if name not in arch.yarn_keys:
+        return default
+    return meta.number(f"rope.scaling.{name}", default, note_default=False)
 
 
 def cos_sin_factor(scale: float, ext: float, *, attn_factor: float = 1.0, yarn_attn_factor: float = 1.0,
@@ -163,6 +174,8 @@ def _named_scaling(rope: LlamaCppRope) -> dict[str, Any] | None:
     """No scaling, linear or yarn as HF names them (``rope_freqs``: the divided ladder, with a linear
     scale on top); None where llama.cpp's numbers have no such name."""
     s = 1.0 / rope.freq_scale
+    if s < 1.0:  # a frequency scale above 1 (--rope-scale 0.5) speeds the pairs up: no HF type says that
+        return None
     options: dict[str, Any] = {"base": rope.base}
     if rope.factors is not None:
         if rope.ext_factor != 0:
