@@ -181,6 +181,27 @@ def test_diff_over_the_file_says_same_exactly_when_llama_cpp_computes_the_model(
     assert found.same == transformers_equal(case, reference), found.lines()
 
 
+def test_the_measured_architectures_are_the_fixtures():
+    """``MEASURED_ARCHS`` (a config converted to another architecture is "cannot be sure") is exactly the
+    architectures the fixtures ran, and every architecture pecli reads from a GGUF file is among them."""
+    from pecli.engines.llama_cpp import MEASURED_ARCHS
+    from pecli.models.gguf import ARCHS
+
+    ran = {DOCUMENT["models"][case["model"]]["arch"] for case in CASES if case["accepted"]}
+    assert set(MEASURED_ARCHS) == ran
+    assert set(ARCHS) <= ran
+
+
+def test_a_config_of_an_unmeasured_architecture_is_not_said_same():
+    """A model type whose converted architecture the fixtures did not run: a difference, "cannot be sure"."""
+    from pecli.engines.compare import engine_diff
+    from pecli.models.families import plan_of
+
+    config = json.loads((ROOT / "tests" / "fixtures" / "models" / "rope" / "exaone4.json").read_text())["config"]
+    found = engine_diff(engine("llama.cpp"), config, "", plan_of(config, "config.json"))
+    assert not found.same and any("cannot be sure" in line for line in found.lines()), found.lines()
+
+
 def test_the_engine_record_names_the_measured_version():
     assert engine("llama.cpp").version.startswith("0c1e57098")
     assert DOCUMENT["engine_version"].startswith("0c1e57098")

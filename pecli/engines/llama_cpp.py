@@ -1,7 +1,9 @@
 """llama.cpp, as its own code computes positions from its flags: the record of the engine, over
 :mod:`pecli.models.runtime_flags` (the one reader of its flags, with llama.cpp's rules and their sources)
-and :mod:`pecli.models.gguf` (its GGUF loader and ``ggml_rope_ext``'s frequencies, checked against
-llama.cpp built from source).
+and :mod:`pecli.models.gguf` (its GGUF loader and ``ggml_rope_ext``'s frequencies). Measured: llama.cpp
+0c1e57098 built from source runs every case of ``tests/fixtures/engines/llama_cpp/gguf_cases.json`` (its
+parser, loader, context, graph and ``ggml_rope_ext``), and ``tests/test_engines_llama_cpp.py`` holds this
+module to it; the rules, with llama.cpp's file and line, are in that folder's ``RULES.md``.
 
 A model read from ``config.json`` runs as the GGUF file ``convert_hf_to_gguf.py`` writes from it; the
 flags ``--rope-scaling``, ``--rope-scale``, ``--rope-freq-scale``, ``--rope-freq-base``, ``--yarn-*`` and
@@ -18,7 +20,26 @@ from pecli.engines.base import Engine, EngineRun, Serving, positions_of, rope_ty
 from pecli.errors import ConfigError
 from pecli.models.families import plan_of
 
-VERSION = "0c1e57098 (llama-cpp-python 0.3.36, built from source; ggml 0.25.3)"
+VERSION = "0c1e57098"
+
+#: The GGUF architectures whose files the fixtures ran through llama.cpp's own loader, context and graph
+#: (``tests/fixtures/engines/llama_cpp/gguf_cases.json``; the test holds this set to them).
+MEASURED_ARCHS = frozenset({
+    "bloom", "cohere2", "command-r", "deepseek2", "falcon", "gemma", "gemma2", "gemma3", "glm4", "gpt-oss", "gptneox",
+    "granite", "internlm2", "llama", "llama4", "mpt", "olmo", "olmo2", "phi2", "phi3", "qwen2", "qwen2moe", "qwen3",
+    "qwen3moe", "smollm3", "stablelm", "starcoder2"})
+#: HF model types ``convert_hf_to_gguf.py`` writes as another architecture than :data:`pecli.models.gguf.ARCHS` names.
+CONVERTED_AS = {"mistral": "llama", "gemma3_text": "gemma3", "deepseek_v2": "deepseek2", "kimi_k2": "deepseek2",
+                "olmo3": "olmo2", "mixtral": "llama"}
+
+
+def converted_arch(model_type: Any) -> str | None:
+    """The GGUF architecture the converter writes for HF ``model_type`` (None: none pecli maps)."""
+    from pecli.models.gguf import ARCHS
+
+    if model_type in CONVERTED_AS:
+        return CONVERTED_AS[model_type]
+    return next((name for name, arch in ARCHS.items() if arch.model_type == model_type), None)
 
 
 @dataclass(frozen=True)
@@ -45,7 +66,16 @@ class LlamaCpp(Engine):
         plan = runtime_plan(model, "llama.cpp", args)
         plan = replace(plan, source=" ".join(plan.source.split()))
         served = _served(plan, flags)
-        return EngineRun(self, args, plan, served, positions=positions_of(plan))
+        departures = _longrope_departures(model, served)
+        if converted_arch(model.model_type) not in MEASURED_ARCHS:
+            from pecli.engines.base import Departure
+            from pecli.engines.served import UNMEASURED
+
+            departures += (Departure(
+                UNMEASURED, f"pecli has not run llama.cpp {self.version} on the GGUF architecture convert_hf_to_gguf.py "
+                f"writes for model type {model.model_type} (its fixtures hold {len(MEASURED_ARCHS)} architectures): it "
+                "assumes llama.cpp computes it as the rules it measured say, and cannot be sure", beyond_numbers=True),)
+        return EngineRun(self, args, plan, served, departures=departures, positions=positions_of(plan))
 
     def run_gguf(self, path: str, args: str = "") -> EngineRun:
         """What llama.cpp computes for the GGUF file at ``path`` under ``args``: the plan its loader, context and
@@ -114,6 +144,25 @@ class LlamaCpp(Engine):
         return Serving("llama.cpp", (), None, (), why, version=self.version)
 
 
+def _longrope_departures(model: Any, served: int | None) -> tuple:
+    """LongRoPE under llama.cpp: the short or the long factors picked once, from the context it runs
+    (``llama_model::get_rope_factors``: long when ``n_ctx`` passes ``original_context_length``)."""
+    from pecli.engines.base import Departure
+
+    for group in model.groups:
+        block = (group.options or {}).get("rope_scaling") or {}
+        if rope_type(block) in ("longrope", "su") and block.get("original_max_position_embeddings"):
+            original = int(block["original_max_position_embeddings"])
+            which = "long" if served is not None and served > original else "short"
+            return (Departure(
+                "LongRoPE factors chosen once", f"llama.cpp uses the {which} factors at every position, picked from the "
+                f"context it runs ({served:,} tokens: long past {original:,}), where transformers switches from the "
+                f"short to the long ones when the sequence passes {original:,}",
+                f"-c {original} gives the model's numbers up to {original:,} tokens (the short factors); past it there "
+                "is no way"),)
+    return ()
+
+
 def _served(plan: Any, flags: Mapping[str, Any]) -> int | None:
     """The context llama.cpp runs the converted file with: ``--ctx-size``, else the file's ``context_length``,
     rounded up to a multiple of 256 (:func:`pecli.models.runtime_flags.padded_context`); None for a model
@@ -179,5 +228,7 @@ def llama_cpp_settings(flags: Mapping[str, Any], config: Mapping[str, Any], *,
     return reader.hf_settings(rope), reader.served_context(trained, flags)
 
 
-ENGINE = LlamaCpp("llama.cpp", "llama.cpp", VERSION, "common/arg.cpp, src/llama-context.cpp, src/llama-model.cpp, "
-                  "convert_hf_to_gguf.py (pecli/models/runtime_flags.py)", caps_context=False)
+ENGINE = LlamaCpp("llama.cpp", "llama.cpp", VERSION, "llama.cpp 0c1e57098 as llama-cpp-python 0.3.36 vendors it, built from "
+                  "source and run by tests/fixtures/engines/llama_cpp/probe.cpp: common/arg.cpp, src/llama-context.cpp, "
+                  "src/llama-model.cpp, src/models/*.cpp, ggml-cpu/ops.cpp (rope_yarn), convert_hf_to_gguf.py "
+                  "(conversion/*.py); rules in tests/fixtures/engines/llama_cpp/RULES.md", caps_context=False)
