@@ -123,11 +123,20 @@ class LlamaCpp(Engine):
                       str(int(block["original_max_position_embeddings"]))]
             if block.get("mscale_all_dim"):
                 warnings.append("llama.cpp's DeepSeek attention takes mscale from the GGUF's yarn log multiplier, not from flags")
-        if base.windowed and not base.unwindowed:
+        from pecli.models.runtime_flags import swa_rule
+
+        rule = swa_rule(base.model_type)
+        if base.windowed and rule == "context":
+            warnings.append(f"llama.cpp's {base.model_type} graph rotates its sliding-window layers "
+                            f"({', '.join(base.windowed)}) with these flags too")
+        elif base.windowed and not base.unwindowed and rule == "trained":
             warnings.append(f"every RoPE layer of this model attends within a window ({', '.join(base.windowed)}), and "
                             "llama.cpp keeps the trained base and scale there whatever its flags: they change no frequency")
             return Serving("llama.cpp", tuple(flags), None, tuple(warnings), version=self.version)
-        if base.windowed and base.unwindowed:
+        if base.windowed and base.unwindowed and rule == "plain":
+            warnings.append(f"llama.cpp's {base.model_type} graph rotates its sliding-window layers "
+                            f"({', '.join(base.windowed)}) with the base alone: scale 1, no YaRN")
+        elif base.windowed and base.unwindowed and rule == "trained":
             warnings.append("llama.cpp applies these flags to the full-attention layers only: its sliding-window "
                             f"layers ({', '.join(base.windowed)}) keep the trained base and scale")
         if base.scaling not in ("none", "default"):
@@ -191,7 +200,10 @@ def _reads(base: Any, flags: list[str]) -> dict[str, Any] | None:
         trained = reader.converted_rope(base.own_scaling, model_type=base.model_type, base=base.base,
                                         context=base.served, rotated_dim=base.dim)
         flagged = dict(zip(flags[::2], flags[1::2]))
-        return reader.hf_settings(reader.run_rope(trained, flagged, base.dim, windowed=not base.unwindowed))
+        only_windowed = not base.unwindowed and reader.swa_rule(base.model_type) != "context"
+        return reader.hf_settings(reader.run_rope(trained, flagged, base.dim, windowed=only_windowed
+                                                  and reader.swa_rule(base.model_type) == "trained",
+                                                  plain=only_windowed and reader.swa_rule(base.model_type) == "plain"))
     except ConfigError:
         return None
 
