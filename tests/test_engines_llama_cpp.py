@@ -98,15 +98,25 @@ def why_not(group, fixture: dict, permuted: bool) -> str | None:
     return None
 
 
+def softmax_gap(group, fixture: dict, arch: str) -> str | None:
+    """DeepSeek 2's softmax factor: llama.cpp's ``kq_scale`` (its softmax node) is mscale²/√192 (MLA's q·k width)."""
+    if arch != "deepseek2" or fixture.get("kq_scale") is None:
+        return None
+    ours = group.attention_scale.factor if group.attention_scale is not None else 1.0
+    theirs = fixture["kq_scale"] * np.sqrt(192.0)
+    return None if np.isclose(ours, theirs, rtol=2e-6) else f"softmax factor {ours:.7g}, llama.cpp {theirs:.7g}"
+
+
 def problems(plan, case: dict, permuted: bool) -> list[str]:
     found = []
+    arch = DOCUMENT["models"][case["model"]]["arch"]
     for fixture in case["groups"]:
         for layer in fixture["layers"]:
             group = next((g for g in plan.groups if layer in g.layers), None)
             if group is None:
                 found.append(f"layer {layer}: no pecli group")
                 continue
-            why = why_not(group, fixture, permuted)
+            why = why_not(group, fixture, permuted) or softmax_gap(group, fixture, arch)
             if why is not None:
                 found.append(f"layer {layer}: {why}")
                 break

@@ -57,7 +57,7 @@ from pecli.errors import ConfigError, PecliError
 from pecli.models.limits import check_layer_count
 from pecli.models.logit_scale import SOFTMAX_MSCALE_TYPES, UNSCALED, LogitScale
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
-from pecli.models.gguf_rope import _rope_options, llama_cpp_inv_freq
+from pecli.models.gguf_rope import _rope_options, deepseek_softmax_factor, llama_cpp_inv_freq
 
 #: The extra that installs the gguf package.
 EXTRA = "pecli[gguf]"
@@ -353,15 +353,18 @@ def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
 
 
 def _softmax_mscale(meta: Metadata, arch: Arch, group: LayerGroup) -> LogitScale:
-    """DeepSeek's factor on its softmax scale, as llama.cpp's deepseek2 graph forms it: ``kq_scale`` times
-    mscale² with mscale = attn_factor · (1 + yarn_log_multiplier · ln s), s the YaRN factor (1/freq_scale)."""
-    block = (group.options or {}).get("rope_scaling") or {}
-    log_mul = meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False)
-    factor = block.get("factor")
-    if arch.model_type not in SOFTMAX_MSCALE_TYPES or not log_mul or not factor or float(factor) <= 1:
+    """DeepSeek's factor on its softmax scale, as llama.cpp's deepseek2 graph forms it from the file's keys
+    (:func:`pecli.models.gguf_rope.deepseek_softmax_factor`)."""
+    if arch.model_type not in SOFTMAX_MSCALE_TYPES or group.options is None:
         return UNSCALED
-    own = meta.number("rope.scaling.attn_factor", 1.0, note_default=False)
-    return LogitScale((own * (1.0 + log_mul * math.log(float(factor)))) ** 2)
+    kind = meta.values.get(meta.key("rope.scaling.type"), "linear")
+    factor = meta.values.get(meta.key("rope.scaling.factor")) or meta.values.get(meta.key("rope.scale_linear")) or 0.0
+    scale = 1.0 if kind == "none" or not factor else 1.0 / float(factor)
+    log_mul = meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False) \
+        if "yarn_log_multiplier" in arch.yarn_keys else 0.0
+    value = deepseek_softmax_factor(scale, 1.0 if kind == "yarn" else 0.0, log_multiplier=log_mul,
+                                    attn_factor=meta.number("rope.scaling.attn_factor", 1.0, note_default=False))
+    return UNSCALED if value == 1.0 else LogitScale(value)
 
 
 def effective_arch(arch: Arch, values: dict[str, Any], arch_name: str, layers: int) -> Arch:

@@ -15,10 +15,11 @@ import numpy as np
 
 from pecli.errors import ConfigError
 from pecli.models.gguf import ARCHS, Arch, Metadata, effective_arch, plan_of_metadata, swa_pattern
-from pecli.models.gguf_rope import _factors, _head_dim, _scaling_options, yarn_key
+from pecli.models.gguf_rope import _factors, _head_dim, _scaling_options, deepseek_softmax_factor, yarn_key
+from pecli.models.logit_scale import SOFTMAX_MSCALE_TYPES, UNSCALED, LogitScale
 from pecli.schemes.frequencies import DEFAULT_BASE
 from pecli.models.plan import LayerGroup, PositionPlan
-from pecli.models.runtime_flags import TrainedRope, run_rope, swa_rule
+from pecli.models.runtime_flags import TrainedRope, given_attn_factor, run_rope, swa_rule
 
 
 def trained_rope(meta: Metadata, arch: Arch, sliding: bool) -> tuple[TrainedRope, int]:
@@ -76,12 +77,19 @@ def plan_under_flags(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
             rule = swa_rule(arch_name) if sliding else None
             trained, rotated = trained_rope(meta, arch, rule == "trained")
             rope = run_rope(trained, flags, rotated, windowed=rule == "trained", plain=rule == "plain")
+            softmax = group.attention_scale
+            if arch.model_type in SOFTMAX_MSCALE_TYPES:
+                value = deepseek_softmax_factor(
+                    rope.freq_scale, rope.ext_factor, attn_factor=trained.attn_factor, log_multiplier=trained.log_multiplier,
+                    yarn_attn_factor=given_attn_factor(flags, trained))
+                softmax = UNSCALED if value == 1.0 else LogitScale(value)
             options = {k: v for k, v in group.options.items() if k not in ("rope_scaling", "base", "inv_freq")}
             options.update(_scaling_options(rope, meta))
             note = options.pop("_note", "")
             read = tuple(flag for flag in flags) + tuple(dict.fromkeys(meta.read))
             groups.append(dataclasses.replace(
                 group, name=name, layers=layers, options=options, keys_read=read, keys_defaulted=tuple(meta.defaulted),
+                attention_scale=softmax,
                 note="; ".join(filter(None, (f"llama.cpp {label}" + (", a sliding layer keeps its trained base and scale"
                                                                        if sliding else ""), note)))))
     groups.sort(key=lambda g: g.layers[:1])

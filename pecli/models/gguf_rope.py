@@ -7,6 +7,7 @@ one says it, per-pair factors of the base's ladder otherwise). The file's metada
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -134,6 +135,23 @@ def cos_sin_factor(scale: float, ext: float, *, attn_factor: float = 1.0, yarn_a
         first = log_multiplier if deepseek and log_multiplier != 1.0 else 1.0
         return yarn_get_mscale(factor, first) / yarn_get_mscale(factor, log_multiplier) * attn_factor
     return yarn_get_mscale(factor) * attn_factor
+
+
+def deepseek_softmax_factor(freq_scale: float, ext: float, *, attn_factor: float = 1.0, yarn_attn_factor: float = 1.0,
+                            log_multiplier: float = 0.0) -> float:
+    """The factor DeepSeek 2's graph puts on its ``kq_scale`` (``src/models/deepseek2.cpp:432-438``): mscale² with
+    mscale = a₀·(1 + 0.1·m·ln s), s = 1/``freq_scale`` (the context's), m the file's log multiplier ÷ 0.1 (its
+    loader's), and a₀ the context's attention factor with ggml's 1 + 0.1 ln s put back — the file's
+    ``attn_factor`` when YaRN's extrapolation is on (times mscale(s) without a log multiplier), else
+    ``yarn_attn_factor`` × ``attn_factor`` × (1 + 0.1 ln s), so a linear scale still scales the softmax."""
+    from pecli.schemes.rope_scaling import yarn_get_mscale
+
+    s = 1.0 / freq_scale
+    if ext != 0:
+        original = attn_factor * (1.0 if log_multiplier else yarn_get_mscale(s))
+    else:
+        original = yarn_attn_factor * attn_factor * (1.0 + 0.1 * math.log(s))
+    return (original * (1.0 + log_multiplier * math.log(s))) ** 2
 
 
 def _factors(meta: Metadata, name: str, rotated: int) -> np.ndarray | None:

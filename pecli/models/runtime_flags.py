@@ -353,7 +353,7 @@ def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int, *
     beta_fast = flags.get("--yarn-beta-fast", -1.0)
     beta_slow = flags.get("--yarn-beta-slow", -1.0)
     attention = cos_sin_factor(context_scale, ext, attn_factor=trained.attn_factor,
-                               yarn_attn_factor=flags.get("--yarn-attn-factor", trained.yarn_attn_factor),
+                               yarn_attn_factor=given_attn_factor(flags, trained),
                                log_multiplier=trained.log_multiplier, deepseek=trained.deepseek)
     if ext != 0 and scale != context_scale:
         # the context's factor cancels 1 + 0.1 ln(1/s) of the context's scale; ggml's rope_yarn multiplies by that
@@ -374,6 +374,13 @@ CONTEXT_PAD = 256
 def padded_context(n_ctx: int) -> int:
     """The context llama.cpp runs for a requested ``n_ctx``: rounded up to a multiple of :data:`CONTEXT_PAD`."""
     return -(-int(n_ctx) // CONTEXT_PAD) * CONTEXT_PAD
+
+
+def given_attn_factor(flags: Mapping[str, Any], trained: TrainedRope) -> float:
+    """The context's YaRN attention factor before its recomputation: ``--yarn-attn-factor`` when given and not
+    negative (negative is "not set"), else the file's (``llama_context``'s constructor, llama-context.cpp:115)."""
+    given = flags.get("--yarn-attn-factor")
+    return float(given) if given is not None and given >= 0 else trained.yarn_attn_factor
 
 
 def served_context(trained: TrainedRope, flags: Mapping[str, Any]) -> int:
@@ -520,4 +527,12 @@ def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[L
     note = note or ("llama.cpp with these flags; a windowed layer keeps the trained base and scale" if group.windowed
                     else "llama.cpp with these flags")
     changed = replace(group, options=new, keys_read=read, keys_defaulted=(), note=note)
+    if model_type in DEEPSEEK_CONVERTED:  # its graph's softmax factor follows the context's scale (deepseek2.cpp)
+        from pecli.models.gguf_rope import deepseek_softmax_factor
+        from pecli.models.logit_scale import UNSCALED, LogitScale
+
+        value = deepseek_softmax_factor(rope.freq_scale, rope.ext_factor, attn_factor=trained.attn_factor,
+                                        yarn_attn_factor=given_attn_factor(flags, trained),
+                                        log_multiplier=trained.log_multiplier)
+        changed = replace(changed, attention_scale=UNSCALED if value == 1.0 else LogitScale(value))
     return changed, trained.scaling_type
