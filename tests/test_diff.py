@@ -58,14 +58,15 @@ def test_each_planted_bug_is_named(invoke, tmp_path, name, bug, culprit, what):
     assert any(culprit in d["gguf_key"] and d["what"] == what for d in document["differences"]), document
 
 
-def test_a_deepseek_file_without_its_log_multiplier_loses_the_softmax_factor(invoke, tmp_path):
-    # llama.cpp's deepseek2 graph multiplies kq_scale by (1 + yarn_log_multiplier · ln 40)²; without the key
-    # the factor is 1 where transformers' attention has mscale(40, 1)² = (0.1 ln 40 + 1)² ≈ 1.874.
+def test_a_deepseek_file_without_its_log_multiplier_scales_cos_and_sin(invoke, tmp_path):
+    # llama.cpp without the key (measured, tests/fixtures/engines/llama_cpp case deepseek-v3-no-log-mul): YaRN's
+    # mscale(40) = 0.1 ln 40 + 1 ≈ 1.3689 lands on cos and sin, and its softmax keeps mscale² ≈ 1.874 as
+    # transformers': the logits are 1.874× the model's, blamed on the missing key.
     gguf_path, config = convert(tmp_path, "deepseek_v3", "log_mul_missing")
     document = json.loads(invoke("diff", "--hf-config", config_file(tmp_path, config), "--gguf", gguf_path, "--json").stdout)
     assert document["same"] is False
-    found = [d for d in document["differences"] if d["what"] == "logit scale"]
-    assert found and "0.5337" in found[0]["effect"], document  # 1 / 1.8739
+    (found,) = document["differences"]
+    assert found["gguf_key"] == "deepseek2.rope.scaling.yarn_log_multiplier" and "1.874" in found["effect"], document
 
 
 def test_the_missing_llama3_tensor_says_which_pairs_and_by_how_much(invoke, tmp_path):

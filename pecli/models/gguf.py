@@ -104,6 +104,9 @@ class Arch:
     rope_on_sliding_only : bool
         The graph rotates q and k in its sliding-window layers only (Cohere 2's ``build_cohere2``: ``if
         (is_swa)`` around ``ggml_rope_ext``); its full-attention layers apply no position signal.
+    whole_head : bool
+        ``rope.dimension_count`` must be the head's width: the loader refuses any other ("invalid n_rot", Llama and
+        Falcon, llama-model.cpp ``load_hparams``).
     window_zero_disables : bool
         ``attention.sliding_window`` 0 turns the windows off and sets ``n_no_rope_layer_step`` to the layer
         count (Llama 4's ``load_hparams``; its graph, ``llm_build_llama_iswa``, then skips RoPE on the last
@@ -122,6 +125,7 @@ class Arch:
     nope_every: int = 0
     rope_on_sliding_only: bool = False
     window_zero_disables: bool = False
+    whole_head: bool = False
 
     @property
     def layout(self) -> str:
@@ -138,7 +142,7 @@ class Arch:
 
 #: Architectures by ``general.architecture`` (llama.cpp's ``llama_model_rope_type`` and the converter).
 ARCHS: dict[str, Arch] = {
-    "llama": Arch("llama", "norm", permuted=True), "granite": Arch("granite", "norm", permuted=True),
+    "llama": Arch("llama", "norm", permuted=True, whole_head=True), "granite": Arch("granite", "norm", permuted=True),
     "internlm2": Arch("internlm2", "norm", permuted=True), "olmo": Arch("olmo", "norm", permuted=True),
     "deepseek2": Arch("deepseek_v3", "norm", yarn_keys=("yarn_log_multiplier",)), "command-r": Arch("cohere", "norm"),
     # Llama 4: set_swa_pattern(4) chunked layers, n_no_rope_layer_step 4 (llama-hparams.h's default;
@@ -159,7 +163,7 @@ ARCHS: dict[str, Arch] = {
     "gemma3": Arch("gemma3", "neox", swa_every=6, swa_base=10000.0, swa_unscaled=True, swa_needs_window=True),
     "stablelm": Arch("stablelm", "neox"), "starcoder2": Arch("starcoder2", "neox"), "gptneox": Arch("gpt_neox", "neox"),
     "olmo2": Arch("olmo2", "neox", swa_every=4, swa_unscaled=True, swa_needs_window=True),
-    "falcon": Arch("falcon", "neox"),
+    "falcon": Arch("falcon", "neox", whole_head=True),
     "bloom": Arch("bloom", "alibi", fixed_alibi_bias=8.0), "mpt": Arch("mpt", "alibi"),
 }
 

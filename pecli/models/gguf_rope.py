@@ -44,6 +44,10 @@ def _rope_options(meta: Metadata, arch: Arch, *, sliding: bool) -> dict[str, Any
     context = meta.count("context_length")
     options: dict[str, Any] = {"scheme": "rope", "dim": head, "layout": arch.layout}
     if rope.rotated != head:
+        if arch.whole_head:
+            raise ConfigError("gguf", f"{meta.key('rope.dimension_count')} is {rope.rotated} in {meta.source}, not the head "
+                              f"dimension {head}: llama.cpp's loader refuses the file (\"invalid n_rot: {rope.rotated}, "
+                              f"expected {head}\", llama-model.cpp load_hparams)")
         if rope.rotated > head or rope.rotated % 2:
             raise ConfigError("gguf", f"{meta.key('rope.dimension_count')} {rope.rotated} in {meta.source} must be even "
                               f"and at most the head dimension {head}")
