@@ -63,6 +63,8 @@ class LlamaCpp(Engine):
         model = plan_of(dict(config), source)
         if model.model_type in NOT_RUN_MODEL_TYPES:
             return self.refusal(args, NOT_RUN[NOT_RUN_MODEL_TYPES[model.model_type]], positions_of(model))
+        if model.model_type == "falcon":
+            model = _falcon_converted(model, config)
         plan = runtime_plan(model, "llama.cpp", args)
         plan = replace(plan, source=" ".join(plan.source.split()))
         served = _served(plan, flags)
@@ -151,6 +153,22 @@ class LlamaCpp(Engine):
 
     def _unsupported(self, why: str) -> Serving:
         return Serving("llama.cpp", (), None, (), why, version=self.version)
+
+
+def _falcon_converted(model: Any, config: Mapping[str, Any]) -> Any:
+    """Falcon as ``FalconModel`` (``conversion/falcon.py``) converts it and llama.cpp's falcon graph runs it: no
+    ``rope.freq_base`` (10,000) and ``context_length`` 2,048 written whatever the config says, and RoPE on the
+    whole head in pairs half a head apart in every layer (``src/models/falcon.cpp``) — an ALiBi Falcon (Falcon-RW,
+    ``alibi: true``) included: the converter does not read ``alibi``."""
+    from dataclasses import replace
+
+    heads = int(config.get("num_attention_heads") or config.get("n_head"))
+    head = int(config["hidden_size"]) // heads
+    rope = {"scheme": "rope", "dim": head, "base": 10000.0, "layout": "half", "max_position_embeddings": 2048}
+    note = ("llama.cpp's falcon graph: RoPE on the whole head, base 10,000 (conversion/falcon.py writes no base and "
+            "context 2,048; it does not read alibi)")
+    groups = tuple(replace(g, options=dict(rope), note=note) for g in model.groups)
+    return replace(model, groups=groups)
 
 
 def _longrope_departures(model: Any, served: int | None) -> tuple:
