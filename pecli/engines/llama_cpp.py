@@ -149,7 +149,10 @@ class LlamaCpp(Engine):
             warnings.append(f"llama.cpp computes {found['rope_scaling'] or 'no scaling'} under these flags, not the "
                             "candidate's keys")
             return Serving("llama.cpp", tuple(flags), None, tuple(warnings), version=self.version)
-        return Serving("llama.cpp", tuple(flags), target, tuple(warnings), version=self.version)
+        from pecli.models.runtime_flags import padded_context
+
+        # llama.cpp runs -c rounded up to a multiple of 256 (llama-context.cpp: GGML_PAD(n_ctx, 256))
+        return Serving("llama.cpp", tuple(flags), padded_context(target), tuple(warnings), version=self.version)
 
     def _unsupported(self, why: str) -> Serving:
         return Serving("llama.cpp", (), None, (), why, version=self.version)
