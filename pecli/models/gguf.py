@@ -14,20 +14,23 @@ The conventions followed, from llama.cpp's sources:
   ``rope.scaling.type`` means ``linear``; ``rope.scaling.factor`` (old files: ``rope.scale_linear``) sets
   ``freq_scale = 1/factor``, and a type ``none`` ignores it; ``original_context_length`` defaults to
   ``context_length``; ``rope.dimension_count`` to the head's dimension (``attention.key_length``, else
-  width / heads); sliding-window layers take the model's base and scale unless the architecture says
-  otherwise (Gemma 3: base 10,000 unscaled, ``rope.freq_base_swa`` when written); BLOOM's ALiBi maximum
+  width / heads; Llama and Falcon refuse any other); which layers slide (``load_swa_pattern``: the
+  ``attention.sliding_window_pattern`` array, or every n-th); their base and scale (Gemma 3: base 10,000
+  unscaled, ``rope.freq_base_swa`` when written; Cohere 2 and OLMo 2: what their graphs pass,
+  :data:`pecli.models.runtime_flags.SWA_ROPE`); BLOOM's ALiBi maximum
   bias is 8 whatever the file says, MPT's is ``attention.max_alibi_bias``; ``llama_model_rope_type``:
   which architectures rotate adjacent pairs (``LLAMA_ROPE_TYPE_NORM``) and which pairs half a head apart
   (``NEOX``).
-- ``src/llama-context.cpp``: YaRN's ``ext_factor`` is 1 for the yarn type and 0 otherwise unless
-  ``rope.scaling.yarn_ext_factor`` says; with a non-zero ``ext_factor`` llama.cpp recomputes the
+- ``src/llama-context.cpp``: YaRN's ``ext_factor`` is 1 for the yarn type and 0 otherwise (the
+  ``rope.scaling.yarn_*`` keys are read only by the architectures whose loader reads them,
+  :attr:`Arch.yarn_keys`); with a non-zero ``ext_factor`` llama.cpp recomputes the
   attention factor as ``0.1 ln s + 1`` (``yarn_log_multiplier`` m ≠ 0: ``get_mscale(s, 1)/get_mscale(s, m)``,
   DeepSeek 2 with m ≠ 1: 1), which ggml's kernel applies (``ggml-cpu/ops.cpp``, ``rope_yarn``), times
   ``rope.scaling.attn_factor``.
 - ggml's ``rope_yarn`` and ``ggml_rope_yarn_corr_dims``: the frequencies ``θ_i = base^(−2i/d) / f_i``
   (``f`` the ``rope_freqs`` or LongRoPE factors tensor), interpolated ``θ_i·freq_scale``, mixed by the
   ramp between ``floor`` and ``ceil`` of the correction dimensions times ``ext_factor``; LongRoPE's long
-  factors once the context passes ``original_context_length`` (``build_rope_factors``).
+  factors once the context passes ``original_context_length`` (``get_rope_factors``).
 - ``convert_hf_to_gguf.py``: Llama 3.1's scaling is written only as the ``rope_freqs`` tensor (the factor
   by which each frequency is divided); the converter permutes the q/k rows of Llama-family models
   (``LlamaModel.permute``), so llama.cpp's adjacent-pair rotation on the converted weights is HF's
@@ -40,8 +43,8 @@ rotates adjacent pairs of weights the converter left as they were (DeepSeek, Com
 Where llama.cpp's numbers have no HF scaling name (an ``ext_factor`` other than 0 or 1, a
 ``rope_freqs`` tensor with YaRN), the group carries them as per-pair factors of the base's ladder
 (pecli's ``longrope`` with equal short and long factors and the explicit attention factor): the same
-frequencies, said in the group's note. pecli reads the ``yarn_*`` keys for every architecture (llama.cpp
-reads them for a few, Grok and Laguna among them): a file that writes them means them.
+frequencies, said in the group's note. Every rule here is measured against llama.cpp built from source
+(``tests/fixtures/engines/llama_cpp/``, with each rule's file and line in its ``RULES.md``).
 """
 
 from __future__ import annotations
