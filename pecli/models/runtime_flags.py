@@ -23,7 +23,10 @@ trained base and scale whatever the flags (``llama_model::get_rope_freq_base``/`
 ``rope_freq_base_train_swa``, ``rope_freq_scale_train_swa``); the type, ext_factor and attention factor
 of the context still reach it, and its YaRN factor is its own scale's. So ``--rope-freq-base`` or
 ``--rope-scale`` change Gemma 2's and Gemma 3's full-attention layers only, and none of Llama 4's RoPE
-layers (all chunked).
+layers (all chunked). Two graphs do otherwise (:data:`SWA_ROPE`): Command R7B's sliding layers take the
+context's base and scale, OLMo 2/3's the context's base alone. The context run is ``-c`` (else the file's
+``context_length``) rounded up to a multiple of 256. Every rule is measured against llama.cpp built from
+source (``tests/fixtures/engines/llama_cpp/RULES.md``).
 
 The model's values are what its GGUF file holds (``src/llama-model.cpp``, ``load_hparams``): no
 ``rope.scaling.type`` key reads as **linear**; no ``rope.scaling.factor`` as scale 1; no
