@@ -219,3 +219,35 @@ def realistic_gguf(path, *, vocab: int = 128256, merges: int = 280000, base: flo
         stream.write(factors.tobytes())
     os.truncate(path, data + 256 + 50000 * 50000 * 4)
     return str(path)
+
+
+def write_case_gguf(path, spec: dict) -> str:
+    """The GGUF file of a llama.cpp fixture case (``tests/fixtures/engines/llama_cpp/gguf_cases.json``, its
+    ``gguf`` member), typed as the fixtures' generator writes it: int UINT32, float FLOAT32, str STRING, bool
+    BOOL, a list an ARRAY of its items' type; a 16-token test tokenizer; the position tensors as F32."""
+    import gguf
+
+    arch = spec["arch"]
+    writer = gguf.GGUFWriter(str(path), arch)
+    for key, value in spec["keys"].items():
+        name = f"{arch}.{key}"
+        if isinstance(value, bool):
+            writer.add_bool(name, value)
+        elif isinstance(value, str):
+            writer.add_string(name, value)
+        elif isinstance(value, float):
+            writer.add_float32(name, value)
+        elif isinstance(value, int):
+            writer.add_uint32(name, value)
+        else:
+            writer.add_array(name, list(value))
+    writer.add_tokenizer_model("test")
+    writer.add_token_list([f"tok_{i}" for i in range(16)])
+    writer.add_token_scores([0.0] * 16)
+    for name, values in spec["tensors"].items():
+        writer.add_tensor(name, np.asarray(values, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return str(path)

@@ -108,7 +108,6 @@ def test_two_files_name_the_key_that_differs(invoke, tmp_path):
     (["--gguf", "{a}", "--gguf", "{a}", "--gguf", "{a}"], "two --gguf files"),
     (["--gguf", "{a}", "--runtime", "vllm", "--args", "-c 8"], "a GGUF file runs on llama.cpp"),
     (["--gguf", "{a}", "--gguf", "{a}", "--runtime", "llama.cpp", "--args", "-c 8"], "one --gguf FILE"),
-    (["--gguf", "{phi3}", "--runtime", "llama.cpp", "--args", "-c 8192"], "LongRoPE factors"),
 ])
 def test_bad_combinations_are_one_line(invoke, tmp_path, extra, needle):
     a = write_gguf(tmp_path / "small.gguf", "llama", SMALL)

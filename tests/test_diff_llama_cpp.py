@@ -87,7 +87,7 @@ def test_llama3_runs_its_factors_with_a_linear_scale_on_top(tmp_path, invoke):
 
 
 @pytest.mark.parametrize("args, needle", [
-    ("--rope-scale 4 --rope-freq-scale 0.25", "give one"), ("--rope-scaling dynamic", "--rope-scaling"),
+    ("--rope-scaling dynamic", "--rope-scaling"),
     ("--rope-scale", "needs a value"), ("--rope-scale x", "takes a number"),
     ("--yarn-orig-ctx x", "--yarn-orig-ctx takes a whole number, got 'x'"),
     # llama.cpp keeps scales as float32: 1e-320 would be 0 there, which reads as "not given"

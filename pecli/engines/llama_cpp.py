@@ -1,7 +1,9 @@
 """llama.cpp, as its own code computes positions from its flags: the record of the engine, over
 :mod:`pecli.models.runtime_flags` (the one reader of its flags, with llama.cpp's rules and their sources)
-and :mod:`pecli.models.gguf` (its GGUF loader and ``ggml_rope_ext``'s frequencies, checked against
-llama.cpp built from source).
+and :mod:`pecli.models.gguf` (its GGUF loader and ``ggml_rope_ext``'s frequencies). Measured: llama.cpp
+0c1e57098 built from source runs every case of ``tests/fixtures/engines/llama_cpp/gguf_cases.json`` (its
+parser, loader, context, graph and ``ggml_rope_ext``), and ``tests/test_engines_llama_cpp.py`` holds this
+module to it; the rules, with llama.cpp's file and line, are in that folder's ``RULES.md``.
 
 A model read from ``config.json`` runs as the GGUF file ``convert_hf_to_gguf.py`` writes from it; the
 flags ``--rope-scaling``, ``--rope-scale``, ``--rope-freq-scale``, ``--rope-freq-base``, ``--yarn-*`` and
@@ -18,7 +20,26 @@ from pecli.engines.base import Engine, EngineRun, Serving, positions_of, rope_ty
 from pecli.errors import ConfigError
 from pecli.models.families.from_config import plan_of
 
-VERSION = "source read, not pinned"
+VERSION = "0c1e57098"
+
+#: The GGUF architectures whose files the fixtures ran through llama.cpp's own loader, context and graph
+#: (``tests/fixtures/engines/llama_cpp/gguf_cases.json``; the test holds this set to them).
+MEASURED_ARCHS = frozenset({
+    "bloom", "cohere2", "command-r", "deepseek2", "falcon", "gemma", "gemma2", "gemma3", "glm4", "gpt-oss", "gptneox",
+    "granite", "internlm2", "llama", "llama4", "mpt", "olmo", "olmo2", "phi2", "phi3", "qwen2", "qwen2moe", "qwen3",
+    "qwen3moe", "smollm3", "stablelm", "starcoder2"})
+#: HF model types ``convert_hf_to_gguf.py`` writes as another architecture than :data:`pecli.models.gguf.ARCHS` names.
+CONVERTED_AS = {"mistral": "llama", "gemma3_text": "gemma3", "deepseek_v2": "deepseek2", "kimi_k2": "deepseek2",
+                "olmo3": "olmo2", "mixtral": "llama"}
+
+
+def converted_arch(model_type: Any) -> str | None:
+    """The GGUF architecture the converter writes for HF ``model_type`` (None: none pecli maps)."""
+    from pecli.models.gguf import ARCHS
+
+    if model_type in CONVERTED_AS:
+        return CONVERTED_AS[model_type]
+    return next((name for name, arch in ARCHS.items() if arch.model_type == model_type), None)
 
 
 @dataclass(frozen=True)
@@ -42,10 +63,33 @@ class LlamaCpp(Engine):
         model = plan_of(dict(config), source)
         if model.model_type in NOT_RUN_MODEL_TYPES:
             return self.refusal(args, NOT_RUN[NOT_RUN_MODEL_TYPES[model.model_type]], positions_of(model))
+        if model.model_type == "falcon":
+            model = _falcon_converted(model, config)
         plan = runtime_plan(model, "llama.cpp", args)
         plan = replace(plan, source=" ".join(plan.source.split()))
-        served = flags.get("--ctx-size") or None
-        return EngineRun(self, args, plan, served, positions=positions_of(plan))
+        served = _served(plan, flags)
+        departures = _longrope_departures(model, served)
+        if converted_arch(model.model_type) not in MEASURED_ARCHS:
+            from pecli.engines.base import Departure
+            from pecli.engines.served import UNMEASURED
+
+            departures += (Departure(
+                UNMEASURED, f"pecli has not run llama.cpp {self.version} on the GGUF architecture convert_hf_to_gguf.py "
+                f"writes for model type {model.model_type} (its fixtures hold {len(MEASURED_ARCHS)} architectures): it "
+                "assumes llama.cpp computes it as the rules it measured say, and cannot be sure", beyond_numbers=True),)
+        return EngineRun(self, args, plan, served, departures=departures, positions=positions_of(plan))
+
+    def run_gguf(self, path: str, args: str = "") -> EngineRun:
+        """What llama.cpp computes for the GGUF file at ``path`` under ``args``: the plan its loader, context and
+        graph give (:func:`pecli.models.gguf_flags.plan_under_flags`) and the context it serves."""
+        from pecli.models.gguf import read_gguf_metadata
+        from pecli.models.gguf_flags import plan_under_flags
+        from pecli.models.runtime_flags import served_context_of_file
+
+        flags, _ = self.parse(args)
+        values, tensors, types = read_gguf_metadata(path)
+        plan = plan_under_flags(values, tensors, path, types, flags, args)
+        return EngineRun(self, args, plan, served_context_of_file(values, flags), positions=positions_of(plan))
 
     def blamed(self, found: Any, reference: Any, args: str) -> Any:
         """Each difference put on the flag that, set to the model's value or left out, gives the model's
@@ -81,11 +125,20 @@ class LlamaCpp(Engine):
                       str(int(block["original_max_position_embeddings"]))]
             if block.get("mscale_all_dim"):
                 warnings.append("llama.cpp's DeepSeek attention takes mscale from the GGUF's yarn log multiplier, not from flags")
-        if base.windowed and not base.unwindowed:
+        from pecli.models.runtime_flags import swa_rule
+
+        rule = swa_rule(base.model_type)
+        if base.windowed and rule == "context":
+            warnings.append(f"llama.cpp's {base.model_type} graph rotates its sliding-window layers "
+                            f"({', '.join(base.windowed)}) with these flags too")
+        elif base.windowed and not base.unwindowed and rule == "trained":
             warnings.append(f"every RoPE layer of this model attends within a window ({', '.join(base.windowed)}), and "
                             "llama.cpp keeps the trained base and scale there whatever its flags: they change no frequency")
             return Serving("llama.cpp", tuple(flags), None, tuple(warnings), version=self.version)
-        if base.windowed and base.unwindowed:
+        if base.windowed and base.unwindowed and rule == "plain":
+            warnings.append(f"llama.cpp's {base.model_type} graph rotates its sliding-window layers "
+                            f"({', '.join(base.windowed)}) with the base alone: scale 1, no YaRN")
+        elif base.windowed and base.unwindowed and rule == "trained":
             warnings.append("llama.cpp applies these flags to the full-attention layers only: its sliding-window "
                             f"layers ({', '.join(base.windowed)}) keep the trained base and scale")
         if base.scaling not in ("none", "default"):
@@ -96,10 +149,61 @@ class LlamaCpp(Engine):
             warnings.append(f"llama.cpp computes {found['rope_scaling'] or 'no scaling'} under these flags, not the "
                             "candidate's keys")
             return Serving("llama.cpp", tuple(flags), None, tuple(warnings), version=self.version)
-        return Serving("llama.cpp", tuple(flags), target, tuple(warnings), version=self.version)
+        from pecli.models.runtime_flags import padded_context
+
+        # llama.cpp runs -c rounded up to a multiple of 256 (llama-context.cpp: GGML_PAD(n_ctx, 256))
+        return Serving("llama.cpp", tuple(flags), padded_context(target), tuple(warnings), version=self.version)
 
     def _unsupported(self, why: str) -> Serving:
         return Serving("llama.cpp", (), None, (), why, version=self.version)
+
+
+def _falcon_converted(model: Any, config: Mapping[str, Any]) -> Any:
+    """Falcon as ``FalconModel`` (``conversion/falcon.py``) converts it and llama.cpp's falcon graph runs it: no
+    ``rope.freq_base`` (10,000) and ``context_length`` 2,048 written whatever the config says, and RoPE on the
+    whole head in pairs half a head apart in every layer (``src/models/falcon.cpp``) — an ALiBi Falcon (Falcon-RW,
+    ``alibi: true``) included: the converter does not read ``alibi``."""
+    from dataclasses import replace
+
+    heads = int(config.get("num_attention_heads") or config.get("n_head"))
+    head = int(config["hidden_size"]) // heads
+    rope = {"scheme": "rope", "dim": head, "base": 10000.0, "layout": "half", "max_position_embeddings": 2048}
+    note = ("llama.cpp's falcon graph: RoPE on the whole head, base 10,000 (conversion/falcon.py writes no base and "
+            "context 2,048; it does not read alibi)")
+    groups = tuple(replace(g, options=dict(rope), note=note) for g in model.groups)
+    return replace(model, groups=groups)
+
+
+def _longrope_departures(model: Any, served: int | None) -> tuple:
+    """LongRoPE under llama.cpp: the short or the long factors picked once, from the context it runs
+    (``llama_model::get_rope_factors``: long when ``n_ctx`` passes ``original_context_length``)."""
+    from pecli.engines.base import Departure
+
+    for group in model.groups:
+        block = (group.options or {}).get("rope_scaling") or {}
+        if rope_type(block) in ("longrope", "su") and block.get("original_max_position_embeddings"):
+            original = int(block["original_max_position_embeddings"])
+            which = "long" if served is not None and served > original else "short"
+            return (Departure(
+                "LongRoPE factors chosen once", f"llama.cpp uses the {which} factors at every position, picked from the "
+                f"context it runs ({served:,} tokens: long past {original:,}), where transformers switches from the "
+                f"short to the long ones when the sequence passes {original:,}",
+                f"-c {original} gives the model's numbers up to {original:,} tokens (the short factors); past it there "
+                "is no way"),)
+    return ()
+
+
+def _served(plan: Any, flags: Mapping[str, Any]) -> int | None:
+    """The context llama.cpp runs the converted file with: ``--ctx-size``, else the file's ``context_length``,
+    rounded up to a multiple of 256 (:func:`pecli.models.runtime_flags.padded_context`); None for a model
+    without a RoPE group (no context the flags read)."""
+    from pecli.models.runtime_flags import padded_context
+
+    if flags.get("--ctx-size"):
+        return padded_context(flags["--ctx-size"])
+    found = [g.options.get("max_position_embeddings") for g in plan.groups if g.options]
+    found = [n for n in found if n]
+    return padded_context(found[0]) if found else None
 
 
 def flag_number(value: Any) -> str:
@@ -117,7 +221,10 @@ def _reads(base: Any, flags: list[str]) -> dict[str, Any] | None:
         trained = reader.converted_rope(base.own_scaling, model_type=base.model_type, base=base.base,
                                         context=base.served, rotated_dim=base.dim)
         flagged = dict(zip(flags[::2], flags[1::2]))
-        return reader.hf_settings(reader.run_rope(trained, flagged, base.dim, windowed=not base.unwindowed))
+        only_windowed = not base.unwindowed and reader.swa_rule(base.model_type) != "context"
+        return reader.hf_settings(reader.run_rope(trained, flagged, base.dim, windowed=only_windowed
+                                                  and reader.swa_rule(base.model_type) == "trained",
+                                                  plain=only_windowed and reader.swa_rule(base.model_type) == "plain"))
     except ConfigError:
         return None
 
@@ -147,12 +254,14 @@ def llama_cpp_settings(flags: Mapping[str, Any], config: Mapping[str, Any], *,
     group = next((g for g in groups if not g.windowed), groups[0])
     options = group.options
     dim = int(options["dim"] * options.get("partial_rotary_factor", 1.0))
-    context = int(training_context or options.get("max_position_embeddings") or 4096)
+    context = int(training_context or reader.converted_context(options))
     trained = reader.converted_rope(options.get("rope_scaling"), model_type=plan.model_type,
                                     base=float(options.get("base", 10000.0)), context=context, rotated_dim=dim)
     rope = reader.run_rope(trained, flags, dim, windowed=group.windowed)
     return reader.hf_settings(rope), reader.served_context(trained, flags)
 
 
-ENGINE = LlamaCpp("llama.cpp", "llama.cpp", VERSION, "common/arg.cpp, src/llama-context.cpp, src/llama-model.cpp, "
-                  "convert_hf_to_gguf.py (pecli/models/runtime_flags.py)", caps_context=False)
+ENGINE = LlamaCpp("llama.cpp", "llama.cpp", VERSION, "llama.cpp 0c1e57098 as llama-cpp-python 0.3.36 vendors it, built from "
+                  "source and run by tests/fixtures/engines/llama_cpp/probe.cpp: common/arg.cpp, src/llama-context.cpp, "
+                  "src/llama-model.cpp, src/models/*.cpp, ggml-cpu/ops.cpp (rope_yarn), convert_hf_to_gguf.py "
+                  "(conversion/*.py); rules in tests/fixtures/engines/llama_cpp/RULES.md", caps_context=False)

@@ -14,20 +14,23 @@ The conventions followed, from llama.cpp's sources:
   ``rope.scaling.type`` means ``linear``; ``rope.scaling.factor`` (old files: ``rope.scale_linear``) sets
   ``freq_scale = 1/factor``, and a type ``none`` ignores it; ``original_context_length`` defaults to
   ``context_length``; ``rope.dimension_count`` to the head's dimension (``attention.key_length``, else
-  width / heads); sliding-window layers take the model's base and scale unless the architecture says
-  otherwise (Gemma 3: base 10,000 unscaled, ``rope.freq_base_swa`` when written); BLOOM's ALiBi maximum
+  width / heads; Llama and Falcon refuse any other); which layers slide (``load_swa_pattern``: the
+  ``attention.sliding_window_pattern`` array, or every n-th); their base and scale (Gemma 3: base 10,000
+  unscaled, ``rope.freq_base_swa`` when written; Cohere 2 and OLMo 2: what their graphs pass,
+  :data:`pecli.models.runtime_flags.SWA_ROPE`); BLOOM's ALiBi maximum
   bias is 8 whatever the file says, MPT's is ``attention.max_alibi_bias``; ``llama_model_rope_type``:
   which architectures rotate adjacent pairs (``LLAMA_ROPE_TYPE_NORM``) and which pairs half a head apart
   (``NEOX``).
-- ``src/llama-context.cpp``: YaRN's ``ext_factor`` is 1 for the yarn type and 0 otherwise unless
-  ``rope.scaling.yarn_ext_factor`` says; with a non-zero ``ext_factor`` llama.cpp recomputes the
+- ``src/llama-context.cpp``: YaRN's ``ext_factor`` is 1 for the yarn type and 0 otherwise (the
+  ``rope.scaling.yarn_*`` keys are read only by the architectures whose loader reads them,
+  :attr:`Arch.yarn_keys`); with a non-zero ``ext_factor`` llama.cpp recomputes the
   attention factor as ``0.1 ln s + 1`` (``yarn_log_multiplier`` m ≠ 0: ``get_mscale(s, 1)/get_mscale(s, m)``,
   DeepSeek 2 with m ≠ 1: 1), which ggml's kernel applies (``ggml-cpu/ops.cpp``, ``rope_yarn``), times
   ``rope.scaling.attn_factor``.
 - ggml's ``rope_yarn`` and ``ggml_rope_yarn_corr_dims``: the frequencies ``θ_i = base^(−2i/d) / f_i``
   (``f`` the ``rope_freqs`` or LongRoPE factors tensor), interpolated ``θ_i·freq_scale``, mixed by the
   ramp between ``floor`` and ``ceil`` of the correction dimensions times ``ext_factor``; LongRoPE's long
-  factors once the context passes ``original_context_length`` (``build_rope_factors``).
+  factors once the context passes ``original_context_length`` (``get_rope_factors``).
 - ``convert_hf_to_gguf.py``: Llama 3.1's scaling is written only as the ``rope_freqs`` tensor (the factor
   by which each frequency is divided); the converter permutes the q/k rows of Llama-family models
   (``LlamaModel.permute``), so llama.cpp's adjacent-pair rotation on the converted weights is HF's
@@ -40,8 +43,8 @@ rotates adjacent pairs of weights the converter left as they were (DeepSeek, Com
 Where llama.cpp's numbers have no HF scaling name (an ``ext_factor`` other than 0 or 1, a
 ``rope_freqs`` tensor with YaRN), the group carries them as per-pair factors of the base's ladder
 (pecli's ``longrope`` with equal short and long factors and the explicit attention factor): the same
-frequencies, said in the group's note. pecli reads the ``yarn_*`` keys for every architecture (llama.cpp
-reads them for a few, Grok and Laguna among them): a file that writes them means them.
+frequencies, said in the group's note. Every rule here is measured against llama.cpp built from source
+(``tests/fixtures/engines/llama_cpp/``, with each rule's file and line in its ``RULES.md``).
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ from pecli.errors import ConfigError, PecliError
 from pecli.models.limits import check_layer_count
 from pecli.models.logit_scale import SOFTMAX_MSCALE_TYPES, UNSCALED, LogitScale
 from pecli.models.plan import NOPE, LayerGroup, PositionPlan
-from pecli.schemes.frequencies import DEFAULT_BASE
+from pecli.models.gguf_rope import _rope_options, deepseek_softmax_factor, llama_cpp_inv_freq
 
 #: The extra that installs the gguf package.
 EXTRA = "pecli[gguf]"
@@ -84,8 +87,18 @@ class Arch:
     swa_every : int
         ``set_swa_pattern(n)``: layer i slides when ``i % n < n − 1`` (0: no sliding layers of their own RoPE).
     swa_base : float or None
-        The sliding layers' base when ``rope.freq_base_swa`` is not written, unscaled (Gemma 3: 10,000);
-        None: the model's base and scale.
+        The sliding layers' base when ``rope.freq_base_swa`` is not written (Gemma 3: llama-hparams.h's
+        ``rope_freq_base_train_swa`` default, 10,000); None: the model's base.
+    swa_unscaled : bool
+        The sliding layers keep frequency scale 1 (``rope_freq_scale_train_swa`` left at its default, Gemma 3,
+        or set to 1, OLMo 2); False: the model's scale (Gemma 2, Cohere 2, gpt-oss, Llama 4 copy it).
+    swa_needs_window : bool
+        Sliding layers only when ``attention.sliding_window`` is above 0 (Gemma 3's and OLMo 2's
+        ``load_arch_hparams``); False: always (Gemma 2 defaults its window to 4,096).
+    yarn_keys : tuple of str
+        The ``rope.scaling.yarn_*`` keys the architecture's ``load_arch_hparams`` reads (DeepSeek 2: its log
+        multiplier, divided by 0.1); the others keep llama-hparams.h's defaults (ext_factor unset, attention
+        factor 1, β 32 and 1) whatever the file says.
     fixed_alibi_bias : float or None
         An ALiBi maximum bias llama.cpp sets whatever the file says (BLOOM: 8).
     nope_every : int
@@ -94,6 +107,9 @@ class Arch:
     rope_on_sliding_only : bool
         The graph rotates q and k in its sliding-window layers only (Cohere 2's ``build_cohere2``: ``if
         (is_swa)`` around ``ggml_rope_ext``); its full-attention layers apply no position signal.
+    whole_head : bool
+        ``rope.dimension_count`` must be the head's width: the loader refuses any other ("invalid n_rot", Llama and
+        Falcon, llama-model.cpp ``load_hparams``).
     window_zero_disables : bool
         ``attention.sliding_window`` 0 turns the windows off and sets ``n_no_rope_layer_step`` to the layer
         count (Llama 4's ``load_hparams``; its graph, ``llm_build_llama_iswa``, then skips RoPE on the last
@@ -105,10 +121,14 @@ class Arch:
     permuted: bool = False
     swa_every: int = 0
     swa_base: float | None = None
+    swa_unscaled: bool = False
+    swa_needs_window: bool = False
+    yarn_keys: tuple[str, ...] = ()
     fixed_alibi_bias: float | None = None
     nope_every: int = 0
     rope_on_sliding_only: bool = False
     window_zero_disables: bool = False
+    whole_head: bool = False
 
     @property
     def layout(self) -> str:
@@ -125,9 +145,9 @@ class Arch:
 
 #: Architectures by ``general.architecture`` (llama.cpp's ``llama_model_rope_type`` and the converter).
 ARCHS: dict[str, Arch] = {
-    "llama": Arch("llama", "norm", permuted=True), "granite": Arch("granite", "norm", permuted=True),
+    "llama": Arch("llama", "norm", permuted=True, whole_head=True), "granite": Arch("granite", "norm", permuted=True),
     "internlm2": Arch("internlm2", "norm", permuted=True), "olmo": Arch("olmo", "norm", permuted=True),
-    "deepseek2": Arch("deepseek_v3", "norm"), "command-r": Arch("cohere", "norm"),
+    "deepseek2": Arch("deepseek_v3", "norm", yarn_keys=("yarn_log_multiplier",)), "command-r": Arch("cohere", "norm"),
     # Llama 4: set_swa_pattern(4) chunked layers, n_no_rope_layer_step 4 (llama-hparams.h's default;
     # llm_build_llama_iswa: use_rope = (il + 1) % step != 0), the chunked layers keep their trained RoPE
     "llama4": Arch("llama4", "norm", swa_every=4, nope_every=4, window_zero_disables=True),
@@ -143,9 +163,10 @@ ARCHS: dict[str, Arch] = {
     "qwen2": Arch("qwen2", "neox"), "qwen2moe": Arch("qwen2_moe", "neox"), "qwen3": Arch("qwen3", "neox"),
     "qwen3moe": Arch("qwen3_moe", "neox"), "phi2": Arch("phi", "neox"), "phi3": Arch("phi3", "neox"),
     "gemma": Arch("gemma", "neox"), "gemma2": Arch("gemma2", "neox", swa_every=2),
-    "gemma3": Arch("gemma3", "neox", swa_every=6, swa_base=10000.0), "stablelm": Arch("stablelm", "neox"),
-    "starcoder2": Arch("starcoder2", "neox"), "gptneox": Arch("gpt_neox", "neox"), "olmo2": Arch("olmo2", "neox"),
-    "falcon": Arch("falcon", "neox"),
+    "gemma3": Arch("gemma3", "neox", swa_every=6, swa_base=10000.0, swa_unscaled=True, swa_needs_window=True),
+    "stablelm": Arch("stablelm", "neox"), "starcoder2": Arch("starcoder2", "neox"), "gptneox": Arch("gpt_neox", "neox"),
+    "olmo2": Arch("olmo2", "neox", swa_every=4, swa_unscaled=True, swa_needs_window=True),
+    "falcon": Arch("falcon", "neox", whole_head=True),
     "bloom": Arch("bloom", "alibi", fixed_alibi_bias=8.0), "mpt": Arch("mpt", "alibi"),
 }
 
@@ -339,22 +360,29 @@ def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
 
 
 def _softmax_mscale(meta: Metadata, arch: Arch, group: LayerGroup) -> LogitScale:
-    """DeepSeek's factor on its softmax scale, as llama.cpp's deepseek2 graph forms it: ``kq_scale`` times
-    mscale² with mscale = attn_factor · (1 + yarn_log_multiplier · ln s), s the YaRN factor (1/freq_scale)."""
-    block = (group.options or {}).get("rope_scaling") or {}
-    log_mul = meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False)
-    factor = block.get("factor")
-    if arch.model_type not in SOFTMAX_MSCALE_TYPES or not log_mul or not factor or float(factor) <= 1:
+    """DeepSeek's factor on its softmax scale, as llama.cpp's deepseek2 graph forms it from the file's keys
+    (:func:`pecli.models.gguf_rope.deepseek_softmax_factor`)."""
+    if arch.model_type not in SOFTMAX_MSCALE_TYPES or group.options is None:
         return UNSCALED
-    own = meta.number("rope.scaling.attn_factor", 1.0, note_default=False)
-    return LogitScale((own * (1.0 + log_mul * math.log(float(factor)))) ** 2)
+    kind = meta.values.get(meta.key("rope.scaling.type"), "linear")
+    factor = meta.values.get(meta.key("rope.scaling.factor")) or meta.values.get(meta.key("rope.scale_linear")) or 0.0
+    scale = 1.0 if kind == "none" or not factor else 1.0 / float(factor)
+    log_mul = meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False) \
+        if "yarn_log_multiplier" in arch.yarn_keys else 0.0
+    value = deepseek_softmax_factor(scale, 1.0 if kind == "yarn" else 0.0, log_multiplier=log_mul,
+                                    attn_factor=meta.number("rope.scaling.attn_factor", 1.0, note_default=False))
+    return UNSCALED if value == 1.0 else LogitScale(value)
 
 
 def effective_arch(arch: Arch, values: dict[str, Any], arch_name: str, layers: int) -> Arch:
     """``arch`` as this file makes it: Llama 4 with ``attention.sliding_window`` 0 has no windows and a
-    no-RoPE step of its layer count (see :class:`Arch`)."""
-    if arch.window_zero_disables and values.get(f"{arch_name}.attention.sliding_window", None) == 0:
+    no-RoPE step of its layer count; Gemma 3 and OLMo 2 without a positive window have no sliding layers
+    (see :class:`Arch`)."""
+    window = values.get(f"{arch_name}.attention.sliding_window", None)
+    if arch.window_zero_disables and window == 0:
         return dataclasses.replace(arch, swa_every=0, nope_every=layers)
+    if arch.swa_needs_window and not (isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0):
+        return dataclasses.replace(arch, swa_every=0)
     return arch
 
 
@@ -388,21 +416,41 @@ def _rope_groups(meta: Metadata, arch: Arch, layers: int) -> list[LayerGroup]:
     if not arch.swa_every:
         groups = [LayerGroup("all", tuple(range(layers)), full, full_read, full_defaulted, _note(arch, full))]
         return _without_rope(groups, arch, layers, common_read)
-    every = meta.count("attention.sliding_window_pattern", arch.swa_every)
-    slide = [i for i in range(layers) if i % every < every - 1]
-    attend = [i for i in range(layers) if i % every == every - 1]
+    pattern = swa_pattern(meta.values, meta.arch, arch, layers, meta.source)
+    meta.read.append(meta.key("attention.sliding_window_pattern"))
+    common_read = list(dict.fromkeys(meta.read))
+    slide = [i for i in range(layers) if pattern[i]]
+    attend = [i for i in range(layers) if not pattern[i]]
     sliding, slide_read, slide_defaulted = _scoped(meta, common_read, lambda: _rope_options(meta, arch, sliding=True))
     if arch.rope_on_sliding_only:
-        return [LayerGroup("sliding_attention", tuple(slide), sliding, slide_read, slide_defaulted, _note(arch, sliding)),
-                LayerGroup(NOPE, tuple(attend), None, tuple(common_read), (),
-                           "llama.cpp rotates q and k in the sliding-window layers only: no RoPE here")]
-    if sliding == full:
-        groups = [LayerGroup("sliding_attention+full_attention", tuple(range(layers)), full, full_read + slide_read,
-                             full_defaulted, _note(arch, full))]
+        parts = [LayerGroup("sliding_attention", tuple(slide), sliding, slide_read, slide_defaulted, _note(arch, sliding)),
+                 LayerGroup(NOPE, tuple(attend), None, tuple(common_read), (),
+                            "llama.cpp rotates q and k in the sliding-window layers only: no RoPE here")]
+        return [g for g in parts if g.layers]
+    if sliding == full or not slide or not attend:
+        options, read, defaulted = (sliding, slide_read, slide_defaulted) if not attend else (full, full_read, full_defaulted)
+        groups = [LayerGroup("sliding_attention+full_attention", tuple(range(layers)), options, read + slide_read,
+                             defaulted, _note(arch, options))]
         return _without_rope(groups, arch, layers, common_read)
     groups = [LayerGroup("sliding_attention", tuple(slide), sliding, slide_read, slide_defaulted, _note(arch, sliding)),
               LayerGroup("full_attention", tuple(attend), full, full_read, full_defaulted, _note(arch, full))]
     return _without_rope(sorted(groups, key=lambda g: g.layers[:1]), arch, layers, common_read)
+
+
+def swa_pattern(values: dict[str, Any], arch_name: str, arch: Arch, layers: int, source: str) -> tuple[bool, ...]:
+    """Which layers attend within a window (``hparams.is_swa``), as ``load_swa_pattern`` sets them
+    (``llama-model.cpp``): ``attention.sliding_window_pattern`` as an array says it layer by layer (layers past
+    its end: no window); as a number n (or the architecture's default), ``set_swa_pattern(n)``: layer i slides
+    when ``i % n < n − 1``, every layer when n is 0."""
+    name = f"{arch_name}.attention.sliding_window_pattern"
+    given = values.get(name, arch.swa_every)
+    if isinstance(given, (list, tuple)):
+        if not all(isinstance(v, (bool, int)) and not isinstance(v, float) for v in given):
+            raise ConfigError("gguf", f"{name} in {source} must be an array of booleans, got {_excerpt(given)}")
+        return tuple(bool(given[i]) if i < len(given) else False for i in range(layers))
+    if isinstance(given, bool) or not isinstance(given, int) or given < 0:
+        raise ConfigError("gguf", f"{name} in {source} must be a whole number or an array of booleans, got {_excerpt(given)}")
+    return tuple(given == 0 or i % given < given - 1 for i in range(layers))
 
 
 def _without_rope(groups: list[LayerGroup], arch: Arch, layers: int, read: list[str]) -> list[LayerGroup]:
@@ -427,190 +475,6 @@ def _scoped(meta: Metadata, common: list[str], read: Callable[[], dict[str, Any]
 def _note(arch: Arch, options: dict[str, Any]) -> str:
     extra = options.pop("_note", "")
     return arch.note() + (f"; {extra}" if extra else "")
-
-
-@dataclass(frozen=True)
-class LlamaCppRope:
-    """What llama.cpp computes for one layer's RoPE, before it is said in pecli's options."""
-
-    rotated: int
-    base: float
-    freq_scale: float
-    ext_factor: float
-    original: int
-    beta_fast: float
-    beta_slow: float
-    attention: float
-    factors: np.ndarray | None
-    long_factors: np.ndarray | None
-    scaling_type: str
-
-
-def _rope_options(meta: Metadata, arch: Arch, *, sliding: bool) -> dict[str, Any]:
-    """The pecli ``rope`` options of the full (or sliding) layers."""
-    rope = _llama_cpp_rope(meta, arch, sliding)
-    head = _head_dim(meta)
-    context = meta.count("context_length")
-    options: dict[str, Any] = {"scheme": "rope", "dim": head, "layout": arch.layout}
-    if rope.rotated != head:
-        if rope.rotated > head or rope.rotated % 2:
-            raise ConfigError("gguf", f"{meta.key('rope.dimension_count')} {rope.rotated} in {meta.source} must be even "
-                              f"and at most the head dimension {head}")
-        options["partial_rotary_factor"] = rope.rotated / head
-    options["max_position_embeddings"] = context
-    return {**options, **_scaling_options(rope, meta)}
-
-
-def _head_dim(meta: Metadata) -> int:
-    found = meta.count("attention.key_length")
-    if found is not None:
-        return found
-    width, heads = meta.count("embedding_length"), meta.count("attention.head_count")
-    if width is None or heads is None or width % heads:
-        raise ConfigError("gguf", f"{meta.source} gives neither attention.key_length nor embedding_length divisible "
-                          "by attention.head_count")
-    return width // heads
-
-
-def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
-    """llama.cpp's hparams and cparams for one kind of layer (``load_hparams``, the context's constructor)."""
-    head = _head_dim(meta)
-    rotated = meta.count("rope.dimension_count", head)
-    base = meta.positive("rope.freq_base", DEFAULT_BASE)
-    kind = meta.word("rope.scaling.type", "linear")
-    if kind not in ("none", "linear", "yarn", "longrope"):
-        raise ConfigError("gguf", f"{meta.key('rope.scaling.type')} is {kind!r} in {meta.source}; llama.cpp knows none, "
-                          "linear, yarn, longrope")
-    factor = meta.number("rope.scaling.factor") or meta.number("rope.scale_linear") or 0.0
-    if not factor:
-        meta.defaulted.append(f"{meta.key('rope.scaling.factor')}=absent")
-    scale = 1.0 if kind == "none" or factor == 0.0 else 1.0 / factor
-    if sliding and arch.swa_base is not None:
-        base, scale = meta.positive("rope.freq_base_swa", arch.swa_base), 1.0
-    elif sliding:
-        base = meta.positive("rope.freq_base_swa", base)
-    ext = meta.number("rope.scaling.yarn_ext_factor", None)
-    ext = (1.0 if kind == "yarn" else 0.0) if ext is None or ext < 0 else ext
-    context = meta.count("context_length")
-    original = meta.count("rope.scaling.original_context_length", context) if scale != 1.0 or ext or \
-        meta.tensors.get("rope_factors_long") is not None else context
-    attention = _attention_factor(meta, arch, scale, ext)
-    factors = _factors(meta, "rope_freqs", rotated)
-    long_factors = _factors(meta, "rope_factors_long", rotated)
-    short = _factors(meta, "rope_factors_short", rotated)
-    if (long_factors is None) != (short is None):
-        raise ConfigError("gguf", f"{meta.source} has one of rope_factors_long and rope_factors_short, not both")
-    if long_factors is not None and factors is not None:
-        raise ConfigError("gguf", f"{meta.source} has rope_freqs and LongRoPE factors both")
-    betas = (meta.number("rope.scaling.yarn_beta_fast", 32.0), meta.number("rope.scaling.yarn_beta_slow", 1.0)) \
-        if ext else (32.0, 1.0)
-    return LlamaCppRope(rotated, base, scale, ext, original, *betas, attention,
-                        short if short is not None else factors, long_factors, kind)
-
-
-def _attention_factor(meta: Metadata, arch: Arch, scale: float, ext: float) -> float:
-    """The factor on cos and sin of a GGUF file's model (:func:`cos_sin_factor` of its keys)."""
-    return cos_sin_factor(
-        scale, ext, attn_factor=meta.number("rope.scaling.attn_factor", 1.0, note_default=False),
-        yarn_attn_factor=meta.number("rope.scaling.yarn_attn_factor", 1.0, note_default=False),
-        log_multiplier=meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False),
-        deepseek=arch.model_type == "deepseek_v3")
-
-
-def cos_sin_factor(scale: float, ext: float, *, attn_factor: float = 1.0, yarn_attn_factor: float = 1.0,
-                   log_multiplier: float = 0.0, deepseek: bool = False) -> float:
-    """The factor llama.cpp puts on cos and sin (``llama_context``'s constructor): with ext_factor 0,
-    ``yarn_attn_factor``; otherwise YaRN's mscale(s) = 0.1·m·ln s + 1 for s = 1/``scale`` recomputed —
-    mscale(1), or with a YaRN log multiplier mscale(m₁)/mscale(log multiplier), m₁ the multiplier itself
-    on DeepSeek's architecture (its ``[TAG_DEEPSEEK2_YARN_LOG_MUL_FIX]``; the softmax then takes the rest)
-    and 1 elsewhere — each times the file's ``attn_factor``."""
-    from pecli.schemes.scaling.yarn import yarn_get_mscale
-
-    if ext == 0:
-        return yarn_attn_factor * attn_factor
-    factor = 1.0 / scale
-    if log_multiplier:
-        first = log_multiplier if deepseek and log_multiplier != 1.0 else 1.0
-        return yarn_get_mscale(factor, first) / yarn_get_mscale(factor, log_multiplier) * attn_factor
-    return yarn_get_mscale(factor) * attn_factor
-
-
-def _factors(meta: Metadata, name: str, rotated: int) -> np.ndarray | None:
-    found = meta.tensor(name)
-    if found is None:
-        if name == "rope_freqs":
-            meta.defaulted.append("rope_freqs (tensor)=absent")
-        return None
-    if found.size != rotated // 2 or not np.all(np.isfinite(found)) or np.any(found <= 0):
-        raise ConfigError("gguf", f"tensor {name} in {meta.source} must hold {rotated // 2} positive factors "
-                          f"(rope.dimension_count / 2), got {found.size}")
-    return found
-
-
-def _scaling_options(rope: LlamaCppRope, meta: Metadata) -> dict[str, Any]:
-    """llama.cpp's computation said in pecli's options: an HF scaling where one says it, else per-pair factors."""
-    if rope.long_factors is not None:
-        if rope.freq_scale != 1.0 or rope.ext_factor != 0:
-            raise ConfigError("gguf", f"{meta.source} has LongRoPE factors and a {rope.scaling_type} scale: pecli does "
-                              "not read the two together")
-        return {"base": rope.base, "rope_scaling": {
-            "rope_type": "longrope", "short_factor": rope.factors.tolist(), "long_factor": rope.long_factors.tolist(),
-            "original_max_position_embeddings": rope.original, "attention_factor": rope.attention}}
-    named = _named_scaling(rope)
-    if named is not None:
-        return named
-    per_pair = (_ladder(rope) / llama_cpp_inv_freq(rope, rope.factors)).tolist()
-    return {"base": rope.base, "_note": f"llama.cpp's frequencies ({_words(rope)}) as per-pair factors of the base's ladder",
-            "rope_scaling": {"rope_type": "longrope", "short_factor": per_pair, "long_factor": per_pair,
-                             "original_max_position_embeddings": rope.original, "attention_factor": rope.attention}}
-
-
-def _ladder(rope: LlamaCppRope) -> np.ndarray:
-    return np.power(rope.base, -np.arange(0, rope.rotated, 2, dtype=np.float64) / rope.rotated)
-
-
-def _named_scaling(rope: LlamaCppRope) -> dict[str, Any] | None:
-    """No scaling, linear or yarn as HF names them (``rope_freqs``: the divided ladder, with a linear
-    scale on top); None where llama.cpp's numbers have no such name."""
-    s = 1.0 / rope.freq_scale
-    options: dict[str, Any] = {"base": rope.base}
-    if rope.factors is not None:
-        if rope.ext_factor != 0:
-            return None
-        options = {"inv_freq": (_ladder(rope) / rope.factors).tolist(), "_note": "frequencies base^(−2i/d) / rope_freqs[i]"}
-    if rope.ext_factor == 0 or s == 1.0:
-        if rope.attention != 1.0:
-            return None
-        return options if s == 1.0 else {**options, "rope_scaling": {"rope_type": "linear", "factor": s}}
-    if rope.ext_factor != 1.0:
-        return None
-    note = "ggml rounds YaRN's correction range to whole pairs (ggml_rope_yarn_corr_dims: floor, ceil), as transformers' truncate: true"
-    return {**options, "_note": "; ".join(filter(None, (options.get("_note"), note))), "rope_scaling": {
-        "rope_type": "yarn", "factor": s, "original_max_position_embeddings": rope.original,
-        "beta_fast": rope.beta_fast, "beta_slow": rope.beta_slow, "attention_factor": rope.attention}}
-
-
-def _words(rope: LlamaCppRope) -> str:
-    return (f"{rope.scaling_type}, factor {1 / rope.freq_scale:g}, ext_factor {rope.ext_factor:g}"
-            + (", rope_freqs" if rope.factors is not None else ""))
-
-
-def llama_cpp_inv_freq(rope: LlamaCppRope, factors: np.ndarray | None) -> np.ndarray:
-    """ggml's ``rope_yarn`` frequencies, float64: ``θ_i = base^(−2i/d)/f_i``, ``θ_i·freq_scale`` mixed back
-    toward ``θ_i`` by ``ext_factor`` times the ramp between the correction dimensions (``ggml_rope_yarn_corr_dims``)."""
-    from pecli.schemes.scaling.yarn import yarn_correction_range
-
-    theta = _ladder(rope)
-    if factors is not None:
-        theta = theta / factors
-    interpolated = theta * rope.freq_scale
-    if rope.ext_factor == 0:
-        return interpolated
-    # ggml_rope_yarn_corr_dims is transformers' find_correction_range; the ramp's 0.001 floor is ggml's
-    low, high = yarn_correction_range(rope.beta_fast, rope.beta_slow, rope.rotated, rope.base, rope.original)
-    ramp = 1.0 - np.clip((np.arange(rope.rotated // 2) - low) / max(0.001, high - low), 0.0, 1.0)
-    mix = ramp * rope.ext_factor
-    return interpolated * (1 - mix) + theta * mix
 
 
 __all__ = ["ARCHS", "EXTRA", "Arch", "llama_cpp_inv_freq", "plan_of_metadata", "read_gguf_metadata", "read_gguf_plan",

@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import ConfigError
-from pecli.models.gguf import (
-    ARCHS, DEFAULT_BASE, Arch, Metadata, _factors, _head_dim, _scaling_options, effective_arch, plan_of_metadata,
-)
+from pecli.models.gguf import ARCHS, Arch, Metadata, effective_arch, plan_of_metadata, swa_pattern
+from pecli.models.gguf_rope import _factors, _head_dim, _scaling_options, deepseek_softmax_factor, yarn_key
+from pecli.models.logit_scale import SOFTMAX_MSCALE_TYPES, UNSCALED, LogitScale
+from pecli.schemes.frequencies import DEFAULT_BASE
 from pecli.models.plan import LayerGroup, PositionPlan
-from pecli.models.runtime_flags import TrainedRope, run_rope
+from pecli.models.runtime_flags import TrainedRope, given_attn_factor, run_rope, swa_rule
 
 
 def trained_rope(meta: Metadata, arch: Arch, sliding: bool) -> tuple[TrainedRope, int]:
@@ -28,36 +29,33 @@ def trained_rope(meta: Metadata, arch: Arch, sliding: bool) -> tuple[TrainedRope
     the :class:`~pecli.models.runtime_flags.TrainedRope` that :func:`~pecli.models.runtime_flags.run_rope`
     puts the command line's flags on, and the number of rotated components.
 
-    Raises
-    ------
-    ConfigError
-        (key ``gguf``) LongRoPE factor tensors: llama.cpp picks the long or the short ones from the context
-        it serves (``build_rope_factors``), which pecli does not model under flags.
+    LongRoPE's factor tensors are both kept: :func:`~pecli.models.runtime_flags.run_rope` picks one by the
+    context served (``llama_model::get_rope_factors``).
     """
     rotated = meta.count("rope.dimension_count", _head_dim(meta))
     base = meta.positive("rope.freq_base", DEFAULT_BASE)
     kind = meta.word("rope.scaling.type", "linear")
-    if kind not in ("none", "linear", "yarn"):
-        raise ConfigError("gguf", f"{meta.key('rope.scaling.type')} is {kind!r} in {meta.source}: pecli applies llama.cpp's "
-                          "flags over none, linear and yarn files")
-    if meta.tensor("rope_factors_long") is not None:
-        raise ConfigError("gguf", f"{meta.source} has LongRoPE factors: llama.cpp chooses the long or short ones from the "
-                          "context it serves, which pecli does not apply flags over")
+    if kind not in ("none", "linear", "yarn", "longrope"):
+        raise ConfigError("gguf", f"{meta.key('rope.scaling.type')} is {kind!r} in {meta.source}; llama.cpp knows none, "
+                          "linear, yarn, longrope")
+    long_factors = _factors(meta, "rope_factors_long", rotated)
+    short_factors = _factors(meta, "rope_factors_short", rotated)
+    if (long_factors is None) != (short_factors is None):
+        raise ConfigError("gguf", f"{meta.source} has one of rope_factors_long and rope_factors_short, not both")
     factor = meta.number("rope.scaling.factor") or meta.number("rope.scale_linear") or 0.0
     scale = 1.0 / factor if factor else 1.0
-    if sliding and arch.swa_base is not None:
-        base, scale = meta.positive("rope.freq_base_swa", arch.swa_base), 1.0
-    elif sliding:
-        base = meta.positive("rope.freq_base_swa", base)
+    if sliding:
+        base = meta.positive("rope.freq_base_swa", base if arch.swa_base is None else arch.swa_base)
+        scale = 1.0 if arch.swa_unscaled else scale
     context = meta.count("context_length")
-    ext = meta.number("rope.scaling.yarn_ext_factor", None)
+    ext = yarn_key(meta, arch, "yarn_ext_factor", None)
     return TrainedRope(
         kind, base, scale, context, meta.count("rope.scaling.original_context_length", context),
-        -1.0 if ext is None else ext, meta.number("rope.scaling.yarn_beta_fast", 32.0, note_default=False),
-        meta.number("rope.scaling.yarn_beta_slow", 1.0, note_default=False), _factors(meta, "rope_freqs", rotated),
-        meta.number("rope.scaling.yarn_attn_factor", 1.0, note_default=False),
-        meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False), arch.model_type == "deepseek_v3",
-        meta.number("rope.scaling.attn_factor", 1.0, note_default=False)), rotated
+        -1.0 if ext is None else ext, yarn_key(meta, arch, "yarn_beta_fast", 32.0),
+        yarn_key(meta, arch, "yarn_beta_slow", 1.0), short_factors if short_factors is not None else _factors(meta, "rope_freqs", rotated),
+        yarn_key(meta, arch, "yarn_attn_factor", 1.0), yarn_key(meta, arch, "yarn_log_multiplier", 0.0),
+        arch.model_type == "deepseek_v3", meta.number("rope.scaling.attn_factor", 1.0, note_default=False),
+        long_factors), rotated
 
 
 def plan_under_flags(values: dict[str, Any], tensors: dict[str, np.ndarray], source: str, types: dict[str, str] | None,
@@ -76,14 +74,22 @@ def plan_under_flags(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
             continue
         for name, layers, sliding in _kinds_of_layer(group, arch, plain.num_layers, values, arch_name):
             meta = Metadata(values, tensors, source, arch_name, types)
-            trained, rotated = trained_rope(meta, arch, sliding)
-            rope = run_rope(trained, flags, rotated, windowed=sliding)
+            rule = swa_rule(arch_name) if sliding else None
+            trained, rotated = trained_rope(meta, arch, rule == "trained")
+            rope = run_rope(trained, flags, rotated, windowed=rule == "trained", plain=rule == "plain")
+            softmax = group.attention_scale
+            if arch.model_type in SOFTMAX_MSCALE_TYPES:
+                value = deepseek_softmax_factor(
+                    rope.freq_scale, rope.ext_factor, attn_factor=trained.attn_factor, log_multiplier=trained.log_multiplier,
+                    yarn_attn_factor=given_attn_factor(flags, trained))
+                softmax = UNSCALED if value == 1.0 else LogitScale(value)
             options = {k: v for k, v in group.options.items() if k not in ("rope_scaling", "base", "inv_freq")}
             options.update(_scaling_options(rope, meta))
             note = options.pop("_note", "")
             read = tuple(flag for flag in flags) + tuple(dict.fromkeys(meta.read))
             groups.append(dataclasses.replace(
                 group, name=name, layers=layers, options=options, keys_read=read, keys_defaulted=tuple(meta.defaulted),
+                attention_scale=softmax,
                 note="; ".join(filter(None, (f"llama.cpp {label}" + (", a sliding layer keeps its trained base and scale"
                                                                        if sliding else ""), note)))))
     groups.sort(key=lambda g: g.layers[:1])
@@ -91,14 +97,14 @@ def plan_under_flags(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
 
 
 def _kinds_of_layer(group: LayerGroup, arch: Arch, layers: int, values: dict[str, Any], arch_name: str):
-    """``(name, layers, sliding)`` of the group's sliding and full layers (llama.cpp's ``set_swa_pattern``)."""
+    """``(name, layers, sliding)`` of the group's sliding and full layers (llama.cpp's ``hparams.is_swa``,
+    :func:`pecli.models.gguf.swa_pattern`)."""
     if not arch.swa_every:
         return [(group.name, group.layers, False)]
-    # a positive integer: plan_of_metadata, which read the plan first, refuses any other pattern
-    every = int(values.get(f"{arch_name}.attention.sliding_window_pattern", arch.swa_every))
+    pattern = swa_pattern(values, arch_name, arch, layers, arch_name)
     parts = []
     for name, sliding in (("sliding_attention", True), ("full_attention", False)):
-        chosen = tuple(i for i in group.layers if (i % every < every - 1) == sliding)
+        chosen = tuple(i for i in group.layers if pattern[i] == sliding)
         if chosen and (name in group.name.split("+") or group.name == "all"):
             parts.append((name, chosen, sliding))
     return parts or [(group.name, group.layers, False)]

@@ -15,7 +15,7 @@ is unset (type ``UNSPECIFIED``, scales and base 0, YaRN values negative), and th
 3. type ``none`` → the frequency scale is forced to 1 ("never scale if scaling type is none");
 4. ext_factor unset → 1 for ``yarn``, else 0;
 5. ext_factor ≠ 0 → the attention factor is recomputed as YaRN's mscale 0.1 ln(1/scale) + 1, or from the
-   file's YaRN log multiplier (DeepSeek's, Ministral 3's) as :func:`pecli.models.gguf.cos_sin_factor`
+   file's YaRN log multiplier (DeepSeek's, Ministral 3's) as :func:`pecli.models.gguf_rope.cos_sin_factor`
    says; a given ``--yarn-attn-factor`` is then not used.
 
 A layer that attends within a window (sliding or chunked: ``hparams.is_swa(il)``) runs the model's
@@ -23,7 +23,10 @@ trained base and scale whatever the flags (``llama_model::get_rope_freq_base``/`
 ``rope_freq_base_train_swa``, ``rope_freq_scale_train_swa``); the type, ext_factor and attention factor
 of the context still reach it, and its YaRN factor is its own scale's. So ``--rope-freq-base`` or
 ``--rope-scale`` change Gemma 2's and Gemma 3's full-attention layers only, and none of Llama 4's RoPE
-layers (all chunked).
+layers (all chunked). Two graphs do otherwise (:data:`SWA_ROPE`): Command R7B's sliding layers take the
+context's base and scale, OLMo 2/3's the context's base alone. The context run is ``-c`` (else the file's
+``context_length``) rounded up to a multiple of 256. Every rule is measured against llama.cpp built from
+source (``tests/fixtures/engines/llama_cpp/RULES.md``).
 
 The model's values are what its GGUF file holds (``src/llama-model.cpp``, ``load_hparams``): no
 ``rope.scaling.type`` key reads as **linear**; no ``rope.scaling.factor`` as scale 1; no
@@ -41,6 +44,7 @@ plain frequencies.
 
 from __future__ import annotations
 
+import math
 import shlex
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
@@ -78,6 +82,8 @@ class TrainedRope:
     ``yarn_attn_factor`` and ``log_multiplier`` are YaRN's keys of the file (``rope.scaling.yarn_attn_factor``,
     ``rope.scaling.yarn_log_multiplier``), ``deepseek`` whether it is of DeepSeek's architecture, ``attn_factor``
     the file's ``rope.scaling.attn_factor`` (``hparams.rope_attn_factor``, on cos and sin whatever the flags).
+    LongRoPE: ``factors`` the short factors, ``long_factors`` the long ones, ``original`` the file's
+    ``original_context_length`` (``hparams.n_ctx_orig_yarn``, which the choice between them reads).
     """
 
     scaling_type: str
@@ -93,29 +99,48 @@ class TrainedRope:
     log_multiplier: float = 0.0
     deepseek: bool = False
     attn_factor: float = 1.0
+    long_factors: np.ndarray | None = None
 
 
 def parse_flags(args: str) -> dict[str, Any]:
-    """``"--rope-scaling yarn --rope-scale 4"`` → ``{"--rope-scaling": "yarn", "--rope-scale": 4.0}``
-    (``--flag value`` and ``--flag=value`` alike); an unknown flag or a bad value is a ConfigError."""
+    """``"--rope-scaling yarn --rope-scale 4"`` → ``{"--rope-scaling": "yarn", "--rope-scale": 4.0}``, read as
+    llama.cpp's parser reads a command line (``common/arg.cpp``, ``common_params_parse_ex``): ``--flag value``
+    only (``--rope-scale=4`` is not a flag it knows: "invalid argument"), ``_`` read as ``-`` in a word starting
+    with ``--``, a flag given again takes its last value; an unknown flag or a bad value is a ConfigError."""
     def refusal(flag: str) -> str | None:
         if ALIASES.get(flag, flag) in FLAGS:
             return None
+        if "=" in flag and flag.partition("=")[0] in FLAGS:
+            return (f"{flag!r}: llama.cpp's parser takes a flag and its value as two words (--flag value), not "
+                    "--flag=value (it refuses the line: invalid argument)")
         return f"{flag!r} is not a llama.cpp RoPE flag pecli reads ({', '.join(FLAGS)})"
 
-    return checked_flags(dict(flag_pairs(args, refusal)))
+    flags: dict[str, Any] = {}
+    for flag, value in flag_pairs(args, refusal, equals=False, spelling=_llama_cpp_spelling):
+        flag = ALIASES.get(flag, flag)
+        flags.pop(flag, None)  # a flag given again: its last value, in the place of its last appearance
+        flags[flag] = value
+    return checked_flags(flags)
 
 
-def flag_pairs(args: str, refusal: Callable[[str], str | None]) -> list[tuple[str, str]]:
+def _llama_cpp_spelling(word: str) -> str:
+    """A word as llama.cpp's parser looks it up: ``_`` replaced by ``-`` in a word starting with ``--``."""
+    return word.replace("_", "-") if word.startswith("--") else word
+
+
+def flag_pairs(args: str, refusal: Callable[[str], str | None], *, equals: bool = True,
+               spelling: Callable[[str], str] = lambda word: word) -> list[tuple[str, str]]:
     """The (flag, value) pairs of an engine's command line, split as a shell splits it (``--flag value``
-    and ``--flag=value`` alike); ``refusal(flag)`` is the message refusing a flag, None for one read."""
+    and, with ``equals``, ``--flag=value`` alike); ``refusal(flag)`` is the message refusing a flag, None for
+    one read; ``spelling(word)`` the flag an engine's parser looks up for a word."""
     try:
         words = shlex.split(args)
     except ValueError as error:
         raise ConfigError("args", f"cannot be split as a shell splits it: {error}") from None
     pairs = []
     while words:
-        flag, _, inline = words.pop(0).partition("=")
+        word = spelling(words.pop(0))
+        flag, _, inline = word.partition("=") if equals else (word, "", "")
         refused = refusal(flag)
         if refused is not None:
             raise ConfigError("args", refused)
@@ -142,7 +167,9 @@ def checked_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
     if out.get("--rope-scaling", "none") not in TYPES:
         raise ConfigError("args", f"--rope-scaling is {', '.join(TYPES)} in llama.cpp, got {out['--rope-scaling']!r}")
     if "--rope-scale" in out and "--rope-freq-scale" in out:
-        raise ConfigError("args", "--rope-scale and --rope-freq-scale set the same frequency scale: give one")
+        # both set common_params.rope_freq_scale (common/arg.cpp): the one given last wins
+        first = next(flag for flag in out if flag in ("--rope-scale", "--rope-freq-scale"))
+        out.pop(first)
     for flag in ("--rope-scale", "--rope-freq-scale", "--rope-freq-base", "--yarn-orig-ctx", "--ctx-size"):
         if out.get(flag, 1) < 0 or (flag == "--rope-scale" and out.get(flag) == 0):
             raise ConfigError("args", f"{flag} takes a positive number, got {out[flag]!r}")
@@ -207,19 +234,49 @@ def converted_rope(block: Mapping[str, Any] | None, *, model_type: Any, base: fl
     if kind == "linear" and factor:
         return TrainedRope("linear", base, 1.0 / float(factor), context, context)
     if kind == "yarn" and factor:
-        ext = block.get("extrapolation_factor")
-        attention = block.get("attention_factor", block.get("attn_factor"))
+        # the converter writes the block's extrapolation_factor, attention_factor and β (conversion/base.py), but
+        # the loader reads them for a few architectures only (YARN_KEYS_READ); the others keep llama-hparams.h's
+        read = YARN_KEYS_READ.get(str(model_type), ())
+        ext = block.get("extrapolation_factor") if "extrapolation_factor" in read else None
+        attention = block.get("attention_factor", block.get("attn_factor")) if "attention_factor" in read else None
+        fast = block.get("beta_fast") if "beta_fast" in read else None
+        slow = block.get("beta_slow") if "beta_slow" in read else None
         return TrainedRope("yarn", base, 1.0 / float(factor), context,
                            int(block.get("original_max_position_embeddings") or context),
-                           -1.0 if ext is None else float(ext), float(block.get("beta_fast") or 32.0),
-                           float(block.get("beta_slow") or 1.0), yarn_attn_factor=1.0 if attention is None else float(attention),
+                           -1.0 if ext is None else float(ext), float(fast or 32.0), float(slow or 1.0),
+                           yarn_attn_factor=1.0 if attention is None else float(attention),
                            **_log_multiplier(block, model_type))
     if kind in ("default", "none", "dynamic", "linear", "yarn"):
         return TrainedRope(default, base, 1.0, context, context)
     if kind == "llama3":
         return TrainedRope(default, base, 1.0, context, context, factors=_llama3_divisors(block, base, rotated_dim))
+    if kind in ("longrope", "su"):
+        return _longrope_converted(block, base, context, rotated_dim)
     raise ConfigError("runtime", f"the model's {kind} scaling is not one pecli applies llama.cpp's flags over")
 
+
+def _longrope_converted(block: Mapping[str, Any], base: float, context: int, rotated_dim: int) -> TrainedRope:
+    """What ``Phi3MiniModel`` (``conversion/phi.py``) writes for a LongRoPE block: no scaling type (llama.cpp
+    reads linear, scale 1), ``original_context_length``, the two factor tensors, and ``rope.scaling.attn_factor``
+    √(1 + ln(L/L₀)/ln L₀) (1 when L ≤ L₀) computed from the lengths — a block's own ``attention_factor`` is not
+    written."""
+    original = block.get("original_max_position_embeddings")
+    short, long = block.get("short_factor"), block.get("long_factor")
+    if not original or not short or not long or len(short) != len(long) or 2 * len(long) != rotated_dim:
+        raise ConfigError("runtime", "convert_hf_to_gguf.py converts a LongRoPE block with original_max_position_embeddings "
+                          f"and {rotated_dim // 2} short and long factors; this one does not have them")
+    scale = context / float(original)
+    attention = math.sqrt(1 + math.log(scale) / math.log(float(original))) if scale > 1.0 else 1.0
+    as_float32 = lambda values: np.asarray(values, dtype=np.float32).astype(np.float64)  # noqa: E731  (F32 tensors)
+    return TrainedRope("linear", base, 1.0, context, int(original), factors=as_float32(short),
+                       long_factors=as_float32(long), attn_factor=attention)
+
+
+#: The yarn block's keys llama.cpp's loader reads back from the converted file, by HF model type: Grok's
+#: ``load_arch_hparams`` reads ext_factor, attn_factor and β; Mistral 3's β (``src/models/grok.cpp``,
+#: ``mistral3.cpp``). Every other architecture keeps llama-hparams.h's defaults whatever the file holds.
+YARN_KEYS_READ = {"grok-1": ("extrapolation_factor", "attention_factor", "beta_fast", "beta_slow"),
+                  "ministral3": ("beta_fast", "beta_slow"), "mistral3": ("beta_fast", "beta_slow")}
 
 #: HF model types ``convert_hf_to_gguf.py`` writes as DeepSeek's architecture (``DeepseekV2Model``), whose
 #: YaRN log multiplier is 0.1 × ``mscale_all_dim``; Ministral 3 (``Ministral3Model``) writes ``mscale_all_dim``.
@@ -245,43 +302,109 @@ def _llama3_divisors(block: Mapping[str, Any], base: float, rotated_dim: int) ->
     return scaled.original_inv_freq / scaled.inv_freq
 
 
-def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int, *, windowed: bool = False):
-    """The :class:`~pecli.models.gguf.LlamaCppRope` llama.cpp computes from the model's ``trained`` values
+def converted_context(options: Mapping[str, Any]) -> int:
+    """The ``context_length`` ``convert_hf_to_gguf.py`` writes for a model whose rope options are ``options``
+    (``TextModel.set_gguf_parameters``: ``max_position_embeddings``, ``n_ctx``, ``n_positions``, …, which the
+    family reads into ``max_position_embeddings``). ConfigError without one: llama.cpp's loader requires
+    ``context_length`` (``load_hparams``: ``get_key(LLM_KV_CONTEXT_LENGTH, …)``, required)."""
+    context = options.get("max_position_embeddings")
+    if not context:
+        raise ConfigError("runtime", "llama.cpp's loader requires the GGUF key context_length, which "
+                          "convert_hf_to_gguf.py writes from max_position_embeddings (or n_ctx, n_positions); this "
+                          "config gives none")
+    return int(context)
+
+
+#: How an architecture's graph ropes its sliding-window layers where that is not ``trained`` (the trained base and
+#: scale, ``llama_model::get_rope_freq_base``/``_scale``: Gemma 2 and 3, gpt-oss, Llama 4), by GGUF architecture and
+#: HF model type: ``context`` — the context's base and scale, as the full layers (``build_cohere2`` passes
+#: ``freq_base``/``freq_scale``; its calls to get_rope_freq_* are commented out, ``src/models/cohere2.cpp:72-98``);
+#: ``plain`` — the context's base, scale 1, ext_factor 0, attention factor 1 (OLMo 2/3, ``src/models/olmo2.cpp:115-130``).
+SWA_ROPE = {"cohere2": "context", "olmo2": "plain", "olmo3": "plain"}
+
+
+def swa_rule(name: Any) -> str:
+    """``trained``, ``context`` or ``plain``: how the sliding layers of ``name`` rotate (:data:`SWA_ROPE`)."""
+    return SWA_ROPE.get(str(name), "trained")
+
+
+def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int, *, windowed: bool = False,
+             plain: bool = False):
+    """The :class:`~pecli.models.gguf_rope.LlamaCppRope` llama.cpp computes from the model's ``trained`` values
     and its command-line ``flags`` (the rule of the module notes, in its order); ``windowed``: for a layer
-    that attends within a window, which keeps the trained base and scale."""
-    from pecli.models.gguf import LlamaCppRope, cos_sin_factor
+    that attends within a window, which keeps the trained base and scale; ``plain``: a sliding layer of an
+    architecture whose graph rotates it with the context's base and nothing else (:data:`SWA_ROPE`)."""
+    from pecli.models.gguf_rope import LlamaCppRope, cos_sin_factor
 
     flags = checked_flags(flags)
     kind = flags.get("--rope-scaling") or trained.scaling_type
+    # the context's scale (cparams.rope_freq_scale): the last of --rope-scale and --rope-freq-scale, as
+    # common/arg.cpp sets the one field in the order given (checked_flags keeps that one)
+    context_scale = 1.0 / flags["--rope-scale"] if "--rope-scale" in flags else \
+        (flags.get("--rope-freq-scale") or trained.freq_scale)
+    context_scale = 1.0 if kind == "none" else context_scale
     if windowed:
         base, scale = trained.base, trained.freq_scale
     else:
-        base = flags.get("--rope-freq-base") or trained.base
-        scale = 1.0 / flags["--rope-scale"] if "--rope-scale" in flags else (flags.get("--rope-freq-scale") or trained.freq_scale)
-        scale = 1.0 if kind == "none" else scale
+        base, scale = flags.get("--rope-freq-base") or trained.base, context_scale
     original = flags.get("--yarn-orig-ctx") or trained.original or trained.context
     ext = flags.get("--yarn-ext-factor", trained.ext_factor)
     ext = ext if ext >= 0 else (1.0 if kind == "yarn" else 0.0)
+    factors = trained.factors
+    if trained.long_factors is not None:
+        # llama_model::get_rope_factors: the long factors when the served context (n_ctx_seq) passes the file's
+        # original context (hparams.n_ctx_orig_yarn, which --yarn-orig-ctx does not change)
+        factors = trained.long_factors if served_context(trained, flags) > trained.original else trained.factors
     beta_fast = flags.get("--yarn-beta-fast", -1.0)
     beta_slow = flags.get("--yarn-beta-slow", -1.0)
-    attention = cos_sin_factor(scale, ext, attn_factor=trained.attn_factor,
-                               yarn_attn_factor=flags.get("--yarn-attn-factor", trained.yarn_attn_factor),
+    attention = cos_sin_factor(context_scale, ext, attn_factor=trained.attn_factor,
+                               yarn_attn_factor=given_attn_factor(flags, trained),
                                log_multiplier=trained.log_multiplier, deepseek=trained.deepseek)
+    if ext != 0 and scale != context_scale:
+        # the context's factor cancels 1 + 0.1 ln(1/s) of the context's scale; ggml's rope_yarn multiplies by that
+        # of the layer's own scale (ggml-cpu/ops.cpp, rope_yarn): a windowed layer keeps the difference
+        attention *= (1.0 + 0.1 * math.log(1.0 / scale)) / (1.0 + 0.1 * math.log(1.0 / context_scale))
+    if plain:
+        return LlamaCppRope(int(rotated_dim), float(base), 1.0, 0.0, int(original), trained.beta_fast, trained.beta_slow,
+                            1.0, None, None, kind)
     return LlamaCppRope(int(rotated_dim), float(base), float(scale), float(ext), int(original),
                         beta_fast if beta_fast >= 0 else trained.beta_fast, beta_slow if beta_slow >= 0 else trained.beta_slow,
-                        float(attention), trained.factors, None, kind)
+                        float(attention), factors, None, kind)
+
+
+#: llama.cpp rounds the context up to a multiple of this (``llama_context``'s constructor: ``GGML_PAD(n_ctx, 256)``).
+CONTEXT_PAD = 256
+
+
+def padded_context(n_ctx: int) -> int:
+    """The context llama.cpp runs for a requested ``n_ctx``: rounded up to a multiple of :data:`CONTEXT_PAD`."""
+    return -(-int(n_ctx) // CONTEXT_PAD) * CONTEXT_PAD
+
+
+def given_attn_factor(flags: Mapping[str, Any], trained: TrainedRope) -> float:
+    """The context's YaRN attention factor before its recomputation: ``--yarn-attn-factor`` when given and not
+    negative (negative is "not set"), else the file's (``llama_context``'s constructor, llama-context.cpp:115)."""
+    given = flags.get("--yarn-attn-factor")
+    return float(given) if given is not None and given >= 0 else trained.yarn_attn_factor
 
 
 def served_context(trained: TrainedRope, flags: Mapping[str, Any]) -> int:
-    """The context llama.cpp runs: ``--ctx-size``, else (0 or not given) the model's training context."""
-    return int(checked_flags(flags).get("--ctx-size") or trained.context)
+    """The context llama.cpp runs: ``--ctx-size``, else (0 or not given) the model's training context, rounded up
+    to a multiple of 256 (:func:`padded_context`)."""
+    return padded_context(int(checked_flags(flags).get("--ctx-size") or trained.context))
+
+
+def served_context_of_file(values: Mapping[str, Any], flags: Mapping[str, Any]) -> int:
+    """:func:`served_context` of a GGUF file's metadata (its ``context_length``, which the loader requires)."""
+    arch = values.get("general.architecture")
+    return padded_context(int(checked_flags(flags).get("--ctx-size") or values[f"{arch}.context_length"]))
 
 
 def hf_settings(rope) -> dict[str, Any]:
-    """What llama.cpp computes under ``rope`` (a :class:`~pecli.models.gguf.LlamaCppRope`), said in
+    """What llama.cpp computes under ``rope`` (a :class:`~pecli.models.gguf_rope.LlamaCppRope`), said in
     transformers' keys: ``rope_theta`` and a ``rope_scaling`` block (None: no scaling). ConfigError where
     transformers has no type for it (an ext_factor other than 0 or 1, per-pair divisors)."""
-    from pecli.models.gguf import _named_scaling
+    from pecli.models.gguf_rope import _named_scaling
 
     named = _named_scaling(rope) if rope.factors is None else None
     if named is None or "inv_freq" in named:
@@ -388,7 +511,7 @@ def _by_window(group: LayerGroup) -> tuple[LayerGroup, ...]:
 
 def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[LayerGroup, str | None]:
     """The group as llama.cpp runs it, and the training type llama.cpp sees (None: no RoPE)."""
-    from pecli.models.gguf import _scaling_options
+    from pecli.models.gguf_rope import _scaling_options
 
     if group.options is None or group.scheme != "rope":
         return group, None
@@ -397,10 +520,11 @@ def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[L
         raise ConfigError("runtime", "the model's frequencies are given one by one (inv_freq): pecli does not apply "
                           "llama.cpp's flags over them")
     dim = int(options["dim"] * options.get("partial_rotary_factor", 1.0))
-    context = int(options.get("max_position_embeddings") or 4096)
+    context = converted_context(options)
     trained = converted_rope(options.get("rope_scaling"), model_type=model_type,
                              base=float(options.get("base", DEFAULT_BASE)), context=context, rotated_dim=dim)
-    rope = run_rope(trained, flags, dim, windowed=group.windowed)  # llama.cpp's hparams.is_swa
+    rule = swa_rule(model_type) if group.windowed else None  # llama.cpp's hparams.is_swa
+    rope = run_rope(trained, flags, dim, windowed=rule == "trained", plain=rule == "plain")
     new = {k: v for k, v in options.items() if k not in ("rope_scaling", "base")}
     new.update(_scaling_options(rope, None))
     note = new.pop("_note", "")
@@ -408,4 +532,12 @@ def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[L
     note = note or ("llama.cpp with these flags; a windowed layer keeps the trained base and scale" if group.windowed
                     else "llama.cpp with these flags")
     changed = replace(group, options=new, keys_read=read, keys_defaulted=(), note=note)
+    if model_type in DEEPSEEK_CONVERTED:  # its graph's softmax factor follows the context's scale (deepseek2.cpp)
+        from pecli.models.gguf_rope import deepseek_softmax_factor
+        from pecli.models.logit_scale import UNSCALED, LogitScale
+
+        value = deepseek_softmax_factor(rope.freq_scale, rope.ext_factor, attn_factor=trained.attn_factor,
+                                        yarn_attn_factor=given_attn_factor(flags, trained),
+                                        log_multiplier=trained.log_multiplier)
+        changed = replace(changed, attention_scale=UNSCALED if value == 1.0 else LogitScale(value))
     return changed, trained.scaling_type

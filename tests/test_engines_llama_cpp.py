@@ -1,0 +1,229 @@
+"""pecli's llama.cpp engine against llama.cpp's own code: every case of
+``tests/fixtures/engines/llama_cpp/gguf_cases.json`` (a GGUF file's metadata run under llama.cpp's flags by
+llama.cpp built from source: its argument parser, its loader, its context constructor, the graph it builds and
+``ggml_rope_ext`` on unit vectors; see ``generate.py`` and ``RULES.md`` there).
+
+Per case pecli must give llama.cpp's answer: the flags accepted or refused, the context served (``n_ctx``), and
+per layer whether it rotates, the rotated components, the layout (adjacent pairs or pairs half a head apart)
+and the cos and sin at the probe positions (angle and magnitude: every factor llama.cpp puts on them), within
+float32's rounding. Where a case is the conversion of a ``config.json``, ``pecli diff --runtime llama.cpp``
+over the config and over the file must say "same" exactly when llama.cpp's numbers are transformers'.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("gguf")
+
+from pecli.engines import engine  # noqa: E402
+from pecli.errors import ConfigError  # noqa: E402
+
+ROOT = Path(__file__).parent.parent
+DOCUMENT = json.loads((ROOT / "tests" / "fixtures" / "engines" / "llama_cpp" / "gguf_cases.json").read_text())
+CASES = DOCUMENT["cases"]
+IDS = [case["id"] for case in CASES]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """The case's GGUF file, written once per model (:func:`tests.gguf_models.write_case_gguf`)."""
+    from tests.gguf_models import write_case_gguf
+
+    folder = tmp_path_factory.mktemp("llama_cpp")
+    made: dict[str, str] = {}
+
+    def file_of(case: dict) -> str:
+        if case["model"] not in made:
+            made[case["model"]] = write_case_gguf(folder / f"{case['model']}.gguf", DOCUMENT["models"][case["model"]])
+        return made[case["model"]]
+
+    return file_of
+
+
+def angles_of(group, positions: list[int]) -> tuple[np.ndarray, np.ndarray, int]:
+    """(angle, magnitude) per probe position and rotated pair of a pecli rope group, and its rotated components."""
+    from pecli.models.rope_facts import scheme_of
+
+    scheme = scheme_of(group)
+    angles, scales = [], []
+    for position in positions:
+        at = scheme_of(group, position + 1) if scheme.reads_context else scheme
+        angles.append(position * np.asarray(at.inv_freq, dtype=np.float64))
+        scales.append(np.full(len(at.inv_freq), float(at.attention_scaling)))
+    return np.array(angles), np.array(scales), int(scheme.rotated_dim)
+
+
+def why_not(group, fixture: dict, permuted: bool) -> str | None:
+    """Why pecli's group is not llama.cpp's numbers for the fixture's layers (None: it is)."""
+    kind = fixture["kind"]
+    ours = "none" if group.options is None else group.scheme
+    if kind == "none":
+        return None if ours in ("none", "nope") or group.options is None else f"pecli applies {ours}, llama.cpp nothing"
+    if kind == "alibi":
+        if ours != "alibi":
+            return f"pecli applies {ours}, llama.cpp ALiBi"
+        return None if fixture["max_bias"] == 8.0 and group.options["heads"] == fixture["heads"] else \
+            f"ALiBi heads {group.options['heads']} vs {fixture['heads']}, max_bias {fixture['max_bias']}"
+    if ours != "rope":
+        return f"pecli applies {ours}, llama.cpp RoPE"
+    positions = fixture["probe_positions"]
+    angles, scales, rotated = angles_of(group, positions)
+    if rotated != fixture["rotary_dim"]:
+        return f"rotary dims {rotated}, llama.cpp {fixture['rotary_dim']}"
+    # pecli's plan is in the checkpoint's frame: llama.cpp's adjacent pairs on q/k rows the converter permuted
+    # are the checkpoint's halves
+    layout = "half" if fixture["neox"] or permuted else "interleaved"
+    if group.options.get("layout", "half") != layout:
+        return f"layout {group.options.get('layout')}, llama.cpp {layout} (mode {fixture['mode']})"
+    cos, sin = np.asarray(fixture["cos"], dtype=np.float64), np.asarray(fixture["sin"], dtype=np.float64)
+    if cos.shape != angles.shape:
+        return f"{angles.shape[1]} pairs, llama.cpp {cos.shape[1]}"
+    theirs = np.arctan2(sin, cos)
+    gap = np.abs(np.angle(np.exp(1j * (angles - theirs))))
+    # ggml (ggml_rope_cache_init): θ_i by i float32 products θ·θ_scale, one rounding each, then p·θ and
+    # cos/sin in float32: a relative error of a few ulps per pair index on the angle
+    pair = np.arange(angles.shape[1])
+    allowed = (pair + 8) * np.abs(angles) * 2.0 ** -23 + 2e-5
+    if np.any(gap > allowed):
+        i, j = np.unravel_index(int(np.argmax(gap - allowed)), gap.shape)
+        return f"pair {j} at position {positions[i]}: angle {angles[i, j]:.7g} vs llama.cpp's {theirs[i, j]:.7g}"
+    magnitude = np.hypot(cos, sin)
+    if not np.allclose(scales, magnitude, rtol=1e-5, atol=0):
+        return f"cos/sin scale {scales.flat[0]:.7g}, llama.cpp {magnitude.flat[0]:.7g}"
+    return None
+
+
+def softmax_gap(group, fixture: dict, arch: str) -> str | None:
+    """DeepSeek 2's softmax factor: llama.cpp's ``kq_scale`` (its softmax node) is mscale²/√192 (MLA's q·k width)."""
+    if arch != "deepseek2" or fixture.get("kq_scale") is None:
+        return None
+    ours = group.attention_scale.factor if group.attention_scale is not None else 1.0
+    theirs = fixture["kq_scale"] * np.sqrt(192.0)
+    return None if np.isclose(ours, theirs, rtol=2e-6) else f"softmax factor {ours:.7g}, llama.cpp {theirs:.7g}"
+
+
+def problems(plan, case: dict, permuted: bool) -> list[str]:
+    found = []
+    arch = DOCUMENT["models"][case["model"]]["arch"]
+    for fixture in case["groups"]:
+        for layer in fixture["layers"]:
+            group = next((g for g in plan.groups if layer in g.layers), None)
+            if group is None:
+                found.append(f"layer {layer}: no pecli group")
+                continue
+            why = why_not(group, fixture, permuted) or softmax_gap(group, fixture, arch)
+            if why is not None:
+                found.append(f"layer {layer}: {why}")
+                break
+    return found
+
+
+def permuted_of(case: dict) -> bool:
+    from pecli.models.gguf import ARCHS
+
+    return ARCHS[DOCUMENT["models"][case["model"]]["arch"]].permuted
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_pecli_computes_what_llama_cpp_computes(case, files):
+    """pecli's llama.cpp engine over the case's GGUF file and flags gives llama.cpp's own answer."""
+    record = engine("llama.cpp")
+    path = files(case)
+    if not case["accepted"]:
+        with pytest.raises(ConfigError):
+            run = record.run_gguf(path, case["args"])
+            assert not run.accepted, f"llama.cpp refuses ({case['error']}); pecli accepts"
+            raise ConfigError("runtime", run.refused)
+        return
+    run = record.run_gguf(path, case["args"])
+    assert run.accepted, run.refused
+    assert run.served == case["served"], f"pecli serves {run.served}, llama.cpp {case['served']}"
+    found = problems(run.plan, case, permuted_of(case))
+    assert not found, found
+
+
+CONFIG_CASES = [case for case in CASES if case["config"]]
+
+
+def transformers_equal(case: dict, reference) -> bool:
+    """Whether llama.cpp's numbers (the case) are transformers' (pecli's reading of the config), layer by layer."""
+    return case["accepted"] and not problems(reference, case, permuted_of(case))
+
+
+@pytest.mark.parametrize("case", CONFIG_CASES, ids=[c["id"] for c in CONFIG_CASES])
+def test_diff_over_the_config_says_same_exactly_when_llama_cpp_computes_the_model(case):
+    """``pecli diff --hf-config C --runtime llama.cpp --args A``: the config runs as the GGUF file the converter
+    writes from it; "same" exactly when llama.cpp's measured numbers are the model's."""
+    from pecli.engines.compare import engine_diff
+    from pecli.models.families.from_config import plan_of
+
+    config = json.loads((ROOT / case["config"]).read_text())
+    reference = plan_of(config, "config.json")
+    if not case["accepted"]:
+        with pytest.raises(ConfigError):
+            engine_diff(engine("llama.cpp"), config, case["args"], reference)
+        return
+    found = engine_diff(engine("llama.cpp"), config, case["args"], reference)
+    assert found.run.accepted
+    assert not problems(found.run.plan, case, permuted_of(case)), problems(found.run.plan, case, permuted_of(case))
+    assert found.same == transformers_equal(case, reference), found.lines()
+
+
+@pytest.mark.parametrize("case", CONFIG_CASES, ids=[c["id"] for c in CONFIG_CASES])
+def test_diff_over_the_file_says_same_exactly_when_llama_cpp_computes_the_model(case, files):
+    """``pecli diff --gguf F --hf-config C --runtime llama.cpp --args A``: "same" exactly when llama.cpp's
+    measured numbers on the file are the model's."""
+    from pecli.models.families.from_config import plan_of
+    from pecli.models.gguf_blame import diff_gguf_flags
+
+    config = json.loads((ROOT / case["config"]).read_text())
+    reference = plan_of(config, "config.json")
+    if not case["accepted"]:
+        with pytest.raises(ConfigError):
+            diff_gguf_flags(files(case), case["args"], reference)
+        return
+    found = diff_gguf_flags(files(case), case["args"], reference)
+    assert found.same == transformers_equal(case, reference), found.lines()
+
+
+def test_the_measured_architectures_are_the_fixtures():
+    """``MEASURED_ARCHS`` (a config converted to another architecture is "cannot be sure") is exactly the
+    architectures the fixtures ran, and every architecture pecli reads from a GGUF file is among them."""
+    from pecli.engines.llama_cpp import MEASURED_ARCHS
+    from pecli.models.gguf import ARCHS
+
+    ran = {DOCUMENT["models"][case["model"]]["arch"] for case in CASES if case["accepted"]}
+    assert set(MEASURED_ARCHS) == ran
+    assert set(ARCHS) <= ran
+
+
+def test_a_config_of_an_unmeasured_architecture_is_not_said_same():
+    """A model type whose converted architecture the fixtures did not run: a difference, "cannot be sure"."""
+    from pecli.engines.compare import engine_diff
+    from pecli.models.families.from_config import plan_of
+
+    config = json.loads((ROOT / "tests" / "fixtures" / "models" / "rope" / "exaone4.json").read_text())["config"]
+    found = engine_diff(engine("llama.cpp"), config, "", plan_of(config, "config.json"))
+    assert not found.same and any("cannot be sure" in line for line in found.lines()), found.lines()
+
+
+def test_the_engine_record_names_the_measured_version():
+    assert engine("llama.cpp").version.startswith("0c1e57098")
+    assert DOCUMENT["engine_version"].startswith("0c1e57098")
+
+
+def test_the_cli_runs_a_gguf_file_under_flags(files, runner):
+    """The command line's door: ``pecli diff --gguf F --runtime llama.cpp --args …`` on the Gemma 3 file."""
+    from pecli.cli import app
+
+    case = next(c for c in CASES if c["model"] == "gemma-3-4b" and c["args"] == "--rope-freq-base 20000")
+    result = runner.invoke(app, ["diff", "--gguf", files(case), "--runtime", "llama.cpp", "--args", case["args"],
+                                 "--json"])
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.output)
+    assert not document["same"]
