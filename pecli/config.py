@@ -23,7 +23,9 @@ from pecli.io import size_text
 from pecli.params import Parameter, choice_error, coerce, excerpt
 from pecli.schemes import SCHEMES, Scheme, get_scheme_class
 from pecli.memory import check_memory, default_memory_budget, memory_budget, parse_size  # noqa: F401 (re-exported)
-from pecli.schemes.build import DEFAULT_LENGTH, accepted_keys, build_scheme, normalize_key, scheme_parameters, variant
+from pecli.schemes.build import (
+    DEFAULT_LENGTH, accepted_keys, build_scheme, layered, normalize_key, scheme_parameters, variant,
+)
 from pecli.schemes.positions import Positions, as_positions, positions_length
 from pecli.models.reading import (  # noqa: F401 (re-exported: the commands read models through the request)
     LAYER_SETTINGS, MODEL_KEYS, check_plan_schemes, group_options, model_plan, selected_plan,
@@ -32,7 +34,7 @@ from pecli.models.sources import DEFAULT_SOURCE, SOURCES
 from pecli.models.sources.config_json import read_hf_config, read_plan  # noqa: F401 (re-exported, as above)
 
 if TYPE_CHECKING:
-    from pecli.models.plan import LayerGroup, PositionPlan
+    from pecli.models.plan import LayerGroup, PositionPlan, Source
 
 DEFAULT_SCHEME = "sinusoidal"
 #: More positions than any context a model runs (2^32); beyond this a range is surely a typo.
@@ -67,6 +69,8 @@ class Spec:
     given_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     #: The model's position plan narrowed to the group this spec computes (None without a model).
     plan: PositionPlan | None = None
+    #: The settings the user's keys changed over the model's group (origin *user override*).
+    overrides: tuple[Source, ...] = ()
 
     @property
     def memory_budget(self) -> int:
@@ -76,6 +80,14 @@ class Spec:
     def check_memory(self, needed: float, what: str = "this") -> None:
         """Refuse, before any work, what would need more than :attr:`memory_budget` bytes."""
         check_memory(needed, self.memory_budget, what)
+
+    def sources_of(self, setting: str) -> tuple[Source, ...]:
+        """Where setting ``setting`` of the scheme came from: the user's key where the user changed it over
+        the model (:attr:`overrides`), else the model's group's (:meth:`LayerGroup.sources_of
+        <pecli.models.plan.LayerGroup.sources_of>`); () without a model."""
+        mine = tuple(source for source in self.overrides if source.setting == setting)
+        group = self.plan.single if self.plan is not None else None
+        return mine or (group.sources_of(setting) if group is not None else ())
 
     def variant(self, name: str | None = None, params: Mapping[str, Any] | None = None, **changes: Any) -> Scheme:
         """Scheme ``name`` (default: this spec's) built with the user's parameters it takes; see :func:`variant`."""
@@ -287,11 +299,13 @@ def resolve(
     scheme's parameters; :func:`build_and_place` builds the scheme and places it at its positions.
     """
     command = command_settings(settings, run_keys)
+    given = options
     options, plan = expand_sources(options, command, plan)
     keys = split_keys(options, command)
+    overrides = user_overrides({k: v for k, v in given.items() if k not in command}, plan)
     if keys.cls.has_cells:
-        return dataclasses.replace(_resolve_cells(keys, settings), plan=plan)
-    return build_and_place(keys, settings, plan)
+        return dataclasses.replace(_resolve_cells(keys, settings), plan=plan, overrides=overrides)
+    return dataclasses.replace(build_and_place(keys, settings, plan), overrides=overrides)
 
 
 def group_specs(
@@ -365,7 +379,29 @@ def _with_model_options(options: dict[str, Any], plan: PositionPlan, model_key: 
     asked = options.get("scheme")
     if asked not in (None, from_model["scheme"]):
         raise ConfigError(model_key, f"{plan.source} uses {from_model['scheme']} in layer group {group.name}, not scheme {asked!r}")
-    return merge(from_model, options)
+    cls = get_scheme_class(from_model["scheme"])
+    own = accepted_keys(cls)
+    model = {k: v for k, v in from_model.items() if k != "scheme"}
+    changes = {k: v for k, v in options.items() if k in own}
+    return {"scheme": from_model["scheme"], **layered(cls, model, changes),
+            **{k: v for k, v in options.items() if k not in own and k != "scheme"}}
+
+
+def user_overrides(options: Mapping[str, Any], plan: PositionPlan | None) -> tuple[Source, ...]:
+    """The settings the user's keys change over the model's layer group (``--base``, ``--set rope_theta=…``,
+    a ``rope_scaling`` block in a YAML file), each a :class:`~pecli.models.plan.Source` of origin *user
+    override* naming the key as given; () without a model, or for a group without position encoding."""
+    from pecli.models.plan import Origin, Source
+
+    group = plan.single if plan is not None else None
+    if group is None or group.options is None:
+        return ()
+    cls = get_scheme_class(group.scheme)
+    own = accepted_keys(cls)
+    found = [Source(setting, str(key), Origin.USER, repr(value))
+             for key, given in options.items() if key in own
+             for setting, value in layered(cls, {key: given}).items()]
+    return tuple(dict.fromkeys(found))
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ from pecli.errors import ConfigError
 from pecli.models.logit_scale import UNSCALED, LogitScale, SoftmaxScale
 from pecli.notebook import Tabular
 from pecli.numbers import integer, number
-from pecli.schemes.scaling.rope_type import hf_rope_type
 
 if TYPE_CHECKING:
     from pecli.schemes.base import Scheme
@@ -146,11 +145,11 @@ class LayerGroup:
         """Where :attr:`analysis_length` comes from, in words ("" for a plain max_position_embeddings)."""
         if self.window:
             return f"analysed over its attention window of {integer(self.window[1])} tokens ({self.window[0]})"
-        block = (self.options or {}).get("rope_scaling") or {}
-        longest = (self.options or {}).get("max_position_embeddings")
-        if self.context and self.context != longest:
+        stretched = self._stretched
+        if stretched is not None and self.context != stretched[2]:
+            factor, original, _ = stretched
             return (f"analysed over {integer(self.context)} positions, the scaling's factor × original length "
-                    f"({number(float(block.get('factor')))} × {integer(int(block.get('original_max_position_embeddings')))})")
+                    f"({number(factor)} × {integer(original)})")
         return ""
 
     @cached_property
@@ -193,16 +192,31 @@ class LayerGroup:
     def context(self) -> int | None:
         """The context the model runs its group at: a scaling's factor × original length where the
         scaling says so, else ``max_position_embeddings`` (None when the config gives neither)."""
-        options = self.options or {}
-        block = options.get("rope_scaling") or {}
-        longest = options.get("max_position_embeddings")
-        factor, original = block.get("factor"), block.get("original_max_position_embeddings")
-        from pecli.schemes.scaling.registry import find_scaling
-
-        record = find_scaling(hf_rope_type(block, None))
-        if record is not None and record.from_original_length and factor and original:
-            return max(int(round(float(factor) * float(original))), int(longest or 0))
+        stretched = self._stretched
+        if stretched is not None:
+            factor, original, longest = stretched
+            return max(int(round(factor * original)), longest or 0)
+        longest = getattr(self.encoding, "max_position_embeddings", None) if self.rotary else None
         return int(longest) if longest else None
+
+    @property
+    def _stretched(self) -> tuple[float, int, int | None] | None:
+        """The factor and original length of a scaling that runs the model at their product (one whose
+        record says it starts from the original length: llama3, yarn, longrope), as the group's typed
+        scaling holds them, with ``max_position_embeddings``; None for any other group.
+
+        Only the keys the config gives count: a llama3 block without ``original_max_position_embeddings``
+        is not stretched here (the 8192 pecli's rule falls back on is no fact of the config's), and a
+        legacy ``su`` block is longrope (transformers' ``Phi3Config`` renames it).
+        """
+        scaling = getattr(self.encoding, "rope_scaling", None) if self.rotary else None
+        if scaling is None or not scaling.record.from_original_length:
+            return None
+        factor, original = scaling.values.get("factor"), scaling.values.get("original_max_position_embeddings")
+        if not factor or not original:
+            return None
+        longest = self.encoding.max_position_embeddings
+        return float(factor), int(original), None if longest is None else int(longest)
 
     @property
     def scheme_class(self) -> type | None:

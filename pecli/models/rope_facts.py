@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from pecli.models.plan import LayerGroup
-from pecli.schemes.scaling.rope_type import hf_rope_type
 from pecli.models.differences import (
     ATTENTION_KEYS, BASE_KEYS, CONTEXT_KEYS, DIM_KEYS, LAYOUT_KEYS, RELATIVE, SCALING_KEYS, Difference, _key,
 )
@@ -102,7 +101,7 @@ def _blame(ours: LayerGroup, theirs: LayerGroup, a: Any, b: Any, layers: str, ef
         return Difference("base", layers, _key(ours, BASE_KEYS) or "base", _key(theirs, BASE_KEYS) or "base",
                           float(base_a), float(base_b), effect)
     return Difference("frequencies", layers, _scaling_key(ours, SCALING_KEYS), _scaling_key(theirs, SCALING_KEYS),
-                      scaling_text(ours.options), scaling_text(theirs.options), effect)
+                      scaling_text(ours), scaling_text(theirs), effect)
 
 
 def _scaling_key(group: LayerGroup, pattern: Any) -> str:
@@ -112,18 +111,26 @@ def _scaling_key(group: LayerGroup, pattern: Any) -> str:
     return ", ".join(found) or "(no scaling key)"
 
 
-def scaling_text(options: dict[str, Any]) -> str:
-    """A group's scaling in words: ``llama3 ×8 from 8,192``, ``none``, ``per-pair frequencies``."""
-    from pecli.schemes.scaling.registry import scales
+def scaling_text(group: LayerGroup | Mapping[str, Any]) -> str:
+    """A group's scaling in words, as its typed scaling (:attr:`LayerGroup.encoding`) holds it: ``llama3 ×8
+    from 8,192``, ``none``, ``per-pair frequencies``. Only the keys the config gives are said (a llama3 block
+    without an original length says none), under the scaling's own name (a legacy ``su`` block is longrope,
+    as transformers' ``Phi3Config`` renames it).
 
-    block = options.get("rope_scaling") or {}
-    kind = hf_rope_type(block, "none")
-    words = "per-pair frequencies" if options.get("inv_freq") is not None else ""
-    if not scales(kind, aliases=False):
+    ``group`` may still be a group's options (the engines' and GGUF's blame pass them): they are read as
+    the group they describe.
+    """
+    if not isinstance(group, LayerGroup):
+        group = LayerGroup("", (), group)
+    scheme = group.encoding
+    words = "per-pair frequencies" if getattr(scheme, "given_inv_freq", None) is not None else ""
+    scaling = getattr(scheme, "rope_scaling", None)
+    if scaling is None or not scaling.record.scales:
         return words or "none"
-    text = kind + (f" ×{float(block['factor']):g}" if block.get("factor") is not None else "")
-    if block.get("original_max_position_embeddings") is not None:
-        text += f" from {int(block['original_max_position_embeddings']):,}"
+    given = scaling.values
+    text = scaling.rope_type + (f" ×{float(given['factor']):g}" if given.get("factor") is not None else "")
+    if given.get("original_max_position_embeddings") is not None:
+        text += f" from {int(given['original_max_position_embeddings']):,}"
     return f"{words}, {text}" if words else text
 
 

@@ -34,21 +34,8 @@ def build_scheme(name: str, params: Mapping[str, Any], *, length: int = DEFAULT_
     """
     cls = get_scheme_class(name)
     known = scheme_parameters(cls)
-    explicit: dict[str, Any] = {}
-    from_blocks: dict[str, Any] = {}
-    for key, value in params.items():
-        key = normalize_key(key)
-        if key in cls.block_keys:
-            from_blocks.update(cls.expand_block(key, value))
-        else:
-            explicit[cls.aliases.get(key, key)] = value
-    if "scaling" in explicit and from_blocks.get("scaling") != explicit["scaling"]:
-        # Another scaling than the block's: the block's keys that the new one takes carry over (a model's
-        # factor and original length), the others do not.
-        kept = set(cls.block_model_keys) | set(cls.block_keys_of(explicit["scaling"]))
-        from_blocks = {k: v for k, v in from_blocks.items() if k in kept}
     values: dict[str, Any] = {}
-    for key, value in {**from_blocks, **explicit}.items():  # explicit keys win over a block's
+    for key, value in layered(cls, params).items():
         if key not in known:
             valid = ", ".join(known) or "none"
             raise ConfigError(key, f"is not a parameter of scheme {name!r} (its parameters: {valid})")
@@ -79,11 +66,68 @@ def variant(
     """
     cls = get_scheme_class(name)
     own = accepted_keys(cls)
-    values = {key: value for key, value in given.items() if key in own}
-    values.update({normalize_key(key): value for key, value in (params or {}).items()})
-    for key, value in changes.items():
-        if key in own:
-            for alias in [a for a, target in cls.aliases.items() if target == key]:
-                values.pop(alias, None)
-            values[key] = value
-    return build_scheme(name, values, length=length)
+    taken = {key: value for key, value in changes.items() if key in own}
+    return build_scheme(name, layered(cls, {k: v for k, v in given.items() if k in own}, params, taken), length=length)
+
+
+#: The parameter naming a block's variant (rope: the scaling type), which decides which of a block's keys apply.
+VARIANT = "scaling"
+
+
+def layered(cls: type[Scheme], *layers: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The parameters of scheme ``cls`` that ``layers`` give, each a change over the ones before it, as
+    the scheme takes a change: keys under their own names (``rope_theta`` → ``base``), a block
+    (``rope_scaling``) read into its parameters.
+
+    Within a layer, its own keys win over its block's, and a variant other than the block's (``scaling:
+    yarn`` beside a llama3 block) keeps only the block's keys the new variant takes (a model's factor
+    and original length) and :attr:`~pecli.schemes.base.Scheme.block_model_keys`. Across layers, a later
+    key replaces an earlier one; a later block replaces the earlier variant and all its keys (a block is
+    the whole scaling, as in a config file; ``rope_scaling: null`` switches it off), and a later variant
+    alone keeps the earlier keys it takes (``--scaling yarn`` over a model's llama3 block keeps its factor
+    and original length).
+
+    Returns
+    -------
+    dict
+        Parameter name → value (None: the default), not yet coerced: :func:`build_scheme` checks them.
+    """
+    variant_keys = _variant_keys(cls)
+    out: dict[str, Any] = {}
+    for layer in layers:
+        values, blocked = _one_layer(cls, layer or {})
+        if blocked:
+            out = {k: v for k, v in out.items() if k not in variant_keys}
+        elif VARIANT in values and values[VARIANT] != out.get(VARIANT):
+            kept = set(cls.block_keys_of(values[VARIANT])) if values[VARIANT] is not None else set()
+            out = {k: v for k, v in out.items() if k not in variant_keys or k in kept}
+        out.update(values)
+    return out
+
+
+def _one_layer(cls: type[Scheme], params: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """One layer's parameters (its block read, its own keys winning) and whether it gave a block."""
+    explicit: dict[str, Any] = {}
+    from_blocks: dict[str, Any] = {}
+    blocked = False
+    for key, value in params.items():
+        key = normalize_key(str(key))
+        if key in cls.block_keys:
+            from_blocks.update(cls.expand_block(key, value))
+            blocked = True
+        else:
+            explicit[cls.aliases.get(key, key)] = value
+    if VARIANT in explicit and from_blocks.get(VARIANT) != explicit[VARIANT]:
+        # Another variant than the block's: the block's keys that the new one takes carry over (a model's
+        # factor and original length), the others do not.
+        kept = set(cls.block_model_keys) | set(cls.block_keys_of(explicit[VARIANT]))
+        from_blocks = {k: v for k, v in from_blocks.items() if k in kept}
+    return {**from_blocks, **explicit}, blocked
+
+
+def _variant_keys(cls: type[Scheme]) -> frozenset[str]:
+    """The variant parameter and every parameter one of its variants takes: what a new block replaces."""
+    parameter = scheme_parameters(cls).get(VARIANT) if cls.block_keys else None
+    if parameter is None:
+        return frozenset()
+    return frozenset({VARIANT}.union(*(cls.block_keys_of(choice) for choice in parameter.choices or ())))

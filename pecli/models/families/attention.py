@@ -65,7 +65,9 @@ def group_attention(keys: Keys, family: Family, model_type: Any, group: LayerGro
     """The factor the model's attention applies to ``group``'s logits beyond cos and sin."""
     scale = UNSCALED
     if group.rotary:
-        block = dict(group.options.get("rope_scaling") or {})
+        # the group's typed scaling in HF's form, with the keys only the attention reads from the config's block
+        scaling = getattr(group.encoding, "rope_scaling", None)
+        block = scaling.to_hf() if scaling is not None else {}
         raw = keys.data.get("rope_parameters") or keys.data.get("rope_scaling")
         if isinstance(raw, dict) and raw.get("llama_4_scaling_beta") is not None:
             block.setdefault("original_max_position_embeddings", raw.get("original_max_position_embeddings"))
