@@ -6,7 +6,9 @@ theta_i = base ** (-2 i / d), wavelength w_i = 2 pi / theta_i, s = factor, L = o
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,7 +22,10 @@ from pecli.schemes.scaling.record import ScaledFrequencies
 from pecli.schemes.scaling.registry import SCALING_TYPES
 from pecli.schemes.scaling.unscaled import default_inv_freq
 from pecli.schemes.scaling.value import RopeScaling
+from pecli.schemes.rope import RopeScheme
 from pecli.schemes.scaling.yarn import yarn_correction_range, yarn_get_mscale
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_configs" / "hf"
 
 # base 10000, d = 8: theta_i = 10000 ** (-i / 4) = [1, 0.1, 0.01, 0.001];
 # wavelengths 2 pi * [1, 10, 100, 1000] = [6.283, 62.83, 628.3, 6283.2].
@@ -454,11 +459,34 @@ def test_llama3_equal_band_edges_cut_sharply_as_llama4_scout():
     np.testing.assert_allclose(scheme.inv_freq, expected, rtol=1e-12)
 
 
-def test_llama3_original_must_be_below_max_position_embeddings():
-    with pytest.raises(ConfigError) as e:
-        RopeScaling("llama3", factor=8.0, original_max_position_embeddings=8192).validate(
-            rotated_dim=8, max_position_embeddings=8192)
-    assert e.value.key == "original_max_position_embeddings"
+def test_llama3_original_not_below_max_position_embeddings_is_computed_with_a_note():
+    # transformers 5.24 (_validate_llama3_rope_parameters) only warns when original >= max_position_embeddings
+    scaling = RopeScaling("llama3", factor=8.0, original_max_position_embeddings=8192)
+    scaling.validate(rotated_dim=8, max_position_embeddings=8192)
+    scheme = RopeScheme(dim=8, base=100.0, max_position_embeddings=8192, rope_scaling=scaling)
+    theta = 100.0 ** (-np.arange(0, 8, 2) / 8)
+    wavelength = 2 * np.pi / theta  # 6.3, 19.9, 62.8, 198.7: all below 8192 / 4, so unchanged
+    assert (wavelength < 8192 / 4).all()
+    np.testing.assert_allclose(scheme.inv_freq, theta, rtol=1e-15)
+    assert any("not below max_position_embeddings 8192" in note for note in scheme.frequencies.notes)
+
+
+def test_a_llama3_config_without_its_original_length_takes_the_models_as_transformers_5_does():
+    # transformers 5.24 standardize_rope_params: for llama3, yarn and longrope blocks,
+    # rope_parameters.setdefault("original_max_position_embeddings", config.max_position_embeddings)
+    from pecli.models.families.from_config import plan_of
+
+    config = json.loads((SAMPLES / "meta-llama--llama-3.1-8b.json").read_text())
+    del config["rope_scaling"]["original_max_position_embeddings"]
+    inv = plan_of(config, "config.json").groups[0].encoding.inv_freq
+    theta = 500000.0 ** (-np.arange(0, 128, 2) / 128)
+    wavelength, original, low, high, s = 2 * np.pi / theta, 131072, 1.0, 4.0, 8.0
+    smooth = (original / wavelength - low) / (high - low)  # Meta's apply_scaling
+    expected = np.where(wavelength < original / high, theta,
+                        np.where(wavelength > original / low, theta / s, (1 - smooth) * theta / s + smooth * theta))
+    np.testing.assert_allclose(inv, expected, rtol=1e-12)
+    assert not np.allclose(inv, plan_of(json.loads((SAMPLES / "meta-llama--llama-3.1-8b.json").read_text()),
+                                        "config.json").groups[0].encoding.inv_freq)  # 8192 would differ
 
 
 def test_longrope_factor_list_length():

@@ -2,8 +2,10 @@
 HF ``_compute_llama3_parameters``).
 
 HF requires ``low_freq_factor``, ``high_freq_factor`` and ``original_max_position_embeddings``; pecli
-supplies Llama 3.1's values 1, 4 and 8192 when absent (HF v5 would take ``max_position_embeddings`` as the
-original length instead).
+supplies Llama 3.1's values 1 and 4 when absent. Without an original length the rule takes
+``max_position_embeddings``, as transformers 5's ``standardize_rope_params`` sets it, and Llama 3.1's
+8192 only when the model's length is unknown too. An original length not below
+``max_position_embeddings`` is computed as given, with a note: transformers warns and computes.
 """
 from __future__ import annotations
 
@@ -32,10 +34,6 @@ def _validate_llama3(scaling: ScalingValue, rotated_dim: int, max_position_embed
     if high < low:  # equal factors are accepted, as HF does (Llama 4 Scout): the band edges coincide
         raise ConfigError("high_freq_factor", f"must be at least low_freq_factor, got high_freq_factor={high:g}, "
                           f"low_freq_factor={low:g}")
-    original = scaling.value("original_max_position_embeddings")
-    if max_position_embeddings is not None and original >= max_position_embeddings:
-        raise ConfigError("original_max_position_embeddings",
-                          f"must be less than max_position_embeddings ({max_position_embeddings}), got {original}")
 
 
 def _llama3(scaling: ScalingValue, model: RopeModel) -> ScaledFrequencies:
@@ -45,9 +43,16 @@ def _llama3(scaling: ScalingValue, model: RopeModel) -> ScaledFrequencies:
     """
     s = scaling.factor
     low, high = float(scaling.value("low_freq_factor")), float(scaling.value("high_freq_factor"))
-    original = scaling.value("original_max_position_embeddings")
     notes = tuple(f"{key} defaulted to {default}" for key, default in LLAMA3_DEFAULTS.items()
-                  if scaling.values.get(key) is None)
+                  if scaling.values.get(key) is None and not (key == ORIGINAL_LENGTH.name and model.max_position_embeddings))
+    if scaling.values.get(ORIGINAL_LENGTH.name) is None and model.max_position_embeddings:
+        original = model.max_position_embeddings  # transformers 5's standardize_rope_params
+        notes += ("original length from max_position_embeddings, as transformers 5 sets it",)
+    else:
+        original = scaling.value(ORIGINAL_LENGTH.name)
+    if model.max_position_embeddings is not None and original >= model.max_position_embeddings:
+        notes += (f"original_max_position_embeddings {original} is not below max_position_embeddings "
+                  f"{model.max_position_embeddings}: transformers warns and computes, as here",)
     theta = model.theta
     wavelength = 2.0 * math.pi / theta
     divided = wavelength > original / low
