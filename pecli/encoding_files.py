@@ -32,7 +32,7 @@ from pecli.dtypes import cast, numpy_dtype, storable
 from pecli.io import sync_wanted, write_atomic
 from pecli.progress import task
 from pecli.schemes.base import Scheme
-from pecli.schemes.frequencies import ANCHOR
+from pecli.schemes.frequencies import ANCHOR, FILL_BYTES
 from pecli.schemes.parts import Block, Part
 from pecli.schemes.positions import position_range
 
@@ -60,6 +60,30 @@ def block_rows(row_values: int) -> int:
     """Rows per block: about :data:`BLOCK_VALUES` values, a multiple of the phasors' anchor when that many."""
     rows = max(1, BLOCK_VALUES // max(1, row_values))
     return rows - rows % ANCHOR if rows >= ANCHOR else rows
+
+
+def rows_ahead(scheme: Scheme) -> bool:
+    """Whether the scheme's next block is computed while the previous one is summarised and written (a
+    scheme that makes its rows in the output dtype, a chunk at a time: ``rows_ahead``). The three blocks
+    then alive hold at most 8 bytes a value, and the chunks :data:`~pecli.schemes.frequencies.FILL_BYTES`:
+    within the 24 bytes a value of a block, plus those."""
+    return bool(getattr(scheme, "rows_ahead", False))
+
+
+def ahead(blocks: Iterator[Block]) -> Iterator[Block]:
+    """The blocks of ``blocks``, each computed on a thread while the caller takes the one before (the
+    blocks' cos, sin and products release the GIL): one block more alive, the same values."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    end = object()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pecli-ahead") as pool:
+        pending = pool.submit(next, blocks, end)
+        while True:
+            block = pending.result()
+            if block is end:
+                return
+            pending = pool.submit(next, blocks, end)
+            yield block
 
 
 def streamed(scheme: Scheme) -> bool:
@@ -99,7 +123,10 @@ def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: li
     finish = finish_bytes(count) + VERIFY_VALUES * VERIFY_BYTES_PER_VALUE
     if storable_itemsize(dtype) < 4:  # float16 rows do repeat: any of them may be a candidate
         finish += count * CANDIDATE_BYTES
-    working = max(rows * row_values * scheme.block_bytes_per_value + derived, finish)
+    block = rows * row_values * scheme.block_bytes_per_value
+    if rows_ahead(scheme):  # three blocks of at most 8 bytes a value (made ahead, summarised, written) and the chunks' own
+        block += FILL_BYTES
+    working = max(block + derived, finish)
     segments = shape[0] if scheme.main_key == "bias" else 1
     # An n-D scheme's cells are among its tables (estimate_bytes); 1-D ids are made unless a range.
     ids = 1 if ids_made and not scheme.has_cells else 0
@@ -267,7 +294,8 @@ class EncodeRun:
     def main_blocks(self) -> Iterator[np.ndarray]:
         """The main array's blocks in the output dtype (bfloat16 widened), each summarised as it comes."""
         prefix = self.main.prefix
-        for block in self.main.blocks(self.rows):
+        blocks = self.main.blocks(self.rows)
+        for block in ahead(blocks) if rows_ahead(self.scheme) else blocks:
             with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
                 values = storable(cast(block.values, self.dtype))
             if block.start >= prefix:  # the summary is about the positions' rows, not the prefix tokens'

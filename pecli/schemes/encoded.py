@@ -53,10 +53,12 @@ class BufferPool:
     freed first); :meth:`clear` frees them all.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, smallest: int | None = None) -> None:
         import threading
 
         self.limit, self._idle, self._lock = limit, [], threading.Lock()
+        #: Arrays of fewer bytes are plain ``np.empty`` (None: :data:`POOLED_BYTES`).
+        self.smallest = smallest
 
     def take(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """An uninitialised C-ordered array of ``shape`` and ``dtype`` (from an idle buffer when one fits)."""
@@ -64,7 +66,7 @@ class BufferPool:
 
         dtype = np.dtype(dtype)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        if nbytes < POOLED_BYTES or nbytes > self.limit:
+        if nbytes < (POOLED_BYTES if self.smallest is None else self.smallest) or nbytes > self.limit:
             return np.empty(shape, dtype=dtype)
         with self._lock:
             found = next((i for i, raw in enumerate(self._idle) if raw.nbytes == nbytes), None)
@@ -127,6 +129,13 @@ def _physical_memory() -> int:
 
 #: The pool of :func:`pecli.encode`'s large arrays: idle buffers up to an eighth of the machine's memory.
 BUFFERS = BufferPool(_physical_memory() // 8)
+
+
+#: The pool of the blocks ``pecli encode`` computes, summarises and writes (and :func:`pecli.encode` copies
+#: into its arrays): a run's blocks come and go in the same few sizes, and memory written for the first
+#: time costs a page fault a page (0.3 to 2 s a GiB, see :func:`fresh_buffer`), every block. Idle
+#: blocks up to 64 MiB are kept; a run holds at most those it uses at once (memory_needed counts them).
+BLOCKS = BufferPool(64 << 20, smallest=1 << 20)
 
 
 @dataclass(frozen=True, eq=False)
@@ -327,13 +336,23 @@ def derived_from_main(scheme: Any, parts: list[Part]) -> dict[str, Callable[[np.
     main = parts[0] if parts else None
     if main is None or not copies_cos_sin(scheme) or main.name != "encoding" or len(main.shape) != 2:
         return {}
-    from pecli.schemes.rotary_layout import layout_cache, pair_slices
+    from pecli.schemes.rotary_layout import pair_slices
 
     layout = scheme.layout
     rotated = int(getattr(scheme, "rotated_dim", main.shape[1]))
     first, second = pair_slices(rotated, layout)
     shapes = {part.name: part.shape for part in parts}
-    derive = {"cos": lambda rows: layout_cache(rows[:, first], layout), "sin": lambda rows: layout_cache(rows[:, second], layout)}
+
+    def cache(values: np.ndarray) -> np.ndarray:
+        """``layout_cache(values, layout)`` in a block of :data:`BLOCKS`."""
+        out = BLOCKS.take((values.shape[0], 2 * values.shape[1]), values.dtype)
+        if layout == "half":
+            out[:, : values.shape[1]], out[:, values.shape[1] :] = values, values
+        else:
+            out[:, 0::2], out[:, 1::2] = values, values
+        return out
+
+    derive = {"cos": lambda rows: cache(rows[:, first]), "sin": lambda rows: cache(rows[:, second])}
     return {name: f for name, f in derive.items() if shapes.get(name) == (main.shape[0], rotated)}
 
 
