@@ -4,6 +4,8 @@ them, and :class:`FrequencyPairs`, what a scheme with frequency pairs tells the 
 from __future__ import annotations
 
 import functools
+import os
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -95,17 +97,20 @@ CHUNK_BYTES_PER_VALUE = 16
 #: Bytes of the chunks :func:`fill_rows` holds at once, beside the array it fills.
 FILL_BYTES = 2 * CHUNK_VALUES * CHUNK_BYTES_PER_VALUE
 
-_helper: Any = None
+_helper: tuple[int, Any] | None = None  # (the process it was made in, the executor)
+_helper_lock = threading.Lock()
 
 
 def _helper_thread() -> Any:
-    """The one thread that fills the second half of a :func:`fill_rows` array (made on first use)."""
+    """The one thread that fills the second half of a :func:`fill_rows` array (made on first use, and
+    anew in a process forked after it: a fork copies the executor, not its thread)."""
     global _helper
-    if _helper is None:
-        from concurrent.futures import ThreadPoolExecutor
+    with _helper_lock:
+        if _helper is None or _helper[0] != os.getpid():
+            from concurrent.futures import ThreadPoolExecutor
 
-        _helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pecli-rows")
-    return _helper
+            _helper = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="pecli-rows"))
+        return _helper[1]
 
 
 def fill_rows(count: int, width: int, dtype: Any, fill: Callable[[int, int, np.ndarray], None]) -> np.ndarray:
