@@ -248,18 +248,18 @@ def test_progress_follows_the_bytes_written(monkeypatch, tmp_path, out, params):
 MIB = 1 << 20
 #: The summary's last step where it stays under a block: finish_bytes(N) + 2^18 candidate values × 48 B.
 VERIFY_ROWS = (1 << 18) * 48
-#: Two chunks of 2^14 values at 16 B a value, filled on two threads (float64 angles and complex phasors).
-FILL = 2 * (1 << 14) * 16
+#: Two chunks of 2^15 values at 16 B a value, filled on two threads (float64 angles and complex phasors).
+FILL = 2 * (1 << 15) * 16
 
 
 @pytest.mark.parametrize("params,out,expected", [
     # sinusoidal d = 512 float32 .npy: blocks of 2^20 / 512 = 2048 rows × 512 values at 24 B a value
     # (three blocks of at most 8 B a value: made ahead, summarised, written): 24 MiB, and two chunks of
-    # 2^14 values at 16 B a value being filled (float64 angles and complex phasors): 512 KiB; 8,192
+    # 2^15 values at 16 B a value being filled (float64 angles and complex phasors): 1 MiB; 8,192
     # positions × (4 B of key + 8 B of id): 96 KiB. The last step, 9 B × 8,192 + 24 B × 8,192 + 2^15 B +
     # 12 MiB, is smaller.
     ({"scheme": "sinusoidal", "dim": 512, "length": 8192, "dtype": "float32"}, "pe.npy", 24 * MIB + FILL + 8192 * 12),
-    # rope d = 128 float32 .npz: 8,192-row blocks (24 MiB), the chunks being filled (512 KiB) and two
+    # rope d = 128 float32 .npz: 8,192-row blocks (24 MiB), the chunks being filled (1 MiB) and two
     # blocks each of cos and sin copied from them (2 × 2 × 8,192 × 128 × 4 B = 16 MiB); 65,536 × 12 B of
     # keys and ids.
     ({"scheme": "rope", "dim": 128, "length": 65536, "dtype": "float32"}, "rope.npz", 40 * MIB + FILL + 65536 * 12),
@@ -287,10 +287,10 @@ def test_rope_archive_memory_is_flat_in_the_length():
     scheme = build_scheme("rope", {"dim": 128})
     mib = 1 << 20
     verify = summary_module.VERIFY_VALUES * encoding_files.VERIFY_BYTES_PER_VALUE  # 12 MiB of candidate rows
-    # 2^20: a block of 8192 rows × 128 at 24 B a value (24 MiB), the chunks being filled (512 KiB), two
+    # 2^20: a block of 8192 rows × 128 at 24 B a value (24 MiB), the chunks being filled (1 MiB), two
     # blocks of cos and of sin (32 MiB), which outweigh the last step (9 + 24 + 4 + 12 MiB: one share of
     # keys, the scan, its table, rows); 4 B of key per position (4 MiB)
-    fill = 2 * (1 << 14) * 16
+    fill = 2 * (1 << 15) * 16
     assert encoding_files.memory_needed(scheme, 1 << 20, "float64", None, ids_made=False) == (56 + 4) * mib + fill
     # with the ids made (--positions), 8 B more per position
     assert encoding_files.memory_needed(scheme, 1 << 20, "float64", None) == (56 + 4 + 8) * mib + fill

@@ -85,9 +85,9 @@ def unit_phasors(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: bool
     return anchors[which] * steps[positions - anchors_of * ANCHOR]
 
 
-#: Values of a chunk of rows made at once by :func:`fill_rows` (its angles, phasors and cast): a few of
-#: a core's L2 cache, so that each value goes to memory once, as the output.
-CHUNK_VALUES = 1 << 14
+#: Values of a chunk of rows made at once by :func:`fill_rows` (its angles, phasors and cast: 384 KiB), within
+#: a core's L2 cache (1 MiB here), so that each value goes to memory once, as the output.
+CHUNK_VALUES = 1 << 15
 #: Arrays of at least this many values are filled by two threads (:func:`fill_rows`).
 SHARED_VALUES = 1 << 16
 
