@@ -131,7 +131,19 @@ class SinusoidalScheme(AdditiveScheme):
         inv_freq, pairs, scale, half = self.inv_freq, self.dim // 2, self.scale, self.layout == "half"
         out_dtype = np.dtype(np.float64) if dtype is None else numpy_dtype(dtype)
 
+        sines, cosines = (slice(0, pairs), slice(pairs, self.dim)) if half else (slice(0, self.dim, 2), slice(1, self.dim, 2))
+
         def rows(ids: np.ndarray) -> np.ndarray:
+            if exact and out_dtype == np.float64:  # sin and cos of each chunk's angles straight into their columns
+
+                def direct(start: int, stop: int, out: np.ndarray) -> None:
+                    angles = np.outer(np.asarray(ids[start:stop]).astype(np.float64), inv_freq)
+                    np.sin(angles, out=out[:, sines])
+                    np.cos(angles, out=out[:, cosines])
+                    if scale != 1.0:
+                        out *= scale
+
+                return fill_rows(len(ids), self.dim, out_dtype, direct)
             chunk = phasor_chunks(ids, inv_freq, sin_first=not half, exact=exact)
 
             def fill(start: int, stop: int, out: np.ndarray) -> None:
