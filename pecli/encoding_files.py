@@ -20,6 +20,7 @@ archive, so cos and sin of every angle are evaluated once whatever the members a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -64,10 +65,26 @@ def block_rows(row_values: int) -> int:
 
 def rows_ahead(scheme: Scheme) -> bool:
     """Whether the scheme's next block is computed while the previous one is summarised and written (a
-    scheme that makes its rows in the output dtype, a chunk at a time: ``rows_ahead``). The three blocks
-    then alive hold at most 8 bytes a value, and the chunks :data:`~pecli.schemes.frequencies.FILL_BYTES`:
-    within the 24 bytes a value of a block, plus those."""
+    scheme that makes its rows in the output dtype, a chunk at a time: ``rows_ahead``). Its blocks are
+    then counted in the output dtype (:data:`AHEAD_BLOCKS` of them), with the chunks being filled
+    (:data:`~pecli.schemes.frequencies.FILL_BYTES`) and the summary's keying of a block
+    (:func:`key_bytes_per_row`)."""
     return bool(getattr(scheme, "rows_ahead", False))
+
+
+#: Blocks of the main array alive at once when the next is computed ahead (:func:`ahead`): the one being
+#: made, the one being summarised, the one being written (or whose last row the summary keeps).
+AHEAD_BLOCKS = 3
+
+
+def key_bytes_per_row(row_values: int, itemsize: int) -> int:
+    """Bytes per row of a block while the summary keys it (:func:`~pecli.analysis.summary.row_keys` of
+    its sampled columns): each column copied (``itemsize``), masked (1) and widened to a 64-bit word
+    with a shifted temporary (16); the row's sum and key (16)."""
+    from pecli.analysis.summary import HASHED_COLUMNS
+
+    columns = len(range(0, row_values, max(1, row_values // HASHED_COLUMNS)))
+    return columns * (itemsize + 17) + 16
 
 
 def ahead(blocks: Iterator[Block]) -> Iterator[Block]:
@@ -84,6 +101,18 @@ def ahead(blocks: Iterator[Block]) -> Iterator[Block]:
                 return
             pending = pool.submit(next, blocks, end)
             yield block
+
+
+@contextlib.contextmanager
+def released_blocks() -> Iterator[None]:
+    """Free the pool's idle blocks (:data:`~pecli.schemes.encoded.BLOCKS`) when the blocks are done:
+    the summary's last step, which comes after them, must not find them still held."""
+    from pecli.schemes.encoded import BLOCKS
+
+    try:
+        yield
+    finally:
+        BLOCKS.clear()
 
 
 def streamed(scheme: Scheme) -> bool:
@@ -123,9 +152,13 @@ def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: li
     finish = finish_bytes(count) + VERIFY_VALUES * VERIFY_BYTES_PER_VALUE
     if storable_itemsize(dtype) < 4:  # float16 rows do repeat: any of them may be a candidate
         finish += count * CANDIDATE_BYTES
-    block = rows * row_values * scheme.block_bytes_per_value
-    if rows_ahead(scheme):  # three blocks of at most 8 bytes a value (made ahead, summarised, written) and the chunks' own
-        block += FILL_BYTES
+    if rows_ahead(scheme):  # rows made in the output dtype: three blocks, the chunks being filled, the summary's keys
+        itemsize = storable_itemsize(dtype)
+        block = AHEAD_BLOCKS * rows * row_values * itemsize + FILL_BYTES + rows * key_bytes_per_row(row_values, itemsize)
+        if numpy_dtype(dtype).itemsize < 8:  # angle addition's steps exp(ikθ), k < ANCHOR: 16 B a pair, kept
+            block += ANCHOR * row_values * 8
+    else:
+        block = rows * row_values * scheme.block_bytes_per_value
     working = max(block + derived, finish)
     segments = shape[0] if scheme.main_key == "bias" else 1
     # An n-D scheme's cells are among its tables (estimate_bytes); 1-D ids are made unless a range.
@@ -295,16 +328,17 @@ class EncodeRun:
         """The main array's blocks in the output dtype (bfloat16 widened), each summarised as it comes."""
         prefix = self.main.prefix
         blocks = self.main.blocks(self.rows)
-        for block in ahead(blocks) if rows_ahead(self.scheme) else blocks:
-            with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
-                values = storable(cast(block.values, self.dtype))
-            if block.start >= prefix:  # the summary is about the positions' rows, not the prefix tokens'
-                self.summary.add(dataclasses.replace(block, start=block.start - prefix), values)
-            yield values
+        with released_blocks():  # what follows the blocks (other members, the summary's last step) finds them freed
+            for block in ahead(blocks) if rows_ahead(self.scheme) else blocks:
+                with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
+                    values = storable(cast(block.values, self.dtype))
+                if block.start >= prefix:  # the summary is about the positions' rows, not the prefix tokens'
+                    self.summary.add(dataclasses.replace(block, start=block.start - prefix), values)
+                yield values
 
     def summarise(self) -> None:
         """Summarise the main array without writing it (progress: the blocks)."""
-        with task("encode", total=self.steps) as bar:
+        with released_blocks(), task("encode", total=self.steps) as bar:
             for _ in self.main_blocks():
                 bar.advance()
 
@@ -398,7 +432,8 @@ def write_npy(path: str | os.PathLike, run: EncodeRun, *, force: bool) -> Path:
                 writer.put([(region, values)])
         region.check_complete()
 
-    return write_atomic(path, write, force=force)
+    with released_blocks():
+        return write_atomic(path, write, force=force)
 
 
 def write_npz(path: str | os.PathLike, runs: list[tuple[str, EncodeRun]], metadata: dict[str, Any], *, force: bool) -> Path:
@@ -418,7 +453,8 @@ def write_npz(path: str | os.PathLike, runs: list[tuple[str, EncodeRun]], metada
             writer.put([(layout.reserve("metadata", (), document.dtype), document)])
         layout.close()
 
-    return write_atomic(path, write, force=force)
+    with released_blocks():
+        return write_atomic(path, write, force=force)
 
 
 def _dtype_name(part: Part, dtype: str) -> str:

@@ -53,12 +53,14 @@ class BufferPool:
     freed first); :meth:`clear` frees them all.
     """
 
-    def __init__(self, limit: int, smallest: int | None = None) -> None:
+    def __init__(self, limit: int, smallest: int | None = None, fresh: Callable[[int], np.ndarray] | None = None) -> None:
         import threading
 
         self.limit, self._idle, self._lock = limit, [], threading.Lock()
         #: Arrays of fewer bytes are plain ``np.empty`` (None: :data:`POOLED_BYTES`).
         self.smallest = smallest
+        #: How a buffer of n bytes is made when none is idle (None: :func:`fresh_buffer`).
+        self.fresh = fresh
 
     def take(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """An uninitialised C-ordered array of ``shape`` and ``dtype`` (from an idle buffer when one fits)."""
@@ -72,7 +74,7 @@ class BufferPool:
             found = next((i for i, raw in enumerate(self._idle) if raw.nbytes == nbytes), None)
             raw = self._idle.pop(found) if found is not None else None
         if raw is None:
-            raw = fresh_buffer(nbytes)
+            raw = (fresh_buffer if self.fresh is None else self.fresh)(nbytes)
         # Based on a memoryview, not on ``raw``: views of ``array`` keep ``array`` alive, not ``raw``.
         array = np.frombuffer(memoryview(raw), dtype=dtype)
         weakref.finalize(array, self._give_back, raw).atexit = False  # nothing to give back at exit
@@ -134,8 +136,10 @@ BUFFERS = BufferPool(_physical_memory() // 8)
 #: The pool of the blocks ``pecli encode`` computes, summarises and writes (and :func:`pecli.encode` copies
 #: into its arrays): a run's blocks come and go in the same few sizes, and memory written for the first
 #: time costs a page fault a page (0.3 to 2 s a GiB, see :func:`fresh_buffer`), every block. Idle
-#: blocks up to 64 MiB are kept; a run holds at most those it uses at once (memory_needed counts them).
-BLOCKS = BufferPool(64 << 20, smallest=1 << 20)
+#: blocks up to 64 MiB are kept; a run holds at most those it uses at once (memory_needed counts them),
+#: and frees them when its blocks are done. Made by NumPy (``np.empty``, seen by ``tracemalloc``): each
+#: is written for the first time once a run, not once a block.
+BLOCKS = BufferPool(64 << 20, smallest=1 << 20, fresh=lambda nbytes: np.empty(nbytes, dtype=np.uint8))
 
 
 @dataclass(frozen=True, eq=False)
@@ -292,7 +296,10 @@ def assemble(result: type[Encoded], scheme: Any, positions: np.ndarray, dtype: s
     names = {f.name for f in dataclasses.fields(result)} - {"scheme"}
     exact = dtype is None or numpy_dtype(dtype).itemsize >= 8
     parts = scheme.parts(positions, exact=exact, dtype=dtype, wanted=sorted(names))
-    arrays = {part.name: filled(part, dtype) for part in parts if part.name in names}
+    try:
+        arrays = {part.name: filled(part, dtype) for part in parts if part.name in names}
+    finally:
+        BLOCKS.clear()  # the blocks were copied into the arrays: their memory is not kept
     return result(scheme=scheme, **arrays)
 
 
