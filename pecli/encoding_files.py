@@ -11,7 +11,9 @@ bytes for each row that shares its key by chance: N²/2³² rows, 2.5 MiB at 2^2
 the summary's last step (:func:`~pecli.analysis.summary.finish_bytes`: one share of the keys, about
 a byte a position at 2^24 positions and less beyond, a scan of fixed size) comes once the blocks are
 gone. Blocks of about :data:`BLOCK_VALUES` values are computed, summarised and handed to a writer
-thread (:mod:`pecli.io_stream`), and no output array is ever whole.
+thread (:mod:`pecli.io_stream`), and no output array is ever whole. Sinusoidal and rope rows are made
+in the output dtype on both cores, the next block while one is summarised (:func:`ahead`), in blocks
+from a pool (:data:`~pecli.schemes.encoded.BLOCKS`) emptied once the blocks are done.
 
 A rotary scheme's ``cos`` and ``sin`` members are copied from the rows of its encoding as each block
 is computed (:func:`~pecli.schemes.encoded.derived_from_main`), and written beside each other in the
@@ -338,7 +340,7 @@ class EncodeRun:
 
     def summarise(self) -> None:
         """Summarise the main array without writing it (progress: the blocks)."""
-        with released_blocks(), task("encode", total=self.steps) as bar:
+        with task("encode", total=self.steps) as bar:
             for _ in self.main_blocks():
                 bar.advance()
 
@@ -432,7 +434,7 @@ def write_npy(path: str | os.PathLike, run: EncodeRun, *, force: bool) -> Path:
                 writer.put([(region, values)])
         region.check_complete()
 
-    with released_blocks():
+    with released_blocks():  # the writer's last blocks, given back after main_blocks emptied the pool
         return write_atomic(path, write, force=force)
 
 
@@ -453,7 +455,7 @@ def write_npz(path: str | os.PathLike, runs: list[tuple[str, EncodeRun]], metada
             writer.put([(layout.reserve("metadata", (), document.dtype), document)])
         layout.close()
 
-    with released_blocks():
+    with released_blocks():  # the writer's last blocks, given back after main_blocks emptied the pool
         return write_atomic(path, write, force=force)
 
 
