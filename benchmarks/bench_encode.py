@@ -44,6 +44,8 @@ machine weighs on both sides of a pair.
    own write speed, printed beside), in pairs, each file removed just before its writer runs again
    (new files, as a user's; the other's dirty pages are written back meanwhile, alike for both): sinusoidal d = 1024 at 2^18 to ``.npy`` and rope d = 128 at 2^21 to ``.npz`` (cos, sin,
    inv_freq, positions), float32 and float64 (1, 2, 2 and 4 GiB). Target: time ≤ 2× dd's.
+8. ``far error`` (with target 7): float32 files of the last 16,384 positions below 2^24 (``--positions``),
+   sinusoidal d = 1024 and rope d = 128, against cos and sin of the float64 angles. Target: ≤ 1e-6.
 
 Times are seconds of wall clock (CPU seconds for target 3); memory is MiB. Performance is measured here, never in timed unit
 tests; this file is not collected by pytest.
@@ -253,6 +255,36 @@ def write_targets(work: Path, repeat: int, scale: int) -> list[dict[str, Any]]:
     return results
 
 
+def far_error_targets(work: Path, length: int = 1 << 24, rows: int = 1 << 14) -> list[dict[str, Any]]:
+    """Target 8: the largest error of float32 files against cos and sin of the float64 angles at the
+    last ``rows`` positions below ``length`` (``--positions``: the values depend on the position alone),
+    sinusoidal d = 1024 (.npy) and rope d = 128 (.npz, cos and sin)."""
+    positions = f"{length - rows}:{length}"
+    ids = np.arange(length - rows, length, dtype=np.float64)
+    results = []
+    for name, dim, suffix in (("sinusoidal", 1024, ".npy"), ("rope", 128, ".npz")):
+        out = work / f"far{suffix}"
+        print(f"8. {name} d={dim} float32 at positions {positions}: error against float64", file=sys.stderr, flush=True)
+        run_child(pecli("--scheme", name, "--dim", dim, "--positions", positions, "--dtype", "float32", "--out", out))
+        inv_freq = 1.0 / np.power(10000.0, np.arange(0, dim, 2, dtype=np.float64) / dim)
+        worst = 0.0
+        for start in range(0, rows, 2048):
+            angles = np.outer(ids[start : start + 2048], inv_freq)
+            if suffix == ".npy":
+                stored = np.load(out, mmap_mode="r")[start : start + 2048]
+                worst = max(worst, float(np.abs(stored[:, 0::2] - np.sin(angles)).max()),
+                            float(np.abs(stored[:, 1::2] - np.cos(angles)).max()))
+            else:
+                with np.load(out) as archive:
+                    cos, sin = archive["cos"][start : start + 2048], archive["sin"][start : start + 2048]
+                half = dim // 2
+                worst = max(worst, float(np.abs(cos[:, :half] - np.cos(angles)).max()), float(np.abs(cos[:, half:] - np.cos(angles)).max()),
+                            float(np.abs(sin[:, :half] - np.sin(angles)).max()), float(np.abs(sin[:, half:] - np.sin(angles)).max()))
+        out.unlink(missing_ok=True)
+        results.append({"target": f"{name} float32 max error at {positions}", "value": worst, "limit": 1e-6})
+    return results
+
+
 def hf_targets(python: str | None, length: int, repeat: int, work: Path) -> list[dict[str, Any]]:
     """Target 5: float64 rope archives against transformers + np.savez, at L/4 and L (whole processes)."""
     if python is None:
@@ -310,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.only_write:
         with tempfile.TemporaryDirectory(dir=args.dir) as folder:
-            return report(write_targets(Path(folder), args.repeat, args.scale), args.json)
+            return report(write_targets(Path(folder), args.repeat, args.scale) + far_error_targets(Path(folder)), args.json)
     sin_length, sin_dim = 262144 // args.scale, 1024
     rope_length, rope_dim = 1048576 // args.scale, 128
 
@@ -357,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         results += hf_targets(transformers_python(args.transformers_python), (1 << 22) // args.scale, args.repeat, work)
         results += huge_target(work) if args.huge else []
         results += write_targets(work, args.repeat, args.scale)
+        results += far_error_targets(work)
 
         progress(f"3. summary against the rest of encode, L={sin_length} d={sin_dim}, in this process")
         share = summary_share(sin_length, sin_dim, work)

@@ -11,7 +11,9 @@ bytes for each row that shares its key by chance: N²/2³² rows, 2.5 MiB at 2^2
 the summary's last step (:func:`~pecli.analysis.summary.finish_bytes`: one share of the keys, about
 a byte a position at 2^24 positions and less beyond, a scan of fixed size) comes once the blocks are
 gone. Blocks of about :data:`BLOCK_VALUES` values are computed, summarised and handed to a writer
-thread (:mod:`pecli.io_stream`), and no output array is ever whole.
+thread (:mod:`pecli.io_stream`), and no output array is ever whole. Sinusoidal and rope rows are made
+in the output dtype on both cores, the next block while one is summarised (:func:`ahead`), in blocks
+from a pool (:data:`~pecli.schemes.encoded.BLOCKS`) emptied once the blocks are done.
 
 A rotary scheme's ``cos`` and ``sin`` members are copied from the rows of its encoding as each block
 is computed (:func:`~pecli.schemes.encoded.derived_from_main`), and written beside each other in the
@@ -20,6 +22,7 @@ archive, so cos and sin of every angle are evaluated once whatever the members a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -32,7 +35,7 @@ from pecli.dtypes import cast, numpy_dtype, storable
 from pecli.io import sync_wanted, write_atomic
 from pecli.progress import task
 from pecli.schemes.base import Scheme
-from pecli.schemes.frequencies import ANCHOR
+from pecli.schemes.frequencies import ANCHOR, FILL_BYTES
 from pecli.schemes.parts import Block, Part
 from pecli.schemes.positions import position_range
 
@@ -60,6 +63,58 @@ def block_rows(row_values: int) -> int:
     """Rows per block: about :data:`BLOCK_VALUES` values, a multiple of the phasors' anchor when that many."""
     rows = max(1, BLOCK_VALUES // max(1, row_values))
     return rows - rows % ANCHOR if rows >= ANCHOR else rows
+
+
+def rows_ahead(scheme: Scheme) -> bool:
+    """Whether the scheme's next block is computed while the previous one is summarised and written (a
+    scheme that makes its rows in the output dtype, a chunk at a time: ``rows_ahead``). Its blocks are
+    then counted in the output dtype (:data:`AHEAD_BLOCKS` of them), with the chunks being filled
+    (:data:`~pecli.schemes.frequencies.FILL_BYTES`) and the summary's keying of a block
+    (:func:`key_bytes_per_row`)."""
+    return bool(getattr(scheme, "rows_ahead", False))
+
+
+#: Blocks of the main array alive at once when the next is computed ahead (:func:`ahead`): the one being
+#: made, the one being summarised, the one being written (or whose last row the summary keeps).
+AHEAD_BLOCKS = 3
+
+
+def key_bytes_per_row(row_values: int, itemsize: int) -> int:
+    """Bytes per row of a block while the summary keys it (:func:`~pecli.analysis.summary.row_keys` of
+    its sampled columns): each column copied (``itemsize``), masked (1) and widened to a 64-bit word
+    with a shifted temporary (16); the row's sum and key (16)."""
+    from pecli.analysis.summary import HASHED_COLUMNS
+
+    columns = len(range(0, row_values, max(1, row_values // HASHED_COLUMNS)))
+    return columns * (itemsize + 17) + 16
+
+
+def ahead(blocks: Iterator[Block]) -> Iterator[Block]:
+    """The blocks of ``blocks``, each computed on a thread while the caller takes the one before (the
+    blocks' cos, sin and products release the GIL): one block more alive, the same values."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    end = object()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pecli-ahead") as pool:
+        pending = pool.submit(next, blocks, end)
+        while True:
+            block = pending.result()
+            if block is end:
+                return
+            pending = pool.submit(next, blocks, end)
+            yield block
+
+
+@contextlib.contextmanager
+def released_blocks() -> Iterator[None]:
+    """Free the pool's idle blocks (:data:`~pecli.schemes.encoded.BLOCKS`) when the blocks are done:
+    the summary's last step, which comes after them, must not find them still held."""
+    from pecli.schemes.encoded import BLOCKS
+
+    try:
+        yield
+    finally:
+        BLOCKS.clear()
 
 
 def streamed(scheme: Scheme) -> bool:
@@ -99,7 +154,14 @@ def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: li
     finish = finish_bytes(count) + VERIFY_VALUES * VERIFY_BYTES_PER_VALUE
     if storable_itemsize(dtype) < 4:  # float16 rows do repeat: any of them may be a candidate
         finish += count * CANDIDATE_BYTES
-    working = max(rows * row_values * scheme.block_bytes_per_value + derived, finish)
+    if rows_ahead(scheme):  # rows made in the output dtype: three blocks, the chunks being filled, the summary's keys
+        itemsize = storable_itemsize(dtype)
+        block = AHEAD_BLOCKS * rows * row_values * itemsize + FILL_BYTES + rows * key_bytes_per_row(row_values, itemsize)
+        if numpy_dtype(dtype).itemsize < 8:  # angle addition's steps exp(ikθ), k < ANCHOR: 16 B a pair, kept
+            block += ANCHOR * row_values * 8
+    else:
+        block = rows * row_values * scheme.block_bytes_per_value
+    working = max(block + derived, finish)
     segments = shape[0] if scheme.main_key == "bias" else 1
     # An n-D scheme's cells are among its tables (estimate_bytes); 1-D ids are made unless a range.
     ids = 1 if ids_made and not scheme.has_cells else 0
@@ -267,12 +329,14 @@ class EncodeRun:
     def main_blocks(self) -> Iterator[np.ndarray]:
         """The main array's blocks in the output dtype (bfloat16 widened), each summarised as it comes."""
         prefix = self.main.prefix
-        for block in self.main.blocks(self.rows):
-            with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
-                values = storable(cast(block.values, self.dtype))
-            if block.start >= prefix:  # the summary is about the positions' rows, not the prefix tokens'
-                self.summary.add(dataclasses.replace(block, start=block.start - prefix), values)
-            yield values
+        blocks = self.main.blocks(self.rows)
+        with released_blocks():  # what follows the blocks (other members, the summary's last step) finds them freed
+            for block in ahead(blocks) if rows_ahead(self.scheme) else blocks:
+                with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
+                    values = storable(cast(block.values, self.dtype))
+                if block.start >= prefix:  # the summary is about the positions' rows, not the prefix tokens'
+                    self.summary.add(dataclasses.replace(block, start=block.start - prefix), values)
+                yield values
 
     def summarise(self) -> None:
         """Summarise the main array without writing it (progress: the blocks)."""
@@ -370,7 +434,8 @@ def write_npy(path: str | os.PathLike, run: EncodeRun, *, force: bool) -> Path:
                 writer.put([(region, values)])
         region.check_complete()
 
-    return write_atomic(path, write, force=force)
+    with released_blocks():  # the writer's last blocks, given back after main_blocks emptied the pool
+        return write_atomic(path, write, force=force)
 
 
 def write_npz(path: str | os.PathLike, runs: list[tuple[str, EncodeRun]], metadata: dict[str, Any], *, force: bool) -> Path:
@@ -390,7 +455,8 @@ def write_npz(path: str | os.PathLike, runs: list[tuple[str, EncodeRun]], metada
             writer.put([(layout.reserve("metadata", (), document.dtype), document)])
         layout.close()
 
-    return write_atomic(path, write, force=force)
+    with released_blocks():  # the writer's last blocks, given back after main_blocks emptied the pool
+        return write_atomic(path, write, force=force)
 
 
 def _dtype_name(part: Part, dtype: str) -> str:

@@ -248,22 +248,33 @@ def test_progress_follows_the_bytes_written(monkeypatch, tmp_path, out, params):
 MIB = 1 << 20
 #: The summary's last step where it stays under a block: finish_bytes(N) + 2^18 candidate values × 48 B.
 VERIFY_ROWS = (1 << 18) * 48
+#: Two chunks of 2^15 values at 16 B a value, filled on two threads (float64 angles and complex phasors).
+FILL = 2 * (1 << 15) * 16
 
 
 @pytest.mark.parametrize("params,out,expected", [
-    # sinusoidal d = 512 float32 .npy: blocks of 2^20 / 512 = 2048 rows × 512 values at 24 B a value
-    # (float64 angles, sin/cos, the float32 cast and the writer's copy): 24 MiB; 8,192 positions × (4 B
-    # of key + 8 B of id): 96 KiB. The last step, 9 B × 8,192 + 24 B × 8,192 + 2^15 B + 12 MiB, is smaller.
-    ({"scheme": "sinusoidal", "dim": 512, "length": 8192, "dtype": "float32"}, "pe.npy", 24 * MIB + 8192 * 12),
-    # rope d = 128 float32 .npz: 8,192-row blocks (24 MiB) and two blocks each of cos and sin copied
-    # from them (2 × 2 × 8,192 × 128 × 4 B = 16 MiB); 65,536 × 12 B of keys and ids.
-    ({"scheme": "rope", "dim": 128, "length": 65536, "dtype": "float32"}, "rope.npz", 40 * MIB + 65536 * 12),
-    # rope d = 16 over 400,000 positions: 65,536-row blocks (24 MiB) and cos, sin (16 MiB); the ids of
-    # a range past 2^18 are never made: 4 B of key a position.
-    ({"scheme": "rope", "dim": 16, "length": 400000, "dtype": "float32"}, "rope-range.npz", 40 * MIB + 400000 * 4),
+    # sinusoidal d = 512 float32 .npy: blocks of 2^20 / 512 = 2048 rows × 512 values, three of them in
+    # float32 (made ahead, summarised, written): 12 MiB; two chunks of 2^15 values at 16 B a value being
+    # filled (float64 angles and complex phasors): 1 MiB; the summary keying a block, 16 sampled columns
+    # at 4 + 17 B and 16 B a row: 2048 × 352 B; the angle addition's 256 steps of the 256 pairs at 16 B:
+    # 1 MiB; 8,192 positions × (4 B of key + 8 B of id): 96 KiB. The last step, 9 B × 8,192 + 24 B ×
+    # 8,192 + 2^15 B + 12 MiB, is smaller.
+    ({"scheme": "sinusoidal", "dim": 512, "length": 8192, "dtype": "float32"}, "pe.npy",
+     13 * MIB + FILL + 2048 * 352 + 8192 * 12),
+    # rope d = 128 float32 .npz: three 8,192-row blocks in float32 (12 MiB), the chunks being filled
+    # (1 MiB), the summary keying a block (8,192 × 352 B), the steps (256 × 64 pairs × 16 B, counted as
+    # 256 × 128 × 8 B: the encoding's width) and two blocks each of cos and sin copied from them (2 × 2 ×
+    # 8,192 × 128 × 4 B = 16 MiB); 65,536 × 12 B of keys and ids.
+    ({"scheme": "rope", "dim": 128, "length": 65536, "dtype": "float32"}, "rope.npz",
+     28 * MIB + FILL + 8192 * 352 + 256 * 128 * 8 + 65536 * 12),
+    # rope d = 16 over 400,000 positions: three 65,536-row blocks (12 MiB), the chunks, the keying of a
+    # block (65,536 × 352 B: every column is sampled) and cos, sin (16 MiB); the ids of a range past 2^18
+    # are never made: 4 B of key a position.
+    ({"scheme": "rope", "dim": 16, "length": 400000, "dtype": "float32"}, "rope-range.npz",
+     28 * MIB + FILL + 65536 * 352 + 256 * 16 * 8 + 400000 * 4),
     # the same positions given as ids: 8 B more a position
     ({"scheme": "rope", "dim": 16, "positions": "0:400000", "dtype": "float32"}, "rope-ids.npz",
-     40 * MIB + 400000 * 12),
+     28 * MIB + FILL + 65536 * 352 + 256 * 16 * 8 + 400000 * 12),
     # alibi, 4 heads × 2,000²: blocks of 512 query rows (2^20 / 2000 = 524, down to a multiple of 256) ×
     # 2,000 keys at 40 B a value (40,960,000 B); per position 4 B of key and 8 B of id, and 8 B a step
     # of the summed squared steps of the 4 segments (1,999 steps).
@@ -282,12 +293,14 @@ def test_rope_archive_memory_is_flat_in_the_length():
     scheme = build_scheme("rope", {"dim": 128})
     mib = 1 << 20
     verify = summary_module.VERIFY_VALUES * encoding_files.VERIFY_BYTES_PER_VALUE  # 12 MiB of candidate rows
-    # 2^20: a block of 8192 rows × 128 at 24 B a value (24 MiB), two blocks of cos and of sin (32 MiB),
-    # which outweigh the last step (9 + 24 + 4 + 12 MiB: one share of keys, the scan, its table, rows);
-    # 4 B of key per position (4 MiB)
-    assert encoding_files.memory_needed(scheme, 1 << 20, "float64", None, ids_made=False) == (56 + 4) * mib
+    # 2^20: three blocks of 8192 rows × 128 float64 (24 MiB), the chunks being filled (1 MiB), the
+    # summary keying a block (8,192 rows × (16 columns × 25 B + 16 B)), two blocks of cos and of sin
+    # (32 MiB), which outweigh the last step (9 + 24 + 4 + 12 MiB: one share of keys, the scan, its
+    # table, rows); 4 B of key per position (4 MiB)
+    block = 2 * (1 << 15) * 16 + 8192 * 416
+    assert encoding_files.memory_needed(scheme, 1 << 20, "float64", None, ids_made=False) == (56 + 4) * mib + block
     # with the ids made (--positions), 8 B more per position
-    assert encoding_files.memory_needed(scheme, 1 << 20, "float64", None) == (56 + 4 + 8) * mib
+    assert encoding_files.memory_needed(scheme, 1 << 20, "float64", None) == (56 + 4 + 8) * mib + block
     # 2^22: the last step outgrows a block: two shares of 2^21 keys (18 MiB), the scan (24 MiB) and its
     # table of 2^24 flags (16 MiB), the rows, 40 B for each of the 2^22·(2^22 − 1)/2^32 rows expected to
     # share a key by chance; 16 MiB of keys

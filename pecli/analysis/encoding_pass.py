@@ -60,6 +60,9 @@ class Accumulator:
     """
 
     key: Hashable = None
+    #: Rough work per value of a block, against a hash's or a norm's (1): the pass shares the
+    #: accumulators between two threads by it (:func:`lanes`).
+    cost: float = 1.0
 
     def add(self, block: Block) -> None:
         raise NotImplementedError
@@ -277,13 +280,35 @@ class EncodingRows:
             if accumulator.key not in self._results:
                 todo.setdefault(accumulator.key, accumulator)
         if todo and self.length:
+            shared = lanes(list(todo.values())) if self.whole is None else [list(todo.values())]
             with one_blas_thread():  # the products of a block (relativity's scores) are small and many
-                for block in self.blocks(label):
-                    for accumulator in todo.values():
-                        accumulator.add(block)
+                if len(shared) == 1:
+                    for block in self.blocks(label):
+                        _take(shared[0], block)
+                else:
+                    self._measure_on_two_threads(shared, label)
         for key, accumulator in todo.items():
             self._results[key] = accumulator.result()
         return [self._results[accumulator.key] for accumulator in accumulators]
+
+    def _measure_on_two_threads(self, shared: list[list[Accumulator]], label: str) -> None:
+        """Each block to the accumulators of ``shared[0]`` on this thread and to those of ``shared[1]`` on
+        another, at once (NumPy releases the GIL in their arithmetic); each accumulator still takes the
+        blocks in order, one at a time, so its result is the same. No block is held longer: the other
+        thread is done with block k before block k + 1 is handed to it."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pecli-measure") as pool:
+            pending = None
+            try:
+                for block in self.blocks(label):
+                    if pending is not None:
+                        pending.result()
+                    pending = pool.submit(_take, shared[1], block)
+                    _take(shared[0], block)
+            finally:
+                if pending is not None:
+                    pending.result()
 
     def collisions(self, dtype: str = "float64") -> Collisions:
         """Exact collisions among the rows cast to ``dtype`` (hashed in the pass, compared in full where
@@ -292,6 +317,31 @@ class EncodingRows:
             hashes, = self.measure(RowHashes(self.length, dtype))
             self._collisions[dtype] = collisions_of(self.length, lambda rows: cast(self[rows], dtype), self.width, hashes)
         return self._collisions[dtype]
+
+
+def _take(accumulators: list[Accumulator], block: Block) -> None:
+    for accumulator in accumulators:
+        accumulator.add(block)
+
+
+def lanes(accumulators: list[Accumulator]) -> list[list[Accumulator]]:
+    """The accumulators in one list, or shared between two of about equal :attr:`Accumulator.cost`
+    (the costliest first, each to the lighter list) when that leaves neither list light."""
+    if len(accumulators) < 2:
+        return [accumulators]
+    shared: list[list[Accumulator]] = [[], []]
+    loads = [0.0, 0.0]
+    for accumulator in sorted(accumulators, key=lambda a: -a.cost):
+        lighter = 0 if loads[0] <= loads[1] else 1
+        shared[lighter].append(accumulator)
+        loads[lighter] += accumulator.cost
+    if min(loads) < MIN_LANE_COST:  # too little work for a second thread to be worth its hand-offs
+        return [accumulators]
+    return shared
+
+
+#: The least work (:attr:`Accumulator.cost`) each of two threads must get for :func:`lanes` to share.
+MIN_LANE_COST = 2.0
 
 
 _open: contextvars.ContextVar[EncodingRows | None] = contextvars.ContextVar("pecli_encoding_rows", default=None)

@@ -35,8 +35,9 @@ BLOCKS_HELD = 8
 PASS_GROUPING_BYTES_PER_ROW = GROUPING_BYTES_PER_ROW + 16
 #: Blocks of a pass over the rows held at once: the block, its cast, rounded, widened and difference
 #: forms, a block's worth of hash words or norms, and the next block, encoded meanwhile on another
-#: thread; or the two blocks of rows compared where hashes agree.
-PASS_BLOCKS_HELD = 7
+#: thread; or the two blocks of rows compared where hashes agree; and two more for the work of the
+#: accumulators measured at the same time on a second thread (relativity's keys' factors and scores).
+PASS_BLOCKS_HELD = 9
 #: Bytes per relative distance (2L − 1 of them) relativity holds for a run over a streamed scheme: the
 #: statistics (total, min, max as float64, count as int64) and the profile's Δ, mean and spread.
 RELATIVITY_HELD_PER_DISTANCE = 7 * 8

@@ -116,6 +116,8 @@ class DistanceScores(Accumulator):
     against keys in order, a chunk of keys at a time; in a pass over a vector scheme's rows, the keys'
     score factors come from the rows (:meth:`~pecli.schemes.base.Scheme.score_factors_of_rows`)."""
 
+    cost = 8.0  # a product of every query's factors with the keys'
+
     def __init__(self, scheme: Scheme, length: int, max_distance: int | None = None, samples: int | None = None,
                  query_scale: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
         reach = length - 1 if max_distance is None else min(int(max_distance), length - 1)

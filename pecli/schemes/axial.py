@@ -21,9 +21,8 @@ from pecli.params import param
 from pecli.schemes.base import MAX_WIDTH, Scheme, check_apply_input, factored_score, with_prefix_rows
 from pecli.schemes.frequencies import DEFAULT_BASE, FrequencyPairs, check_given_frequencies, geometric_inv_freq
 from pecli.schemes.parts import Part, prefixed, whole_part
-from pecli.schemes.rope import (
-    layout_cache, pair_components, reference_rotations, rotary_parts, rotate_pairs, shares_tables,
-)
+from pecli.schemes.rotary_layout import layout_cache, pair_components, reference_rotations, rotate_pairs
+from pecli.schemes.rotary_parts import rotary_parts, shares_tables
 from pecli.schemes.grid import INDEXINGS, MAX_PREFIX_TOKENS, OnGrid, check_grid, check_indexing
 from pecli.schemes.positions import stored_positions
 

@@ -53,10 +53,14 @@ class BufferPool:
     freed first); :meth:`clear` frees them all.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, smallest: int | None = None, fresh: Callable[[int], np.ndarray] | None = None) -> None:
         import threading
 
         self.limit, self._idle, self._lock = limit, [], threading.Lock()
+        #: Arrays of fewer bytes are plain ``np.empty`` (None: :data:`POOLED_BYTES`).
+        self.smallest = smallest
+        #: How a buffer of n bytes is made when none is idle (None: :func:`fresh_buffer`).
+        self.fresh = fresh
 
     def take(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """An uninitialised C-ordered array of ``shape`` and ``dtype`` (from an idle buffer when one fits)."""
@@ -64,13 +68,13 @@ class BufferPool:
 
         dtype = np.dtype(dtype)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        if nbytes < POOLED_BYTES or nbytes > self.limit:
+        if nbytes < (POOLED_BYTES if self.smallest is None else self.smallest) or nbytes > self.limit:
             return np.empty(shape, dtype=dtype)
         with self._lock:
             found = next((i for i, raw in enumerate(self._idle) if raw.nbytes == nbytes), None)
             raw = self._idle.pop(found) if found is not None else None
         if raw is None:
-            raw = fresh_buffer(nbytes)
+            raw = (fresh_buffer if self.fresh is None else self.fresh)(nbytes)
         # Based on a memoryview, not on ``raw``: views of ``array`` keep ``array`` alive, not ``raw``.
         array = np.frombuffer(memoryview(raw), dtype=dtype)
         weakref.finalize(array, self._give_back, raw).atexit = False  # nothing to give back at exit
@@ -127,6 +131,15 @@ def _physical_memory() -> int:
 
 #: The pool of :func:`pecli.encode`'s large arrays: idle buffers up to an eighth of the machine's memory.
 BUFFERS = BufferPool(_physical_memory() // 8)
+
+
+#: The pool of the blocks ``pecli encode`` computes, summarises and writes (and :func:`pecli.encode` copies
+#: into its arrays): a run's blocks come and go in the same few sizes, and memory written for the first
+#: time costs a page fault a page (0.3 to 2 s a GiB, see :func:`fresh_buffer`), every block. Idle
+#: blocks up to 64 MiB are kept; a run holds at most those it uses at once (memory_needed counts them),
+#: and frees them when its blocks are done. Made by NumPy (``np.empty``, seen by ``tracemalloc``): each
+#: is written for the first time once a run, not once a block.
+BLOCKS = BufferPool(64 << 20, smallest=1 << 20, fresh=lambda nbytes: np.empty(nbytes, dtype=np.uint8))
 
 
 @dataclass(frozen=True, eq=False)
@@ -283,7 +296,10 @@ def assemble(result: type[Encoded], scheme: Any, positions: np.ndarray, dtype: s
     names = {f.name for f in dataclasses.fields(result)} - {"scheme"}
     exact = dtype is None or numpy_dtype(dtype).itemsize >= 8
     parts = scheme.parts(positions, exact=exact, dtype=dtype, wanted=sorted(names))
-    arrays = {part.name: filled(part, dtype) for part in parts if part.name in names}
+    try:
+        arrays = {part.name: filled(part, dtype) for part in parts if part.name in names}
+    finally:
+        BLOCKS.clear()  # the blocks were copied into the arrays: their memory is not kept
     return result(scheme=scheme, **arrays)
 
 
@@ -327,13 +343,23 @@ def derived_from_main(scheme: Any, parts: list[Part]) -> dict[str, Callable[[np.
     main = parts[0] if parts else None
     if main is None or not copies_cos_sin(scheme) or main.name != "encoding" or len(main.shape) != 2:
         return {}
-    from pecli.schemes.rotary_layout import layout_cache, pair_slices
+    from pecli.schemes.rotary_layout import pair_slices
 
     layout = scheme.layout
     rotated = int(getattr(scheme, "rotated_dim", main.shape[1]))
     first, second = pair_slices(rotated, layout)
     shapes = {part.name: part.shape for part in parts}
-    derive = {"cos": lambda rows: layout_cache(rows[:, first], layout), "sin": lambda rows: layout_cache(rows[:, second], layout)}
+
+    def cache(values: np.ndarray) -> np.ndarray:
+        """``layout_cache(values, layout)`` in a block of :data:`BLOCKS`."""
+        out = BLOCKS.take((values.shape[0], 2 * values.shape[1]), values.dtype)
+        if layout == "half":
+            out[:, : values.shape[1]], out[:, values.shape[1] :] = values, values
+        else:
+            out[:, 0::2], out[:, 1::2] = values, values
+        return out
+
+    derive = {"cos": lambda rows: cache(rows[:, first]), "sin": lambda rows: cache(rows[:, second])}
     return {name: f for name, f in derive.items() if shapes.get(name) == (main.shape[0], rotated)}
 
 

@@ -4,8 +4,10 @@ them, and :class:`FrequencyPairs`, what a scheme with frequency pairs tells the 
 from __future__ import annotations
 
 import functools
+import os
+import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -81,6 +83,107 @@ def unit_phasors(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: bool
         return grid.reshape(-1, inv_freq.size)[start : start + positions.size]
     which = np.searchsorted(anchor_ids, anchors_of)
     return anchors[which] * steps[positions - anchors_of * ANCHOR]
+
+
+#: Values of a chunk of rows made at once by :func:`fill_rows` (its angles, phasors and cast: 384 KiB), within
+#: a core's L2 cache (1 MiB here), so that each value goes to memory once, as the output.
+CHUNK_VALUES = 1 << 15
+#: Arrays of at least this many values are filled by two threads (:func:`fill_rows`).
+SHARED_VALUES = 1 << 16
+
+#: Bytes a chunk holds per value while :func:`fill_rows` fills it: its float64 angles (one per pair) and
+#: complex phasors; two chunks at once, one per thread (:data:`FILL_BYTES`).
+CHUNK_BYTES_PER_VALUE = 16
+#: Bytes of the chunks :func:`fill_rows` holds at once, beside the array it fills.
+FILL_BYTES = 2 * CHUNK_VALUES * CHUNK_BYTES_PER_VALUE
+
+_helper: tuple[int, Any] | None = None  # (the process it was made in, the executor)
+_helper_lock = threading.Lock()
+
+
+def _helper_thread() -> Any:
+    """The one thread that fills the second half of a :func:`fill_rows` array (made on first use, and
+    anew in a process forked after it: a fork copies the executor, not its thread)."""
+    global _helper
+    with _helper_lock:
+        if _helper is None or _helper[0] != os.getpid():
+            from concurrent.futures import ThreadPoolExecutor
+
+            _helper = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="pecli-rows"))
+        return _helper[1]
+
+
+def fill_rows(count: int, width: int, dtype: Any, fill: Callable[[int, int, np.ndarray], None]) -> np.ndarray:
+    """A (count, width) array of ``dtype`` (from the pool of blocks,
+    :data:`~pecli.schemes.encoded.BLOCKS`), ``fill(start, stop, out)`` writing rows start … stop − 1
+    into ``out`` (their view), a chunk of about :data:`CHUNK_VALUES` values at a time.
+
+    The chunks' temporaries (angles, cos and sin, phasors) stay in the core's cache, so the rows are
+    written to memory once, already in ``dtype``; from :data:`SHARED_VALUES` values the second half of
+    the rows is filled on a second thread (NumPy's cos, sin and products release the GIL), so a block
+    takes both cores. Each row depends on its own position only: the values are those of one call.
+    """
+    from pecli.schemes.encoded import BLOCKS
+
+    out = BLOCKS.take((count, width), dtype)
+    step = max(1, CHUNK_VALUES // max(1, width))
+
+    def run(low: int, high: int) -> None:
+        with np.errstate(over="ignore", invalid="ignore"):  # values past float16's range become ±inf, as a cast makes them
+            for start in range(low, high, step):
+                stop = min(start + step, high)
+                fill(start, stop, out[start:stop])
+
+    if count * width < SHARED_VALUES or count < 2:
+        run(0, count)
+        return out
+    half = count // 2
+    other = _helper_thread().submit(run, half, count)
+    try:
+        run(0, half)
+    finally:
+        other.result()
+    return out
+
+
+def phasor_chunks(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: bool = False,
+                  exact: bool = True) -> Callable[[int, int], np.ndarray]:
+    """``chunk(start, stop)``: :func:`unit_phasors` of ``positions[start:stop]``, the same values, with what
+    the chunks share made once — the anchors' phasors of consecutive integer positions (``exact=False``).
+
+    ``exact`` evaluates cos and sin of each chunk's float64 angles (as :func:`unit_phasors`); the angle
+    addition takes each chunk's products from the anchors of every position, evaluated here once (cos
+    and sin of the float64 angles ``a·θ``), and the steps ``exp(i kθ)``: the factors, hence the
+    products, are those :func:`unit_phasors` multiplies.
+    """
+    positions = np.asarray(positions)
+    positions = positions if positions.dtype.kind == "f" else positions.astype(np.int64, copy=False)
+    inv_freq = np.asarray(inv_freq, dtype=np.float64)
+    consecutive = (not exact and positions.size > 0 and positions.dtype.kind != "f"
+                   and positions[-1] - positions[0] == positions.size - 1 and bool(np.all(np.diff(positions) == 1)))
+    if not consecutive:
+        return lambda start, stop: unit_phasors(positions[start:stop], inv_freq, sin_first=sin_first, exact=exact)
+    steps = _phasor_steps(inv_freq.tobytes(), sin_first)
+    first = int(positions[0]) // ANCHOR
+    anchor_ids = np.arange(first, int(positions[-1]) // ANCHOR + 1)
+    angles = np.outer((anchor_ids * ANCHOR).astype(np.float64), inv_freq)
+    anchors = np.cos(angles) + 1j * np.sin(angles)
+    if sin_first:
+        anchors = np.conj(anchors)
+    offset = int(positions[0]) - first * ANCHOR  # positions[i] = (first + (offset + i) // ANCHOR)·ANCHOR + (offset + i) % ANCHOR
+
+    def chunk(start: int, stop: int) -> np.ndarray:
+        low, high = offset + start, offset + stop
+        out = np.empty((stop - start, inv_freq.size), dtype=np.complex128)
+        row = 0
+        while low < high:  # the rows of one anchor at a time: anchor × its steps
+            anchor, k = divmod(low, ANCHOR)
+            take = min(ANCHOR - k, high - low)
+            np.multiply(anchors[anchor], steps[k : k + take], out=out[row : row + take])
+            row, low = row + take, low + take
+        return out
+
+    return chunk
 
 
 @functools.lru_cache(maxsize=8)

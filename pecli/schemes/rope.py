@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, ClassVar, Iterator, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
@@ -14,12 +13,13 @@ from pecli.dtypes import numpy_dtype
 from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.params import Parameter, dataclass_parameters, field_values, param
 from pecli.schemes.base import MAX_WIDTH, Capability, Scheme, check_apply_input, factored_score
-from pecli.schemes.frequencies import DEFAULT_BASE, FrequencyPairs, check_given_frequencies, unit_phasors
-from pecli.schemes.parts import Block, Part, row_part, whole_part
+from pecli.schemes.frequencies import DEFAULT_BASE, FrequencyPairs, check_given_frequencies, phasor_chunks, unit_phasors
+from pecli.schemes.parts import Part, row_part, whole_part
 from pecli.schemes.positions import position_text
-from pecli.schemes.rotary_layout import (  # noqa: F401 (re-exported for axial and older callers)
+from pecli.schemes.rotary_layout import (
     layout_cache, pair_components, pair_slices, reference_rotations, rotate_pairs,
 )
+from pecli.schemes.rotary_parts import rotary_parts, shares_tables
 from pecli.schemes.scaling.compute import compute_inv_freq
 from pecli.schemes.scaling.keys import SCALING_GROUP
 from pecli.schemes.scaling.record import ScaledFrequencies
@@ -475,9 +475,10 @@ class RopeScheme(Scheme):
 
     def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
         """``encoding``, ``cos``, ``sin`` row by row from the (n, r/2) phasors ``exp(i pθ_j)`` (see
-        :func:`rotary_parts`), then ``inv_freq`` and ``positions``."""
+        :func:`~pecli.schemes.rotary_parts.rotary_parts`), then ``inv_freq`` and ``positions``."""
         positions = self.positions_of(positions)
-        trigonometric = rotary_parts(positions, self.phasors(exact=exact), self.dim, self.rotated_dim, self.layout, dtype, wanted)
+        trigonometric = rotary_parts(positions, self.phasors(exact=exact), self.dim, self.rotated_dim, self.layout, dtype, wanted,
+                                     self.phasor_chunks(exact=exact))
         if self.xpos is None:
             return [*trigonometric, whole_part("inv_freq", self.inv_freq), whole_part("positions", positions)]
         # The encoding is the queries' image of the reference vector: the rotation, then the xPos factors.
@@ -503,6 +504,31 @@ class RopeScheme(Scheme):
 
         return phasors
 
+    def phasor_chunks(self, *, exact: bool = True) -> Callable[[np.ndarray], Callable[[int, int], np.ndarray]]:
+        """:meth:`phasors` of ids by chunks: ``of(ids)(start, stop)`` are the phasors of
+        ``ids[start:stop]``, the same values (:func:`~pecli.schemes.frequencies.phasor_chunks`)."""
+        inv_freq, scaling = self.inv_freq, self.attention_scaling
+
+        def of(ids: np.ndarray) -> Callable[[int, int], np.ndarray]:
+            unscaled = phasor_chunks(ids, inv_freq, exact=exact)
+            if scaling == 1.0:
+                return unscaled
+
+            def chunk(start: int, stop: int) -> np.ndarray:
+                z = unscaled(start, stop)
+                z.view(np.float64)[...] *= scaling
+                return z
+
+            return chunk
+
+        return of
+
+    @property
+    def rows_ahead(self) -> bool:
+        """Whether ``pecli encode`` computes the next block while it summarises and writes one: rows made
+        in the output dtype (not with xPos, whose encoding is :meth:`encode`'s float64 rows)."""
+        return self.xpos is None
+
     def encoded(self, positions: Any, *, dtype: str | None = None) -> Any:
         """The ``cos`` and ``sin`` caches (L, r) in ``dtype``, written block by block from the phasors:
         float64 from the exact cos and sin of the float64 angles ``p·θ_i`` (the values of :meth:`arrays`),
@@ -517,90 +543,6 @@ class RopeScheme(Scheme):
         cos, sin = rotary_caches(positions, self.phasors(exact=exact), self.rotated_dim, self.layout, dtype)
         scale = None if self.xpos is None else self.xpos_scale(positions).astype(cos.dtype)
         return RotaryEncoding(self, cos, sin, self.inv_freq, positions, xpos_scale=scale)
-
-
-#: Parts made from the same cos and sin values (``pecli encode`` shares them when it writes several).
-TRIGONOMETRIC_PARTS: frozenset[str] = frozenset({"encoding", "cos", "sin"})
-
-
-def shares_tables(wanted: Any) -> bool:
-    """Whether several of :data:`TRIGONOMETRIC_PARTS` are ``wanted`` (None: every part)."""
-    return wanted is None or len(TRIGONOMETRIC_PARTS & set(wanted)) > 1
-
-
-def rotary_parts(
-    positions: np.ndarray, phasors: Callable[[np.ndarray], np.ndarray], dim: int, rotated: int, layout: str,
-    dtype: str | None, wanted: Any,
-) -> list[Part]:
-    """The ``encoding``, ``cos`` and ``sin`` parts of a rotary scheme, from its phasors.
-
-    ``phasors(ids)`` is the (n, r/2) complex ``exp(i·angle)`` of each pair (scaled); ``layout`` says
-    where pair j's components are (``half``: j and j + r/2; ``interleaved``: 2j and 2j + 1). The
-    caches are in the layout's convention, the encoding has each pair on its components and zeros past
-    ``rotated``. When several of the three are ``wanted`` in a ``dtype``, cos and sin of every angle are
-    computed once into (L, r/2) tables in that dtype and each part is made by copying from them;
-    otherwise each part computes its blocks' phasors itself.
-    """
-    n = len(positions)
-    first, second = pair_slices(rotated, layout)
-
-    def encoding(cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-        out = np.empty((cos.shape[0], dim), dtype=cos.dtype)
-        out[:, rotated:] = 0  # the components no pair rotates (partial rotary); every other one is set below
-        out[:, first] = cos
-        out[:, second] = sin
-        return out
-
-    builders = {
-        "encoding": (dim, encoding),
-        "cos": (rotated, lambda cos, sin: layout_cache(cos, layout)),
-        "sin": (rotated, lambda cos, sin: layout_cache(sin, layout)),
-    }
-    if dtype is not None and shares_tables(wanted):
-        tables = functools.cache(lambda: _trigonometric_tables(positions, phasors, numpy_dtype(dtype)))
-
-        def shared(name: str) -> Part:
-            width, build = builders[name]
-
-            def blocks(rows: int) -> Iterator[Block]:
-                cos, sin = tables()
-                for start in range(0, n, rows):
-                    yield Block(0, start, build(cos[start : start + rows], sin[start : start + rows]))
-
-            def rows_at(index: np.ndarray) -> np.ndarray:
-                cos, sin = tables()
-                return build(cos[index], sin[index]).reshape(len(index), -1)
-
-            return Part(name, (n, width), blocks, width, rows_at if name == "encoding" else None)
-
-        return [shared(name) for name in builders]
-
-    def rows_of(build: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
-        def rows(ids: np.ndarray) -> np.ndarray:
-            z = phasors(ids)
-            return build(z.real, z.imag)
-
-        return rows
-
-    return [
-        row_part(name, positions, rows_of(build), (width,), main=name == "encoding")
-        for name, (width, build) in builders.items()
-    ]
-
-
-def _trigonometric_tables(
-    positions: np.ndarray, phasors: Callable[[np.ndarray], np.ndarray], dtype: np.dtype, rows: int = 1 << 14,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The (L, r/2) tables of (scaled) cos and sin, in ``dtype``, filled ``rows`` positions at a time."""
-    first = phasors(positions[:1])
-    cos = np.empty((len(positions), first.shape[1]), dtype=dtype)
-    sin = np.empty_like(cos)
-    with np.errstate(over="ignore"):
-        for start in range(0, len(positions), rows):
-            z = phasors(positions[start : start + rows])
-            cos[start : start + rows] = z.real
-            sin[start : start + rows] = z.imag
-    return cos, sin
 
 
 def _attribute(key: str) -> str:

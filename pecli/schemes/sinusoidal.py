@@ -7,12 +7,15 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
+from pecli.dtypes import numpy_dtype
 from pecli.errors import ConfigError
 from pecli.params import param
 from pecli.schemes.base import MAX_SCALE, MAX_WIDTH, AdditiveScheme, Capability
 from pecli.schemes.frequencies import (
-    DEFAULT_BASE, FrequencyPairs, check_given_frequencies, geometric_inv_freq, unit_phasors,
+    DEFAULT_BASE, FrequencyPairs, check_given_frequencies, fill_rows, geometric_inv_freq, phasor_chunks,
 )
+from pecli.schemes.parts import Part, prefixed, row_part, whole_part
+from pecli.schemes.positions import stored_positions
 
 
 @dataclass(frozen=True)
@@ -116,19 +119,50 @@ class SinusoidalScheme(AdditiveScheme):
             out *= self.scale
         return out
 
-    def row_encoder(self, positions: np.ndarray, *, exact: bool = True) -> Callable[[np.ndarray], np.ndarray]:
-        """Rows of :meth:`encode`, from :func:`unit_phasors` (``exact=False``: angle addition)."""
-        inv_freq = self.inv_freq
+    #: ``pecli encode`` computes this scheme's next block while it summarises and writes one: its rows are
+    #: made in the output dtype (:meth:`row_encoder`), so the three blocks alive hold at most 8 bytes a value.
+    rows_ahead: ClassVar[bool] = True
+
+    def row_encoder(self, positions: np.ndarray, *, exact: bool = True, dtype: str | None = None) -> Callable[[np.ndarray], np.ndarray]:
+        """Rows of :meth:`encode` in ``dtype`` (default float64), from the phasors of
+        :func:`~pecli.schemes.frequencies.phasor_chunks` (``exact=False``: angle addition), a chunk of
+        rows at a time in cache and on both cores (:func:`~pecli.schemes.frequencies.fill_rows`): each
+        value is computed in float64 (scaled there) and rounded once to ``dtype``."""
+        inv_freq, pairs, scale, half = self.inv_freq, self.dim // 2, self.scale, self.layout == "half"
+        out_dtype = np.dtype(np.float64) if dtype is None else numpy_dtype(dtype)
+
+        sines, cosines = (slice(0, pairs), slice(pairs, self.dim)) if half else (slice(0, self.dim, 2), slice(1, self.dim, 2))
 
         def rows(ids: np.ndarray) -> np.ndarray:
-            if self.layout == "half":
-                phasors = unit_phasors(ids, inv_freq, exact=exact)
-                out = np.concatenate([phasors.imag, phasors.real], axis=1)
-            else:
-                # (sin pω_i, cos pω_i) side by side: the interleaved layout is the phasors' float64 view.
-                out = unit_phasors(ids, inv_freq, sin_first=True, exact=exact).view(np.float64).reshape(len(ids), self.dim)
-            if self.scale != 1.0:
-                out *= self.scale
-            return out
+            if exact and out_dtype == np.float64:  # sin and cos of each chunk's angles straight into their columns
+
+                def direct(start: int, stop: int, out: np.ndarray) -> None:
+                    angles = np.outer(np.asarray(ids[start:stop]).astype(np.float64), inv_freq)
+                    np.sin(angles, out=out[:, sines])
+                    np.cos(angles, out=out[:, cosines])
+                    if scale != 1.0:
+                        out *= scale
+
+                return fill_rows(len(ids), self.dim, out_dtype, direct)
+            chunk = phasor_chunks(ids, inv_freq, sin_first=not half, exact=exact)
+
+            def fill(start: int, stop: int, out: np.ndarray) -> None:
+                z = chunk(start, stop)
+                if scale != 1.0:
+                    z.view(np.float64)[...] *= scale
+                if half:
+                    out[:, :pairs], out[:, pairs:] = z.imag, z.real
+                else:
+                    # (sin pω_i, cos pω_i) side by side: the interleaved layout is the phasors' float64 view.
+                    out[...] = z.view(np.float64)
+
+            return fill_rows(len(ids), self.dim, out_dtype, fill)
 
         return rows
+
+    def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
+        """``encoding`` row by row in ``dtype`` (:meth:`row_encoder`), then ``positions``."""
+        positions = self.positions_of(positions)
+        self.check_positions(positions)
+        encoding = row_part("encoding", positions, self.row_encoder(positions, exact=exact, dtype=dtype), (self.width,), main=True)
+        return [prefixed(encoding, np.zeros((self.prefix_rows, self.width))), whole_part("positions", stored_positions(positions))]
