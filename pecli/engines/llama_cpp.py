@@ -19,6 +19,8 @@ from typing import Any, Mapping
 from pecli.engines.base import Engine, EngineRun, Serving, positions_of, rope_type
 from pecli.errors import ConfigError
 from pecli.models.families.from_config import plan_of
+from pecli.models.llama_cpp_scaling import Converted, of_hf
+from pecli.schemes.scaling.registry import find_scaling, scales
 
 VERSION = "0c1e57098"
 
@@ -107,22 +109,22 @@ class LlamaCpp(Engine):
 
         keys, block = patch_keys(patch, base.path)
         kind = rope_type(block)
+        entry = of_hf(kind)
         theta = keys.get("rope_theta", keys.get("rotary_emb_base", (block or {}).get("rope_theta", base.base)))
-        if kind in ("llama3", "longrope"):
+        if entry is not None and entry.converted in (Converted.DIVISORS, Converted.FACTOR_TENSORS):
             return self._unsupported(f"llama.cpp reads {kind}'s per-pair factors from the GGUF file: merge the patch into "
                                      "config.json and convert the model again (convert_hf_to_gguf.py)")
-        if kind == "dynamic":
+        if entry is not None and entry.record.grows_base:
             return self._unsupported("llama.cpp has no dynamic NTK scaling (its closest is a fixed --rope-freq-base, the "
                                      "base candidate)")
         flags = ["--ctx-size", str(target)]
         warnings = []
-        if kind == "default":
-            flags += ["--rope-scaling", "none", "--rope-freq-base", flag_number(theta)]
-        elif kind == "linear":
-            flags += ["--rope-scaling", "linear", "--rope-scale", flag_number(block["factor"])]
-        elif kind == "yarn":
-            flags += ["--rope-scaling", "yarn", "--rope-scale", flag_number(block["factor"]), "--yarn-orig-ctx",
-                      str(int(block["original_max_position_embeddings"]))]
+        if entry is not None and not entry.scales:
+            flags += ["--rope-scaling", entry.word, "--rope-freq-base", flag_number(theta)]
+        elif entry is not None and entry.flag:
+            flags += ["--rope-scaling", entry.word, "--rope-scale", flag_number(block["factor"])]
+            if entry.ramps:
+                flags += ["--yarn-orig-ctx", str(int(block["original_max_position_embeddings"]))]
             if block.get("mscale_all_dim"):
                 warnings.append("llama.cpp's DeepSeek attention takes mscale from the GGUF's yarn log multiplier, not from flags")
         from pecli.models.runtime_flags import swa_rule
@@ -141,7 +143,7 @@ class LlamaCpp(Engine):
         elif base.windowed and base.unwindowed and rule == "trained":
             warnings.append("llama.cpp applies these flags to the full-attention layers only: its sliding-window "
                             f"layers ({', '.join(base.windowed)}) keep the trained base and scale")
-        if base.scaling not in ("none", "default"):
+        if scales(base.scaling):
             warnings.append(f"a GGUF converted from this model keeps its {base.scaling} scaling; these flags replace "
                             "the scaling type and factor but not per-pair factors stored in the file")
         found = _reads(base, flags)
@@ -181,7 +183,8 @@ def _longrope_departures(model: Any, served: int | None) -> tuple:
 
     for group in model.groups:
         block = (group.options or {}).get("rope_scaling") or {}
-        if rope_type(block) in ("longrope", "su") and block.get("original_max_position_embeddings"):
+        record = find_scaling(rope_type(block))
+        if record is not None and record.per_pair_factors and block.get("original_max_position_embeddings"):
             original = int(block["original_max_position_embeddings"])
             which = "long" if served is not None and served > original else "short"
             return (Departure(

@@ -364,12 +364,14 @@ def _softmax_mscale(meta: Metadata, arch: Arch, group: LayerGroup) -> LogitScale
     (:func:`pecli.models.gguf_rope.deepseek_softmax_factor`)."""
     if arch.model_type not in SOFTMAX_MSCALE_TYPES or group.options is None:
         return UNSCALED
-    kind = meta.values.get(meta.key("rope.scaling.type"), "linear")
+    from pecli.models.llama_cpp_scaling import UNWRITTEN, of_word, word_of
+
+    entry = of_word(meta.values.get(meta.key("rope.scaling.type"), word_of(UNWRITTEN))) or of_word(word_of(UNWRITTEN))
     factor = meta.values.get(meta.key("rope.scaling.factor")) or meta.values.get(meta.key("rope.scale_linear")) or 0.0
-    scale = 1.0 if kind == "none" or not factor else 1.0 / float(factor)
+    scale = 1.0 if not entry.scales or not factor else 1.0 / float(factor)
     log_mul = meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False) \
         if "yarn_log_multiplier" in arch.yarn_keys else 0.0
-    value = deepseek_softmax_factor(scale, 1.0 if kind == "yarn" else 0.0, log_multiplier=log_mul,
+    value = deepseek_softmax_factor(scale, 1.0 if entry.ramps else 0.0, log_multiplier=log_mul,
                                     attn_factor=meta.number("rope.scaling.attn_factor", 1.0, note_default=False))
     return UNSCALED if value == 1.0 else LogitScale(value)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pecli.errors import ConfigError
+from pecli.models.llama_cpp_scaling import UNWRITTEN, file_scaling, word_of
 from pecli.schemes.frequencies import DEFAULT_BASE
 
 if TYPE_CHECKING:
@@ -74,20 +75,18 @@ def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
     head = _head_dim(meta)
     rotated = meta.count("rope.dimension_count", head)
     base = meta.positive("rope.freq_base", DEFAULT_BASE)
-    kind = meta.word("rope.scaling.type", "linear")
-    if kind not in ("none", "linear", "yarn", "longrope"):
-        raise ConfigError("gguf", f"{meta.key('rope.scaling.type')} is {kind!r} in {meta.source}; llama.cpp knows none, "
-                          "linear, yarn, longrope")
+    kind = meta.word("rope.scaling.type", word_of(UNWRITTEN))
+    entry = file_scaling(kind, meta.key("rope.scaling.type"), meta.source)
     factor = meta.number("rope.scaling.factor") or meta.number("rope.scale_linear") or 0.0
     if not factor:
         meta.defaulted.append(f"{meta.key('rope.scaling.factor')}=absent")
-    scale = 1.0 if kind == "none" or factor == 0.0 else 1.0 / factor
+    scale = 1.0 if not entry.scales or factor == 0.0 else 1.0 / factor
     rule = swa_rule(meta.arch) if sliding else None
     if rule == "trained":
         base = meta.positive("rope.freq_base_swa", base if arch.swa_base is None else arch.swa_base)
         scale = 1.0 if arch.swa_unscaled else scale
     ext = yarn_key(meta, arch, "yarn_ext_factor", None)
-    ext = (1.0 if kind == "yarn" else 0.0) if ext is None or ext < 0 else ext
+    ext = (1.0 if entry.ramps else 0.0) if ext is None or ext < 0 else ext
     context = meta.count("context_length")
     original = meta.count("rope.scaling.original_context_length", context) if scale != 1.0 or ext or \
         meta.tensors.get("rope_factors_long") is not None else context

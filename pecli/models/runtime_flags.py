@@ -53,8 +53,11 @@ import numpy as np
 
 from pecli.errors import ConfigError
 from pecli.schemes.frequencies import DEFAULT_BASE
+from pecli.models.llama_cpp_scaling import FLAG_WORDS, Converted, of_hf, of_word, word_of
 from pecli.models.plan import LayerGroup, PositionPlan
 from pecli.schemes.scaling.rope_type import hf_rope_type
+from pecli.schemes.scaling.linear import LINEAR
+from pecli.schemes.scaling.unscaled import NO_SCALING
 
 #: The flags read, and the type of their value.
 FLAGS = {"--rope-scaling": str, "--rope-scale": float, "--rope-freq-scale": float, "--rope-freq-base": float,
@@ -66,8 +69,8 @@ KIND_WORDS = {str: "a word", int: "a whole number", float: "a number"}
 INT32_MAX = (1 << 31) - 1
 #: Other spellings llama.cpp takes for the same flags.
 ALIASES = {"-c": "--ctx-size"}
-#: The types ``--rope-scaling`` takes.
-TYPES = ("none", "linear", "yarn")
+#: The types ``--rope-scaling`` takes (:data:`pecli.models.llama_cpp_scaling.FLAG_WORDS`).
+TYPES = FLAG_WORDS
 #: HF model types whose converter class writes ``rope.scaling.type`` none (``convert_hf_to_gguf.py``:
 #: ``CommandR2Model``, ``Cohere2Model``, ``DeepseekModel`` call ``add_rope_scaling_type(NONE)``).
 #: ``NemotronModel`` writes none without a factor and linear with one (:func:`converted_rope`).
@@ -227,13 +230,17 @@ def converted_rope(block: Mapping[str, Any] | None, *, model_type: Any, base: fl
     block = block or {}
     kind = str(hf_rope_type(block))
     factor = block.get("factor")
+    linear, none = word_of(LINEAR), word_of(NO_SCALING)
     if model_type == "nemotron":  # NemotronModel: linear by its factor whatever the type, else none
-        return TrainedRope("linear", base, 1.0 / float(factor), context, context) if factor else \
-            TrainedRope("none", base, 1.0, context, context)
-    default = "none" if model_type in CONVERTER_NONE else "linear"
-    if kind == "linear" and factor:
-        return TrainedRope("linear", base, 1.0 / float(factor), context, context)
-    if kind == "yarn" and factor:
+        return TrainedRope(linear, base, 1.0 / float(factor), context, context) if factor else \
+            TrainedRope(none, base, 1.0, context, context)
+    default = none if model_type in CONVERTER_NONE else linear
+    entry = of_hf(kind)
+    if entry is None:
+        raise ConfigError("runtime", f"the model's {kind} scaling is not one pecli applies llama.cpp's flags over")
+    if entry.converted is Converted.TYPE and factor and not entry.ramps:
+        return TrainedRope(entry.word, base, 1.0 / float(factor), context, context)
+    if entry.converted is Converted.TYPE and factor:
         # the converter writes the block's extrapolation_factor, attention_factor and β (conversion/base.py), but
         # the loader reads them for a few architectures only (YARN_KEYS_READ); the others keep llama-hparams.h's
         read = YARN_KEYS_READ.get(str(model_type), ())
@@ -241,18 +248,16 @@ def converted_rope(block: Mapping[str, Any] | None, *, model_type: Any, base: fl
         attention = block.get("attention_factor", block.get("attn_factor")) if "attention_factor" in read else None
         fast = block.get("beta_fast") if "beta_fast" in read else None
         slow = block.get("beta_slow") if "beta_slow" in read else None
-        return TrainedRope("yarn", base, 1.0 / float(factor), context,
+        return TrainedRope(entry.word, base, 1.0 / float(factor), context,
                            int(block.get("original_max_position_embeddings") or context),
                            -1.0 if ext is None else float(ext), float(fast or 32.0), float(slow or 1.0),
                            yarn_attn_factor=1.0 if attention is None else float(attention),
                            **_log_multiplier(block, model_type))
-    if kind in ("default", "none", "dynamic", "linear", "yarn"):
-        return TrainedRope(default, base, 1.0, context, context)
-    if kind == "llama3":
+    if entry.converted is Converted.DIVISORS:
         return TrainedRope(default, base, 1.0, context, context, factors=_llama3_divisors(block, base, rotated_dim))
-    if kind in ("longrope", "su"):
+    if entry.converted is Converted.FACTOR_TENSORS:
         return _longrope_converted(block, base, context, rotated_dim)
-    raise ConfigError("runtime", f"the model's {kind} scaling is not one pecli applies llama.cpp's flags over")
+    return TrainedRope(default, base, 1.0, context, context)
 
 
 def _longrope_converted(block: Mapping[str, Any], base: float, context: int, rotated_dim: int) -> TrainedRope:
@@ -268,7 +273,7 @@ def _longrope_converted(block: Mapping[str, Any], base: float, context: int, rot
     scale = context / float(original)
     attention = math.sqrt(1 + math.log(scale) / math.log(float(original))) if scale > 1.0 else 1.0
     as_float32 = lambda values: np.asarray(values, dtype=np.float32).astype(np.float64)  # noqa: E731  (F32 tensors)
-    return TrainedRope("linear", base, 1.0, context, int(original), factors=as_float32(short),
+    return TrainedRope(word_of(LINEAR), base, 1.0, context, int(original), factors=as_float32(short),
                        long_factors=as_float32(long), attn_factor=attention)
 
 
@@ -342,14 +347,15 @@ def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int, *
     # common/arg.cpp sets the one field in the order given (checked_flags keeps that one)
     context_scale = 1.0 / flags["--rope-scale"] if "--rope-scale" in flags else \
         (flags.get("--rope-freq-scale") or trained.freq_scale)
-    context_scale = 1.0 if kind == "none" else context_scale
+    entry = of_word(kind)
+    context_scale = context_scale if entry.scales else 1.0
     if windowed:
         base, scale = trained.base, trained.freq_scale
     else:
         base, scale = flags.get("--rope-freq-base") or trained.base, context_scale
     original = flags.get("--yarn-orig-ctx") or trained.original or trained.context
     ext = flags.get("--yarn-ext-factor", trained.ext_factor)
-    ext = ext if ext >= 0 else (1.0 if kind == "yarn" else 0.0)
+    ext = ext if ext >= 0 else (1.0 if entry.ramps else 0.0)
     factors = trained.factors
     if trained.long_factors is not None:
         # llama_model::get_rope_factors: the long factors when the served context (n_ctx_seq) passes the file's
@@ -477,16 +483,16 @@ def model_flag_values(group: LayerGroup) -> dict[str, Any]:
     factor and original context, its context); a flag the model has no value for is left out."""
     options = group.options or {}
     block = options.get("rope_scaling") or {}
-    kind = str(hf_rope_type(block))
+    entry = of_hf(hf_rope_type(block))
     own: dict[str, Any] = {"--rope-freq-base": float(options.get("base", DEFAULT_BASE))}
     if options.get("max_position_embeddings"):
         own["--ctx-size"] = int(options["max_position_embeddings"])
-    if kind in ("default", "none"):
-        own.update({"--rope-scaling": "none", "--rope-scale": 1.0, "--rope-freq-scale": 1.0})
-    elif kind in ("linear", "yarn") and block.get("factor"):
+    if entry is not None and not entry.scales:
+        own.update({"--rope-scaling": entry.word, "--rope-scale": 1.0, "--rope-freq-scale": 1.0})
+    elif entry is not None and entry.flag and block.get("factor"):
         factor = float(block["factor"])
-        own.update({"--rope-scaling": kind, "--rope-scale": factor, "--rope-freq-scale": 1.0 / factor})
-        if kind == "yarn":
+        own.update({"--rope-scaling": entry.word, "--rope-scale": factor, "--rope-freq-scale": 1.0 / factor})
+        if entry.ramps:
             own["--yarn-orig-ctx"] = int(block.get("original_max_position_embeddings") or own.get("--ctx-size") or 0) or None
             for flag, key in (("--yarn-beta-fast", "beta_fast"), ("--yarn-beta-slow", "beta_slow"),
                               ("--yarn-ext-factor", "extrapolation_factor")):
