@@ -20,6 +20,8 @@ from pecli.engines.base import (
 from pecli.errors import ConfigError
 from pecli.models.plan import LayerGroup, PositionPlan
 from pecli.params import excerpt
+from pecli.schemes.scaling.registry import find_scaling, scales
+from pecli.schemes.scaling.yarn import YARN
 
 
 @dataclass(frozen=True)
@@ -227,7 +229,7 @@ def deepseek_rule(llama_scaling: bool) -> Rule:
     mscale² on the softmax."""
 
     def rule(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
-        if context.model_type not in DEEPSEEK_MODELS or not rope_group(group) or group_type(group) == "default":
+        if context.model_type not in DEEPSEEK_MODELS or not rope_group(group) or not scales(group_type(group)):
             return group, None
         from pecli.models.logit_scale import UNSCALED
         from pecli.models.rope_facts import scheme_of
@@ -235,18 +237,19 @@ def deepseek_rule(llama_scaling: bool) -> Rule:
 
         block = {**(context.block or {}), **scaling_of(group)}  # the attention's keys (mscale_all_dim) too
         kind = group_type(group)
+        is_yarn = find_scaling(kind) is YARN
         factor = float(block["factor"])
         original = int(block.get("original_max_position_embeddings") or group.options.get("max_position_embeddings"))
         magnitude = yarn_get_mscale(factor, float(block.get("mscale", 1))) / \
             yarn_get_mscale(factor, float(block.get("mscale_all_dim", 0)))
-        yarn = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": original,
+        yarn = {"rope_type": YARN.hf_name, "factor": factor, "original_max_position_embeddings": original,
                 "beta_fast": float(block.get("beta_fast", 32)), "beta_slow": float(block.get("beta_slow", 1)),
                 "attention_factor": magnitude}
         llama = llama_scaling and block.get("attention_factor") == 1.0
         built = replace(with_options(group, {**group.options, "rope_scaling": yarn},
-                                     f"DeepSeek YaRN in place of {kind}" if kind != "yarn" else group.note),
+                                     f"DeepSeek YaRN in place of {kind}" if not is_yarn else group.note),
                         attention_scale=UNSCALED if llama else group.attention_scale)
-        if kind != "yarn":
+        if not is_yarn:
             return built, Departure(
                 "rope type", f"DeepSeek's model builds its DeepSeek YaRN (×{factor:g} from {original:,}) from the "
                 f"{kind} block, not {kind}'s frequencies", "give DeepSeek a yarn block (rope_type yarn): its DeepSeek "

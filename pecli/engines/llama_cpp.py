@@ -21,6 +21,7 @@ from pecli.errors import ConfigError
 from pecli.models.families.from_config import plan_of
 from pecli.models.llama_cpp_scaling import Converted, of_hf
 from pecli.schemes.scaling.registry import find_scaling, scales
+from pecli.schemes.scaling.unscaled import NO_SCALING
 
 VERSION = "0c1e57098"
 
@@ -235,7 +236,7 @@ def _reads(base: Any, flags: list[str]) -> dict[str, Any] | None:
 def _same_scaling(found: dict[str, Any], block: Any, theta: Any) -> bool:
     """Whether llama.cpp's settings are the candidate's: base, rope type, factor, original length."""
     keys = ("factor", "original_max_position_embeddings")
-    mine = found["rope_scaling"] or {"rope_type": "default"}
+    mine = found["rope_scaling"] or {"rope_type": NO_SCALING.hf_name}
     theirs = {"rope_type": rope_type(block), **{k: (block or {}).get(k) for k in keys if (block or {}).get(k) is not None}}
     return (math.isclose(found["rope_theta"], float(theta), rel_tol=1e-12) and mine["rope_type"] == theirs["rope_type"]
             and all(math.isclose(float(mine[k]), float(theirs[k]), rel_tol=1e-12) for k in keys if k in theirs))

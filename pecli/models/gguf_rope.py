@@ -15,6 +15,9 @@ import numpy as np
 
 from pecli.errors import ConfigError
 from pecli.models.llama_cpp_scaling import UNWRITTEN, file_scaling, word_of
+from pecli.schemes.scaling.linear import LINEAR
+from pecli.schemes.scaling.longrope import LONGROPE
+from pecli.schemes.scaling.yarn import YARN
 from pecli.schemes.frequencies import DEFAULT_BASE
 
 if TYPE_CHECKING:
@@ -176,14 +179,14 @@ def _scaling_options(rope: LlamaCppRope, meta: Metadata) -> dict[str, Any]:
             raise ConfigError("gguf", f"{meta.source} has LongRoPE factors and a {rope.scaling_type} scale: pecli does "
                               "not read the two together")
         return {"base": rope.base, "rope_scaling": {
-            "rope_type": "longrope", "short_factor": rope.factors.tolist(), "long_factor": rope.long_factors.tolist(),
+            "rope_type": LONGROPE.hf_name, "short_factor": rope.factors.tolist(), "long_factor": rope.long_factors.tolist(),
             "original_max_position_embeddings": rope.original, "attention_factor": rope.attention}}
     named = _named_scaling(rope)
     if named is not None:
         return named
     per_pair = (_ladder(rope) / llama_cpp_inv_freq(rope, rope.factors)).tolist()
     return {"base": rope.base, "_note": f"llama.cpp's frequencies ({_words(rope)}) as per-pair factors of the base's ladder",
-            "rope_scaling": {"rope_type": "longrope", "short_factor": per_pair, "long_factor": per_pair,
+            "rope_scaling": {"rope_type": LONGROPE.hf_name, "short_factor": per_pair, "long_factor": per_pair,
                              "original_max_position_embeddings": rope.original, "attention_factor": rope.attention}}
 
 
@@ -205,12 +208,12 @@ def _named_scaling(rope: LlamaCppRope) -> dict[str, Any] | None:
     if rope.ext_factor == 0 or s == 1.0:
         if rope.attention != 1.0:
             return None
-        return options if s == 1.0 else {**options, "rope_scaling": {"rope_type": "linear", "factor": s}}
+        return options if s == 1.0 else {**options, "rope_scaling": {"rope_type": LINEAR.hf_name, "factor": s}}
     if rope.ext_factor != 1.0:
         return None
     note = "ggml rounds YaRN's correction range to whole pairs (ggml_rope_yarn_corr_dims: floor, ceil), as transformers' truncate: true"
     return {**options, "_note": "; ".join(filter(None, (options.get("_note"), note))), "rope_scaling": {
-        "rope_type": "yarn", "factor": s, "original_max_position_embeddings": rope.original,
+        "rope_type": YARN.hf_name, "factor": s, "original_max_position_embeddings": rope.original,
         "beta_fast": rope.beta_fast, "beta_slow": rope.beta_slow, "attention_factor": rope.attention}}
 
 
