@@ -292,7 +292,7 @@ def gptj_theta(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departu
 # -- rule helpers ---------------------------------------------------------------------------------------------
 def rope_group(group: LayerGroup) -> bool:
     """Whether the group's layers apply 1-D RoPE (the rules act on those)."""
-    return group.options is not None and group.options.get("scheme") == "rope"
+    return group.scalable
 
 
 def with_options(group: LayerGroup, options: Mapping[str, Any], note: str) -> LayerGroup:

@@ -251,7 +251,7 @@ def llama_cpp_settings(flags: Mapping[str, Any], config: Mapping[str, Any], *,
     from pecli.models import runtime_flags as reader
 
     plan = plan_of(dict(config), "config")
-    groups = [g for g in plan.groups if g.options is not None and g.scheme == "rope"]
+    groups = [g for g in plan.groups if g.scalable]
     if not groups:
         raise ConfigError("runtime", "llama.cpp's RoPE flags apply to a model with RoPE; this one has none")
     # the flags reach the full-attention layers (a group of only windowed layers keeps its trained settings)

@@ -231,7 +231,7 @@ def converted_keys(reference: PositionPlan) -> tuple[dict[str, Any], dict[str, A
     rotated = int(round(options["dim"] * float(options.get("partial_rotary_factor", 1.0))))
     base = float(options.get("base", 10000.0))
     keys: dict[str, Any] = {"rope.freq_base": base, "rope.dimension_count": rotated}
-    sliding = next((g for g in reference.groups if g.options and g.scheme == "rope" and g.windowed), None)
+    sliding = next((g for g in reference.groups if g.scalable and g.windowed), None)
     if sliding is not None and float(sliding.options.get("base", base)) != base:
         keys["rope.freq_base_swa"] = float(sliding.options["base"])
     block = dict(options.get("rope_scaling") or {})
@@ -275,7 +275,7 @@ def converted_keys(reference: PositionPlan) -> tuple[dict[str, Any], dict[str, A
 
 
 def _full_group(reference: PositionPlan) -> LayerGroup | None:
-    groups = [g for g in reference.groups if g.options and g.scheme == "rope" and "inv_freq" not in g.options]
+    groups = [g for g in reference.groups if g.scalable and "inv_freq" not in g.options]
     return next((g for g in groups if not g.windowed), groups[0] if groups else None)
 
 

@@ -68,7 +68,7 @@ def plan_under_flags(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
     arch = effective_arch(ARCHS[arch_name], values, arch_name, plain.num_layers)
     groups: list[LayerGroup] = []
     for group in plain.groups:
-        if group.options is None or group.scheme != "rope":
+        if not group.scalable:
             groups.append(group)
             continue
         for name, layers, sliding in _kinds_of_layer(group, arch, plain.num_layers, values, arch_name):

@@ -514,7 +514,7 @@ def flag_trials(model: PositionPlan, flags: Mapping[str, Any], run: Callable[[di
     from pecli.models.differences import HF_BASE_KEYS, HF_SCALING_KEYS, model_key
     from pecli.models.rope_facts import scaling_text
 
-    group = next((g for g in model.groups if g.options and g.scheme == "rope" and not g.windowed), None)
+    group = next((g for g in model.groups if g.scalable and not g.windowed), None)
     if group is None:
         return [], lambda chosen: model
     own = model_flag_values(group)
@@ -582,7 +582,7 @@ def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[L
     """The group as llama.cpp runs it, and the training type llama.cpp sees (None: no RoPE)."""
     from pecli.models.gguf_rope import _scaling_options
 
-    if group.options is None or group.scheme != "rope":
+    if not group.scalable:
         return group, None
     options = dict(group.options)
     if options.get("inv_freq") is not None:
