@@ -54,7 +54,7 @@ import numpy as np
 from pecli.errors import ConfigError
 from pecli.schemes.frequencies import DEFAULT_BASE
 from pecli.models.llama_cpp_scaling import FLAG_WORDS, Converted, of_hf, of_word, word_of
-from pecli.models.plan import LayerGroup, PositionPlan
+from pecli.models.plan import LayerGroup, Origin, PositionPlan, Source, stamped
 from pecli.schemes.scaling.rope_type import hf_rope_type
 from pecli.schemes.scaling.linear import LINEAR
 from pecli.schemes.scaling.unscaled import NO_SCALING
@@ -497,11 +497,31 @@ def flags_plan(model: PositionPlan, flags: Mapping[str, Any], label: str) -> Pos
     if model.model_type in NOT_RUN_MODEL_TYPES:
         raise ConfigError("runtime", NOT_RUN[NOT_RUN_MODEL_TYPES[model.model_type]])
     args = label
-    made = [_group(part, dict(flags), model.model_type) for group in model.groups for part in _by_window(group)]
-    groups = tuple(group for group, _ in made)
+    parts = [part for group in model.groups for part in _by_window(group)]
+    made = [_group(part, dict(flags), model.model_type) for part in parts]
+    groups = tuple(group.replaced(sources=flag_sources(part, group, flags, model.model_type))
+                   for part, (group, _) in zip(parts, made))
     trained = sorted({kind for _, kind in made if kind})
     seen = f" (its GGUF read as trained with {' and '.join(trained)} scaling)" if trained else ""
     return PositionPlan(f"llama.cpp {args}{seen}", model.model_type, "llama.cpp flags", model.num_layers, groups)
+
+
+def flag_sources(model: LayerGroup, run: LayerGroup, flags: Mapping[str, Any], model_type: Any) -> tuple[Source, ...]:
+    """Where each setting of ``run`` (the ``model`` group as llama.cpp runs it under ``flags``) came from: a setting
+    the model has keeps the model's sources; one it does not names each flag that, left out, changes it
+    (:attr:`Origin.ENGINE_FLAG`: ``--rope-scaling yarn``, but not ``-c`` unless it picks LongRoPE's factors). One the
+    conversion changed and no flag did (llama3's divisors, dynamic NTK dropped) has none recorded."""
+    if run.options is None or run is model:
+        return run.sources
+    own = model.options or {}
+    changed = [setting for setting, value in run.options.items() if setting not in own or repr(own[setting]) != repr(value)]
+    sources = [source for source in model.sources if source.setting not in changed]
+    for flag in flags if changed else ():
+        without = (_group(model, {f: v for f, v in flags.items() if f != flag}, model_type)[0].options or {})
+        sources += [Source(setting, flag, Origin.ENGINE_FLAG) for setting in changed
+                    if repr(without.get(setting)) != repr(run.options[setting])]
+    return stamped([s for s in sources if s.origin is Origin.ENGINE_FLAG or s.value == repr(own.get(s.setting))],
+                   run.options)
 
 
 def flag_trials(model: PositionPlan, flags: Mapping[str, Any], run: Callable[[dict], PositionPlan] | None = None
