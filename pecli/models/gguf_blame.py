@@ -172,8 +172,9 @@ def yarn_rounding_trial(reference: PositionPlan) -> Trial | None:
     where transformers' ``truncate: false`` (gpt-oss) keeps the fractional range. None when the model's
     YaRN rounds too (no ``truncate: false``): then llama.cpp and the model agree."""
     full = _full_group(reference)
-    block = (full.options.get("rope_scaling") or {}) if full is not None else {}
-    if not _ramps(block) or block.get("truncate", True):
+    scaling = full.encoding.rope_scaling if full is not None else None
+    entry = of_hf(scaling.rope_type) if scaling is not None else None
+    if entry is None or not entry.ramps or scaling.value("truncate"):
         return None
     return Trial(YARN_ROUNDING, "rounded", f"{_hf_key(reference, 'rope.scaling.type')}.truncate", False)
 

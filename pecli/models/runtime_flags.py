@@ -565,22 +565,22 @@ def model_flag_values(group: LayerGroup) -> dict[str, Any]:
     """The value each flag would have to say what the model's config says (its base, its linear or yarn
     factor and original context, its context); a flag the model has no value for is left out."""
     options = group.options or {}
-    block = options.get("rope_scaling") or {}
-    entry = of_hf(hf_rope_type(block))
+    scaling = group.encoding.rope_scaling
+    entry = of_hf(scaling.rope_type)
     own: dict[str, Any] = {"--rope-freq-base": float(options.get("base", DEFAULT_BASE))}
     if options.get("max_position_embeddings"):
         own["--ctx-size"] = int(options["max_position_embeddings"])
     if entry is not None and not entry.scales:
         own.update({"--rope-scaling": entry.word, "--rope-scale": 1.0, "--rope-freq-scale": 1.0})
-    elif entry is not None and entry.flag and block.get("factor"):
-        factor = float(block["factor"])
+    elif entry is not None and entry.flag and scaling.factor:
+        factor = float(scaling.factor)
         own.update({"--rope-scaling": entry.word, "--rope-scale": factor, "--rope-freq-scale": 1.0 / factor})
         if entry.ramps:
-            own["--yarn-orig-ctx"] = int(block.get("original_max_position_embeddings") or own.get("--ctx-size") or 0) or None
+            own["--yarn-orig-ctx"] = int(scaling.original_max_position_embeddings or own.get("--ctx-size") or 0) or None
             for flag, key in (("--yarn-beta-fast", "beta_fast"), ("--yarn-beta-slow", "beta_slow"),
                               ("--yarn-ext-factor", "extrapolation_factor")):
-                if block.get(key) is not None:
-                    own[flag] = float(block[key])
+                if scaling.values.get(key) is not None:
+                    own[flag] = float(scaling.values[key])
     return {flag: value for flag, value in own.items() if value is not None}
 
 
