@@ -50,3 +50,14 @@ def test_a_setting_the_flags_change_names_the_flags_that_did():
         ("--rope-scaling", Origin.ENGINE_FLAG), ("--rope-scale", Origin.ENGINE_FLAG)}
     assert full.sources_of("dim") == next(g for g in model.groups if "full_attention" in g.names).sources_of("dim")
     assert all(s.origin is not Origin.ENGINE_FLAG for g in plan.groups if g.windowed for s in g.sources)
+
+
+def test_a_key_an_override_flag_gives_is_the_flags():
+    from pecli.engines import engine
+
+    config = json.loads((FIXTURES / "llama.json").read_text())["config"]
+    run = engine("vllm").run(config, """--hf-overrides '{"rope_parameters": {"rope_theta": 500000.0, "rope_type": "default"}}'""")
+    group, = (g for g in run.plan.groups if g.options)
+    assert group.options["base"] == 500000.0
+    assert {(s.key, s.origin) for s in group.sources_of("base")} == {("--hf-overrides rope_parameters", Origin.ENGINE_FLAG)}
+    assert all(s.origin is Origin.CONFIG for s in group.sources_of("max_position_embeddings"))

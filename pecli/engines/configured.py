@@ -18,7 +18,7 @@ from pecli.engines.base import (
     Departure, Engine, EngineRun, declared_context, positions_of, rope_dict, rope_type, text_of,
 )
 from pecli.errors import ConfigError
-from pecli.models.plan import LayerGroup, PositionPlan
+from pecli.models.plan import LayerGroup, Origin, PositionPlan, Source
 from pecli.params import excerpt
 from pecli.schemes.scaling.registry import find_scaling, scales
 from pecli.schemes.scaling.yarn import YARN
@@ -122,6 +122,9 @@ class ConfigEngine(Engine):
         if refused is not None:
             return EngineRun(self, args, None, None, refused)
         plan = plan_of_config(merged, f"{self.title} {args}".strip())
+        if overrides:
+            plan = replace(plan, groups=tuple(g.replaced(sources=overridden_sources(g.sources, self.override_flag, overrides))
+                                              for g in plan.groups))
         context = Context(merged, filled, rope_dict(filled), model_type, flags, env, served, plan)
         groups, departures = [], list(self.override_departures(config, overrides))
         rules = () if self.transformers_backend(merged) else self.rules
@@ -287,6 +290,20 @@ def gptj_theta(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departu
     return built, Departure("base", f"its GPT-J model file rotates at the config's rope_theta {float(theta):g}, where "
                             f"transformers' GPT-J uses {float(group.options.get('base', 10000.0)):g}",
                             "remove rope_theta from config.json")
+
+
+def overridden_sources(sources: tuple[Source, ...], flag: str, overrides: Mapping[str, Any]) -> tuple[Source, ...]:
+    """``sources`` of a group read from a config the engine's override ``flag`` changed: a config key the flag
+    gives (at any depth of ``overrides``) came from the flag (:attr:`Origin.ENGINE_FLAG`, ``--hf-overrides rope_theta``)."""
+    given: set[str] = set()
+    pending = [overrides]
+    while pending:
+        level = pending.pop()
+        given.update(str(key) for key in level)
+        pending += [value for value in level.values() if isinstance(value, Mapping)]
+    return tuple(replace(source, key=f"{flag} {source.key}", origin=Origin.ENGINE_FLAG)
+                 if source.origin is Origin.CONFIG and source.key.rpartition(".")[2] in given else source
+                 for source in sources)
 
 
 # -- rule helpers ---------------------------------------------------------------------------------------------
