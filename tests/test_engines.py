@@ -291,7 +291,7 @@ def test_flag_words_split_as_shlex_splits_them():
     import random
     import shlex
 
-    from pecli.models.runtime_flags import shell_words
+    from pecli.flag_words import shell_words
 
     rng = random.Random(42)
     alphabet = ["a", "b", " ", "\t", "\n", "'", '"', "\\", '\\"', "\v", "=", "é"]

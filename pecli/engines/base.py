@@ -149,7 +149,7 @@ class Engine:
     def parse(self, args: str) -> tuple[dict[str, Any], dict[str, str]]:
         """``args`` → ({flag: value}, {environment variable: value}); a flag the engine does not read for
         positions, or a value its own parser refuses, is a ConfigError (exit 2, before any work)."""
-        from pecli.models.runtime_flags import flag_pairs, split_words
+        from pecli.flag_words import flag_pairs, split_words
 
         if not isinstance(args, str):
             raise ConfigError("args", "give the engine's flags as one string")

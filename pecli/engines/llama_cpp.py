@@ -128,7 +128,7 @@ class LlamaCpp(Engine):
                 flags += ["--yarn-orig-ctx", str(int(block["original_max_position_embeddings"]))]
             if block.get("mscale_all_dim"):
                 warnings.append("llama.cpp's DeepSeek attention takes mscale from the GGUF's yarn log multiplier, not from flags")
-        from pecli.models.runtime_flags import swa_rule
+        from pecli.models.gguf_rope import swa_rule
 
         rule = swa_rule(base.model_type)
         if base.windowed and rule == "context":
@@ -220,15 +220,16 @@ def _reads(base: Any, flags: list[str]) -> dict[str, Any] | None:
     """What llama.cpp computes, read back from ``flags`` over the model's converted file by the one reader
     (:mod:`pecli.models.runtime_flags`); None where the file holds per-pair factors flags do not reach."""
     from pecli.models import runtime_flags as reader
+    from pecli.models.gguf_rope import swa_rule
 
     try:
         trained = reader.converted_rope(base.own_scaling, model_type=base.model_type, base=base.base,
                                         context=base.served, rotated_dim=base.dim)
         flagged = dict(zip(flags[::2], flags[1::2]))
-        only_windowed = not base.unwindowed and reader.swa_rule(base.model_type) != "context"
+        only_windowed = not base.unwindowed and swa_rule(base.model_type) != "context"
         return reader.hf_settings(reader.run_rope(trained, flagged, base.dim, windowed=only_windowed
-                                                  and reader.swa_rule(base.model_type) == "trained",
-                                                  plain=only_windowed and reader.swa_rule(base.model_type) == "plain"))
+                                                  and swa_rule(base.model_type) == "trained",
+                                                  plain=only_windowed and swa_rule(base.model_type) == "plain"))
     except ConfigError:
         return None
 
@@ -249,6 +250,7 @@ def llama_cpp_settings(flags: Mapping[str, Any], config: Mapping[str, Any], *,
     :mod:`pecli.models.runtime_flags` from the GGUF file ``convert_hf_to_gguf.py`` would write
     (``training_context``: its context length, default ``max_position_embeddings``)."""
     from pecli.models import runtime_flags as reader
+    from pecli.models.gguf_rope import swa_rule
 
     plan = plan_of(dict(config), "config")
     groups = [g for g in plan.groups if g.scalable]

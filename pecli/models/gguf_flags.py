@@ -14,13 +14,14 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import ConfigError
-from pecli.models.gguf import ARCHS, Arch, Metadata, effective_arch, plan_of_metadata, swa_pattern
-from pecli.models.gguf_rope import _factors, _head_dim, _scaling_options, deepseek_softmax_factor, yarn_key
+from pecli.models.gguf import ARCHS, effective_arch, plan_of_metadata, swa_pattern
+from pecli.models.gguf_metadata import Arch, Metadata
+from pecli.models.gguf_rope import _factors, _head_dim, _scaling_options, deepseek_softmax_factor, swa_rule, yarn_key
 from pecli.models.llama_cpp_scaling import UNWRITTEN, file_scaling, word_of
 from pecli.models.logit_scale import SOFTMAX_MSCALE_TYPES, UNSCALED, LogitScale
 from pecli.schemes.frequencies import DEFAULT_BASE
 from pecli.models.plan import LayerGroup, PositionPlan
-from pecli.models.runtime_flags import TrainedRope, given_attn_factor, run_rope, swa_rule
+from pecli.models.runtime_flags import TrainedRope, given_attn_factor, run_rope
 
 
 def trained_rope(meta: Metadata, arch: Arch, sliding: bool) -> tuple[TrainedRope, int]:

@@ -21,7 +21,7 @@ from pecli.schemes.scaling.yarn import YARN
 from pecli.schemes.frequencies import DEFAULT_BASE
 
 if TYPE_CHECKING:
-    from pecli.models.gguf import Arch, Metadata
+    from pecli.models.gguf_metadata import Arch, Metadata
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,19 @@ class LlamaCppRope:
     factors: np.ndarray | None
     long_factors: np.ndarray | None
     scaling_type: str
+
+
+#: How an architecture's graph ropes its sliding-window layers where that is not ``trained`` (the trained base and
+#: scale, ``llama_model::get_rope_freq_base``/``_scale``: Gemma 2 and 3, gpt-oss, Llama 4), by GGUF architecture and
+#: HF model type: ``context`` — the context's base and scale, as the full layers (``build_cohere2`` passes
+#: ``freq_base``/``freq_scale``; its calls to get_rope_freq_* are commented out, ``src/models/cohere2.cpp:72-98``);
+#: ``plain`` — the context's base, scale 1, ext_factor 0, attention factor 1 (OLMo 2/3, ``src/models/olmo2.cpp:115-130``).
+SWA_ROPE = {"cohere2": "context", "olmo2": "plain", "olmo3": "plain"}
+
+
+def swa_rule(name: Any) -> str:
+    """``trained``, ``context`` or ``plain``: how the sliding layers of ``name`` rotate (:data:`SWA_ROPE`)."""
+    return SWA_ROPE.get(str(name), "trained")
 
 
 def _rope_options(meta: Metadata, arch: Arch, *, sliding: bool) -> dict[str, Any]:
@@ -73,8 +86,6 @@ def _head_dim(meta: Metadata) -> int:
 
 def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
     """llama.cpp's hparams and cparams for one kind of layer (``load_hparams``, the context's constructor)."""
-    from pecli.models.runtime_flags import swa_rule
-
     head = _head_dim(meta)
     rotated = meta.count("rope.dimension_count", head)
     base = meta.positive("rope.freq_base", DEFAULT_BASE)

@@ -23,7 +23,7 @@ trained base and scale whatever the flags (``llama_model::get_rope_freq_base``/`
 ``rope_freq_base_train_swa``, ``rope_freq_scale_train_swa``); the type, ext_factor and attention factor
 of the context still reach it, and its YaRN factor is its own scale's. So ``--rope-freq-base`` or
 ``--rope-scale`` change Gemma 2's and Gemma 3's full-attention layers only, and none of Llama 4's RoPE
-layers (all chunked). Two graphs do otherwise (:data:`SWA_ROPE`): Command R7B's sliding layers take the
+layers (all chunked). Two graphs do otherwise (:data:`~pecli.models.gguf_rope.SWA_ROPE`): Command R7B's sliding layers take the
 context's base and scale, OLMo 2/3's the context's base alone. The context run is ``-c`` (else the file's
 ``context_length``) rounded up to a multiple of 256. Every rule is measured against llama.cpp built from
 source (``tests/fixtures/engines/llama_cpp/RULES.md``).
@@ -45,13 +45,13 @@ plain frequencies.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from pecli.errors import ConfigError
+from pecli.flag_words import flag_pairs, split_words
 from pecli.schemes.frequencies import DEFAULT_BASE
 from pecli.models.llama_cpp_scaling import FLAG_WORDS, Converted, of_hf, of_word, word_of
 from pecli.models.plan import LayerGroup, Origin, PositionPlan, Source, stamped
@@ -129,91 +129,6 @@ def parse_flags(args: str) -> dict[str, Any]:
 def _llama_cpp_spelling(word: str) -> str:
     """A word as llama.cpp's parser looks it up: ``_`` replaced by ``-`` in a word starting with ``--``."""
     return word.replace("_", "-") if word.startswith("--") else word
-
-
-def split_words(args: str) -> list[str]:
-    """An engine's command line split into words as a shell splits it (:func:`shell_words`); ConfigError where it
-    cannot be."""
-    try:
-        return shell_words(args)
-    except ValueError as error:
-        raise ConfigError("args", f"cannot be split as a shell splits it: {error}") from None
-
-
-_BLANK = " \t\r\n"
-_PLAIN = re.compile(r"[^ \t\r\n'\"\\]+")
-_SINGLE = re.compile(r"'([^']*)'")
-_DOUBLE = re.compile(r'"((?:[^"\\]|\\[\s\S])*)("?)')
-_DOUBLE_ESCAPE = re.compile(r'\\(["\\])')
-
-
-def shell_words(text: str) -> list[str]:
-    """``shlex.split(text)``'s words and errors (POSIX: blanks space, tab, CR, LF; ``\\`` escapes any character
-    outside quotes and only ``"`` and ``\\`` within double quotes; nothing within single quotes), in time linear in
-    the text: ``shlex`` grows each word a character at a time, quadratic in a long word (a 360 KB JSON value).
-
-    Raises
-    ------
-    ValueError
-        ``No closing quotation`` or ``No escaped character``, as ``shlex`` says them.
-    """
-    words: list[str] = []
-    parts: list[str] | None = None
-    at, end = 0, len(text)
-    while at < end:
-        char = text[at]
-        if char in _BLANK:
-            if parts is not None:
-                words.append("".join(parts))
-                parts = None
-            at += 1
-            continue
-        parts = [] if parts is None else parts
-        if char == "'":
-            found = _SINGLE.match(text, at)
-            if found is None:
-                raise ValueError("No closing quotation")
-            parts.append(found.group(1))
-        elif char == '"':
-            found = _DOUBLE.match(text, at)
-            if not found.group(2):
-                raise ValueError("No escaped character" if found.end() < end else "No closing quotation")
-            parts.append(_DOUBLE_ESCAPE.sub(r"\1", found.group(1)))
-        elif char == "\\":
-            if at + 1 == end:
-                raise ValueError("No escaped character")
-            parts.append(text[at + 1])
-            at += 2
-            continue
-        else:
-            found = _PLAIN.match(text, at)
-            parts.append(found.group())
-        at = found.end()
-    if parts is not None:
-        words.append("".join(parts))
-    return words
-
-
-def flag_pairs(words: Sequence[str], refusal: Callable[[str], str | None], *, equals: bool = True,
-               spelling: Callable[[str], str] = lambda word: word) -> list[tuple[str, str]]:
-    """The (flag, value) pairs of an engine's command line, its ``words`` as :func:`split_words` gives them
-    (``--flag value`` and, with ``equals``, ``--flag=value`` alike); ``refusal(flag)`` is the message refusing
-    a flag, None for one read; ``spelling(word)`` the flag an engine's parser looks up for a word."""
-    pairs = []
-    at = 0
-    while at < len(words):
-        word = spelling(words[at])
-        at += 1
-        flag, _, inline = word.partition("=") if equals else (word, "", "")
-        refused = refusal(flag)
-        if refused is not None:
-            raise ConfigError("args", refused)
-        if not inline and at == len(words):
-            raise ConfigError("args", f"{flag} needs a value")
-        if not inline:
-            inline, at = words[at], at + 1
-        pairs.append((flag, inline))
-    return pairs
 
 
 def checked_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
@@ -383,25 +298,12 @@ def converted_context(options: Mapping[str, Any]) -> int:
     return int(context)
 
 
-#: How an architecture's graph ropes its sliding-window layers where that is not ``trained`` (the trained base and
-#: scale, ``llama_model::get_rope_freq_base``/``_scale``: Gemma 2 and 3, gpt-oss, Llama 4), by GGUF architecture and
-#: HF model type: ``context`` — the context's base and scale, as the full layers (``build_cohere2`` passes
-#: ``freq_base``/``freq_scale``; its calls to get_rope_freq_* are commented out, ``src/models/cohere2.cpp:72-98``);
-#: ``plain`` — the context's base, scale 1, ext_factor 0, attention factor 1 (OLMo 2/3, ``src/models/olmo2.cpp:115-130``).
-SWA_ROPE = {"cohere2": "context", "olmo2": "plain", "olmo3": "plain"}
-
-
-def swa_rule(name: Any) -> str:
-    """``trained``, ``context`` or ``plain``: how the sliding layers of ``name`` rotate (:data:`SWA_ROPE`)."""
-    return SWA_ROPE.get(str(name), "trained")
-
-
 def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int, *, windowed: bool = False,
              plain: bool = False):
     """The :class:`~pecli.models.gguf_rope.LlamaCppRope` llama.cpp computes from the model's ``trained`` values
     and its command-line ``flags`` (the rule of the module notes, in its order); ``windowed``: for a layer
     that attends within a window, which keeps the trained base and scale; ``plain``: a sliding layer of an
-    architecture whose graph rotates it with the context's base and nothing else (:data:`SWA_ROPE`)."""
+    architecture whose graph rotates it with the context's base and nothing else (:data:`~pecli.models.gguf_rope.SWA_ROPE`)."""
     from pecli.models.gguf_rope import LlamaCppRope, cos_sin_factor
 
     flags = checked_flags(flags)
@@ -612,6 +514,8 @@ def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[L
     context = converted_context(options)
     trained = converted_rope(options.get("rope_scaling"), model_type=model_type,
                              base=float(options.get("base", DEFAULT_BASE)), context=context, rotated_dim=dim)
+    from pecli.models.gguf_rope import swa_rule
+
     rule = swa_rule(model_type) if group.windowed else None  # llama.cpp's hparams.is_swa
     rope = run_rope(trained, flags, dim, windowed=rule == "trained", plain=rule == "plain")
     new = {k: v for k, v in options.items() if k not in ("rope_scaling", "base")}
