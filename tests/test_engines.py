@@ -284,3 +284,25 @@ def test_mistral4_on_mlx_reads_its_scaling_from_rope_parameters_only():
     run = engine("mlx").run(legacy, "")
     (scaling,) = [d for d in run.departures if d.what == "scaling"]
     assert "from rope_parameters only" in scaling.effect and "rope_parameters" in scaling.remedy
+
+
+def test_flag_words_split_as_shlex_splits_them():
+    """pecli's linear-time splitter against the standard library's ``shlex.split``: the same words, the same errors."""
+    import random
+    import shlex
+
+    from pecli.flag_words import shell_words
+
+    rng = random.Random(42)
+    alphabet = ["a", "b", " ", "\t", "\n", "'", '"', "\\", '\\"', "\v", "=", "é"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        try:
+            want = ("words", shlex.split(text))
+        except ValueError as error:
+            want = ("error", str(error))
+        try:
+            got = ("words", shell_words(text))
+        except ValueError as error:
+            got = ("error", str(error))
+        assert got == want, text

@@ -149,19 +149,18 @@ class Engine:
     def parse(self, args: str) -> tuple[dict[str, Any], dict[str, str]]:
         """``args`` → ({flag: value}, {environment variable: value}); a flag the engine does not read for
         positions, or a value its own parser refuses, is a ConfigError (exit 2, before any work)."""
-        from pecli.models.runtime_flags import flag_pairs
+        from pecli.flag_words import flag_pairs, split_words
 
         if not isinstance(args, str):
             raise ConfigError("args", "give the engine's flags as one string")
         if len(args) > MAX_FLAG_TEXT:
             raise ConfigError("args", f"is longer than {MAX_FLAG_TEXT >> 20} MiB; an engine's flags are a line")
-        try:
-            words = shlex.split(args)
-        except ValueError as error:
-            raise ConfigError("args", f"cannot be split as a shell splits it: {error}") from None
+        words = split_words(args)
         env: dict[str, str] = {}
-        while words and ENV_WORD.fullmatch(words[0]):
-            name, _, value = words.pop(0).partition("=")
+        at = 0
+        while at < len(words) and ENV_WORD.fullmatch(words[at]):
+            name, _, value = words[at].partition("=")
+            at += 1
             if name not in self.env:
                 known = ", ".join(self.env) or "none"
                 raise ConfigError("args", f"{name} is not an environment variable {self.title} reads for positions "
@@ -175,7 +174,7 @@ class Engine:
             return f"{flag!r} is not a {self.title} flag that changes positions (pecli reads: {known})"
 
         values: dict[str, Any] = {}
-        for flag, text in flag_pairs(" ".join(shlex.quote(w) for w in words), refusal):
+        for flag, text in flag_pairs(words[at:], refusal):
             if flag in values:
                 raise ConfigError("args", f"{flag} is given twice")
             try:

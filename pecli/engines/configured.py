@@ -18,8 +18,10 @@ from pecli.engines.base import (
     Departure, Engine, EngineRun, declared_context, positions_of, rope_dict, rope_type, text_of,
 )
 from pecli.errors import ConfigError
-from pecli.models.plan import LayerGroup, PositionPlan
+from pecli.models.plan import LayerGroup, Origin, PositionPlan, Source
 from pecli.params import excerpt
+from pecli.schemes.scaling.registry import find_scaling, scales
+from pecli.schemes.scaling.yarn import YARN
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,9 @@ class ConfigEngine(Engine):
         if refused is not None:
             return EngineRun(self, args, None, None, refused)
         plan = plan_of_config(merged, f"{self.title} {args}".strip())
+        if overrides:
+            plan = replace(plan, groups=tuple(g.replaced(sources=overridden_sources(g.sources, self.override_flag, overrides))
+                                              for g in plan.groups))
         context = Context(merged, filled, rope_dict(filled), model_type, flags, env, served, plan)
         groups, departures = [], list(self.override_departures(config, overrides))
         rules = () if self.transformers_backend(merged) else self.rules
@@ -227,7 +232,7 @@ def deepseek_rule(llama_scaling: bool) -> Rule:
     mscale² on the softmax."""
 
     def rule(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
-        if context.model_type not in DEEPSEEK_MODELS or not rope_group(group) or group_type(group) == "default":
+        if context.model_type not in DEEPSEEK_MODELS or not rope_group(group) or not scales(group_type(group)):
             return group, None
         from pecli.models.logit_scale import UNSCALED
         from pecli.models.rope_facts import scheme_of
@@ -235,18 +240,19 @@ def deepseek_rule(llama_scaling: bool) -> Rule:
 
         block = {**(context.block or {}), **scaling_of(group)}  # the attention's keys (mscale_all_dim) too
         kind = group_type(group)
+        is_yarn = find_scaling(kind) is YARN
         factor = float(block["factor"])
         original = int(block.get("original_max_position_embeddings") or group.options.get("max_position_embeddings"))
         magnitude = yarn_get_mscale(factor, float(block.get("mscale", 1))) / \
             yarn_get_mscale(factor, float(block.get("mscale_all_dim", 0)))
-        yarn = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": original,
+        yarn = {"rope_type": YARN.hf_name, "factor": factor, "original_max_position_embeddings": original,
                 "beta_fast": float(block.get("beta_fast", 32)), "beta_slow": float(block.get("beta_slow", 1)),
                 "attention_factor": magnitude}
         llama = llama_scaling and block.get("attention_factor") == 1.0
         built = replace(with_options(group, {**group.options, "rope_scaling": yarn},
-                                     f"DeepSeek YaRN in place of {kind}" if kind != "yarn" else group.note),
+                                     f"DeepSeek YaRN in place of {kind}" if not is_yarn else group.note),
                         attention_scale=UNSCALED if llama else group.attention_scale)
-        if kind != "yarn":
+        if not is_yarn:
             return built, Departure(
                 "rope type", f"DeepSeek's model builds its DeepSeek YaRN (×{factor:g} from {original:,}) from the "
                 f"{kind} block, not {kind}'s frequencies", "give DeepSeek a yarn block (rope_type yarn): its DeepSeek "
@@ -286,10 +292,24 @@ def gptj_theta(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departu
                             "remove rope_theta from config.json")
 
 
+def overridden_sources(sources: tuple[Source, ...], flag: str, overrides: Mapping[str, Any]) -> tuple[Source, ...]:
+    """``sources`` of a group read from a config the engine's override ``flag`` changed: a config key the flag
+    gives (at any depth of ``overrides``) came from the flag (:attr:`Origin.ENGINE_FLAG`, ``--hf-overrides rope_theta``)."""
+    given: set[str] = set()
+    pending = [overrides]
+    while pending:
+        level = pending.pop()
+        given.update(str(key) for key in level)
+        pending += [value for value in level.values() if isinstance(value, Mapping)]
+    return tuple(replace(source, key=f"{flag} {source.key}", origin=Origin.ENGINE_FLAG)
+                 if source.origin is Origin.CONFIG and source.key.rpartition(".")[2] in given else source
+                 for source in sources)
+
+
 # -- rule helpers ---------------------------------------------------------------------------------------------
 def rope_group(group: LayerGroup) -> bool:
     """Whether the group's layers apply 1-D RoPE (the rules act on those)."""
-    return group.options is not None and group.options.get("scheme") == "rope"
+    return group.scalable
 
 
 def with_options(group: LayerGroup, options: Mapping[str, Any], note: str) -> LayerGroup:

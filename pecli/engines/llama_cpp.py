@@ -19,6 +19,9 @@ from typing import Any, Mapping
 from pecli.engines.base import Engine, EngineRun, Serving, positions_of, rope_type
 from pecli.errors import ConfigError
 from pecli.models.families.from_config import plan_of
+from pecli.models.llama_cpp_scaling import Converted, of_hf
+from pecli.schemes.scaling.registry import find_scaling, scales
+from pecli.schemes.scaling.unscaled import NO_SCALING
 
 VERSION = "0c1e57098"
 
@@ -107,25 +110,25 @@ class LlamaCpp(Engine):
 
         keys, block = patch_keys(patch, base.path)
         kind = rope_type(block)
+        entry = of_hf(kind)
         theta = keys.get("rope_theta", keys.get("rotary_emb_base", (block or {}).get("rope_theta", base.base)))
-        if kind in ("llama3", "longrope"):
+        if entry is not None and entry.converted in (Converted.DIVISORS, Converted.FACTOR_TENSORS):
             return self._unsupported(f"llama.cpp reads {kind}'s per-pair factors from the GGUF file: merge the patch into "
                                      "config.json and convert the model again (convert_hf_to_gguf.py)")
-        if kind == "dynamic":
+        if entry is not None and entry.record.grows_base:
             return self._unsupported("llama.cpp has no dynamic NTK scaling (its closest is a fixed --rope-freq-base, the "
                                      "base candidate)")
         flags = ["--ctx-size", str(target)]
         warnings = []
-        if kind == "default":
-            flags += ["--rope-scaling", "none", "--rope-freq-base", flag_number(theta)]
-        elif kind == "linear":
-            flags += ["--rope-scaling", "linear", "--rope-scale", flag_number(block["factor"])]
-        elif kind == "yarn":
-            flags += ["--rope-scaling", "yarn", "--rope-scale", flag_number(block["factor"]), "--yarn-orig-ctx",
-                      str(int(block["original_max_position_embeddings"]))]
+        if entry is not None and not entry.scales:
+            flags += ["--rope-scaling", entry.word, "--rope-freq-base", flag_number(theta)]
+        elif entry is not None and entry.flag:
+            flags += ["--rope-scaling", entry.word, "--rope-scale", flag_number(block["factor"])]
+            if entry.ramps:
+                flags += ["--yarn-orig-ctx", str(int(block["original_max_position_embeddings"]))]
             if block.get("mscale_all_dim"):
                 warnings.append("llama.cpp's DeepSeek attention takes mscale from the GGUF's yarn log multiplier, not from flags")
-        from pecli.models.runtime_flags import swa_rule
+        from pecli.models.gguf_rope import swa_rule
 
         rule = swa_rule(base.model_type)
         if base.windowed and rule == "context":
@@ -141,7 +144,7 @@ class LlamaCpp(Engine):
         elif base.windowed and base.unwindowed and rule == "trained":
             warnings.append("llama.cpp applies these flags to the full-attention layers only: its sliding-window "
                             f"layers ({', '.join(base.windowed)}) keep the trained base and scale")
-        if base.scaling not in ("none", "default"):
+        if scales(base.scaling):
             warnings.append(f"a GGUF converted from this model keeps its {base.scaling} scaling; these flags replace "
                             "the scaling type and factor but not per-pair factors stored in the file")
         found = _reads(base, flags)
@@ -181,7 +184,8 @@ def _longrope_departures(model: Any, served: int | None) -> tuple:
 
     for group in model.groups:
         block = (group.options or {}).get("rope_scaling") or {}
-        if rope_type(block) in ("longrope", "su") and block.get("original_max_position_embeddings"):
+        record = find_scaling(rope_type(block))
+        if record is not None and record.per_pair_factors and block.get("original_max_position_embeddings"):
             original = int(block["original_max_position_embeddings"])
             which = "long" if served is not None and served > original else "short"
             return (Departure(
@@ -216,15 +220,16 @@ def _reads(base: Any, flags: list[str]) -> dict[str, Any] | None:
     """What llama.cpp computes, read back from ``flags`` over the model's converted file by the one reader
     (:mod:`pecli.models.runtime_flags`); None where the file holds per-pair factors flags do not reach."""
     from pecli.models import runtime_flags as reader
+    from pecli.models.gguf_rope import swa_rule
 
     try:
         trained = reader.converted_rope(base.own_scaling, model_type=base.model_type, base=base.base,
                                         context=base.served, rotated_dim=base.dim)
         flagged = dict(zip(flags[::2], flags[1::2]))
-        only_windowed = not base.unwindowed and reader.swa_rule(base.model_type) != "context"
+        only_windowed = not base.unwindowed and swa_rule(base.model_type) != "context"
         return reader.hf_settings(reader.run_rope(trained, flagged, base.dim, windowed=only_windowed
-                                                  and reader.swa_rule(base.model_type) == "trained",
-                                                  plain=only_windowed and reader.swa_rule(base.model_type) == "plain"))
+                                                  and swa_rule(base.model_type) == "trained",
+                                                  plain=only_windowed and swa_rule(base.model_type) == "plain"))
     except ConfigError:
         return None
 
@@ -232,7 +237,7 @@ def _reads(base: Any, flags: list[str]) -> dict[str, Any] | None:
 def _same_scaling(found: dict[str, Any], block: Any, theta: Any) -> bool:
     """Whether llama.cpp's settings are the candidate's: base, rope type, factor, original length."""
     keys = ("factor", "original_max_position_embeddings")
-    mine = found["rope_scaling"] or {"rope_type": "default"}
+    mine = found["rope_scaling"] or {"rope_type": NO_SCALING.hf_name}
     theirs = {"rope_type": rope_type(block), **{k: (block or {}).get(k) for k in keys if (block or {}).get(k) is not None}}
     return (math.isclose(found["rope_theta"], float(theta), rel_tol=1e-12) and mine["rope_type"] == theirs["rope_type"]
             and all(math.isclose(float(mine[k]), float(theirs[k]), rel_tol=1e-12) for k in keys if k in theirs))
@@ -245,9 +250,10 @@ def llama_cpp_settings(flags: Mapping[str, Any], config: Mapping[str, Any], *,
     :mod:`pecli.models.runtime_flags` from the GGUF file ``convert_hf_to_gguf.py`` would write
     (``training_context``: its context length, default ``max_position_embeddings``)."""
     from pecli.models import runtime_flags as reader
+    from pecli.models.gguf_rope import swa_rule
 
     plan = plan_of(dict(config), "config")
-    groups = [g for g in plan.groups if g.options is not None and g.scheme == "rope"]
+    groups = [g for g in plan.groups if g.scalable]
     if not groups:
         raise ConfigError("runtime", "llama.cpp's RoPE flags apply to a model with RoPE; this one has none")
     # the flags reach the full-attention layers (a group of only windowed layers keeps its trained settings)

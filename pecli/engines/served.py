@@ -10,6 +10,8 @@ from typing import Any, Callable, Mapping
 
 from pecli.engines.base import Serving, rope_type
 from pecli.errors import ConfigError
+from pecli.schemes.scaling.linear import LINEAR
+from pecli.schemes.scaling.registry import find_scaling
 
 
 def nested(keys: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
@@ -55,7 +57,7 @@ def served_at_training(base: Any, keys: dict[str, Any], block: Any, derive: Call
     warnings = []
     kind = rope_type(block)
     given = int(keys["max_position_embeddings"])
-    if derive(given, block) != given and kind == "linear":
+    if derive(given, block) != given and find_scaling(kind) is LINEAR:
         warnings.append(f"{name} multiplies max_position_embeddings by the factor for {kind}: the patch's "
                         f"{given:,} would allow {derive(given, block):,} tokens, so the overrides set it to "
                         f"L₀ = {base.pretraining:,} (same frequencies)")

@@ -49,9 +49,7 @@ frequencies, said in the group's note. Every rule here is measured against llama
 
 from __future__ import annotations
 
-import math
 import dataclasses
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -59,7 +57,8 @@ import numpy as np
 from pecli.errors import ConfigError, PecliError
 from pecli.models.limits import check_layer_count
 from pecli.models.logit_scale import SOFTMAX_MSCALE_TYPES, UNSCALED, LogitScale
-from pecli.models.plan import NOPE, LayerGroup, PositionPlan
+from pecli.models.plan import NOPE, LayerGroup, Origin, PositionPlan, Source, stamped
+from pecli.models.gguf_metadata import Arch, Metadata, _excerpt
 from pecli.models.gguf_rope import _rope_options, deepseek_softmax_factor, llama_cpp_inv_freq
 
 #: The extra that installs the gguf package.
@@ -70,77 +69,6 @@ POSITION_TENSORS = ("rope_freqs", "rope_factors_long", "rope_factors_short")
 MAX_POSITION_TENSOR = 1 << 16
 #: The ggml types a position tensor may have (``GGMLQuantizationType.F32``, ``F16``) and their data types.
 FLOAT_TYPES = {0: np.dtype("<f4"), 1: np.dtype("<f2")}
-
-
-@dataclass(frozen=True)
-class Arch:
-    """How llama.cpp runs one ``general.architecture``.
-
-    Attributes
-    ----------
-    model_type : str
-        The HF ``model_type`` the converter reads (for messages).
-    rope : str
-        ``norm`` (adjacent pairs), ``neox`` (pairs half a head apart) or ``alibi``.
-    permuted : bool
-        The converter permutes the q/k rows (``LlamaModel.permute``): adjacent pairs in llama.cpp are HF's halves.
-    swa_every : int
-        ``set_swa_pattern(n)``: layer i slides when ``i % n < n − 1`` (0: no sliding layers of their own RoPE).
-    swa_base : float or None
-        The sliding layers' base when ``rope.freq_base_swa`` is not written (Gemma 3: llama-hparams.h's
-        ``rope_freq_base_train_swa`` default, 10,000); None: the model's base.
-    swa_unscaled : bool
-        The sliding layers keep frequency scale 1 (``rope_freq_scale_train_swa`` left at its default, Gemma 3,
-        or set to 1, OLMo 2); False: the model's scale (Gemma 2, Cohere 2, gpt-oss, Llama 4 copy it).
-    swa_needs_window : bool
-        Sliding layers only when ``attention.sliding_window`` is above 0 (Gemma 3's and OLMo 2's
-        ``load_arch_hparams``); False: always (Gemma 2 defaults its window to 4,096).
-    yarn_keys : tuple of str
-        The ``rope.scaling.yarn_*`` keys the architecture's ``load_arch_hparams`` reads (DeepSeek 2: its log
-        multiplier, divided by 0.1); the others keep llama-hparams.h's defaults (ext_factor unset, attention
-        factor 1, β 32 and 1) whatever the file says.
-    fixed_alibi_bias : float or None
-        An ALiBi maximum bias llama.cpp sets whatever the file says (BLOOM: 8).
-    nope_every : int
-        ``hparams.n_no_rope_layer_step``: layer i applies no RoPE when ``(i + 1) % n == 0`` (SmolLM3: 4,
-        set in its ``load_hparams``, read from no key; its graph's ``use_rope``); 0: every layer rotates.
-    rope_on_sliding_only : bool
-        The graph rotates q and k in its sliding-window layers only (Cohere 2's ``build_cohere2``: ``if
-        (is_swa)`` around ``ggml_rope_ext``); its full-attention layers apply no position signal.
-    whole_head : bool
-        ``rope.dimension_count`` must be the head's width: the loader refuses any other ("invalid n_rot", Llama and
-        Falcon, llama-model.cpp ``load_hparams``).
-    window_zero_disables : bool
-        ``attention.sliding_window`` 0 turns the windows off and sets ``n_no_rope_layer_step`` to the layer
-        count (Llama 4's ``load_hparams``; its graph, ``llm_build_llama_iswa``, then skips RoPE on the last
-        layer only, ``(il + 1) % n_layer == 0``).
-    """
-
-    model_type: str
-    rope: str
-    permuted: bool = False
-    swa_every: int = 0
-    swa_base: float | None = None
-    swa_unscaled: bool = False
-    swa_needs_window: bool = False
-    yarn_keys: tuple[str, ...] = ()
-    fixed_alibi_bias: float | None = None
-    nope_every: int = 0
-    rope_on_sliding_only: bool = False
-    window_zero_disables: bool = False
-    whole_head: bool = False
-
-    @property
-    def layout(self) -> str:
-        return "half" if self.rope == "neox" or self.permuted else "interleaved"
-
-    def note(self) -> str:
-        if self.rope == "neox":
-            return "llama.cpp rotates pairs (i, i + d/2) (NEOX), as HF's rotate_half"
-        if self.permuted:
-            return ("llama.cpp rotates adjacent pairs (NORM) of q/k rows the converter permuted: in the original "
-                    "checkpoint's frame, shown here, that is HF's rotate_half over halves")
-        return "llama.cpp rotates adjacent pairs (2i, 2i+1) (NORM) of weights the converter left in place"
 
 
 #: Architectures by ``general.architecture`` (llama.cpp's ``llama_model_rope_type`` and the converter).
@@ -171,12 +99,6 @@ ARCHS: dict[str, Arch] = {
 }
 
 
-#: The GGUF value type llama.cpp's loader requires of each kind of key (``llama-model-loader.cpp``,
-#: ``GGUFMeta::GKV<T>::get_kv``: a key of another type is refused, "key … has wrong type … but expected
-#: type …"): its ``float`` hparams are FLOAT32, its ``uint32_t`` ones UINT32, its strings STRING.
-EXPECTED_TYPES = {"number": "FLOAT32", "count": "UINT32", "word": "STRING"}
-
-
 #: Architectures llama.cpp names but does not run, with the reason said to the user.
 NOT_RUN = {
     "gptj": "GPT-J is not a llama.cpp architecture: llama.cpp names 'gptj' but has no graph for it (its tensor "
@@ -185,86 +107,6 @@ NOT_RUN = {
 }
 #: HF model types of those architectures.
 NOT_RUN_MODEL_TYPES = {"gptj": "gptj"}
-
-
-class Metadata:
-    """The file's metadata, read through one door that remembers which keys were read and which defaulted.
-
-    ``types`` holds each key's GGUF value type (``FLOAT32``, ``BOOL``, ``ARRAY``…) when the values come from
-    a file; a key of the wrong type is refused as llama.cpp's loader refuses it. Without ``types`` (values
-    given as a mapping) a bool or a string where a number belongs is refused the same way.
-    """
-
-    def __init__(self, values: dict[str, Any], tensors: dict[str, np.ndarray], source: str, arch: str,
-                 types: dict[str, str] | None = None) -> None:
-        self.values, self.tensors, self.source, self.arch = values, tensors, source, arch
-        self.types = types
-        self.read: list[str] = []
-        self.defaulted: list[str] = []
-
-    def key(self, suffix: str) -> str:
-        return f"{self.arch}.{suffix}"
-
-    def get(self, suffix: str, default: Any = None, *, note_default: bool = True, kind: str | None = None) -> Any:
-        name = self.key(suffix)
-        if name in self.values:
-            self.read.append(name)
-            if kind is not None:
-                self._check_type(name, kind)
-            return self.values[name]
-        if note_default and default is not None:
-            self.defaulted.append(f"{name}={default:g}" if isinstance(default, float) else f"{name}={default}")
-        return default
-
-    def _check_type(self, name: str, kind: str) -> None:
-        expected, value = EXPECTED_TYPES[kind], self.values[name]
-        if self.types is not None:
-            found = self.types.get(name, expected)
-        else:  # a mapping's values: only what is plainly of another kind
-            found = ("BOOL" if isinstance(value, bool) else "STRING" if isinstance(value, str) else
-                     "ARRAY" if isinstance(value, (list, tuple)) else expected if kind != "word" else "a number")
-        if found == expected:
-            return
-        if found == "ARRAY" and kind != "word":
-            raise ConfigError("gguf", f"{name} in {self.source} must be a single number, got an array ({_excerpt(value)})")
-        raise ConfigError("gguf", f"{name} in {self.source} has type {found} ({_excerpt(value)}); llama.cpp's loader "
-                          f"refuses the file (it reads this key as {expected} only)")
-
-    def number(self, suffix: str, default: float | None = None, *, note_default: bool = True) -> float | None:
-        return self._number(suffix, default, note_default, "number")
-
-    def positive(self, suffix: str, default: float | None = None) -> float | None:
-        """A number above 0 (a base: 0 or below gives llama.cpp infinite or undefined frequencies)."""
-        value = self.number(suffix, default)
-        if value is not None and value <= 0:
-            raise ConfigError("gguf", f"{self.key(suffix)} in {self.source} must be above 0, got {value:g}")
-        return value
-
-    def word(self, suffix: str, default: str | None = None) -> str | None:
-        value = self.get(suffix, default, kind="word")
-        return None if value is None else str(value)
-
-    def _number(self, suffix: str, default: float | None, note_default: bool, kind: str) -> float | None:
-        value = self.get(suffix, default, note_default=note_default, kind=kind)
-        if value is None:
-            return None
-        if isinstance(value, (list, str, bytes, bool)) or not math.isfinite(float(value)):
-            raise ConfigError("gguf", f"{self.key(suffix)} in {self.source} must be a finite number, got {_excerpt(value)}")
-        return float(value)
-
-    def count(self, suffix: str, default: int | None = None) -> int | None:
-        value = self._number(suffix, None if default is None else float(default), True, "count")
-        if value is None:
-            return None
-        if value < 1 or not value.is_integer():
-            raise ConfigError("gguf", f"{self.key(suffix)} in {self.source} must be a positive integer, got {value:g}")
-        return int(value)
-
-    def tensor(self, name: str) -> np.ndarray | None:
-        found = self.tensors.get(name)
-        if found is not None:
-            self.read.append(f"{name} (tensor)")
-        return found
 
 
 def read_gguf_plan(path: str, source: str | None = None) -> PositionPlan:
@@ -325,11 +167,6 @@ def read_source(source: Any) -> tuple[dict[str, Any], dict[str, np.ndarray], dic
     return header.values, tensors, header.types
 
 
-def _excerpt(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "…"
-
-
 def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], source: str,
                      types: dict[str, str] | None = None) -> PositionPlan:
     """The position plan of a GGUF file's parsed metadata and position tensors (see the module);
@@ -356,7 +193,31 @@ def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
     else:
         groups = [dataclasses.replace(group, attention_scale=_softmax_mscale(meta, arch, group))
                   for group in _rope_groups(meta, effective_arch(arch, values, arch_name, layers), layers)]
+    groups = [dataclasses.replace(group, sources=gguf_sources(group, arch_name)) for group in groups]
     return PositionPlan(source, arch.model_type, f"GGUF ({arch_name}, as llama.cpp reads it)", layers, tuple(groups))
+
+
+#: The setting each GGUF key (after ``{arch}.``) gives a group: its head dimension, the rotated part, its
+#: context, its base, its scaling; the architecture, the layout of its graph's RoPE.
+SETTING_OF_KEY = {"attention.key_length": "dim", "embedding_length": "dim", "attention.head_count": "dim",
+                  "rope.dimension_count": "partial_rotary_factor", "context_length": "max_position_embeddings",
+                  "rope.freq_base": "base", "rope.freq_base_swa": "base", "rope.scale_linear": "rope_scaling"}
+
+
+def gguf_sources(group: LayerGroup, arch_name: str) -> tuple[Source, ...]:
+    """Where each of the group's settings came from: the GGUF keys read for it (:data:`SETTING_OF_KEY`, a
+    ``rope.scaling.*`` key the scaling, ``general.architecture`` the layout), each a :attr:`Origin.GGUF` source."""
+    read = set(group.keys_read)
+    sources = []
+    for key in group.keys_read:
+        suffix = key[len(arch_name) + 1:] if key.startswith(f"{arch_name}.") else None
+        setting = "layout" if key == "general.architecture" else \
+            "rope_scaling" if suffix and suffix.startswith("rope.scaling.") else SETTING_OF_KEY.get(suffix or "")
+        if setting == "base" and suffix == "rope.freq_base" and f"{arch_name}.rope.freq_base_swa" in read:
+            continue  # a sliding layer's base is the _swa key's where the file has it
+        if setting is not None:
+            sources.append(Source(setting, key, Origin.GGUF))
+    return stamped(sources, group.options)
 
 
 def _softmax_mscale(meta: Metadata, arch: Arch, group: LayerGroup) -> LogitScale:
@@ -364,12 +225,14 @@ def _softmax_mscale(meta: Metadata, arch: Arch, group: LayerGroup) -> LogitScale
     (:func:`pecli.models.gguf_rope.deepseek_softmax_factor`)."""
     if arch.model_type not in SOFTMAX_MSCALE_TYPES or group.options is None:
         return UNSCALED
-    kind = meta.values.get(meta.key("rope.scaling.type"), "linear")
+    from pecli.models.llama_cpp_scaling import UNWRITTEN, of_word, word_of
+
+    entry = of_word(meta.values.get(meta.key("rope.scaling.type"), word_of(UNWRITTEN))) or of_word(word_of(UNWRITTEN))
     factor = meta.values.get(meta.key("rope.scaling.factor")) or meta.values.get(meta.key("rope.scale_linear")) or 0.0
-    scale = 1.0 if kind == "none" or not factor else 1.0 / float(factor)
+    scale = 1.0 if not entry.scales or not factor else 1.0 / float(factor)
     log_mul = meta.number("rope.scaling.yarn_log_multiplier", 0.0, note_default=False) \
         if "yarn_log_multiplier" in arch.yarn_keys else 0.0
-    value = deepseek_softmax_factor(scale, 1.0 if kind == "yarn" else 0.0, log_multiplier=log_mul,
+    value = deepseek_softmax_factor(scale, 1.0 if entry.ramps else 0.0, log_multiplier=log_mul,
                                     attn_factor=meta.number("rope.scaling.attn_factor", 1.0, note_default=False))
     return UNSCALED if value == 1.0 else LogitScale(value)
 

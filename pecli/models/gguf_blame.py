@@ -31,7 +31,9 @@ import numpy as np
 from pecli.models.blame import ABSENT, Trial, blamed
 from pecli.models.differences import BASE_KEYS, DIM_KEYS, HF_BASE_KEYS, HF_SCALING_KEYS, _key, model_key
 from pecli.models.plan import LayerGroup, PositionPlan
+from pecli.models.llama_cpp_scaling import Converted, of_hf, word_of
 from pecli.schemes.scaling.rope_type import hf_rope_type
+from pecli.schemes.scaling.unscaled import NO_SCALING
 
 #: The keys (after ``{arch}.``) tried, and whether each acts at every position.
 SCALING_SUFFIXES = ("rope.scaling.type", "rope.scaling.factor", "rope.scaling.original_context_length",
@@ -170,8 +172,9 @@ def yarn_rounding_trial(reference: PositionPlan) -> Trial | None:
     where transformers' ``truncate: false`` (gpt-oss) keeps the fractional range. None when the model's
     YaRN rounds too (no ``truncate: false``): then llama.cpp and the model agree."""
     full = _full_group(reference)
-    block = (full.options.get("rope_scaling") or {}) if full is not None else {}
-    if hf_rope_type(block) != "yarn" or block.get("truncate", True):
+    scaling = full.encoding.rope_scaling if full is not None else None
+    entry = of_hf(scaling.rope_type) if scaling is not None else None
+    if entry is None or not entry.ramps or scaling.value("truncate"):
         return None
     return Trial(YARN_ROUNDING, "rounded", f"{_hf_key(reference, 'rope.scaling.type')}.truncate", False)
 
@@ -183,10 +186,16 @@ def unrounded_where_chosen(plan: PositionPlan, chosen: bool) -> PositionPlan:
     groups = []
     for group in plan.groups:
         block = (group.options or {}).get("rope_scaling") or {}
-        if hf_rope_type(block) == "yarn":
+        if _ramps(block):
             group = dataclasses.replace(group, options={**group.options, "rope_scaling": {**block, "truncate": False}})
         groups.append(group)
     return dataclasses.replace(plan, groups=tuple(groups))
+
+
+def _ramps(block: dict[str, Any]) -> bool:
+    """Whether llama.cpp runs the HF scaling ``block`` along YaRN's ramp, whose range ggml rounds."""
+    entry = of_hf(hf_rope_type(block))
+    return entry is not None and entry.ramps
 
 
 def gguf_trials(values: dict[str, Any], tensors: dict[str, np.ndarray], reference: PositionPlan, arch: str) -> list[Trial]:
@@ -223,19 +232,21 @@ def converted_keys(reference: PositionPlan) -> tuple[dict[str, Any], dict[str, A
     rotated = int(round(options["dim"] * float(options.get("partial_rotary_factor", 1.0))))
     base = float(options.get("base", 10000.0))
     keys: dict[str, Any] = {"rope.freq_base": base, "rope.dimension_count": rotated}
-    sliding = next((g for g in reference.groups if g.options and g.scheme == "rope" and g.windowed), None)
+    sliding = next((g for g in reference.groups if g.scalable and g.windowed), None)
     if sliding is not None and float(sliding.options.get("base", base)) != base:
         keys["rope.freq_base_swa"] = float(sliding.options["base"])
     block = dict(options.get("rope_scaling") or {})
-    kind = str(hf_rope_type(block))
+    entry = of_hf(hf_rope_type(block))
     keys.update({suffix: ABSENT for suffix in SCALING_SUFFIXES})
     tensors: dict[str, Any] = {name: ABSENT for name in TENSORS}
     if reference.model_type in CONVERTER_NONE:
-        keys["rope.scaling.type"] = "none"
-    if kind == "linear" and block.get("factor"):
-        keys.update({"rope.scaling.type": "linear", "rope.scaling.factor": float(block["factor"])})
-    elif kind == "yarn" and block.get("factor"):
-        keys.update({"rope.scaling.type": "yarn", "rope.scaling.factor": float(block["factor"]),
+        keys["rope.scaling.type"] = word_of(NO_SCALING)
+    if entry is None:
+        return {k: v for k, v in keys.items() if k in POSITIONAL_SUFFIXES}, {}
+    if entry.converted is Converted.TYPE and block.get("factor") and not entry.ramps:
+        keys.update({"rope.scaling.type": entry.word, "rope.scaling.factor": float(block["factor"])})
+    elif entry.converted is Converted.TYPE and block.get("factor"):
+        keys.update({"rope.scaling.type": entry.word, "rope.scaling.factor": float(block["factor"]),
                      "rope.scaling.original_context_length": int(block.get("original_max_position_embeddings")
                                                                  or options.get("max_position_embeddings"))})
         for suffix, hf in (("yarn_ext_factor", "extrapolation_factor"), ("yarn_beta_fast", "beta_fast"),
@@ -250,24 +261,22 @@ def converted_keys(reference: PositionPlan) -> tuple[dict[str, Any], dict[str, A
             keys["rope.scaling.yarn_log_multiplier"] = 0.1 * float(all_dim) if all_dim else ABSENT
         elif block.get("mscale_all_dim") is not None:
             del keys["rope.scaling.yarn_log_multiplier"]  # Ministral 3 and others: written as is, not modelled here
-    elif kind == "llama3":
+    elif entry.converted is Converted.DIVISORS:
         tensors["rope_freqs"] = _llama3_divisors(block, base, rotated)
-    elif kind == "longrope":
+    elif entry.converted is Converted.FACTOR_TENSORS:
         del keys["rope.scaling.type"]  # Phi3MiniModel writes none; TextModel writes longrope: both read alike
         tensors["rope_factors_long"] = np.asarray(block["long_factor"], dtype=np.float64)
         tensors["rope_factors_short"] = np.asarray(block["short_factor"], dtype=np.float64)
         keys["rope.scaling.original_context_length"] = int(block.get("original_max_position_embeddings")
                                                           or options.get("max_position_embeddings"))
         keys["rope.scaling.attn_factor"] = float(scheme_of(full).attention_scaling)
-    elif kind not in ("default", "none", "dynamic"):
-        return {k: v for k, v in keys.items() if k in POSITIONAL_SUFFIXES}, {}
     if options.get("max_position_embeddings"):
         keys["context_length"] = int(options["max_position_embeddings"])
     return keys, tensors
 
 
 def _full_group(reference: PositionPlan) -> LayerGroup | None:
-    groups = [g for g in reference.groups if g.options and g.scheme == "rope" and "inv_freq" not in g.options]
+    groups = [g for g in reference.groups if g.scalable and "inv_freq" not in g.options]
     return next((g for g in groups if not g.windowed), groups[0] if groups else None)
 
 

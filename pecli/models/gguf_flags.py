@@ -14,12 +14,14 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import ConfigError
-from pecli.models.gguf import ARCHS, Arch, Metadata, effective_arch, plan_of_metadata, swa_pattern
-from pecli.models.gguf_rope import _factors, _head_dim, _scaling_options, deepseek_softmax_factor, yarn_key
+from pecli.models.gguf import ARCHS, effective_arch, plan_of_metadata, swa_pattern
+from pecli.models.gguf_metadata import Arch, Metadata
+from pecli.models.gguf_rope import _factors, _head_dim, _scaling_options, deepseek_softmax_factor, swa_rule, yarn_key
+from pecli.models.llama_cpp_scaling import UNWRITTEN, file_scaling, word_of
 from pecli.models.logit_scale import SOFTMAX_MSCALE_TYPES, UNSCALED, LogitScale
 from pecli.schemes.frequencies import DEFAULT_BASE
 from pecli.models.plan import LayerGroup, PositionPlan
-from pecli.models.runtime_flags import TrainedRope, given_attn_factor, run_rope, swa_rule
+from pecli.models.runtime_flags import TrainedRope, given_attn_factor, run_rope
 
 
 def trained_rope(meta: Metadata, arch: Arch, sliding: bool) -> tuple[TrainedRope, int]:
@@ -34,10 +36,8 @@ def trained_rope(meta: Metadata, arch: Arch, sliding: bool) -> tuple[TrainedRope
     """
     rotated = meta.count("rope.dimension_count", _head_dim(meta))
     base = meta.positive("rope.freq_base", DEFAULT_BASE)
-    kind = meta.word("rope.scaling.type", "linear")
-    if kind not in ("none", "linear", "yarn", "longrope"):
-        raise ConfigError("gguf", f"{meta.key('rope.scaling.type')} is {kind!r} in {meta.source}; llama.cpp knows none, "
-                          "linear, yarn, longrope")
+    kind = meta.word("rope.scaling.type", word_of(UNWRITTEN))
+    file_scaling(kind, meta.key("rope.scaling.type"), meta.source)
     long_factors = _factors(meta, "rope_factors_long", rotated)
     short_factors = _factors(meta, "rope_factors_short", rotated)
     if (long_factors is None) != (short_factors is None):
@@ -69,7 +69,7 @@ def plan_under_flags(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
     arch = effective_arch(ARCHS[arch_name], values, arch_name, plain.num_layers)
     groups: list[LayerGroup] = []
     for group in plain.groups:
-        if group.options is None or group.scheme != "rope":
+        if not group.scalable:
             groups.append(group)
             continue
         for name, layers, sliding in _kinds_of_layer(group, arch, plain.num_layers, values, arch_name):

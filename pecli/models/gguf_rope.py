@@ -14,10 +14,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pecli.errors import ConfigError
+from pecli.models.llama_cpp_scaling import UNWRITTEN, file_scaling, word_of
+from pecli.schemes.scaling.linear import LINEAR
+from pecli.schemes.scaling.longrope import LONGROPE
+from pecli.schemes.scaling.yarn import YARN
 from pecli.schemes.frequencies import DEFAULT_BASE
 
 if TYPE_CHECKING:
-    from pecli.models.gguf import Arch, Metadata
+    from pecli.models.gguf_metadata import Arch, Metadata
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,19 @@ class LlamaCppRope:
     factors: np.ndarray | None
     long_factors: np.ndarray | None
     scaling_type: str
+
+
+#: How an architecture's graph ropes its sliding-window layers where that is not ``trained`` (the trained base and
+#: scale, ``llama_model::get_rope_freq_base``/``_scale``: Gemma 2 and 3, gpt-oss, Llama 4), by GGUF architecture and
+#: HF model type: ``context`` — the context's base and scale, as the full layers (``build_cohere2`` passes
+#: ``freq_base``/``freq_scale``; its calls to get_rope_freq_* are commented out, ``src/models/cohere2.cpp:72-98``);
+#: ``plain`` — the context's base, scale 1, ext_factor 0, attention factor 1 (OLMo 2/3, ``src/models/olmo2.cpp:115-130``).
+SWA_ROPE = {"cohere2": "context", "olmo2": "plain", "olmo3": "plain"}
+
+
+def swa_rule(name: Any) -> str:
+    """``trained``, ``context`` or ``plain``: how the sliding layers of ``name`` rotate (:data:`SWA_ROPE`)."""
+    return SWA_ROPE.get(str(name), "trained")
 
 
 def _rope_options(meta: Metadata, arch: Arch, *, sliding: bool) -> dict[str, Any]:
@@ -69,25 +86,21 @@ def _head_dim(meta: Metadata) -> int:
 
 def _llama_cpp_rope(meta: Metadata, arch: Arch, sliding: bool) -> LlamaCppRope:
     """llama.cpp's hparams and cparams for one kind of layer (``load_hparams``, the context's constructor)."""
-    from pecli.models.runtime_flags import swa_rule
-
     head = _head_dim(meta)
     rotated = meta.count("rope.dimension_count", head)
     base = meta.positive("rope.freq_base", DEFAULT_BASE)
-    kind = meta.word("rope.scaling.type", "linear")
-    if kind not in ("none", "linear", "yarn", "longrope"):
-        raise ConfigError("gguf", f"{meta.key('rope.scaling.type')} is {kind!r} in {meta.source}; llama.cpp knows none, "
-                          "linear, yarn, longrope")
+    kind = meta.word("rope.scaling.type", word_of(UNWRITTEN))
+    entry = file_scaling(kind, meta.key("rope.scaling.type"), meta.source)
     factor = meta.number("rope.scaling.factor") or meta.number("rope.scale_linear") or 0.0
     if not factor:
         meta.defaulted.append(f"{meta.key('rope.scaling.factor')}=absent")
-    scale = 1.0 if kind == "none" or factor == 0.0 else 1.0 / factor
+    scale = 1.0 if not entry.scales or factor == 0.0 else 1.0 / factor
     rule = swa_rule(meta.arch) if sliding else None
     if rule == "trained":
         base = meta.positive("rope.freq_base_swa", base if arch.swa_base is None else arch.swa_base)
         scale = 1.0 if arch.swa_unscaled else scale
     ext = yarn_key(meta, arch, "yarn_ext_factor", None)
-    ext = (1.0 if kind == "yarn" else 0.0) if ext is None or ext < 0 else ext
+    ext = (1.0 if entry.ramps else 0.0) if ext is None or ext < 0 else ext
     context = meta.count("context_length")
     original = meta.count("rope.scaling.original_context_length", context) if scale != 1.0 or ext or \
         meta.tensors.get("rope_factors_long") is not None else context
@@ -177,14 +190,14 @@ def _scaling_options(rope: LlamaCppRope, meta: Metadata) -> dict[str, Any]:
             raise ConfigError("gguf", f"{meta.source} has LongRoPE factors and a {rope.scaling_type} scale: pecli does "
                               "not read the two together")
         return {"base": rope.base, "rope_scaling": {
-            "rope_type": "longrope", "short_factor": rope.factors.tolist(), "long_factor": rope.long_factors.tolist(),
+            "rope_type": LONGROPE.hf_name, "short_factor": rope.factors.tolist(), "long_factor": rope.long_factors.tolist(),
             "original_max_position_embeddings": rope.original, "attention_factor": rope.attention}}
     named = _named_scaling(rope)
     if named is not None:
         return named
     per_pair = (_ladder(rope) / llama_cpp_inv_freq(rope, rope.factors)).tolist()
     return {"base": rope.base, "_note": f"llama.cpp's frequencies ({_words(rope)}) as per-pair factors of the base's ladder",
-            "rope_scaling": {"rope_type": "longrope", "short_factor": per_pair, "long_factor": per_pair,
+            "rope_scaling": {"rope_type": LONGROPE.hf_name, "short_factor": per_pair, "long_factor": per_pair,
                              "original_max_position_embeddings": rope.original, "attention_factor": rope.attention}}
 
 
@@ -206,12 +219,12 @@ def _named_scaling(rope: LlamaCppRope) -> dict[str, Any] | None:
     if rope.ext_factor == 0 or s == 1.0:
         if rope.attention != 1.0:
             return None
-        return options if s == 1.0 else {**options, "rope_scaling": {"rope_type": "linear", "factor": s}}
+        return options if s == 1.0 else {**options, "rope_scaling": {"rope_type": LINEAR.hf_name, "factor": s}}
     if rope.ext_factor != 1.0:
         return None
     note = "ggml rounds YaRN's correction range to whole pairs (ggml_rope_yarn_corr_dims: floor, ceil), as transformers' truncate: true"
     return {**options, "_note": "; ".join(filter(None, (options.get("_note"), note))), "rope_scaling": {
-        "rope_type": "yarn", "factor": s, "original_max_position_embeddings": rope.original,
+        "rope_type": YARN.hf_name, "factor": s, "original_max_position_embeddings": rope.original,
         "beta_fast": rope.beta_fast, "beta_slow": rope.beta_slow, "attention_factor": rope.attention}}
 
 

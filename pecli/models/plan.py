@@ -263,6 +263,15 @@ class LayerGroup:
         mscale²); a rule on the queries (Llama 4's temperature) is not part of it."""
         return self.attention_scale.factor
 
+    @property
+    def scalable(self) -> bool:
+        """Whether the group's scheme carries a context-extension scaling (1-D RoPE): the groups an engine's
+        scaling flags and rules reach."""
+        from pecli.schemes.base import Capability
+
+        scheme_class = self.scheme_class
+        return scheme_class is not None and scheme_class.has(Capability.CONTEXT_EXTENSION)
+
 
 @dataclass(frozen=True, repr=False)
 class PositionPlan(Tabular):

@@ -23,7 +23,7 @@ trained base and scale whatever the flags (``llama_model::get_rope_freq_base``/`
 ``rope_freq_base_train_swa``, ``rope_freq_scale_train_swa``); the type, ext_factor and attention factor
 of the context still reach it, and its YaRN factor is its own scale's. So ``--rope-freq-base`` or
 ``--rope-scale`` change Gemma 2's and Gemma 3's full-attention layers only, and none of Llama 4's RoPE
-layers (all chunked). Two graphs do otherwise (:data:`SWA_ROPE`): Command R7B's sliding layers take the
+layers (all chunked). Two graphs do otherwise (:data:`~pecli.models.gguf_rope.SWA_ROPE`): Command R7B's sliding layers take the
 context's base and scale, OLMo 2/3's the context's base alone. The context run is ``-c`` (else the file's
 ``context_length``) rounded up to a multiple of 256. Every rule is measured against llama.cpp built from
 source (``tests/fixtures/engines/llama_cpp/RULES.md``).
@@ -45,16 +45,19 @@ plain frequencies.
 from __future__ import annotations
 
 import math
-import shlex
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from pecli.errors import ConfigError
+from pecli.flag_words import flag_pairs, split_words
 from pecli.schemes.frequencies import DEFAULT_BASE
-from pecli.models.plan import LayerGroup, PositionPlan
+from pecli.models.llama_cpp_scaling import FLAG_WORDS, Converted, of_hf, of_word, word_of
+from pecli.models.plan import LayerGroup, Origin, PositionPlan, Source, stamped
 from pecli.schemes.scaling.rope_type import hf_rope_type
+from pecli.schemes.scaling.linear import LINEAR
+from pecli.schemes.scaling.unscaled import NO_SCALING
 
 #: The flags read, and the type of their value.
 FLAGS = {"--rope-scaling": str, "--rope-scale": float, "--rope-freq-scale": float, "--rope-freq-base": float,
@@ -66,8 +69,8 @@ KIND_WORDS = {str: "a word", int: "a whole number", float: "a number"}
 INT32_MAX = (1 << 31) - 1
 #: Other spellings llama.cpp takes for the same flags.
 ALIASES = {"-c": "--ctx-size"}
-#: The types ``--rope-scaling`` takes.
-TYPES = ("none", "linear", "yarn")
+#: The types ``--rope-scaling`` takes (:data:`pecli.models.llama_cpp_scaling.FLAG_WORDS`).
+TYPES = FLAG_WORDS
 #: HF model types whose converter class writes ``rope.scaling.type`` none (``convert_hf_to_gguf.py``:
 #: ``CommandR2Model``, ``Cohere2Model``, ``DeepseekModel`` call ``add_rope_scaling_type(NONE)``).
 #: ``NemotronModel`` writes none without a factor and linear with one (:func:`converted_rope`).
@@ -116,7 +119,7 @@ def parse_flags(args: str) -> dict[str, Any]:
         return f"{flag!r} is not a llama.cpp RoPE flag pecli reads ({', '.join(FLAGS)})"
 
     flags: dict[str, Any] = {}
-    for flag, value in flag_pairs(args, refusal, equals=False, spelling=_llama_cpp_spelling):
+    for flag, value in flag_pairs(split_words(args), refusal, equals=False, spelling=_llama_cpp_spelling):
         flag = ALIASES.get(flag, flag)
         flags.pop(flag, None)  # a flag given again: its last value, in the place of its last appearance
         flags[flag] = value
@@ -126,28 +129,6 @@ def parse_flags(args: str) -> dict[str, Any]:
 def _llama_cpp_spelling(word: str) -> str:
     """A word as llama.cpp's parser looks it up: ``_`` replaced by ``-`` in a word starting with ``--``."""
     return word.replace("_", "-") if word.startswith("--") else word
-
-
-def flag_pairs(args: str, refusal: Callable[[str], str | None], *, equals: bool = True,
-               spelling: Callable[[str], str] = lambda word: word) -> list[tuple[str, str]]:
-    """The (flag, value) pairs of an engine's command line, split as a shell splits it (``--flag value``
-    and, with ``equals``, ``--flag=value`` alike); ``refusal(flag)`` is the message refusing a flag, None for
-    one read; ``spelling(word)`` the flag an engine's parser looks up for a word."""
-    try:
-        words = shlex.split(args)
-    except ValueError as error:
-        raise ConfigError("args", f"cannot be split as a shell splits it: {error}") from None
-    pairs = []
-    while words:
-        word = spelling(words.pop(0))
-        flag, _, inline = word.partition("=") if equals else (word, "", "")
-        refused = refusal(flag)
-        if refused is not None:
-            raise ConfigError("args", refused)
-        if not inline and not words:
-            raise ConfigError("args", f"{flag} needs a value")
-        pairs.append((flag, inline or words.pop(0)))
-    return pairs
 
 
 def checked_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
@@ -227,13 +208,17 @@ def converted_rope(block: Mapping[str, Any] | None, *, model_type: Any, base: fl
     block = block or {}
     kind = str(hf_rope_type(block))
     factor = block.get("factor")
+    linear, none = word_of(LINEAR), word_of(NO_SCALING)
     if model_type == "nemotron":  # NemotronModel: linear by its factor whatever the type, else none
-        return TrainedRope("linear", base, 1.0 / float(factor), context, context) if factor else \
-            TrainedRope("none", base, 1.0, context, context)
-    default = "none" if model_type in CONVERTER_NONE else "linear"
-    if kind == "linear" and factor:
-        return TrainedRope("linear", base, 1.0 / float(factor), context, context)
-    if kind == "yarn" and factor:
+        return TrainedRope(linear, base, 1.0 / float(factor), context, context) if factor else \
+            TrainedRope(none, base, 1.0, context, context)
+    default = none if model_type in CONVERTER_NONE else linear
+    entry = of_hf(kind)
+    if entry is None:
+        raise ConfigError("runtime", f"the model's {kind} scaling is not one pecli applies llama.cpp's flags over")
+    if entry.converted is Converted.TYPE and factor and not entry.ramps:
+        return TrainedRope(entry.word, base, 1.0 / float(factor), context, context)
+    if entry.converted is Converted.TYPE and factor:
         # the converter writes the block's extrapolation_factor, attention_factor and β (conversion/base.py), but
         # the loader reads them for a few architectures only (YARN_KEYS_READ); the others keep llama-hparams.h's
         read = YARN_KEYS_READ.get(str(model_type), ())
@@ -241,18 +226,16 @@ def converted_rope(block: Mapping[str, Any] | None, *, model_type: Any, base: fl
         attention = block.get("attention_factor", block.get("attn_factor")) if "attention_factor" in read else None
         fast = block.get("beta_fast") if "beta_fast" in read else None
         slow = block.get("beta_slow") if "beta_slow" in read else None
-        return TrainedRope("yarn", base, 1.0 / float(factor), context,
+        return TrainedRope(entry.word, base, 1.0 / float(factor), context,
                            int(block.get("original_max_position_embeddings") or context),
                            -1.0 if ext is None else float(ext), float(fast or 32.0), float(slow or 1.0),
                            yarn_attn_factor=1.0 if attention is None else float(attention),
                            **_log_multiplier(block, model_type))
-    if kind in ("default", "none", "dynamic", "linear", "yarn"):
-        return TrainedRope(default, base, 1.0, context, context)
-    if kind == "llama3":
+    if entry.converted is Converted.DIVISORS:
         return TrainedRope(default, base, 1.0, context, context, factors=_llama3_divisors(block, base, rotated_dim))
-    if kind in ("longrope", "su"):
+    if entry.converted is Converted.FACTOR_TENSORS:
         return _longrope_converted(block, base, context, rotated_dim)
-    raise ConfigError("runtime", f"the model's {kind} scaling is not one pecli applies llama.cpp's flags over")
+    return TrainedRope(default, base, 1.0, context, context)
 
 
 def _longrope_converted(block: Mapping[str, Any], base: float, context: int, rotated_dim: int) -> TrainedRope:
@@ -268,7 +251,7 @@ def _longrope_converted(block: Mapping[str, Any], base: float, context: int, rot
     scale = context / float(original)
     attention = math.sqrt(1 + math.log(scale) / math.log(float(original))) if scale > 1.0 else 1.0
     as_float32 = lambda values: np.asarray(values, dtype=np.float32).astype(np.float64)  # noqa: E731  (F32 tensors)
-    return TrainedRope("linear", base, 1.0, context, int(original), factors=as_float32(short),
+    return TrainedRope(word_of(LINEAR), base, 1.0, context, int(original), factors=as_float32(short),
                        long_factors=as_float32(long), attn_factor=attention)
 
 
@@ -315,25 +298,12 @@ def converted_context(options: Mapping[str, Any]) -> int:
     return int(context)
 
 
-#: How an architecture's graph ropes its sliding-window layers where that is not ``trained`` (the trained base and
-#: scale, ``llama_model::get_rope_freq_base``/``_scale``: Gemma 2 and 3, gpt-oss, Llama 4), by GGUF architecture and
-#: HF model type: ``context`` — the context's base and scale, as the full layers (``build_cohere2`` passes
-#: ``freq_base``/``freq_scale``; its calls to get_rope_freq_* are commented out, ``src/models/cohere2.cpp:72-98``);
-#: ``plain`` — the context's base, scale 1, ext_factor 0, attention factor 1 (OLMo 2/3, ``src/models/olmo2.cpp:115-130``).
-SWA_ROPE = {"cohere2": "context", "olmo2": "plain", "olmo3": "plain"}
-
-
-def swa_rule(name: Any) -> str:
-    """``trained``, ``context`` or ``plain``: how the sliding layers of ``name`` rotate (:data:`SWA_ROPE`)."""
-    return SWA_ROPE.get(str(name), "trained")
-
-
 def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int, *, windowed: bool = False,
              plain: bool = False):
     """The :class:`~pecli.models.gguf_rope.LlamaCppRope` llama.cpp computes from the model's ``trained`` values
     and its command-line ``flags`` (the rule of the module notes, in its order); ``windowed``: for a layer
     that attends within a window, which keeps the trained base and scale; ``plain``: a sliding layer of an
-    architecture whose graph rotates it with the context's base and nothing else (:data:`SWA_ROPE`)."""
+    architecture whose graph rotates it with the context's base and nothing else (:data:`~pecli.models.gguf_rope.SWA_ROPE`)."""
     from pecli.models.gguf_rope import LlamaCppRope, cos_sin_factor
 
     flags = checked_flags(flags)
@@ -342,14 +312,15 @@ def run_rope(trained: TrainedRope, flags: Mapping[str, Any], rotated_dim: int, *
     # common/arg.cpp sets the one field in the order given (checked_flags keeps that one)
     context_scale = 1.0 / flags["--rope-scale"] if "--rope-scale" in flags else \
         (flags.get("--rope-freq-scale") or trained.freq_scale)
-    context_scale = 1.0 if kind == "none" else context_scale
+    entry = of_word(kind)
+    context_scale = context_scale if entry.scales else 1.0
     if windowed:
         base, scale = trained.base, trained.freq_scale
     else:
         base, scale = flags.get("--rope-freq-base") or trained.base, context_scale
     original = flags.get("--yarn-orig-ctx") or trained.original or trained.context
     ext = flags.get("--yarn-ext-factor", trained.ext_factor)
-    ext = ext if ext >= 0 else (1.0 if kind == "yarn" else 0.0)
+    ext = ext if ext >= 0 else (1.0 if entry.ramps else 0.0)
     factors = trained.factors
     if trained.long_factors is not None:
         # llama_model::get_rope_factors: the long factors when the served context (n_ctx_seq) passes the file's
@@ -428,11 +399,31 @@ def flags_plan(model: PositionPlan, flags: Mapping[str, Any], label: str) -> Pos
     if model.model_type in NOT_RUN_MODEL_TYPES:
         raise ConfigError("runtime", NOT_RUN[NOT_RUN_MODEL_TYPES[model.model_type]])
     args = label
-    made = [_group(part, dict(flags), model.model_type) for group in model.groups for part in _by_window(group)]
-    groups = tuple(group for group, _ in made)
+    parts = [part for group in model.groups for part in _by_window(group)]
+    made = [_group(part, dict(flags), model.model_type) for part in parts]
+    groups = tuple(group.replaced(sources=flag_sources(part, group, flags, model.model_type))
+                   for part, (group, _) in zip(parts, made))
     trained = sorted({kind for _, kind in made if kind})
     seen = f" (its GGUF read as trained with {' and '.join(trained)} scaling)" if trained else ""
     return PositionPlan(f"llama.cpp {args}{seen}", model.model_type, "llama.cpp flags", model.num_layers, groups)
+
+
+def flag_sources(model: LayerGroup, run: LayerGroup, flags: Mapping[str, Any], model_type: Any) -> tuple[Source, ...]:
+    """Where each setting of ``run`` (the ``model`` group as llama.cpp runs it under ``flags``) came from: a setting
+    the model has keeps the model's sources; one it does not names each flag that, left out, changes it
+    (:attr:`Origin.ENGINE_FLAG`: ``--rope-scaling yarn``, but not ``-c`` unless it picks LongRoPE's factors). One the
+    conversion changed and no flag did (llama3's divisors, dynamic NTK dropped) has none recorded."""
+    if run.options is None or run is model:
+        return run.sources
+    own = model.options or {}
+    changed = [setting for setting, value in run.options.items() if setting not in own or repr(own[setting]) != repr(value)]
+    sources = [source for source in model.sources if source.setting not in changed]
+    for flag in flags if changed else ():
+        without = (_group(model, {f: v for f, v in flags.items() if f != flag}, model_type)[0].options or {})
+        sources += [Source(setting, flag, Origin.ENGINE_FLAG) for setting in changed
+                    if repr(without.get(setting)) != repr(run.options[setting])]
+    return stamped([s for s in sources if s.origin is Origin.ENGINE_FLAG or s.value == repr(own.get(s.setting))],
+                   run.options)
 
 
 def flag_trials(model: PositionPlan, flags: Mapping[str, Any], run: Callable[[dict], PositionPlan] | None = None
@@ -445,7 +436,7 @@ def flag_trials(model: PositionPlan, flags: Mapping[str, Any], run: Callable[[di
     from pecli.models.differences import HF_BASE_KEYS, HF_SCALING_KEYS, model_key
     from pecli.models.rope_facts import scaling_text
 
-    group = next((g for g in model.groups if g.options and g.scheme == "rope" and not g.windowed), None)
+    group = next((g for g in model.groups if g.scalable and not g.windowed), None)
     if group is None:
         return [], lambda chosen: model
     own = model_flag_values(group)
@@ -476,22 +467,22 @@ def model_flag_values(group: LayerGroup) -> dict[str, Any]:
     """The value each flag would have to say what the model's config says (its base, its linear or yarn
     factor and original context, its context); a flag the model has no value for is left out."""
     options = group.options or {}
-    block = options.get("rope_scaling") or {}
-    kind = str(hf_rope_type(block))
+    scaling = group.encoding.rope_scaling
+    entry = of_hf(scaling.rope_type)
     own: dict[str, Any] = {"--rope-freq-base": float(options.get("base", DEFAULT_BASE))}
     if options.get("max_position_embeddings"):
         own["--ctx-size"] = int(options["max_position_embeddings"])
-    if kind in ("default", "none"):
-        own.update({"--rope-scaling": "none", "--rope-scale": 1.0, "--rope-freq-scale": 1.0})
-    elif kind in ("linear", "yarn") and block.get("factor"):
-        factor = float(block["factor"])
-        own.update({"--rope-scaling": kind, "--rope-scale": factor, "--rope-freq-scale": 1.0 / factor})
-        if kind == "yarn":
-            own["--yarn-orig-ctx"] = int(block.get("original_max_position_embeddings") or own.get("--ctx-size") or 0) or None
+    if entry is not None and not entry.scales:
+        own.update({"--rope-scaling": entry.word, "--rope-scale": 1.0, "--rope-freq-scale": 1.0})
+    elif entry is not None and entry.flag and scaling.factor:
+        factor = float(scaling.factor)
+        own.update({"--rope-scaling": entry.word, "--rope-scale": factor, "--rope-freq-scale": 1.0 / factor})
+        if entry.ramps:
+            own["--yarn-orig-ctx"] = int(scaling.original_max_position_embeddings or own.get("--ctx-size") or 0) or None
             for flag, key in (("--yarn-beta-fast", "beta_fast"), ("--yarn-beta-slow", "beta_slow"),
                               ("--yarn-ext-factor", "extrapolation_factor")):
-                if block.get(key) is not None:
-                    own[flag] = float(block[key])
+                if scaling.values.get(key) is not None:
+                    own[flag] = float(scaling.values[key])
     return {flag: value for flag, value in own.items() if value is not None}
 
 
@@ -513,7 +504,7 @@ def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[L
     """The group as llama.cpp runs it, and the training type llama.cpp sees (None: no RoPE)."""
     from pecli.models.gguf_rope import _scaling_options
 
-    if group.options is None or group.scheme != "rope":
+    if not group.scalable:
         return group, None
     options = dict(group.options)
     if options.get("inv_freq") is not None:
@@ -523,6 +514,8 @@ def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[L
     context = converted_context(options)
     trained = converted_rope(options.get("rope_scaling"), model_type=model_type,
                              base=float(options.get("base", DEFAULT_BASE)), context=context, rotated_dim=dim)
+    from pecli.models.gguf_rope import swa_rule
+
     rule = swa_rule(model_type) if group.windowed else None  # llama.cpp's hparams.is_swa
     rope = run_rope(trained, flags, dim, windowed=rule == "trained", plain=rule == "plain")
     new = {k: v for k, v in options.items() if k not in ("rope_scaling", "base")}
