@@ -19,7 +19,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pecli.errors import ConfigError
 
@@ -221,23 +221,27 @@ def coerce(
     floats are accepted as integers; lists may be given as ``"1,2,3"``. Non-finite numbers are refused.
     """
     kind = base_type(kind)
-    bad = ConfigError(key, f"expected {type_word(kind)}, got {excerpt(value)}")
+    given = value
+
+    def bad() -> ConfigError:  # built only when raised: its excerpt costs more than the check (long lists)
+        return ConfigError(key, f"expected {type_word(kind)}, got {excerpt(given)}")
+
     if kind is bool:
         if isinstance(value, bool):
             result = value
         elif isinstance(value, str) and value.lower() in ("true", "yes", "on", "1", "false", "no", "off", "0"):
             result = value.lower() in ("true", "yes", "on", "1")
         else:
-            raise bad
+            raise bad()
     elif kind is int:
         result = _integer(value, bad)
     elif kind is float:
         if isinstance(value, bool) or not isinstance(value, (numbers.Real, str)):
-            raise bad
+            raise bad()
         try:
             result = float(value)
         except (TypeError, ValueError, OverflowError):
-            raise bad from None
+            raise bad() from None
         if not math.isfinite(result):
             raise ConfigError(key, f"must be finite, got {excerpt(value)}")
     elif typing.get_origin(kind) is tuple:
@@ -250,14 +254,16 @@ def coerce(
             value = value.tolist()
         items = value
         if not isinstance(items, (list, tuple)):
-            raise bad
+            raise bad()
+        if _plain_numbers(items, item_kind, minimum, exclusive_minimum, maximum):
+            return tuple(items)
         return tuple(
             coerce(key, item, item_kind, minimum=minimum, exclusive_minimum=exclusive_minimum, maximum=maximum)
             for item in items
         )
     elif kind is str:
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-            raise bad
+            raise bad()
         result = str(value)
     elif kind is Path:
         if not isinstance(value, (str, Path)) or not str(value).strip():
@@ -287,9 +293,24 @@ def choice_error(key: str, value: Any, choices: Any) -> ConfigError:
     return ConfigError(key, f"must be one of {', '.join(choices)}; got {excerpt(value)}{hint}")
 
 
-def _integer(value: Any, bad: ConfigError) -> int:
+def _plain_numbers(items: list | tuple, kind: Any, minimum: float | None, exclusive_minimum: float | None,
+                   maximum: float | None) -> bool:
+    """Whether every item is already a ``kind`` (``float``: finite) within the bounds, so that coercing each
+    would return it unchanged (a long list of factors is read item by item otherwise)."""
+    if kind not in (int, float) or not all(type(item) is kind for item in items):
+        return False
+    if kind is float and not all(math.isfinite(item) for item in items):
+        return False
+    if minimum is not None and any(item < minimum for item in items):
+        return False
+    if exclusive_minimum is not None and any(item <= exclusive_minimum for item in items):
+        return False
+    return maximum is None or all(item <= maximum for item in items)
+
+
+def _integer(value: Any, bad: Callable[[], ConfigError]) -> int:
     if isinstance(value, bool):
-        raise bad
+        raise bad()
     if isinstance(value, int):
         return int(value)
     if isinstance(value, str):
@@ -301,12 +322,12 @@ def _integer(value: Any, bad: ConfigError) -> int:
         try:
             value = float(text)
         except ValueError:
-            raise bad from None
+            raise bad() from None
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return int(value)
     if hasattr(value, "__index__"):  # NumPy integers
         return int(value.__index__())
-    raise bad
+    raise bad()
 
 
 __all__ = [

@@ -72,6 +72,8 @@ SAME_WORKER = {
     **{name: "figure files"
        for name in ("test_plot.py", "test_sample_configs.py", "test_grid_positions.py", "test_models_rope.py",
                     "test_models_tables.py", "test_library.py")},
+    # those that parse pecli's source (tests/pecli_source.py: once per process)
+    **{name: "source files" for name in ("test_contract.py", "test_layers.py")},
 }
 #: Units of work (files, or the groups above) from the heaviest down, a few seconds each on two cores:
 #: handed out before the others (which follow in xdist's order). Only the order changes with this list.

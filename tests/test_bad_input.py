@@ -201,8 +201,14 @@ def _stalled_write(tmp_path: Path) -> subprocess.Popen:
     env = {**os.environ, **TEST_ENV}
     return subprocess.Popen(
         [sys.executable, "-c", STALLED_WRITE, str(tmp_path / "out.npy")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=env,
+        env=env, preexec_fn=_interruptible,
     )
+
+
+def _interruptible() -> None:
+    """SIGINT as a terminal's child has it: a suite started in the background (``pytest … &`` from a script)
+    passes it on ignored, and Python then never turns it into KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for_temporary(tmp_path: Path, process: subprocess.Popen) -> list[Path]:

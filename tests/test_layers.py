@@ -4,18 +4,21 @@ pipeline (``pecli.config``) or the command line (``pecli.cli``)."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
+from pecli_source import statements, tree
 
 PACKAGE = Path(__file__).parent.parent / "pecli"
 CORE = ("schemes", "analysis", "models", "render", "verification", "extend", "wavelengths", "weights", "comparison")
 
 
+@functools.cache
 def imported(path: Path) -> set[str]:
     """Every module ``path`` imports, at any depth of its code (lazy imports too)."""
     names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in statements(tree(path)):
         if isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module)
         elif isinstance(node, ast.Import):
