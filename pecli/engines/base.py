@@ -21,8 +21,9 @@ from pecli.errors import ConfigError
 from pecli.models.plan import PositionPlan
 from pecli.schemes.scaling.rope_type import hf_rope_type
 
-#: The longest ``--args`` text and JSON flag value read (a config override is a few hundred characters).
-MAX_FLAG_TEXT = 1 << 20
+#: The longest ``--args`` text and JSON flag value read (a config override is a few hundred characters): Linux's
+#: MAX_ARG_STRLEN, past which no one word reaches a program (and shlex's splitting grows as its square).
+MAX_FLAG_TEXT = 1 << 17
 #: How deeply a JSON flag value may nest (a config nests 3 or 4 levels).
 MAX_FLAG_DEPTH = 32
 #: An environment variable given in front of the flags (``NAME=VALUE --flag …``), as a shell takes it.
@@ -154,7 +155,7 @@ class Engine:
         if not isinstance(args, str):
             raise ConfigError("args", "give the engine's flags as one string")
         if len(args) > MAX_FLAG_TEXT:
-            raise ConfigError("args", f"is longer than {MAX_FLAG_TEXT >> 20} MiB; an engine's flags are a line")
+            raise ConfigError("args", f"is longer than {MAX_FLAG_TEXT >> 10} KiB; an engine's flags are a line")
         try:
             words = shlex.split(args)
         except ValueError as error:
@@ -217,7 +218,7 @@ def json_object(text: str) -> dict[str, Any]:
     from pecli.config_files import flow_depth
 
     if len(text) > MAX_FLAG_TEXT:
-        raise ValueError(f"is longer than {MAX_FLAG_TEXT >> 20} MiB")
+        raise ValueError(f"is longer than {MAX_FLAG_TEXT >> 10} KiB")
     if flow_depth(text) > MAX_FLAG_DEPTH:
         raise ValueError(f"is nested more than {MAX_FLAG_DEPTH} levels deep")
     try:

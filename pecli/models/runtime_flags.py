@@ -133,6 +133,10 @@ def flag_pairs(args: str, refusal: Callable[[str], str | None], *, equals: bool 
     """The (flag, value) pairs of an engine's command line, split as a shell splits it (``--flag value``
     and, with ``equals``, ``--flag=value`` alike); ``refusal(flag)`` is the message refusing a flag, None for
     one read; ``spelling(word)`` the flag an engine's parser looks up for a word."""
+    from pecli.engines.base import MAX_FLAG_TEXT
+
+    if len(args) > MAX_FLAG_TEXT:
+        raise ConfigError("args", f"is longer than {MAX_FLAG_TEXT >> 10} KiB; an engine's flags are a line")
     try:
         words = shlex.split(args)
     except ValueError as error:
