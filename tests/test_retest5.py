@@ -59,3 +59,17 @@ def test_an_overlong_runtime_name_is_refused_in_a_short_line(run_main):
     done = run_main("diff", "--hf-config", LLAMA31, "--runtime", "y" * 10_000, "--args", "")
     assert_refused(done, "runtime")
     assert len(done.stderr) < 2000
+
+
+@pytest.mark.parametrize("args", [None, ["-c", "8192"], 8192])
+def test_llama_cpp_flags_not_a_string_are_refused_as_the_other_engines_refuse_them(args):
+    # vLLM's, SGLang's and MLX's records refuse them with "give the engine's flags as one string"; llama.cpp's
+    # record raised TypeError (len(None)) or AttributeError (shlex on a list).
+    from pecli.engines import engine
+    from pecli.errors import ConfigError
+
+    config = {"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 2}
+    with pytest.raises(ConfigError, match="one string"):
+        engine("llama.cpp").run(config, args)
+    with pytest.raises(ConfigError, match="one string"):
+        engine("vllm").run(config, args)

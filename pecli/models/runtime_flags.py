@@ -135,6 +135,8 @@ def flag_pairs(args: str, refusal: Callable[[str], str | None], *, equals: bool 
     one read; ``spelling(word)`` the flag an engine's parser looks up for a word."""
     from pecli.engines.base import MAX_FLAG_TEXT
 
+    if not isinstance(args, str):
+        raise ConfigError("args", "give the engine's flags as one string")
     if len(args) > MAX_FLAG_TEXT:
         raise ConfigError("args", f"is longer than {MAX_FLAG_TEXT >> 10} KiB; an engine's flags are a line")
     try:
