@@ -73,3 +73,63 @@ def test_llama_cpp_flags_not_a_string_are_refused_as_the_other_engines_refuse_th
         engine("llama.cpp").run(config, args)
     with pytest.raises(ConfigError, match="one string"):
         engine("vllm").run(config, args)
+
+
+def gemma3_gguf(path, pattern, value_type, item_type=None, window: int = 1024) -> str:
+    """A weightless Gemma 3 GGUF file of 6 layers whose sliding_window_pattern is ``pattern`` written as
+    ``value_type`` (``item_type``: an array's items)."""
+    gguf = pytest.importorskip("gguf")
+    writer = gguf.GGUFWriter(str(path), "gemma3")
+    for key, value in {"block_count": 6, "context_length": 131072, "embedding_length": 2560,
+                       "attention.head_count": 8, "attention.key_length": 256, "rope.dimension_count": 256,
+                       "attention.sliding_window": window}.items():
+        writer.add_uint32(f"gemma3.{key}", value)
+    writer.add_float32("gemma3.rope.freq_base", 1e6)
+    writer.add_key_value("gemma3.attention.sliding_window_pattern", pattern,
+                         getattr(gguf.GGUFValueType, value_type),
+                         None if item_type is None else getattr(gguf.GGUFValueType, item_type))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return str(path)
+
+
+#: Forms of sliding_window_pattern llama.cpp's loader refuses (llama-model-loader.cpp at 0c1e57098):
+#: ``get_arr`` into ``std::array<uint32_t, 512>`` takes BOOL, UINT32 and INT32 items only ("wrong array element
+#: type" for STRING, FLOAT32, UINT64; "is not a string/float32/uint32/int32/uint64 array" for INT8, INT64) and at
+#: most 512 of them ("exceeds max"); ``get_key`` into a uint32_t takes a UINT32 only ("has wrong type").
+REFUSED_PATTERNS = [
+    (["a"] * 6, "ARRAY", "STRING", "STRING"), ([1.0] * 6, "ARRAY", "FLOAT32", "FLOAT32"),
+    ([1] * 6, "ARRAY", "INT8", "INT8"), ([1] * 6, "ARRAY", "UINT64", "UINT64"), ([1] * 6, "ARRAY", "INT64", "INT64"),
+    ([True] * 513, "ARRAY", "BOOL", "513"), (6, "INT32", None, "INT32"), (6, "UINT64", None, "UINT64"),
+    (True, "BOOL", None, "BOOL"),
+]
+
+
+@pytest.mark.parametrize("pattern, value_type, item_type, named", REFUSED_PATTERNS,
+                         ids=[f"{v}-{i}-{n}" for _, v, i, n in REFUSED_PATTERNS])
+def test_a_sliding_pattern_llama_cpp_refuses_is_refused(run_main, tmp_path, pattern, value_type, item_type, named):
+    # before: pecli dropped a string array (and read the default, every 6th layer full) or read the others'
+    # values, and said "same" of a file llama.cpp does not load
+    path = gemma3_gguf(tmp_path / "g.gguf", pattern, value_type, item_type)
+    done = run_main("diff", "--gguf", path, "--runtime", "llama.cpp", "--args", "")
+    assert_refused(done, "sliding_window_pattern", "llama.cpp's loader refuses the file", named)
+
+
+@pytest.mark.parametrize("pattern, value_type, item_type, groups", [
+    ([True] * 5 + [False], "ARRAY", "BOOL", 2), ([1] * 5 + [0], "ARRAY", "UINT32", 2), ([1] * 5 + [0], "ARRAY", "INT32", 2),
+    ([True] * 512, "ARRAY", "BOOL", 1), ([True, False], "ARRAY", "BOOL", 2), (6, "UINT32", None, 2)])
+def test_a_sliding_pattern_llama_cpp_loads_is_read(run_main, tmp_path, pattern, value_type, item_type, groups):
+    # get_arr copies up to 512 items (layers past a short array's end: 0, no window); a UINT32 is the period
+    path = gemma3_gguf(tmp_path / "g.gguf", pattern, value_type, item_type)
+    done = run_main("diff", "--gguf", path, "--runtime", "llama.cpp", "--args", "")
+    assert done.returncode == 0, done.stderr
+    assert f"({groups} layer group" in done.stdout.replace("\n    ", " ")
+
+
+def test_a_pattern_gemma3_does_not_read_is_not_refused(run_main, tmp_path):
+    # gemma3.cpp calls load_swa_pattern only with a sliding_window above 0: the key is then never read
+    path = gemma3_gguf(tmp_path / "g.gguf", ["a"] * 6, "ARRAY", "STRING", window=0)
+    done = run_main("diff", "--gguf", path, "--runtime", "llama.cpp", "--args", "")
+    assert done.returncode == 0, done.stderr
