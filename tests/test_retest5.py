@@ -133,3 +133,12 @@ def test_a_pattern_gemma3_does_not_read_is_not_refused(run_main, tmp_path):
     path = gemma3_gguf(tmp_path / "g.gguf", ["a"] * 6, "ARRAY", "STRING", window=0)
     done = run_main("diff", "--gguf", path, "--runtime", "llama.cpp", "--args", "")
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("args, named", [("", "under llama.cpp encodes"), ("   -c    8192  ", "under llama.cpp -c 8192 encodes")])
+def test_a_gguf_plan_under_flags_is_named_without_gaps(run_main, tmp_path, args, named):
+    path = gemma3_gguf(tmp_path / "g.gguf", [True] * 5 + [False], "ARRAY", "BOOL")
+    done = run_main("diff", "--gguf", path, "--runtime", "llama.cpp", "--args", args)
+    assert done.returncode == 0, done.stderr
+    assert named in " ".join(done.stdout.split())
+    assert "  " not in done.stdout.replace("\n    ", " ")
