@@ -142,3 +142,26 @@ def test_a_gguf_plan_under_flags_is_named_without_gaps(run_main, tmp_path, args,
     assert done.returncode == 0, done.stderr
     assert named in " ".join(done.stdout.split())
     assert "  " not in done.stdout.replace("\n    ", " ")
+
+
+def test_diff_rows_never_replace_a_file_the_run_reads(run_main, tmp_path):
+    # the contract: no write over an input, --force or not. Before, -o over the @LIST file or over a GGUF
+    # file named .csv replaced it with the rows.
+    pytest.importorskip("gguf")
+    from tests.gguf_models import convert
+
+    first, _ = convert(tmp_path, "llama31")
+    second, _ = convert(tmp_path, "phi3")
+    named_csv = tmp_path / "model.csv"
+    named_csv.write_bytes(Path(first).read_bytes())
+    listing = tmp_path / "files.jsonl"
+    listing.write_text(f"{first}\n{second}\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(listing)
+    for given, out in ((["@" + str(listing)], listing), (["@" + str(listing)], link),
+                       ([str(named_csv), second], named_csv)):
+        before = Path(out).read_bytes()
+        gguf_args = [word for g in given for word in ("--gguf", g)]
+        done = run_main("diff", "--hf-config", LLAMA31, *gguf_args, "-o", str(out), "--force")
+        assert_refused(done, "is an input of this command")
+        assert Path(out).read_bytes() == before
