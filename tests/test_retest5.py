@@ -165,3 +165,20 @@ def test_diff_rows_never_replace_a_file_the_run_reads(run_main, tmp_path):
         done = run_main("diff", "--hf-config", LLAMA31, *gguf_args, "-o", str(out), "--force")
         assert_refused(done, "is an input of this command")
         assert Path(out).read_bytes() == before
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--hf-config", LLAMA31, "--model", "org/a", "--gguf", "x.gguf"], "is compared with one model"),
+    (["--model", "org/a", "--model", "org/b", "--model", "org/c"], "got 3 models"),
+    (["--model", "org/a", "--runtime", "vllm", "--args", ""], "give --hf-config FILE"),
+    (["--model", "org/a", "--runtime", "vllm", "--args", "--bogus"], "'--bogus' is not a vLLM flag"),
+    (["--model", "org/a", "--model", "org/b", "--gguf", "x.gguf", "--runtime", "llama.cpp", "--args", ""], "--gguf")])
+def test_a_diff_of_the_wrong_shape_is_refused_before_any_model_is_read(run_main, monkeypatch, args, named):
+    # before: every --model was fetched from the Hub (and every config read) before the request was refused
+    import pecli.models.reading as reading
+
+    def no_reading(*given, **options):
+        raise AssertionError(f"a model was read: {given}")
+
+    monkeypatch.setattr(reading, "model_plan", no_reading)
+    assert_refused(run_main("diff", *args), named)
