@@ -182,3 +182,28 @@ def test_a_diff_of_the_wrong_shape_is_refused_before_any_model_is_read(run_main,
 
     monkeypatch.setattr(reading, "model_plan", no_reading)
     assert_refused(run_main("diff", *args), named)
+
+
+@pytest.mark.parametrize("args", ["--rope-scaling yarn --yarn-beta-fast 0", "--rope-scaling yarn --yarn-beta-slow -0.0",
+                                  "--rope-scaling yarn --rope-freq-base 1"])
+def test_llama_cpp_yarn_with_a_zero_beta_or_a_base_of_one_is_refused(run_main, args):
+    # YaRN's correction dimension d·ln(L/(2πβ))/(2 ln b) divides by zero for β = 0 or b = 1 (exit 3 before)
+    assert_refused(run_main("diff", "--hf-config", LLAMA31, "--runtime", "llama.cpp", "--args", args),
+                   "YaRN's correction range is undefined")
+
+
+def test_an_override_length_no_float_holds_is_refused(run_main):
+    # vLLM's derived length multiplies it by a float: int * float overflows past 1.8e308 (exit 3 before)
+    huge = "1" + "0" * 400
+    done = run_main("diff", "--hf-config", LLAMA31, "--runtime", "vllm", "--args",
+                    "--hf-overrides '{\"max_position_embeddings\": " + huge + "}'")
+    assert_refused(done, "max_position_embeddings", "a float64 holds")
+
+
+def test_a_null_mscale_on_deepseek_under_sglang_is_refused(run_main):
+    # SGLang's deepseek_v2.py turns any rope type into its YaRN and reads mscale with float(): None fails
+    config = str(ROOT / "sample_configs/hf/deepseek-ai--deepseek-v3.json")
+    done = run_main("diff", "--hf-config", config, "--runtime", "sglang", "--args",
+                    "--json-model-override-args '{\"rope_scaling\": {\"rope_type\": \"linear\", \"mscale\": null, "
+                    "\"factor\": 4.0}}'")
+    assert_refused(done, "rope_scaling.mscale is None")

@@ -232,7 +232,12 @@ def llama_cpp_inv_freq(rope: LlamaCppRope, factors: np.ndarray | None) -> np.nda
     if rope.ext_factor == 0:
         return interpolated
     # ggml_rope_yarn_corr_dims is transformers' find_correction_range; the ramp's 0.001 floor is ggml's
-    low, high = yarn_correction_range(rope.beta_fast, rope.beta_slow, rope.rotated, rope.base, rope.original)
+    try:
+        low, high = yarn_correction_range(rope.beta_fast, rope.beta_slow, rope.rotated, rope.base, rope.original)
+    except (ZeroDivisionError, ValueError):  # a β of 0 or below, a base of 1: ggml's float logs give ±inf or NaN
+        raise ConfigError("args", f"YaRN's correction range is undefined for β {rope.beta_fast:g} and {rope.beta_slow:g}, "
+                          f"base {rope.base:g}, original context {rope.original:,}: give βs above 0 and a base above 1 "
+                          "(pecli does not follow ggml's infinities)") from None
     ramp = 1.0 - np.clip((np.arange(rope.rotated // 2) - low) / max(0.001, high - low), 0.0, 1.0)
     mix = ramp * rope.ext_factor
     return interpolated * (1 - mix) + theta * mix
