@@ -207,3 +207,12 @@ def test_a_null_mscale_on_deepseek_under_sglang_is_refused(run_main):
                     "--json-model-override-args '{\"rope_scaling\": {\"rope_type\": \"linear\", \"mscale\": null, "
                     "\"factor\": 4.0}}'")
     assert_refused(done, "rope_scaling.mscale is None")
+
+
+def test_llama_cpp_frequencies_driven_to_zero_are_refused_in_one_line(run_main):
+    # ggml mixes θ·s back toward θ by m = ext_factor × the ramp: θs(1 − m) + θm with m = 2^63 cancels to 0 in
+    # floating point (float32 in ggml too), a frequency no comparison can use; before, NumPy's divide-by-zero
+    # warning took two more lines of stderr
+    done = run_main("diff", "--hf-config", LLAMA31, "--runtime", "llama.cpp", "--args",
+                    "--rope-scaling yarn --yarn-ext-factor 9223372036854775808")
+    assert_refused(done, "reach 0 or below")

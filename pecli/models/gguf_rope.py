@@ -182,7 +182,12 @@ def _scaling_options(rope: LlamaCppRope, meta: Metadata) -> dict[str, Any]:
     named = _named_scaling(rope)
     if named is not None:
         return named
-    per_pair = (_ladder(rope) / llama_cpp_inv_freq(rope, rope.factors)).tolist()
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratios = _ladder(rope) / llama_cpp_inv_freq(rope, rope.factors)
+    if not (np.all(np.isfinite(ratios)) and np.all(ratios > 0)):  # ext_factor 1e19: frequencies of 0 or below
+        raise ConfigError("args", f"llama.cpp's frequencies under these flags ({_words(rope)}) reach 0 or below, or "
+                          "overflow: pecli compares positive finite frequencies only")
+    per_pair = ratios.tolist()
     return {"base": rope.base, "_note": f"llama.cpp's frequencies ({_words(rope)}) as per-pair factors of the base's ladder",
             "rope_scaling": {"rope_type": "longrope", "short_factor": per_pair, "long_factor": per_pair,
                              "original_max_position_embeddings": rope.original, "attention_factor": rope.attention}}
