@@ -18,22 +18,46 @@ from pecli.errors import ConfigError
 
 def compared(configs: list[str], models: list[str], ggufs: list[str], runtime: str | None, args: str | None) -> Any:
     """The difference the request asks for: ``configs`` (paths) and ``models`` (ids) are read as
-    references, in that order; ``ggufs`` the GGUF files; ``runtime`` and ``args`` an engine and its flags."""
+    references, in that order; ``ggufs`` the GGUF files; ``runtime`` and ``args`` an engine and its flags.
+    A request of the wrong shape is refused before any file is read or any model fetched."""
     from pecli.models.plan_diff import diff_plans
     from pecli.models.reading import model_plan
 
+    _check_shape(len(configs) + len(models), ggufs, runtime, args)
+    if runtime is not None and not ggufs:
+        from pecli.engines import engine
+
+        engine(runtime).parse(args)  # a flag the engine refuses is exit 2 before any work
+        if not configs:
+            raise ConfigError("runtime", f"{runtime}'s flags are read over a config.json: give --hf-config FILE")
     references = [model_plan(path, None) for path in configs] + [model_plan(None, name) for name in models]
     if ggufs:
         return _gguf_compared(ggufs, references, runtime, args)
     if runtime is not None or args is not None:
-        if runtime is None or args is None or len(references) != 1:
+        return _engine_diff(configs, runtime, args, references[0])
+    return diff_plans(references[1], references[0], "new", "old")
+
+
+def _check_shape(count: int, ggufs: list[str], runtime: str | None, args: str | None) -> None:
+    """Refuse a request that is none of diff's comparisons (``count`` models given as references)."""
+    for path in ggufs:
+        if not path:
+            raise ConfigError("gguf", "expected the path of a GGUF file, got ''")
+    if ggufs and (runtime is not None or args is not None):
+        if runtime != "llama.cpp" or args is None or len(ggufs) != 1 or count > 1:
+            raise ConfigError("runtime", "a GGUF file runs on llama.cpp: give one --gguf FILE, --runtime llama.cpp and "
+                              "--args \"FLAGS\" (and --hf-config FILE to compare with the model's config)")
+    elif ggufs:
+        if not (len(ggufs) == 2 and count == 0) and not (len(ggufs) == 1 and count == 1):
+            raise ConfigError("gguf", "is compared with one model: give one --hf-config FILE or --model ID beside it "
+                              "(or two --gguf files, the first the reference)")
+    elif runtime is not None or args is not None:
+        if runtime is None or args is None or count != 1:
             raise ConfigError("runtime", "compares an engine's flags with one model: give --hf-config FILE (or --model ID), "
                               "--runtime NAME and --args \"FLAGS\"")
-        return _engine_diff(configs, runtime, args, references[0])
-    if len(references) != 2:
+    elif count != 2:
         raise ConfigError("hf_config", f"diff compares two plans: give --hf-config and --gguf, or two --hf-config or "
-                          f"--model, got {len(references)} model{'s' if len(references) != 1 else ''}")
-    return diff_plans(references[1], references[0], "new", "old")
+                          f"--model, got {count} model{'s' if count != 1 else ''}")
 
 
 def _engine_diff(configs: list[str], runtime: str, args: str, reference: Any) -> Any:
@@ -54,17 +78,8 @@ def _gguf_compared(ggufs: list[str], references: list, runtime: str | None, args
     config, or the file as it is); two files, the first the reference (:mod:`pecli.models.gguf_blame`)."""
     from pecli.models import gguf_blame
 
-    for path in ggufs:
-        if not path:
-            raise ConfigError("gguf", "expected the path of a GGUF file, got ''")
     if runtime is not None or args is not None:
-        if runtime != "llama.cpp" or args is None or len(ggufs) != 1 or len(references) > 1:
-            raise ConfigError("runtime", "a GGUF file runs on llama.cpp: give one --gguf FILE, --runtime llama.cpp and "
-                              "--args \"FLAGS\" (and --hf-config FILE to compare with the model's config)")
         return gguf_blame.diff_gguf_flags(ggufs[0], args, references[0] if references else None)
     if len(ggufs) == 2 and not references:
         return gguf_blame.diff_two_gguf(ggufs[0], ggufs[1])
-    if len(ggufs) != 1 or len(references) != 1:
-        raise ConfigError("gguf", "is compared with one model: give one --hf-config FILE or --model ID beside it "
-                          "(or two --gguf files, the first the reference)")
     return gguf_blame.diff_gguf(ggufs[0], references[0])

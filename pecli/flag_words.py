@@ -8,10 +8,18 @@ from typing import Callable, Sequence
 
 from pecli.errors import ConfigError
 
+#: The longest ``--args`` text and JSON flag value read (a config override is a few hundred characters): Linux's
+#: MAX_ARG_STRLEN, past which no one word reaches a program.
+MAX_FLAG_TEXT = 1 << 17
+
 
 def split_words(args: str) -> list[str]:
     """An engine's command line split into words as a shell splits it (:func:`shell_words`); ConfigError where it
-    cannot be."""
+    is not a string, is longer than :data:`MAX_FLAG_TEXT` or cannot be split."""
+    if not isinstance(args, str):
+        raise ConfigError("args", "give the engine's flags as one string")
+    if len(args) > MAX_FLAG_TEXT:
+        raise ConfigError("args", f"is longer than {MAX_FLAG_TEXT >> 10} KiB; an engine's flags are a line")
     try:
         return shell_words(args)
     except ValueError as error:

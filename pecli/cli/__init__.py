@@ -14,6 +14,7 @@ import errno
 import gc
 import importlib
 import os
+import re
 import signal
 import sys
 from typing import Annotated, Any, Callable, Iterator
@@ -277,9 +278,26 @@ def _loading(one_shot: bool) -> Iterator[None]:
         gc.enable()
 
 
+#: A word of a message longer than this (a value echoed back: a 1 MB ``--args``) is shown by its ends.
+LONGEST_WORD = 240
+
+
+def shortened(line: str) -> str:
+    """``line`` with every word (a run without spaces) longer than :data:`LONGEST_WORD` characters cut
+    to its first 100 and last 40, saying how long it was: an error stays one readable line whatever
+    value it quotes; a line still longer than 1,800 characters keeps its first 1,200 and last 400."""
+    def cut(match: re.Match) -> str:
+        word = match.group(0)
+        return f"{word[:100]}…({len(word):,} characters)…{word[-40:]}"
+
+    line = re.sub(rf"\S{{{LONGEST_WORD + 1},}}", cut, line)
+    return line if len(line) <= 1800 else f"{line[:1200]} …({len(line):,} characters)… {line[-400:]}"
+
+
 def one_line(text: str) -> str:
-    """``text`` with line breaks and other control characters escaped: a message stays one line."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    """``text`` with line breaks and other control characters escaped: a message stays one line; an
+    overlong value it quotes is shown by its ends (:func:`shortened`)."""
+    return shortened("".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text))
 
 
 #: The option that takes a file of each kind, for a file given without one (``pecli inspect config c.json``).

@@ -58,6 +58,10 @@ def run(ggufs: Sequence[str], reference: Any, *, out: Path | None, force: bool, 
     if cluster is not None:
         require_dask()
     files = locations(ggufs)
+    if out is not None:  # --force or not, the rows never replace a file the run reads (a GGUF file, an @LIST)
+        from pecli.io import refuse_inputs
+
+        refuse_inputs(out, [*files, *(g[1:] for g in ggufs if g.startswith("@")), *references_of(reference)], "--out")
     job = CollectionJob(reference)
     output = (open_rows_file(out, (FILE,), job.fingerprint, force=force, max_bytes=memory_budget(None))
               if out is not None else None)
@@ -72,6 +76,12 @@ def run(ggufs: Sequence[str], reference: Any, *, out: Path | None, force: bool, 
     if out is not None:
         message(f"wrote {out} ({result.read} read, {result.resumed} resumed)", quiet=quiet or json)
     raise typer.Exit(0 if result.same else 1)
+
+
+def references_of(reference: Any) -> list[str]:
+    """The file a reference plan was read from, where it names one (its ``source``)."""
+    source = getattr(reference, "source", None)
+    return [source] if isinstance(source, str) else []
 
 
 def table(result: Any) -> Any:
@@ -97,4 +107,4 @@ def table(result: Any) -> Any:
     return out
 
 
-__all__ = ["ClusterOption", "JobsOption", "OutOption", "is_collection", "run", "table"]
+__all__ = ["ClusterOption", "JobsOption", "OutOption", "is_collection", "references_of", "run", "table"]

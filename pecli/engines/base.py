@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from pecli.errors import ConfigError
+from pecli.flag_words import MAX_FLAG_TEXT
 from pecli.models.plan import PositionPlan
 from pecli.schemes.scaling.rope_type import hf_rope_type
 
-#: The longest ``--args`` text and JSON flag value read (a config override is a few hundred characters).
-MAX_FLAG_TEXT = 1 << 20
 #: How deeply a JSON flag value may nest (a config nests 3 or 4 levels).
 MAX_FLAG_DEPTH = 32
 #: An environment variable given in front of the flags (``NAME=VALUE --flag …``), as a shell takes it.
@@ -151,10 +150,6 @@ class Engine:
         positions, or a value its own parser refuses, is a ConfigError (exit 2, before any work)."""
         from pecli.flag_words import flag_pairs, split_words
 
-        if not isinstance(args, str):
-            raise ConfigError("args", "give the engine's flags as one string")
-        if len(args) > MAX_FLAG_TEXT:
-            raise ConfigError("args", f"is longer than {MAX_FLAG_TEXT >> 20} MiB; an engine's flags are a line")
         words = split_words(args)
         env: dict[str, str] = {}
         at = 0
@@ -216,7 +211,7 @@ def json_object(text: str) -> dict[str, Any]:
     from pecli.config_files import flow_depth
 
     if len(text) > MAX_FLAG_TEXT:
-        raise ValueError(f"is longer than {MAX_FLAG_TEXT >> 20} MiB")
+        raise ValueError(f"is longer than {MAX_FLAG_TEXT >> 10} KiB")
     if flow_depth(text) > MAX_FLAG_DEPTH:
         raise ValueError(f"is nested more than {MAX_FLAG_DEPTH} levels deep")
     try:

@@ -11,6 +11,8 @@ wherever the numbers change.
 
 from __future__ import annotations
 
+import sys
+
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
@@ -213,6 +215,8 @@ def check_overrides(flag: str | None, overrides: Mapping[str, Any], where: str =
             raise ConfigError(key_name, f"{said(name, value)}: give a mapping (a JSON object) or null")
         if key in NUMBER_KEYS and value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise ConfigError(key_name, f"{said(name, value)}: give a number")
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > sys.float_info.max:
+            raise ConfigError(key_name, f"{said(name, value)}: give a number a float64 holds")
         if key in WORD_KEYS and not isinstance(value, str):
             raise ConfigError(key_name, f"{said(name, value)}: give a name (a JSON string)")
         if isinstance(value, dict) and (key.endswith("_config") or key in BLOCK_KEYS):
@@ -221,6 +225,15 @@ def check_overrides(flag: str | None, overrides: Mapping[str, Any], where: str =
 
 #: Model types built by vLLM's and SGLang's ``deepseek_v2.py``, which turn any rope type into DeepSeek YaRN.
 DEEPSEEK_MODELS = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32")
+
+
+def _deepseek_number(block: Mapping[str, Any], key: str, default: Any) -> float:
+    """``block[key]`` as DeepSeek's model file reads it, ``float(value)``: a null or a word fails there (TypeError)."""
+    value = block.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError("hf_config", f"rope_scaling.{key} is {excerpt(value)}: DeepSeek's model file reads it as a "
+                          "number (float() fails on it, and the engine with it)")
+    return float(value)
 
 
 def deepseek_rule(llama_scaling: bool) -> Rule:
@@ -241,12 +254,12 @@ def deepseek_rule(llama_scaling: bool) -> Rule:
         block = {**(context.block or {}), **scaling_of(group)}  # the attention's keys (mscale_all_dim) too
         kind = group_type(group)
         is_yarn = find_scaling(kind) is YARN
-        factor = float(block["factor"])
+        factor = _deepseek_number(block, "factor", None)
         original = int(block.get("original_max_position_embeddings") or group.options.get("max_position_embeddings"))
-        magnitude = yarn_get_mscale(factor, float(block.get("mscale", 1))) / \
-            yarn_get_mscale(factor, float(block.get("mscale_all_dim", 0)))
+        magnitude = yarn_get_mscale(factor, _deepseek_number(block, "mscale", 1)) / \
+            yarn_get_mscale(factor, _deepseek_number(block, "mscale_all_dim", 0))
         yarn = {"rope_type": YARN.hf_name, "factor": factor, "original_max_position_embeddings": original,
-                "beta_fast": float(block.get("beta_fast", 32)), "beta_slow": float(block.get("beta_slow", 1)),
+                "beta_fast": _deepseek_number(block, "beta_fast", 32), "beta_slow": _deepseek_number(block, "beta_slow", 1),
                 "attention_factor": magnitude}
         llama = llama_scaling and block.get("attention_factor") == 1.0
         built = replace(with_options(group, {**group.options, "rope_scaling": yarn},

@@ -45,6 +45,8 @@ def c_prefix(text: str, kind: type) -> tuple[float | int | None, str]:
         return None, text
     number = found.group(0)
     if kind is int:
+        if len(number.lstrip("+-").lstrip("0")) > 30:  # past any C integer (and Python's int() digit limit)
+            return (-1 if number.startswith("-") else 1) * 10 ** 30, stripped[found.end():]
         return int(number), stripped[found.end():]
     body = number.lstrip("+-")
     if body[:2].lower() == "0x":

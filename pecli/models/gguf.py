@@ -279,7 +279,7 @@ def _rope_groups(meta: Metadata, arch: Arch, layers: int) -> list[LayerGroup]:
     if not arch.swa_every:
         groups = [LayerGroup("all", tuple(range(layers)), full, full_read, full_defaulted, _note(arch, full))]
         return _without_rope(groups, arch, layers, common_read)
-    pattern = swa_pattern(meta.values, meta.arch, arch, layers, meta.source)
+    pattern = swa_pattern(meta.values, meta.arch, arch, layers, meta.source, meta.types)
     meta.read.append(meta.key("attention.sliding_window_pattern"))
     common_read = list(dict.fromkeys(meta.read))
     slide = [i for i in range(layers) if pattern[i]]
@@ -300,13 +300,25 @@ def _rope_groups(meta: Metadata, arch: Arch, layers: int) -> list[LayerGroup]:
     return _without_rope(sorted(groups, key=lambda g: g.layers[:1]), arch, layers, common_read)
 
 
-def swa_pattern(values: dict[str, Any], arch_name: str, arch: Arch, layers: int, source: str) -> tuple[bool, ...]:
+def swa_pattern(values: dict[str, Any], arch_name: str, arch: Arch, layers: int, source: str,
+                types: dict[str, str] | None = None) -> tuple[bool, ...]:
     """Which layers attend within a window (``hparams.is_swa``), as ``load_swa_pattern`` sets them
     (``llama-model.cpp``): ``attention.sliding_window_pattern`` as an array says it layer by layer (layers past
     its end: no window); as a number n (or the architecture's default), ``set_swa_pattern(n)``: layer i slides
     when ``i % n < n − 1``, every layer when n is 0."""
     name = f"{arch_name}.attention.sliding_window_pattern"
     given = values.get(name, arch.swa_every)
+    # llama-model-loader.cpp: get_arr takes BOOL, UINT32 or INT32 items, at most LLAMA_MAX_LAYERS (512) of them;
+    # get_key takes a UINT32 number only. Any other form: the loader refuses the file.
+    found = (types or {}).get(f"{name}[]")
+    if found is not None and found not in ("BOOL", "UINT32", "INT32") or \
+            isinstance(given, (list, tuple)) and len(given) > 512:
+        count = f"{len(given):,} " if isinstance(given, (list, tuple)) else ""
+        raise ConfigError("gguf", f"{name} in {source} is an array of {count}{found or 'BOOL'} items; llama.cpp's loader "
+                          "refuses the file (it takes BOOL, UINT32 or INT32 items, at most 512)")
+    if types and name in types and types[name] not in ("ARRAY", "UINT32"):
+        raise ConfigError("gguf", f"{name} in {source} has type {types[name]}; llama.cpp's loader refuses the file "
+                          "(it reads this key as UINT32 or an array)")
     if isinstance(given, (list, tuple)):
         if not all(isinstance(v, (bool, int)) and not isinstance(v, float) for v in given):
             raise ConfigError("gguf", f"{name} in {source} must be an array of booleans, got {_excerpt(given)}")

@@ -64,6 +64,7 @@ def plan_under_flags(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
     :func:`pecli.models.runtime_flags.checked_flags`): each RoPE group's :func:`trained_rope` with the flags on
     top (:func:`~pecli.models.runtime_flags.run_rope`, the context constructor's rule); a sliding layer keeps
     its trained base and scale (``hparams.is_swa``); groups without RoPE as the file has them."""
+    label = " ".join(str(label).split())  # the flags as words: "  -c 8192 " and "" name the plan without gaps
     plain = plan_of_metadata(values, tensors, source, types)
     arch_name = values["general.architecture"]
     arch = effective_arch(ARCHS[arch_name], values, arch_name, plain.num_layers)
@@ -90,10 +91,10 @@ def plan_under_flags(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
             groups.append(dataclasses.replace(
                 group, name=name, layers=layers, options=options, keys_read=read, keys_defaulted=tuple(meta.defaulted),
                 attention_scale=softmax,
-                note="; ".join(filter(None, (f"llama.cpp {label}" + (", a sliding layer keeps its trained base and scale"
+                note="; ".join(filter(None, (f"llama.cpp {label}".rstrip() + (", a sliding layer keeps its trained base and scale"
                                                                        if sliding else ""), note)))))
     groups.sort(key=lambda g: g.layers[:1])
-    return dataclasses.replace(plain, source=f"{source} under llama.cpp {label}", groups=tuple(groups))
+    return dataclasses.replace(plain, source=f"{source} under llama.cpp {label}".rstrip(), groups=tuple(groups))
 
 
 def _kinds_of_layer(group: LayerGroup, arch: Arch, layers: int, values: dict[str, Any], arch_name: str):

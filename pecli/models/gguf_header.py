@@ -156,6 +156,7 @@ class _Walker:
         if kind != ARRAY:
             raise self.fail(f"{key} has value type {kind}, not a GGUF type")
         item, count = self.uint(4, f"the array type of {key}"), self.uint(8, f"the array length of {key}")
+        self.item = item  # the items' type: llama.cpp's get_arr refuses some (read_header keeps it as KEY[])
         if item in SCALAR_BYTES:
             start = self.take(count * SCALAR_BYTES[item], f"the {count:,} items of {key}")
             if key.startswith("tokenizer."):
@@ -224,6 +225,8 @@ def read_header(source: Source) -> Header:
                 raise walker.fail("general.alignment is not a power of two (uint32)")
         if value is not None and not key.startswith("tokenizer."):
             values[key], types[key] = value, TYPE_NAMES[kind]
+        if kind == ARRAY and not key.startswith("tokenizer."):
+            types[f"{key}[]"] = TYPE_NAMES.get(walker.item, str(walker.item))
     found = [_tensor_entry(walker) for _ in range(tensors)]
     if len({tensor.name for tensor in found}) != len(found):
         raise walker.fail("a tensor name is written twice")

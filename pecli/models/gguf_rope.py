@@ -195,7 +195,12 @@ def _scaling_options(rope: LlamaCppRope, meta: Metadata) -> dict[str, Any]:
     named = _named_scaling(rope)
     if named is not None:
         return named
-    per_pair = (_ladder(rope) / llama_cpp_inv_freq(rope, rope.factors)).tolist()
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratios = _ladder(rope) / llama_cpp_inv_freq(rope, rope.factors)
+    if not (np.all(np.isfinite(ratios)) and np.all(ratios > 0)):  # ext_factor 1e19: frequencies of 0 or below
+        raise ConfigError("args", f"llama.cpp's frequencies under these flags ({_words(rope)}) reach 0 or below, or "
+                          "overflow: pecli compares positive finite frequencies only")
+    per_pair = ratios.tolist()
     return {"base": rope.base, "_note": f"llama.cpp's frequencies ({_words(rope)}) as per-pair factors of the base's ladder",
             "rope_scaling": {"rope_type": LONGROPE.hf_name, "short_factor": per_pair, "long_factor": per_pair,
                              "original_max_position_embeddings": rope.original, "attention_factor": rope.attention}}
@@ -245,7 +250,12 @@ def llama_cpp_inv_freq(rope: LlamaCppRope, factors: np.ndarray | None) -> np.nda
     if rope.ext_factor == 0:
         return interpolated
     # ggml_rope_yarn_corr_dims is transformers' find_correction_range; the ramp's 0.001 floor is ggml's
-    low, high = yarn_correction_range(rope.beta_fast, rope.beta_slow, rope.rotated, rope.base, rope.original)
+    try:
+        low, high = yarn_correction_range(rope.beta_fast, rope.beta_slow, rope.rotated, rope.base, rope.original)
+    except (ZeroDivisionError, ValueError):  # a β of 0 or below, a base of 1: ggml's float logs give ±inf or NaN
+        raise ConfigError("args", f"YaRN's correction range is undefined for β {rope.beta_fast:g} and {rope.beta_slow:g}, "
+                          f"base {rope.base:g}, original context {rope.original:,}: give βs above 0 and a base above 1 "
+                          "(pecli does not follow ggml's infinities)") from None
     ramp = 1.0 - np.clip((np.arange(rope.rotated // 2) - low) / max(0.001, high - low), 0.0, 1.0)
     mix = ramp * rope.ext_factor
     return interpolated * (1 - mix) + theta * mix
