@@ -314,7 +314,9 @@ def resolve(
     group = user_group(plan, keys) if overrides else None
     if keys.cls.has_cells:
         return dataclasses.replace(_resolve_cells(keys, settings), plan=plan, overrides=overrides, user_group=group)
-    return dataclasses.replace(build_and_place(keys, settings, plan), overrides=overrides, user_group=group)
+    # analysed over the user's scaling's factor × original length, as the model would run under it
+    analysed = plan if group is None else dataclasses.replace(plan, groups=(group,))
+    return dataclasses.replace(build_and_place(keys, settings, analysed), plan=plan, overrides=overrides, user_group=group)
 
 
 def user_group(plan: PositionPlan | None, keys: SortedKeys) -> LayerGroup | None:
@@ -406,6 +408,20 @@ def _with_model_options(options: dict[str, Any], plan: PositionPlan, model_key: 
     changes = {k: v for k, v in options.items() if k in own}
     return {"scheme": from_model["scheme"], **layered(cls, model, changes),
             **{k: v for k, v in options.items() if k not in own and k != "scheme"}}
+
+
+def group_under_user_keys(group: LayerGroup, options: Mapping[str, Any]) -> LayerGroup:
+    """``group`` of a model with the scheme keys among the command's ``options`` layered over its own (the
+    length it is analysed over, its logit scale: the model's under the user's scaling)."""
+    if group.options is None:
+        return group
+    cls = get_scheme_class(group.scheme)
+    own = accepted_keys(cls)
+    changes = {k: v for k, v in canonical_keys(options).items() if k in own}
+    if not changes:
+        return group
+    model = {k: v for k, v in group.options.items() if k != "scheme"}
+    return group.with_user_options({"scheme": group.scheme, **layered(cls, model, changes)})
 
 
 def user_overrides(options: Mapping[str, Any], plan: PositionPlan | None) -> tuple[Source, ...]:

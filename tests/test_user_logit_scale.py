@@ -76,3 +76,23 @@ def test_a_group_whose_rule_is_unknown_says_so():
     changed = group.with_user_options({**group.options, "rope_scaling": {**group.options["rope_scaling"], "factor": 80}})
     assert changed.logit_scale_unknown
     assert not group.with_user_options({**group.options, "base": 5}).logit_scale_unknown  # the scaling unchanged
+
+
+def test_the_context_follows_the_users_factor(invoke):
+    # yarn's context is factor × original_max_position_embeddings: 80 × 4,096 = 327,680 (the model's: 163,840)
+    spec = resolve({"hf_config": str(V3), "factor": 80})
+    assert spec.length == 327_680 and spec.group.context == 327_680
+    assert resolve({"hf_config": str(V3), "base": 50000}).length == 163_840
+    result = invoke("wavelengths", "--hf-config", V3, "--factor", "80", "--json")
+    assert json.loads(result.stdout)["context"] == 327_680
+    assert "analysed over 327,680 positions" in result.stderr and "(80 × 4096)" in result.stderr
+    # an explicit --context wins
+    result = invoke("wavelengths", "--hf-config", V3, "--factor", "80", "--context", "4096", "--json")
+    assert json.loads(result.stdout)["context"] == 4096
+
+
+def test_encode_writes_the_scale_under_the_users_factor(invoke, tmp_path):
+    out = tmp_path / "s.npy"
+    result = invoke("encode", "--hf-config", V3, "--factor", "80", "--logit-scale", "-L", "8", "-o", out, "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["layer_groups"][0]["logit_scale"] == pytest.approx(mscale(80, 1) ** 2, rel=1e-12)
