@@ -96,3 +96,29 @@ def test_encode_writes_the_scale_under_the_users_factor(invoke, tmp_path):
     result = invoke("encode", "--hf-config", V3, "--factor", "80", "--logit-scale", "-L", "8", "-o", out, "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["layer_groups"][0]["logit_scale"] == pytest.approx(mscale(80, 1) ** 2, rel=1e-12)
+
+
+def test_a_gguf_under_the_users_factor_says_its_scale_is_unknown(invoke, tmp_path):
+    pytest.importorskip("gguf")
+    from gguf_models import convert
+
+    gguf_path, _ = convert(tmp_path, "deepseek_v3")
+    result = invoke("wavelengths", "--gguf", gguf_path, "--context", "4096", "--factor", "80", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["logit_scale"] is None
+    assert result.stderr.count("logit scale under your keys is not known to pecli") == 1  # one line
+    result = invoke("wavelengths", "--gguf", gguf_path, "--context", "4096", "--factor", "80")
+    assert "logit scale (" not in result.stdout  # never the model's 1.874 as if it were the user's
+    # the base alone leaves the scaling, so the model's factor stands
+    result = invoke("wavelengths", "--gguf", gguf_path, "--context", "4096", "--base", "5", "--json")
+    assert json.loads(result.stdout)["logit_scale"] == pytest.approx(mscale(40, 1) ** 2, rel=1e-7)  # GGUF holds float32
+    result = invoke("encode", "--gguf", gguf_path, "--factor", "80", "--logit-scale", "-L", "8", "-o", tmp_path / "s.npy")
+    assert result.exit_code == 2 and not (tmp_path / "s.npy").exists()
+
+
+def test_inspect_config_says_it_shows_the_plan_as_read(invoke):
+    result = invoke("inspect", "config", "--hf-config", V3, "--factor", "80", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["groups"][0]["logit_scale"] == pytest.approx(mscale(40, 1) ** 2, rel=1e-12)
+    assert "shows the model's plan as read; factor not applied" in result.stderr
+    assert invoke("inspect", "config", "--hf-config", V3).stderr == ""

@@ -291,9 +291,14 @@ class SchemeCommand:
         return spec
 
     def _require(self, spec: Spec) -> None:
-        """The command's capability, asked of the scheme: refused with a line naming what it lacks."""
+        """The command's capability, asked of the scheme: refused with a line naming what it lacks. A logit
+        scale pecli cannot recompute under the user's keys is said (what reads it leaves it out)."""
         if self.needs is not None:
             require(spec.scheme, self.needs, self.func.__name__)
+        group = spec.group
+        if group is not None and group.logit_scale_unknown:
+            hold_warning(f"pecli: warning: layer group {group.name}: the logit scale under your keys is not known to "
+                         f"pecli ({group.logit_scale_unknown}); it is left out")
 
 
 def scheme_command(

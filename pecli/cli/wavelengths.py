@@ -9,8 +9,7 @@ import dataclasses
 from pecli.wavelengths.spectrum import BOUND_CONTEXT_LIMIT, wavelength_report
 from pecli.wavelengths.base_bound import remembered_bounds
 from pecli.cli.common import (
-    OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, group_heading, hold_warning, message, print_json, scheme_command,
-    stdout_console,
+    OUTPUT_PANEL, ForceOption, JsonOption, QuietOption, group_heading, message, print_json, scheme_command, stdout_console,
 )
 from pecli.config import Setting, Spec
 from pecli.errors import ConfigError
@@ -66,20 +65,13 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
 
 def _print_logit_scale(console, group) -> None:
     """The line above a group's table saying its logit scale, where it is not 1."""
-    if group.logit_scale_unknown:
-        hold_warning(f"pecli: warning: layer group {group.name}: the logit scale under your keys is not known to pecli "
-                     f"({group.logit_scale_unknown})")
-    elif not group.logit_scale.is_unit:
+    if not group.logit_scale_unknown and not group.logit_scale.is_unit:  # unknown: said on stderr
         console.print(f"logit scale (q·k/√d is multiplied by): {group.logit_scale.text()}")
 
 
 def _logit_json(group, context):
     """The group's logit scale in the JSON document: null when pecli does not know it (said on stderr)."""
-    if group.logit_scale_unknown:
-        hold_warning(f"pecli: warning: layer group {group.name}: the logit scale under your keys is not known to pecli "
-                     f"({group.logit_scale_unknown}); logit_scale is null")
-        return None
-    return group.logit_scale.to_json(context)
+    return None if group.logit_scale_unknown else group.logit_scale.to_json(context)
 
 
 #: The document of layers without position encoding.

@@ -206,8 +206,8 @@ class LayerGroup:
             return changed.replaced(attention_scale=rule.scale(after))
         if not affected and self.attention_scale.is_unit:
             return changed
-        return changed.replaced(logit_scale_unknown="its attention's factor was not read from a config.json, so pecli "
-                                "cannot recompute it for the changed scaling")
+        return changed.replaced(logit_scale_unknown="pecli recomputes it for a changed scaling only in a plan read "
+                                "from a config.json as is")
 
     @cached_property
     def logit_scale(self) -> LogitScale:
