@@ -122,3 +122,14 @@ def test_inspect_config_says_it_shows_the_plan_as_read(invoke):
     assert json.loads(result.stdout)["groups"][0]["logit_scale"] == pytest.approx(mscale(40, 1) ** 2, rel=1e-12)
     assert "shows the model's plan as read; factor not applied" in result.stderr
     assert invoke("inspect", "config", "--hf-config", V3).stderr == ""
+
+
+def test_ministral3s_beta_reads_the_users_original_length(tmp_path):
+    # get_llama_4_attn_scale reads the RoPE block's original_max_position_embeddings: under the user's 8,192
+    # (the class default: 16,384) the queries' factor 1 + 0.1·ln(1 + ⌊p / 8192⌋) steps up at p = 8,192
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "ministral3"}))
+    group = resolve({"hf_config": str(path), "original_max_position": 8192, "length": 64}).group
+    assert group.attention_scale.rule == "llama4_beta" and group.attention_scale.params == (0.1, 8192.0)
+    # its block's mscale = mscale_all_dim = 1: cos and sin carry mscale(16, 1) / mscale(16, 1) = 1
+    assert group.logit_scale.at([8191.0, 8192.0]).tolist() == pytest.approx([1.0, 1 + 0.1 * math.log(2)], rel=1e-12)
