@@ -71,6 +71,14 @@ class Spec:
     plan: PositionPlan | None = None
     #: The settings the user's keys changed over the model's group (origin *user override*).
     overrides: tuple[Source, ...] = ()
+    #: The model's group under the user's keys (:meth:`LayerGroup.with_user_options
+    #: <pecli.models.plan.LayerGroup.with_user_options>`): its logit scale is the model's code's for them.
+    user_group: LayerGroup | None = None
+
+    @property
+    def group(self) -> LayerGroup | None:
+        """The model's one group as this spec computes it: under the user's keys where they changed it."""
+        return self.user_group if self.user_group is not None else self.plan.single if self.plan is not None else None
 
     @property
     def memory_budget(self) -> int:
@@ -122,8 +130,8 @@ class Spec:
         """The factor the model's attention applies to the query at each position besides cos and sin (its
         layer group's logit scale: DeepSeek's mscale², Qwen's log-n), for what reasons about scores; None
         without a model, or when the factor is 1."""
-        group = self.plan.single if self.plan is not None else None
-        scale = group.attention_scale if group is not None else None
+        group = self.group
+        scale = group.attention_scale if group is not None and not group.logit_scale_unknown else None
         return None if scale is None or scale.is_unit else scale.at
 
     @property
@@ -303,9 +311,24 @@ def resolve(
     options, plan = expand_sources(options, command, plan)
     keys = split_keys(options, command)
     overrides = user_overrides({k: v for k, v in given.items() if k not in command}, plan)
+    group = user_group(plan, keys) if overrides else None
     if keys.cls.has_cells:
-        return dataclasses.replace(_resolve_cells(keys, settings), plan=plan, overrides=overrides)
-    return dataclasses.replace(build_and_place(keys, settings, plan), overrides=overrides)
+        return dataclasses.replace(_resolve_cells(keys, settings), plan=plan, overrides=overrides, user_group=group)
+    # analysed over the user's scaling's factor × original length, as the model would run under it
+    analysed = plan if group is None else dataclasses.replace(plan, groups=(group,))
+    return dataclasses.replace(build_and_place(keys, settings, analysed), plan=plan, overrides=overrides, user_group=group)
+
+
+def user_group(plan: PositionPlan | None, keys: SortedKeys) -> LayerGroup | None:
+    """The model's one group under the user's keys, its logit scale recomputed from the model's rule for
+    the changed scaling (:meth:`~pecli.models.plan.LayerGroup.with_user_options`); None without one."""
+    from pecli.models.logit_scale import BETA_SCALED_TYPES, SOFTMAX_MSCALE_TYPES
+
+    group = plan.single if plan is not None else None
+    if group is None or group.options is None:
+        return None
+    affected = plan.model_type in SOFTMAX_MSCALE_TYPES | BETA_SCALED_TYPES
+    return group.with_user_options({"scheme": keys.scheme, **keys.own}, affected=affected)
 
 
 def group_specs(
@@ -385,6 +408,20 @@ def _with_model_options(options: dict[str, Any], plan: PositionPlan, model_key: 
     changes = {k: v for k, v in options.items() if k in own}
     return {"scheme": from_model["scheme"], **layered(cls, model, changes),
             **{k: v for k, v in options.items() if k not in own and k != "scheme"}}
+
+
+def group_under_user_keys(group: LayerGroup, options: Mapping[str, Any]) -> LayerGroup:
+    """``group`` of a model with the scheme keys among the command's ``options`` layered over its own (the
+    length it is analysed over, its logit scale: the model's under the user's scaling)."""
+    if group.options is None:
+        return group
+    cls = get_scheme_class(group.scheme)
+    own = accepted_keys(cls)
+    changes = {k: v for k, v in canonical_keys(options).items() if k in own}
+    if not changes:
+        return group
+    model = {k: v for k, v in group.options.items() if k != "scheme"}
+    return group.with_user_options({"scheme": group.scheme, **layered(cls, model, changes)})
 
 
 def user_overrides(options: Mapping[str, Any], plan: PositionPlan | None) -> tuple[Source, ...]:

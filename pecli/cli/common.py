@@ -24,8 +24,8 @@ from pecli.cli.options import (
     CONFIG_PANEL, OUTPUT_PANEL, SCHEME_PANEL, ForceOption, JsonOption, QuietOption, make_option, negated,
 )
 from pecli.config import (
-    LAYER_SETTINGS, MEMORY_SETTING, RUN_SETTINGS, Setting, Spec, group_specs, load_yaml, merge, parse_sets, resolve,
-    selected_plan,
+    LAYER_SETTINGS, MEMORY_SETTING, RUN_SETTINGS, Setting, Spec, group_specs, group_under_user_keys, load_yaml, merge,
+    parse_sets, resolve, selected_plan,
 )
 from pecli.errors import PecliError
 from pecli.models.sources import SOURCES
@@ -262,7 +262,8 @@ class SchemeCommand:
         if plan is None or "length" not in self.run_keys or options.get("length") is not None \
                 or options.get("positions") is not None or (self.whole_plan and self.whole_plan(own)):
             return
-        for group in plan.groups:
+        given = {k: v for k, v in options.items() if k not in {s.name for s in self.settings}}  # the scheme's keys
+        for group in (group_under_user_keys(group, given) for group in plan.groups):
             if group.analysis_note:
                 message(f"pecli: layer group {group.name}: {group.analysis_note}; --length sets another",
                         quiet=bool(own.get("quiet")))
@@ -290,9 +291,14 @@ class SchemeCommand:
         return spec
 
     def _require(self, spec: Spec) -> None:
-        """The command's capability, asked of the scheme: refused with a line naming what it lacks."""
+        """The command's capability, asked of the scheme: refused with a line naming what it lacks. A logit
+        scale pecli cannot recompute under the user's keys is said (what reads it leaves it out)."""
         if self.needs is not None:
             require(spec.scheme, self.needs, self.func.__name__)
+        group = spec.group
+        if group is not None and group.logit_scale_unknown:
+            hold_warning(f"pecli: warning: layer group {group.name}: the logit scale under your keys is not known to "
+                         f"pecli ({group.logit_scale_unknown}); it is left out")
 
 
 def scheme_command(

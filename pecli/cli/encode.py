@@ -69,7 +69,7 @@ def encode(
     target = check_target(settings["out"], suffixes=SUFFIXES, force=force) if settings["out"] else None
     budget = spec.memory_budget
     if settings["logit_scale"]:
-        groups = [spec.plan.single] if spec.plan is not None else []
+        groups = [spec.group] if spec.plan is not None else []  # under the user's keys
         return _logit_scales(groups, spec.plan, target, _spec_positions(spec), budget, json=json, quiet=quiet, force=force)
     if settings["parts"] is not None and (target is None or target.suffix.lower() != ".npz"):
         raise PecliError("--parts chooses the arrays of an .npz archive: give --out x.npz")
@@ -151,6 +151,10 @@ def _logit_scales(groups, plan, target: Path | None, positions, budget: int, *, 
     count = len(positions)
     check_memory(logit_scale_memory(count, len(groups), ids_given=not isinstance(positions, range)), budget, "--logit-scale")
     check_disk(target, 8 * count * len(groups))
+    unknown = next((group for group in groups if group.logit_scale_unknown), None)
+    if unknown is not None:
+        raise ConfigError("logit_scale", f"of layer group {unknown.name} is not known to pecli under your keys "
+                          f"({unknown.logit_scale_unknown})")
     scales = [(group.name, group.logit_scale) for group in groups]
     metadata = None if target.suffix.lower() == ".npy" else {  # an .npz carries what each group's rule is
         "source": plan.source, "logit_scale": {group.name: group.logit_scale.text() for group in groups}, "positions": count}
@@ -167,9 +171,9 @@ def _spec_positions(spec: Spec):
     return range(spec.count) if spec.where.given is None else spec.positions
 
 
-def spec_length(plan) -> int:
+def spec_length(groups) -> int:
     """The positions of a model's groups when none computes an encoding: 0 … its context − 1."""
-    return max((group.context or 0 for group in plan.groups), default=0) or DEFAULT_LENGTH
+    return max((group.context or 0 for group in groups), default=0) or DEFAULT_LENGTH
 
 
 def every_group(plan, specs, options, force: bool = False, json: bool = False, quiet: bool = False) -> None:
@@ -182,8 +186,9 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
         own = spec is None or (options.get("length") is None and options.get("positions") is None)
         # Without --length or --positions every group is written over the model's context (not a sliding
         # group's window).
-        positions = range(spec_length(plan)) if own else _spec_positions(spec)
-        return _logit_scales([group for group, _ in specs], plan, target, positions, memory_budget(options.get("max_memory")),
+        groups = [group if spec is None else spec.group for group, spec in specs]  # under the user's keys
+        positions = range(spec_length(groups)) if own else _spec_positions(spec)
+        return _logit_scales(groups, plan, target, positions, memory_budget(options.get("max_memory")),
                              json=json, quiet=quiet, force=force)
     live = [(group, spec) for group, spec in specs if spec is not None]
     if options.get("apply") is not None:

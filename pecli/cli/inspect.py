@@ -37,10 +37,25 @@ def show_plan(plan, specs, options, subject: str = "rope", json: bool = False, q
         from pecli.config import check_plan_schemes
 
         check_plan_schemes(plan)  # what every other command would refuse, refused here too
+        _ignored_keys(plan, options, quiet)
     if json:
         print_json(plan.to_dict())
     elif not quiet:
         stdout_console().print(plan_text(plan))
+
+
+def _ignored_keys(plan, options, quiet: bool) -> None:
+    """Say on stderr that the plan is the model's as read: scheme keys given over it do not change it."""
+    from pecli.cli.common import hold_warning
+    from pecli.config import canonical_keys
+    from pecli.schemes.build import accepted_keys
+
+    mine = {s.name for s in SETTINGS}
+    given = [k for k in canonical_keys(options) if k not in mine and any(
+        k in accepted_keys(SCHEMES[g.scheme]) for g in plan.groups if g.options is not None)]
+    if given:
+        hold_warning(f"pecli: warning: inspect config shows the model's plan as read; {', '.join(given)} not applied",
+                     quiet=quiet)
 
 
 @scheme_command(*SETTINGS, needs=Capability.ROTARY, run_keys=("scheme",), per_group=show_plan,

@@ -39,8 +39,9 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
     for group, spec in specs:
         report = None if spec is None else _report(spec)
         document = NO_ENCODING.copy() if report is None else report.to_dict()
-        document["logit_scale"] = group.logit_scale.to_json(report.spectrum.context if report is not None else group.context)
-        documents.append((group, report, document))
+        shown = group if spec is None else spec.group  # under the user's keys
+        document["logit_scale"] = _logit_json(shown, report.spectrum.context if report is not None else group.context)
+        documents.append((shown, report, document))
     if len(documents) == 1:  # one layer without position encoding: the single-group document
         group, _, document = documents[0]
         if json:
@@ -64,8 +65,13 @@ def every_group(plan, specs, options, force: bool = False, json: bool = False, q
 
 def _print_logit_scale(console, group) -> None:
     """The line above a group's table saying its logit scale, where it is not 1."""
-    if not group.logit_scale.is_unit:
+    if not group.logit_scale_unknown and not group.logit_scale.is_unit:  # unknown: said on stderr
         console.print(f"logit scale (q·k/√d is multiplied by): {group.logit_scale.text()}")
+
+
+def _logit_json(group, context):
+    """The group's logit scale in the JSON document: null when pecli does not know it (said on stderr)."""
+    return None if group.logit_scale_unknown else group.logit_scale.to_json(context)
 
 
 #: The document of layers without position encoding.
@@ -104,11 +110,11 @@ def wavelengths(
         save_npy(target, report.inv_freq, force=force)
         report = dataclasses.replace(report, out=str(target))
 
-    group = spec.plan.single if spec.plan is not None else None
+    group = spec.group  # the model's, under the user's keys
     if json:
         document = report.to_dict()
         if group is not None:
-            document["logit_scale"] = group.logit_scale.to_json(report.spectrum.context)
+            document["logit_scale"] = _logit_json(group, report.spectrum.context)
         print_json(document)
     elif not quiet:
         from pecli.render.wavelengths import wavelengths_tables

@@ -151,6 +151,48 @@ def attention_side(model_type: Any, block: dict[str, Any] | None) -> LogitScale:
 
 
 @dataclass(frozen=True)
+class AttentionRule:
+    """What a layer group's attention reads to set its :attr:`~pecli.models.plan.LayerGroup.attention_scale`
+    besides the group's scaling, so that the group under other RoPE settings (a user's ``--factor`` over a
+    model's) gets the factor the model's code computes for them (:meth:`scale`).
+
+    Attributes
+    ----------
+    model_type : str or None
+        The model type whose attention applies :func:`attention_side`.
+    config_keys : tuple of (str, object)
+        The keys of the config's RoPE block only the attention reads (:func:`attention_only_keys`,
+        ``llama_4_scaling_beta`` with the block's ``original_max_position_embeddings``).
+    extra : LogitScale
+        The family's factor, which the RoPE settings do not touch (Llama 4's temperature, Qwen's log-n).
+    block : dict or None
+        The scaling block (HF's form) :attr:`model_scale` was computed from: the rule stands for a group
+        whose scaling is still that one (not one an engine's flags rewrote).
+    """
+
+    model_type: Any
+    config_keys: tuple[tuple[str, Any], ...] = ()
+    extra: LogitScale = UNSCALED
+    block: dict[str, Any] | None = None
+
+    def scale(self, block: dict[str, Any] | None) -> LogitScale:
+        """The factor the attention applies under the scaling ``block`` (HF's form; None or {}: none)."""
+        block = dict(block or {})
+        keys = dict(self.config_keys)
+        if keys.get("llama_4_scaling_beta") is not None:
+            block.setdefault("original_max_position_embeddings", keys.get("original_max_position_embeddings"))
+            block["llama_4_scaling_beta"] = keys["llama_4_scaling_beta"]
+        block.update((key, value) for key, value in keys.items() if key not in ("llama_4_scaling_beta", "original_max_position_embeddings"))
+        scale, extra = attention_side(self.model_type, block), self.extra
+        return LogitScale(scale.factor * extra.factor, extra.rule or scale.rule, extra.params or scale.params)
+
+    @property
+    def model_scale(self) -> LogitScale:
+        """The factor under the model's own scaling."""
+        return self.scale(self.block)
+
+
+@dataclass(frozen=True)
 class SoftmaxScale:
     """The factor a layer group's attention module in transformers puts on q·kᵀ before the softmax (its
     ``self.scaling``), without the position part (:func:`attention_side`, which multiplies it).

@@ -11,7 +11,7 @@ from pecli.errors import ConfigError
 from pecli.models.sources.class_defaults import declared_default
 from pecli.models.families.keys import WINDOW_KEYS, Keys
 from pecli.models.families.record import Family
-from pecli.models.logit_scale import UNSCALED, LogitScale, attention_only_keys, attention_side
+from pecli.models.logit_scale import UNSCALED, AttentionRule, LogitScale, attention_only_keys
 from pecli.models.plan import LayerGroup
 from pecli.params import excerpt
 from pecli.schemes.scaling.keys import LONGEST_CONTEXT
@@ -61,21 +61,21 @@ def qwen_logn(keys: Keys, group: LayerGroup) -> LogitScale:
     return LogitScale(1.0, "logn", (float(length),))
 
 
-def group_attention(keys: Keys, family: Family, model_type: Any, group: LayerGroup) -> LogitScale:
-    """The factor the model's attention applies to ``group``'s logits beyond cos and sin."""
-    scale = UNSCALED
+def group_attention(keys: Keys, family: Family, model_type: Any, group: LayerGroup) -> AttentionRule:
+    """How the model's attention sets ``group``'s factor on the logits beyond cos and sin: the attention-only
+    keys of the config's RoPE block and the family's own factor, with the group's scaling (the factor
+    itself: :attr:`AttentionRule.model_scale`)."""
+    config: dict[str, Any] = {}
+    block = None
     if group.rotary:
         # the group's typed scaling in HF's form, with the keys only the attention reads from the config's block
         scaling = getattr(group.encoding, "rope_scaling", None)
         block = scaling.to_hf() if scaling is not None else {}
         raw = keys.data.get("rope_parameters") or keys.data.get("rope_scaling")
         if isinstance(raw, dict) and raw.get("llama_4_scaling_beta") is not None:
-            block.setdefault("original_max_position_embeddings", raw.get("original_max_position_embeddings"))
-            block["llama_4_scaling_beta"] = raw["llama_4_scaling_beta"]
+            config["original_max_position_embeddings"] = raw.get("original_max_position_embeddings")
+            config["llama_4_scaling_beta"] = raw["llama_4_scaling_beta"]
         for key in attention_only_keys(model_type, raw):  # left out of the frequencies' block
-            block[key] = raw[key]
-        scale = attention_side(model_type, block)
-    if family.attention is not None:
-        extra = family.attention(keys, group)
-        scale = LogitScale(scale.factor * extra.factor, extra.rule or scale.rule, extra.params or scale.params)
-    return scale
+            config[key] = raw[key]
+    extra = family.attention(keys, group) if family.attention is not None else UNSCALED
+    return AttentionRule(model_type if group.rotary else None, tuple(config.items()), extra, block)

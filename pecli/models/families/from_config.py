@@ -64,8 +64,9 @@ def plan_of(data: dict[str, Any], source: str, scheme: str | None = None) -> Pos
                       "read it: neither does pecli")
     check_group_schemes(groups, source)  # the options each scheme refuses, before anything reads them
     softmax = softmax_scale(keys.data, text_type or model_type)
-    groups = [group.replaced(attention_scale=group_attention(keys, family, text_type or model_type, group),
-                              window=group_window(keys, group), softmax=softmax) for group in groups]
+    rules = [group_attention(keys, family, text_type or model_type, group) for group in groups]
+    groups = [group.replaced(attention_scale=rule.model_scale, attention_rule=rule, window=group_window(keys, group),
+                             softmax=softmax) for group, rule in zip(groups, rules)]
     refuse_unread(keys, groups, model_type)
     if family is GENERIC:
         used = ", ".join(dict.fromkeys(k for g in groups for k in g.keys_read)) or "none"
