@@ -18,7 +18,8 @@ from pecli.errors import ConfigError
 from pecli.schemes.scaling.keys import FACTOR, HIGH_FREQ_FACTOR, LOW_FREQ_FACTOR, ORIGINAL_LENGTH
 from pecli.schemes.scaling.recipes import ATTENTION_READ_KEYS
 from pecli.schemes.scaling.record import (
-    Extension, ExtensionStart, RopeModel, ScaledFrequencies, ScalingType, ScalingValue, scaled_frequencies,
+    Extension, ExtensionStart, RopeModel, ScaledFrequencies, ScalingType, ScalingValue, original_length,
+    scaled_frequencies,
 )
 
 LLAMA3_DEFAULTS: dict[str, Any] = {
@@ -43,16 +44,15 @@ def _llama3(scaling: ScalingValue, model: RopeModel) -> ScaledFrequencies:
     """
     s = scaling.factor
     low, high = float(scaling.value("low_freq_factor")), float(scaling.value("high_freq_factor"))
-    notes = tuple(f"{key} defaulted to {default}" for key, default in LLAMA3_DEFAULTS.items()
-                  if scaling.values.get(key) is None and not (key == ORIGINAL_LENGTH.name and model.max_position_embeddings))
-    if scaling.values.get(ORIGINAL_LENGTH.name) is None and model.max_position_embeddings:
-        original = model.max_position_embeddings  # transformers 5's standardize_rope_params
-        notes += ("original length from max_position_embeddings, as transformers 5 sets it",)
+    notes = [f"{key} defaulted to {default}" for key, default in LLAMA3_DEFAULTS.items()
+             if scaling.values.get(key) is None and (key != ORIGINAL_LENGTH.name or not model.max_position_embeddings)]
+    if model.max_position_embeddings:  # transformers 5's standardize_rope_params: the model's length if none given
+        original = original_length(scaling, model, notes)
     else:
         original = scaling.value(ORIGINAL_LENGTH.name)
     if model.max_position_embeddings is not None and original >= model.max_position_embeddings:
-        notes += (f"original_max_position_embeddings {original} is not below max_position_embeddings "
-                  f"{model.max_position_embeddings}: transformers warns and computes, as here",)
+        notes.append(f"original_max_position_embeddings {original} is not below max_position_embeddings "
+                     f"{model.max_position_embeddings}: transformers warns and computes, as here")
     theta = model.theta
     wavelength = 2.0 * math.pi / theta
     divided = wavelength > original / low
@@ -68,7 +68,7 @@ def _llama3(scaling: ScalingValue, model: RopeModel) -> ScaledFrequencies:
     regimes = tuple("divided" if dv else "unchanged" if un else "smoothed" for dv, un in zip(divided, unchanged))
     ramp = np.where(divided, 1.0, np.where(unchanged, 0.0, 1.0 - smooth))
     return scaled_frequencies(model, scaling, inv, regimes=regimes, factor=s, original_context=int(original), ramp=ramp,
-                              notes=notes)
+                              notes=tuple(notes))
 
 
 def _write_llama3(record: ScalingType, start: ExtensionStart) -> dict[str, Any]:
