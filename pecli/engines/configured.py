@@ -22,7 +22,8 @@ from pecli.engines.base import (
 from pecli.errors import ConfigError
 from pecli.models.plan import LayerGroup, Origin, PositionPlan, Source
 from pecli.params import excerpt
-from pecli.schemes.scaling.registry import find_scaling, scales
+from pecli.schemes.scaling.record import ScalingType
+from pecli.schemes.scaling.unscaled import NO_SCALING
 from pecli.schemes.scaling.yarn import YARN
 
 
@@ -245,15 +246,15 @@ def deepseek_rule(llama_scaling: bool) -> Rule:
     mscale² on the softmax."""
 
     def rule(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
-        if context.model_type not in DEEPSEEK_MODELS or not rope_group(group) or not scales(group_type(group)):
+        if context.model_type not in DEEPSEEK_MODELS or not rope_group(group) or not scaling_record(group).scales:
             return group, None
         from pecli.models.logit_scale import UNSCALED
         from pecli.models.rope_facts import scheme_of
         from pecli.schemes.scaling.yarn import yarn_get_mscale
 
         block = {**(context.block or {}), **scaling_of(group)}  # the attention's keys (mscale_all_dim) too
-        kind = group_type(group)
-        is_yarn = find_scaling(kind) is YARN
+        kind = scaling_word(group)
+        is_yarn = scaling_record(group) is YARN
         factor = _deepseek_number(block, "factor", None)
         original = int(block.get("original_max_position_embeddings") or group.options.get("max_position_embeddings"))
         magnitude = yarn_get_mscale(factor, _deepseek_number(block, "mscale", 1)) / \
@@ -262,9 +263,9 @@ def deepseek_rule(llama_scaling: bool) -> Rule:
                 "beta_fast": _deepseek_number(block, "beta_fast", 32), "beta_slow": _deepseek_number(block, "beta_slow", 1),
                 "attention_factor": magnitude}
         llama = llama_scaling and block.get("attention_factor") == 1.0
-        built = replace(with_options(group, {**group.options, "rope_scaling": yarn},
-                                     f"DeepSeek YaRN in place of {kind}" if not is_yarn else group.note),
-                        attention_scale=UNSCALED if llama else group.attention_scale)
+        built = engine_built(group, {"rope_scaling": yarn}, f"DeepSeek YaRN in place of {kind}" if not is_yarn else None,
+                             by="DeepSeek's model file (deepseek_v2.py): DeepSeek YaRN").replaced(
+            attention_scale=UNSCALED if llama else group.attention_scale)
         if not is_yarn:
             return built, Departure(
                 "rope type", f"DeepSeek's model builds its DeepSeek YaRN (×{factor:g} from {original:,}) from the "
@@ -287,7 +288,7 @@ def deepseek_rule(llama_scaling: bool) -> Rule:
 
 
 #: SGLang's DeepSeek rule (its ``deepseek_v2.py`` has no ``deepseek_llama_scaling``).
-deepseek_yarn = deepseek_rule(llama_scaling=False)
+sglang_deepseek = deepseek_rule(llama_scaling=False)
 
 
 def gptj_theta(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
@@ -297,7 +298,7 @@ def gptj_theta(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departu
     theta = context.text.get("rope_theta") if isinstance(context.text.get("rope_theta"), (int, float)) else None
     if context.model_type != "gptj" or theta is None or isinstance(theta, bool) or not rope_group(group):
         return group, None
-    built = with_options(group, {**group.options, "base": float(theta)}, "GPT-J at the config's rope_theta")
+    built = engine_built(group, {"base": float(theta)}, "GPT-J at the config's rope_theta")
     if float(group.options.get("base", 10000.0)) == float(theta):
         return built, None
     return built, Departure("base", f"its GPT-J model file rotates at the config's rope_theta {float(theta):g}, where "
@@ -325,19 +326,31 @@ def rope_group(group: LayerGroup) -> bool:
     return group.scalable
 
 
-def with_options(group: LayerGroup, options: Mapping[str, Any], note: str) -> LayerGroup:
-    """``group`` with new options and the engine's note."""
-    return replace(group, options=dict(options), note=note)
+def engine_built(group: LayerGroup, changes: Mapping[str, Any], note: str | None, by: str | None = None) -> LayerGroup:
+    """``group`` as the engine's model file builds it: ``changes`` over its settings, through its scheme, each
+    changed setting recorded as the engine's code's (:func:`pecli.models.group_change.changed`; ``by``: what
+    its sources name, default the note)."""
+    from pecli.models.group_change import changed
+
+    return changed(group, changes, by=by or note or group.note, origin=Origin.MODEL_CODE, note=note)
 
 
 def scaling_of(group: LayerGroup) -> dict[str, Any]:
-    """The group's scaling block (``{}``: none)."""
+    """The group's scaling block as its options hold it (``{}``: none), for the values of its keys."""
     return dict((group.options or {}).get("rope_scaling") or {})
 
 
-def group_type(group: LayerGroup) -> str:
-    """The group's rope type (``default`` without scaling)."""
+def scaling_record(group: LayerGroup) -> ScalingType:
+    """The record of the group's scaling as its scheme holds it (typed: a legacy ``su`` is longrope), which the
+    rules ask what the type is (:data:`~pecli.schemes.scaling.unscaled.NO_SCALING` without one)."""
+    scaling = getattr(group.encoding, "rope_scaling", None) if rope_group(group) else None
+    return NO_SCALING if scaling is None else scaling.record
+
+
+def scaling_word(group: LayerGroup) -> str:
+    """The rope type the group's block names as written (``default`` without one), for messages."""
     return rope_type(scaling_of(group))
 
 
-__all__ = ["ConfigEngine", "Context", "Rule", "deepseek_rule", "deepseek_yarn", "gptj_theta", "group_type", "rope_group", "scaling_of", "with_options"]
+__all__ = ["ConfigEngine", "Context", "Rule", "deepseek_rule", "engine_built", "gptj_theta", "rope_group", "scaling_of",
+           "scaling_record", "scaling_word", "sglang_deepseek"]

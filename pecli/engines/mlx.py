@@ -23,12 +23,28 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from pecli.engines.base import Departure, Serving, rope_type, text_of
-from pecli.engines.configured import ConfigEngine, Context, group_type, rope_group, scaling_of, with_options
+from pecli.engines.configured import ConfigEngine, Context, engine_built, rope_group, scaling_of, scaling_record
 from pecli.engines.mlx_args import FIELDS as READ_FIELDS, REQUIRED
+from pecli.engines.vocabulary import RopeTypes, Vocabulary, hf_record, looked_up
 from pecli.errors import ConfigError
 from pecli.models.plan import LayerGroup
+from pecli.schemes.scaling.linear import LINEAR
+from pecli.schemes.scaling.llama3 import LLAMA3
+from pecli.schemes.scaling.longrope import LONGROPE
+from pecli.schemes.scaling.ntk import DYNAMIC
+from pecli.schemes.scaling.unscaled import NO_SCALING
+from pecli.schemes.scaling.yarn import YARN
 
 VERSION = "0.32.4 (mlx-lm 0.32.2)"
+#: mlx-lm's rope-type words that are not pecli's HF spellings (its vocabulary, one table), and where its code
+#: names them (mlx_lm/models/).
+SU, DEEPSEEK_YARN, PROPORTIONAL, MROPE = "su", "deepseek_yarn", "proportional", "mrope"
+WORDS = Vocabulary("MLX", {
+    SU: "phi3.py:41 (the legacy spelling of longrope)",
+    DEEPSEEK_YARN: "rope_utils.py:326 (built as yarn)",
+    PROPORTIONAL: "rope_utils.py:358",
+    MROPE: "rope_utils.py:366",
+})
 #: Model files whose ``ModelArgs`` derive from another file's (``class ModelArgs(llama.ModelArgs)``).
 INHERITS = {"smollm3": "llama", "prism_hadamard_qwen35": "qwen3_5"}
 #: Each model file's position fields (:data:`pecli.engines.mlx_args.FIELDS`, with the inherited ones).
@@ -73,24 +89,25 @@ NULL_FIELD_ERRORS = {
 }
 #: Model files whose ``ModelArgs.__post_init__`` checks ``rope_scaling``: the keys it must hold (a block without
 #: them is refused), the key of its type, the types it takes, and what it does with another type: ``drop`` the
-#: block (phi3.py:36, with a printed warning) or refuse it (the error).
-CHECKED_BLOCKS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...], str]] = {
-    "phi3": (("long_factor", "type"), "type", ("longrope", "su", "linear"), "drop"),
-    "hunyuan": (("factor", "type"), "type", ("linear", "dynamic"),
+#: block (phi3.py:36-45, with a printed warning) or refuse it (the error; internlm2.py:40, internlm3.py:41,
+#: qwen2_moe.py:42).
+CHECKED_BLOCKS: dict[str, tuple[tuple[str, ...], str, RopeTypes, str]] = {
+    "phi3": (("long_factor", "type"), "type", WORDS.types(LONGROPE, SU, LINEAR), "drop"),
+    "hunyuan": (("factor", "type"), "type", WORDS.types(LINEAR, DYNAMIC),
                 "ValueError: rope_scaling 'type' currently only supports 'linear' or 'dynamic"),
-    "internlm2": (("factor", "type"), "type", ("linear", "dynamic"),
+    "internlm2": (("factor", "type"), "type", WORDS.types(LINEAR, DYNAMIC),
                   "ValueError: rope_scaling 'type' currently only supports 'linear' or 'dynamic"),
-    "internlm3": (("factor", "rope_type"), "rope_type", ("linear", "dynamic"),
+    "internlm3": (("factor", "rope_type"), "rope_type", WORDS.types(LINEAR, DYNAMIC),
                   "ValueError: rope_scaling 'rope_type' currently only supports 'linear' or 'dynamic"),
-    "qwen2_moe": (("factor", "type"), "type", ("linear",), "ValueError: rope_scaling 'type' currently only supports 'linear'"),
+    "qwen2_moe": (("factor", "type"), "type", WORDS.types(LINEAR), "ValueError: rope_scaling 'type' currently only supports 'linear'"),
 }
 #: Model files that need a package besides mlx-lm (olmo.py probes ``hf_olmo`` and exits without it).
 NEEDS_PACKAGE = {"olmo": "SystemExit: 1 (mlx_lm/models/olmo.py needs the hf_olmo package)"}
 #: The keys ``initialize_rope`` reads for each type without a default, in its order (rope_utils.py:291-373).
-INITIALIZE_ROPE_KEYS = {"linear": ("factor",), "dynamic": ("factor",), "yarn": ("factor",),
-                        "longrope": ("short_factor", "long_factor")}
-#: The rope types ``initialize_rope`` builds.
-BUILT_TYPES = ("default", "linear", "dynamic", "llama3", "yarn", "longrope", "deepseek_yarn", "proportional", "mrope")
+INITIALIZE_ROPE_KEYS = ((WORDS.types(LINEAR), ("factor",)), (WORDS.types(DYNAMIC), ("factor",)),
+                        (WORDS.types(YARN), ("factor",)), (WORDS.types(LONGROPE), ("short_factor", "long_factor")))
+#: The rope types ``initialize_rope`` builds (rope_utils.py:305-373).
+BUILT_TYPES = WORDS.types(NO_SCALING, LINEAR, DYNAMIC, LLAMA3, YARN, LONGROPE, DEEPSEEK_YARN, PROPORTIONAL, MROPE)
 #: The model types whose model files the fixtures measured (``tests/fixtures/engines/mlx/``, held equal to them by
 #: ``tests/test_engines_fixtures.py``): for another, pecli says it cannot be sure.
 MEASURED_TYPES = frozenset({'apertus', 'bitnet', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'deepseek_v32',
@@ -118,7 +135,7 @@ def _settings(text: Mapping[str, Any]) -> dict[str, Any]:
     legacy = text.get("rope_scaling") if isinstance(text.get("rope_scaling"), dict) else {}
     fraction = block.get("partial_rotary_factor", text.get("partial_rotary_factor", text.get("rotary_pct")))
     return {"base": block.get("rope_theta", text.get("rope_theta", text.get("rotary_emb_base"))),
-            "type": rope_type(block or legacy) if (block or legacy) else "default",
+            "type": rope_type(block or legacy),
             "fraction": 1.0 if fraction is None else float(fraction) if _number(fraction) else fraction}
 
 
@@ -156,7 +173,7 @@ def module_of(model_type: Any) -> str | None:
 
 def yarn_as_built(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """``YarnRoPE``: the correction range always rounded, cos and sin × mscale(s, mscale)/mscale(s, mscale_all_dim)."""
-    if not rope_group(group) or group_type(group) != "yarn":
+    if not rope_group(group) or scaling_record(group) is not YARN:
         return group, None
     from pecli.schemes.scaling.yarn import yarn_get_mscale
 
@@ -173,7 +190,7 @@ def yarn_as_built(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
         changes.append(f"puts {attention:.6g} on cos and sin, not the block's attention_factor {float(given):g}")
     if not changes:
         return group, None
-    return with_options(group, {**group.options, "rope_scaling": built}, "MLX: YaRN as mlx-lm builds it"), Departure(
+    return engine_built(group, {"rope_scaling": built}, "MLX: YaRN as mlx-lm builds it"), Departure(
         "YaRN", "; ".join(changes), None)
 
 
@@ -191,7 +208,7 @@ def longrope_long(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
     """``SuScaledRoPE``: the long factors at every length."""
     from pecli.schemes.scaling.longrope import longrope_attention_factor
 
-    if not rope_group(group) or group_type(group) not in ("longrope", "su"):
+    if not rope_group(group) or not scaling_record(group).per_pair_factors:
         return group, None
     block = scaling_of(group)
     # transformers' original length: the block's, else max_position_embeddings (_compute_longrope_parameters)
@@ -216,7 +233,7 @@ def longrope_long(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
         effect += (f"; its magnitude takes the original length {original:,} from the top-level "
                    f"original_max_position_embeddings{'' if 'original_max_position_embeddings' in raw else ' (absent: its default)'}, "
                    f"where the model's is {model_original:,}")
-    return with_options(group, {**group.options, "rope_scaling": built}, "MLX: LongRoPE long factors at every length"), \
+    return engine_built(group, {"rope_scaling": built}, "MLX: LongRoPE long factors at every length"), \
         Departure("LongRoPE factors", effect, None)
 
 
@@ -230,7 +247,7 @@ def dynamic_prefill(context: Context, group: LayerGroup) -> tuple[LayerGroup, De
     chunk's end (at least L), where transformers rotates the whole prompt with n = its length. The numbers at
     one position (a decoding step) are transformers'; a prompt longer than L is not, which the probed numbers do
     not show: said as a difference of its own."""
-    if not rope_group(group) or group_type(group) != "dynamic":
+    if not rope_group(group) or not scaling_record(group).grows_base:
         return group, None
     block, options = scaling_of(group), group.options
     longest = int(options.get("max_position_embeddings") or 0)
@@ -281,7 +298,7 @@ class Mlx(ConfigEngine):
         if not _number(base) or (fraction is not None and not _number(fraction)):
             return config  # not a number: the config reader says so (exit 2)
         if module in SCALING_NOT_APPLIED or module in CHECKED_BLOCKS and block and \
-                block.get(CHECKED_BLOCKS[module][1]) not in CHECKED_BLOCKS[module][2]:
+                not CHECKED_BLOCKS[module][2].holds(block.get(CHECKED_BLOCKS[module][1])):
             block = {}  # dropped by the model file's __post_init__
         flat = {"rope_type": rope_type(block), "rope_theta": float(base),
                 **{k: v for k, v in block.items() if k not in ("type", "rope_type")}}
@@ -297,7 +314,8 @@ class Mlx(ConfigEngine):
             seen["rope_scaling"] = flat if block else None
         elif module == "gemma3_text":
             local = float(seen.pop("rope_local_base_freq", 10000.0))
-            seen["rope_parameters"] = {"full_attention": flat, "sliding_attention": {"rope_type": "default", "rope_theta": local}}
+            seen["rope_parameters"] = {"full_attention": flat,
+                                       "sliding_attention": {"rope_type": NO_SCALING.hf_name, "rope_theta": local}}
         else:
             seen["rope_parameters"] = flat
         return with_text(config, path, seen)
@@ -349,7 +367,7 @@ class Mlx(ConfigEngine):
             needed, key, types, other = CHECKED_BLOCKS[module]
             if not all(name in raw["rope_scaling"] for name in needed):
                 return f"ValueError: rope_scaling must contain keys {set(needed)}"
-            if raw["rope_scaling"][key] not in types and other != "drop":
+            if not types.holds(raw["rope_scaling"][key]) and other != "drop":
                 return other
         # BaseModelArgs.from_dict (mlx_lm/models/base.py:14-21) passes every key the config has, null too
         missing = [name for name, default in fields.items() if default == REQUIRED and name not in raw]
@@ -363,9 +381,9 @@ class Mlx(ConfigEngine):
         else:
             block = raw.get("rope_scaling") if "rope_scaling" in fields else None
         kind = rope_type(block if isinstance(block, dict) else None)
-        if kind not in BUILT_TYPES:
+        if not BUILT_TYPES.holds(kind):
             return f"ValueError: Unsupported RoPE type {kind}"
-        missing = [key for key in INITIALIZE_ROPE_KEYS.get(kind, ()) if key not in (block or {})]
+        missing = [key for key in looked_up(INITIALIZE_ROPE_KEYS, kind, ()) if key not in (block or {})]
         if missing:
             return f"KeyError: '{missing[0]}'"
         fraction = _field(raw, fields, "partial_rotary_factor", "rotary_pct")
@@ -389,7 +407,7 @@ class Mlx(ConfigEngine):
 
         keys, block = patch_keys(patch, base.path)
         kind = rope_type(block)
-        if kind not in BUILT_TYPES:
+        if not BUILT_TYPES.holds(kind):
             return Serving("mlx", (), None, (), f"mlx-lm's initialize_rope refuses rope type {kind} (Unsupported RoPE "
                            "type)", version=self.version)
         warnings = ["mlx-lm takes no RoPE flags: merge the patch into the model folder's config.json"]
@@ -410,7 +428,7 @@ def legacy_keys(keys: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("rope_theta", "partial_rotary_factor"):
         if key in block:
             out[key] = block.pop(key)
-    out["rope_scaling"] = block if rope_type(block) != "default" else None
+    out["rope_scaling"] = block if hf_record(rope_type(block)) is not NO_SCALING else None
     return out
 
 

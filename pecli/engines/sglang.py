@@ -27,11 +27,16 @@ from typing import Any, Mapping
 
 from pecli.engines.base import Departure, Serving, attribute, json_object, python_int, rope_dict, rope_type
 from pecli.engines.configured import (
-    DEEPSEEK_MODELS, ConfigEngine, Context, deepseek_yarn, gptj_theta, group_type, rope_group, scaling_of, transformers_refusal, with_options,
+    DEEPSEEK_MODELS, ConfigEngine, Context, engine_built, gptj_theta, rope_group, scaling_of, scaling_record, scaling_word,
+    sglang_deepseek, transformers_refusal,
 )
 from pecli.engines.architectures import BACKEND_INCOMPATIBLE, architecture
 from pecli.engines.sglang_models import NATIVE
+from pecli.engines.vocabulary import hf_record
 from pecli.models.plan import LayerGroup
+from pecli.schemes.scaling.linear import LINEAR
+from pecli.schemes.scaling.unscaled import NO_SCALING
+from pecli.schemes.scaling.yarn import YARN
 
 VERSION = "0.5.23"
 ALLOW_LONG = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
@@ -46,8 +51,6 @@ SCALING_NOT_PASSED = ("mixtral", "starcoder2", "gemma", "gemma2", "olmo", "stabl
 INTEGER_BASE = ("mixtral", "starcoder2", "llama4", "llama4_text")
 #: The keys of the context, the first present winning.
 CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
-#: Rope types whose block transformers 5 gives ``original_max_position_embeddings`` (so SGLang multiplies nothing).
-ORIGINAL_TYPES = ("llama3", "yarn", "longrope")
 #: Model types whose SGLang model file looks for the rotary fraction as a config attribute with a default of
 #: 1 (StableLM: ``getattr(config, "rope_pct", getattr(config, "partial_rotary_factor", 1))``).
 WHOLE_HEAD_MODELS = ("stablelm",)
@@ -91,7 +94,7 @@ def neox_layout(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depart
     if context.model_type not in NEOX_MODELS or not native(context) or not rope_group(group) or \
             group.options.get("layout") != "interleaved" or architecture(context.config) in PERMUTING_ARCHITECTURES:
         return group, None
-    return with_options(group, {**group.options, "layout": "half"}, "SGLang: rotate_half pairs"), Departure(
+    return engine_built(group, {"layout": "half"}, "SGLang: rotate_half pairs"), Departure(
         "layout", "rotates pairs (i, i + d/2) where the checkpoint's adjacent pairs (2i, 2i + 1) were trained, and "
         "this architecture does not permute q and k at load", f"load it as {PERMUTING_ARCHITECTURES[0]}")
 
@@ -99,11 +102,10 @@ def neox_layout(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depart
 def scaling_not_passed(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """Mixtral, Starcoder2, Gemma, Gemma 2, OLMo, StableLM: the file builds plain RoPE at the base."""
     if context.model_type not in SCALING_NOT_PASSED or not native(context) or not rope_group(group) or \
-            group_type(group) == "default":
+            not scaling_record(group).scales:
         return group, None
-    kind = group_type(group)
-    options = {k: v for k, v in group.options.items() if k != "rope_scaling"}
-    return with_options(group, options, "SGLang: no scaling"), Departure(
+    kind = scaling_word(group)
+    return engine_built(group, {"rope_scaling": None}, "SGLang: no scaling"), Departure(
         "scaling", f"its model file never passes the {kind} scaling to its rotary module: plain RoPE at the base", None)
 
 
@@ -114,7 +116,7 @@ def integer_base(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depar
     base = float(group.options["base"])
     if base.is_integer():
         return group, None
-    return with_options(group, {**group.options, "base": float(int(base))}, "SGLang: the base truncated"), Departure(
+    return engine_built(group, {"base": float(int(base))}, "SGLang: the base truncated"), Departure(
         "base", f"truncates the base {base:g} to {int(base)} (base=int(rope_theta))", "give an integer rope_theta")
 
 
@@ -122,7 +124,7 @@ def yarn_attention(context: Context, group: LayerGroup) -> tuple[LayerGroup, Dep
     """``YaRNScalingRotaryEmbedding`` (yarn.py:122-131): cos and sin × mscale(s, mscale)/mscale(s, mscale_all_dim)
     when both keys are given, else 0.1 ln s + 1, times ``attn_factor``; transformers 5's ``attention_factor`` is
     not read (factory.py:320-331)."""
-    if not rope_group(group) or group_type(group) != "yarn" or not native(context) or context.model_type in DEEPSEEK_MODELS:
+    if not rope_group(group) or scaling_record(group) is not YARN or not native(context) or context.model_type in DEEPSEEK_MODELS:
         return group, None
     from pecli.schemes.scaling.yarn import yarn_get_mscale
 
@@ -138,7 +140,7 @@ def yarn_attention(context: Context, group: LayerGroup) -> tuple[LayerGroup, Dep
     built *= float(block.get("attn_factor", 1.0))
     if math.isclose(built, float(given), rel_tol=1e-9):
         return group, None
-    return with_options(group, {**group.options, "rope_scaling": {**block, "attention_factor": built}},
+    return engine_built(group, {"rope_scaling": {**block, "attention_factor": built}},
                         "SGLang: YaRN's magnitude without attention_factor"), Departure(
         "attention factor", f"puts {built:.6g} on cos and sin: it does not read attention_factor ({float(given):g}), "
         "only attn_factor", "give attn_factor (the ratio you want to 0.1 ln s + 1) in the rope dict")
@@ -146,7 +148,7 @@ def yarn_attention(context: Context, group: LayerGroup) -> tuple[LayerGroup, Dep
 
 def dynamic_at_scaled_length(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """``DynamicNTKScalingRotaryEmbedding``: the base computed once for L·s tokens, base·(s² − s + 1)^(r/(r−2))."""
-    if not rope_group(group) or group_type(group) != "dynamic" or not native(context):
+    if not rope_group(group) or not scaling_record(group).grows_base or not native(context):
         return group, None
     options = dict(group.options)
     factor = float(options["rope_scaling"]["factor"])
@@ -156,9 +158,7 @@ def dynamic_at_scaled_length(context: Context, group: LayerGroup) -> tuple[Layer
                                 "(its model file's default): pecli cannot be sure of it", None)
     longest = int(options["max_position_embeddings"])
     base = float(options["base"]) * (factor * factor - (factor - 1)) ** (dim / (dim - 2))
-    options.pop("rope_scaling")
-    options["base"] = base
-    return with_options(group, options, "SGLang: dynamic NTK at a fixed base"), Departure(
+    return engine_built(group, {"rope_scaling": None, "base": base}, "SGLang: dynamic NTK at a fixed base"), Departure(
         "dynamic NTK", f"computes the base once for {int(longest * factor):,} tokens ({base:g}) and uses it at every "
         f"length, where transformers keeps the plain base up to {longest:,} tokens and raises it with the sequence past them",
         None)
@@ -171,9 +171,8 @@ def whole_head(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departu
     fraction = float(group.options.get("partial_rotary_factor", 1.0))
     if fraction == 1.0:
         return group, None
-    options = {k: v for k, v in group.options.items() if k != "partial_rotary_factor"}
-    dim = int(options["dim"])
-    return with_options(group, options, "SGLang: the whole head rotates"), Departure(
+    dim = int(group.options["dim"])
+    return engine_built(group, {"partial_rotary_factor": None}, "SGLang: the whole head rotates"), Departure(
         "rotated components", f"rotates all {dim} components of each head where the model rotates "
         f"{int(dim * fraction)} (its model file reads the fraction as a config attribute that transformers 5 keeps "
         "only inside rope_parameters)", None)
@@ -181,12 +180,12 @@ def whole_head(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departu
 
 def olmo2_sliding_default(config: Mapping[str, Any], text: Mapping[str, Any]) -> bool:
     """Whether SGLang's ``olmo2.py`` builds plain RoPE on some layers of this OLMo 2 config: its layers that
-    ``layer_types`` calls ``sliding_attention`` (with a ``sliding_window``) get ``{"rope_type": "default"}``
+    ``layer_types`` calls ``sliding_attention`` (with a ``sliding_window``) get a rope dict of no scaling
     (olmo2.py:125-137), where transformers' OLMo 2 reads no ``layer_types``."""
     kinds = text.get("layer_types")
     block = rope_dict(text)
     return text.get("model_type") == "olmo2" and architecture(config) in NATIVE and isinstance(kinds, list) and \
-        "sliding_attention" in kinds and text.get("sliding_window") is not None and rope_type(block) != "default"
+        "sliding_attention" in kinds and text.get("sliding_window") is not None and hf_record(rope_type(block)) is not NO_SCALING
 
 
 def olmo2_per_type(text: Mapping[str, Any]) -> dict[str, Any]:
@@ -196,7 +195,7 @@ def olmo2_per_type(text: Mapping[str, Any]) -> dict[str, Any]:
     theta = block.pop("rope_theta", None) or text.get("rope_theta") or 10000.0
     out = {k: v for k, v in text.items() if k not in ("rope_scaling", "rope_parameters", "rope_theta")}
     out["rope_parameters"] = {"full_attention": {**block, "rope_theta": theta},
-                              "sliding_attention": {"rope_type": "default", "rope_theta": theta}}
+                              "sliding_attention": {"rope_type": NO_SCALING.hf_name, "rope_theta": theta}}
     return out
 
 
@@ -248,8 +247,7 @@ class Sglang(ConfigEngine):
         for key in ("rope_scaling", "rope_parameters"):
             block = text.get(key)
             if isinstance(block, dict) and block and not any(isinstance(v, dict) for v in block.values()):
-                kind = rope_type(block)
-                taken = set(keys_of_type("none" if kind == "default" else kind)) | {
+                taken = set(keys_of_type(rope_type(block))) | {
                     "rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section", "mrope_interleaved"}
                 if text.get("model_type") in DEEPSEEK_MODELS:  # its attention reads them (compute_mla_mscale_scaling)
                     taken |= {"mscale", "mscale_all_dim"}
@@ -292,10 +290,11 @@ class Sglang(ConfigEngine):
         """Linear and dynamic: ``reserve_rope_cache_for_long_sequences`` extends the cache past mpe × factor with
         the base class's rows (unscaled base, undivided positions: plain RoPE), base.py:281-291."""
         rows = [int(g.options.get("max_position_embeddings") or 0) * float(scaling_of(g)["factor"])
-                for g in groups if rope_group(g) and group_type(g) in ("linear",)]
+                for g in groups if rope_group(g) and scaling_record(g) is LINEAR]
+        # dynamic_at_scaled_length left the group unscaled (the config's block grows its base)
+        grown = context.block and native(context) and getattr(hf_record(rope_type(context.block)), "grows_base", False)
         rows += [int(g.options.get("max_position_embeddings") or 0) * float(context.block["factor"])
-                 for g in groups if rope_group(g) and context.block and rope_type(context.block) == "dynamic"
-                 and native(context) and group_type(g) == "default"]
+                 for g in groups if rope_group(g) and grown and not scaling_record(g).scales]
         rows = [int(r) for r in rows if math.isfinite(r)]
         return min(rows) if rows else None
 
@@ -328,7 +327,9 @@ def sglang_context_length(text: Mapping[str, Any]) -> int:
     factor = 1.0
     if block:
         factor = block.get("factor", 1) or 1
-        if "original_max_position_embeddings" in block or rope_type(block) in ORIGINAL_TYPES:
+        # SGLang itself checks llama3 (common.py:685); transformers 5 writes the original length into the block
+        # of every type that starts from it
+        if "original_max_position_embeddings" in block or getattr(hf_record(rope_type(block)), "from_original_length", False):
             factor = 1
     for key in CONTEXT_KEYS:
         value = attribute(text, key)
@@ -351,7 +352,7 @@ ENGINE = Sglang(
     "sglang", "SGLang", VERSION, "sglang/srt/utils/hf_transformers/common.py (get_context_length), "
     "sglang/srt/configs/model_config.py, sglang/srt/layers/rotary_embedding/",
     flags={"--json-model-override-args": json_object, "--context-length": context_length},
-    env=(ALLOW_LONG, IN_CI), measured=MEASURED_TYPES, rules=(deepseek_yarn, gptj_theta, scaling_not_passed, integer_base, neox_layout, yarn_attention,
+    env=(ALLOW_LONG, IN_CI), measured=MEASURED_TYPES, rules=(sglang_deepseek, gptj_theta, scaling_not_passed, integer_base, neox_layout, yarn_attention,
                                     dynamic_at_scaled_length, whole_head),
     past_cache="get plain RoPE (its cache extension uses the unscaled base and undivided positions)", override_flag="--json-model-override-args",
     length_flag="--context-length",

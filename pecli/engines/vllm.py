@@ -34,13 +34,27 @@ from pecli.engines.architectures import BACKEND_INCOMPATIBLE, architecture
 from pecli.engines.vllm_models import NATIVE, TRANSFORMERS_BACKEND
 from pecli.engines.base import Departure, Serving, attribute, json_object, rope_dict, rope_type, text_of
 from pecli.engines.configured import (
-    DERIVED_LENGTH_KEYS, ConfigEngine, Context, deepseek_rule, gptj_theta, group_type, rope_group, scaling_of, transformers_refusal, with_options,
+    DERIVED_LENGTH_KEYS, ConfigEngine, Context, deepseek_rule, engine_built, gptj_theta, rope_group, scaling_of,
+    scaling_record, transformers_refusal,
 )
+from pecli.engines.vocabulary import Vocabulary, hf_record, looked_up
 from pecli.models.plan import LayerGroup
+from pecli.schemes.scaling.linear import LINEAR
+from pecli.schemes.scaling.llama3 import LLAMA3
+from pecli.schemes.scaling.longrope import LONGROPE
+from pecli.schemes.scaling.ntk import DYNAMIC, NTK
+from pecli.schemes.scaling.yarn import YARN
 
 VERSION = "0.33.0"
-#: Rope types whose factor vLLM does not multiply into the derived length.
-UNSCALED_TYPES = ("su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling")
+#: vLLM's rope-type words that are not pecli's HF spellings (its vocabulary, one table), and where its code names them.
+SU, DEEPSEEK_YARN, DEEPSEEK_LLAMA_SCALING = "su", "deepseek_yarn", "deepseek_llama_scaling"
+WORDS = Vocabulary("vLLM", {
+    SU: "config/model.py:2614 (the legacy spelling of longrope)",
+    DEEPSEEK_YARN: "config/model.py:2618, model_executor/layers/rotary_embedding/__init__.py:284",
+    DEEPSEEK_LLAMA_SCALING: "config/model.py:2619, model_executor/layers/rotary_embedding/__init__.py:284",
+})
+#: Rope types whose factor vLLM does not multiply into the derived length (config/model.py:2613-2620).
+UNSCALED_TYPES = WORDS.types(SU, LONGROPE, LLAMA3, YARN, DEEPSEEK_YARN, DEEPSEEK_LLAMA_SCALING)
 #: Model types whose factor vLLM never multiplies in ("gemma3" in the model type).
 UNSCALED_MODELS = re.compile("gemma3")
 #: Architectures vLLM 0.33 no longer implements, and the last version that did (``registry.py``:
@@ -72,10 +86,12 @@ PERMUTING_MODELS = ("llama4", "llama4_text")
 #: (``get_rope``'s default) for the others.
 DEFAULT_THETA = {"qwen2": 1e6, "qwen3": 1e6, "exaone4": 1e6, "exaone_moe": 1e6, "falcon_h1": 1e11, "ernie4_5_moe": 5e5,
                  "ernie4_5_vl_moe": 5e5, "openpangu": 1e4}
-#: The keys ``get_rope`` reads from the rope dict for each type, in its order (``rotary_embedding/__init__.py``).
-#: (``original_max_position_embeddings`` is not among them: transformers' standardisation fills it in.)
-GET_ROPE_KEYS = {"linear": ("factor",), "ntk": ("factor",), "yarn": ("factor",),
-                 "llama3": ("factor", "low_freq_factor", "high_freq_factor"), "longrope": ("short_factor", "long_factor")}
+#: The keys ``get_rope`` reads from the rope dict for each type, in its order (``rotary_embedding/__init__.py``:
+#: 167, 188, 199, 243, 313; a legacy ``su`` block is read as longrope). (``original_max_position_embeddings`` is
+#: not among them: transformers' standardisation fills it in.)
+GET_ROPE_KEYS = ((WORDS.types(LINEAR), ("factor",)), (WORDS.types(NTK), ("factor",)), (WORDS.types(YARN), ("factor",)),
+                 (WORDS.types(LLAMA3), ("factor", "low_freq_factor", "high_freq_factor")),
+                 (WORDS.types(LONGROPE, SU), ("short_factor", "long_factor")))
 #: Keys a flat override sets on the config and vLLM's standardisation then ignores where the loaded config
 #: already holds them (``standardize_rope_params``: ``setdefault`` into ``rope_parameters``).
 SHADOWED_KEYS = ("rope_theta", "partial_rotary_factor")
@@ -121,7 +137,7 @@ def longrope_once(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
     every position; cos and sin × sqrt(1 + ln(L/L₀)/ln L₀) (L = max_position_embeddings)."""
     from pecli.schemes.scaling.longrope import longrope_attention_factor
 
-    if not rope_group(group) or group_type(group) not in ("longrope", "su"):
+    if not rope_group(group) or not scaling_record(group).per_pair_factors:
         return group, None
     block = scaling_of(group)
     original = int(block.get("original_max_position_embeddings") or group.options.get("max_position_embeddings"))
@@ -133,21 +149,20 @@ def longrope_once(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
     chosen = {k: v for k, v in block.items() if k not in ("short_factor", "long_factor", "attention_factor", "factor")}
     chosen.update(short_factor=list(factors), long_factor=list(factors),
                   attention_factor=block.get("long_mscale" if long else "short_mscale") or mscale)
-    options = {**group.options, "rope_scaling": chosen}
     which = "long" if long else "short"
     effect = (f"uses the {which} factors at every length (max_model_len {served:,} "
               f"{'>' if long else '≤'} original_max_position_embeddings {original:,}), where transformers switches "
               f"to the long ones past {original:,} tokens")
     remedy = (None if long else f"--max-model-len above {original:,} gives the long factors at every length: no "
               "setting gives transformers' switch")
-    return with_options(group, options, f"vLLM: LongRoPE {which} factors at every length"), \
+    return engine_built(group, {"rope_scaling": chosen}, f"vLLM: LongRoPE {which} factors at every length"), \
         Departure("LongRoPE factors", effect, remedy)
 
 
 def gpt_oss_yarn(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """gpt_oss.py:111-127: its own rope dict, yarn with rope_theta, factor, original length, β and truncate only:
     no ``attention_factor``, so cos and sin × 0.1 ln s + 1."""
-    if context.model_type != "gpt_oss" or not rope_group(group) or group_type(group) != "yarn":
+    if context.model_type != "gpt_oss" or not rope_group(group) or scaling_record(group) is not YARN:
         return group, None
     from pecli.schemes.scaling.yarn import yarn_get_mscale
 
@@ -156,7 +171,7 @@ def gpt_oss_yarn(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depar
     given = block.get("attention_factor")
     if given is None or math.isclose(float(given), built, rel_tol=1e-9):
         return group, None
-    return with_options(group, {**group.options, "rope_scaling": {**block, "attention_factor": built}},
+    return engine_built(group, {"rope_scaling": {**block, "attention_factor": built}},
                         "vLLM: gpt-oss's YaRN without attention_factor"), Departure(
         "attention factor", f"puts {built:.6g} on cos and sin: gpt-oss's model file does not pass attention_factor "
         f"({float(given):g})", None)
@@ -165,7 +180,7 @@ def gpt_oss_yarn(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depar
 def dynamic_fixed(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """``DynamicNTKScalingRotaryEmbedding``: one base, base·(s·L/L_t − (s − 1))^(r/(r−2)), L_t =
     ``max_trained_positions`` (default L): the plain base unless the block says otherwise."""
-    if not rope_group(group) or group_type(group) != "dynamic":
+    if not rope_group(group) or not scaling_record(group).grows_base:
         return group, None
     block = scaling_of(group)
     if "alpha" in block:
@@ -179,11 +194,9 @@ def dynamic_fixed(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
     trained = int(block.get("max_trained_positions") or longest)
     factor = float(block["factor"])
     base = float(options["base"]) * (factor * longest / trained - (factor - 1)) ** (dim / (dim - 2))
-    options.pop("rope_scaling")
-    options["base"] = base
     effect = (f"keeps one base ({base:g}) at every length, where transformers raises it with the sequence past "
               f"{longest:,} tokens (dynamic NTK ×{factor:g})")
-    return with_options(group, options, "vLLM: dynamic NTK at a fixed base"), \
+    return engine_built(group, {"rope_scaling": None, "base": base}, "vLLM: dynamic NTK at a fixed base"), \
         Departure("dynamic NTK", effect, None)
 
 
@@ -254,13 +267,12 @@ class Vllm(ConfigEngine):
         (``KeyError``); a rope dict replaced through the rope_scaling setter gets ``rope_theta`` None from
         transformers' standardisation (no attribute to take it from)."""
         flat = rope_dict(text)
-        kind = {"su": "longrope"}.get(rope_type(flat), rope_type(flat))
-        missing = [key for key in GET_ROPE_KEYS.get(kind, ()) if key not in (flat or {})]
+        missing = [key for key in looked_up(GET_ROPE_KEYS, rope_type(flat), ()) if key not in (flat or {})]
         if missing:
             return f"KeyError: '{missing[0]}'"
         block = text.get("rope_parameters") if text.get(REPLACED) == "rope_scaling" else None
         if isinstance(block, dict) and block.get("rope_theta") is None and text.get("rope_theta") is None:
-            if rope_type(block) == "dynamic":
+            if hf_record(rope_type(block)) is DYNAMIC:  # DynamicNTKScalingRotaryEmbedding multiplies the base
                 return "TypeError: unsupported operand type(s) for *: 'NoneType' and 'float'"
             return "TypeError: unsupported operand type(s) for ** or pow(): 'NoneType' and 'Tensor'"
         return None
@@ -302,12 +314,12 @@ class Vllm(ConfigEngine):
                 continue
             block = scaling_of(group)
             longest = int(group.options.get("max_position_embeddings") or 0)
-            kind = group_type(group)
-            if kind == "linear":
+            kind = scaling_record(group)
+            if kind is LINEAR:
                 rows.append(longest * float(block["factor"]))
-            elif kind == "yarn" and block.get("original_max_position_embeddings"):
+            elif kind is YARN and block.get("original_max_position_embeddings"):
                 rows.append(int(block["original_max_position_embeddings"]) * float(block["factor"]))
-            elif kind not in ("longrope", "su") and longest:
+            elif kind is not LONGROPE and longest:
                 rows.append(longest)
         rows = [int(r) for r in rows if math.isfinite(r)]
         return min(rows) if rows else None
@@ -320,7 +332,7 @@ class Vllm(ConfigEngine):
         asked = flags.get("--max-model-len")
         blocks = _blocks(text)
         if asked is None or asked == -1:
-            if any(rope_type(b) == "longrope" for b in blocks):
+            if any(hf_record(rope_type(b)) is LONGROPE for b in blocks):  # config/model.py:2645 (not su)
                 return int(config.get("original_max_position_embeddings") or derived), None
             return int(derived), None
         if asked > derived:
@@ -413,7 +425,7 @@ def derived_length(text: Mapping[str, Any]) -> tuple[float, str | None]:
     if blocks and not UNSCALED_MODELS.search(model_type):
         factor = 1.0
         for block in blocks:
-            if rope_type(block) not in UNSCALED_TYPES:
+            if not UNSCALED_TYPES.holds(rope_type(block)):
                 factor = block.get("factor", factor)
         found *= 1.0 if factor is None else float(factor)
     return found, key

@@ -1,0 +1,66 @@
+"""A change over a model's layer group by an engine — its flags, or its model file computing otherwise than
+transformers — applied through the group's scheme, with where each changed setting came from.
+
+An engine's flag (llama.cpp's ``--rope-freq-base``) or its code (vLLM's LongRoPE picking one factor set)
+changes some settings of a group read from the model. :func:`changed` is the one way such a change reaches a
+group: the changes are layered over the group's own settings as its scheme takes a user's keys
+(:func:`pecli.schemes.build.layered`: a key replaces the model's, a ``rope_scaling`` block the whole scaling,
+None returns the setting to its default), the scheme is built from them there (the group's
+:attr:`~pecli.models.plan.LayerGroup.encoding`, checked as every scheme is), and each setting they change is
+recorded as coming from the engine (:meth:`~pecli.models.plan.LayerGroup.sources_of`: its flag or its code and
+the :class:`~pecli.models.plan.Origin`). The group's options, what plans print, say the same settings in the
+model's own keys, in the model's order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+from pecli.models.plan import LayerGroup, Origin, Source, stamped
+
+
+def changed(group: LayerGroup, changes: Mapping[str, Any], *, by: str, origin: Origin, note: str | None = None,
+            dropped: tuple[str, ...] = ()) -> LayerGroup:
+    """``group`` with ``changes`` over its settings (see the module).
+
+    Parameters
+    ----------
+    group : LayerGroup
+        A group with position encoding.
+    changes : mapping
+        Scheme keys as the group's options spell them (``base``, ``rope_scaling``, ``layout``, …); None
+        removes the key (its default applies).
+    by : str
+        What made the change, as its sources name it (a flag, or the engine's module: ``vLLM: …``).
+    origin : Origin
+        :attr:`Origin.ENGINE_FLAG` for a flag, :attr:`Origin.MODEL_CODE` for the engine's model file.
+    note : str or None
+        The group's note afterwards (None: kept).
+    dropped : tuple of str
+        Keys of the group's own removed before the changes apply, so that those the changes set again come
+        after the model's (llama.cpp's base and scaling, said anew from what it runs).
+
+    Raises
+    ------
+    ConfigError
+        The scheme's refusal of a changed value, naming its key.
+    """
+    from pecli.schemes.build import build_scheme, layered
+
+    own = {key: value for key, value in group.options.items() if key != "scheme" and key not in dropped}
+    options: dict[str, Any] = {"scheme": group.scheme, **own}
+    for key, value in changes.items():
+        if value is None:
+            options.pop(key, None)
+        else:
+            options[key] = value
+    scheme = build_scheme(group.scheme, layered(group.scheme_class, own, changes))
+    kept = tuple(source for source in group.sources if source.setting not in changes and source.setting not in dropped)
+    made = stamped([Source(setting, by, origin) for setting in changes], options)
+    result = dataclasses.replace(group, options=options, note=group.note if note is None else note, sources=kept + made)
+    result.__dict__["encoding"] = scheme
+    return result
+
+
+__all__ = ["changed"]
