@@ -37,22 +37,26 @@ from pecli.models.sources.config_json import plan_of_config
 from pecli.params import excerpt
 from pecli.schemes import get_scheme_class
 from pecli.schemes.base import Capability
+from pecli.schemes.scaling.llama3 import LLAMA3
+from pecli.schemes.scaling.longrope import LONGROPE
 from pecli.schemes.scaling.recipes import ATTENTION_READ_KEYS
-from pecli.schemes.scaling.record import Extension, ExtensionStart
+from pecli.schemes.scaling.record import Extension, ExtensionStart, ScalingType
 from pecli.schemes.scaling.registry import extension_types, scaling_keys
+from pecli.schemes.scaling.unscaled import NO_SCALING
+from pecli.schemes.scaling.yarn import YARN
 
 def scaling_block_keys() -> frozenset[str]:
     """The keys of a rope dict that belong to a scaling: a candidate drops them and writes its own. They
     follow from the records (every key a scaling type takes, and the type's own key), read at each call."""
     return frozenset({"rope_type", "type", *scaling_keys()})
 
-#: The rope types a model type's transformers code accepts and applies, where it does not take them all
-#: (transformers 5.24; "default" is no scaling, which a base increase keeps). Read from each model's
-#: ``validate_rope`` and rotary module: GPT-J and CodeGen build their frequencies with a fixed base 10000
-#: and no scaling; Phi-3's config refuses other types and reads ``yarn`` as ``longrope``.
-ACCEPTED_TYPES: dict[str, tuple[str, ...]] = {
+#: The scaling types a model type's transformers code accepts and applies, where it does not take them all
+#: (transformers 5.24; no scaling is what a base increase keeps). Read from each model's ``validate_rope`` and
+#: rotary module: GPT-J and CodeGen build their frequencies with a fixed base 10000 and no scaling; Phi-3's
+#: config refuses other types and reads ``yarn`` as ``longrope``.
+ACCEPTED_TYPES: dict[str, tuple[ScalingType, ...]] = {
     "gptj": (), "codegen": (),
-    "phi3": ("default", "longrope"), "phi4_multimodal": ("default", "longrope"), "phimoe": ("default", "longrope"),
+    "phi3": (NO_SCALING, LONGROPE), "phi4_multimodal": (NO_SCALING, LONGROPE), "phimoe": (NO_SCALING, LONGROPE),
 }
 
 
@@ -95,7 +99,8 @@ class ExtensionBase:
     scaling:
         The model's own scaling type (``"none"`` without one).
     accepted:
-        The rope types the model's code takes (:data:`ACCEPTED_TYPES`), None for all of transformers'.
+        The rope types the model's code takes, as a config spells them (the HF names of the records of
+        :data:`ACCEPTED_TYPES`), None for all of transformers'.
     own_scaling:
         The model's scaling keys as its config has them (``{}`` without a scaling).
     base_key:
@@ -186,7 +191,7 @@ def extension_base(config: dict[str, Any], source: str = "config", train_length:
                               f"{source} serves (max_position_embeddings)")
     pretrained = scheme.without_extension().frequency_pairs()
     kinds = [kind for kind in (text.get("model_type"), config.get("model_type")) if kind in ACCEPTED_TYPES]
-    accepted = ACCEPTED_TYPES[kinds[0]] if kinds else None
+    accepted = tuple(record.hf_name for record in ACCEPTED_TYPES[kinds[0]]) if kinds else None
     if accepted == ():
         raise ConfigError("hf_config", f"{source}: transformers' {kinds[0]} code builds its rotary frequencies with a fixed "
                           "base and no scaling: no config change extends its context")
@@ -274,7 +279,8 @@ def _patch(base: ExtensionBase, max_positions: int, scaling: dict[str, Any] | No
     """The keys to set, nested where the text model's keys are."""
     theta = base.base if theta is None else theta
     if base.form == "rope_parameters":
-        keys: dict[str, Any] = {"rope_parameters": {**base.block, "rope_theta": theta, **(scaling or {"rope_type": "default"})}}
+        keys: dict[str, Any] = {"rope_parameters": {**base.block, "rope_theta": theta,
+                                                    **(scaling or {"rope_type": NO_SCALING.hf_name})}}
     else:
         keys = {base.base_key: theta, "rope_scaling": scaling}
     keys["max_position_embeddings"] = int(max_positions)
@@ -300,7 +306,8 @@ class ShippedRecipe:
     """A context extension a model family shipped (or documented), to measure beside the candidates.
 
     It applies to a config of one of ``model_types`` with base ``base`` trained on ``pretraining``
-    tokens; the recipe is ``method`` with ``factor`` over ``original`` tokens (its L₀), as published.
+    tokens; the recipe is the candidate of scaling type ``scaling`` (its :attr:`method`; no scaling: a raised
+    base) with ``factor`` over ``original`` tokens (its L₀), as published.
     """
 
     name: str
@@ -308,9 +315,14 @@ class ShippedRecipe:
     model_types: tuple[str, ...]
     base: float
     pretraining: int
-    method: str
+    scaling: ScalingType
     factor: float
     original: int
+
+    @property
+    def method(self) -> str:
+        """What ``pecli extend`` calls the recipe's candidate (its record's :attr:`Extension.method`)."""
+        return self.scaling.extension.method
 
     def applies(self, config: dict[str, Any], base: ExtensionBase) -> bool:
         text = at_path(config, base.path)
@@ -329,14 +341,14 @@ class ShippedRecipe:
 #: base 10,000 → 1,000,000 on Llama 2; Peng et al., "YaRN" (2023), Yarn-Mistral-7b-64k: factor 8 over 8,192.
 SHIPPED = (
     ShippedRecipe("Llama 3.1", "Meta 2024: llama3 ×8 over 8,192, fine-tuned to 131,072", ("llama",), 500000.0, 8192,
-                  "llama3", 8.0, 8192),
-    ShippedRecipe("Qwen2.5", "Qwen's model card: yarn ×4 over 32,768", ("qwen2",), 1000000.0, 32768, "yarn", 4.0, 32768),
-    ShippedRecipe("Qwen3", "Qwen's model card: yarn ×4 over 32,768", ("qwen3", "qwen3_moe"), 1000000.0, 40960, "yarn", 4.0,
+                  LLAMA3, 8.0, 8192),
+    ShippedRecipe("Qwen2.5", "Qwen's model card: yarn ×4 over 32,768", ("qwen2",), 1000000.0, 32768, YARN, 4.0, 32768),
+    ShippedRecipe("Qwen3", "Qwen's model card: yarn ×4 over 32,768", ("qwen3", "qwen3_moe"), 1000000.0, 40960, YARN, 4.0,
                   32768),
     ShippedRecipe("Code Llama", "Rozière et al. 2023: Llama 2's base 10,000 raised to 1,000,000, fine-tuned at 16,384",
-                  ("llama",), 10000.0, 4096, "base", 100.0, 4096),
+                  ("llama",), 10000.0, 4096, NO_SCALING, 100.0, 4096),
     ShippedRecipe("YaRN Mistral", "Peng et al. 2023, Yarn-Mistral-7b-64k: yarn ×8 over the 8,192 Mistral 7B was trained on",
-                  ("mistral",), 10000.0, 32768, "yarn", 8.0, 8192),
+                  ("mistral",), 10000.0, 32768, YARN, 8.0, 8192),
 )
 
 

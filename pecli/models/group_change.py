@@ -49,12 +49,7 @@ def changed(group: LayerGroup, changes: Mapping[str, Any], *, by: str, origin: O
     from pecli.schemes.build import build_scheme, layered
 
     own = {key: value for key, value in group.options.items() if key != "scheme" and key not in dropped}
-    options: dict[str, Any] = {"scheme": group.scheme, **own}
-    for key, value in changes.items():
-        if value is None:
-            options.pop(key, None)
-        else:
-            options[key] = value
+    options = changed_options(group, changes, dropped)
     scheme = build_scheme(group.scheme, layered(group.scheme_class, own, changes))
     kept = tuple(source for source in group.sources if source.setting not in changes and source.setting not in dropped)
     made = stamped([Source(setting, by, origin) for setting in changes], options)
@@ -63,4 +58,17 @@ def changed(group: LayerGroup, changes: Mapping[str, Any], *, by: str, origin: O
     return result
 
 
-__all__ = ["changed"]
+def changed_options(group: LayerGroup, changes: Mapping[str, Any], dropped: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The options :func:`changed` gives ``group`` (the model's keys in their order, ``dropped`` left out, then
+    each change: a key replaced where it is, a new one after them, None removing it), without building its scheme
+    (an engine's trials compare them)."""
+    options: dict[str, Any] = {key: value for key, value in group.options.items() if key not in dropped}
+    for key, value in changes.items():
+        if value is None:
+            options.pop(key, None)
+        else:
+            options[key] = value
+    return options
+
+
+__all__ = ["changed", "changed_options"]

@@ -106,7 +106,7 @@ class TrainedRope:
 
 
 def parse_flags(args: str) -> dict[str, Any]:
-    """``"--rope-scaling yarn --rope-scale 4"`` → ``{"--rope-scaling": "yarn", "--rope-scale": 4.0}``, read as
+    """``"--rope-scale 4 -c 8192"`` → ``{"--rope-scale": 4.0, "--ctx-size": 8192}``, read as
     llama.cpp's parser reads a command line (``common/arg.cpp``, ``common_params_parse_ex``): ``--flag value``
     only (``--rope-scale=4`` is not a flag it knows: "invalid argument"), ``_`` read as ``-`` in a word starting
     with ``--``, a flag given again takes its last value; an unknown flag or a bad value is a ConfigError."""
@@ -419,7 +419,7 @@ def flag_sources(model: LayerGroup, run: LayerGroup, flags: Mapping[str, Any], m
     changed = [setting for setting, value in run.options.items() if setting not in own or repr(own[setting]) != repr(value)]
     sources = [source for source in model.sources if source.setting not in changed]
     for flag in flags if changed else ():
-        without = (_group(model, {f: v for f, v in flags.items() if f != flag}, model_type)[0].options or {})
+        without = _run_options(model, {f: v for f, v in flags.items() if f != flag}, model_type)
         sources += [Source(setting, flag, Origin.ENGINE_FLAG) for setting in changed
                     if repr(without.get(setting)) != repr(run.options[setting])]
     return stamped([s for s in sources if s.origin is Origin.ENGINE_FLAG or s.value == repr(own.get(s.setting))],
@@ -501,11 +501,46 @@ def _by_window(group: LayerGroup) -> tuple[LayerGroup, ...]:
 
 
 def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[LayerGroup, str | None]:
-    """The group as llama.cpp runs it, and the training type llama.cpp sees (None: no RoPE)."""
-    from pecli.models.gguf_rope import _scaling_options
+    """The group as llama.cpp runs it, and the training type llama.cpp sees (None: no RoPE): what it runs said as
+    changes over the group's settings, applied through its scheme (:func:`pecli.models.group_change.changed`)."""
+    from pecli.models.group_change import changed
 
     if not group.scalable:
         return group, None
+    changes, note, trained, rope = _run(group, flags, model_type)
+    read = tuple(flag for flag in FLAGS if flag in flags) + tuple(k for k in group.keys_read if "rope_scaling" not in k)
+    run = changed(group, changes, dropped=RUN_KEYS, by=" ".join(flag for flag in FLAGS if flag in flags) or "llama.cpp",
+                  origin=Origin.ENGINE_FLAG, note=note).replaced(keys_read=read, keys_defaulted=())
+    if model_type in DEEPSEEK_CONVERTED:  # its graph's softmax factor follows the context's scale (deepseek2.cpp)
+        from pecli.models.gguf_rope import deepseek_softmax_factor
+        from pecli.models.logit_scale import UNSCALED, LogitScale
+
+        value = deepseek_softmax_factor(rope.freq_scale, rope.ext_factor, attn_factor=trained.attn_factor,
+                                        yarn_attn_factor=given_attn_factor(flags, trained),
+                                        log_multiplier=trained.log_multiplier)
+        run = run.replaced(attention_scale=UNSCALED if value == 1.0 else LogitScale(value))
+    return run, trained.scaling_type
+
+
+#: The group's settings llama.cpp's run says anew (after the model's other keys): its base and its scaling.
+RUN_KEYS = ("rope_scaling", "base")
+
+
+def _run_options(group: LayerGroup, flags: Mapping[str, Any], model_type: Any) -> dict[str, Any]:
+    """The options :func:`_group` gives ``group`` under ``flags``, without building its scheme (the trials of
+    :func:`flag_sources` compare them)."""
+    from pecli.models.group_change import changed_options
+
+    if not group.scalable:
+        return dict(group.options or {})
+    return changed_options(group, _run(group, dict(flags), model_type)[0], RUN_KEYS)
+
+
+def _run(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[dict[str, Any], str, TrainedRope, Any]:
+    """What llama.cpp runs for a RoPE group under ``flags``: its base and scaling as changes over the group's
+    settings (:data:`RUN_KEYS` said anew), the group's note, the rope its file was trained with and the one run."""
+    from pecli.models.gguf_rope import _scaling_options, swa_rule
+
     options = dict(group.options)
     if options.get("inv_freq") is not None:
         raise ConfigError("runtime", "the model's frequencies are given one by one (inv_freq): pecli does not apply "
@@ -514,23 +549,10 @@ def _group(group: LayerGroup, flags: dict[str, Any], model_type: Any) -> tuple[L
     context = converted_context(options)
     trained = converted_rope(options.get("rope_scaling"), model_type=model_type,
                              base=float(options.get("base", DEFAULT_BASE)), context=context, rotated_dim=dim)
-    from pecli.models.gguf_rope import swa_rule
-
     rule = swa_rule(model_type) if group.windowed else None  # llama.cpp's hparams.is_swa
     rope = run_rope(trained, flags, dim, windowed=rule == "trained", plain=rule == "plain")
-    new = {k: v for k, v in options.items() if k not in ("rope_scaling", "base")}
-    new.update(_scaling_options(rope, None))
-    note = new.pop("_note", "")
-    read = tuple(flag for flag in FLAGS if flag in flags) + tuple(k for k in group.keys_read if "rope_scaling" not in k)
+    changes = _scaling_options(rope, None)
+    note = changes.pop("_note", "")
     note = note or ("llama.cpp with these flags; a windowed layer keeps the trained base and scale" if group.windowed
                     else "llama.cpp with these flags")
-    changed = replace(group, options=new, keys_read=read, keys_defaulted=(), note=note)
-    if model_type in DEEPSEEK_CONVERTED:  # its graph's softmax factor follows the context's scale (deepseek2.cpp)
-        from pecli.models.gguf_rope import deepseek_softmax_factor
-        from pecli.models.logit_scale import UNSCALED, LogitScale
-
-        value = deepseek_softmax_factor(rope.freq_scale, rope.ext_factor, attn_factor=trained.attn_factor,
-                                        yarn_attn_factor=given_attn_factor(flags, trained),
-                                        log_multiplier=trained.log_multiplier)
-        changed = replace(changed, attention_scale=UNSCALED if value == 1.0 else LogitScale(value))
-    return changed, trained.scaling_type
+    return changes, note, trained, rope
