@@ -41,7 +41,7 @@ from pecli.schemes.scaling.llama3 import LLAMA3
 from pecli.schemes.scaling.longrope import LONGROPE
 from pecli.schemes.scaling.recipes import ATTENTION_READ_KEYS
 from pecli.schemes.scaling.record import Extension, ExtensionStart, ScalingType
-from pecli.schemes.scaling.registry import extension_types, scaling_keys
+from pecli.schemes.scaling.registry import extension_types, find_scaling, scaling_keys
 from pecli.schemes.scaling.unscaled import NO_SCALING
 from pecli.schemes.scaling.yarn import YARN
 
@@ -137,7 +137,7 @@ class ExtensionBase:
     def offers(self, method: str) -> bool:
         """Whether ``method`` is a candidate for this model: its code takes the type, and a recipe made from
         the model's own keys of its type (LongRoPE's factors) has them."""
-        return self.takes(method) and (not recipe(method).reuses or self.scaling == extension_types()[method].name)
+        return self.takes(method) and (not recipe(method).reuses or find_scaling(self.scaling) is extension_types()[method])
 
     def factor(self, target: int) -> float:
         """s = N / L₀."""
