@@ -22,8 +22,13 @@ from pecli.schemes.scaling.yarn import YARN
 
 # vllm/config/model.py:2613-2620: the types whose factor _get_and_verify_max_len does not multiply in
 VLLM_UNSCALED = {"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"}
-# mlx_lm/models/rope_utils.py:305-373 (initialize_rope), without telechat3-yarn (see the engine's notes)
-MLX_BUILT = {"default", "linear", "dynamic", "llama3", "yarn", "longrope", "deepseek_yarn", "proportional", "mrope"}
+# mlx_lm/models/rope_utils.py:305-373 (initialize_rope)
+MLX_BUILT = {"default", "linear", "dynamic", "llama3", "yarn", "longrope", "deepseek_yarn", "telechat3-yarn", "proportional",
+             "mrope"}
+# rope_utils.py:326: the words built as YarnRoPE besides yarn
+MLX_YARN_SPELLINGS = {"deepseek_yarn", "telechat3-yarn"}
+# hunyuan.py:39, hunyuan_v1_dense.py:33: the keys a truthy rope_scaling must hold (no check of its type)
+MLX_NTK_ALPHA_KEYS = {"hunyuan": {"factor", "type"}, "hunyuan_v1_dense": {"alpha", "factor", "type"}}
 # mlx_lm/models/phi3.py:41, internlm2.py:40, internlm3.py:41, qwen2_moe.py:42
 MLX_CHECKED = {"phi3": {"longrope", "su", "linear"}, "internlm2": {"linear", "dynamic"},
                "internlm3": {"linear", "dynamic"}, "qwen2_moe": {"linear"}}
@@ -42,6 +47,9 @@ def test_mlx_tables_spell_its_code():
     assert mlx.BUILT_TYPES.spellings == MLX_BUILT
     for module, words in MLX_CHECKED.items():
         assert mlx.CHECKED_BLOCKS[module][2].spellings == words, module
+    assert set(mlx.CHECKED_BLOCKS) == set(MLX_CHECKED)
+    assert mlx.YARN_SPELLINGS.spellings == MLX_YARN_SPELLINGS
+    assert {module: set(keys) for module, (keys, _, _) in mlx.NTK_ALPHA.items()} == MLX_NTK_ALPHA_KEYS
 
 
 def test_a_word_is_looked_up_as_the_engine_compares_it():

@@ -14,6 +14,9 @@ a type without a file is refused), and has no context cap. Then:
   ``attention_factor``; its LongRoPE (``SuScaledRoPE``) always uses ``long_factor`` and
   ``long_mscale`` or sqrt(1 + ln(L/L₀)/ln L₀).
 - GLM-4's model file rotates int(head_dim × ``partial_rotary_factor``) components read as a top-level key.
+- ``initialize_rope`` reads the type from ``type`` before ``rope_type``, and builds ``deepseek_yarn`` and
+  ``telechat3-yarn`` as ``yarn``; HunYuan's files (``hunyuan``, ``hunyuan_v1_dense``) build one fixed base
+  rope_theta·alpha^(d/(d−2)) from the block's ``alpha``, whatever its type (:data:`NTK_ALPHA`).
 """
 
 from __future__ import annotations
@@ -38,10 +41,11 @@ from pecli.schemes.scaling.yarn import YARN
 VERSION = "0.32.4 (mlx-lm 0.32.2)"
 #: mlx-lm's rope-type words that are not pecli's HF spellings (its vocabulary, one table), and where its code
 #: names them (mlx_lm/models/).
-SU, DEEPSEEK_YARN, PROPORTIONAL, MROPE = "su", "deepseek_yarn", "proportional", "mrope"
+SU, DEEPSEEK_YARN, TELECHAT3_YARN, PROPORTIONAL, MROPE = "su", "deepseek_yarn", "telechat3-yarn", "proportional", "mrope"
 WORDS = Vocabulary("MLX", {
     SU: "phi3.py:41 (the legacy spelling of longrope)",
     DEEPSEEK_YARN: "rope_utils.py:326 (built as yarn)",
+    TELECHAT3_YARN: "rope_utils.py:326 (built as yarn)",
     PROPORTIONAL: "rope_utils.py:358",
     MROPE: "rope_utils.py:366",
 })
@@ -93,30 +97,40 @@ NULL_FIELD_ERRORS = {
 #: qwen2_moe.py:42).
 CHECKED_BLOCKS: dict[str, tuple[tuple[str, ...], str, RopeTypes, str]] = {
     "phi3": (("long_factor", "type"), "type", WORDS.types(LONGROPE, SU, LINEAR), "drop"),
-    "hunyuan": (("factor", "type"), "type", WORDS.types(LINEAR, DYNAMIC),
-                "ValueError: rope_scaling 'type' currently only supports 'linear' or 'dynamic"),
     "internlm2": (("factor", "type"), "type", WORDS.types(LINEAR, DYNAMIC),
                   "ValueError: rope_scaling 'type' currently only supports 'linear' or 'dynamic"),
     "internlm3": (("factor", "rope_type"), "rope_type", WORDS.types(LINEAR, DYNAMIC),
                   "ValueError: rope_scaling 'rope_type' currently only supports 'linear' or 'dynamic"),
     "qwen2_moe": (("factor", "type"), "type", WORDS.types(LINEAR), "ValueError: rope_scaling 'type' currently only supports 'linear'"),
 }
+#: Model files that check only the keys of a truthy ``rope_scaling`` (their ``__post_init__``), whatever its type, and
+#: build ``DynamicNTKAlphaRoPE`` from its ``alpha`` alone: a fixed base·alpha^(d/(d−2)) over d = the head's width,
+#: the block's type and factor unread. {file: (the keys a block must hold, whether ``alpha`` is required, the
+#: line)}: hunyuan.py:39-42,51-60,100-104 (``rope_scaling["alpha"]``: null fails, TypeError, a block without it
+#: KeyError; its head is hidden_size/heads, :84); hunyuan_v1_dense.py:32-35,38-47,86-93 (alpha 1 without a block).
+NTK_ALPHA = {"hunyuan": (("factor", "type"), True, "hunyuan.py:100-104"),
+             "hunyuan_v1_dense": (("alpha", "factor", "type"), False, "hunyuan_v1_dense.py:86-93")}
 #: Model files that need a package besides mlx-lm (olmo.py probes ``hf_olmo`` and exits without it).
 NEEDS_PACKAGE = {"olmo": "SystemExit: 1 (mlx_lm/models/olmo.py needs the hf_olmo package)"}
 #: The keys ``initialize_rope`` reads for each type without a default, in its order (rope_utils.py:291-373).
 INITIALIZE_ROPE_KEYS = ((WORDS.types(LINEAR), ("factor",)), (WORDS.types(DYNAMIC), ("factor",)),
-                        (WORDS.types(YARN), ("factor",)), (WORDS.types(LONGROPE), ("short_factor", "long_factor")))
+                        (WORDS.types(YARN, DEEPSEEK_YARN, TELECHAT3_YARN), ("factor",)),
+                        (WORDS.types(LONGROPE), ("short_factor", "long_factor")))
+#: The words ``initialize_rope`` builds as ``YarnRoPE`` from the block's keys, as it builds ``yarn``
+#: (rope_utils.py:326): pecli reads such a block as a yarn one.
+YARN_SPELLINGS = WORDS.types(DEEPSEEK_YARN, TELECHAT3_YARN)
 #: The rope types ``initialize_rope`` builds (rope_utils.py:305-373).
-BUILT_TYPES = WORDS.types(NO_SCALING, LINEAR, DYNAMIC, LLAMA3, YARN, LONGROPE, DEEPSEEK_YARN, PROPORTIONAL, MROPE)
+BUILT_TYPES = WORDS.types(NO_SCALING, LINEAR, DYNAMIC, LLAMA3, YARN, LONGROPE, DEEPSEEK_YARN, TELECHAT3_YARN, PROPORTIONAL,
+                          MROPE)
 #: The model types whose model files the fixtures measured (``tests/fixtures/engines/mlx/``, held equal to them by
 #: ``tests/test_engines_fixtures.py``): for another, pecli says it cannot be sure.
 MEASURED_TYPES = frozenset({'apertus', 'bitnet', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'deepseek_v32',
                             'ernie4_5', 'ernie4_5_moe', 'falcon_h1', 'gemma', 'gemma2', 'gemma3_text', 'gemma4_text',
                             'glm', 'glm4', 'glm4_moe', 'glm4_moe_lite', 'gpt2', 'gpt_neox', 'gpt_oss', 'gptj',
-                            'granite', 'granitemoe', 'helium', 'lfm2', 'llama', 'llama4_text', 'ministral3',
+                            'granite', 'granitemoe', 'helium', 'hunyuan', 'hunyuan_v1_dense', 'lfm2', 'llama', 'llama4_text', 'ministral3',
                             'mistral', 'mistral4', 'mixtral', 'nanochat', 'olmo2', 'olmo3', 'olmoe', 'phi', 'phi3',
                             'phimoe', 'qwen2', 'qwen2_moe', 'qwen2_vl', 'qwen2_vl_text', 'qwen3', 'qwen3_next',
-                            'seed_oss', 'smollm3', 'stablelm', 'starcoder2'})
+                            'seed_oss', 'smollm3', 'stablelm', 'starcoder2', 'telechat3'})
 
 
 #: The keys a model file's fields take the place of in the config it is shown as.
@@ -169,6 +183,61 @@ def module_of(model_type: Any) -> str | None:
     if not isinstance(model_type, str):
         return None
     return MODEL_REMAPPING.get(model_type, model_type)
+
+
+def mlx_word(block: Mapping[str, Any] | None) -> Any:
+    """The rope type ``initialize_rope`` reads from ``block`` (rope_utils.py:299-301): ``type`` before ``rope_type``."""
+    if not block:
+        return NO_SCALING.hf_name
+    return block.get("type") or block.get("rope_type", NO_SCALING.hf_name)
+
+
+def _as_compared(block: Any) -> Any:
+    """``block`` spelt as ``initialize_rope`` reads it: its type as it compares it (``type`` before ``rope_type``),
+    and a word it builds as ``yarn`` (:data:`YARN_SPELLINGS`) said ``yarn``; other values as they are."""
+    if not isinstance(block, dict) or not block:
+        return block
+    word = mlx_word(block)
+    word = YARN.hf_name if YARN_SPELLINGS.holds(word) else word
+    if not isinstance(word, str) or word == rope_type(block):
+        return block
+    return {**{k: v for k, v in block.items() if k not in ("type", "rope_type")}, "rope_type": word}
+
+
+def _blocks_as_compared(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with the text model's ``rope_scaling`` and ``rope_parameters`` (flat, or per layer type) spelt as
+    mlx-lm compares their types (:func:`_as_compared`)."""
+    from pecli.engines.base import with_text
+
+    path, text = text_of(config)
+    seen = dict(text)
+    for key in ("rope_scaling", "rope_parameters"):
+        block = text.get(key)
+        nested = isinstance(block, dict) and bool(block) and all(isinstance(v, dict) for v in block.values())
+        seen[key] = {name: _as_compared(inner) for name, inner in block.items()} if nested else _as_compared(block)
+    if all(seen[key] == text.get(key) for key in ("rope_scaling", "rope_parameters")):
+        return config
+    return with_text(config, path, {k: v for k, v in seen.items() if k in text})
+
+
+def ntk_alpha(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """``DynamicNTKAlphaRoPE`` (:data:`NTK_ALPHA`): one base, rope_theta·alpha^(d/(d−2)) with d the rotated
+    width, at every length and whatever the block's type says (its factor is not read)."""
+    _, raw = text_of(context.config)
+    module = text_module(context.config, raw)
+    if module not in NTK_ALPHA or not rope_group(group):
+        return group, None
+    block = context.text.get("rope_scaling") if isinstance(context.text.get("rope_scaling"), dict) else {}
+    alpha = float(block.get("alpha", 1.0))
+    dims = int(int(group.options["dim"]) * float(group.options.get("partial_rotary_factor", 1.0)))
+    base = float(group.options["base"]) * alpha ** (dims / (dims - 2))
+    built = group if alpha == 1.0 else engine_built(group, {"base": base}, f"MLX: DynamicNTKAlphaRoPE (alpha {alpha:g})")
+    kind = mlx_word(block)
+    if not block or hf_record(kind) is DYNAMIC and "alpha" in block:
+        return built, None  # transformers' HunYuan builds the same fixed base from a dynamic block with alpha
+    return built, Departure("rope type", f"its model file ({NTK_ALPHA[module][2]}) builds one fixed base {base:,.6g} "
+                            f"(rope_theta × alpha^(d/(d−2)), alpha {alpha:g}) whatever the block's type: not {kind}'s "
+                            "frequencies", None)
 
 
 def yarn_as_built(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
@@ -279,8 +348,12 @@ class Mlx(ConfigEngine):
 
     def loaded(self, config: dict[str, Any]) -> dict[str, Any]:
         """The config as mlx-lm's model file reads it (its ``ModelArgs`` fields, top-level keys and their
-        defaults), said in transformers' keys: one flat ``rope_parameters`` (Gemma 3: per layer type)."""
-        from pecli.engines.base import text_of, with_text
+        defaults), said in transformers' keys: one flat ``rope_parameters`` (Gemma 3: per layer type), each
+        block's type as ``initialize_rope`` compares it (:func:`_blocks_as_compared`)."""
+        return _blocks_as_compared(self._fields_read(config))
+
+    def _fields_read(self, config: dict[str, Any]) -> dict[str, Any]:
+        from pecli.engines.base import with_text
 
         path, text = text_of(config)
         module = text_module(config, text)
@@ -297,10 +370,12 @@ class Mlx(ConfigEngine):
         block = dict(block) if isinstance(block, dict) else {}
         if not _number(base) or (fraction is not None and not _number(fraction)):
             return config  # not a number: the config reader says so (exit 2)
-        if module in SCALING_NOT_APPLIED or module in CHECKED_BLOCKS and block and \
+        if module in SCALING_NOT_APPLIED or module in NTK_ALPHA or module in CHECKED_BLOCKS and block and \
                 not CHECKED_BLOCKS[module][2].holds(block.get(CHECKED_BLOCKS[module][1])):
-            block = {}  # dropped by the model file's __post_init__
-        flat = {"rope_type": rope_type(block), "rope_theta": float(base),
+            block = {}  # dropped by the model file's __post_init__, or not built as a scaling (ntk_alpha)
+        if module == "hunyuan" and _number(text.get("hidden_size")) and _number(text.get("num_attention_heads")):
+            seen["head_dim"] = int(text["hidden_size"]) // int(text["num_attention_heads"])  # hunyuan.py:84
+        flat = {"rope_type": mlx_word(block), "rope_theta": float(base),
                 **{k: v for k, v in block.items() if k not in ("type", "rope_type")}}
         if fraction is not None:
             flat["partial_rotary_factor"] = float(fraction)
@@ -338,7 +413,7 @@ class Mlx(ConfigEngine):
                                    f"says {before['type']} (it reads the scaling from rope_parameters only)",
                                    "write the rope block as rope_parameters (transformers 5's form) in the model "
                                    "folder's config.json"))
-        elif before["type"] != after["type"]:
+        elif before["type"] != after["type"] and module not in NTK_ALPHA:  # ntk_alpha says what it builds
             found.append(Departure("scaling", f"its model file ({module}.py) builds {after['type']} where the config "
                                    f"says {before['type']} (it reads rope_scaling as a top-level key only, and checks "
                                    "its type)", top if isinstance(config.get("rope_parameters"), dict) else None))
@@ -363,6 +438,9 @@ class Mlx(ConfigEngine):
             return NEEDS_PACKAGE[module]
         if module in NULL_FIELD_ERRORS and raw.get(NULL_FIELD_ERRORS[module][0]) is None:
             return NULL_FIELD_ERRORS[module][1]
+        block = raw.get("rope_scaling")
+        if module in NTK_ALPHA and isinstance(block, dict) and block and not all(k in block for k in NTK_ALPHA[module][0]):
+            return f"ValueError: rope_scaling must contain keys {set(NTK_ALPHA[module][0])}"
         if module in CHECKED_BLOCKS and isinstance(raw.get("rope_scaling"), dict) and raw["rope_scaling"]:
             needed, key, types, other = CHECKED_BLOCKS[module]
             if not all(name in raw["rope_scaling"] for name in needed):
@@ -376,11 +454,15 @@ class Mlx(ConfigEngine):
                 if len(missing) > 1 else repr(missing[0])
             plural = "s" if len(missing) > 1 else ""
             return f"TypeError: ModelArgs.__init__() missing {len(missing)} required positional argument{plural}: {names}"
+        if module in NTK_ALPHA:  # no initialize_rope: only alpha is read
+            if NTK_ALPHA[module][1] and not isinstance(block, dict):
+                return "TypeError: 'NoneType' object is not subscriptable"
+            return "KeyError: 'alpha'" if NTK_ALPHA[module][1] and "alpha" not in block else None
         if module in READS_ROPE_PARAMETERS:
             block = raw.get("rope_parameters") if isinstance(raw.get("rope_parameters"), dict) else raw.get("rope_scaling")
         else:
             block = raw.get("rope_scaling") if "rope_scaling" in fields else None
-        kind = rope_type(block if isinstance(block, dict) else None)
+        kind = mlx_word(block if isinstance(block, dict) else None)
         if not BUILT_TYPES.holds(kind):
             return f"ValueError: Unsupported RoPE type {kind}"
         missing = [key for key in looked_up(INITIALIZE_ROPE_KEYS, kind, ()) if key not in (block or {})]
@@ -434,4 +516,4 @@ def legacy_keys(keys: Mapping[str, Any]) -> dict[str, Any]:
 
 ENGINE = Mlx("mlx", "MLX", VERSION, "mlx_lm/models/rope_utils.py (initialize_rope), mlx_lm/models/<model>.py, "
              "mlx_lm/utils.py", no_flags="none: it reads the model folder's config.json",
-             measured=MEASURED_TYPES, rules=(yarn_as_built, longrope_long, dynamic_prefill))
+             measured=MEASURED_TYPES, rules=(ntk_alpha, yarn_as_built, longrope_long, dynamic_prefill))
