@@ -2,6 +2,7 @@
 
     python tools/regenerate.py --list              # each generator: what it writes, the environment it needs
     python tools/regenerate.py type-defaults       # runs it with that environment's Python
+    python tools/regenerate.py all                 # every generator, in the order listed
     python tools/regenerate.py NAME --python PATH  # … or with another interpreter
 
 The generators need transformers and torch (and the engines' installed code), which pecli never depends on:
@@ -63,15 +64,24 @@ def listing() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("name", nargs="?", choices=sorted(GENERATORS), help="the generator to run")
+    parser.add_argument("name", nargs="?", choices=[*sorted(GENERATORS), "all"],
+                        help="the generator to run (all: every one, in the order listed)")
     parser.add_argument("--list", action="store_true", help="list the generators and the environment each needs")
     parser.add_argument("--python", help="the interpreter to run it with (default: its reference environment's)")
     args = parser.parse_args(argv)
     if args.list or args.name is None:
         print(listing())
         return 0
-    generator = GENERATORS[args.name]
-    python = args.python or generator.python
+    for name in GENERATORS if args.name == "all" else [args.name]:
+        code = run(GENERATORS[name], args.python)
+        if code:
+            return code
+    return 0
+
+
+def run(generator: Generator, python: str | None = None) -> int:
+    """Run ``generator`` with ``python`` (default: its reference environment's); its exit code."""
+    python = python or generator.python
     if not Path(python).exists():
         print(f"regenerate: {python} does not exist: make the environment its generator's docstring describes "
               f"(tools/{generator.script}), or give --python", file=sys.stderr)

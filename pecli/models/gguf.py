@@ -57,8 +57,9 @@ import numpy as np
 from pecli.errors import ConfigError, PecliError
 from pecli.models.limits import check_layer_count
 from pecli.models.logit_scale import SOFTMAX_MSCALE_TYPES, UNSCALED, LogitScale
-from pecli.models.plan import NOPE, LayerGroup, Origin, PositionPlan, Source, stamped
+from pecli.models.plan import NOPE, LayerGroup, PositionPlan
 from pecli.models.gguf_metadata import Arch, Metadata, _excerpt
+from pecli.models.gguf_sources import gguf_sources
 from pecli.models.gguf_rope import _rope_options, deepseek_softmax_factor, llama_cpp_inv_freq
 
 #: The extra that installs the gguf package.
@@ -193,31 +194,8 @@ def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
     else:
         groups = [dataclasses.replace(group, attention_scale=_softmax_mscale(meta, arch, group))
                   for group in _rope_groups(meta, effective_arch(arch, values, arch_name, layers), layers)]
-    groups = [dataclasses.replace(group, sources=gguf_sources(group, arch_name)) for group in groups]
+    groups = [dataclasses.replace(group, sources=gguf_sources(group, arch_name, arch)) for group in groups]
     return PositionPlan(source, arch.model_type, f"GGUF ({arch_name}, as llama.cpp reads it)", layers, tuple(groups))
-
-
-#: The setting each GGUF key (after ``{arch}.``) gives a group: its head dimension, the rotated part, its
-#: context, its base, its scaling; the architecture, the layout of its graph's RoPE.
-SETTING_OF_KEY = {"attention.key_length": "dim", "embedding_length": "dim", "attention.head_count": "dim",
-                  "rope.dimension_count": "partial_rotary_factor", "context_length": "max_position_embeddings",
-                  "rope.freq_base": "base", "rope.freq_base_swa": "base", "rope.scale_linear": "rope_scaling"}
-
-
-def gguf_sources(group: LayerGroup, arch_name: str) -> tuple[Source, ...]:
-    """Where each of the group's settings came from: the GGUF keys read for it (:data:`SETTING_OF_KEY`, a
-    ``rope.scaling.*`` key the scaling, ``general.architecture`` the layout), each a :attr:`Origin.GGUF` source."""
-    read = set(group.keys_read)
-    sources = []
-    for key in group.keys_read:
-        suffix = key[len(arch_name) + 1:] if key.startswith(f"{arch_name}.") else None
-        setting = "layout" if key == "general.architecture" else \
-            "rope_scaling" if suffix and suffix.startswith("rope.scaling.") else SETTING_OF_KEY.get(suffix or "")
-        if setting == "base" and suffix == "rope.freq_base" and f"{arch_name}.rope.freq_base_swa" in read:
-            continue  # a sliding layer's base is the _swa key's where the file has it
-        if setting is not None:
-            sources.append(Source(setting, key, Origin.GGUF))
-    return stamped(sources, group.options)
 
 
 def _softmax_mscale(meta: Metadata, arch: Arch, group: LayerGroup) -> LogitScale:

@@ -41,6 +41,11 @@ class Converted(Enum):
     #: The short and long factors in ``rope_factors_short``/``rope_factors_long`` (``Phi3MiniModel``).
     FACTOR_TENSORS = "rope_factors_short, rope_factors_long"
 
+    @property
+    def tensors(self) -> tuple[str, ...]:
+        """The GGUF tensors the converter writes (none: it writes keys only, or nothing)."""
+        return tuple(self.value.split(", ")) if self in (Converted.DIVISORS, Converted.FACTOR_TENSORS) else ()
+
 
 @dataclass(frozen=True)
 class LlamaCppScaling:
@@ -111,6 +116,12 @@ def file_scaling(word: object, key: str, source: str) -> LlamaCppScaling:
     return entry
 
 
+def written_as(tensor: str) -> LlamaCppScaling | None:
+    """The entry whose HF blocks the converter writes as the GGUF tensor ``tensor`` (``rope_freqs``: llama3),
+    None for a tensor it writes for none."""
+    return next((entry for entry in LLAMA_CPP_SCALINGS if tensor in entry.converted.tensors), None)
+
+
 def of_hf(rope_type: object) -> LlamaCppScaling | None:
     """The entry of a HF block's type (as :func:`~pecli.schemes.scaling.rope_type.hf_rope_type` reads it, HF's
     aliases taken: ``default``, legacy ``su``), None for a type the converter does not know (pecli's static ntk)."""
@@ -119,4 +130,4 @@ def of_hf(rope_type: object) -> LlamaCppScaling | None:
 
 
 __all__ = ["Converted", "FLAG_WORDS", "GGUF_WORDS", "LLAMA_CPP_SCALINGS", "LlamaCppScaling", "UNWRITTEN", "file_scaling", "of_hf",
-           "of_word", "word_of"]
+           "of_word", "word_of", "written_as"]

@@ -36,12 +36,16 @@ class Origin(str, Enum):
     #: The default of the model type's config class (:mod:`pecli.models.sources.class_defaults`), for a key the file
     #: leaves out.
     CLASS_DEFAULT = "class default"
-    #: The reader's default where neither the file nor the class gives one (transformers' base 10000).
+    #: The reader's default where neither the file nor the class gives one (transformers' base 10000; for a GGUF
+    #: file, llama.cpp's loader's: ``rope.freq_base`` 10000).
     DEFAULT = "default"
     #: The model's code, whatever the config says (the family's layout, GPT-J's base).
     MODEL_CODE = "model code"
     #: A key of a GGUF file's metadata.
     GGUF = "GGUF key"
+    #: What llama.cpp's converter (``convert_hf_to_gguf.py``) wrote into a GGUF file in a form of its own, from a
+    #: setting of the model's (a llama3 block as the ``rope_freqs`` tensor): :attr:`Source.converted_from` names it.
+    CONVERTER = "llama.cpp's converter"
     #: A flag of an engine's command line.
     ENGINE_FLAG = "engine flag"
     #: A value the user gave over the model's.
@@ -60,9 +64,13 @@ class Source:
     #: The option's value it gave (its ``repr``), so that a group whose options were changed afterwards
     #: (an engine's rule, a trial) claims no source for a value it no longer has (:func:`stamped`).
     value: str = ""
+    #: The model's setting a converter turned into :attr:`key` (origin :attr:`Origin.CONVERTER`:
+    #: ``rope_scaling llama3``), "" for any other source.
+    converted_from: str = ""
 
     def __str__(self) -> str:
-        return f"{self.setting} ← {self.key} ({self.origin.value})"
+        via = f" from {self.converted_from}" if self.converted_from else ""
+        return f"{self.setting} ← {self.key} ({self.origin.value}{via})"
 
 
 def stamped(sources: tuple[Source, ...] | list[Source], options: Mapping[str, Any] | None) -> tuple[Source, ...]:

@@ -8,6 +8,8 @@ table is read with the generic keys and a warning that says so.
 
 =================  =========================================================================
 ``keys``           the key reader (:class:`Keys`), the generic spellings, the text model's keys
+``key_record``     the keys read and defaulted, the model's and one layer type's (``Keys.scoped``)
+``setting_trace``  where each setting came from: the keys read for it and their origin (``Keys.traced``)
 ``record``         the :class:`Family` record
 ``rope``           generic RoPE reading: head dimension, base, fraction, scaling block, per layer
 ``layer_rules``    the family hooks: layer types, NoPE layers, each type's encoding, normalising

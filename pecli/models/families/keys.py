@@ -1,6 +1,7 @@
 """The key reader: a config's keys read through one door (:class:`Keys`), which remembers which were
-read and which defaulted, the generic spellings of the keys every family reads, where a multimodal
-config keeps its text model's keys, and the refusal of a positional-looking key that no group read.
+read and which defaulted (:mod:`~pecli.models.families.key_record`) and where each setting came from
+(:mod:`~pecli.models.families.setting_trace`); the generic spellings of the keys every family reads, where a
+multimodal config keeps its text model's keys, and the refusal of a positional-looking key that no group read.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Any, Callable, Mapping
 
 from pecli.errors import ConfigError
 from pecli.models.sources.class_defaults import FILLED, MOVED, UNDERIVED
-from pecli.models.plan import LayerGroup, Origin, Source
+from pecli.models.families.setting_trace import SettingTrace
+from pecli.models.plan import LayerGroup, Origin
 from pecli.numbers import integer, number
 from pecli.params import excerpt
 
@@ -26,15 +28,17 @@ HEADS_KEYS = ("num_attention_heads", "n_head", "n_heads")
 HEAD_DIM_KEYS = ("head_dim", "kv_channels", "attention_head_dim")
 
 
-class Keys:
+class Keys(SettingTrace):
     """A config's keys, read through one door that remembers which were read and which defaulted.
 
-    Reads inside :meth:`scoped` belong to that scope (one layer type's encoding); reads outside it are
-    the model's and belong to every group. Reads inside :meth:`traced` are the sources of one setting,
-    each with its :class:`~pecli.models.plan.Origin` (the file, its class's defaults, the reader's default).
+    What it remembers is its bases': the keys read and defaulted, the model's and one group's
+    (:class:`~pecli.models.families.key_record.KeyRecord`, its ``scoped``), and the sources of each setting
+    (:class:`~pecli.models.families.setting_trace.SettingTrace`, its ``traced``). This class reads: a key and
+    whether the file or its class gave it, numbers checked, one layer's keys over the model's.
     """
 
     def __init__(self, data: Mapping[str, Any], source: str) -> None:
+        super().__init__()
         self.data, self.source = data, source
         #: Keys the config class's defaults supplied (:mod:`pecli.models.sources.class_defaults`): read as defaulted.
         self.from_class = frozenset(data.get(FILLED, ()))
@@ -42,16 +46,7 @@ class Keys:
         self.moved: tuple[str, ...] = tuple(data.get(MOVED, ()))
         #: Keys the class derives from fields this config changed, by rules pecli may not have: {key: fields}.
         self.underived: dict[str, list[str]] = dict(data.get(UNDERIVED) or {})
-        self.read: list[str] = []
-        self.defaulted: list[str] = []
         self.warnings: list[str] = []
-        #: Every key any scope read, whether or not its group kept it (a scheme drafted for layers that
-        #: turned out to have none).
-        self.consulted: set[str] = set()
-        #: Where each setting read outside a scope came from (:meth:`traced`).
-        self.sources: list[Source] = []
-        self._scope: tuple[list[str], list[str], list[Source]] | None = None
-        self._hearing: list[tuple[str, Origin]] | None = None
 
     def classes(self, family_type: str) -> tuple[Any, str]:
         """Whose config-class defaults a family's rule takes: this level's model type, else ``family_type``
@@ -68,7 +63,7 @@ class Keys:
 
     def get(self, *names: str, default: Any = None, record_default: bool = True) -> Any:
         """The first of ``names`` present (not null); else ``default``, noted as defaulted."""
-        read, defaulted = (self._scope or (self.read, self.defaulted))[:2]
+        read, defaulted = self._here()[:2]
         for name in names:
             if self.data.get(name) is not None:
                 if name in self.from_class:
@@ -90,7 +85,7 @@ class Keys:
 
     def note_default(self, name: str, value: Any) -> None:
         """Record ``name=value`` among the keys defaulted (in the current scope)."""
-        defaulted = (self._scope or (self.read, self.defaulted))[1]
+        defaulted = self._here()[1]
         shown = number(value) if isinstance(value, float) else integer(value) if isinstance(value, int) and not \
             isinstance(value, bool) else value if isinstance(value, str) else excerpt(value)
         text = f"{name}={shown}"
@@ -101,37 +96,6 @@ class Keys:
     def origin(self, name: str) -> Origin:
         """Whether key ``name`` (present) is the file's or its class's default."""
         return Origin.CLASS_DEFAULT if name in self.from_class else Origin.CONFIG
-
-    def heard(self, names: tuple[str, ...] | list[str], origin: Origin) -> None:
-        """Note keys read (or defaulted) for the setting being :meth:`traced`, if any."""
-        if self._hearing is not None:
-            self._hearing.extend((name, origin) for name in names)
-
-    def listened(self, read: Callable[[], Any]) -> tuple[Any, list[tuple[str, Origin]]]:
-        """``read()``'s result and the keys it read, each with its origin, in order."""
-        outer, self._hearing = self._hearing, []
-        try:
-            result = read()
-            heard = self._hearing
-        finally:
-            self._hearing = outer
-        if outer is not None:
-            outer.extend(heard)
-        return result, heard
-
-    def traced(self, setting: str, read: Callable[[], Any]) -> Any:
-        """``read()``'s result, the keys it read becoming the sources of ``setting`` (:meth:`attribute`)."""
-        result, heard = self.listened(read)
-        self.attribute(setting, heard)
-        return result
-
-    def attribute(self, setting: str, heard: list[tuple[str, Origin]] | tuple[tuple[str, Origin], ...]) -> None:
-        """Record that ``setting`` came from each ``(key, origin)`` of ``heard`` (in the current scope)."""
-        sources = self._scope[2] if self._scope is not None else self.sources
-        for key, origin in heard:
-            source = Source(setting, key, origin)
-            if source not in sources:
-                sources.append(source)
 
     def refuse_underived(self, name: str) -> None:
         """Exit 2 when the config lacks ``name`` and its class derives it from keys this config changed."""
@@ -153,19 +117,6 @@ class Keys:
                 return self.positive_int(name)
         return None
 
-    def scoped(self, read: Callable[[], Any]) -> tuple[Any, tuple[str, ...], tuple[str, ...], tuple[Source, ...]]:
-        """``read()``'s result, with the keys it read and defaulted besides the model's (for one group), and
-        the sources of its settings."""
-        outer, self._scope = self._scope, ([], [], [])
-        try:
-            result = read()
-            scope = self._scope
-        finally:
-            self._scope = outer
-        self.consulted.update(scope[0])
-        return (result, self.keys(scope[0]), tuple(dict.fromkeys(self.defaulted + scope[1])),
-                tuple(dict.fromkeys(self.sources + scope[2])))
-
     def overlaid(self, overrides: str, read: Callable[[], Any]) -> Any:
         """``read()`` with the keys of one layer's ``per_layer_config`` entry (JSON text) over the model's."""
         if not overrides:
@@ -184,10 +135,6 @@ class Keys:
             return read()
         finally:
             self.data = data
-
-    def keys(self, extra: list[str] | tuple[str, ...] = ()) -> tuple[str, ...]:
-        """The model's keys read so far, then ``extra``."""
-        return tuple(dict.fromkeys(self.read + list(extra)))
 
 
 #: The key of each windowed layer type's window: its layers attend to at most that many tokens.
