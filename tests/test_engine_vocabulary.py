@@ -29,9 +29,9 @@ MLX_BUILT = {"default", "linear", "dynamic", "llama3", "yarn", "longrope", "deep
 MLX_YARN_SPELLINGS = {"deepseek_yarn", "telechat3-yarn"}
 # hunyuan.py:39, hunyuan_v1_dense.py:33: the keys a truthy rope_scaling must hold (no check of its type)
 MLX_NTK_ALPHA_KEYS = {"hunyuan": {"factor", "type"}, "hunyuan_v1_dense": {"alpha", "factor", "type"}}
-# mlx_lm/models/phi3.py:41, internlm2.py:40, internlm3.py:41, qwen2_moe.py:42
+# mlx_lm/models/phi3.py:41, internlm2.py:40, internlm3.py:41, qwen2_moe.py:42, nemotron.py:45
 MLX_CHECKED = {"phi3": {"longrope", "su", "linear"}, "internlm2": {"linear", "dynamic"},
-               "internlm3": {"linear", "dynamic"}, "qwen2_moe": {"linear"}}
+               "internlm3": {"linear", "dynamic"}, "qwen2_moe": {"linear"}, "nemotron": {"linear"}}
 
 
 def test_vllm_tables_spell_its_code():

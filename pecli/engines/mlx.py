@@ -95,14 +95,37 @@ NULL_FIELD_ERRORS = {
 #: them is refused), the key of its type, the types it takes, and what it does with another type: ``drop`` the
 #: block (phi3.py:36-45, with a printed warning) or refuse it (the error; internlm2.py:40, internlm3.py:41,
 #: qwen2_moe.py:42).
-CHECKED_BLOCKS: dict[str, tuple[tuple[str, ...], str, RopeTypes, str]] = {
+CHECKED_BLOCKS: dict[str, tuple[tuple[str, ...], str | tuple[str, ...], RopeTypes, str]] = {
     "phi3": (("long_factor", "type"), "type", WORDS.types(LONGROPE, SU, LINEAR), "drop"),
     "internlm2": (("factor", "type"), "type", WORDS.types(LINEAR, DYNAMIC),
                   "ValueError: rope_scaling 'type' currently only supports 'linear' or 'dynamic"),
     "internlm3": (("factor", "rope_type"), "rope_type", WORDS.types(LINEAR, DYNAMIC),
                   "ValueError: rope_scaling 'rope_type' currently only supports 'linear' or 'dynamic"),
     "qwen2_moe": (("factor", "type"), "type", WORDS.types(LINEAR), "ValueError: rope_scaling 'type' currently only supports 'linear'"),
+    # nemotron.py:34-46: the type is ``type`` or else ``rope_type`` (a block with neither is refused)
+    "nemotron": (("factor",), ("type", "rope_type"), WORDS.types(LINEAR),
+                 "ValueError: rope_scaling 'type' currently only supports 'linear'"),
 }
+#: Model files that pass no block of the config to ``initialize_rope`` (its table of types is not theirs): their
+#: own rope, whatever the block's type says.
+OWN_ROPE = {"deepseek": "deepseek.py:70-73 (linear, else nn.RoPE)", "deepseek_v2": "deepseek_v2.py:178-195 (its own YaRN)",
+            "deepseek_v41": "deepseek_v41.py:520-534 (YarnRoPE)", "minicpm3": "minicpm3.py:86-94 (SuScaledRoPE)",
+            "lfm2": "lfm2.py:81 (nn.RoPE)", "muse_glimmer": "muse_glimmer.py:113 (nn.RoPE)",
+            "phi3": "phi3.py:66-78 (SuScaledRoPE or nn.RoPE)"}
+#: Keys a model file indexes in a truthy block (KeyError without them), in its order: deepseek.py:70 and
+#: nemotron.py:84 (``type``), deepseek_v2.py:179 (``factor``), phimoe.py:56-63 (every block is its LongRoPE's).
+BUILD_KEYS = {"deepseek": ("type",), "nemotron": ("type",), "deepseek_v2": ("factor",),
+              "phimoe": ("short_factor", "long_factor", "short_mscale", "long_mscale")}
+#: Model files that call ``initialize_rope`` without ``max_position_embeddings`` (gpt_oss.py:77): the types that
+#: read it fail at the first forward, with their error.
+NO_LENGTH_PASSED = {"gpt_oss": (
+    (WORDS.types(DYNAMIC), "TypeError: '>' not supported between instances of 'NoneType' and 'int'"),
+    (WORDS.types(LONGROPE), "TypeError: unsupported operand type(s) for /: 'NoneType' and 'int'"))}
+#: Model files whose sliding layers build ``nn.RoPE(head_dim, rope_theta)`` without the block (olmo3.py:82-90).
+SLIDING_UNSCALED = ("olmo3",)
+#: Model files that run their text model through another's ``ModelArgs`` (qwen2_vl.py:21-31: qwen2's), whose checks
+#: of the config's keys are that file's (its reading of them is transformers', M-RoPE on text positions).
+TEXT_FILES = {"qwen2_vl": "qwen2"}
 #: Model files that check only the keys of a truthy ``rope_scaling`` (their ``__post_init__``), whatever its type, and
 #: build ``DynamicNTKAlphaRoPE`` from its ``alpha`` alone: a fixed base·alpha^(d/(d−2)) over d = the head's width,
 #: the block's type and factor unread. {file: (the keys a block must hold, whether ``alpha`` is required, the
@@ -130,11 +153,17 @@ MEASURED_TYPES = frozenset({'apertus', 'bitnet', 'cohere', 'cohere2', 'deepseek_
                             'granite', 'granitemoe', 'helium', 'hunyuan', 'hunyuan_v1_dense', 'lfm2', 'llama', 'llama4_text', 'ministral3',
                             'mistral', 'mistral4', 'mixtral', 'nanochat', 'olmo2', 'olmo3', 'olmoe', 'phi', 'phi3',
                             'phimoe', 'qwen2', 'qwen2_moe', 'qwen2_vl', 'qwen2_vl_text', 'qwen3', 'qwen3_next',
-                            'seed_oss', 'smollm3', 'stablelm', 'starcoder2', 'telechat3'})
+                            'nemotron', 'seed_oss', 'smollm3', 'stablelm', 'starcoder2', 'telechat3'})
 
 
 #: The keys a model file's fields take the place of in the config it is shown as.
 MOVED_KEYS = ("rope_parameters", "rope_scaling", "rope_theta", "rotary_emb_base", "partial_rotary_factor", "rotary_pct")
+
+
+def checked_word(block: Mapping[str, Any], key: str | tuple[str, ...]) -> Any:
+    """The type a :data:`CHECKED_BLOCKS` file reads from ``block``: its key, or the first of its keys given."""
+    keys = (key,) if isinstance(key, str) else key
+    return next((block.get(name) for name in keys if block.get(name)), None)
 
 
 def _number(value: Any) -> bool:
@@ -263,6 +292,25 @@ def yarn_as_built(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
         "YaRN", "; ".join(changes), None)
 
 
+def own_deepseek_yarn(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """deepseek_v2.py's ``DeepseekV2YarnRotaryEmbedding`` (:82, built at :178-195): DeepSeek YaRN from any block
+    (its factor, the rounded correction range, cos and sin × mscale(s, mscale)/mscale(s, mscale_all_dim)), as
+    SGLang's DeepSeek model builds it (:func:`pecli.engines.configured.deepseek_rule`)."""
+    if module_of(context.model_type) != "deepseek_v2":
+        return group, None
+    from dataclasses import replace
+
+    from pecli.engines.configured import sglang_deepseek
+
+    # its original length defaults to 4096 (deepseek_v2.py:89), not max_position_embeddings
+    return sglang_deepseek(replace(context, block={"original_max_position_embeddings": DEEPSEEK_V2_ORIGINAL,
+                                                   **(context.block or {})}), group)
+
+
+#: ``DeepseekV2YarnRotaryEmbedding``'s original length without the block's (deepseek_v2.py:89).
+DEEPSEEK_V2_ORIGINAL = 4096
+
+
 #: phi3.py's ``ModelArgs`` defaults (mlx_lm/models/phi3.py:28-29): the lengths its ``SuScaledRoPE`` gets when the
 #: config has no top-level key.
 PHI3_LONGEST, PHI3_ORIGINAL = 131072, 4096
@@ -302,7 +350,11 @@ def longrope_long(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
         effect += (f"; its magnitude takes the original length {original:,} from the top-level "
                    f"original_max_position_embeddings{'' if 'original_max_position_embeddings' in raw else ' (absent: its default)'}, "
                    f"where the model's is {model_original:,}")
-    return engine_built(group, {"rope_scaling": built}, "MLX: LongRoPE long factors at every length"), \
+    changes: dict[str, Any] = {"rope_scaling": built}
+    if group.options.get("layout") != "half":  # SuScaledRoPE rotates halves whatever the file asks (rope_utils.py:52-55)
+        changes["layout"] = "half"
+        effect += f"; it rotates halves (rotate_half), where the model's {group.options.get('layout')} layout pairs neighbours"
+    return engine_built(group, changes, "MLX: LongRoPE long factors at every length"), \
         Departure("LongRoPE factors", effect, None)
 
 
@@ -371,7 +423,7 @@ class Mlx(ConfigEngine):
         if not _number(base) or (fraction is not None and not _number(fraction)):
             return config  # not a number: the config reader says so (exit 2)
         if module in SCALING_NOT_APPLIED or module in NTK_ALPHA or module in CHECKED_BLOCKS and block and \
-                not CHECKED_BLOCKS[module][2].holds(block.get(CHECKED_BLOCKS[module][1])):
+                not CHECKED_BLOCKS[module][2].holds(checked_word(block, CHECKED_BLOCKS[module][1])):
             block = {}  # dropped by the model file's __post_init__, or not built as a scaling (ntk_alpha)
         if module == "hunyuan" and _number(text.get("hidden_size")) and _number(text.get("num_attention_heads")):
             seen["head_dim"] = int(text["hidden_size"]) // int(text["num_attention_heads"])  # hunyuan.py:84
@@ -383,7 +435,11 @@ class Mlx(ConfigEngine):
             flat["partial_rotary_factor"] = 1.0
         if "head_dim" not in text and isinstance(fields.get("head_dim"), int):
             seen["head_dim"] = fields["head_dim"]
-        if not isinstance(text.get("rope_parameters"), dict):  # the legacy keys, as the file gives them
+        if module in SLIDING_UNSCALED and block:  # per layer type: the sliding layers unscaled
+            seen.pop("rope_theta", None), seen.pop("rope_scaling", None)
+            unscaled = {"rope_type": NO_SCALING.hf_name, **{k: v for k, v in flat.items() if k in ("rope_theta", "partial_rotary_factor")}}
+            seen["rope_parameters"] = {"full_attention": flat, "sliding_attention": unscaled}
+        elif not isinstance(text.get("rope_parameters"), dict):  # the legacy keys, as the file gives them
             seen.update(rope_theta=flat.pop("rope_theta"), **({"partial_rotary_factor": flat.pop("partial_rotary_factor")}
                                                              if "partial_rotary_factor" in flat else {}))
             seen["rope_scaling"] = flat if block else None
@@ -433,6 +489,7 @@ class Mlx(ConfigEngine):
             return f"ValueError: Model type {model_type} not supported."
         _, raw = text_of(config)
         module = text_module(config, raw)
+        module = TEXT_FILES.get(module or "", module)
         fields = FIELDS.get(module or "", {})
         if module in NEEDS_PACKAGE:
             return NEEDS_PACKAGE[module]
@@ -445,7 +502,10 @@ class Mlx(ConfigEngine):
             needed, key, types, other = CHECKED_BLOCKS[module]
             if not all(name in raw["rope_scaling"] for name in needed):
                 return f"ValueError: rope_scaling must contain keys {set(needed)}"
-            if not types.holds(raw["rope_scaling"][key]) and other != "drop":
+            word = checked_word(raw["rope_scaling"], key)
+            if word is None:
+                return "ValueError: rope_scaling must contain either 'type' or 'rope_type'"
+            if not types.holds(word) and other != "drop":
                 return other
         # BaseModelArgs.from_dict (mlx_lm/models/base.py:14-21) passes every key the config has, null too
         missing = [name for name, default in fields.items() if default == REQUIRED and name not in raw]
@@ -458,16 +518,25 @@ class Mlx(ConfigEngine):
             if NTK_ALPHA[module][1] and not isinstance(block, dict):
                 return "TypeError: 'NoneType' object is not subscriptable"
             return "KeyError: 'alpha'" if NTK_ALPHA[module][1] and "alpha" not in block else None
-        if module in READS_ROPE_PARAMETERS:
+        missing = [key for key in BUILD_KEYS.get(module, ()) if isinstance(block, dict) and block and key not in block]
+        if missing:
+            return f"KeyError: '{missing[0]}'"
+        if module in LEGACY_SCALING_UNREAD:
+            block = raw.get("rope_parameters")
+        elif module in READS_ROPE_PARAMETERS:
             block = raw.get("rope_parameters") if isinstance(raw.get("rope_parameters"), dict) else raw.get("rope_scaling")
         else:
             block = raw.get("rope_scaling") if "rope_scaling" in fields else None
         kind = mlx_word(block if isinstance(block, dict) else None)
-        if not BUILT_TYPES.holds(kind):
-            return f"ValueError: Unsupported RoPE type {kind}"
-        missing = [key for key in looked_up(INITIALIZE_ROPE_KEYS, kind, ()) if key not in (block or {})]
-        if missing:
-            return f"KeyError: '{missing[0]}'"
+        if module not in OWN_ROPE and module not in SCALING_NOT_APPLIED:  # the others never call initialize_rope with it
+            if not BUILT_TYPES.holds(kind):
+                return f"ValueError: Unsupported RoPE type {kind}"
+            missing = [key for key in looked_up(INITIALIZE_ROPE_KEYS, kind, ()) if key not in (block or {})]
+            if missing:
+                return f"KeyError: '{missing[0]}'"
+            failing = looked_up(NO_LENGTH_PASSED.get(module, ()), kind)
+            if failing is not None:
+                return failing
         fraction = _field(raw, fields, "partial_rotary_factor", "rotary_pct")
         if _number(fraction) and module not in READS_ROPE_PARAMETERS:
             from pecli.models.families.keys import Keys
@@ -516,4 +585,4 @@ def legacy_keys(keys: Mapping[str, Any]) -> dict[str, Any]:
 
 ENGINE = Mlx("mlx", "MLX", VERSION, "mlx_lm/models/rope_utils.py (initialize_rope), mlx_lm/models/<model>.py, "
              "mlx_lm/utils.py", no_flags="none: it reads the model folder's config.json",
-             measured=MEASURED_TYPES, rules=(ntk_alpha, yarn_as_built, longrope_long, dynamic_prefill))
+             measured=MEASURED_TYPES, rules=(ntk_alpha, yarn_as_built, longrope_long, own_deepseek_yarn, dynamic_prefill))
