@@ -110,3 +110,14 @@ def test_an_engine_rule_records_its_code_as_the_source():
     assert "rope_scaling" not in group.options  # vLLM fixes the base: no growing scaling left
     assert [s.origin for s in group.sources_of("base")] == [Origin.MODEL_CODE]
     assert group.sources_of("dim") and all(s.origin is not Origin.MODEL_CODE for s in group.sources_of("dim"))
+
+
+def test_a_users_key_goes_through_the_same_change_with_its_origin():
+    from pecli.models.group_change import user_changed
+
+    group = _group()
+    run = user_changed(group, {"factor": 8.0}, by={"factor": "--factor"})
+    assert run.sources_of("factor") == (Source("factor", "--factor", Origin.USER, repr(8.0)),)
+    # linear ×8 over θ_i = 10000^(-2i/64): θ_1 / 8
+    assert math.isclose(run.encoding.frequency_pairs().inv_freq[1], 10000.0 ** (-2 / 64) / 8, rel_tol=1e-15)
+    assert group.sources_of("base") == run.sources_of("base")  # the model's other settings keep their keys
