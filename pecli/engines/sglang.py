@@ -178,6 +178,30 @@ def whole_head(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departu
         "only inside rope_parameters)", None)
 
 
+#: Model files that pass ``get_rope`` a length of their own rather than ``max_position_embeddings``: (the config
+#: attribute, its default). ministral3.py:113-130: ``getattr(config, "original_max_position_embeddings", 16384)``.
+MAX_POSITION_PASSED = {"ministral3": ("original_max_position_embeddings", 16384)}
+
+
+def max_position_passed(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """The length :data:`MAX_POSITION_PASSED` files give their rotary module, which a scaling reads (LongRoPE's
+    magnitude, dynamic NTK's base, linear's cos/sin cache rows)."""
+    passed = MAX_POSITION_PASSED.get(context.model_type)
+    record = scaling_record(group)
+    if passed is None or not rope_group(group) or not (record.per_pair_factors or record.grows_base or record is LINEAR):
+        return group, None  # YaRN and llama3 read their original length from the block
+    key, default = passed
+    value = context.text.get(key)
+    value = value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
+    longest = group.options.get("max_position_embeddings")
+    if value == longest:
+        return group, None
+    return engine_built(group, {"max_position_embeddings": value}, f"SGLang: {context.model_type}'s own max_position"), \
+        Departure("max position", f"its model file builds the rotary module for {value:,} positions (the config's "
+                  f"top-level {key}, else {default:,}), not max_position_embeddings {longest}: the scaling's numbers that "
+                  "read it (LongRoPE's magnitude, dynamic NTK's base, the cos/sin cache) follow", None)
+
+
 def olmo2_sliding_default(config: Mapping[str, Any], text: Mapping[str, Any]) -> bool:
     """Whether SGLang's ``olmo2.py`` builds plain RoPE on some layers of this OLMo 2 config: its layers that
     ``layer_types`` calls ``sliding_attention`` (with a ``sliding_window``) get a rope dict of no scaling
@@ -352,7 +376,7 @@ ENGINE = Sglang(
     "sglang", "SGLang", VERSION, "sglang/srt/utils/hf_transformers/common.py (get_context_length), "
     "sglang/srt/configs/model_config.py, sglang/srt/layers/rotary_embedding/",
     flags={"--json-model-override-args": json_object, "--context-length": context_length},
-    env=(ALLOW_LONG, IN_CI), measured=MEASURED_TYPES, rules=(sglang_deepseek, gptj_theta, scaling_not_passed, integer_base, neox_layout, yarn_attention,
+    env=(ALLOW_LONG, IN_CI), measured=MEASURED_TYPES, rules=(sglang_deepseek, gptj_theta, max_position_passed, scaling_not_passed, integer_base, neox_layout, yarn_attention,
                                     dynamic_at_scaled_length, whole_head),
     past_cache="get plain RoPE (its cache extension uses the unscaled base and undivided positions)", override_flag="--json-model-override-args",
     length_flag="--context-length",
