@@ -405,6 +405,7 @@ class Mlx(ConfigEngine):
         return _blocks_as_compared(self._fields_read(config))
 
     def _fields_read(self, config: dict[str, Any]) -> dict[str, Any]:
+        """The config's position keys as the model file's ``ModelArgs`` fields read them (see :meth:`loaded`)."""
         from pecli.engines.base import with_text
 
         path, text = text_of(config)

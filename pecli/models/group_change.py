@@ -3,14 +3,14 @@ than transformers — applied through the group's scheme, with where each change
 
 A user's key (``--factor 80`` over a model), an engine's flag (llama.cpp's ``--rope-freq-base``) or its code
 (vLLM's LongRoPE picking one factor set) changes some settings of a group read from the model. :func:`changed`
-is the one way such a change reaches a group (:func:`user_changed` for a user's keys, which also recomputes the
-attention's factor of the new scaling): the changes are layered over the group's own settings as its scheme takes a user's keys
-(:func:`pecli.schemes.build.layered`: a key replaces the model's, a ``rope_scaling`` block the whole scaling,
-None returns the setting to its default), the scheme is built from them there (the group's
-:attr:`~pecli.models.plan.LayerGroup.encoding`, checked as every scheme is), and each setting they change is
-recorded as coming from the engine (:meth:`~pecli.models.plan.LayerGroup.sources_of`: its flag or its code and
-the :class:`~pecli.models.plan.Origin`). The group's options, what plans print, say the same settings in the
-model's own keys, in the model's order.
+is the one way such a change reaches a group: the changes are layered over the group's own settings as its
+scheme takes a user's keys (:func:`pecli.schemes.build.layered`: a key replaces the model's, a ``rope_scaling``
+block the whole scaling, None returns the setting to its default), the scheme is built from them there (the
+group's :attr:`~pecli.models.plan.LayerGroup.encoding`, checked as every scheme is), and each setting they change
+is recorded as coming from what changed it (:meth:`~pecli.models.plan.LayerGroup.sources_of`: the user's key, the
+engine's flag or its code, and the :class:`~pecli.models.plan.Origin`). The group's options, what plans print, say
+the same settings in the model's own keys, in the model's order. :func:`user_changed` is the user's door: the same
+change, and the attention's factor recomputed for the new scaling as the model's code computes it.
 """
 
 from __future__ import annotations

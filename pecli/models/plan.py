@@ -118,7 +118,8 @@ class LayerGroup:
         table fills them; a plan read otherwise may leave them empty): :meth:`sources_of`.
     attention_rule : AttentionRule or None
         How the model's attention sets :attr:`attention_scale` from the group's scaling (a plan read from
-        a config.json), so that the group under a user's settings recomputes it (:func:`pecli.models.group_change.user_changed`).
+        a config.json), so that the group under a user's settings recomputes it
+        (:func:`pecli.models.group_change.user_changed`).
     logit_scale_unknown : str
         Why pecli does not know the group's logit scale ("" when it does): the user changed a scaling whose
         attention factor pecli cannot recompute (a GGUF file's, an engine's).
