@@ -294,8 +294,7 @@ def assemble(result: type[Encoded], scheme: Any, positions: np.ndarray, dtype: s
     name, each filled block by block in ``dtype`` (float64 values of narrower outputs may come from the
     scheme's faster ways, within a few ulps)."""
     names = {f.name for f in dataclasses.fields(result)} - {"scheme"}
-    exact = dtype is None or numpy_dtype(dtype).itemsize >= 8
-    parts = scheme.parts(positions, exact=exact, dtype=dtype, wanted=sorted(names))
+    parts = scheme.parts(positions, exact=False, dtype=dtype, wanted=sorted(names))
     try:
         arrays = {part.name: filled(part, dtype) for part in parts if part.name in names}
     finally:

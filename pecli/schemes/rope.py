@@ -9,7 +9,6 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
-from pecli.dtypes import numpy_dtype
 from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.params import Parameter, dataclass_parameters, field_values, param
 from pecli.schemes.base import MAX_WIDTH, Capability, Scheme, check_apply_input, factored_score
@@ -539,8 +538,7 @@ class RopeScheme(Scheme):
         from pecli.schemes.encoded import RotaryEncoding, rotary_caches
 
         positions = self.positions_of(positions)
-        exact = dtype is None or numpy_dtype(dtype).itemsize >= 8
-        cos, sin = rotary_caches(positions, self.phasors(exact=exact), self.rotated_dim, self.layout, dtype)
+        cos, sin = rotary_caches(positions, self.phasors(exact=False), self.rotated_dim, self.layout, dtype)
         scale = None if self.xpos is None else self.xpos_scale(positions).astype(cos.dtype)
         return RotaryEncoding(self, cos, sin, self.inv_freq, positions, xpos_scale=scale)
 
