@@ -43,7 +43,13 @@ machine weighs on both sides of a pair.
    the same number of bytes of zeros to the same folder with ``dd if=/dev/zero bs=1M`` (the machine's
    own write speed, printed beside), in pairs, each file removed just before its writer runs again
    (new files, as a user's; the other's dirty pages are written back meanwhile, alike for both): sinusoidal d = 1024 at 2^18 to ``.npy`` and rope d = 128 at 2^21 to ``.npz`` (cos, sin,
-   inv_freq, positions), float32 and float64 (1, 2, 2 and 4 GiB). Target: time ≤ 2× dd's.
+   inv_freq, positions), float32 and float64 (1, 2, 2 and 4 GiB). Target: time ≤ 2× dd's. Each run's CPU
+   seconds (user and system, every thread: ``os.wait4``) are printed beside its wall time, dd's too: on a
+   shared machine the wall time moves with the other work, the CPU seconds much less. ``--before TREE``
+   also runs a pecli source tree given (``PYTHONPATH=TREE``, e.g. a checkout of main), each of its runs
+   paired with a dd of its own, in the same run: dd, TREE, dd, this tree, ``--repeat`` times. Before each
+   run the dirty pages of the runs before are written to disk (``sync``, untimed; ``--no-sync`` skips it),
+   so that the kernel does not throttle a run for the bytes the one before it wrote.
 8. ``far error`` (with target 7): float32 files of the last 16,384 positions below 2^24 (``--positions``),
    sinusoidal d = 1024 and rope d = 128, against cos and sin of the float64 angles. Target: ≤ 1e-6.
 
@@ -231,10 +237,14 @@ def last_row_ok(path: Path, length: int, dim: int) -> None:
     assert np.abs(row - expected).max() <= 2 * np.finfo(dtype).eps + length * 2.0**-52, np.abs(row - expected).max()
 
 
-def write_targets(work: Path, repeat: int, scale: int, before: str | None = None) -> list[dict[str, Any]]:
+def write_targets(work: Path, repeat: int, scale: int, before: str | None = None, settle: bool = True) -> list[dict[str, Any]]:
     """Target 7: encode against ``dd`` writing as many bytes of zeros to the same folder, in pairs; with
     ``before`` (a pecli source tree, e.g. the release before), that tree's encode too, each run of it
-    paired with a dd of its own: dd, before, dd, this tree, ``repeat`` times."""
+    paired with a dd of its own: dd, before, dd, this tree, ``repeat`` times. ``settle``: the dirty pages
+    of the runs before are written to disk (``sync``, not timed) before each run, so that no run is
+    throttled by the kernel for the run before it (past about 3 GB of dirty pages here, a writer is
+    slowed to the disk's speed: a run right after a fast writer of 2 GiB was, a run after a slow one
+    much less)."""
     results = []
     zeros, out = work / "zeros.bin", work / "encoded"
     cases = [("sinusoidal", 1024, (1 << 18) // scale, ".npy"), ("rope", 128, (1 << 21) // scale, ".npz")]
@@ -258,8 +268,12 @@ def write_targets(work: Path, repeat: int, scale: int, before: str | None = None
             for _ in range(repeat):
                 for which, source in ([("before", before)] if before is not None else []) + [("this", None)]:
                     zeros.unlink(missing_ok=True)
+                    if settle:
+                        os.sync()
                     reference = run_child(dd)
                     target.unlink(missing_ok=True)
+                    if settle:
+                        os.sync()
                     runs[which].append((reference, run_child(command, source)))
             target.unlink(missing_ok=True)
             zeros.unlink(missing_ok=True)
@@ -368,11 +382,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only-write", action="store_true", help="run target 7 (encode against dd) only")
     parser.add_argument("--before", default=None,
                         help="with --only-write: also a pecli source tree to compare (e.g. a checkout of the release before)")
+    parser.add_argument("--no-sync", action="store_true",
+                        help="target 7: do not write the dirty pages to disk before each run (faster, less fair)")
     args = parser.parse_args(argv)
     if args.only_write:
         with tempfile.TemporaryDirectory(dir=args.dir) as folder:
-            return report(write_targets(Path(folder), args.repeat, args.scale, args.before) + far_error_targets(Path(folder)),
-                          args.json)
+            return report(write_targets(Path(folder), args.repeat, args.scale, args.before, not args.no_sync)
+                          + far_error_targets(Path(folder)), args.json)
     sin_length, sin_dim = 262144 // args.scale, 1024
     rope_length, rope_dim = 1048576 // args.scale, 128
 

@@ -529,10 +529,10 @@ class RopeScheme(Scheme):
         return self.xpos is None
 
     def encoded(self, positions: Any, *, dtype: str | None = None) -> Any:
-        """The ``cos`` and ``sin`` caches (L, r) in ``dtype``, written block by block from the phasors:
-        float64 from the exact cos and sin of the float64 angles ``p·θ_i`` (the values of :meth:`arrays`),
-        narrower dtypes from the angle addition of :func:`unit_phasors`, cast once: within half a unit in
-        the last place at 1.0 of the dtype (float32: 2⁻²⁴) of the float64 values
+        """The ``cos`` and ``sin`` caches (L, r) in ``dtype``, written block by block from the phasors of
+        the angle addition of :func:`unit_phasors` (``pecli encode``'s values, in every dtype: float64
+        within ``2⁻⁵³·|p·θ_i| + 2⁻⁵²`` of cos and sin of the exact angles), cast once: within half a
+        unit in the last place at 1.0 of the dtype (float32: 2⁻²⁴) of the float64 values
         (:mod:`pecli.schemes.encoded`): a :class:`~pecli.schemes.encoded.RotaryEncoding` (with xPos, its
         ``xpos_scale`` too)."""
         from pecli.schemes.encoded import RotaryEncoding, rotary_caches
