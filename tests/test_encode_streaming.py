@@ -414,6 +414,57 @@ def test_verify_accepts_the_archive(invoke, tmp_path):
     assert json.loads(result.stdout)["match"] is True
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_file_and_the_library_hold_the_same_values(invoke, tmp_path, small_blocks, dtype):
+    # One code path: what `pecli encode -o` writes is what pecli.encode returns, bit for bit, in every
+    # dtype (positions past several anchors, given as a range and as ids).
+    import pecli
+
+    for where in (["--length", "3000"], ["--positions", "500:3500"]):
+        start = 500 if "--positions" in where else 0
+        encode_json(invoke, "--scheme", "rope", "--dim", "16", *where, "--dtype", dtype, "--out", tmp_path / "r.npz", "--force")
+        library = pecli.encode("rope", range(start, start + 3000), dim=16, dtype=dtype)
+        with np.load(tmp_path / "r.npz") as archive:
+            np.testing.assert_array_equal(archive["cos"], library.cos)
+            np.testing.assert_array_equal(archive["sin"], library.sin)
+        encode_json(invoke, "--scheme", "sinusoidal", "--dim", "32", *where, "--dtype", dtype, "--out", tmp_path / "s.npy",
+                    "--force")
+        library = pecli.encode("sinusoidal", range(start, start + 3000), dim=32, dtype=dtype)
+        np.testing.assert_array_equal(np.load(tmp_path / "s.npy"), library.encoding)
+
+
+def test_crc32_of_pieces_combines_into_the_crc32_of_the_whole():
+    # The standard check value: CRC-32 (ISO-HDLC) of "123456789" is 0xCBF43926 (Williams, "A painless guide
+    # to CRC error detection algorithms", 1993), from the pieces' CRCs and the second piece's length.
+    import zlib
+
+    from pecli.io_stream import crc32_combine
+
+    assert crc32_combine(zlib.crc32(b"12345"), zlib.crc32(b"6789"), 4) == 0xCBF43926
+    assert crc32_combine(zlib.crc32(b"123456789"), zlib.crc32(b""), 0) == 0xCBF43926
+    rng = np.random.default_rng(7)
+    for first, second in [(0, 1), (3, 1000), (5000, 1 << 16), (1, 300_001)]:
+        a, b = rng.bytes(first), rng.bytes(second)
+        assert crc32_combine(zlib.crc32(a), zlib.crc32(b), len(b)) == zlib.crc32(a + b)
+
+
+def test_archive_checksummed_block_by_block_reads_back(invoke, tmp_path, small_blocks, monkeypatch):
+    # Every block's CRC-32 computed apart (on the checksum thread) and joined: zipfile checks each
+    # member's CRC as it reads it whole.
+    import zipfile
+
+    import pecli.io_stream
+
+    monkeypatch.setattr(pecli.io_stream, "CHECKSUM_APART", 1)
+    out = tmp_path / "r.npz"
+    encode_json(invoke, "--scheme", "rope", "--dim", "8", "--length", "3000", "--dtype", "float32", "--out", out,
+                "--parts", "encoding,cos,sin,inv_freq,positions")
+    with zipfile.ZipFile(out) as archive:
+        assert archive.testzip() is None
+    with np.load(out) as archive:
+        np.testing.assert_array_equal(archive["positions"], np.arange(3000))
+
+
 def test_members_past_4_gib_are_read_through_their_zip64_records(tmp_path):
     # A member of 2^30 + 1 float32 values (4 GiB + 4 bytes, a sparse file: its values are never written)
     # and a small one after it, at an offset past 4 GiB: zipfile (hence np.load) finds both from the
