@@ -35,7 +35,7 @@ from pecli.dtypes import cast, numpy_dtype, storable
 from pecli.io import sync_wanted, write_atomic
 from pecli.progress import task
 from pecli.schemes.base import Scheme
-from pecli.schemes.frequencies import ANCHOR, FILL_BYTES
+from pecli.schemes.frequencies import ANCHOR, FILL_BYTES, SHARED_VALUES
 from pecli.schemes.parts import Block, Part
 from pecli.schemes.positions import position_range
 
@@ -88,6 +88,23 @@ def key_bytes_per_row(row_values: int, itemsize: int) -> int:
 
     columns = len(range(0, row_values, max(1, row_values // HASHED_COLUMNS)))
     return columns * (itemsize + 17) + 16
+
+
+def made_copies(values: np.ndarray, copies: dict[str, Callable[[np.ndarray], np.ndarray]]) -> dict[str, np.ndarray]:
+    """``copy(values)`` for each copy by name; from two copies on, the first on the thread that fills the
+    second half of a block's rows (idle between blocks: :func:`~pecli.schemes.frequencies.fill_rows`),
+    so that a block's copies (rope's cos and sin: two writes of the block's size) take both cores."""
+    if len(copies) < 2 or values.size < SHARED_VALUES:
+        return {name: copy(values) for name, copy in copies.items()}
+    from pecli.schemes.frequencies import helper_thread
+
+    (first, copy), *rest = copies.items()
+    elsewhere = helper_thread().submit(copy, values)
+    try:
+        out = {name: copy(values) for name, copy in rest}
+    finally:
+        out[first] = elsewhere.result()
+    return out
 
 
 def ahead(blocks: Iterator[Block]) -> Iterator[Block]:
@@ -341,7 +358,7 @@ class EncodeRun:
             for block in blocks:
                 with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
                     values = storable(cast(block.values, dtype))
-                yield block, values, {name: copy(values) for name, copy in copies.items()}
+                yield block, values, made_copies(values, copies)
 
         blocks = made(self.main.blocks(self.rows))
         with released_blocks():  # what follows the blocks (other members, the summary's last step) finds them freed

@@ -109,9 +109,10 @@ _helper: tuple[int, Any] | None = None  # (the process it was made in, the execu
 _helper_lock = threading.Lock()
 
 
-def _helper_thread() -> Any:
+def helper_thread() -> Any:
     """The one thread that fills the second half of a :func:`fill_rows` array (made on first use, and
-    anew in a process forked after it: a fork copies the executor, not its thread)."""
+    anew in a process forked after it: a fork copies the executor, not its thread); ``pecli encode``
+    also gives it one of a block's copies (:func:`pecli.encoding_files.made_copies`) between blocks."""
     global _helper
     with _helper_lock:
         if _helper is None or _helper[0] != os.getpid():
@@ -146,7 +147,7 @@ def fill_rows(count: int, width: int, dtype: Any, fill: Callable[[int, int, np.n
         run(0, count)
         return out
     half = count // 2
-    other = _helper_thread().submit(run, half, count)
+    other = helper_thread().submit(run, half, count)
     try:
         run(0, half)
     finally:
