@@ -53,8 +53,8 @@ def unit_phasors(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: bool
     and ``0 <= k < ANCHOR``, so one complex multiply replaces two trigonometric evaluations; both
     factors are direct evaluations at the float64 angles ``fl(aθ)`` and ``fl(kθ)``, re-anchored every
     :data:`ANCHOR` positions: one two-term sum per value, no recurrence, so no error accumulates.
-    ``pecli encode`` and :func:`pecli.encode` use it for every dtype (float64 included: 5× fewer CPU
-    seconds; see docs/performance.md).
+    ``pecli encode`` and :func:`pecli.encode` use it for every dtype (float64 included: a third of the
+    CPU seconds of the direct evaluation, NumPy's 10 ns a value; see docs/performance.md).
 
     Bound: against cos and sin of the exact angle ``p·θ`` (θ the float64 frequency), each value is
     within ``2⁻⁵³·|p·θ| + 2⁻⁵²``: the angles' rounding, ``|fl(aθ) − aθ| + |fl(kθ) − kθ| ≤
