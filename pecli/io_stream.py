@@ -116,6 +116,50 @@ def npy_header(shape: Sequence[int], dtype: np.dtype) -> bytes:
 WRITE_BYTES = 1 << 20
 
 
+#: Regions at least this large have their blocks reserved before they are written (:func:`preallocate`).
+PREALLOCATE_BYTES = 1 << 20
+
+
+@functools.lru_cache(maxsize=1)
+def _fallocate() -> Callable[[int, int, int, int], int] | None:
+    """The C library's ``fallocate`` (Linux: the system call itself, never an emulation writing zeros, as
+    ``posix_fallocate`` falls back to on file systems without it), or None."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).fallocate
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    function.restype = ctypes.c_int
+    return function
+
+
+def preallocate(fd: int, offset: int, size: int) -> None:
+    """Reserve the file's blocks for bytes ``offset`` … ``offset + size`` before they are written
+    (``fallocate(2)``, mode 0), where the file system allows it.
+
+    Why: ext4 (and other file systems that allocate late) otherwise reserves and maps each page as a
+    write first reaches it, under the write's lock: measured here, 2 GiB written in 1 MiB pieces took
+    0.36–0.38 CPU s of the kernel's time, and 0.21–0.22 s into blocks reserved beforehand. A full disk
+    is then an error before the values are written (ENOSPC raised); a file system or platform that
+    cannot reserve (EOPNOTSUPP, no ``fallocate``) is written as before.
+    """
+    import ctypes
+    import errno
+
+    function = _fallocate()
+    if function is None or size <= 0:
+        return
+    if function(fd, 0, offset, size) != 0:
+        code = ctypes.get_errno()
+        if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise OSError(code, os.strerror(code))
+
+
 def _pwrite(fd: int, data: memoryview, offset: int) -> None:
     while len(data):
         written = os.pwrite(fd, data[:WRITE_BYTES], offset)
@@ -138,6 +182,8 @@ class Region:
     checksum: bool = True
 
     def __post_init__(self) -> None:
+        if self.nbytes >= PREALLOCATE_BYTES:
+            preallocate(self.fd, self.offset, self.size)
         _pwrite(self.fd, memoryview(self.header), self.offset)
         self.crc = zlib.crc32(self.header) if self.checksum else 0
 

@@ -417,19 +417,20 @@ def test_verify_accepts_the_archive(invoke, tmp_path):
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_the_file_and_the_library_hold_the_same_values(invoke, tmp_path, small_blocks, dtype):
     # One code path: what `pecli encode -o` writes is what pecli.encode returns, bit for bit, in every
-    # dtype (positions past several anchors, given as a range and as ids).
+    # dtype (positions past several anchors, given as a range and as ids; float64 members of 1.5 MB,
+    # their blocks reserved before they are written).
     import pecli
 
     for where in (["--length", "3000"], ["--positions", "500:3500"]):
         start = 500 if "--positions" in where else 0
-        encode_json(invoke, "--scheme", "rope", "--dim", "16", *where, "--dtype", dtype, "--out", tmp_path / "r.npz", "--force")
-        library = pecli.encode("rope", range(start, start + 3000), dim=16, dtype=dtype)
+        encode_json(invoke, "--scheme", "rope", "--dim", "64", *where, "--dtype", dtype, "--out", tmp_path / "r.npz", "--force")
+        library = pecli.encode("rope", range(start, start + 3000), dim=64, dtype=dtype)
         with np.load(tmp_path / "r.npz") as archive:
             np.testing.assert_array_equal(archive["cos"], library.cos)
             np.testing.assert_array_equal(archive["sin"], library.sin)
-        encode_json(invoke, "--scheme", "sinusoidal", "--dim", "32", *where, "--dtype", dtype, "--out", tmp_path / "s.npy",
+        encode_json(invoke, "--scheme", "sinusoidal", "--dim", "64", *where, "--dtype", dtype, "--out", tmp_path / "s.npy",
                     "--force")
-        library = pecli.encode("sinusoidal", range(start, start + 3000), dim=32, dtype=dtype)
+        library = pecli.encode("sinusoidal", range(start, start + 3000), dim=64, dtype=dtype)
         np.testing.assert_array_equal(np.load(tmp_path / "s.npy"), library.encoding)
 
 
@@ -465,14 +466,18 @@ def test_archive_checksummed_block_by_block_reads_back(invoke, tmp_path, small_b
         np.testing.assert_array_equal(archive["positions"], np.arange(3000))
 
 
-def test_members_past_4_gib_are_read_through_their_zip64_records(tmp_path):
-    # A member of 2^30 + 1 float32 values (4 GiB + 4 bytes, a sparse file: its values are never written)
-    # and a small one after it, at an offset past 4 GiB: zipfile (hence np.load) finds both from the
-    # ZIP64 records, the first member's .npy header declares its shape, the second reads back whole.
+def test_members_past_4_gib_are_read_through_their_zip64_records(tmp_path, monkeypatch):
+    # A member of 2^30 + 1 float32 values (4 GiB + 4 bytes, a sparse file: its values are never written,
+    # nor its blocks reserved) and a small one after it, at an offset past 4 GiB: zipfile (hence np.load)
+    # finds both from the ZIP64 records, the first member's .npy header declares its shape, the second
+    # reads back whole.
     import os
     import zipfile
 
+    import pecli.io_stream
     from pecli.io_stream import ZipLayout
+
+    monkeypatch.setattr(pecli.io_stream, "PREALLOCATE_BYTES", 1 << 62)
 
     path = tmp_path / "big.npz"
     with open(path, "wb") as stream:
