@@ -252,21 +252,21 @@ def test_progress_follows_the_bytes_written(monkeypatch, tmp_path, out, params):
 MIB = 1 << 20
 #: The summary's last step where it stays under a block: finish_bytes(N) + 2^18 candidate values × 48 B.
 VERIFY_ROWS = (1 << 18) * 48
-#: Two chunks of 2^15 values at 16 B a value, filled on two threads (float64 angles and complex phasors).
-FILL = 2 * (1 << 15) * 16
+#: Two chunks of 2^17 values at 16 B a value, filled on two threads (float64 angles and complex phasors).
+FILL = 2 * (1 << 17) * 16
 
 
 @pytest.mark.parametrize("params,out,expected", [
     # sinusoidal d = 512 float32 .npy: blocks of 2^20 / 512 = 2048 rows × 512 values, three of them in
-    # float32 (made ahead, summarised, written): 12 MiB; two chunks of 2^15 values at 16 B a value being
-    # filled (float64 angles and complex phasors): 1 MiB; the summary keying a block, 16 sampled columns
+    # float32 (made ahead, summarised, written): 12 MiB; two chunks of 2^17 values at 16 B a value being
+    # filled (float64 angles and complex phasors): 4 MiB; the summary keying a block, 16 sampled columns
     # at 4 + 17 B and 16 B a row: 2048 × 352 B; the angle addition's 256 steps of the 256 pairs at 16 B:
     # 1 MiB; 8,192 positions × (4 B of key + 8 B of id): 96 KiB. The last step, 9 B × 8,192 + 24 B ×
     # 8,192 + 2^15 B + 12 MiB, is smaller.
     ({"scheme": "sinusoidal", "dim": 512, "length": 8192, "dtype": "float32"}, "pe.npy",
      13 * MIB + FILL + 2048 * 352 + 8192 * 12),
     # rope d = 128 float32 .npz: three 8,192-row blocks in float32 (12 MiB), the chunks being filled
-    # (1 MiB), the summary keying a block (8,192 × 352 B), the steps (256 × 64 pairs × 16 B, counted as
+    # (4 MiB), the summary keying a block (8,192 × 352 B), the steps (256 × 64 pairs × 16 B, counted as
     # 256 × 128 × 8 B: the encoding's width) and three blocks each of cos and sin copied from them (made
     # with the block ahead, handed over, written: 3 × 2 × 8,192 × 128 × 4 B = 24 MiB); 65,536 × 12 B of
     # keys and ids.
@@ -298,11 +298,11 @@ def test_rope_archive_memory_is_flat_in_the_length():
     scheme = build_scheme("rope", {"dim": 128})
     mib = 1 << 20
     verify = summary_module.VERIFY_VALUES * encoding_files.VERIFY_BYTES_PER_VALUE  # 12 MiB of candidate rows
-    # 2^20: three blocks of 8192 rows × 128 float64 (24 MiB), the chunks being filled (1 MiB), the
+    # 2^20: three blocks of 8192 rows × 128 float64 (24 MiB), the chunks being filled (4 MiB), the
     # summary keying a block (8,192 rows × (16 columns × 25 B + 16 B)), the angle addition's steps
     # (256 × 128 × 8 B), three blocks of cos and of sin (48 MiB), which outweigh the last step (9 + 24
     # + 4 + 12 MiB: one share of keys, the scan, its table, rows); 4 B of key per position (4 MiB)
-    block = 2 * (1 << 15) * 16 + 8192 * 416 + 256 * 128 * 8
+    block = 2 * (1 << 17) * 16 + 8192 * 416 + 256 * 128 * 8
     assert encoding_files.memory_needed(scheme, 1 << 20, "float64", None, ids_made=False) == (72 + 4) * mib + block
     # with the ids made (--positions), 8 B more per position
     assert encoding_files.memory_needed(scheme, 1 << 20, "float64", None) == (72 + 4 + 8) * mib + block
