@@ -241,10 +241,9 @@ def write_targets(work: Path, repeat: int, scale: int, before: str | None = None
     """Target 7: encode against ``dd`` writing as many bytes of zeros to the same folder, in pairs; with
     ``before`` (a pecli source tree, e.g. the release before), that tree's encode too, each run of it
     paired with a dd of its own: dd, before, dd, this tree, ``repeat`` times. ``settle``: the dirty pages
-    of the runs before are written to disk (``sync``, not timed) before each run, so that no run is
-    throttled by the kernel for the run before it (past about 3 GB of dirty pages here, a writer is
-    slowed to the disk's speed: a run right after a fast writer of 2 GiB was, a run after a slow one
-    much less)."""
+    of the runs before are written to disk (``sync``, not timed) before each run, so that no run starts
+    with the 2–4 GiB the run before it left (near the level past which the kernel slows writers, about
+    3 GB here; a slow run left more of them written back than a fast one)."""
     results = []
     zeros, out = work / "zeros.bin", work / "encoded"
     cases = [("sinusoidal", 1024, (1 << 18) // scale, ".npy"), ("rope", 128, (1 << 21) // scale, ".npz")]
