@@ -292,10 +292,11 @@ def encode(scheme: Any, positions: Iterable[Any] | None = None, *, dtype: str | 
     (``pecli.schemes.encoded.BUFFERS.clear()`` frees it).
 
     ``dtype`` (float64, float32, float16, bfloat16) is the dtype of the float arrays (``inv_freq`` stays
-    float64). Angles are formed in float64 and the values cast once at the end; below float64 the
-    rotary caches and sinusoidal tables come from angle addition, and each value is within half a unit
-    in the last place at 1.0 of ``dtype`` (float32: 2⁻²⁴ ≈ 6e-8) of cos or sin of the float64 angle
-    (:mod:`pecli.schemes.encoded`). transformers' float32 rotary modules form the angles in float32:
+    float64). Angles are formed in float64 and the values cast once at the end; the rotary caches and
+    sinusoidal tables of integer positions come from angle addition, as ``pecli encode`` writes them:
+    float64 values within ``2⁻⁵³·|p·θ| + 2⁻⁵²`` of cos and sin of the exact angle (the rounding of a
+    float64 angle of that size), and each value in a narrower dtype within half a unit in the last place
+    at 1.0 of ``dtype`` (float32: 2⁻²⁴ ≈ 6e-8) of them (:mod:`pecli.schemes.encoded`). transformers' float32 rotary modules form the angles in float32:
     off by up to 0.06 at a million positions.
 
     An encoding that would take more than ``max_memory`` bytes (``"2G"``; default a quarter of RAM, as

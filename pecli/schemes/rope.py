@@ -9,7 +9,6 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
-from pecli.dtypes import numpy_dtype
 from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.params import Parameter, dataclass_parameters, field_values, param
 from pecli.schemes.base import MAX_WIDTH, Capability, Scheme, check_apply_input, factored_score
@@ -530,17 +529,16 @@ class RopeScheme(Scheme):
         return self.xpos is None
 
     def encoded(self, positions: Any, *, dtype: str | None = None) -> Any:
-        """The ``cos`` and ``sin`` caches (L, r) in ``dtype``, written block by block from the phasors:
-        float64 from the exact cos and sin of the float64 angles ``p·θ_i`` (the values of :meth:`arrays`),
-        narrower dtypes from the angle addition of :func:`unit_phasors`, cast once: within half a unit in
-        the last place at 1.0 of the dtype (float32: 2⁻²⁴) of the float64 values
+        """The ``cos`` and ``sin`` caches (L, r) in ``dtype``, written block by block from the phasors of
+        the angle addition of :func:`unit_phasors` (``pecli encode``'s values, in every dtype: float64
+        within ``2⁻⁵³·|p·θ_i| + 2⁻⁵²`` of cos and sin of the exact angles), cast once: within half a
+        unit in the last place at 1.0 of the dtype (float32: 2⁻²⁴) of the float64 values
         (:mod:`pecli.schemes.encoded`): a :class:`~pecli.schemes.encoded.RotaryEncoding` (with xPos, its
         ``xpos_scale`` too)."""
         from pecli.schemes.encoded import RotaryEncoding, rotary_caches
 
         positions = self.positions_of(positions)
-        exact = dtype is None or numpy_dtype(dtype).itemsize >= 8
-        cos, sin = rotary_caches(positions, self.phasors(exact=exact), self.rotated_dim, self.layout, dtype)
+        cos, sin = rotary_caches(positions, self.phasors(exact=False), self.rotated_dim, self.layout, dtype)
         scale = None if self.xpos is None else self.xpos_scale(positions).astype(cos.dtype)
         return RotaryEncoding(self, cos, sin, self.inv_freq, positions, xpos_scale=scale)
 
