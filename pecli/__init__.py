@@ -289,6 +289,17 @@ def _positions_within_budget(positions: Any, count: int | None, max_memory: Any)
     return chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
 
 
+def _cell_ids(built: Any, values: Any, max_memory: Any) -> Any:
+    """The ids an n-D scheme encodes, ``values`` or (None) its own cells, within the memory budget: the cells'
+    count is checked before they are made."""
+    if values is None:
+        cells = built.cell_count or 0
+        _within_budget(built.estimate_bytes(cells), max_memory, "positions", f"{built.name} at {cells:,} positions")
+    ids = built.cells() if values is None else built.positions_of(values)
+    _within_budget(built.estimate_bytes(len(ids)), max_memory, "positions", f"{built.name} at {len(ids):,} positions")
+    return ids
+
+
 def encode(scheme: Any, positions: Iterable[Any] | None = None, *, dtype: str | None = None, max_memory: Any = None,
            **params: Any):
     """The arrays of a scheme at ``positions``, each under its name: ``encode("rope", range(8), dim=4).cos``.
@@ -359,12 +370,7 @@ def encode(scheme: Any, positions: Iterable[Any] | None = None, *, dtype: str | 
     values = None if positions is None else _positions_within_budget(positions, count, max_memory)
     if cls.has_cells:
         built = scheme if given else build_scheme(scheme, params)
-        if values is None:  # the scheme's own cells, refused before they are made
-            cells = built.cell_count or 0
-            _within_budget(built.estimate_bytes(cells), max_memory, "positions", f"{built.name} at {cells:,} positions")
-        ids = built.cells() if values is None else built.positions_of(values)
-        _within_budget(built.estimate_bytes(len(ids)), max_memory, "positions", f"{built.name} at {len(ids):,} positions")
-        return built.encoded(ids, dtype=dtype)
+        return built.encoded(_cell_ids(built, values, max_memory), dtype=dtype)
     if values is None:
         raise TypeError("encode() needs positions for a scheme along a line, e.g. range(512)")
     ids = as_positions(values, real=cls.real_positions)
