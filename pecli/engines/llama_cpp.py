@@ -36,6 +36,22 @@ CONVERTED_AS = {"mistral": "llama", "gemma3_text": "gemma3", "deepseek_v2": "dee
                 "olmo3": "olmo2", "mixtral": "llama"}
 
 
+def _nope_temperature(groups: tuple, model_type: Any) -> tuple:
+    """The NoPE groups under the temperature llama.cpp's graph sets in code for the architecture the converter
+    writes (Llama 4: 0.1 and 8,192 whatever the config's ``attn_temperature_tuning``, ``attn_scale`` and
+    ``floor_scale`` say, which the converter does not write; :attr:`pecli.models.gguf_metadata.Arch.nope_temperature`)."""
+    from dataclasses import replace
+
+    from pecli.models.gguf import ARCHS
+    from pecli.models.logit_scale import LogitScale
+
+    arch = ARCHS.get(converted_arch(model_type) or "")
+    if arch is None or arch.nope_temperature is None:
+        return groups
+    scale = LogitScale(1.0, "llama4_temperature", arch.nope_temperature)
+    return tuple(replace(group, attention_scale=scale) if group.options is None else group for group in groups)
+
+
 def converted_arch(model_type: Any) -> str | None:
     """The GGUF architecture the converter writes for HF ``model_type`` (None: none pecli maps)."""
     from pecli.models.gguf import ARCHS
@@ -69,7 +85,7 @@ class LlamaCpp(Engine):
         if model.model_type == "falcon":
             model = _falcon_converted(model, config)
         plan = runtime_plan(model, "llama.cpp", args)
-        plan = replace(plan, source=" ".join(plan.source.split()))
+        plan = replace(plan, source=" ".join(plan.source.split()), groups=_nope_temperature(plan.groups, model.model_type))
         served = _served(plan, flags)
         departures = _longrope_departures(model, served)
         if converted_arch(model.model_type) not in MEASURED_ARCHS:

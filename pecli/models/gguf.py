@@ -78,7 +78,7 @@ ARCHS: dict[str, Arch] = {
     "deepseek2": Arch("deepseek_v3", "norm", yarn_keys=("yarn_log_multiplier",)), "command-r": Arch("cohere", "norm"),
     # Llama 4: set_swa_pattern(4) chunked layers, n_no_rope_layer_step 4 (llama-hparams.h's default;
     # llm_build_llama_iswa: use_rope = (il + 1) % step != 0), the chunked layers keep their trained RoPE
-    "llama4": Arch("llama4", "norm", swa_every=4, nope_every=4, window_zero_disables=True),
+    "llama4": Arch("llama4", "norm", swa_every=4, nope_every=4, window_zero_disables=True, nope_temperature=(0.1, 8192.0)),
     # GLM-4: NORM (llama_model_rope_type, without M-RoPE) on weights Glm4Model leaves in place; it writes
     # rope.dimension_count = head_dim × partial_rotary_factor (0.5): half the head rotates
     "glm4": Arch("glm4", "norm"),
@@ -101,9 +101,9 @@ ARCHS: dict[str, Arch] = {
 
 #: Architectures llama.cpp names but does not run, with the reason said to the user.
 NOT_RUN = {
-    "gptj": "GPT-J is not a llama.cpp architecture: llama.cpp names 'gptj' but has no graph for it (its tensor "
-            "table holds token_embd only; tests/test-llama-archs.cpp: no usable implementation) and "
-            "convert_hf_to_gguf.py has no GPT-J class",
+    "gptj": "GPT-J is not a llama.cpp architecture: llama.cpp 0c1e57098 names 'gptj' but its loader refuses it "
+            "(\"unsupported model architecture: 'gptj'\", measured; no graph for it) and convert_hf_to_gguf.py has no "
+            "GPT-J class",
 }
 #: HF model types of those architectures.
 NOT_RUN_MODEL_TYPES = {"gptj": "gptj"}
@@ -191,8 +191,10 @@ def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
     if arch.rope == "alibi":
         groups = [_alibi_group(meta, arch, layers)]
     else:
-        groups = [dataclasses.replace(group, attention_scale=_softmax_mscale(meta, arch, group))
-                  for group in _rope_groups(meta, effective_arch(arch, values, arch_name, layers), layers)]
+        effective = effective_arch(arch, values, arch_name, layers)
+        groups = [_nope_temperature(dataclasses.replace(group, attention_scale=_softmax_mscale(meta, arch, group)),
+                                    arch, effective)
+                  for group in _rope_groups(meta, effective, layers)]
     groups = [dataclasses.replace(group, sources=gguf_sources(group, arch_name)) for group in groups]
     return PositionPlan(source, arch.model_type, f"GGUF ({arch_name}, as llama.cpp reads it)", layers, tuple(groups))
 
@@ -218,6 +220,19 @@ def gguf_sources(group: LayerGroup, arch_name: str) -> tuple[Source, ...]:
         if setting is not None:
             sources.append(Source(setting, key, Origin.GGUF))
     return stamped(sources, group.options)
+
+
+def _nope_temperature(group: LayerGroup, arch: Arch, effective: Arch) -> LayerGroup:
+    """A NoPE group of an architecture whose graph scales those layers' queries (:attr:`Arch.nope_temperature`,
+    Llama 4): that temperature; where the file turns the windows off (its scale left 0) llama.cpp aborts when it
+    computes the layer, and the group's logit scale is said unknown with why."""
+    if arch.nope_temperature is None or group.options is not None:
+        return group
+    if effective.window_zero_disables and effective.swa_every == 0:
+        return dataclasses.replace(group, logit_scale_unknown=(
+            "llama.cpp aborts when it computes this layer: attention.sliding_window 0 leaves Llama 4's temperature "
+            "scale 0, and llm_graph_input_attn_temp::set_input asserts f_attn_temp_scale != 0 (llama-graph.cpp:161)"))
+    return dataclasses.replace(group, attention_scale=LogitScale(1.0, "llama4_temperature", arch.nope_temperature))
 
 
 def _softmax_mscale(meta: Metadata, arch: Arch, group: LayerGroup) -> LogitScale:
