@@ -246,3 +246,19 @@ def test_the_cli_runs_a_gguf_file_under_flags(files, runner):
     assert result.exit_code == 1, result.output
     document = json.loads(result.output)
     assert not document["same"]
+
+
+def test_a_llama4_config_without_windows_is_not_said_same():
+    """Llama 4 with every layer full attention converts with sliding_window 0 (conversion/llama.py:396-399), a file
+    the fixtures measured (``llama4-no-window``: the last layer's temperature input aborts llama.cpp); from a config
+    pecli says it cannot be sure, and gives that NoPE layer no logit scale."""
+    from pecli.engines.compare import engine_diff
+    from pecli.models.families.from_config import plan_of
+
+    config = json.loads((ROOT / "sample_configs" / "hf" / "meta-llama--llama-4-scout-17b-16e-instruct.json").read_text())
+    config["text_config"]["layer_types"] = ["full_attention"] * config["text_config"]["num_hidden_layers"]
+    found = engine_diff(engine("llama.cpp"), config, "", plan_of(config, "config.json"))
+    assert not found.same and any("cannot be sure" in line for line in found.lines())
+    assert all(group.logit_scale_unknown for group in found.run.plan.groups if group.options is None)
+    measured = next(case for case in CASES if case["id"] == "llama4-no-window")
+    assert measured["attn_temp"]["values"] == "set_input stopped by signal 6"

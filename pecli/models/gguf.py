@@ -222,6 +222,12 @@ def gguf_sources(group: LayerGroup, arch_name: str) -> tuple[Source, ...]:
     return stamped(sources, group.options)
 
 
+#: Why a Llama 4 file without windows has no logit scale on its NoPE layer (measured: RULES.md §20).
+TEMPERATURE_ABORTS = ("llama.cpp aborts when it computes this layer: attention.sliding_window 0 leaves Llama 4's "
+                      "temperature scale 0, and llm_graph_input_attn_temp::set_input asserts f_attn_temp_scale != 0 "
+                      "(llama-graph.cpp:161)")
+
+
 def _nope_temperature(group: LayerGroup, arch: Arch, effective: Arch) -> LayerGroup:
     """A NoPE group of an architecture whose graph scales those layers' queries (:attr:`Arch.nope_temperature`,
     Llama 4): that temperature; where the file turns the windows off (its scale left 0) llama.cpp aborts when it
@@ -229,9 +235,7 @@ def _nope_temperature(group: LayerGroup, arch: Arch, effective: Arch) -> LayerGr
     if arch.nope_temperature is None or group.options is not None:
         return group
     if effective.window_zero_disables and effective.swa_every == 0:
-        return dataclasses.replace(group, logit_scale_unknown=(
-            "llama.cpp aborts when it computes this layer: attention.sliding_window 0 leaves Llama 4's temperature "
-            "scale 0, and llm_graph_input_attn_temp::set_input asserts f_attn_temp_scale != 0 (llama-graph.cpp:161)"))
+        return dataclasses.replace(group, logit_scale_unknown=TEMPERATURE_ABORTS)
     return dataclasses.replace(group, attention_scale=LogitScale(1.0, "llama4_temperature", arch.nope_temperature))
 
 
