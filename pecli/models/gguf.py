@@ -191,10 +191,8 @@ def plan_of_metadata(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
     if arch.rope == "alibi":
         groups = [_alibi_group(meta, arch, layers)]
     else:
-        effective = effective_arch(arch, values, arch_name, layers)
-        groups = [_nope_temperature(dataclasses.replace(group, attention_scale=_softmax_mscale(meta, arch, group)),
-                                    arch, effective)
-                  for group in _rope_groups(meta, effective, layers)]
+        groups = [dataclasses.replace(group, attention_scale=_softmax_mscale(meta, arch, group))
+                  for group in _rope_groups(meta, effective_arch(arch, values, arch_name, layers), layers)]
     groups = [dataclasses.replace(group, sources=gguf_sources(group, arch_name)) for group in groups]
     return PositionPlan(source, arch.model_type, f"GGUF ({arch_name}, as llama.cpp reads it)", layers, tuple(groups))
 
@@ -228,13 +226,13 @@ TEMPERATURE_ABORTS = ("llama.cpp aborts when it computes this layer: attention.s
                       "(llama-graph.cpp:161)")
 
 
-def _nope_temperature(group: LayerGroup, arch: Arch, effective: Arch) -> LayerGroup:
+def _nope_temperature(group: LayerGroup, arch: Arch) -> LayerGroup:
     """A NoPE group of an architecture whose graph scales those layers' queries (:attr:`Arch.nope_temperature`,
-    Llama 4): that temperature; where the file turns the windows off (its scale left 0) llama.cpp aborts when it
-    computes the layer, and the group's logit scale is said unknown with why."""
+    Llama 4): that temperature; where the file turns the windows off (``arch`` as the file makes it: its scale left
+    0) llama.cpp aborts when it computes the layer, and the group's logit scale is said unknown with why."""
     if arch.nope_temperature is None or group.options is not None:
         return group
-    if effective.window_zero_disables and effective.swa_every == 0:
+    if arch.window_zero_disables and arch.swa_every == 0:
         return dataclasses.replace(group, logit_scale_unknown=TEMPERATURE_ABORTS)
     return dataclasses.replace(group, attention_scale=LogitScale(1.0, "llama4_temperature", arch.nope_temperature))
 
@@ -243,7 +241,7 @@ def _softmax_mscale(meta: Metadata, arch: Arch, group: LayerGroup) -> LogitScale
     """DeepSeek's factor on its softmax scale, as llama.cpp's deepseek2 graph forms it from the file's keys
     (:func:`pecli.models.gguf_rope.deepseek_softmax_factor`)."""
     if arch.model_type not in SOFTMAX_MSCALE_TYPES or group.options is None:
-        return UNSCALED
+        return group.attention_scale  # none (UNSCALED), or the NoPE layers' temperature (_nope_temperature)
     from pecli.models.llama_cpp_scaling import UNWRITTEN, of_word, word_of
 
     entry = of_word(meta.values.get(meta.key("rope.scaling.type"), word_of(UNWRITTEN))) or of_word(word_of(UNWRITTEN))
@@ -353,11 +351,11 @@ def _without_rope(groups: list[LayerGroup], arch: Arch, layers: int, read: list[
         return groups
     nope = {i for i in range(layers) if (i + 1) % arch.nope_every == 0}
     kept = [dataclasses.replace(g, layers=tuple(i for i in g.layers if i not in nope)) for g in groups]
-    return [g for g in kept if g.layers] + [LayerGroup(
+    return [g for g in kept if g.layers] + [_nope_temperature(LayerGroup(
         NOPE, tuple(sorted(nope)), None, tuple(read), (),
         f"llama.cpp's n_no_rope_layer_step {arch.nope_every}: no RoPE on layer i when (i + 1) % {arch.nope_every} == 0"
         + (" (set to the layer count when the file turns windows off: its last layer only)"
-           if arch.nope_every == layers else ""))]
+           if arch.nope_every == layers else "")), arch)]
 
 
 def _scoped(meta: Metadata, common: list[str], read: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], tuple, tuple]:
