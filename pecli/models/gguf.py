@@ -220,23 +220,6 @@ def gguf_sources(group: LayerGroup, arch_name: str) -> tuple[Source, ...]:
     return stamped(sources, group.options)
 
 
-#: Why a Llama 4 file without windows has no logit scale on its NoPE layer (measured: RULES.md §20).
-TEMPERATURE_ABORTS = ("llama.cpp aborts when it computes this layer: attention.sliding_window 0 leaves Llama 4's "
-                      "temperature scale 0, and llm_graph_input_attn_temp::set_input asserts f_attn_temp_scale != 0 "
-                      "(llama-graph.cpp:161)")
-
-
-def _nope_temperature(group: LayerGroup, arch: Arch) -> LayerGroup:
-    """A NoPE group of an architecture whose graph scales those layers' queries (:attr:`Arch.nope_temperature`,
-    Llama 4): that temperature; where the file turns the windows off (``arch`` as the file makes it: its scale left
-    0) llama.cpp aborts when it computes the layer, and the group's logit scale is said unknown with why."""
-    if arch.nope_temperature is None or group.options is not None:
-        return group
-    if arch.window_zero_disables and arch.swa_every == 0:
-        return dataclasses.replace(group, logit_scale_unknown=TEMPERATURE_ABORTS)
-    return dataclasses.replace(group, attention_scale=LogitScale(1.0, "llama4_temperature", arch.nope_temperature))
-
-
 def _softmax_mscale(meta: Metadata, arch: Arch, group: LayerGroup) -> LogitScale:
     """DeepSeek's factor on its softmax scale, as llama.cpp's deepseek2 graph forms it from the file's keys
     (:func:`pecli.models.gguf_rope.deepseek_softmax_factor`)."""
@@ -343,6 +326,23 @@ def swa_pattern(values: dict[str, Any], arch_name: str, arch: Arch, layers: int,
     if isinstance(given, bool) or not isinstance(given, int) or given < 0:
         raise ConfigError("gguf", f"{name} in {source} must be a whole number or an array of booleans, got {_excerpt(given)}")
     return tuple(given == 0 or i % given < given - 1 for i in range(layers))
+
+
+#: Why a Llama 4 file without windows has no logit scale on its NoPE layer (measured: RULES.md §20).
+TEMPERATURE_ABORTS = ("llama.cpp aborts when it computes this layer: attention.sliding_window 0 leaves Llama 4's "
+                      "temperature scale 0, and llm_graph_input_attn_temp::set_input asserts f_attn_temp_scale != 0 "
+                      "(llama-graph.cpp:161)")
+
+
+def _nope_temperature(group: LayerGroup, arch: Arch) -> LayerGroup:
+    """A NoPE group of an architecture whose graph scales those layers' queries (:attr:`Arch.nope_temperature`,
+    Llama 4): that temperature; where the file turns the windows off (``arch`` as the file makes it: its scale left
+    0) llama.cpp aborts when it computes the layer, and the group's logit scale is said unknown with why."""
+    if arch.nope_temperature is None or group.options is not None:
+        return group
+    if arch.window_zero_disables and arch.swa_every == 0:
+        return dataclasses.replace(group, logit_scale_unknown=TEMPERATURE_ABORTS)
+    return dataclasses.replace(group, attention_scale=LogitScale(1.0, "llama4_temperature", arch.nope_temperature))
 
 
 def _without_rope(groups: list[LayerGroup], arch: Arch, layers: int, read: list[str]) -> list[LayerGroup]:
