@@ -311,7 +311,7 @@ def resolve(
     options, plan = expand_sources(options, command, plan)
     keys = split_keys(options, command)
     overrides = user_overrides({k: v for k, v in given.items() if k not in command}, plan)
-    group = user_group(plan, keys) if overrides else None
+    group = user_group(plan, keys, whole=_gives_block(given, keys.cls)) if overrides else None
     if keys.cls.has_cells:
         return dataclasses.replace(_resolve_cells(keys, settings), plan=plan, overrides=overrides, user_group=group)
     # analysed over the user's scaling's factor × original length, as the model would run under it
@@ -319,16 +319,17 @@ def resolve(
     return dataclasses.replace(build_and_place(keys, settings, analysed), plan=plan, overrides=overrides, user_group=group)
 
 
-def user_group(plan: PositionPlan | None, keys: SortedKeys) -> LayerGroup | None:
+def user_group(plan: PositionPlan | None, keys: SortedKeys, whole: bool = False) -> LayerGroup | None:
     """The model's one group under the user's keys, its logit scale recomputed from the model's rule for
-    the changed scaling (:meth:`~pecli.models.plan.LayerGroup.with_user_options`); None without one."""
+    the changed scaling (:meth:`~pecli.models.plan.LayerGroup.with_user_options`; ``whole``: the user gave a
+    scaling block); None without one."""
     from pecli.models.logit_scale import BETA_SCALED_TYPES, SOFTMAX_MSCALE_TYPES
 
     group = plan.single if plan is not None else None
     if group is None or group.options is None:
         return None
     affected = plan.model_type in SOFTMAX_MSCALE_TYPES | BETA_SCALED_TYPES
-    return group.with_user_options({"scheme": keys.scheme, **keys.own}, affected=affected)
+    return group.with_user_options({"scheme": keys.scheme, **keys.own}, affected=affected, whole=whole)
 
 
 def group_specs(
@@ -421,7 +422,14 @@ def group_under_user_keys(group: LayerGroup, options: Mapping[str, Any]) -> Laye
     if not changes:
         return group
     model = {k: v for k, v in group.options.items() if k != "scheme"}
-    return group.with_user_options({"scheme": group.scheme, **layered(cls, model, changes)})
+    return group.with_user_options({"scheme": group.scheme, **layered(cls, model, changes)},
+                                   whole=_gives_block(changes, cls))
+
+
+def _gives_block(options: Mapping[str, Any], cls: type[Scheme]) -> bool:
+    """Whether the user's ``options`` give a block of ``cls`` (``rope_scaling``): the whole scaling, in
+    whose place none of the model's block's keys stay."""
+    return any(normalize_key(str(key)) in cls.block_keys for key in options)
 
 
 def user_overrides(options: Mapping[str, Any], plan: PositionPlan | None) -> tuple[Source, ...]:

@@ -196,22 +196,26 @@ class LayerGroup:
             changed.__dict__["encoding"] = self.__dict__["encoding"]
         return changed
 
-    def with_user_options(self, options: Mapping[str, Any], affected: bool = True) -> LayerGroup:
+    def with_user_options(self, options: Mapping[str, Any], affected: bool = True, whole: bool = False) -> LayerGroup:
         """The group under ``options``, the user's keys layered over the model's: its scheme rebuilt, and its
         :attr:`attention_scale` the model's code's for the new scaling (DeepSeek at ``--factor 80``: the
         softmax scale × mscale(80, mscale_all_dim)², as ``DeepseekV3Attention`` computes it).
 
         A scaling changed where pecli has no :attr:`attention_rule` for the group leaves the logit scale
         unknown (:attr:`logit_scale_unknown`), unless ``affected`` is False (the model's attention applies
-        no factor of its scaling's: not an MLA model, no ``llama_4_scaling_beta``).
+        no factor of its scaling's: not an MLA model, no ``llama_4_scaling_beta``). ``whole``: the user gave a
+        scaling block, the whole scaling as in a config file (none of the model's block's keys carry over).
         """
         changed = self.replaced(options=dict(options))
         before, after = _hf_scaling(self), _hf_scaling(changed)
-        if before == after:
-            return changed
         rule = self.attention_rule
+        if before == after and not (whole and rule is not None and rule.config_keys):
+            return changed
         if rule is not None and rule.block == before and rule.model_scale == self.attention_scale:
-            return changed.replaced(attention_scale=rule.scale(after))
+            unsure = rule.unsure(after, whole)
+            if unsure:
+                return changed.replaced(logit_scale_unknown=unsure)
+            return changed.replaced(attention_scale=rule.scale(after, whole))
         if not affected and self.attention_scale.is_unit:
             return changed
         return changed.replaced(logit_scale_unknown="pecli recomputes it for a changed scaling only in a plan read "

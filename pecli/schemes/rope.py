@@ -35,7 +35,7 @@ _PARAMETERS: dict[type, tuple[tuple[Any, ...], dict[str, Parameter]]] = {}
 
 #: rope parameters added after the scaling keys were: listed after them, so that the JSON output keeps
 #: the order it has always had.
-LATER_KEYS = ("inv_freq", "xpos")
+LATER_KEYS = ("inv_freq", "xpos", "direction")
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,16 @@ class RopeScheme(Scheme):
       are ``concat(cos θ, cos θ)``.
 
     Components r … dim − 1 are not rotated. Angles ``p θ_i`` are formed in float64.
+
+    ``direction`` says which way the pairs turn: ``positive`` by +pθ_i as above (every model but one);
+    ``negative`` by −pθ_i, ``(a, b) ↦ (a cos pθ_i + b sin pθ_i,  b cos pθ_i − a sin pθ_i)``. nanochat turns
+    that way: its ``rotate_half`` is reversed, ``cat(x2, −x1)`` (transformers 5.24.0,
+    ``models/nanochat/modeling_nanochat.py:167-171``; nanochat's own ``apply_rotary_emb``,
+    ``y1 = x1 cos + x2 sin``, in ``nanochat/gpt.py``), and mlx-lm 0.32.2 negates its frequencies
+    (``mlx_lm/models/nanochat.py:90-93``) for ``mx.fast.rope`` (``:55-62``). The frequencies θ_i stay
+    positive (wavelengths and the analyses of cos Δθ do not change); the angles, hence the sin cache and
+    every rotation, carry the sign: pecli's caches are those of the angle the pair turns by (transformers'
+    nanochat keeps the caches of +pθ and reverses ``rotate_half`` instead: the same rotation).
 
     Context-extension scalings (``scaling``: linear, ntk, dynamic, yarn, llama3, longrope) replace
     ``θ_i`` and may set an attention scaling that multiplies both cos and sin, exactly as HuggingFace's
@@ -125,6 +135,10 @@ class RopeScheme(Scheme):
     xpos: float | None = param(
         None, "xPos scale base B (Sun et al. 2022): q times ζ_i^((p − L//2)/B), k divided by it, "
         "ζ_i = (2i + 0.4r)/(1.4r)", exclusive_minimum=0, default_text="off",
+    )
+    direction: str = param(
+        "positive", "which way the pairs turn: positive, by +pθ (every model but nanochat); negative, by −pθ "
+        "(nanochat's reversed rotate_half)", choices=("positive", "negative"),
     )
 
     # -- parameters: the scheme's own and the scaling's, from the registry's records -----------------
@@ -371,9 +385,17 @@ class RopeScheme(Scheme):
         """Factor applied to both cos and sin (1 unless the scaling sets one); logits scale by its square."""
         return float(self.frequencies.attention_scaling)
 
+    @property
+    def sign(self) -> float:
+        """+1 or −1: the way the pairs turn (:attr:`direction`)."""
+        return -1.0 if self.direction == "negative" else 1.0
+
     def angles(self, positions: Any) -> np.ndarray:
-        """The (L, r/2) angles ``p θ_i``, float64."""
-        return np.outer(self.positions_of(positions).astype(np.float64), self.inv_freq)
+        """The (L, r/2) angles ``±p θ_i`` the pairs turn by (the sign: :attr:`direction`), float64."""
+        angles = np.outer(self.positions_of(positions).astype(np.float64), self.inv_freq)
+        if self.sign < 0:
+            np.negative(angles, out=angles)
+        return angles
 
     def pair_indices(self) -> tuple[np.ndarray, np.ndarray]:
         """Component indices (first, second) of each rotated pair in the chosen layout."""
@@ -449,7 +471,8 @@ class RopeScheme(Scheme):
         """What :meth:`encode` reads: the rotated width and layout, θ_i and the attention scaling (not
         ``context`` or ``max_position_embeddings`` themselves, only what they do to θ_i)."""
         xpos = None if self.xpos is None else (self.xpos, self.context)  # xPos's centre L//2 reads the context
-        return (type(self), self.dim, self.rotated_dim, self.layout, self.inv_freq.tobytes(), self.attention_scaling, xpos)
+        return (type(self), self.dim, self.rotated_dim, self.layout, self.inv_freq.tobytes(), self.attention_scaling, xpos,
+                self.direction)
 
     def score(self, m: Any, n: Any) -> np.ndarray:
         return factored_score(self, m, n)
@@ -493,10 +516,12 @@ class RopeScheme(Scheme):
         """A function giving the (n, r/2) phasors ``s·exp(i pθ_j)`` of position ids (s: the attention
         scaling): exact cos and sin of the float64 angles, or with ``exact=False`` the angle addition of
         :func:`unit_phasors` (within a few float64 ulps)."""
-        inv_freq, scaling = self.inv_freq, self.attention_scaling
+        inv_freq, scaling, negative = self.inv_freq, self.attention_scaling, self.sign < 0
 
         def phasors(ids: np.ndarray) -> np.ndarray:
             z = unit_phasors(ids, inv_freq, exact=exact)
+            if negative:  # exp(−i pθ): the same cos, sin negated, bit for bit
+                np.conjugate(z, out=z)
             if scaling != 1.0:
                 z.view(np.float64)[...] *= scaling
             return z
@@ -506,16 +531,19 @@ class RopeScheme(Scheme):
     def phasor_chunks(self, *, exact: bool = True) -> Callable[[np.ndarray], Callable[[int, int], np.ndarray]]:
         """:meth:`phasors` of ids by chunks: ``of(ids)(start, stop)`` are the phasors of
         ``ids[start:stop]``, the same values (:func:`~pecli.schemes.frequencies.phasor_chunks`)."""
-        inv_freq, scaling = self.inv_freq, self.attention_scaling
+        inv_freq, scaling, negative = self.inv_freq, self.attention_scaling, self.sign < 0
 
         def of(ids: np.ndarray) -> Callable[[int, int], np.ndarray]:
             unscaled = phasor_chunks(ids, inv_freq, exact=exact)
-            if scaling == 1.0:
+            if scaling == 1.0 and not negative:
                 return unscaled
 
             def chunk(start: int, stop: int) -> np.ndarray:
                 z = unscaled(start, stop)
-                z.view(np.float64)[...] *= scaling
+                if negative:
+                    np.conjugate(z, out=z)
+                if scaling != 1.0:
+                    z.view(np.float64)[...] *= scaling
                 return z
 
             return chunk
