@@ -172,7 +172,8 @@ class RopeScheme(Scheme):
         """The scheme from parameter values: ``scaling`` and the scaling keys become :attr:`rope_scaling`."""
         values = dict(values)
         rope_type = values.pop("scaling", None) or "none"
-        keys = {_key_name(name): values.pop(name) for name in list(values) if _key_name(name) in scaling_keys()}
+        known = scaling_keys()
+        keys = {_key_name(name): values.pop(name) for name in list(values) if _key_name(name) in known}
         return cls(**field_values(dataclass_parameters(cls), values), rope_scaling=RopeScaling(rope_type, **keys))
 
     @property
@@ -551,6 +552,13 @@ def _attribute(key: str) -> str:
     return RopeScheme.aliases.get(key, key)
 
 
+#: pecli's spelling → HF name of every scaling key, with the records of :data:`SCALINGS` it was made from.
+_KEY_NAMES: list[tuple[tuple, dict[str, str]]] = []
+
+
 def _key_name(name: str) -> str:
     """The HF name of the scaling key that the rope parameter ``name`` is (``name`` if none is)."""
-    return {_attribute(key): key for key in scaling_keys()}.get(name, name)
+    records = tuple(SCALINGS.items())
+    if not _KEY_NAMES or _KEY_NAMES[0][0] != records:  # a type registered later: made anew
+        _KEY_NAMES[:] = [(records, {_attribute(key): key for key in scaling_keys()})]
+    return _KEY_NAMES[0][1].get(name, name)
