@@ -215,7 +215,10 @@ class RopeScheme(Scheme):
             record = scaling_type(variant)
         except ConfigError:
             return ()  # the scaling's own check names it
-        return tuple(_attribute(key) for key in record.key_names)
+        known = _BLOCK_KEYS.get(variant)
+        if known is None or known[0] is not record:  # a building scheme asks this of every type
+            known = _BLOCK_KEYS[variant] = (record, tuple(_attribute(key) for key in record.key_names))
+        return known[1]
 
     def __post_init__(self) -> None:
         self._require_even("dim", self.dim)
@@ -552,6 +555,8 @@ def _attribute(key: str) -> str:
     return RopeScheme.aliases.get(key, key)
 
 
+#: The rope parameters each scaling type takes (:meth:`RopeScheme.block_keys_of`), by the name asked, with its record.
+_BLOCK_KEYS: dict[str, tuple[Any, tuple[str, ...]]] = {}
 #: pecli's spelling → HF name of every scaling key, with the records of :data:`SCALINGS` it was made from.
 _KEY_NAMES: list[tuple[tuple, dict[str, str]]] = []
 
