@@ -185,7 +185,8 @@ class RopeScheme(Scheme):
         """The scheme from parameter values: ``scaling`` and the scaling keys become :attr:`rope_scaling`."""
         values = dict(values)
         rope_type = values.pop("scaling", None) or "none"
-        keys = {_key_name(name): values.pop(name) for name in list(values) if _key_name(name) in scaling_keys()}
+        known = scaling_keys()
+        keys = {_key_name(name): values.pop(name) for name in list(values) if _key_name(name) in known}
         return cls(**field_values(dataclass_parameters(cls), values), rope_scaling=RopeScaling(rope_type, **keys))
 
     @property
@@ -227,7 +228,10 @@ class RopeScheme(Scheme):
             record = scaling_type(variant)
         except ConfigError:
             return ()  # the scaling's own check names it
-        return tuple(_attribute(key) for key in record.key_names)
+        known = _BLOCK_KEYS.get(variant)
+        if known is None or known[0] is not record:  # a building scheme asks this of every type
+            known = _BLOCK_KEYS[variant] = (record, tuple(_attribute(key) for key in record.key_names))
+        return known[1]
 
     def __post_init__(self) -> None:
         self._require_even("dim", self.dim)
@@ -577,6 +581,15 @@ def _attribute(key: str) -> str:
     return RopeScheme.aliases.get(key, key)
 
 
+#: The rope parameters each scaling type takes (:meth:`RopeScheme.block_keys_of`), by the name asked, with its record.
+_BLOCK_KEYS: dict[str, tuple[Any, tuple[str, ...]]] = {}
+#: pecli's spelling → HF name of every scaling key, with the records of :data:`SCALINGS` it was made from.
+_KEY_NAMES: list[tuple[tuple, dict[str, str]]] = []
+
+
 def _key_name(name: str) -> str:
     """The HF name of the scaling key that the rope parameter ``name`` is (``name`` if none is)."""
-    return {_attribute(key): key for key in scaling_keys()}.get(name, name)
+    records = tuple(SCALINGS.items())
+    if not _KEY_NAMES or _KEY_NAMES[0][0] != records:  # a type registered later: made anew
+        _KEY_NAMES[:] = [(records, {_attribute(key): key for key in scaling_keys()})]
+    return _KEY_NAMES[0][1].get(name, name)
