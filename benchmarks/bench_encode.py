@@ -43,7 +43,13 @@ machine weighs on both sides of a pair.
    the same number of bytes of zeros to the same folder with ``dd if=/dev/zero bs=1M`` (the machine's
    own write speed, printed beside), in pairs, each file removed just before its writer runs again
    (new files, as a user's; the other's dirty pages are written back meanwhile, alike for both): sinusoidal d = 1024 at 2^18 to ``.npy`` and rope d = 128 at 2^21 to ``.npz`` (cos, sin,
-   inv_freq, positions), float32 and float64 (1, 2, 2 and 4 GiB). Target: time ≤ 2× dd's.
+   inv_freq, positions), float32 and float64 (1, 2, 2 and 4 GiB). Target: time ≤ 2× dd's. Each run's CPU
+   seconds (user and system, every thread: ``os.wait4``) are printed beside its wall time, dd's too: on a
+   shared machine the wall time moves with the other work, the CPU seconds much less. ``--before TREE``
+   also runs a pecli source tree given (``PYTHONPATH=TREE``, e.g. a checkout of main), each of its runs
+   paired with a dd of its own, in the same run: dd, TREE, dd, this tree, ``--repeat`` times. Before each
+   run the dirty pages of the runs before are written to disk (``sync``, untimed; ``--no-sync`` skips it),
+   so that the kernel does not throttle a run for the bytes the one before it wrote.
 8. ``far error`` (with target 7): float32 files of the last 16,384 positions below 2^24 (``--positions``),
    sinusoidal d = 1024 and rope d = 128, against cos and sin of the float64 angles. Target: ≤ 1e-6.
 
@@ -110,16 +116,18 @@ def transformers_python(given: str | None) -> str | None:
     return candidate if check.returncode == 0 else None
 
 
-def run_child(argv: list[str]) -> tuple[float, float]:
-    """Run ``argv`` as a child process: (wall seconds, its peak resident memory in MiB)."""
+def run_child(argv: list[str], source: str | None = None) -> tuple[float, float, float]:
+    """Run ``argv`` as a child process: (wall seconds, its peak resident memory in MiB, its CPU seconds:
+    user and system, every thread). ``source``: a pecli source tree the child imports (``PYTHONPATH``)."""
+    env = None if source is None else {**os.environ, "PYTHONPATH": source}
     started = time.perf_counter()
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed: {process.stderr.read().decode(errors='replace') if process.stderr else ''}")
-    return seconds, usage.ru_maxrss * 1024 / MIB  # Linux reports kilobytes
+    return seconds, usage.ru_maxrss * 1024 / MIB, usage.ru_utime + usage.ru_stime  # Linux reports kilobytes
 
 
 def pecli(*args: Any) -> list[str]:
@@ -150,6 +158,8 @@ def paired(reference: list[str], candidate: list[str], repeat: int, cleanup: lis
         "reference_mib": statistics.median(r[1] for r, _ in pairs),
         "mib": statistics.median(o[1] for _, o in pairs),
         "memory_ratio": statistics.median(o[1] / r[1] for r, o in pairs),
+        "reference_cpu": statistics.median(r[2] for r, _ in pairs),
+        "cpu": statistics.median(o[2] for _, o in pairs),
     }
 
 
@@ -227,8 +237,13 @@ def last_row_ok(path: Path, length: int, dim: int) -> None:
     assert np.abs(row - expected).max() <= 2 * np.finfo(dtype).eps + length * 2.0**-52, np.abs(row - expected).max()
 
 
-def write_targets(work: Path, repeat: int, scale: int) -> list[dict[str, Any]]:
-    """Target 7: encode against ``dd`` writing as many bytes of zeros to the same folder, in pairs."""
+def write_targets(work: Path, repeat: int, scale: int, before: str | None = None, settle: bool = True) -> list[dict[str, Any]]:
+    """Target 7: encode against ``dd`` writing as many bytes of zeros to the same folder, in pairs; with
+    ``before`` (a pecli source tree, e.g. the release before), that tree's encode too, each run of it
+    paired with a dd of its own: dd, before, dd, this tree, ``repeat`` times. ``settle``: the dirty pages
+    of the runs before are written to disk (``sync``, not timed) before each run, so that no run starts
+    with the 2–4 GiB the run before it left (near the level past which the kernel slows writers, about
+    3 GB here; a slow run left more of them written back than a fast one)."""
     results = []
     zeros, out = work / "zeros.bin", work / "encoded"
     cases = [("sinusoidal", 1024, (1 << 18) // scale, ".npy"), ("rope", 128, (1 << 21) // scale, ".npz")]
@@ -238,20 +253,45 @@ def write_targets(work: Path, repeat: int, scale: int) -> list[dict[str, Any]]:
             command = pecli("--scheme", name, "--dim", dim, "--length", length, "--dtype", dtype, "--out", target)
             target.unlink(missing_ok=True)
             run_child(command)  # untimed: the size of the file, and Python's bytecode cache written
+            if before is not None:
+                run_child(command, before)
             size = target.stat().st_size
             target.unlink()
             count = -(-size // (1 << 20))
             print(f"7. {name} d={dim} L={length} {dtype} {suffix} ({size / 2**30:.2f} GiB) against dd, {repeat} pairs",
                   file=sys.stderr, flush=True)
+            dd = ["dd", "if=/dev/zero", f"of={zeros}", "bs=1M", f"count={count}"]
             # each file is removed just before its own writer runs again: the other's dirty pages are
             # written back while it runs, alike for both
-            pair = paired(["dd", "if=/dev/zero", f"of={zeros}", "bs=1M", f"count={count}"], command, repeat, [target],
-                          (zeros,))
+            runs: dict[str, list[tuple[tuple[float, float, float], tuple[float, float, float]]]] = {"before": [], "this": []}
+            for _ in range(repeat):
+                for which, source in ([("before", before)] if before is not None else []) + [("this", None)]:
+                    zeros.unlink(missing_ok=True)
+                    if settle:
+                        os.sync()
+                    reference = run_child(dd)
+                    target.unlink(missing_ok=True)
+                    if settle:
+                        os.sync()
+                    runs[which].append((reference, run_child(command, source)))
             target.unlink(missing_ok=True)
             zeros.unlink(missing_ok=True)
-            results.append({"target": f"{name} d={dim} L={length} {dtype} {suffix} / dd", "value": pair["time_ratio"],
-                            "limit": 2.0, "write_gb_s": count * (1 << 20) / pair["reference_seconds"] / 1e9,
-                            "bytes": size, **pair})
+            for which, pairs in runs.items():
+                if not pairs:
+                    continue
+                pair = {
+                    "reference_seconds": statistics.median(r[0] for r, _ in pairs),
+                    "seconds": statistics.median(o[0] for _, o in pairs),
+                    "time_ratio": statistics.median(o[0] / r[0] for r, o in pairs),
+                    "mib": statistics.median(o[1] for _, o in pairs),
+                    "reference_mib": statistics.median(r[1] for r, _ in pairs),
+                    "reference_cpu": statistics.median(r[2] for r, _ in pairs),
+                    "cpu": statistics.median(o[2] for _, o in pairs),
+                }
+                label = "" if which == "this" else " (before)"
+                results.append({"target": f"{name} d={dim} L={length} {dtype} {suffix} / dd{label}", "value": pair["time_ratio"],
+                                "limit": 2.0, "write_gb_s": count * (1 << 20) / pair["reference_seconds"] / 1e9,
+                                "bytes": size, **pair})
     return results
 
 
@@ -310,11 +350,11 @@ def huge_target(work: Path) -> list[dict[str, Any]]:
     """Target 6: 2^24 positions, float32: it works (time, peak), the archive readable."""
     length, out = 1 << 24, work / "huge.npz"
     print(f"6. rope L={length} d=128 float32 .npz (17 GB)", file=sys.stderr, flush=True)
-    seconds, mib = run_child(pecli("--scheme", "rope", "--dim", 128, "--length", length, "--dtype", "float32", "--out", out))
+    seconds, mib, _ = run_child(pecli("--scheme", "rope", "--dim", 128, "--length", length, "--dtype", "float32", "--out", out))
     last_row_ok(out, length, 128)
     size = out.stat().st_size
     out.unlink()
-    _, alone = run_child(pecli("--scheme", "rope", "--dim", 128, "--length", 1, "--dtype", "float32", "--out", out))
+    _, alone, _ = run_child(pecli("--scheme", "rope", "--dim", 128, "--length", 1, "--dtype", "float32", "--out", out))
     out.unlink(missing_ok=True)
     from pecli.cli.encode import encode_run
     from pecli.config import resolve
@@ -339,10 +379,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--huge", action="store_true", help="also target 6: 2^24 positions, 17 GB on disk")
     parser.add_argument("--only-hf", action="store_true", help="run targets 5 (and 6 with --huge) only")
     parser.add_argument("--only-write", action="store_true", help="run target 7 (encode against dd) only")
+    parser.add_argument("--before", default=None,
+                        help="with --only-write: also a pecli source tree to compare (e.g. a checkout of the release before)")
+    parser.add_argument("--no-sync", action="store_true",
+                        help="target 7: do not write the dirty pages to disk before each run (faster, less fair)")
     args = parser.parse_args(argv)
     if args.only_write:
         with tempfile.TemporaryDirectory(dir=args.dir) as folder:
-            return report(write_targets(Path(folder), args.repeat, args.scale) + far_error_targets(Path(folder)), args.json)
+            return report(write_targets(Path(folder), args.repeat, args.scale, args.before, not args.no_sync)
+                          + far_error_targets(Path(folder)), args.json)
     sin_length, sin_dim = 262144 // args.scale, 1024
     rope_length, rope_dim = 1048576 // args.scale, 128
 
@@ -431,8 +476,8 @@ def report(results: list[dict[str, Any]], as_json: bool) -> int:
             if "file_gb" in result:
                 detail = f"  ({result['seconds']:.1f} s, {result['file_gb']:.1f} GB)"
             if "write_gb_s" in result:
-                detail = (f"  (pecli {result['seconds']:.2f} s, dd {result['reference_seconds']:.2f} s: "
-                          f"{result['write_gb_s']:.2f} GB/s; peak {result['mib']:.0f} MiB)")
+                detail = (f"  (pecli {result['seconds']:.2f} s, CPU {result['cpu']:.2f} s; dd {result['reference_seconds']:.2f} s, "
+                          f"CPU {result['reference_cpu']:.2f} s: {result['write_gb_s']:.2f} GB/s; peak {result['mib']:.0f} MiB)")
             if "encoding_seconds" in result:
                 detail = f"  (summary {result['summary_seconds']:.2f} s, the rest {result['encoding_seconds']:.2f} s)"
             verdict = "pass" if result["pass"] else "FAIL"

@@ -261,6 +261,45 @@ def _count(positions: Any) -> int | None:
         return None
 
 
+#: Positions read at a time from an iterator (:func:`_positions_within_budget`).
+_CHUNK = 1 << 16
+
+
+def _positions_within_budget(positions: Any, count: int | None, max_memory: Any) -> Any:
+    """``positions`` as an array; an iterator (``count`` None: its length unknown) is read a chunk at a time
+    and refused, with the ValueError of :func:`_within_budget`, as soon as the ids read pass the memory budget
+    at 8 bytes each, so that an endless or huge iterator is never held whole before the check (an array or a
+    sequence was counted before this)."""
+    import itertools
+
+    import numpy as np
+
+    if count is not None:
+        return np.asarray(positions if hasattr(positions, "__array__") else list(positions))
+    iterator, chunks, held = iter(positions), [], 0
+    while True:
+        chunk = list(itertools.islice(iterator, _CHUNK))
+        if not chunk:
+            break
+        chunks.append(np.asarray(chunk))
+        held += chunks[-1].size
+        _within_budget(8.0 * held, max_memory, "positions", f"an iterator of at least {held:,} ids")
+    if not chunks:
+        return np.asarray([])
+    return chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+
+
+def _cell_ids(built: Any, values: Any, max_memory: Any) -> Any:
+    """The ids an n-D scheme encodes, ``values`` or (None) its own cells, within the memory budget: the cells'
+    count is checked before they are made."""
+    if values is None:
+        cells = built.cell_count or 0
+        _within_budget(built.estimate_bytes(cells), max_memory, "positions", f"{built.name} at {cells:,} positions")
+    ids = built.cells() if values is None else built.positions_of(values)
+    _within_budget(built.estimate_bytes(len(ids)), max_memory, "positions", f"{built.name} at {len(ids):,} positions")
+    return ids
+
+
 def encode(scheme: Any, positions: Iterable[Any] | None = None, *, dtype: str | None = None, max_memory: Any = None,
            **params: Any):
     """The arrays of a scheme at ``positions``, each under its name: ``encode("rope", range(8), dim=4).cos``.
@@ -292,15 +331,18 @@ def encode(scheme: Any, positions: Iterable[Any] | None = None, *, dtype: str | 
     (``pecli.schemes.encoded.BUFFERS.clear()`` frees it).
 
     ``dtype`` (float64, float32, float16, bfloat16) is the dtype of the float arrays (``inv_freq`` stays
-    float64). Angles are formed in float64 and the values cast once at the end; below float64 the
-    rotary caches and sinusoidal tables come from angle addition, and each value is within half a unit
-    in the last place at 1.0 of ``dtype`` (float32: 2⁻²⁴ ≈ 6e-8) of cos or sin of the float64 angle
-    (:mod:`pecli.schemes.encoded`). transformers' float32 rotary modules form the angles in float32:
+    float64). Angles are formed in float64 and the values cast once at the end; the rotary caches and
+    sinusoidal tables of integer positions come from angle addition, as ``pecli encode`` writes them:
+    float64 values within ``2⁻⁵³·|p·θ| + 2⁻⁵²`` of cos and sin of the exact angle (the rounding of a
+    float64 angle of that size), and each value in a narrower dtype within half a unit in the last place
+    at 1.0 of ``dtype`` (float32: 2⁻²⁴ ≈ 6e-8) of them (:mod:`pecli.schemes.encoded`). transformers' float32 rotary modules form the angles in float32:
     off by up to 0.06 at a million positions.
 
     An encoding that would take more than ``max_memory`` bytes (``"2G"``; default a quarter of RAM, as
     on the command line; the arrays at float64, ALiBi's (H, L, L) bias, T5's (L, L) buckets) is refused
-    before it is computed, with a ValueError naming ``positions``.
+    before it is computed, with a ValueError naming ``positions``: positions given as an iterator are read
+    a chunk at a time and refused once the ids read pass the budget (8 bytes each), an n-D scheme's own
+    cells from their count, before they are made.
     """
     import numpy as np
 
@@ -326,12 +368,10 @@ def encode(scheme: Any, positions: Iterable[Any] | None = None, *, dtype: str | 
         _within_budget(built.estimate_bytes(count), max_memory, "positions", f"{built.name} at {count:,} positions")
         return built.encoded(as_positions(np.arange(positions.start, positions.stop, positions.step, dtype=np.int64),
                                           real=cls.real_positions), dtype=dtype)
-    values = None if positions is None else np.asarray(positions if hasattr(positions, "__array__") else list(positions))
+    values = None if positions is None else _positions_within_budget(positions, count, max_memory)
     if cls.has_cells:
         built = scheme if given else build_scheme(scheme, params)
-        ids = built.cells() if values is None else built.positions_of(values)
-        _within_budget(built.estimate_bytes(len(ids)), max_memory, "positions", f"{built.name} at {len(ids):,} positions")
-        return built.encoded(ids, dtype=dtype)
+        return built.encoded(_cell_ids(built, values, max_memory), dtype=dtype)
     if values is None:
         raise TypeError("encode() needs positions for a scheme along a line, e.g. range(512)")
     ids = as_positions(values, real=cls.real_positions)

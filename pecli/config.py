@@ -418,11 +418,17 @@ def group_under_user_keys(group: LayerGroup, options: Mapping[str, Any], affecte
 
     if group.options is None:
         return group
-    own = accepted_keys(get_scheme_class(group.scheme))
-    changes = {k: v for k, v in canonical_keys(options).items() if k in own}
+    cls = get_scheme_class(group.scheme)
+    changes = {k: v for k, v in canonical_keys(options).items() if k in accepted_keys(cls)}
     if not changes:
         return group
-    return user_changed(group, changes, affected=affected)
+    return user_changed(group, changes, affected=affected, whole=_gives_block(changes, cls))
+
+
+def _gives_block(options: Mapping[str, Any], cls: type[Scheme]) -> bool:
+    """Whether the user's ``options`` give a block of ``cls`` (``rope_scaling``): the whole scaling, in
+    whose place none of the model's block's keys stay."""
+    return any(normalize_key(str(key)) in cls.block_keys for key in options)
 
 
 def user_overrides(options: Mapping[str, Any], plan: PositionPlan | None) -> tuple[Source, ...]:

@@ -35,7 +35,7 @@ from pecli.dtypes import cast, numpy_dtype, storable
 from pecli.io import sync_wanted, write_atomic
 from pecli.progress import task
 from pecli.schemes.base import Scheme
-from pecli.schemes.frequencies import ANCHOR, FILL_BYTES
+from pecli.schemes.frequencies import ANCHOR, FILL_BYTES, SHARED_VALUES
 from pecli.schemes.parts import Block, Part
 from pecli.schemes.positions import position_range
 
@@ -53,7 +53,8 @@ ID_BYTES = 8
 #: Bytes per value of the candidate rows the summary compares at once (recomputed, cast, widened, sorted).
 VERIFY_BYTES_PER_VALUE = 48
 #: Blocks of each member copied from the main array that are alive at once: the one being made and
-#: the one being written.
+#: the one being written; with the next block computed ahead (:func:`ahead`, which makes the copies
+#: too), one more (:data:`AHEAD_BLOCKS`: made ahead, handed to the writer, written).
 DERIVED_COPIES = 2
 #: Progress of a written file is counted in MiB.
 MIB = 1 << 20
@@ -87,6 +88,23 @@ def key_bytes_per_row(row_values: int, itemsize: int) -> int:
 
     columns = len(range(0, row_values, max(1, row_values // HASHED_COLUMNS)))
     return columns * (itemsize + 17) + 16
+
+
+def made_copies(values: np.ndarray, copies: dict[str, Callable[[np.ndarray], np.ndarray]]) -> dict[str, np.ndarray]:
+    """``copy(values)`` for each copy by name; from two copies on, the first on the thread that fills the
+    second half of a block's rows (idle between blocks: :func:`~pecli.schemes.frequencies.fill_rows`),
+    so that a block's copies (rope's cos and sin: two writes of the block's size) take both cores."""
+    if len(copies) < 2 or values.size < SHARED_VALUES:
+        return {name: copy(values) for name, copy in copies.items()}
+    from pecli.schemes.frequencies import helper_thread
+
+    (first, copy), *rest = copies.items()
+    elsewhere = helper_thread().submit(copy, values)
+    try:
+        out = {name: copy(values) for name, copy in rest}
+    finally:
+        out[first] = elsewhere.result()
+    return out
 
 
 def ahead(blocks: Iterator[Block]) -> Iterator[Block]:
@@ -147,7 +165,8 @@ def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: li
     if copies_cos_sin(scheme) and wanted != [scheme.main_key]:
         rotated = int(getattr(scheme, "rotated_dim", row_values))
         members = 2 if wanted is None else len({"cos", "sin"} & set(wanted))
-        derived = members * DERIVED_COPIES * rows * rotated * storable_itemsize(dtype)
+        copies = AHEAD_BLOCKS if rows_ahead(scheme) else DERIVED_COPIES
+        derived = members * copies * rows * rotated * storable_itemsize(dtype)
     tables = scheme.estimate_bytes(count) - main_bytes
     from pecli.analysis.summary import CANDIDATE_BYTES, VERIFY_VALUES, finish_bytes
 
@@ -157,8 +176,7 @@ def memory_needed(scheme: Scheme, count: int, dtype: str = "float64", wanted: li
     if rows_ahead(scheme):  # rows made in the output dtype: three blocks, the chunks being filled, the summary's keys
         itemsize = storable_itemsize(dtype)
         block = AHEAD_BLOCKS * rows * row_values * itemsize + FILL_BYTES + rows * key_bytes_per_row(row_values, itemsize)
-        if numpy_dtype(dtype).itemsize < 8:  # angle addition's steps exp(ikθ), k < ANCHOR: 16 B a pair, kept
-            block += ANCHOR * row_values * 8
+        block += ANCHOR * row_values * 8  # angle addition's steps exp(ikθ), k < ANCHOR: 16 B a pair, kept
     else:
         block = rows * row_values * scheme.block_bytes_per_value
     working = max(block + derived, finish)
@@ -297,10 +315,9 @@ class EncodeRun:
 
         def make(positions: Any) -> list[Part]:
             # Each part its own blocks (no table shared between parts): members copied from the main
-            # array take its rows instead. Narrower dtypes by angle addition (a complex multiply per pair,
-            # far below their spacing); float64 by the direct evaluation, the library's bits
-            # (:func:`~pecli.schemes.frequencies.unit_phasors`): a reference others are checked against.
-            return scheme.parts(positions, exact=numpy_dtype(dtype).itemsize >= 8, dtype=dtype, wanted=[scheme.main_key])
+            # array take its rows instead. Every dtype by angle addition (a complex multiply per pair,
+            # :func:`~pecli.schemes.frequencies.unit_phasors`), as :func:`pecli.encode` computes them.
+            return scheme.parts(positions, exact=False, dtype=dtype, wanted=[scheme.main_key])
 
         if self.ids_made:
             self.positions = positions = _ids(ids)
@@ -328,15 +345,27 @@ class EncodeRun:
 
     def main_blocks(self) -> Iterator[np.ndarray]:
         """The main array's blocks in the output dtype (bfloat16 widened), each summarised as it comes."""
-        prefix = self.main.prefix
-        blocks = self.main.blocks(self.rows)
-        with released_blocks():  # what follows the blocks (other members, the summary's last step) finds them freed
-            for block in ahead(blocks) if rows_ahead(self.scheme) else blocks:
+        for values, _ in self.main_blocks_with({}):
+            yield values
+
+    def main_blocks_with(self, copies: dict[str, Callable[[np.ndarray], np.ndarray]]) -> Iterator[tuple[np.ndarray, dict]]:
+        """:meth:`main_blocks`, each with the blocks ``copies`` makes from it by name (rope's cos and sin):
+        made with the block, on the thread that computes it ahead (:func:`ahead`), while the caller
+        summarises the block before it."""
+        prefix, dtype = self.main.prefix, self.dtype
+
+        def made(blocks: Iterator[Block]) -> Iterator[tuple[Block, np.ndarray, dict]]:
+            for block in blocks:
                 with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
-                    values = storable(cast(block.values, self.dtype))
+                    values = storable(cast(block.values, dtype))
+                yield block, values, made_copies(values, copies)
+
+        blocks = made(self.main.blocks(self.rows))
+        with released_blocks():  # what follows the blocks (other members, the summary's last step) finds them freed
+            for block, values, copied in ahead(blocks) if rows_ahead(self.scheme) else blocks:
                 if block.start >= prefix:  # the summary is about the positions' rows, not the prefix tokens'
                     self.summary.add(dataclasses.replace(block, start=block.start - prefix), values)
-                yield values
+                yield values, copied
 
     def summarise(self) -> None:
         """Summarise the main array without writing it (progress: the blocks)."""
@@ -353,10 +382,11 @@ class EncodeRun:
         """Stream the chosen parts into ``layout`` as ``prefix + name``: the main array and the members
         copied from it side by side, block after block; then every other part, one after another."""
         together = [p for p in self.chosen if p is self.main or p.name in self.derive]
-        regions = [(layout.reserve(prefix + p.name, p.shape, self.main_dtype), self.derive.get(p.name)) for p in together]
-        for values in self.main_blocks():
+        regions = [(layout.reserve(prefix + p.name, p.shape, self.main_dtype), p.name) for p in together]
+        copies = {name: self.derive[name] for _, name in regions if name in self.derive}
+        for values, copied in self.main_blocks_with(copies):
             if regions:
-                writer.put([(region, values if derive is None else derive(values)) for region, derive in regions])
+                writer.put([(region, copied.get(name, values)) for region, name in regions])
         for part in self.chosen:
             if part not in together:
                 blocks = self._cast_blocks(part)

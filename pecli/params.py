@@ -169,8 +169,14 @@ def _evaluated(annotation: str, module: str) -> Any:
 
 
 # -- coercion ----------------------------------------------------------------------------------------
+#: The plain types :func:`base_type` gives back as they are (most annotations: asked once per value coerced).
+_PLAIN_TYPES = frozenset({int, float, bool, str, Path, object})
+
+
 def base_type(annotation: Any) -> Any:
     """``int | None`` → ``int``; ``tuple[float, ...]`` stays as it is."""
+    if type(annotation) is type and annotation in _PLAIN_TYPES:
+        return annotation
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
         args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
@@ -297,15 +303,22 @@ def _plain_numbers(items: list | tuple, kind: Any, minimum: float | None, exclus
                    maximum: float | None) -> bool:
     """Whether every item is already a ``kind`` (``float``: finite) within the bounds, so that coercing each
     would return it unchanged (a long list of factors is read item by item otherwise)."""
-    if kind not in (int, float) or not all(type(item) is kind for item in items):
+    if kind not in (int, float):
         return False
-    if kind is float and not all(math.isfinite(item) for item in items):
+    if not items:
+        return True
+    if set(map(type, items)) != {kind}:
         return False
-    if minimum is not None and any(item < minimum for item in items):
+    # a sum of floats is finite only if each of them is (an inf or a NaN stays one); a finite sum that
+    # overflows says False too, and the items are then coerced one by one, as any other list
+    if kind is float and not math.isfinite(sum(items)):
         return False
-    if exclusive_minimum is not None and any(item <= exclusive_minimum for item in items):
+    low, high = min(items), max(items)  # NaN is ruled out: the items are ordered
+    if minimum is not None and low < minimum:
         return False
-    return maximum is None or all(item <= maximum for item in items)
+    if exclusive_minimum is not None and low <= exclusive_minimum:
+        return False
+    return maximum is None or high <= maximum
 
 
 def _integer(value: Any, bad: Callable[[], ConfigError]) -> int:

@@ -14,7 +14,8 @@ from pecli.wavelengths.bound_search import DecayScan, long_term_decay, long_term
 def decay(base: float, dim: int, context: int) -> np.ndarray:
     """B(m) for m = 0 … context, one cosine per (m, i): written apart from the code under test."""
     theta = base ** (-np.arange(0, dim, 2) / dim)
-    return np.cos(np.outer(np.arange(context + 1.0), theta)).sum(axis=1)
+    angles = np.outer(np.arange(context + 1.0), theta)
+    return np.cos(angles, out=angles).sum(axis=1)  # in place: the same numbers, no second (L, d/2) array
 
 
 def passes(base: float, dim: int, context: int) -> bool:

@@ -298,7 +298,7 @@ def test_failed_write_leaves_nothing(invoke, tmp_path, monkeypatch):
     # A write that dies halfway (disk full…) must leave neither the target nor a temporary file.
     import pecli.io_stream
 
-    def broken_write(region, values):
+    def broken_write(region, values, crc=None):
         os.pwrite(region.fd, b"partial", region.offset)
         raise OSError(28, "No space left on device")
 

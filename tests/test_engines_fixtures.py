@@ -51,7 +51,7 @@ def probe_numbers(group, positions: list[int]) -> tuple[np.ndarray, np.ndarray, 
     angles, scales = [], []
     for position in positions:
         at = scheme_of(group, position + 1) if scheme.reads_context else scheme
-        angles.append(position * np.asarray(at.inv_freq, dtype=np.float64))
+        angles.append(position * at.sign * np.asarray(at.inv_freq, dtype=np.float64))  # nanochat's pairs turn by −pθ
         scales.append(np.full(len(at.inv_freq), float(at.attention_scaling)))
     return np.array(angles), np.array(scales), int(scheme.rotated_dim), scheme.layout == "half"
 
@@ -151,11 +151,7 @@ def refusal(config: dict) -> str | None:
 
 #: Why pecli refuses configs of the fixtures that transformers reads, checked against transformers 5.24's code:
 #: pecli limitations, each said at exit 2 (the skip names them; they are not an engine's behaviour).
-PECLI_LIMITS = {
-    "nanochat": "transformers' nanochat rotates with a reversed rotate_half (its pairs turn by -p*theta; mlx-lm's file "
-                "negates its frequencies, the same), which pecli's RoPE, whose pairs all turn one way, does not "
-                "represent",
-}
+PECLI_LIMITS: dict[str, str] = {}
 
 
 def skip_refused(config: dict) -> None:

@@ -107,6 +107,21 @@ def softmax_gap(group, fixture: dict, arch: str) -> str | None:
     return None if np.isclose(ours, theirs, rtol=2e-6) else f"softmax factor {ours:.7g}, llama.cpp {theirs:.7g}"
 
 
+def temperature_gap(group, fixture: dict, case: dict) -> str | None:
+    """Llama 4's attention temperature: the layers whose queries llama.cpp's graph multiplies by ``inp_attn_scale``
+    (``attn_temp`` in the fixture) carry the factor its ``set_input`` writes at each position (or, where that
+    aborts, pecli says it cannot give the layer's scale); other layers carry no position-dependent factor."""
+    if not fixture.get("attn_temp"):
+        return None if group.attention_scale.constant else f"pecli scales the queries ({group.attention_scale.text()}), llama.cpp does not"
+    temperature = case["attn_temp"]
+    if isinstance(temperature["values"], str):  # llama.cpp aborts in set_input
+        return None if group.logit_scale_unknown else f"llama.cpp: {temperature['values']}; pecli gives a logit scale"
+    ours = group.attention_scale.at(temperature["positions"])
+    if group.logit_scale_unknown or not np.allclose(ours, temperature["values"], rtol=2e-7, atol=0):
+        return f"query scale {ours.tolist()}, llama.cpp {temperature['values']}"
+    return None
+
+
 def problems(plan, case: dict, permuted: bool) -> list[str]:
     found = []
     arch = DOCUMENT["models"][case["model"]]["arch"]
@@ -116,7 +131,8 @@ def problems(plan, case: dict, permuted: bool) -> list[str]:
             if group is None:
                 found.append(f"layer {layer}: no pecli group")
                 continue
-            why = why_not(group, fixture, permuted) or softmax_gap(group, fixture, arch)
+            why = why_not(group, fixture, permuted) or softmax_gap(group, fixture, arch) or \
+                temperature_gap(group, fixture, case)
             if why is not None:
                 found.append(f"layer {layer}: {why}")
                 break
@@ -164,9 +180,12 @@ def test_diff_over_the_config_says_same_exactly_when_llama_cpp_computes_the_mode
 
     config = json.loads((ROOT / case["config"]).read_text())
     reference = plan_of(config, "config.json")
-    if not case["accepted"]:
-        with pytest.raises(ConfigError):
-            engine_diff(engine("llama.cpp"), config, case["args"], reference)
+    if not case["accepted"]:  # refused: a ConfigError (the flags), or a run pecli says llama.cpp refuses
+        try:
+            found = engine_diff(engine("llama.cpp"), config, case["args"], reference)
+        except ConfigError:
+            return
+        assert not found.run.accepted and not found.same, found.lines()
         return
     found = engine_diff(engine("llama.cpp"), config, case["args"], reference)
     assert found.run.accepted
@@ -227,3 +246,19 @@ def test_the_cli_runs_a_gguf_file_under_flags(files, runner):
     assert result.exit_code == 1, result.output
     document = json.loads(result.output)
     assert not document["same"]
+
+
+def test_a_llama4_config_without_windows_is_not_said_same():
+    """Llama 4 with every layer full attention converts with sliding_window 0 (conversion/llama.py:396-399), a file
+    the fixtures measured (``llama4-no-window``: the last layer's temperature input aborts llama.cpp); from a config
+    pecli says it cannot be sure, and gives that NoPE layer no logit scale."""
+    from pecli.engines.compare import engine_diff
+    from pecli.models.families.from_config import plan_of
+
+    config = json.loads((ROOT / "sample_configs" / "hf" / "meta-llama--llama-4-scout-17b-16e-instruct.json").read_text())
+    config["text_config"]["layer_types"] = ["full_attention"] * config["text_config"]["num_hidden_layers"]
+    found = engine_diff(engine("llama.cpp"), config, "", plan_of(config, "config.json"))
+    assert not found.same and any("cannot be sure" in line for line in found.lines())
+    assert all(group.logit_scale_unknown for group in found.run.plan.groups if group.options is None)
+    measured = next(case for case in CASES if case["id"] == "llama4-no-window")
+    assert measured["attn_temp"]["values"] == "set_input stopped by signal 6"

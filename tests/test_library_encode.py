@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from trig_reference import exact_cos_sin, float64_bound
 
 import pecli
 
@@ -26,8 +27,15 @@ def test_rope_gives_hf_cos_and_sin_by_name():
     positions = np.array([0, 1, 7, 4095, 70000, 1_000_003])  # not consecutive: angle addition per anchor
     result = pecli.encode("rope", positions, dim=16)
     cos, sin = hf_cos_sin(positions, 16)
-    np.testing.assert_allclose(result.cos, cos, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(result.sin, sin, rtol=0, atol=1e-12)
+    # HF's float64 angles are rounded as pecli's are, each by up to 2^-53·p·θ: 1.1e-10 at a million
+    np.testing.assert_allclose(result.cos, cos, rtol=0, atol=2.0**-52 * 1_000_003 + 1e-15)
+    np.testing.assert_allclose(result.sin, sin, rtol=0, atol=2.0**-52 * 1_000_003 + 1e-15)
+    # against cos and sin of the exact angles p·θ_i: the bound pecli states
+    inv_freq = 1.0 / 10000.0 ** (np.arange(0, 16, 2, dtype=np.float64) / 16)
+    exact_cos, exact_sin = exact_cos_sin(positions, inv_freq)
+    bound = float64_bound(positions, inv_freq)
+    assert np.all(np.abs(result.cos[:, :8] - exact_cos) <= bound) and np.all(np.abs(result.cos[:, 8:] - exact_cos) <= bound)
+    assert np.all(np.abs(result.sin[:, :8] - exact_sin) <= bound) and np.all(np.abs(result.sin[:, 8:] - exact_sin) <= bound)
     np.testing.assert_array_equal(result.positions, positions)
     assert result.inv_freq.dtype == np.float64 and result.cos.dtype == np.float64
 

@@ -37,7 +37,6 @@ REFUSED = {
     "ernie4_5_vl_moe": "3-D RoPE",
     "ernie4_5_vl_moe_text": "3-D RoPE",
     "glm4_moe": "not a multiple of num_attention_heads",
-    "nanochat": "rotate_half is reversed",
 }
 
 

@@ -24,7 +24,7 @@ from pecli.schemes.scaling.value import RopeScaling
 PARAMS_ORDER = [
     "dim", "base", "layout", "partial_rotary_factor", "rope_fraction", "scaling", "factor", "original_max_position",
     "max_position_embeddings", "context", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor",
-    "truncate", "low_freq_factor", "high_freq_factor", "short_factor", "long_factor", "inv_freq", "xpos",
+    "truncate", "low_freq_factor", "high_freq_factor", "short_factor", "long_factor", "inv_freq", "xpos", "direction",
 ]
 
 

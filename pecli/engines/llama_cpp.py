@@ -36,6 +36,46 @@ CONVERTED_AS = {"mistral": "llama", "gemma3_text": "gemma3", "deepseek_v2": "dee
                 "olmo3": "olmo2", "mixtral": "llama"}
 
 
+def _nope_temperature(groups: tuple, model_type: Any, config: Mapping[str, Any]) -> tuple:
+    """The NoPE groups under the temperature llama.cpp's graph sets in code for the architecture the converter
+    writes (Llama 4: 0.1 and 8,192 whatever the config's ``attn_temperature_tuning``, ``attn_scale`` and
+    ``floor_scale`` say, which the converter does not write; :attr:`pecli.models.gguf_metadata.Arch.nope_temperature`).
+    A config whose ``layer_types`` are all full attention converts with ``sliding_window`` 0 (``Llama4Model``,
+    conversion/llama.py:396-399), on which llama.cpp aborts: that layer's scale is unknown."""
+    from dataclasses import replace
+
+    from pecli.engines.base import text_of
+    from pecli.models.gguf import ARCHS, TEMPERATURE_ABORTS
+    from pecli.models.logit_scale import LogitScale
+
+    arch = ARCHS.get(converted_arch(model_type) or "")
+    if arch is None or arch.nope_temperature is None:
+        return groups
+    kinds = text_of(config)[1].get("layer_types")
+    if isinstance(kinds, list) and kinds and all(kind == "full_attention" for kind in kinds):
+        return tuple(replace(group, logit_scale_unknown=TEMPERATURE_ABORTS) if group.options is None else group
+                     for group in groups)
+    scale = LogitScale(1.0, "llama4_temperature", arch.nope_temperature)
+    return tuple(replace(group, attention_scale=scale) if group.options is None else group for group in groups)
+
+
+def _windowless(model_type: Any, config: Mapping[str, Any]) -> tuple:
+    """Llama 4 with every layer full attention converts with ``sliding_window`` 0 (conversion/llama.py:396-399):
+    llama.cpp then rotates every layer but the last and aborts on that one (RULES.md §6, §20); no fixture converts
+    such a config, so pecli says it cannot be sure (its plan keeps the config's NoPE layers)."""
+    from pecli.engines.base import Departure, text_of
+    from pecli.engines.served import UNMEASURED
+
+    kinds = text_of(config)[1].get("layer_types")
+    if converted_arch(model_type) != "llama4" or not isinstance(kinds, list) or not kinds or \
+            any(kind != "full_attention" for kind in kinds):
+        return ()
+    return (Departure(UNMEASURED, "every layer_types entry is full_attention: the converter writes sliding_window 0, "
+                      "on which llama.cpp rotates every layer but the last and aborts when it computes that one "
+                      "(Llama 4's temperature scale is left 0); pecli has not run such a file and cannot be sure",
+                      beyond_numbers=True),)
+
+
 def converted_arch(model_type: Any) -> str | None:
     """The GGUF architecture the converter writes for HF ``model_type`` (None: none pecli maps)."""
     from pecli.models.gguf import ARCHS
@@ -69,9 +109,10 @@ class LlamaCpp(Engine):
         if model.model_type == "falcon":
             model = _falcon_converted(model, config)
         plan = runtime_plan(model, "llama.cpp", args)
-        plan = replace(plan, source=" ".join(plan.source.split()))
+        plan = replace(plan, source=" ".join(plan.source.split()),
+                       groups=_nope_temperature(plan.groups, model.model_type, config))
         served = _served(plan, flags)
-        departures = _longrope_departures(model, served)
+        departures = _longrope_departures(model, served) + _windowless(model.model_type, config)
         if converted_arch(model.model_type) not in MEASURED_ARCHS:
             from pecli.engines.base import Departure
             from pecli.engines.served import UNMEASURED

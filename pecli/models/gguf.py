@@ -79,7 +79,7 @@ ARCHS: dict[str, Arch] = {
     "deepseek2": Arch("deepseek_v3", "norm", yarn_keys=("yarn_log_multiplier",)), "command-r": Arch("cohere", "norm"),
     # Llama 4: set_swa_pattern(4) chunked layers, n_no_rope_layer_step 4 (llama-hparams.h's default;
     # llm_build_llama_iswa: use_rope = (il + 1) % step != 0), the chunked layers keep their trained RoPE
-    "llama4": Arch("llama4", "norm", swa_every=4, nope_every=4, window_zero_disables=True),
+    "llama4": Arch("llama4", "norm", swa_every=4, nope_every=4, window_zero_disables=True, nope_temperature=(0.1, 8192.0)),
     # GLM-4: NORM (llama_model_rope_type, without M-RoPE) on weights Glm4Model leaves in place; it writes
     # rope.dimension_count = head_dim × partial_rotary_factor (0.5): half the head rotates
     "glm4": Arch("glm4", "norm"),
@@ -102,9 +102,9 @@ ARCHS: dict[str, Arch] = {
 
 #: Architectures llama.cpp names but does not run, with the reason said to the user.
 NOT_RUN = {
-    "gptj": "GPT-J is not a llama.cpp architecture: llama.cpp names 'gptj' but has no graph for it (its tensor "
-            "table holds token_embd only; tests/test-llama-archs.cpp: no usable implementation) and "
-            "convert_hf_to_gguf.py has no GPT-J class",
+    "gptj": "GPT-J is not a llama.cpp architecture: llama.cpp 0c1e57098 names 'gptj' but its loader refuses it "
+            "(\"unsupported model architecture: 'gptj'\", measured; no graph for it) and convert_hf_to_gguf.py has no "
+            "GPT-J class",
 }
 #: HF model types of those architectures.
 NOT_RUN_MODEL_TYPES = {"gptj": "gptj"}
@@ -202,7 +202,7 @@ def _softmax_mscale(meta: Metadata, arch: Arch, group: LayerGroup) -> LogitScale
     """DeepSeek's factor on its softmax scale, as llama.cpp's deepseek2 graph forms it from the file's keys
     (:func:`pecli.models.gguf_rope.deepseek_softmax_factor`)."""
     if arch.model_type not in SOFTMAX_MSCALE_TYPES or group.options is None:
-        return UNSCALED
+        return group.attention_scale  # none (UNSCALED), or the NoPE layers' temperature (_nope_temperature)
     from pecli.models.llama_cpp_scaling import UNWRITTEN, of_word, word_of
 
     entry = of_word(meta.values.get(meta.key("rope.scaling.type"), word_of(UNWRITTEN))) or of_word(word_of(UNWRITTEN))
@@ -306,17 +306,34 @@ def swa_pattern(values: dict[str, Any], arch_name: str, arch: Arch, layers: int,
     return tuple(given == 0 or i % given < given - 1 for i in range(layers))
 
 
+#: Why a Llama 4 file without windows has no logit scale on its NoPE layer (measured: RULES.md §20).
+TEMPERATURE_ABORTS = ("llama.cpp aborts when it computes this layer: attention.sliding_window 0 leaves Llama 4's "
+                      "temperature scale 0, and llm_graph_input_attn_temp::set_input asserts f_attn_temp_scale != 0 "
+                      "(llama-graph.cpp:161)")
+
+
+def _nope_temperature(group: LayerGroup, arch: Arch) -> LayerGroup:
+    """A NoPE group of an architecture whose graph scales those layers' queries (:attr:`Arch.nope_temperature`,
+    Llama 4): that temperature; where the file turns the windows off (``arch`` as the file makes it: its scale left
+    0) llama.cpp aborts when it computes the layer, and the group's logit scale is said unknown with why."""
+    if arch.nope_temperature is None or group.options is not None:
+        return group
+    if arch.window_zero_disables and arch.swa_every == 0:
+        return dataclasses.replace(group, logit_scale_unknown=TEMPERATURE_ABORTS)
+    return dataclasses.replace(group, attention_scale=LogitScale(1.0, "llama4_temperature", arch.nope_temperature))
+
+
 def _without_rope(groups: list[LayerGroup], arch: Arch, layers: int, read: list[str]) -> list[LayerGroup]:
     """``groups`` with the layers llama.cpp runs without RoPE (``n_no_rope_layer_step``) in a group of their own."""
     if not arch.nope_every:
         return groups
     nope = {i for i in range(layers) if (i + 1) % arch.nope_every == 0}
     kept = [dataclasses.replace(g, layers=tuple(i for i in g.layers if i not in nope)) for g in groups]
-    return [g for g in kept if g.layers] + [LayerGroup(
+    return [g for g in kept if g.layers] + [_nope_temperature(LayerGroup(
         NOPE, tuple(sorted(nope)), None, tuple(read), (),
         f"llama.cpp's n_no_rope_layer_step {arch.nope_every}: no RoPE on layer i when (i + 1) % {arch.nope_every} == 0"
         + (" (set to the layer count when the file turns windows off: its last layer only)"
-           if arch.nope_every == layers else ""))]
+           if arch.nope_every == layers else "")), arch)]
 
 
 def _scoped(meta: Metadata, common: list[str], read: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], tuple, tuple]:

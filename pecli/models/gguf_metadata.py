@@ -54,6 +54,13 @@ class Arch:
         ``attention.sliding_window`` 0 turns the windows off and sets ``n_no_rope_layer_step`` to the layer
         count (Llama 4's ``load_hparams``; its graph, ``llm_build_llama_iswa``, then skips RoPE on the last
         layer only, ``(il + 1) % n_layer == 0``).
+    nope_temperature : tuple of float or None
+        ``(attn_scale, floor_scale)`` of the temperature the graph puts on the queries of its NoPE layers,
+        1 + attn_scale·ln(1 + ⌊(p + 1) / floor_scale⌋), set in code whatever the file says (Llama 4:
+        0.1, 8,192 and offset 1 in ``load_arch_hparams``, src/models/llama4.cpp:15-17; the queries times
+        ``inp_attn_scale``, llama4.cpp:120-121, 173-174; the values of ``llm_graph_input_attn_temp::set_input``,
+        llama-graph.cpp:157-173). With ``attention.sliding_window`` 0 the three stay 0, and ``set_input``
+        aborts on ``GGML_ASSERT(f_attn_temp_scale != 0.0f)`` (measured).
     """
 
     model_type: str
@@ -69,6 +76,7 @@ class Arch:
     rope_on_sliding_only: bool = False
     window_zero_disables: bool = False
     whole_head: bool = False
+    nope_temperature: tuple[float, float] | None = None
 
     @property
     def layout(self) -> str:

@@ -76,7 +76,7 @@ def changed_options(group: LayerGroup, changes: Mapping[str, Any], dropped: tupl
 
 
 def user_changed(group: LayerGroup, changes: Mapping[str, Any], *, by: Mapping[str, str] | None = None,
-                 affected: bool = True) -> LayerGroup:
+                 affected: bool = True, whole: bool = False) -> LayerGroup:
     """``group`` under a user's scheme keys (:func:`changed`, origin :attr:`Origin.USER`), its
     :attr:`~pecli.models.plan.LayerGroup.attention_scale` the model's code's for the new scaling (DeepSeek at
     ``--factor 80``: the softmax scale × mscale(80, mscale_all_dim)², as ``DeepseekV3Attention`` computes it).
@@ -84,15 +84,20 @@ def user_changed(group: LayerGroup, changes: Mapping[str, Any], *, by: Mapping[s
     A scaling changed where pecli has no :attr:`~pecli.models.plan.LayerGroup.attention_rule` for the group
     leaves the logit scale unknown (:attr:`~pecli.models.plan.LayerGroup.logit_scale_unknown`), unless
     ``affected`` is False (the model's attention applies no factor of its scaling's: not an MLA model, no
-    ``llama_4_scaling_beta``). ``by``: the key the user gave per changed setting (default: the setting's name).
+    ``llama_4_scaling_beta``). ``whole``: the user gave a scaling block, the whole scaling as in a config file
+    (none of the model's block's keys carry over). ``by``: the key the user gave per changed setting (default: the
+    setting's name).
     """
     result = changed(group, changes, by=by or {}, origin=Origin.USER)
     before, after = _hf_scaling(group), _hf_scaling(result)
-    if before == after:
-        return result
     rule = group.attention_rule
+    if before == after and not (whole and rule is not None and rule.config_keys):
+        return result
     if rule is not None and rule.block == before and rule.model_scale == group.attention_scale:
-        return result.replaced(attention_scale=rule.scale(after))
+        unsure = rule.unsure(after, whole)
+        if unsure:
+            return result.replaced(logit_scale_unknown=unsure)
+        return result.replaced(attention_scale=rule.scale(after, whole))
     if not affected and group.attention_scale.is_unit:
         return result
     return result.replaced(logit_scale_unknown="pecli recomputes it for a changed scaling only in a plan read "

@@ -85,12 +85,24 @@ LAYER_TYPE_NAMES = ("full_attention", "sliding_attention", "chunked_attention", 
                     "reference_sliding_attention", "linear_attention", "conv", "hybrid", "attention")
 
 
+# Each test answers for JSON's own types (int, float, bool, str, list, dict) by their exact type first, and
+# asks the numbers' ABCs (NumPy's scalars, Fraction, a library caller's own) only for other types: a config
+# read holds hundreds of values, and an ABC's isinstance is several times a type comparison.
+
+
 def _is_number(value: Any) -> bool:
+    kind = type(value)
+    if kind is float or kind is int:
+        return True
+    if kind is bool or kind is str:
+        return False
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _is_finite(value: Any) -> bool:
     """A number a float64 holds: not NaN or infinite, nor an integer past 1.8e308."""
+    if type(value) is float:
+        return math.isfinite(value)
     try:
         return _is_number(value) and math.isfinite(float(value))
     except OverflowError:
@@ -98,9 +110,33 @@ def _is_finite(value: Any) -> bool:
 
 
 def _is_integer(value: Any) -> bool:
+    kind = type(value)
+    if kind is int:
+        return True
+    if kind is float:
+        return math.isfinite(value) and value.is_integer()
+    if kind is bool or kind is str:
+        return False
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return False
     return isinstance(value, numbers.Integral) or (math.isfinite(value) and float(value).is_integer())
+
+
+#: Types that are never :class:`numbers.Integral` (bool is, and is no integer here).
+_NOT_INTEGRAL = frozenset({float, bool, str, list, dict, type(None)})
+
+
+def _past_float64(items: Any) -> bool:
+    """Whether one of ``items`` is an integer (not a bool) that no float64 holds (10**400)."""
+    for item in items:
+        kind = type(item)
+        if kind is int:
+            if item.bit_length() > 1023 and not _is_finite(item):  # below 2^1023 every int is a finite float
+                return True
+        elif kind not in _NOT_INTEGRAL and isinstance(item, numbers.Integral) and not isinstance(item, bool) \
+                and not _is_finite(item):
+            return True
+    return False
 
 
 #: Each kind: (test, how a message names it).
@@ -162,7 +198,7 @@ def check_value(name: str, value: Any, path: tuple[str, ...], source: str) -> No
     if name == "model_type" and not test(value):
         raise _refuse(name, path, source, expected, value, "; transformers' AutoConfig refuses it too")
     items = value if isinstance(value, list) and kind.endswith("list") else [value]
-    if any(isinstance(item, numbers.Integral) and not isinstance(item, bool) and not _is_finite(item) for item in items):
+    if _past_float64(items):
         raise _refuse(name, path, source, f"{expected} a float64 holds", value)  # 10**400: no float, no length
     if not test(value):
         big = kind == "positive integer" and _is_integer(value) and value > LONGEST_CONTEXT

@@ -128,10 +128,21 @@ def attention_only_keys(model_type: Any, block: dict[str, Any] | None) -> tuple[
     takes them into the logit scale and keeps them out of the frequencies."""
     from pecli.schemes.scaling.registry import find_scaling
 
-    if model_type not in SOFTMAX_MSCALE_TYPES or not isinstance(block, dict) or block.get("mscale_all_dim") is None:
+    if not attention_keys(model_type, block):
         return ()
     record = find_scaling(hf_rope_type(block, None))
     return () if record is not None and "mscale_all_dim" in record.key_names else ("mscale_all_dim",)
+
+
+def attention_keys(model_type: Any, block: dict[str, Any] | None) -> tuple[str, ...]:
+    """The keys of a RoPE block that the attention of ``model_type`` reads under every type but default,
+    whichever type the block names: ``mscale_all_dim`` in an MLA model's block (``yarn_apply_mscale`` in
+    ``modeling_deepseek_v3.py`` and ``modeling_deepseek_v2.py`` of transformers 5.24.0 tests only
+    ``rope_type != "default"``). Under another type asked for alone (``--scaling linear``) they stay the
+    model's, as a type keeps the model's keys it takes (:meth:`AttentionRule.scale`)."""
+    if model_type not in SOFTMAX_MSCALE_TYPES or not isinstance(block, dict) or block.get("mscale_all_dim") is None:
+        return ()
+    return ("mscale_all_dim",)
 
 
 def attention_side(model_type: Any, block: dict[str, Any] | None) -> LogitScale:
@@ -175,16 +186,41 @@ class AttentionRule:
     extra: LogitScale = UNSCALED
     block: dict[str, Any] | None = None
 
-    def scale(self, block: dict[str, Any] | None) -> LogitScale:
-        """The factor the attention applies under the scaling ``block`` (HF's form; None or {}: none)."""
+    def scale(self, block: dict[str, Any] | None, whole: bool = False) -> LogitScale:
+        """The factor the attention applies under the scaling ``block`` (HF's form; None or {}: none).
+
+        The block's own keys win; the model's attention-only keys (:attr:`config_keys`) fill in the ones
+        it leaves out, as a type asked for alone keeps the model's keys it takes (DeepSeek-V3 at
+        ``--scaling linear --factor 4``: ``{"rope_type": "linear", "factor": 4, "mscale_all_dim": 1.0}``,
+        softmax × (0.1·ln 4 + 1)²). ``whole``: the user gave the block itself, which is the whole scaling
+        as in a config file, so none of the model's block's keys carry over.
+        """
         block = dict(block or {})
-        keys = dict(self.config_keys)
+        keys = {} if whole else dict(self.config_keys)
         if keys.get("llama_4_scaling_beta") is not None:
             block.setdefault("original_max_position_embeddings", keys.get("original_max_position_embeddings"))
             block["llama_4_scaling_beta"] = keys["llama_4_scaling_beta"]
-        block.update((key, value) for key, value in keys.items() if key not in ("llama_4_scaling_beta", "original_max_position_embeddings"))
+        for key, value in keys.items():
+            if key not in ("llama_4_scaling_beta", "original_max_position_embeddings") and block.get(key) is None:
+                block[key] = value
         scale, extra = attention_side(self.model_type, block), self.extra
         return LogitScale(scale.factor * extra.factor, extra.rule or scale.rule, extra.params or scale.params)
+
+    def unsure(self, block: dict[str, Any] | None, whole: bool = False) -> str:
+        """Why pecli cannot give the factor under ``block`` (``""``: it can): the model's ``mscale_all_dim``
+        carried over into a yarn block with ``mscale`` would enter yarn's attention factor on cos and sin
+        too (``mscale(s, mscale) / mscale(s, mscale_all_dim)``), which pecli's yarn built without it does not."""
+        from pecli.schemes.scaling.registry import find_scaling
+
+        block = block or {}
+        carried = dict(self.config_keys).get("mscale_all_dim")
+        record = find_scaling(hf_rope_type(block, None))
+        if whole or carried is None or block.get("mscale_all_dim") is not None or record is None:
+            return ""
+        if "mscale_all_dim" in record.key_names and block.get("mscale") and block.get("attention_factor") is None:
+            return (f"the model's mscale_all_dim {number(carried)} would enter yarn's attention factor beside the "
+                    "mscale given; give --mscale-all-dim")
+        return ""
 
     @property
     def model_scale(self) -> LogitScale:

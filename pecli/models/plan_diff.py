@@ -25,7 +25,7 @@ from typing import Any
 
 from pecli.models.differences import LAYOUT_KEYS, RELATIVE, Difference, _key
 from pecli.models.plan import LayerGroup, PositionPlan, ranges_text
-from pecli.models.rope_facts import rope_differences
+from pecli.models.rope_facts import _logit_scale, rope_differences
 
 
 @dataclass(frozen=True, repr=False)
@@ -114,8 +114,8 @@ def diff_groups(ours: LayerGroup, theirs: LayerGroup, layers: str) -> list[Diffe
     if ours.scheme != theirs.scheme:
         return [Difference("encoding", layers, _key(ours, LAYOUT_KEYS) or "scheme", _key(theirs, LAYOUT_KEYS) or "scheme",
                            ours.scheme, theirs.scheme, f"the layers apply {ours.scheme}, not {theirs.scheme}")]
-    if ours.options is None:
-        return []
+    if ours.options is None:  # no position encoding; a factor on the logits still (Llama 4's NoPE temperature)
+        return _logit_scale(ours, theirs, layers)
     if not ours.rotary:
         return [Difference(key, layers, key, key, ours.options.get(key), theirs.options.get(key), "a different bias or table")
                 for key in sorted(set(ours.options) | set(theirs.options)) if ours.options.get(key) != theirs.options.get(key)]

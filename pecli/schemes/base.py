@@ -368,9 +368,9 @@ class Scheme:
     def parts(self, positions: Any, *, exact: bool = True, dtype: str | None = None, wanted: Any = None) -> list[Part]:
         """The arrays of :meth:`arrays`, same names and order, each produced block by block.
 
-        ``exact=False`` allows computations whose float64 values may differ from :meth:`arrays` by a few
-        ulps (see :func:`unit_phasors`); ``pecli encode`` asks for it only for outputs narrower than
-        float64. ``dtype`` (the output dtype's name) and ``wanted`` (the names that will be read; None:
+        ``exact=False`` allows computations whose float64 values may differ from :meth:`arrays` by the
+        rounding of the float64 angles (see :func:`unit_phasors`); ``pecli encode`` and
+        :func:`pecli.encode` ask for it in every dtype. ``dtype`` (the output dtype's name) and ``wanted`` (the names that will be read; None:
         all) let a
         scheme share work between parts (rope's cos and sin tables, see :meth:`shared_bytes`); blocks
         may then come already in ``dtype``. This default builds :meth:`arrays` whole; schemes override

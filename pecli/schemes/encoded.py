@@ -7,13 +7,15 @@ the rotary schemes on cells: the ``cos`` and ``sin`` caches, ``encoding`` on dem
 :class:`RelativeEncoding` (Shaw et al.: ``embeddings``, ``index``, ``table``). Each also holds the
 ``scheme`` and the ``positions``.
 
-Float arrays come in the dtype asked for (float64 by default). Narrower dtypes are computed from
-float64 angles and cast once at the end. The rotary caches and sinusoidal tables then take the faster
-angle addition of :func:`~pecli.schemes.frequencies.unit_phasors`: its float64 values differ from cos
-and sin of the float64 angle ``p·θ`` by about the rounding of that angle (``|p·θ|·2⁻⁵³``, 1e-10 at a
-million positions), so each cast value is within half a unit in the last place at 1.0 of the dtype
-(float32: 2⁻²⁴ ≈ 6e-8, for positions below 2²⁸; float16: 2⁻¹¹) of the float64 value; float64 results
-are those values exactly.
+Float arrays come in the dtype asked for (float64 by default), computed in float64 and cast once at
+the end. The rotary caches and sinusoidal tables of integer positions take the angle addition of
+:func:`~pecli.schemes.frequencies.unit_phasors` in every dtype, as ``pecli encode`` writes them (one
+code path: the file and the array hold the same values): its float64 values are within
+``2⁻⁵³·|p·θ| + 2⁻⁵²`` of cos and sin of the exact angle ``p·θ`` (θ the float64 frequency) — the
+rounding any float64 angle of that size carries, 1e-10 at a million positions, as NumPy's cos of the
+float64 product, from which they differ by up to twice that — so each value cast to a narrower dtype
+is within half a unit in the last place at 1.0 of that dtype (float32: 2⁻²⁴ ≈ 6e-8, for positions
+below 2²⁸; float16: 2⁻¹¹) of the float64 value. Real-valued positions are evaluated directly.
 """
 
 from __future__ import annotations
@@ -294,8 +296,7 @@ def assemble(result: type[Encoded], scheme: Any, positions: np.ndarray, dtype: s
     name, each filled block by block in ``dtype`` (float64 values of narrower outputs may come from the
     scheme's faster ways, within a few ulps)."""
     names = {f.name for f in dataclasses.fields(result)} - {"scheme"}
-    exact = dtype is None or numpy_dtype(dtype).itemsize >= 8
-    parts = scheme.parts(positions, exact=exact, dtype=dtype, wanted=sorted(names))
+    parts = scheme.parts(positions, exact=False, dtype=dtype, wanted=sorted(names))
     try:
         arrays = {part.name: filled(part, dtype) for part in parts if part.name in names}
     finally:

@@ -47,17 +47,25 @@ def unit_phasors(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: bool
     Viewed as float64, each complex number is the pair ``(cos pθ_j, sin pθ_j)`` in adjacent slots, or
     ``(sin pθ_j, cos pθ_j)`` with ``sin_first`` (the number ``i·conj(exp(i pθ_j))``).
 
-    ``exact=True`` evaluates ``cos`` and ``sin`` of the float64 angle ``p·θ_j``: the values every
-    scheme has always produced. ``exact=False`` uses the angle-addition formula
+    ``exact=True`` evaluates ``cos`` and ``sin`` of the float64 angle ``p·θ_j`` (NumPy's), as the
+    schemes' :meth:`encode` and the analyses do. ``exact=False`` uses the angle-addition formula
     ``exp(i(a + k)θ) = exp(i aθ) · exp(i kθ)`` with ``p = a + k``, ``a`` a multiple of :data:`ANCHOR`
     and ``0 <= k < ANCHOR``, so one complex multiply replaces two trigonometric evaluations; both
     factors are direct evaluations at the float64 angles ``fl(aθ)`` and ``fl(kθ)``, re-anchored every
-    :data:`ANCHOR` positions, so no error accumulates. Against cos and sin of the exact angle ``p·θ``
-    (θ the float64 frequency) the product is within a few float64 ulps plus the angles' rounding,
-    ``(aθ + kθ)·2⁻⁵³`` — as the direct evaluation, whose angle ``fl(pθ)`` is rounded alike, but not
-    always its bits: within ``2⁻⁵⁰ + p·θ·2⁻⁵¹`` of it, far below the spacing of float32 (``pecli
-    encode`` uses it for every dtype, see docs/performance.md). The value of each position depends
-    on p alone, not on which other positions are computed with it.
+    :data:`ANCHOR` positions: one two-term sum per value, no recurrence, so no error accumulates.
+    ``pecli encode`` and :func:`pecli.encode` use it for every dtype (float64 included: a third of the
+    CPU seconds of the direct evaluation, NumPy's 10 ns a value; see docs/performance.md).
+
+    Bound: against cos and sin of the exact angle ``p·θ`` (θ the float64 frequency), each value is
+    within ``2⁻⁵³·|p·θ| + 2⁻⁵²``: the angles' rounding, ``|fl(aθ) − aθ| + |fl(kθ) − kθ| ≤
+    2⁻⁵³·(aθ + kθ)``, the same as that of the direct evaluation's angle ``fl(pθ)``, and a few
+    roundings of values below 1 (measured, ``benchmarks/float64_error.py``, over every position below
+    2²¹ at d = 128 and below 2¹⁸ at d = 1024 and the last 16,384 below 2²⁴: at most 0.83·2⁻⁵² past
+    ``2⁻⁵³·p·θ``). Its bits are not always the direct evaluation's: the two angles round apart, so
+    they differ by up to ``2⁻⁵²·p·θ + 2⁻⁵²`` (2.9e-11 at 2¹⁸ with d = 1024, 2.3e-10 at 2²¹, 1.9e-9
+    at 2²⁴), both equally close to the exact angle's values. Positions below :data:`ANCHOR` have
+    ``a = 0``, whose phasor is exactly 1: their values are the direct evaluation's, bit for bit. The
+    value of each position depends on p alone, not on which other positions are computed with it.
     """
     positions = np.asarray(positions)
     positions = positions if positions.dtype.kind == "f" else positions.astype(np.int64, copy=False)
@@ -85,9 +93,12 @@ def unit_phasors(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: bool
     return anchors[which] * steps[positions - anchors_of * ANCHOR]
 
 
-#: Values of a chunk of rows made at once by :func:`fill_rows` (its angles, phasors and cast: 384 KiB), within
-#: a core's L2 cache (1 MiB here), so that each value goes to memory once, as the output.
-CHUNK_VALUES = 1 << 15
+#: Values of a chunk of rows made at once by :func:`fill_rows` (its phasors and cast: 1.5 MiB), about a core's
+#: L2 cache (1 MiB here), so that each value goes to memory once, as the output. Larger than that cache
+#: since the chunks' products span whole anchors in one call (:func:`phasor_chunks`): with the rows' two
+#: threads, the summary and the writer all taking Python's lock between NumPy's calls, rope float32 at 2^21
+#: took 1.30–1.41 CPU s and 0.86–1.13 s in chunks of 2^17 values, 1.50–1.76 and 1.04–1.29 s in 2^15.
+CHUNK_VALUES = 1 << 17
 #: Arrays of at least this many values are filled by two threads (:func:`fill_rows`).
 SHARED_VALUES = 1 << 16
 
@@ -101,9 +112,10 @@ _helper: tuple[int, Any] | None = None  # (the process it was made in, the execu
 _helper_lock = threading.Lock()
 
 
-def _helper_thread() -> Any:
+def helper_thread() -> Any:
     """The one thread that fills the second half of a :func:`fill_rows` array (made on first use, and
-    anew in a process forked after it: a fork copies the executor, not its thread)."""
+    anew in a process forked after it: a fork copies the executor, not its thread); ``pecli encode``
+    also gives it one of a block's copies (:func:`pecli.encoding_files.made_copies`) between blocks."""
     global _helper
     with _helper_lock:
         if _helper is None or _helper[0] != os.getpid():
@@ -138,7 +150,7 @@ def fill_rows(count: int, width: int, dtype: Any, fill: Callable[[int, int, np.n
         run(0, count)
         return out
     half = count // 2
-    other = _helper_thread().submit(run, half, count)
+    other = helper_thread().submit(run, half, count)
     try:
         run(0, half)
     finally:
@@ -176,10 +188,16 @@ def phasor_chunks(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: boo
         low, high = offset + start, offset + stop
         out = np.empty((stop - start, inv_freq.size), dtype=np.complex128)
         row = 0
-        while low < high:  # the rows of one anchor at a time: anchor × its steps
+        while low < high:  # anchor × its steps: whole anchors in one product, a part of one alone
             anchor, k = divmod(low, ANCHOR)
-            take = min(ANCHOR - k, high - low)
-            np.multiply(anchors[anchor], steps[k : k + take], out=out[row : row + take])
+            whole = (high - low) // ANCHOR if k == 0 else 0
+            if whole:
+                grid = out[row : row + whole * ANCHOR].reshape(whole, ANCHOR, inv_freq.size)
+                np.multiply(anchors[anchor : anchor + whole, None, :], steps[None, :, :], out=grid)
+                take = whole * ANCHOR
+            else:
+                take = min(ANCHOR - k, high - low)
+                np.multiply(anchors[anchor], steps[k : k + take], out=out[row : row + take])
             row, low = row + take, low + take
         return out
 

@@ -9,7 +9,6 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
-from pecli.dtypes import numpy_dtype
 from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.params import Parameter, dataclass_parameters, field_values, param
 from pecli.schemes.base import MAX_WIDTH, Capability, Scheme, check_apply_input, factored_score
@@ -36,7 +35,7 @@ _PARAMETERS: dict[type, tuple[tuple[Any, ...], dict[str, Parameter]]] = {}
 
 #: rope parameters added after the scaling keys were: listed after them, so that the JSON output keeps
 #: the order it has always had.
-LATER_KEYS = ("inv_freq", "xpos")
+LATER_KEYS = ("inv_freq", "xpos", "direction")
 
 
 @dataclass(frozen=True)
@@ -59,6 +58,16 @@ class RopeScheme(Scheme):
       are ``concat(cos θ, cos θ)``.
 
     Components r … dim − 1 are not rotated. Angles ``p θ_i`` are formed in float64.
+
+    ``direction`` says which way the pairs turn: ``positive`` by +pθ_i as above (every model but one);
+    ``negative`` by −pθ_i, ``(a, b) ↦ (a cos pθ_i + b sin pθ_i,  b cos pθ_i − a sin pθ_i)``. nanochat turns
+    that way: its ``rotate_half`` is reversed, ``cat(x2, −x1)`` (transformers 5.24.0,
+    ``models/nanochat/modeling_nanochat.py:167-171``; nanochat's own ``apply_rotary_emb``,
+    ``y1 = x1 cos + x2 sin``, in ``nanochat/gpt.py``), and mlx-lm 0.32.2 negates its frequencies
+    (``mlx_lm/models/nanochat.py:90-93``) for ``mx.fast.rope`` (``:55-62``). The frequencies θ_i stay
+    positive (wavelengths and the analyses of cos Δθ do not change); the angles, hence the sin cache and
+    every rotation, carry the sign: pecli's caches are those of the angle the pair turns by (transformers'
+    nanochat keeps the caches of +pθ and reverses ``rotate_half`` instead: the same rotation).
 
     Context-extension scalings (``scaling``: linear, ntk, dynamic, yarn, llama3, longrope) replace
     ``θ_i`` and may set an attention scaling that multiplies both cos and sin, exactly as HuggingFace's
@@ -127,6 +136,10 @@ class RopeScheme(Scheme):
         None, "xPos scale base B (Sun et al. 2022): q times ζ_i^((p − L//2)/B), k divided by it, "
         "ζ_i = (2i + 0.4r)/(1.4r)", exclusive_minimum=0, default_text="off",
     )
+    direction: str = param(
+        "positive", "which way the pairs turn: positive, by +pθ (every model but nanochat); negative, by −pθ "
+        "(nanochat's reversed rotate_half)", choices=("positive", "negative"),
+    )
 
     # -- parameters: the scheme's own and the scaling's, from the registry's records -----------------
     @classmethod
@@ -172,7 +185,8 @@ class RopeScheme(Scheme):
         """The scheme from parameter values: ``scaling`` and the scaling keys become :attr:`rope_scaling`."""
         values = dict(values)
         rope_type = values.pop("scaling", None) or "none"
-        keys = {_key_name(name): values.pop(name) for name in list(values) if _key_name(name) in scaling_keys()}
+        known = scaling_keys()
+        keys = {_key_name(name): values.pop(name) for name in list(values) if _key_name(name) in known}
         return cls(**field_values(dataclass_parameters(cls), values), rope_scaling=RopeScaling(rope_type, **keys))
 
     @property
@@ -214,7 +228,10 @@ class RopeScheme(Scheme):
             record = scaling_type(variant)
         except ConfigError:
             return ()  # the scaling's own check names it
-        return tuple(_attribute(key) for key in record.key_names)
+        known = _BLOCK_KEYS.get(variant)
+        if known is None or known[0] is not record:  # a building scheme asks this of every type
+            known = _BLOCK_KEYS[variant] = (record, tuple(_attribute(key) for key in record.key_names))
+        return known[1]
 
     def __post_init__(self) -> None:
         self._require_even("dim", self.dim)
@@ -372,9 +389,17 @@ class RopeScheme(Scheme):
         """Factor applied to both cos and sin (1 unless the scaling sets one); logits scale by its square."""
         return float(self.frequencies.attention_scaling)
 
+    @property
+    def sign(self) -> float:
+        """+1 or −1: the way the pairs turn (:attr:`direction`)."""
+        return -1.0 if self.direction == "negative" else 1.0
+
     def angles(self, positions: Any) -> np.ndarray:
-        """The (L, r/2) angles ``p θ_i``, float64."""
-        return np.outer(self.positions_of(positions).astype(np.float64), self.inv_freq)
+        """The (L, r/2) angles ``±p θ_i`` the pairs turn by (the sign: :attr:`direction`), float64."""
+        angles = np.outer(self.positions_of(positions).astype(np.float64), self.inv_freq)
+        if self.sign < 0:
+            np.negative(angles, out=angles)
+        return angles
 
     def pair_indices(self) -> tuple[np.ndarray, np.ndarray]:
         """Component indices (first, second) of each rotated pair in the chosen layout."""
@@ -450,7 +475,8 @@ class RopeScheme(Scheme):
         """What :meth:`encode` reads: the rotated width and layout, θ_i and the attention scaling (not
         ``context`` or ``max_position_embeddings`` themselves, only what they do to θ_i)."""
         xpos = None if self.xpos is None else (self.xpos, self.context)  # xPos's centre L//2 reads the context
-        return (type(self), self.dim, self.rotated_dim, self.layout, self.inv_freq.tobytes(), self.attention_scaling, xpos)
+        return (type(self), self.dim, self.rotated_dim, self.layout, self.inv_freq.tobytes(), self.attention_scaling, xpos,
+                self.direction)
 
     def score(self, m: Any, n: Any) -> np.ndarray:
         return factored_score(self, m, n)
@@ -494,10 +520,12 @@ class RopeScheme(Scheme):
         """A function giving the (n, r/2) phasors ``s·exp(i pθ_j)`` of position ids (s: the attention
         scaling): exact cos and sin of the float64 angles, or with ``exact=False`` the angle addition of
         :func:`unit_phasors` (within a few float64 ulps)."""
-        inv_freq, scaling = self.inv_freq, self.attention_scaling
+        inv_freq, scaling, negative = self.inv_freq, self.attention_scaling, self.sign < 0
 
         def phasors(ids: np.ndarray) -> np.ndarray:
             z = unit_phasors(ids, inv_freq, exact=exact)
+            if negative:  # exp(−i pθ): the same cos, sin negated, bit for bit
+                np.conjugate(z, out=z)
             if scaling != 1.0:
                 z.view(np.float64)[...] *= scaling
             return z
@@ -507,16 +535,19 @@ class RopeScheme(Scheme):
     def phasor_chunks(self, *, exact: bool = True) -> Callable[[np.ndarray], Callable[[int, int], np.ndarray]]:
         """:meth:`phasors` of ids by chunks: ``of(ids)(start, stop)`` are the phasors of
         ``ids[start:stop]``, the same values (:func:`~pecli.schemes.frequencies.phasor_chunks`)."""
-        inv_freq, scaling = self.inv_freq, self.attention_scaling
+        inv_freq, scaling, negative = self.inv_freq, self.attention_scaling, self.sign < 0
 
         def of(ids: np.ndarray) -> Callable[[int, int], np.ndarray]:
             unscaled = phasor_chunks(ids, inv_freq, exact=exact)
-            if scaling == 1.0:
+            if scaling == 1.0 and not negative:
                 return unscaled
 
             def chunk(start: int, stop: int) -> np.ndarray:
                 z = unscaled(start, stop)
-                z.view(np.float64)[...] *= scaling
+                if negative:
+                    np.conjugate(z, out=z)
+                if scaling != 1.0:
+                    z.view(np.float64)[...] *= scaling
                 return z
 
             return chunk
@@ -530,17 +561,16 @@ class RopeScheme(Scheme):
         return self.xpos is None
 
     def encoded(self, positions: Any, *, dtype: str | None = None) -> Any:
-        """The ``cos`` and ``sin`` caches (L, r) in ``dtype``, written block by block from the phasors:
-        float64 from the exact cos and sin of the float64 angles ``p·θ_i`` (the values of :meth:`arrays`),
-        narrower dtypes from the angle addition of :func:`unit_phasors`, cast once: within half a unit in
-        the last place at 1.0 of the dtype (float32: 2⁻²⁴) of the float64 values
+        """The ``cos`` and ``sin`` caches (L, r) in ``dtype``, written block by block from the phasors of
+        the angle addition of :func:`unit_phasors` (``pecli encode``'s values, in every dtype: float64
+        within ``2⁻⁵³·|p·θ_i| + 2⁻⁵²`` of cos and sin of the exact angles), cast once: within half a
+        unit in the last place at 1.0 of the dtype (float32: 2⁻²⁴) of the float64 values
         (:mod:`pecli.schemes.encoded`): a :class:`~pecli.schemes.encoded.RotaryEncoding` (with xPos, its
         ``xpos_scale`` too)."""
         from pecli.schemes.encoded import RotaryEncoding, rotary_caches
 
         positions = self.positions_of(positions)
-        exact = dtype is None or numpy_dtype(dtype).itemsize >= 8
-        cos, sin = rotary_caches(positions, self.phasors(exact=exact), self.rotated_dim, self.layout, dtype)
+        cos, sin = rotary_caches(positions, self.phasors(exact=False), self.rotated_dim, self.layout, dtype)
         scale = None if self.xpos is None else self.xpos_scale(positions).astype(cos.dtype)
         return RotaryEncoding(self, cos, sin, self.inv_freq, positions, xpos_scale=scale)
 
@@ -551,6 +581,15 @@ def _attribute(key: str) -> str:
     return RopeScheme.aliases.get(key, key)
 
 
+#: The rope parameters each scaling type takes (:meth:`RopeScheme.block_keys_of`), by the name asked, with its record.
+_BLOCK_KEYS: dict[str, tuple[Any, tuple[str, ...]]] = {}
+#: pecli's spelling → HF name of every scaling key, with the records of :data:`SCALINGS` it was made from.
+_KEY_NAMES: list[tuple[tuple, dict[str, str]]] = []
+
+
 def _key_name(name: str) -> str:
     """The HF name of the scaling key that the rope parameter ``name`` is (``name`` if none is)."""
-    return {_attribute(key): key for key in scaling_keys()}.get(name, name)
+    records = tuple(SCALINGS.items())
+    if not _KEY_NAMES or _KEY_NAMES[0][0] != records:  # a type registered later: made anew
+        _KEY_NAMES[:] = [(records, {_attribute(key): key for key in scaling_keys()})]
+    return _KEY_NAMES[0][1].get(name, name)

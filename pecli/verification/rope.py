@@ -165,7 +165,10 @@ def _hypotheses(cos, sin, scheme: RopeScheme, positions, reference: Candidate):
         if positions.min() + k >= 0:
             yield ("position-offset", f"position p holds the values of position p{k:+d}",
                    dataclasses.replace(reference, positions=positions + k))
-    yield "sin-sign", "sin has the opposite sign: the arrays turn each pair by −pθ", dataclasses.replace(reference, sign=-1.0)
+    turned = "−pθ" if reference.sign > 0 else ("+pθ, where the model turns it by −pθ (transformers' nanochat keeps "
+                                                "the caches of +pθ and reverses rotate_half instead)")
+    yield "sin-sign", f"sin has the opposite sign: the arrays turn each pair by {turned}", \
+        dataclasses.replace(reference, sign=-reference.sign)
     scale = scheme.attention_scaling
     if scale != 1.0:
         yield ("attention-scaling", f"cos and sin miss the attention scaling {scale:.6g} of the {scheme.scaling} scaling",

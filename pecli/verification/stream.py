@@ -174,7 +174,8 @@ class Candidate:
 def candidate(scheme: Any, positions: np.ndarray) -> Candidate:
     """The cos and sin a RoPE ``scheme`` gives at ``positions``."""
     inv_freq = scheme.inv_freq
-    return Candidate(phasor_values(inv_freq), np.abs(inv_freq), positions, scheme.layout, scheme.attention_scaling)
+    return Candidate(phasor_values(inv_freq), np.abs(inv_freq), positions, scheme.layout, scheme.attention_scaling,
+                     float(getattr(scheme, "sign", 1.0)))  # nanochat's sin is that of −pθ
 
 
 def phasor_values(inv_freq: np.ndarray) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:

@@ -11,7 +11,7 @@ from pecli.errors import ConfigError
 from pecli.models.sources.class_defaults import declared_default
 from pecli.models.families.keys import WINDOW_KEYS, Keys
 from pecli.models.families.record import Family
-from pecli.models.logit_scale import UNSCALED, AttentionRule, LogitScale, attention_only_keys
+from pecli.models.logit_scale import UNSCALED, AttentionRule, LogitScale, attention_keys
 from pecli.models.plan import LayerGroup
 from pecli.params import excerpt
 from pecli.schemes.scaling.keys import LONGEST_CONTEXT
@@ -75,7 +75,7 @@ def group_attention(keys: Keys, family: Family, model_type: Any, group: LayerGro
         if isinstance(raw, dict) and raw.get("llama_4_scaling_beta") is not None:
             config["original_max_position_embeddings"] = raw.get("original_max_position_embeddings")
             config["llama_4_scaling_beta"] = raw["llama_4_scaling_beta"]
-        for key in attention_only_keys(model_type, raw):  # left out of the frequencies' block
+        for key in attention_keys(model_type, raw):  # read under every type (the frequencies' block may not take it)
             config[key] = raw[key]
     extra = family.attention(keys, group) if family.attention is not None else UNSCALED
     return AttentionRule(model_type if group.rotary else None, tuple(config.items()), extra, block)

@@ -32,6 +32,8 @@ class Family:
         ``sinusoidal`` or ``learned``.
     layout : str
         How the model applies cos and sin: ``half`` (``rotate_half``) or ``interleaved``.
+    direction : str
+        Which way its pairs turn: ``positive`` (+pθ), or ``negative`` (−pθ: nanochat's reversed ``rotate_half``).
     head_dim_keys : tuple of str
         Keys that give the rotary head dimension before the generic ones (DeepSeek: ``qk_rope_head_dim``).
     layer_types : callable or None
@@ -62,6 +64,7 @@ class Family:
     model_types: tuple[str, ...]
     scheme: str = "rope"
     layout: str = "half"
+    direction: str = "positive"
     head_dim_keys: tuple[str, ...] = ()
     layer_types: Callable[[Keys, int], list[str]] | None = None
     per_type: Callable[[Keys, "Family", str], "dict[str, Any] | None"] | None = None

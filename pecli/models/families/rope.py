@@ -96,6 +96,9 @@ def rope_options(
     in_block = own_block or {}
     block_source = block_source or model_block_source(keys)
     options: dict[str, Any] = {"scheme": "rope", "dim": dim, "layout": rope_layout(keys, family)}
+    if family.direction != "positive":  # nanochat's reversed rotate_half
+        options["direction"] = family.direction
+        keys.attribute("direction", [("model_type", Origin.MODEL_CODE)])
     if base_key is not None:  # Gemma 3's rope_local_base_freq
         options["base"] = keys.traced("base", lambda: keys.get(base_key, default=base_default))
     elif ignored:

@@ -37,6 +37,8 @@ FAMILIES: tuple[Family, ...] = (
            per_type=gemma3_per_type,
            keys_note="rope_local_base_freq (sliding layers), rope_theta + rope_scaling (full), sliding_window_pattern"),
     Family("Cohere (Command R)", ("cohere",), layout="interleaved", keys_note="interleaved rotate_half"),
+    Family("nanochat", ("nanochat",), direction="negative",
+           keys_note="reversed rotate_half, cat(x2, −x1): its pairs turn by −pθ (direction negative)"),
     Family("Cohere 2 (Command R7B, A)", ("cohere2", "cohere2_moe"), layout="interleaved",
            layer_types=every_nth_full("sliding_window_pattern", "cohere2"), per_type=sliding_only_per_type,
            keys_note="RoPE in sliding layers only; full-attention layers NoPE"),
@@ -137,8 +139,6 @@ BY_MODEL_TYPE: dict[str, Family] = {t: family for family in FAMILIES for t in fa
 REFUSED: dict[str, str] = {
     "deepseek_v4": "DeepSeek V4's compressed attention picks its RoPE ('main' or 'compress') per attention module, "
                    "not per layer type, which pecli does not read yet",
-    "nanochat": "nanochat's rotate_half is reversed, so its pairs turn by −pθ where every other model turns by +pθ, "
-                "which pecli's rope does not express",
     "musicgen": "MusicGen's decoder table puts the cosines before the sines, a layout pecli's sinusoidal scheme does not have",
     "mistral_large4": "Mistral Large 4 multiplies its frequencies by exp(alpha), a learned tensor of the checkpoint, and its "
                       "queries by a learned per-head log-position scale: neither is in the config",
