@@ -33,6 +33,7 @@ from pecli.engines.configured import (
 from pecli.engines.architectures import BACKEND_INCOMPATIBLE, architecture
 from pecli.engines.sglang_models import NATIVE
 from pecli.engines.vocabulary import hf_record
+from pecli.errors import ConfigError
 from pecli.models.plan import LayerGroup
 from pecli.schemes.scaling.linear import LINEAR
 from pecli.schemes.scaling.unscaled import NO_SCALING
@@ -242,6 +243,25 @@ class Sglang(ConfigEngine):
             else:
                 out[key] = value
         return out
+
+    def build_refusal(self, text: Mapping[str, Any]) -> str | None:
+        """``Phi3LongRoPEScaledRotaryEmbedding`` refuses ``is_neox_style=False``: a longrope block on a model whose
+        own file rotates interleaved pairs (the model's layout; Llama 4's file rotates halves, DeepSeek's builds
+        its own YaRN, and the files of :data:`SCALING_NOT_PASSED` never build the block)."""
+        from pecli.models.sources.config_json import plan_of_config
+        from pecli.schemes.scaling.longrope import LONGROPE
+
+        model_type = text.get("model_type")
+        if hf_record(rope_type(rope_dict(text))) is not LONGROPE or model_type in NEOX_MODELS + SCALING_NOT_PASSED + DEEPSEEK_MODELS or \
+                architecture(text) not in NATIVE:
+            return None
+        try:
+            plan = plan_of_config(dict(text), "SGLang")
+        except ConfigError:
+            return None
+        if any(g.options is not None and g.options.get("layout") == "interleaved" for g in plan.groups):
+            return "ValueError: `Phi3LongRoPEScaledRotaryEmbedding` only supports neox_style."
+        return None
 
     def load_refusal(self, config: dict[str, Any], text: dict[str, Any], model_type: str | None) -> str | None:
         found = transformers_refusal(config, model_type)
