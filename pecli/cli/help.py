@@ -165,6 +165,70 @@ class HelpMarkdown:
         return Markdown(markup, *args, **kwargs)
 
 
+class _Emoji:
+    """What Typer's renderer calls ``Emoji``: its ``replace`` (which Typer applies to every help text in
+    Markdown mode) hands a text to Rich's only where Rich's pattern for an emoji code (``:name:``) finds one;
+    elsewhere Rich's returns the text unchanged, and its table of codes (``rich._emoji_codes``) stays
+    unloaded."""
+
+    _CODE = re.compile(r"(:(\S*?)(?:(?:\-)(emoji|text))?:)")  # rich._emoji_replace's pattern
+
+    @classmethod
+    def replace(cls, text: str) -> str:
+        if cls._CODE.search(text) is None:
+            return text
+        from rich.emoji import Emoji
+
+        return Emoji.replace(text)
+
+
+def _rendering_key(renderable: Any, options: Any, style: Any, pad: bool, new_lines: bool) -> Any:
+    """What the lines of ``Padding(Text)`` (each cell of Typer's tables) depend on, or None for any other
+    renderable: the padding, the text's characters, spans and settings, every console option, and the
+    arguments of ``render_lines``."""
+    from rich.padding import Padding
+    from rich.text import Text
+
+    if type(renderable) is not Padding or type(renderable.renderable) is not Text:
+        return None
+    text = renderable.renderable
+    return (renderable.top, renderable.right, renderable.bottom, renderable.left, renderable.style, renderable.expand,
+            text.plain, tuple(text.spans), text.style, text.justify, text.overflow, text.no_wrap, text.end,
+            text.tab_size, tuple(options.__dict__.items()), style, pad, new_lines)
+
+
+def help_console_class() -> type:
+    """Rich's ``Console``, remembering the lines of each table cell it renders (:func:`_rendering_key`):
+    Rich renders a cell as a function of that key, and a page repeats most cells (an empty column's cell
+    on every row, the same type names), each rendered through three layers of Rich's generic code. One
+    console prints one page; the lines are Rich's own, handed out as copies."""
+    from rich.console import Console
+
+    class HelpConsole(Console):
+        def render_lines(self, renderable: Any, options: Any = None, *, style: Any = None, pad: bool = True,
+                         new_lines: bool = False) -> list[list[Any]]:
+            try:
+                key = _rendering_key(renderable, options or self.options, style, pad, new_lines)
+                lines = self._rendered.get(key) if key is not None else None
+            except (TypeError, AttributeError):  # a value that cannot be a key: render as Rich does
+                key = lines = None
+            if lines is None:
+                lines = super().render_lines(renderable, options, style=style, pad=pad, new_lines=new_lines)
+                if key is not None:
+                    self._rendered[key] = [list(line) for line in lines]
+                return lines
+            return [list(line) for line in lines]
+
+        @property
+        def _rendered(self) -> dict[Any, list[list[Any]]]:
+            rendered = self.__dict__.get("_rendered_lines")
+            if rendered is None:
+                rendered = self.__dict__["_rendered_lines"] = {}
+            return rendered
+
+    return HelpConsole
+
+
 class _Traceback:
     """Stands in for ``rich.traceback.Traceback`` in Typer's renderer until a traceback is asked for."""
 
@@ -199,4 +263,8 @@ def typers_renderer() -> Any:
         rich_utils.Markdown = HelpMarkdown
     if getattr(rich_utils.Columns, "__module__", None) == "rich.columns":
         rich_utils.Columns = HelpColumns
+    if getattr(rich_utils.Emoji, "__module__", None) == "rich.emoji":
+        rich_utils.Emoji = _Emoji
+    if getattr(rich_utils.Console, "__module__", None) == "rich.console":
+        rich_utils.Console = help_console_class()
     return rich_utils
