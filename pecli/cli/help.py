@@ -27,6 +27,7 @@ without the grid Columns would build for it (:class:`HelpColumns`). Likewise ``r
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import re
 import sys
@@ -42,12 +43,28 @@ def print_help(typers: Callable[[Any, Any], None], command: Any, ctx: Any, forma
             param.metavar = ""
     typers_renderer()
     try:
-        with _colours():
+        with _colours(), _collector_paused(ctx):
             typers(ctx, formatter)
     except SystemExit as stop:
         if stop.code == 1:  # Rich's answer to a broken pipe; nothing else in the page exits
             raise ReaderGone() from None
         raise
+
+
+@contextlib.contextmanager
+def _collector_paused(ctx: Any) -> Iterator[None]:
+    """Python's cycle collector paused while the page is laid out, in a process that runs one command line
+    (``Group.one_shot``, as while its modules load: :func:`pecli.cli._loading`): the page's thousands of
+    short-lived segments and options would start collections that traverse every object loaded since."""
+    root = ctx.find_root().command if ctx is not None else None
+    if not getattr(root, "one_shot", False) or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 @contextlib.contextmanager
