@@ -182,21 +182,43 @@ class HelpMarkdown:
         return Markdown(markup, *args, **kwargs)
 
 
+#: Every character of the names in Rich's table of emoji codes, lower case (``rich._emoji_codes.EMOJI``;
+#: tests/test_help.py holds this to the table).
+EMOJI_NAME_CHARACTERS = frozenset("!#&()*+-.0123456789_abcdefghijklmnopqrstuvwxyzãåçéíô’")
+
+
 class _Emoji:
     """What Typer's renderer calls ``Emoji``: its ``replace`` (which Typer applies to every help text in
-    Markdown mode) hands a text to Rich's only where Rich's pattern for an emoji code (``:name:``) finds one;
-    elsewhere Rich's returns the text unchanged, and its table of codes (``rich._emoji_codes``) stays
-    unloaded."""
+    Markdown mode) hands a text to Rich's only where Rich's pattern for an emoji code finds a ``:name:``
+    that could be in Rich's table (every character of it is in some name of the table); elsewhere
+    Rich's replaces nothing and returns the text as it is, and the table (``rich._emoji_codes``, 3,600
+    names) stays unloaded. ``start:stop[:step]`` or ``hf://ORG/REPO`` are no codes."""
 
-    _CODE = re.compile(r"(:(\S*?)(?:(?:\-)(emoji|text))?:)")  # rich._emoji_replace's pattern
+    _CODE = re.compile(r"(:(\S*?)(?:(?:\-)(emoji|text))?:)")  # rich._emoji_replace's pattern, which it scans alike
 
     @classmethod
     def replace(cls, text: str) -> str:
-        if cls._CODE.search(text) is None:
+        if all(not set(code.group(2).lower()) <= EMOJI_NAME_CHARACTERS for code in cls._CODE.finditer(text)):
             return text
         from rich.emoji import Emoji
 
         return Emoji.replace(text)
+
+
+def help_panel_class() -> type:
+    """Rich's ``Panel``, its title given as text: Rich makes a title given as a string into text with
+    ``Text.from_markup``, which for a string without ``[`` is ``Text(emoji codes replaced)``; that is
+    done here, with :class:`_Emoji` (Rich's way loads the table of emoji codes for the word "Options")."""
+    from rich.panel import Panel
+    from rich.text import Text
+
+    class HelpPanel(Panel):
+        def __init__(self, renderable: Any, *args: Any, title: Any = None, **kwargs: Any) -> None:
+            if isinstance(title, str) and "[" not in title:
+                title = Text(_Emoji.replace(title), style="")
+            super().__init__(renderable, *args, title=title, **kwargs)
+
+    return HelpPanel
 
 
 def _rendering_key(renderable: Any, options: Any, style: Any, pad: bool, new_lines: bool) -> Any:
@@ -282,6 +304,8 @@ def typers_renderer() -> Any:
         rich_utils.Columns = HelpColumns
     if getattr(rich_utils.Emoji, "__module__", None) == "rich.emoji":
         rich_utils.Emoji = _Emoji
+    if getattr(rich_utils.Panel, "__module__", None) == "rich.panel":
+        rich_utils.Panel = help_panel_class()
     if getattr(rich_utils.Console, "__module__", None) == "rich.console":
         rich_utils.Console = help_console_class()
     return rich_utils
