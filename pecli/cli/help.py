@@ -21,7 +21,10 @@ help text has any Markdown in it; such a text is laid out as :class:`PlainParagr
 Markdown lays out its paragraphs, and only a text with a character Markdown could read as syntax goes
 to Rich's ``Markdown``, imported then; and an option's help alone in its ``Columns`` is laid out
 without the grid Columns would build for it (:class:`HelpColumns`). Likewise ``rich.traceback``
-(Typer's pretty tracebacks, which pecli never prints) is imported only if asked for.
+(Typer's pretty tracebacks, which pecli never prints) is imported only if asked for. The console
+Typer prints with renders each distinct table cell once per page (:func:`help_console_class`: most
+cells repeat), and Rich's table of emoji codes is loaded only for a text with a ``:name:`` that
+could be in it (:class:`_Emoji`, :func:`help_panel_class`).
 """
 
 from __future__ import annotations
