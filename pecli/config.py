@@ -163,7 +163,10 @@ def parse_sets(pairs: list[str] | None) -> dict[str, Any]:
             if "not valid YAML" not in str(error):
                 raise
             value = raw
-        out[normalize_key(key.strip())] = value
+        name = normalize_key(key.strip())
+        if name in out and not _same_value(out[name], value):  # as an option given twice, or a YAML key
+            raise ConfigError(name, f"--set gives it twice ({excerpt(out[name])}, then {excerpt(value)}); keep one")
+        out[name] = value
     return out
 
 
@@ -202,7 +205,7 @@ def _same_value(a: Any, b: Any) -> bool:
         return True
     try:
         return float(a) == float(b)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return False
 
 

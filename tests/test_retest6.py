@@ -1,0 +1,155 @@
+"""Hostile and new-user retest, round six: odd YAML, ``--set``, signalling NaNs in input files, ``--apply``
+over non-finite values.
+
+Every refusal is exit 2 with one line on stderr naming the problem (``docs/exit-codes.md``), never exit 3
+nor a warning of NumPy's on stderr; what pecli accepts it reads as YAML, NumPy and llama.cpp do.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+#: IEEE 754 signalling NaNs (quiet bit clear, payload 1): what a file may hold, and what NumPy warns about
+#: ("invalid value encountered in cast") when it converts one to another format.
+SIGNALLING_F32 = 0x7F800001
+SIGNALLING_F16 = 0x7C01
+
+
+def assert_refused(done, *words: str) -> None:
+    assert done.returncode == 2, (done.returncode, done.stderr[:500])
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("pecli: error: "), done.stderr[:500]
+    for word in words:
+        assert word in done.stderr, done.stderr[:500]
+
+
+@pytest.fixture
+def strict_run(run_main):
+    """``run_main`` with every warning an error, as ``python -W error`` (``PYTHONWARNINGS=error``) runs pecli:
+    a warning NumPy raises on the way is then exit 3, "internal error"."""
+
+    def _run(*args):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return run_main(*args)
+
+    return _run
+
+
+def signalling(values: np.ndarray, at: tuple) -> np.ndarray:
+    """``values`` (float32 or float16) with a signalling NaN at ``at``."""
+    values = values.copy()
+    bits = values.view(np.uint32 if values.dtype == np.float32 else np.uint16)
+    bits[at] = SIGNALLING_F32 if values.dtype == np.float32 else SIGNALLING_F16
+    assert np.isnan(values[at])
+    return values
+
+
+# -- YAML --------------------------------------------------------------------------------------------------------
+def test_a_yaml_merge_key_is_read_as_yaml_reads_it(run_main, tmp_path):
+    # "<<: *anchor" (YAML 1.1's merge key, which PyYAML's safe loader reads) was "not valid YAML at line 3"
+    # the mapping's own keys win over the merged ones, as in YAML
+    (tmp_path / "top.yaml").write_text("<<: {scheme: rope, dim: 8, base: 100}\nbase: 500\nlength: 4\n")
+    done = run_main("encode", "--config", "top.yaml", "--json")
+    assert done.returncode == 0, done.stderr
+    params = json.loads(done.stdout)["params"]
+    assert (params["dim"], params["base"]) == (8, 500.0)
+
+
+def test_a_key_given_twice_beside_a_merge_is_still_refused(run_main, tmp_path):
+    (tmp_path / "c.yaml").write_text("<<: {scheme: rope}\ndim: 8\ndim: 16\n")
+    assert_refused(run_main("encode", "--config", "c.yaml"), "dim", "given twice")
+
+
+# -- --set -------------------------------------------------------------------------------------------------------
+def test_set_giving_a_key_two_values_is_refused(run_main):
+    # as an option of one value given twice, or a YAML key: the last one won, silently
+    assert_refused(run_main("encode", "--scheme", "rope", "--set", "dim=8", "--set", "dim=16"), "dim", "twice", "8", "16")
+
+
+@pytest.mark.parametrize("second", ["dim=8", "head_dim=8"])
+def test_set_giving_a_key_the_same_value_twice_is_accepted(run_main, second):
+    done = run_main("encode", "--scheme", "rope", "--length", "4", "--set", "dim=8", "--set", second, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["params"]["dim"] == 8
+
+
+def test_an_alias_beside_an_integer_no_float_holds_is_refused(run_main):
+    # base and its alias rope_theta compared as numbers: float(10**400) raised OverflowError (exit 3)
+    done = run_main("encode", "--scheme", "rope", "--set", "base=1" + "0" * 400, "--set", "rope_theta=1")
+    assert_refused(done, "rope_theta", "keep one")
+
+
+# -- signalling NaNs in the files read ---------------------------------------------------------------------------
+def rope_cos_sin(positions: int = 16, dim: int = 8, base: float = 10000.0) -> tuple[np.ndarray, np.ndarray]:
+    """HF's cos and sin caches (half layout), from θ_i = base^(−2i/d)."""
+    theta = base ** (-np.arange(0, dim, 2) / dim)
+    angles = np.arange(positions)[:, None] * theta
+    both = np.concatenate([angles, angles], axis=1)
+    return np.cos(both), np.sin(both)
+
+
+def test_verify_reads_a_signalling_nan_without_a_warning(strict_run, tmp_path):
+    cos, sin = rope_cos_sin()
+    np.save(tmp_path / "cos.npy", signalling(cos.astype(np.float32), (3, 3)))
+    np.save(tmp_path / "sin.npy", sin.astype(np.float32))
+    done = strict_run("verify", "--scheme", "rope", "--dim", "8", "--cos", "cos.npy", "--sin", "sin.npy", "--quiet")
+    assert (done.returncode, done.stderr) == (1, "")  # a NaN where cos(3·θ_3) is: they differ, said by the exit code
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_positions_with_a_signalling_nan_are_refused_in_one_line(strict_run, tmp_path, dtype):
+    np.save(tmp_path / "p.npy", signalling(np.arange(8, dtype=dtype), (2,)))
+    assert_refused(strict_run("encode", "--scheme", "rope", "--dim", "8", "--positions", "p.npy"),
+                   "positions", "finite")
+
+
+def test_inverse_frequencies_with_a_signalling_nan_are_refused_in_one_line(strict_run, tmp_path):
+    np.save(tmp_path / "f.npy", signalling(np.ones(4, np.float32), (0,)))
+    assert_refused(strict_run("encode", "--scheme", "rope", "--dim", "8", "--inv-freq", "f.npy"), "inv_freq", "finite")
+
+
+def test_a_signalling_nan_in_rope_freqs_is_refused_naming_the_factor(strict_run, tmp_path):
+    pytest.importorskip("gguf")
+    from tests.gguf_models import convert
+
+    path, _ = convert(tmp_path, "llama31")
+    data = bytearray(open(path, "rb").read())
+    # rope_freqs, the file's only tensor, is its last 64 float32 values (d = 128): factor 5 made signalling
+    start = len(data) - 64 * 4 + 5 * 4
+    data[start: start + 4] = SIGNALLING_F32.to_bytes(4, "little")
+    open(path, "wb").write(bytes(data))
+    done = strict_run("diff", "--gguf", path, "--runtime", "llama.cpp", "--args", "")
+    # before: NumPy's warning on stderr, then "must hold 64 positive factors …, got 64"
+    assert_refused(done, "rope_freqs", "64 positive factors", "factor 5 = nan")
+
+
+# -- --apply over non-finite values ------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype, value", [(np.float32, np.nan), (np.float64, np.inf), (np.float32, "signalling")])
+def test_apply_over_a_non_finite_value_says_so_once_and_no_overflow(strict_run, tmp_path, dtype, value):
+    x = np.ones((16, 8), dtype)
+    x = signalling(x, (0, 0)) if value == "signalling" else x
+    if value != "signalling":
+        x[0, 0] = value
+    np.save(tmp_path / "x.npy", x)
+    done = strict_run("encode", "--scheme", "rope", "--dim", "8", "--length", "16", "--apply", "x.npy", "--out", "y.npy")
+    assert done.returncode == 0, done.stderr
+    # before: a NaN spread to its pair's other half was called an overflow, and ±inf · sin 0 printed NumPy's
+    # "invalid value encountered in multiply" (under -W error: exit 3)
+    assert done.stderr.splitlines() == ["warning: the input holds 1 NaN or ±inf values; they stay non-finite",
+                                        "wrote y.npy"]
+    y = np.load(tmp_path / "y.npy")
+    assert np.isfinite(y[1:]).all() and not np.isfinite(y[0, [0, 4]]).any()  # row 0's pair (0, 4), half layout
+
+
+def test_apply_still_reports_a_real_overflow(strict_run, tmp_path):
+    x = np.full((4, 8), 70000.0, np.float32)  # past float16's largest value, 65,504, with or without E
+    x[2, 1] = np.nan  # a NaN given in row 2: that row tells nothing; rows 0, 1 and 3 overflow, 3 × 8 values
+    np.save(tmp_path / "x.npy", x)
+    done = strict_run("encode", "--scheme", "sinusoidal", "--dim", "8", "--length", "4",
+                      "--apply", "x.npy", "--dtype", "float16", "--out", "y.npy")
+    assert done.returncode == 0, done.stderr
+    assert "warning: 24 values overflow float16 (stored as ±inf)" in done.stderr.splitlines()
