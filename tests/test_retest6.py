@@ -153,3 +153,19 @@ def test_apply_still_reports_a_real_overflow(strict_run, tmp_path):
                       "--apply", "x.npy", "--dtype", "float16", "--out", "y.npy")
     assert done.returncode == 0, done.stderr
     assert "warning: 24 values overflow float16 (stored as ±inf)" in done.stderr.splitlines()
+
+
+# -- checkpoints -------------------------------------------------------------------------------------------------
+def test_a_checkpoint_whose_header_safetensors_refuses_is_one_line(run_main, tmp_path):
+    pytest.importorskip("safetensors")
+    import struct
+
+    # the format's __metadata__ maps strings to strings; safetensors' loader refuses a number there with its
+    # own SafetensorError, which pecli did not expect (exit 3)
+    name = "model.layers.0.self_attn.q_proj.weight"
+    header = json.dumps({"__metadata__": {"format": 1},
+                         name: {"dtype": "F32", "shape": [4, 8], "data_offsets": [0, 128]}}).encode()
+    (tmp_path / "w.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + bytes(128))
+    done = run_main("permute", "w.safetensors", "--from", "interleaved", "--to", "half", "--heads", "1", "--out", "p.npy")
+    assert_refused(done, "cannot read tensor", name)
+    assert not (tmp_path / "p.npy").exists()
