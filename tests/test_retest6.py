@@ -169,3 +169,12 @@ def test_a_checkpoint_whose_header_safetensors_refuses_is_one_line(run_main, tmp
     done = run_main("permute", "w.safetensors", "--from", "interleaved", "--to", "half", "--heads", "1", "--out", "p.npy")
     assert_refused(done, "cannot read tensor", name)
     assert not (tmp_path / "p.npy").exists()
+
+
+# -- figures -----------------------------------------------------------------------------------------------------
+def test_wavelengths_near_the_end_of_float64_are_drawn_without_numpys_warnings(strict_run):
+    # base 1e308, d = 64: the longest wavelength is 2π·1e308^(62/64) ≈ 1e299; matplotlib's log axis overflowed
+    # in its margins (exp(1.05 ln v)): "RuntimeWarning: overflow encountered in exp" twice on stderr
+    done = strict_run("plot", "wavelengths", "--scheme", "rope", "--dim", "64", "--base", "1e308", "--out", "w.svg",
+                      "--quiet")
+    assert (done.returncode, done.stderr) == (0, "")
