@@ -177,4 +177,5 @@ def test_wavelengths_near_the_end_of_float64_are_drawn_without_numpys_warnings(s
     # in its margins (exp(1.05 ln v)): "RuntimeWarning: overflow encountered in exp" twice on stderr
     done = strict_run("plot", "wavelengths", "--scheme", "rope", "--dim", "64", "--base", "1e308", "--out", "w.svg",
                       "--quiet")
-    assert (done.returncode, done.stderr) == (0, "")
+    # (matplotlib's own note about an unwritable cache folder may be there, on a machine without a HOME)
+    assert done.returncode == 0 and "Warning" not in done.stderr, done.stderr
