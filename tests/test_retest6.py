@@ -8,7 +8,9 @@ nor a warning of NumPy's on stderr; what pecli accepts it reads as YAML, NumPy a
 from __future__ import annotations
 
 import json
+import os
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +19,7 @@ import pytest
 #: ("invalid value encountered in cast") when it converts one to another format.
 SIGNALLING_F32 = 0x7F800001
 SIGNALLING_F16 = 0x7C01
+LLAMA31 = Path(__file__).resolve().parents[1] / "sample_configs/hf/meta-llama--llama-3.1-8b.json"
 
 
 def assert_refused(done, *words: str) -> None:
@@ -179,3 +182,30 @@ def test_wavelengths_near_the_end_of_float64_are_drawn_without_numpys_warnings(s
                       "--quiet")
     # (matplotlib's own note about an unwritable cache folder may be there, on a machine without a HOME)
     assert done.returncode == 0 and "Warning" not in done.stderr, done.stderr
+
+
+# -- @LIST ------------------------------------------------------------------------------------------------------
+def test_a_list_with_a_byte_order_mark_names_its_first_file(run_main, tmp_path):
+    pytest.importorskip("gguf")
+    from tests.gguf_models import convert
+
+    path, config = convert(tmp_path, "llama31")
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    # Windows Notepad's UTF-8 starts with a BOM, which was read as the first letter of the first name
+    (tmp_path / "list.txt").write_bytes("\ufeff".encode() + f"{Path(path).name}\n".encode())
+    done = run_main("diff", "--gguf", "@list.txt", "--hf-config", "config.json", "--json")
+    assert done.returncode == 0, done.stdout[-500:] + done.stderr
+    rows = json.loads(done.stdout)["rows"]
+    assert [(Path(row["file"]).name, row["verdict"]) for row in rows] == [(Path(path).name, "same")]
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_a_list_that_is_no_regular_file_is_refused_at_once(run_main, tmp_path, special):
+    # a FIFO waited for a writer forever; /dev/zero was read until memory ran out ("out of memory; ask for
+    # fewer positions")
+    if special == "fifo":
+        os.mkfifo(tmp_path / "fifo")
+    elif not os.path.exists(special):
+        pytest.skip(f"no {special} here")
+    done = run_main("diff", "--gguf", f"@{special}", "--hf-config", str(LLAMA31))
+    assert_refused(done, f"@{special}", "not a regular file")
