@@ -209,3 +209,14 @@ def test_a_list_that_is_no_regular_file_is_refused_at_once(run_main, tmp_path, s
         pytest.skip(f"no {special} here")
     done = run_main("diff", "--gguf", f"@{special}", "--hf-config", str(LLAMA31))
     assert_refused(done, f"@{special}", "not a regular file")
+
+
+# -- extend --out ------------------------------------------------------------------------------------------------
+def test_extend_never_writes_its_patch_over_the_config_json_of_the_model_folder_it_reads(run_main, tmp_path):
+    (tmp_path / "model").mkdir()
+    original = LLAMA31.read_bytes()
+    (tmp_path / "model" / "config.json").write_bytes(original)
+    # the folder stands for its config.json; --out model/config.json --force replaced the model's config by the patch
+    done = run_main("extend", "--hf-config", "model", "--target", "262144", "--out", "model/config.json", "--force")
+    assert_refused(done, "--out", "is an input of this command")
+    assert (tmp_path / "model" / "config.json").read_bytes() == original
