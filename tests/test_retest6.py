@@ -121,11 +121,11 @@ def test_a_signalling_nan_in_rope_freqs_is_refused_naming_the_factor(strict_run,
     from tests.gguf_models import convert
 
     path, _ = convert(tmp_path, "llama31")
-    data = bytearray(open(path, "rb").read())
+    data = bytearray(Path(path).read_bytes())
     # rope_freqs, the file's only tensor, is its last 64 float32 values (d = 128): factor 5 made signalling
     start = len(data) - 64 * 4 + 5 * 4
     data[start: start + 4] = SIGNALLING_F32.to_bytes(4, "little")
-    open(path, "wb").write(bytes(data))
+    Path(path).write_bytes(bytes(data))
     done = strict_run("diff", "--gguf", path, "--runtime", "llama.cpp", "--args", "")
     # before: NumPy's warning on stderr, then "must hold 64 positive factors …, got 64"
     assert_refused(done, "rope_freqs", "64 positive factors", "factor 5 = nan")
