@@ -221,3 +221,32 @@ def test_extend_never_writes_its_patch_over_the_config_json_of_the_model_folder_
     done = run_main("extend", "--hf-config", "model", "--target", "262144", "--out", "model/config.json", "--force")
     assert_refused(done, "--out", "is an input of this command")
     assert (tmp_path / "model" / "config.json").read_bytes() == original
+
+
+# -- verify against a model whose frequencies are a list ---------------------------------------------------------
+def test_verify_against_a_gguf_file_whose_frequencies_come_from_rope_freqs(run_main, tmp_path):
+    pytest.importorskip("gguf")
+    from tests.gguf_models import convert, llama3_rope_freqs
+
+    path, config = convert(tmp_path, "llama31")
+    # llama.cpp divides each θ_i = 500000^(−2i/128) by the file's rope_freqs factor (the converter's llama3 rule)
+    theta = 500000.0 ** (-np.arange(0, 128, 2) / 128) / llama3_rope_freqs(config).astype(np.float64)
+    angles = np.arange(32)[:, None] * theta
+    np.save(tmp_path / "cos.npy", np.cos(np.concatenate([angles, angles], axis=1)))
+    np.save(tmp_path / "sin.npy", np.sin(np.concatenate([angles, angles], axis=1)))
+    # the group's inv_freq (a list) was taken for verify's own --inv-freq (your file): "inv_freq: expected a
+    # string, got a list of 64 items"
+    done = run_main("verify", "--gguf", path, "--cos", "cos.npy", "--sin", "sin.npy", "--quiet")
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_verify_takes_a_list_of_frequencies_as_the_reference_and_a_file_as_yours(run_main, tmp_path):
+    cos, sin = rope_cos_sin()  # base 10,000, d = 8: θ = 1, 0.1, 0.01, 0.001
+    np.save(tmp_path / "cos.npy", cos)
+    np.save(tmp_path / "sin.npy", sin)
+    done = run_main("verify", "--dim", "8", "--set", "inv_freq=[1, 0.1, 0.01, 0.001]", "--cos", "cos.npy",
+                    "--sin", "sin.npy", "--quiet")
+    assert (done.returncode, done.stderr) == (0, "")
+    np.save(tmp_path / "mine.npy", np.array([1, 0.1, 0.01, 0.001]))
+    done = run_main("verify", "--dim", "8", "--inv-freq", "mine.npy", "--quiet")
+    assert (done.returncode, done.stderr) == (0, "")
