@@ -250,3 +250,13 @@ def test_verify_takes_a_list_of_frequencies_as_the_reference_and_a_file_as_yours
     np.save(tmp_path / "mine.npy", np.array([1, 0.1, 0.01, 0.001]))
     done = run_main("verify", "--dim", "8", "--inv-freq", "mine.npy", "--quiet")
     assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_cos_and_sin_stored_in_two_precisions_are_refused(run_main, tmp_path):
+    cos, sin = rope_cos_sin()
+    np.save(tmp_path / "cos.npy", cos.astype(np.float32))
+    np.save(tmp_path / "sin.npy", sin)
+    # before: both held to float64's tolerance, the float32 cos "DIFFER"s, and the cause named was "the angles
+    # p·θ were formed in bfloat16" — a wrong diagnosis of correct values
+    done = run_main("verify", "--dim", "8", "--cos", "cos.npy", "--sin", "sin.npy")
+    assert_refused(done, "cos is stored as float32 and sin as float64")
