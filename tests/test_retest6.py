@@ -260,3 +260,19 @@ def test_cos_and_sin_stored_in_two_precisions_are_refused(run_main, tmp_path):
     # p·θ were formed in bfloat16" — a wrong diagnosis of correct values
     done = run_main("verify", "--dim", "8", "--cos", "cos.npy", "--sin", "sin.npy")
     assert_refused(done, "cos is stored as float32 and sin as float64")
+
+
+def test_a_home_matplotlib_cannot_write_in_adds_nothing_to_stderr(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import TEST_ENV
+
+    # HOME=/dev/null: no folder can be made under it (for root too), as under a read-only or missing HOME;
+    # matplotlib's two notes about it ("mkdir -p failed …", "Matplotlib created a temporary cache directory …")
+    # were printed around pecli's own lines
+    env = {key: value for key, value in os.environ.items() if key not in ("MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")}
+    env.update(TEST_ENV, HOME="/dev/null")
+    done = subprocess.run([sys.executable, "-m", "pecli", "plot", "wavelengths", "--scheme", "rope", "--dim", "8",
+                           "--out", "w.svg", "--quiet"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, "")
