@@ -42,12 +42,13 @@ def test_plan_gives_the_rotary_modules_frequencies(name):
 
 
 def test_the_fixture_holds_both_readings():
-    """The cases cover what they claim: alpha read as ntk_alpha (fixed past the length), plain dynamic (grown)."""
+    """The cases cover what they claim: alpha read as ntk_alpha (fixed past the length), plain dynamic (grown),
+    alpha under linear (transformers' own linear function, which does not read it)."""
     types = {case["rope_type"] for case in FIXTURE["cases"]}
-    assert types == {"ntk_alpha", "dynamic"}
+    assert types == {"ntk_alpha", "dynamic", "linear"}
     assert {case["model_type"] for case in FIXTURE["cases"]} == {"hunyuan_v1_dense", "hunyuan_v1_moe"}
     for case in FIXTURE["cases"]:
-        assert (case["inv_freq"] == case["long"]["inv_freq"]) == (case["rope_type"] == "ntk_alpha")
+        assert (case["inv_freq"] != case["long"]["inv_freq"]) == (case["rope_type"] == "dynamic")
 
 
 def test_alpha_base_comes_from_the_models_code():
