@@ -333,6 +333,8 @@ class ValueSpans:
 class Spans(Accumulator):
     """:class:`ValueSpans` of the rows, on either side of the training length T."""
 
+    cost = 1.25  # a minimum and a maximum per column, each row's largest magnitude past T
+
     def __init__(self, train_length: int) -> None:
         self.key = ("spans", int(train_length))
         self.train_length = int(train_length)
