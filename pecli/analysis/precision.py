@@ -245,6 +245,7 @@ class RoundingErrors(Accumulator):
         self.out.phase = np.maximum(self.out.phase, wrapped_max(shifted))
 
     def result(self) -> RowErrors:
+        self._buffers = None
         return self.out
 
 

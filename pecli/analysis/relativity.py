@@ -145,7 +145,17 @@ class DistanceScores(Accumulator):
     def add(self, block: Block) -> None:
         """Take the keys' factors from the rows; the scores are formed :attr:`key_step` keys at a time,
         as without a pass (a matrix product's last bits depend on its shape)."""
-        factors = self.scheme.score_factors_of_rows(np.arange(block.start, block.stop, dtype=np.int64), block.values)[1]
+        positions = np.arange(block.start, block.stop, dtype=np.int64)
+        room = None if self._buffer is None else self._buffer[self._filled : self._filled + positions.size]
+        if room is not None and room.shape[0] == positions.size:  # the block's factors fit: made in place
+            factors = self.scheme.score_factors_of_rows(positions, block.values, out=room)[1]
+            if factors is not room:
+                room[...] = factors
+            self._filled += positions.size
+            if self._filled == self._buffer.shape[0]:
+                self._flush()
+            return
+        factors = self.scheme.score_factors_of_rows(positions, block.values)[1]
         if self._buffer is None:
             self._buffer = np.empty((min(self.key_step, self.length), factors.shape[1]))
         taken = 0
@@ -207,6 +217,7 @@ class DistanceScores(Accumulator):
 
     def result(self) -> DistanceProfile:
         self._flush()
+        self._buffer = self._scores = None  # the chunks' factors and scores: not needed past the pass
         total, low, high, count = self.stats
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = total / count
