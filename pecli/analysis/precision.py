@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
-from pecli.analysis.encoding_pass import Accumulator, Block, EncodingRows, RowHashes, encoding_rows, sampled_hashes
+from pecli.analysis.encoding_pass import Accumulator, Block, EncodingRows, RowHashes, Scratch, encoding_rows, sampled_hashes
 from pecli.analysis.structure import bias_domain, collisions_of, has_vectors, rotation_pairs
 from pecli.dtypes import DTYPES, cast
 from pecli.errors import PecliError
@@ -203,12 +203,13 @@ class RoundingErrors(Accumulator):
         self.out = RowErrors(np.zeros(n), np.empty(n, dtype=np.uint64), phase)
         self.pair_columns = (_as_slice(pairs.first), _as_slice(pairs.second)) if pairs is not None else None
         self._last: tuple[np.ndarray, np.ndarray] | None = None  # the previous row: (exact, low widened)
-        self._buffers: tuple[np.ndarray, np.ndarray] | None = None
+        # the widened rows; their differences, then the phases; the phases' wrapping (reused block to block)
+        self.wide, self.difference, self.wrapping = Scratch(), Scratch(), Scratch()
 
     def add(self, block: Block) -> None:
         part = slice(block.start, block.stop)
         exact, low = block.values, self.rounding.low(block.values, part)
-        wide, difference = self._scratch(exact.shape)
+        wide, difference = self.wide(exact.shape), self.difference(exact.shape)
         np.copyto(wide, low)  # widened exactly: equal low-precision rows are equal here, and only they
         out = self.out
         out.low_hashes[part] = sampled_hashes(wide)
@@ -227,13 +228,6 @@ class RoundingErrors(Accumulator):
         if self.pair_columns is not None:
             self._phase(wide, part, difference)
 
-    def _scratch(self, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """Two float64 arrays of ``shape`` (the widened rows, then their differences and phases), made
-        at the first block and reused: a fresh pair per block costs more than the arithmetic on it."""
-        if self._buffers is None or self._buffers[0].shape[0] < shape[0]:
-            self._buffers = (np.empty(shape), np.empty(shape))
-        return self._buffers[0][: shape[0]], self._buffers[1][: shape[0]]
-
     def _phase(self, wide: np.ndarray, part: slice, scratch: np.ndarray) -> None:
         pairs, (first, second) = self.rounding.pairs, self.pair_columns
         a, b = wide[:, first], wide[:, second]
@@ -242,10 +236,10 @@ class RoundingErrors(Accumulator):
         np.arctan2(sin, cos, out=shifted)  # the angle read back, then its distance to the true one
         shifted -= pairs.angles(self.rounding.positions[part])
         shifted += np.pi
-        self.out.phase = np.maximum(self.out.phase, wrapped_max(shifted))
+        self.out.phase = np.maximum(self.out.phase, wrapped_max(shifted, self.wrapping(shifted.shape)))
 
     def result(self) -> RowErrors:
-        self._buffers = None
+        self.wide, self.difference, self.wrapping = Scratch(), Scratch(), Scratch()
         return self.out
 
 
@@ -255,7 +249,7 @@ class RoundingErrors(Accumulator):
 WRAP_ROUNDING = 2.0**-49
 
 
-def wrapped_max(shifted: np.ndarray) -> np.ndarray:
+def wrapped_max(shifted: np.ndarray, scratch: np.ndarray | None = None) -> np.ndarray:
     """``np.abs(np.remainder(shifted, 2π) − π).max(axis=0)`` (each angle's distance wrapped to [−π, π]),
     bit for bit, with ``np.remainder`` (about 10 ns a value here) evaluated on few values.
 
@@ -263,11 +257,12 @@ def wrapped_max(shifted: np.ndarray) -> np.ndarray:
     near a multiple of 2π moves the estimate to the other end of the range, where the distance to π
     differs by as little); each column's largest distance is then among the values whose estimate is
     within twice that of the column's largest estimate, and only those are wrapped exactly. Columns
-    holding a value that is not finite are wrapped in full.
+    holding a value that is not finite are wrapped in full. ``scratch``: an array of ``shifted``'s shape
+    for the estimates (a pass reuses one).
     """
     two_pi = 2 * np.pi
     with np.errstate(invalid="ignore", over="ignore"):  # values not finite are wrapped as the definition does, below
-        estimate = np.multiply(shifted, 1 / two_pi)
+        estimate = np.multiply(shifted, 1 / two_pi, out=scratch)
         np.floor(estimate, out=estimate)
         estimate *= two_pi
         np.subtract(shifted, estimate, out=estimate)
