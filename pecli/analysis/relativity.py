@@ -311,9 +311,11 @@ def _spread_of(profile: DistanceProfile) -> tuple[float, int, int]:
 def _overflow(profile: DistanceProfile, length: int) -> PropertyResult | None:
     """A failure when some measured score is not finite (xPos factors past float64's range), else None."""
     measured = profile.count > 0
-    finite = np.isfinite(profile.minimum[:, measured]) & np.isfinite(profile.maximum[:, measured])
-    if finite.all():
+    every = bool(measured.all())  # then no copy of the measured columns
+    low, high = (profile.minimum, profile.maximum) if every else (profile.minimum[:, measured], profile.maximum[:, measured])
+    if np.isfinite(low).all() and np.isfinite(high).all():
         return None
+    finite = np.isfinite(low) & np.isfinite(high)
     delta = int(profile.distance[measured][np.flatnonzero(~finite.all(axis=0))[0]])
     return PropertyResult(
         "relativity", "fail", f"some scores S(m, m+Δ) are not finite (from Δ = {integer(delta)}): the vectors overflow or "
