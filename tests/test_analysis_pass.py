@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 
 from pecli.analysis import relativity, structure
+from pecli.analysis.options import CheckOptions
+from pecli.analysis.registry import run_checks
 from pecli.analysis.precision import check_precision
 from pecli.analysis.relativity import score_by_distance
 from pecli.analysis.structure import all_distinct, collisions_of, row_hashes
@@ -74,3 +77,15 @@ def test_relativity_profile_over_keys_that_straddle_blocks_and_chunks(monkeypatc
     np.testing.assert_array_equal(chunked.count, whole.count)
     np.testing.assert_array_equal(chunked.mean, whole.mean)
     np.testing.assert_array_equal(chunked.spread, whole.spread)
+
+
+def test_precision_past_float16s_range_in_the_shared_pass_warns_nothing():
+    # positions above 65,504 (float16's largest finite value) become inf in float16: an infinite error,
+    # reported in the result, with no RuntimeWarning of NumPy's printed on the way
+    scheme = build_scheme("rope", {"dim": 8}, length=70000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result, = run_checks(scheme, ["precision"], CheckOptions(length=70000, compute_dtype="float16", dtype="float32"))
+    assert result.verdict == "fail"
+    assert result.figures["first_adjacent_collision"] == 2049
+    assert result.figures["max_error"] == math.inf

@@ -208,7 +208,8 @@ class RoundingErrors(Accumulator):
 
     def add(self, block: Block) -> None:
         part = slice(block.start, block.stop)
-        exact, low = block.values, self.rounding.low(block.values, part)
+        with np.errstate(over="ignore", invalid="ignore"):  # past the dtype's range: reported, not warned about
+            exact, low = block.values, self.rounding.low(block.values, part)
         wide, difference = self.wide(exact.shape), self.difference(exact.shape)
         np.copyto(wide, low)  # widened exactly: equal low-precision rows are equal here, and only they
         out = self.out
