@@ -89,3 +89,12 @@ def test_precision_past_float16s_range_in_the_shared_pass_warns_nothing():
     assert result.verdict == "fail"
     assert result.figures["first_adjacent_collision"] == 2049
     assert result.figures["max_error"] == math.inf
+
+
+def test_nearest_position_is_a_neighbour_from_the_distances_from_origin():
+    # f(Δ) = [0, 1, 3, 0.5, 2] over L = 5: position p reaches Δ ≤ max(p, 4 − p) = 4, 3, 2, 3, 4; only
+    # p = 2 (Δ ≤ 2: f(2) = 3 > f(1) = 1) has its nearest next to it; p = 0's nearest is Δ = 3 away
+    assert structure.local_nearest_shift_isometric(np.array([0.0, 1.0, 3.0, 0.5, 2.0])) == (1, (0, 3))
+    assert structure.local_nearest_shift_isometric(np.array([0.0, 1.0, 2.0, 3.0])) == (4, None)
+    # L = 3: p = 1 reaches Δ = 1 only; p = 0 and 2 reach Δ = 2 at the same distance as Δ = 1: not strictly nearer
+    assert structure.local_nearest_shift_isometric(np.array([0.0, 1.0, 1.0])) == (1, (0, 2))

@@ -472,15 +472,16 @@ def local_nearest_shift_isometric(from_origin: np.ndarray) -> tuple[int, tuple[i
     length = from_origin.size
     if length < 2:
         return length, None
-    positions = np.arange(length)
-    reach = np.maximum(positions, length - 1 - positions)
     running = np.full(length, np.inf)
     if length > 2:
         running[2:] = np.minimum.accumulate(from_origin[2:])
-    good = from_origin[1] < running[reach]
+    # running[D_p] for every p: the running minimum never grows, so at D_p = max(p, L − 1 − p) it is the
+    # smaller of running[p] and running[L − 1 − p] (one of the two values, exactly; no gather by index)
+    good = from_origin[1] < np.minimum(running, running[::-1])
     example = None
     if not good.all():
         p = int(np.nonzero(~good)[0][0])
+        reach = np.maximum(np.arange(length), length - 1 - np.arange(length))
         delta = 2 + int(np.argmin(from_origin[2 : reach[p] + 1]))
         example = (p, p + delta if p + delta < length else p - delta)
     return int(np.count_nonzero(good)), example
