@@ -43,9 +43,9 @@ MIB = float(1 << 20)
 GIB = float(1 << 30)
 
 
-def run_child(args: list[str]) -> tuple[float, float]:
-    """Run ``python -m pecli ARGS`` in a child process: (wall seconds, peak resident MiB). Exit 0 or 1
-    (a check that fails) is a run; anything else stops the benchmark."""
+def run_child(args: list[str]) -> tuple[float, float, float]:
+    """Run ``python -m pecli ARGS`` in a child process: (wall seconds, peak resident MiB, CPU seconds:
+    user + system). Exit 0 or 1 (a check that fails) is a run; anything else stops the benchmark."""
     argv = [sys.executable, "-m", "pecli", *args]
     started = time.perf_counter()
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -54,7 +54,7 @@ def run_child(args: list[str]) -> tuple[float, float]:
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         raise SystemExit(f"{' '.join(argv)} exited {code}: {process.stderr.read().decode(errors='replace') if process.stderr else ''}")
-    return seconds, usage.ru_maxrss * 1024 / MIB
+    return seconds, usage.ru_maxrss * 1024 / MIB, usage.ru_utime + usage.ru_stime
 
 
 def spread(values: list[float]) -> dict[str, float]:
@@ -84,6 +84,8 @@ def rows_of(length: int, short: int, compare_length: int, repeat: int) -> list[d
         {"row": f"check all L={length} / encode L={length}", "target": 3.0,
          "ratio": spread([c[0] / e[0] for e, c, *_ in pairs]),
          "seconds": spread([c[0] for _, c, *_ in pairs]), "reference_seconds": spread([e[0] for e, *_ in pairs]),
+         "cpu_ratio": spread([c[2] / e[2] for e, c, *_ in pairs]),
+         "cpu_seconds": spread([c[2] for _, c, *_ in pairs]), "reference_cpu_seconds": spread([e[2] for e, *_ in pairs]),
          "peak_mib": spread([c[1] for _, c, *_ in pairs])},
         {"row": f"check all L={length} / check all L={short}", "target": 20.0,
          "ratio": spread([c[0] / s[0] for _, c, s, *_ in pairs]),
@@ -135,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
                 peak += f" (largest check all: {row['largest_check_mib']['median']:.0f} MiB)"
         print(f"{row['row']:<52}{ratio['median']:>6.2f}× ({ratio['min']:.2f} … {ratio['max']:.2f})"
               f"  ≤ {row['target']:g}× {verdict}  {peak}")
+        if "cpu_ratio" in row:
+            cpu = row["cpu_ratio"]
+            print(f"{'  in CPU seconds (user + system)':<52}{cpu['median']:>6.2f}× ({cpu['min']:.2f} … {cpu['max']:.2f})"
+                  f"  {row['cpu_seconds']['median']:.1f} s / {row['reference_cpu_seconds']['median']:.1f} s;"
+                  f" wall {row['seconds']['median']:.1f} s / {row['reference_seconds']['median']:.1f} s")
     return 0
 
 

@@ -1,11 +1,16 @@
-"""Where ``check all`` spends its time and memory: a cProfile summary by property and by function.
+"""Where ``check all`` spends its time and memory: a cProfile summary by property and by function,
+and the CPU seconds of each accumulator of the pass over the rows.
 
-    python benchmarks/profile_check_all.py [--length 1048576] [--dim 128] [--top 12]
+    python benchmarks/profile_check_all.py [--length 1048576] [--dim 128] [--top 12] [--cpu-only]
 
 Runs ``run_checks(rope, "all")`` once under cProfile (the time each property's task took, and the
-functions with the most time of their own), then once under tracemalloc (the peak of traced memory).
-Prints Markdown: ``benchmarks/profile_check_all.md`` holds its output before and after issue 24.
-Profiles are for finding where the time goes; ratios against a reference are bench_check_all.py's.
+functions with the most time of their own), then once under tracemalloc (the peak of traced memory),
+then once more with the pass on one thread, timing each accumulator's blocks, the encoding of the rows
+and each property's work after the pass in CPU seconds of the thread that ran them (cProfile sees the
+main thread only, and the pass runs on three; CPU seconds hold on a shared machine where wall seconds
+do not). Prints Markdown: ``benchmarks/profile_check_all.md`` holds its output before and after
+issues 24 and 46. Profiles are for finding where the time goes; ratios against a reference are
+bench_check_all.py's.
 """
 
 from __future__ import annotations
@@ -63,14 +68,72 @@ def traced_peak(run) -> int:
     return peak
 
 
+def cpu_by_part(scheme, options) -> tuple[dict[str, float], dict[str, float], float]:
+    """CPU seconds of each accumulator of the pass and of the rows' encoding (the pass run on one
+    thread, so that each is timed alone), of each property after the pass, and of the whole run."""
+    from pecli.analysis import encoding_pass, registry, structure
+
+    parts: dict[str, float] = {}
+    properties: dict[str, float] = {}
+
+    def take(accumulators, block):
+        for accumulator in accumulators:
+            started = time.thread_time()
+            accumulator.add(block)
+            name = type(accumulator).__name__
+            parts[name] = parts.get(name, 0.0) + time.thread_time() - started
+
+    get, run_one = encoding_pass.EncodingRows.__getitem__, registry._run_one
+
+    def encoded(self, index):
+        started = time.thread_time()
+        rows = get(self, index)
+        parts["encoding the rows"] = parts.get("encoding the rows", 0.0) + time.thread_time() - started
+        return rows
+
+    def one(scheme, name, options, label):
+        started = time.thread_time()
+        result = run_one(scheme, name, options, label)
+        properties[name] = time.thread_time() - started
+        return result
+
+    saved = (encoding_pass._take, encoding_pass.lanes, encoding_pass.EncodingRows._encoded)
+    encoding_pass._take, encoding_pass.lanes, registry._run_one = take, lambda accumulators: [accumulators], one
+    encoding_pass.EncodingRows.__getitem__ = encoded
+    encoding_pass.EncodingRows._encoded = lambda self, blocks: ((part, self[part]) for part in blocks)
+    structure._remembered_vectors.cache_clear()
+    try:
+        started = time.process_time()
+        run_checks(scheme, "all", options)
+        total = time.process_time() - started
+    finally:
+        encoding_pass._take, encoding_pass.lanes, encoding_pass.EncodingRows._encoded = saved
+        encoding_pass.EncodingRows.__getitem__, registry._run_one = get, run_one
+    return parts, properties, total
+
+
+def print_cpu(scheme, options) -> None:
+    parts, properties, total = cpu_by_part(scheme, options)
+    print(f"\nCPU seconds, the pass on one thread: {total:.2f} s in all (user + system of the process)\n")
+    print("| part | CPU s |\n|---|---:|")
+    for name, seconds in sorted(parts.items(), key=lambda item: -item[1]):
+        print(f"| pass: {name} | {seconds:.2f} |")
+    for name, seconds in properties.items():
+        print(f"| after the pass: {name} | {seconds:.2f} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--length", type=int, default=1 << 20)
     parser.add_argument("--dim", type=int, default=128)
     parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--cpu-only", action="store_true", help="only the CPU seconds of each part")
     args = parser.parse_args(argv)
     scheme = build_scheme("rope", {"dim": args.dim}, length=args.length)
     options = CheckOptions(length=args.length)
+    if args.cpu_only:
+        print_cpu(scheme, options)
+        return 0
     from pecli.analysis import structure
 
     structure._remembered_vectors.cache_clear()
@@ -95,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     for (path, line, name), (_, calls, own, cumulative, _) in sorted(stats.stats.items(), key=lambda item: -item[1][2])[: args.top]:
         where = path.split("site-packages/")[-1].split("pecli/", 1)[-1] if "pecli" in path or "site-packages" in path else path
         print(f"| `{where}:{line}({name})` | {calls} | {own:.2f} | {cumulative:.2f} |")
+    print_cpu(scheme, options)
     return 0
 
 

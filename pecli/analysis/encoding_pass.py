@@ -114,6 +114,7 @@ class Extents(Accumulator):
     """:class:`Extent` of the rows."""
 
     key = ("extent",)
+    cost = 0.3  # two reductions
 
     def __init__(self) -> None:
         self.low, self.high, self.binary = np.inf, -np.inf, True
@@ -148,19 +149,34 @@ class MaxNorm(Accumulator):
         return float(np.sqrt(self.squared))
 
 
-def squared_norms(rows: np.ndarray, minus: np.ndarray | None = None) -> np.ndarray:
+def squared_norms(rows: np.ndarray, minus: np.ndarray | None = None, scratch: np.ndarray | None = None) -> np.ndarray:
     """``||row − minus||²`` of every row, summed along the row as ``np.linalg.norm`` sums it (so that
-    their square roots are its values, bit for bit)."""
+    their square roots are its values, bit for bit). ``scratch``: an array of ``rows``' shape to hold
+    the differences (a pass reuses one rather than making one per block)."""
     if minus is None:
-        return np.add.reduce(np.square(rows), axis=1)
-    difference = np.subtract(rows, minus)
+        return np.add.reduce(np.square(rows, out=scratch), axis=1)
+    difference = np.subtract(rows, minus, out=scratch)
     np.square(difference, out=difference)
     return np.add.reduce(difference, axis=1)
 
 
-def norms(rows: np.ndarray, minus: np.ndarray | None = None) -> np.ndarray:
+def norms(rows: np.ndarray, minus: np.ndarray | None = None, scratch: np.ndarray | None = None) -> np.ndarray:
     """``||row − minus||`` of every row: ``np.linalg.norm(rows − minus, axis=1)``, bit for bit."""
-    return np.sqrt(squared_norms(rows, minus))
+    return np.sqrt(squared_norms(rows, minus, scratch))
+
+
+class Scratch:
+    """A float64 array for an accumulator's temporaries, made at the first block and reused for the
+    next ones (views of its first rows): a fresh array of a block's size each time costs about as much
+    as the arithmetic on it (the pages written anew)."""
+
+    def __init__(self) -> None:
+        self.array: np.ndarray | None = None
+
+    def __call__(self, shape: tuple[int, ...]) -> np.ndarray:
+        if self.array is None or self.array.shape[0] < shape[0] or self.array.shape[1:] != tuple(shape[1:]):
+            self.array = np.empty(shape)
+        return self.array[: shape[0]]
 
 
 class FromOrigin(Accumulator):
@@ -171,13 +187,15 @@ class FromOrigin(Accumulator):
     def __init__(self, length: int) -> None:
         self.out = np.empty(length)
         self.origin: np.ndarray | None = None
+        self.scratch = Scratch()
 
     def add(self, block: Block) -> None:
         if self.origin is None:
             self.origin = block.values[0].copy()
-        self.out[block.start : block.stop] = norms(block.values, self.origin)
+        self.out[block.start : block.stop] = norms(block.values, self.origin, self.scratch(block.values.shape))
 
     def result(self) -> np.ndarray:
+        self.scratch = Scratch()
         return self.out
 
 
@@ -185,18 +203,21 @@ class Steps(Accumulator):
     """``||E_{p+1} − E_p||`` for p = 0 … L − 2."""
 
     key = ("steps",)
+    cost = 0.85  # a difference, its squares and their sums (measured against a hash's: 0.55 s to 0.65 at 2^22)
 
     def __init__(self, length: int) -> None:
         self.out = np.empty(max(length - 1, 0))
+        self.scratch = Scratch()
 
     def add(self, block: Block) -> None:
         rows = block.values
         if block.before is not None:
             self.out[block.start - 1] = norms(rows[:1], block.before)[0]
         if rows.shape[0] > 1:
-            self.out[block.start : block.stop - 1] = norms(rows[1:], rows[:-1])
+            self.out[block.start : block.stop - 1] = norms(rows[1:], rows[:-1], self.scratch(rows[1:].shape))
 
     def result(self) -> np.ndarray:
+        self.scratch = Scratch()
         return self.out
 
 

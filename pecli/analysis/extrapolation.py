@@ -13,7 +13,7 @@ import numpy as np
 
 from pecli.analysis.result import PropertyResult
 from pecli.wavelengths.spectrum import wavelengths_of
-from pecli.analysis.encoding_pass import Accumulator, Block, EncodingRows, RowHashes, encoding_rows, same_encoding
+from pecli.analysis.encoding_pass import Accumulator, Block, EncodingRows, RowHashes, Scratch, encoding_rows, same_encoding
 from pecli.analysis.structure import bias_domain, has_vectors, row_blocks, rotation_pairs, rows_at
 from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Capability, Scheme, require
@@ -333,12 +333,15 @@ class ValueSpans:
 class Spans(Accumulator):
     """:class:`ValueSpans` of the rows, on either side of the training length T."""
 
+    cost = 1.25  # a minimum and a maximum per column, each row's largest magnitude past T
+
     def __init__(self, train_length: int) -> None:
         self.key = ("spans", int(train_length))
         self.train_length = int(train_length)
         self.low: dict[str, np.ndarray] = {}
         self.high: dict[str, np.ndarray] = {}
         self.farthest, self.farthest_value = self.train_length, -np.inf
+        self.scratch = Scratch()
 
     def add(self, block: Block) -> None:
         cut = min(max(self.train_length - block.start, 0), block.values.shape[0])
@@ -350,12 +353,13 @@ class Spans(Accumulator):
             np.minimum(self.low[side], rows.min(axis=0), out=self.low[side])
             np.maximum(self.high[side], rows.max(axis=0), out=self.high[side])
         if cut < block.values.shape[0]:
-            magnitude = np.abs(block.values[cut:]).max(axis=1)
+            magnitude = np.abs(block.values[cut:], out=self.scratch(block.values[cut:].shape)).max(axis=1)
             at = int(np.argmax(magnitude))
             if magnitude[at] > self.farthest_value:
                 self.farthest, self.farthest_value = block.start + cut + at, float(magnitude[at])
 
     def result(self) -> ValueSpans:
+        self.scratch = Scratch()
         low, high = self.low, self.high
         spread = np.maximum(high["seen"], high["new"]) - np.minimum(low["seen"], low["new"])
         return ValueSpans(

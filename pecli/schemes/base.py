@@ -335,9 +335,13 @@ class Scheme:
         :meth:`score_factors` differ, and :meth:`encode` is the queries' side."""
         return False
 
-    def score_factors_of_rows(self, positions: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    def score_factors_of_rows(
+        self, positions: Any, rows: np.ndarray, out: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray] | None:
         """:meth:`score_factors` at ``positions``, given their :meth:`encode` rows (float64), computed
-        already: a scheme whose factors follow exactly from its rows does not compute them again."""
+        already: a scheme whose factors follow exactly from its rows does not compute them again.
+        ``out``: a (N, width) float64 array the keys' factors may be written into (a caller's buffer);
+        the keys' factors returned are ``out`` when they were, else an array of their own."""
         return self.score_factors(positions)
 
     def encoding_identity(self) -> Any:
@@ -459,7 +463,7 @@ class AdditiveScheme(Scheme):
         encoding = self.encode(positions)
         return encoding, encoding
 
-    def score_factors_of_rows(self, positions: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def score_factors_of_rows(self, positions: Any, rows: np.ndarray, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(E, E)``: the rows are the factors."""
         return rows, rows
 

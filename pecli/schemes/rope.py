@@ -457,15 +457,20 @@ class RopeScheme(Scheme):
         rotated = self.apply(ones, positions)
         return rotated, (rotated if self.xpos is None else self.apply(ones, positions, keys=True))
 
-    def score_factors_of_rows(self, positions: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def score_factors_of_rows(self, positions: Any, rows: np.ndarray, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``R_p u`` from the encoding's rows ``R_p e`` (e: (1, 0) on every pair): u = (1, 1) on a pair,
         so ``R_p u`` is ``(c − s, c + s)`` where the row holds ``(c, s)`` (the scaled cos and sin), and 1
-        on the unrotated tail — the values :meth:`apply` computes, bit for bit (``1·c − 1·s = c − s``).
-        With xPos the rows carry the queries' factors and the keys' differ: computed as :meth:`score_factors`."""
+        on the unrotated tail — the values :meth:`apply` computes, bit for bit (``1·c − 1·s = c − s``),
+        written into ``out`` when given. With xPos the rows carry the queries' factors and the keys'
+        differ: computed as :meth:`score_factors`."""
         if self.xpos is not None:
             return self.score_factors(positions)
         first, second = pair_slices(self.rotated_dim, self.layout)
-        rotated = np.ones((rows.shape[0], self.dim))
+        if out is None:
+            rotated = np.ones((rows.shape[0], self.dim))
+        else:
+            rotated = out
+            rotated[:, self.rotated_dim :] = 1.0
         cos, sin = rows[:, first], rows[:, second]
         np.subtract(cos, sin, out=rotated[:, first])
         np.add(sin, cos, out=rotated[:, second])
