@@ -16,7 +16,8 @@ from pecli.numbers import integer, number
 from pecli.params import Parameter, base_type, excerpt, type_word
 from pecli.schemes.scaling.keys import LONGEST_CONTEXT, MODEL_LENGTH, check_rotated_dim
 from pecli.schemes.scaling.record import ScalingType
-from pecli.schemes.scaling.registry import HF_TYPE_ALIASES, SCALINGS, scaling_keys, scaling_type, valid_types_text
+from pecli.schemes.scaling.registry import (HF_TYPE_ALIASES, SCALINGS, is_scaling_key, scaling_key_names, scaling_type,
+                                             valid_types_text)
 from pecli.schemes.scaling.rope_type import TYPE_KEYS, hf_rope_type, rope_type_key
 
 # Keys the reader leaves to its caller (rope_theta, partial_rotary_factor) or that HF accepts without
@@ -53,7 +54,7 @@ class RopeScaling:
     def __init__(self, rope_type: str = "none", **keys: Any) -> None:
         if isinstance(rope_type, str):
             rope_type = HF_TYPE_ALIASES.get(rope_type, rope_type)
-        known = scaling_keys()
+        known = scaling_key_names()
         for key in keys:
             if key not in known:
                 raise ConfigError(key, f"is not a RoPE scaling key (the keys: {', '.join(known)})")
@@ -63,8 +64,10 @@ class RopeScaling:
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names that are not attributes: the scaling keys read as attributes.
-        if name in scaling_keys():
-            return self.values.get(name)
+        if is_scaling_key(name):
+            value = next((value for key, value in self.given if key == name), None)
+            object.__setattr__(self, name, value)  # the keys given never change: later reads find it at once
+            return value
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __repr__(self) -> str:
@@ -83,7 +86,7 @@ class RopeScaling:
 
     def value(self, key: str) -> Any:
         """The key's value, or the type's default for it (None when it has none)."""
-        given = self.values.get(key)
+        given = next((value for name, value in self.given if name == key), None)
         return self.record.defaults.get(key) if given is None else given
 
     # ---------------------------------------------------------------- construction from HF
