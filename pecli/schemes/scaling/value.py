@@ -155,8 +155,25 @@ class RopeScaling:
 
     # ---------------------------------------------------------------- validation
     def validated(self, *, rotated_dim: int, max_position_embeddings: int | None) -> RopeScaling:
-        """This scaling with every key converted and checked; see :meth:`validate`."""
+        """This scaling with every key converted and checked; see :meth:`validate`.
+
+        A plan's groups and every scheme built from them ask again of the same scaling: the answer is kept
+        (:data:`_VALIDATED`) by the exact values given (type and repr: ``True``, ``1`` and ``1.0`` differ), the
+        record that checked them and the arguments; a refusal is not kept, it is raised again each time.
+        """
         record = self.record
+        key = (self.rope_type, tuple((name, type(value), repr(value)) for name, value in self.given),
+               type(rotated_dim), repr(rotated_dim), type(max_position_embeddings), repr(max_position_embeddings))
+        kept = _VALIDATED.get(key)
+        if kept is not None and kept[0] is record:
+            return kept[1]
+        checked = self._checked(record, rotated_dim, max_position_embeddings)
+        if len(_VALIDATED) >= _VALIDATED_KEPT:
+            _VALIDATED.clear()
+        _VALIDATED[key] = (record, checked)
+        return checked
+
+    def _checked(self, record: ScalingType, rotated_dim: int, max_position_embeddings: int | None) -> RopeScaling:
         check_rotated_dim(rotated_dim)
         if max_position_embeddings is not None:
             max_position_embeddings = MODEL_LENGTH.coerce(max_position_embeddings)
@@ -195,6 +212,12 @@ class RopeScaling:
         Source: HF ``_validate_{linear,dynamic,yarn,longrope,llama3}_rope_parameters`` (v4.4x and v5).
         """
         self.validated(rotated_dim=rotated_dim, max_position_embeddings=max_position_embeddings)
+
+
+#: :meth:`RopeScaling.validated`'s answers, by the scaling's exact values and the arguments; emptied when it
+#: holds :data:`_VALIDATED_KEPT` (a fuzzer's thousands of configs).
+_VALIDATED: dict[tuple[Any, ...], tuple[ScalingType, RopeScaling]] = {}
+_VALIDATED_KEPT = 4096
 
 
 def _check_reach(scaling: RopeScaling, max_position_embeddings: int | None) -> None:
