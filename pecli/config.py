@@ -71,8 +71,8 @@ class Spec:
     plan: PositionPlan | None = None
     #: The settings the user's keys changed over the model's group (origin *user override*).
     overrides: tuple[Source, ...] = ()
-    #: The model's group under the user's keys (:meth:`LayerGroup.with_user_options
-    #: <pecli.models.plan.LayerGroup.with_user_options>`): its logit scale is the model's code's for them.
+    #: The model's group under the user's keys (:func:`pecli.models.group_change.user_changed`): its logit scale
+    #: is the model's code's for them.
     user_group: LayerGroup | None = None
 
     @property
@@ -310,8 +310,9 @@ def resolve(
     given = options
     options, plan = expand_sources(options, command, plan)
     keys = split_keys(options, command)
-    overrides = user_overrides({k: v for k, v in given.items() if k not in command}, plan)
-    group = user_group(plan, keys, whole=_gives_block(given, keys.cls)) if overrides else None
+    users = {k: v for k, v in given.items() if k not in command}
+    overrides = user_overrides(users, plan)
+    group = user_group(plan, users) if overrides else None
     if keys.cls.has_cells:
         return dataclasses.replace(_resolve_cells(keys, settings), plan=plan, overrides=overrides, user_group=group)
     # analysed over the user's scaling's factor × original length, as the model would run under it
@@ -319,17 +320,15 @@ def resolve(
     return dataclasses.replace(build_and_place(keys, settings, analysed), plan=plan, overrides=overrides, user_group=group)
 
 
-def user_group(plan: PositionPlan | None, keys: SortedKeys, whole: bool = False) -> LayerGroup | None:
-    """The model's one group under the user's keys, its logit scale recomputed from the model's rule for
-    the changed scaling (:meth:`~pecli.models.plan.LayerGroup.with_user_options`; ``whole``: the user gave a
-    scaling block); None without one."""
+def user_group(plan: PositionPlan | None, given: Mapping[str, Any]) -> LayerGroup | None:
+    """The model's one group under the user's keys ``given``, its logit scale recomputed from the model's rule
+    for the changed scaling (:func:`group_under_user_keys`); None without one."""
     from pecli.models.logit_scale import BETA_SCALED_TYPES, SOFTMAX_MSCALE_TYPES
 
     group = plan.single if plan is not None else None
     if group is None or group.options is None:
         return None
-    affected = plan.model_type in SOFTMAX_MSCALE_TYPES | BETA_SCALED_TYPES
-    return group.with_user_options({"scheme": keys.scheme, **keys.own}, affected=affected, whole=whole)
+    return group_under_user_keys(group, given, affected=plan.model_type in SOFTMAX_MSCALE_TYPES | BETA_SCALED_TYPES)
 
 
 def group_specs(
@@ -411,19 +410,19 @@ def _with_model_options(options: dict[str, Any], plan: PositionPlan, model_key: 
             **{k: v for k, v in options.items() if k not in own and k != "scheme"}}
 
 
-def group_under_user_keys(group: LayerGroup, options: Mapping[str, Any]) -> LayerGroup:
-    """``group`` of a model with the scheme keys among the command's ``options`` layered over its own (the
-    length it is analysed over, its logit scale: the model's under the user's scaling)."""
+def group_under_user_keys(group: LayerGroup, options: Mapping[str, Any], affected: bool = True) -> LayerGroup:
+    """``group`` of a model with the scheme keys among the command's ``options`` layered over its own
+    (:func:`pecli.models.group_change.user_changed`: the length it is analysed over, its logit scale, the model's
+    under the user's scaling; ``affected``: whether the model's attention applies a factor of its scaling's)."""
+    from pecli.models.group_change import user_changed
+
     if group.options is None:
         return group
     cls = get_scheme_class(group.scheme)
-    own = accepted_keys(cls)
-    changes = {k: v for k, v in canonical_keys(options).items() if k in own}
+    changes = {k: v for k, v in canonical_keys(options).items() if k in accepted_keys(cls)}
     if not changes:
         return group
-    model = {k: v for k, v in group.options.items() if k != "scheme"}
-    return group.with_user_options({"scheme": group.scheme, **layered(cls, model, changes)},
-                                   whole=_gives_block(changes, cls))
+    return user_changed(group, changes, affected=affected, whole=_gives_block(changes, cls))
 
 
 def _gives_block(options: Mapping[str, Any], cls: type[Scheme]) -> bool:

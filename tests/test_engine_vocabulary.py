@@ -22,11 +22,16 @@ from pecli.schemes.scaling.yarn import YARN
 
 # vllm/config/model.py:2613-2620: the types whose factor _get_and_verify_max_len does not multiply in
 VLLM_UNSCALED = {"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"}
-# mlx_lm/models/rope_utils.py:305-373 (initialize_rope), without telechat3-yarn (see the engine's notes)
-MLX_BUILT = {"default", "linear", "dynamic", "llama3", "yarn", "longrope", "deepseek_yarn", "proportional", "mrope"}
-# mlx_lm/models/phi3.py:41, internlm2.py:40, internlm3.py:41, qwen2_moe.py:42
+# mlx_lm/models/rope_utils.py:305-373 (initialize_rope)
+MLX_BUILT = {"default", "linear", "dynamic", "llama3", "yarn", "longrope", "deepseek_yarn", "telechat3-yarn", "proportional",
+             "mrope"}
+# rope_utils.py:326: the words built as YarnRoPE besides yarn
+MLX_YARN_SPELLINGS = {"deepseek_yarn", "telechat3-yarn"}
+# hunyuan.py:39, hunyuan_v1_dense.py:33: the keys a truthy rope_scaling must hold (no check of its type)
+MLX_NTK_ALPHA_KEYS = {"hunyuan": {"factor", "type"}, "hunyuan_v1_dense": {"alpha", "factor", "type"}}
+# mlx_lm/models/phi3.py:41, internlm2.py:40, internlm3.py:41, qwen2_moe.py:42, nemotron.py:45
 MLX_CHECKED = {"phi3": {"longrope", "su", "linear"}, "internlm2": {"linear", "dynamic"},
-               "internlm3": {"linear", "dynamic"}, "qwen2_moe": {"linear"}}
+               "internlm3": {"linear", "dynamic"}, "qwen2_moe": {"linear"}, "nemotron": {"linear"}}
 
 
 def test_vllm_tables_spell_its_code():
@@ -42,6 +47,9 @@ def test_mlx_tables_spell_its_code():
     assert mlx.BUILT_TYPES.spellings == MLX_BUILT
     for module, words in MLX_CHECKED.items():
         assert mlx.CHECKED_BLOCKS[module][2].spellings == words, module
+    assert set(mlx.CHECKED_BLOCKS) == set(MLX_CHECKED)
+    assert mlx.YARN_SPELLINGS.spellings == MLX_YARN_SPELLINGS
+    assert {module: set(keys) for module, (keys, _, _) in mlx.NTK_ALPHA.items()} == MLX_NTK_ALPHA_KEYS
 
 
 def test_a_word_is_looked_up_as_the_engine_compares_it():
@@ -102,3 +110,14 @@ def test_an_engine_rule_records_its_code_as_the_source():
     assert "rope_scaling" not in group.options  # vLLM fixes the base: no growing scaling left
     assert [s.origin for s in group.sources_of("base")] == [Origin.MODEL_CODE]
     assert group.sources_of("dim") and all(s.origin is not Origin.MODEL_CODE for s in group.sources_of("dim"))
+
+
+def test_a_users_key_goes_through_the_same_change_with_its_origin():
+    from pecli.models.group_change import user_changed
+
+    group = _group()
+    run = user_changed(group, {"factor": 8.0}, by={"factor": "--factor"})
+    assert run.sources_of("factor") == (Source("factor", "--factor", Origin.USER, repr(8.0)),)
+    # linear ×8 over θ_i = 10000^(-2i/64): θ_1 / 8
+    assert math.isclose(run.encoding.frequency_pairs().inv_freq[1], 10000.0 ** (-2 / 64) / 8, rel_tol=1e-15)
+    assert group.sources_of("base") == run.sources_of("base")  # the model's other settings keep their keys

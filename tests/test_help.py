@@ -172,30 +172,78 @@ def test_plain_paragraphs_are_what_rich_markdown_prints(width):
             assert printed(PlainParagraphs(text, style=style)) == printed(Markdown(text, style=style)), (text, style)
 
 
-@pytest.mark.parametrize("name", ["", "encode", "extend"])
+@pytest.mark.parametrize("name", ["", "encode", "extend", "plot"])
 def test_the_page_is_the_one_rich_markdown_gives(monkeypatch, name):
-    """Every help text through Rich's Markdown and Columns (as Typer does with rich_markup_mode="markdown")
-    gives the same page, character for character and style for style, as pecli's plain paragraphs."""
+    """Every help text through Rich's Markdown and Columns (as Typer does with rich_markup_mode="markdown"),
+    Rich's own Emoji and a Console that remembers no cell, gives the same page, character for character
+    and style for style, as pecli's plain paragraphs and remembered cells."""
     import pecli.cli.help as help_module
     from rich.columns import Columns
+    from rich.console import Console
+    from rich.emoji import Emoji
     from rich.markdown import Markdown
+    from rich.panel import Panel
 
     rich_utils = help_module.typers_renderer()
+    assert rich_utils.Console is not Console and issubclass(rich_utils.Console, Console)
     monkeypatch.setattr(help_module, "typers_renderer", lambda: rich_utils)
     for environ in ({"TTY_COMPATIBLE": "1", "TERM": "xterm"}, {"NO_COLOR": "1"}):
-        for columns in (50, 80):
+        for columns in (40, 50, 80, 132):
             ours = page(name, columns, monkeypatch, **environ)
             with monkeypatch.context() as rich_own:
                 rich_own.setattr(rich_utils, "Markdown", Markdown)
                 rich_own.setattr(rich_utils, "Columns", Columns)
+                rich_own.setattr(rich_utils, "Emoji", Emoji)
+                rich_own.setattr(rich_utils, "Console", Console)
+                rich_own.setattr(rich_utils, "Panel", Panel)
                 assert page(name, columns, monkeypatch, **environ) == ours, (columns, environ)
 
 
+def test_a_remembered_cell_is_the_cell_rich_renders():
+    """The console that prints the page hands out, for a cell it has rendered before, the lines Rich
+    renders for it: for equal cells (the same characters, spans, padding and options) and only for them."""
+    from rich.console import Console
+    from rich.padding import Padding
+    from rich.text import Text
+
+    import pecli.cli.help as help_module
+
+    remembering = help_module.help_console_class()(file=io.StringIO(), width=60, force_terminal=True)
+    plain = Console(file=io.StringIO(), width=60, force_terminal=True)
+    cells = [Text(""), Text("--dim"), Text("--dim", style="bold"), Text("--dim", end=""), Text("INTEGER " * 12),
+             Text("a b"), Text("--dim")]
+    cells[5].stylize("red", 0, 1)
+    for width in (1, 3, 8, 30):
+        for padding in ((0, 1), (0, 1, 0, 0), 1):
+            for cell in cells * 2:
+                options = plain.options.update(width=width, no_wrap=width == 8)
+                assert remembering.render_lines(Padding(cell, padding), options) == \
+                    plain.render_lines(Padding(cell, padding), options), (cell, width, padding)
+    assert len(remembering._rendered) == 4 * 3 * (len(cells) - 1)  # one entry per distinct cell, width and padding
+
+
+def test_emoji_codes_are_still_replaced():
+    from rich._emoji_codes import EMOJI
+    from rich.emoji import Emoji
+
+    from pecli.cli.help import EMOJI_NAME_CHARACTERS, typers_renderer
+
+    assert set("".join(name.lower() for name in EMOJI)) <= EMOJI_NAME_CHARACTERS
+    texts = ("a :smiley: b", "no code: here", ":not_an_emoji:", "x:y:z", "::", "a :warning-emoji: b", "",
+             "start:stop[:step] and :thumbs_up:", "hf://ORG/REPO:FILE.gguf: x", ":SMILEY:", "a:b[:c] :+1:", ":a/b::tada:")
+    for text in texts:
+        assert typers_renderer().Emoji.replace(text) == Emoji.replace(text), text
+
+
 def test_help_imports_no_markdown_parser_nor_tracebacks():
-    # compare, verify and extend: a line of their text starts with --name or 128), which is not a list
+    # compare, verify and extend: a line of their text starts with --name or 128), which is not a list;
+    # verify's text has "ORG/REPO:FILE.gguf:", which could be an emoji code as far as the names' letters go
     code = ("import contextlib, io, sys\nfrom pecli.cli import run\n"
-            "for name in ('encode', 'compare', 'verify', 'extend'):\n"
+            "def loaded(names): return sorted(m for m in names if m in sys.modules)\n"
+            "for name in ('encode', 'compare', 'extend', 'plot'):\n"
             "    with contextlib.redirect_stdout(io.StringIO()): run([name, '--help'])\n"
-            "print(sorted(m for m in ('markdown_it', 'rich.markdown', 'rich.traceback', 'pygments') if m in sys.modules))")
+            "print(loaded(('rich._emoji_codes', 'pecli.render.figures.frequencies', 'pecli.wavelengths')))\n"
+            "with contextlib.redirect_stdout(io.StringIO()): run(['verify', '--help'])\n"
+            "print(loaded(('markdown_it', 'rich.markdown', 'rich.traceback', 'pygments')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "[]"
+    assert result.stdout.split("\n")[:2] == ["[]", "[]"]

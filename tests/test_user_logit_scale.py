@@ -71,11 +71,13 @@ def test_a_model_without_an_attention_side_factor_is_unchanged(tmp_path):
 
 
 def test_a_group_whose_rule_is_unknown_says_so():
+    from pecli.models.group_change import user_changed
+
     plan = resolve({"hf_config": str(V3), "length": 64}).plan
     group = plan.single.replaced(attention_rule=None)
-    changed = group.with_user_options({**group.options, "rope_scaling": {**group.options["rope_scaling"], "factor": 80}})
+    changed = user_changed(group, {"rope_scaling": {**group.options["rope_scaling"], "factor": 80}})
     assert changed.logit_scale_unknown
-    assert not group.with_user_options({**group.options, "base": 5}).logit_scale_unknown  # the scaling unchanged
+    assert not user_changed(group, {"base": 5}).logit_scale_unknown  # the scaling unchanged
 
 
 def test_the_context_follows_the_users_factor(invoke):

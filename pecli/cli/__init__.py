@@ -19,14 +19,23 @@ import signal
 import sys
 from typing import Annotated, Any, Callable, Iterator
 
-import typer
-import typer.core
-import typer.main
-import typer.models
+# Typer and Click load with the cycle collector paused (as a command's modules do, see _loading): what an
+# import makes lives as long as the process, and collections during it free nothing. The collector is as
+# it was once they are loaded, or failed to load.
+_COLLECTING = gc.isenabled()
+gc.disable()
+try:
+    import typer
+    import typer.core
+    import typer.main
+    import typer.models
 
-from pecli import __version__
-from pecli.cli.coercion import plain_values
-from pecli.cli.exits import BAD_INPUT, BROKEN_PIPE, BUG, INTERRUPTED, TERMINATED, Interrupted, ReaderGone, Terminated
+    from pecli import __version__
+    from pecli.cli.coercion import plain_values
+    from pecli.cli.exits import BAD_INPUT, BROKEN_PIPE, BUG, INTERRUPTED, TERMINATED, Interrupted, ReaderGone, Terminated
+finally:
+    if _COLLECTING:
+        gc.enable()
 
 #: Click's exception module: the one that defines ``typer.BadParameter``, whether Typer uses the
 #: ``click`` package or its own copy of it (``typer._click``, Typer 0.29 and later).

@@ -21,12 +21,16 @@ help text has any Markdown in it; such a text is laid out as :class:`PlainParagr
 Markdown lays out its paragraphs, and only a text with a character Markdown could read as syntax goes
 to Rich's ``Markdown``, imported then; and an option's help alone in its ``Columns`` is laid out
 without the grid Columns would build for it (:class:`HelpColumns`). Likewise ``rich.traceback``
-(Typer's pretty tracebacks, which pecli never prints) is imported only if asked for.
+(Typer's pretty tracebacks, which pecli never prints) is imported only if asked for. The console
+Typer prints with renders each distinct table cell once per page (:func:`help_console_class`: most
+cells repeat), and Rich's table of emoji codes is loaded only for a text with a ``:name:`` that
+could be in it (:class:`_Emoji`, :func:`help_panel_class`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import re
 import sys
@@ -42,12 +46,28 @@ def print_help(typers: Callable[[Any, Any], None], command: Any, ctx: Any, forma
             param.metavar = ""
     typers_renderer()
     try:
-        with _colours():
+        with _colours(), _collector_paused(ctx):
             typers(ctx, formatter)
     except SystemExit as stop:
         if stop.code == 1:  # Rich's answer to a broken pipe; nothing else in the page exits
             raise ReaderGone() from None
         raise
+
+
+@contextlib.contextmanager
+def _collector_paused(ctx: Any) -> Iterator[None]:
+    """Python's cycle collector paused while the page is laid out, in a process that runs one command line
+    (``Group.one_shot``, as while its modules load: :func:`pecli.cli._loading`): the page's thousands of
+    short-lived segments and options would start collections that traverse every object loaded since."""
+    root = ctx.find_root().command if ctx is not None else None
+    if not getattr(root, "one_shot", False) or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 @contextlib.contextmanager
@@ -165,6 +185,92 @@ class HelpMarkdown:
         return Markdown(markup, *args, **kwargs)
 
 
+#: Every character of the names in Rich's table of emoji codes, lower case (``rich._emoji_codes.EMOJI``;
+#: tests/test_help.py holds this to the table).
+EMOJI_NAME_CHARACTERS = frozenset("!#&()*+-.0123456789_abcdefghijklmnopqrstuvwxyzãåçéíô’")
+
+
+class _Emoji:
+    """What Typer's renderer calls ``Emoji``: its ``replace`` (which Typer applies to every help text in
+    Markdown mode) hands a text to Rich's only where Rich's pattern for an emoji code finds a ``:name:``
+    that could be in Rich's table (every character of it is in some name of the table); elsewhere
+    Rich's replaces nothing and returns the text as it is, and the table (``rich._emoji_codes``, 3,600
+    names) stays unloaded. ``start:stop[:step]`` or ``hf://ORG/REPO`` are no codes."""
+
+    _CODE = re.compile(r"(:(\S*?)(?:(?:\-)(emoji|text))?:)")  # rich._emoji_replace's pattern, which it scans alike
+
+    @classmethod
+    def replace(cls, text: str) -> str:
+        if all(not set(code.group(2).lower()) <= EMOJI_NAME_CHARACTERS for code in cls._CODE.finditer(text)):
+            return text
+        from rich.emoji import Emoji
+
+        return Emoji.replace(text)
+
+
+def help_panel_class() -> type:
+    """Rich's ``Panel``, its title given as text: Rich makes a title given as a string into text with
+    ``Text.from_markup``, which for a string without ``[`` is ``Text(emoji codes replaced)``; that is
+    done here, with :class:`_Emoji` (Rich's way loads the table of emoji codes for the word "Options")."""
+    from rich.panel import Panel
+    from rich.text import Text
+
+    class HelpPanel(Panel):
+        def __init__(self, renderable: Any, *args: Any, title: Any = None, **kwargs: Any) -> None:
+            if isinstance(title, str) and "[" not in title:
+                title = Text(_Emoji.replace(title), style="")
+            super().__init__(renderable, *args, title=title, **kwargs)
+
+    return HelpPanel
+
+
+def _rendering_key(renderable: Any, options: Any, style: Any, pad: bool, new_lines: bool) -> Any:
+    """What the lines of ``Padding(Text)`` (each cell of Typer's tables) depend on, or None for any other
+    renderable: the padding, the text's characters, spans and settings, every console option, and the
+    arguments of ``render_lines``."""
+    from rich.padding import Padding
+    from rich.text import Text
+
+    if type(renderable) is not Padding or type(renderable.renderable) is not Text:
+        return None
+    text = renderable.renderable
+    return (renderable.top, renderable.right, renderable.bottom, renderable.left, renderable.style, renderable.expand,
+            text.plain, tuple(text.spans), text.style, text.justify, text.overflow, text.no_wrap, text.end,
+            text.tab_size, tuple(options.__dict__.items()), style, pad, new_lines)
+
+
+def help_console_class() -> type:
+    """Rich's ``Console``, remembering the lines of each table cell it renders (:func:`_rendering_key`):
+    Rich renders a cell as a function of that key, and a page repeats most cells (an empty column's cell
+    on every row, the same type names), each rendered through three layers of Rich's generic code. One
+    console prints one page; the lines are Rich's own, handed out as copies."""
+    from rich.console import Console
+
+    class HelpConsole(Console):
+        def render_lines(self, renderable: Any, options: Any = None, *, style: Any = None, pad: bool = True,
+                         new_lines: bool = False) -> list[list[Any]]:
+            try:
+                key = _rendering_key(renderable, options or self.options, style, pad, new_lines)
+                lines = self._rendered.get(key) if key is not None else None
+            except (TypeError, AttributeError):  # a value that cannot be a key: render as Rich does
+                key = lines = None
+            if lines is None:
+                lines = super().render_lines(renderable, options, style=style, pad=pad, new_lines=new_lines)
+                if key is not None:
+                    self._rendered[key] = [list(line) for line in lines]
+                return lines
+            return [list(line) for line in lines]
+
+        @property
+        def _rendered(self) -> dict[Any, list[list[Any]]]:
+            rendered = self.__dict__.get("_rendered_lines")
+            if rendered is None:
+                rendered = self.__dict__["_rendered_lines"] = {}
+            return rendered
+
+    return HelpConsole
+
+
 class _Traceback:
     """Stands in for ``rich.traceback.Traceback`` in Typer's renderer until a traceback is asked for."""
 
@@ -199,4 +305,10 @@ def typers_renderer() -> Any:
         rich_utils.Markdown = HelpMarkdown
     if getattr(rich_utils.Columns, "__module__", None) == "rich.columns":
         rich_utils.Columns = HelpColumns
+    if getattr(rich_utils.Emoji, "__module__", None) == "rich.emoji":
+        rich_utils.Emoji = _Emoji
+    if getattr(rich_utils.Panel, "__module__", None) == "rich.panel":
+        rich_utils.Panel = help_panel_class()
+    if getattr(rich_utils.Console, "__module__", None) == "rich.console":
+        rich_utils.Console = help_console_class()
     return rich_utils

@@ -14,6 +14,9 @@ a type without a file is refused), and has no context cap. Then:
   ``attention_factor``; its LongRoPE (``SuScaledRoPE``) always uses ``long_factor`` and
   ``long_mscale`` or sqrt(1 + ln(L/L₀)/ln L₀).
 - GLM-4's model file rotates int(head_dim × ``partial_rotary_factor``) components read as a top-level key.
+- ``initialize_rope`` reads the type from ``type`` before ``rope_type``, and builds ``deepseek_yarn`` and
+  ``telechat3-yarn`` as ``yarn``; HunYuan's files (``hunyuan``, ``hunyuan_v1_dense``) build one fixed base
+  rope_theta·alpha^(d/(d−2)) from the block's ``alpha``, whatever its type (:data:`NTK_ALPHA`).
 """
 
 from __future__ import annotations
@@ -38,10 +41,11 @@ from pecli.schemes.scaling.yarn import YARN
 VERSION = "0.32.4 (mlx-lm 0.32.2)"
 #: mlx-lm's rope-type words that are not pecli's HF spellings (its vocabulary, one table), and where its code
 #: names them (mlx_lm/models/).
-SU, DEEPSEEK_YARN, PROPORTIONAL, MROPE = "su", "deepseek_yarn", "proportional", "mrope"
+SU, DEEPSEEK_YARN, TELECHAT3_YARN, PROPORTIONAL, MROPE = "su", "deepseek_yarn", "telechat3-yarn", "proportional", "mrope"
 WORDS = Vocabulary("MLX", {
     SU: "phi3.py:41 (the legacy spelling of longrope)",
     DEEPSEEK_YARN: "rope_utils.py:326 (built as yarn)",
+    TELECHAT3_YARN: "rope_utils.py:326 (built as yarn)",
     PROPORTIONAL: "rope_utils.py:358",
     MROPE: "rope_utils.py:366",
 })
@@ -91,36 +95,75 @@ NULL_FIELD_ERRORS = {
 #: them is refused), the key of its type, the types it takes, and what it does with another type: ``drop`` the
 #: block (phi3.py:36-45, with a printed warning) or refuse it (the error; internlm2.py:40, internlm3.py:41,
 #: qwen2_moe.py:42).
-CHECKED_BLOCKS: dict[str, tuple[tuple[str, ...], str, RopeTypes, str]] = {
+CHECKED_BLOCKS: dict[str, tuple[tuple[str, ...], str | tuple[str, ...], RopeTypes, str]] = {
     "phi3": (("long_factor", "type"), "type", WORDS.types(LONGROPE, SU, LINEAR), "drop"),
-    "hunyuan": (("factor", "type"), "type", WORDS.types(LINEAR, DYNAMIC),
-                "ValueError: rope_scaling 'type' currently only supports 'linear' or 'dynamic"),
     "internlm2": (("factor", "type"), "type", WORDS.types(LINEAR, DYNAMIC),
                   "ValueError: rope_scaling 'type' currently only supports 'linear' or 'dynamic"),
     "internlm3": (("factor", "rope_type"), "rope_type", WORDS.types(LINEAR, DYNAMIC),
                   "ValueError: rope_scaling 'rope_type' currently only supports 'linear' or 'dynamic"),
     "qwen2_moe": (("factor", "type"), "type", WORDS.types(LINEAR), "ValueError: rope_scaling 'type' currently only supports 'linear'"),
+    # nemotron.py:34-46: the type is ``type`` or else ``rope_type`` (a block with neither is refused)
+    "nemotron": (("factor",), ("type", "rope_type"), WORDS.types(LINEAR),
+                 "ValueError: rope_scaling 'type' currently only supports 'linear'"),
 }
+#: Model files that pass no block of the config to ``initialize_rope`` (its table of types is not theirs): their
+#: own rope, whatever the block's type says.
+OWN_ROPE = {"deepseek": "deepseek.py:70-73 (linear, else nn.RoPE)", "deepseek_v2": "deepseek_v2.py:178-195 (its own YaRN)",
+            "deepseek_v41": "deepseek_v41.py:520-534 (YarnRoPE)", "minicpm3": "minicpm3.py:86-94 (SuScaledRoPE)",
+            "lfm2": "lfm2.py:81 (nn.RoPE)", "muse_glimmer": "muse_glimmer.py:113 (nn.RoPE)",
+            "phi3": "phi3.py:66-78 (SuScaledRoPE or nn.RoPE)"}
+#: Keys a model file indexes in a truthy block (KeyError without them), in its order: deepseek.py:70 and
+#: nemotron.py:84 (``type``), deepseek_v2.py:179 (``factor``), phimoe.py:56-63 (every block is its LongRoPE's).
+BUILD_KEYS = {"deepseek": ("type",), "nemotron": ("type",), "deepseek_v2": ("factor",),
+              "phimoe": ("short_factor", "long_factor", "short_mscale", "long_mscale")}
+#: Model files that call ``initialize_rope`` without ``max_position_embeddings`` (gpt_oss.py:77): the types that
+#: read it fail at the first forward, with their error.
+NO_LENGTH_PASSED = {"gpt_oss": (
+    (WORDS.types(DYNAMIC), "TypeError: '>' not supported between instances of 'NoneType' and 'int'"),
+    (WORDS.types(LONGROPE), "TypeError: unsupported operand type(s) for /: 'NoneType' and 'int'"))}
+#: Model files whose sliding layers build ``nn.RoPE(head_dim, rope_theta)`` without the block (olmo3.py:82-90).
+SLIDING_UNSCALED = ("olmo3",)
+#: Model files that run their text model through another's ``ModelArgs`` (qwen2_vl.py:21-31: qwen2's), whose checks
+#: of the config's keys are that file's (its reading of them is transformers', M-RoPE on text positions).
+TEXT_FILES = {"qwen2_vl": "qwen2"}
+#: Model files that check only the keys of a truthy ``rope_scaling`` (their ``__post_init__``), whatever its type, and
+#: build ``DynamicNTKAlphaRoPE`` from its ``alpha`` alone: a fixed base·alpha^(d/(d−2)) over d = the head's width,
+#: the block's type and factor unread. {file: (the keys a block must hold, whether ``alpha`` is required, the
+#: line)}: hunyuan.py:39-42,51-60,100-104 (``rope_scaling["alpha"]``: null fails, TypeError, a block without it
+#: KeyError; its head is hidden_size/heads, :84); hunyuan_v1_dense.py:32-35,38-47,86-93 (alpha 1 without a block).
+NTK_ALPHA = {"hunyuan": (("factor", "type"), True, "hunyuan.py:100-104"),
+             "hunyuan_v1_dense": (("alpha", "factor", "type"), False, "hunyuan_v1_dense.py:86-93")}
 #: Model files that need a package besides mlx-lm (olmo.py probes ``hf_olmo`` and exits without it).
 NEEDS_PACKAGE = {"olmo": "SystemExit: 1 (mlx_lm/models/olmo.py needs the hf_olmo package)"}
 #: The keys ``initialize_rope`` reads for each type without a default, in its order (rope_utils.py:291-373).
 INITIALIZE_ROPE_KEYS = ((WORDS.types(LINEAR), ("factor",)), (WORDS.types(DYNAMIC), ("factor",)),
-                        (WORDS.types(YARN), ("factor",)), (WORDS.types(LONGROPE), ("short_factor", "long_factor")))
+                        (WORDS.types(YARN, DEEPSEEK_YARN, TELECHAT3_YARN), ("factor",)),
+                        (WORDS.types(LONGROPE), ("short_factor", "long_factor")))
+#: The words ``initialize_rope`` builds as ``YarnRoPE`` from the block's keys, as it builds ``yarn``
+#: (rope_utils.py:326): pecli reads such a block as a yarn one.
+YARN_SPELLINGS = WORDS.types(DEEPSEEK_YARN, TELECHAT3_YARN)
 #: The rope types ``initialize_rope`` builds (rope_utils.py:305-373).
-BUILT_TYPES = WORDS.types(NO_SCALING, LINEAR, DYNAMIC, LLAMA3, YARN, LONGROPE, DEEPSEEK_YARN, PROPORTIONAL, MROPE)
+BUILT_TYPES = WORDS.types(NO_SCALING, LINEAR, DYNAMIC, LLAMA3, YARN, LONGROPE, DEEPSEEK_YARN, TELECHAT3_YARN, PROPORTIONAL,
+                          MROPE)
 #: The model types whose model files the fixtures measured (``tests/fixtures/engines/mlx/``, held equal to them by
 #: ``tests/test_engines_fixtures.py``): for another, pecli says it cannot be sure.
 MEASURED_TYPES = frozenset({'apertus', 'bitnet', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'deepseek_v32',
                             'ernie4_5', 'ernie4_5_moe', 'falcon_h1', 'gemma', 'gemma2', 'gemma3_text', 'gemma4_text',
                             'glm', 'glm4', 'glm4_moe', 'glm4_moe_lite', 'gpt2', 'gpt_neox', 'gpt_oss', 'gptj',
-                            'granite', 'granitemoe', 'helium', 'lfm2', 'llama', 'llama4_text', 'ministral3',
+                            'granite', 'granitemoe', 'helium', 'hunyuan', 'hunyuan_v1_dense', 'lfm2', 'llama', 'llama4_text', 'ministral3',
                             'mistral', 'mistral4', 'mixtral', 'nanochat', 'olmo2', 'olmo3', 'olmoe', 'phi', 'phi3',
                             'phimoe', 'qwen2', 'qwen2_moe', 'qwen2_vl', 'qwen2_vl_text', 'qwen3', 'qwen3_next',
-                            'seed_oss', 'smollm3', 'stablelm', 'starcoder2'})
+                            'nemotron', 'seed_oss', 'smollm3', 'stablelm', 'starcoder2', 'telechat3'})
 
 
 #: The keys a model file's fields take the place of in the config it is shown as.
 MOVED_KEYS = ("rope_parameters", "rope_scaling", "rope_theta", "rotary_emb_base", "partial_rotary_factor", "rotary_pct")
+
+
+def checked_word(block: Mapping[str, Any], key: str | tuple[str, ...]) -> Any:
+    """The type a :data:`CHECKED_BLOCKS` file reads from ``block``: its key, or the first of its keys given."""
+    keys = (key,) if isinstance(key, str) else key
+    return next((block.get(name) for name in keys if block.get(name)), None)
 
 
 def _number(value: Any) -> bool:
@@ -171,6 +214,61 @@ def module_of(model_type: Any) -> str | None:
     return MODEL_REMAPPING.get(model_type, model_type)
 
 
+def mlx_word(block: Mapping[str, Any] | None) -> Any:
+    """The rope type ``initialize_rope`` reads from ``block`` (rope_utils.py:299-301): ``type`` before ``rope_type``."""
+    if not block:
+        return NO_SCALING.hf_name
+    return block.get("type") or block.get("rope_type", NO_SCALING.hf_name)
+
+
+def _as_compared(block: Any) -> Any:
+    """``block`` spelt as ``initialize_rope`` reads it: its type as it compares it (``type`` before ``rope_type``),
+    and a word it builds as ``yarn`` (:data:`YARN_SPELLINGS`) said ``yarn``; other values as they are."""
+    if not isinstance(block, dict) or not block:
+        return block
+    word = mlx_word(block)
+    word = YARN.hf_name if YARN_SPELLINGS.holds(word) else word
+    if not isinstance(word, str) or word == rope_type(block):
+        return block
+    return {**{k: v for k, v in block.items() if k not in ("type", "rope_type")}, "rope_type": word}
+
+
+def _blocks_as_compared(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with the text model's ``rope_scaling`` and ``rope_parameters`` (flat, or per layer type) spelt as
+    mlx-lm compares their types (:func:`_as_compared`)."""
+    from pecli.engines.base import with_text
+
+    path, text = text_of(config)
+    seen = dict(text)
+    for key in ("rope_scaling", "rope_parameters"):
+        block = text.get(key)
+        nested = isinstance(block, dict) and bool(block) and all(isinstance(v, dict) for v in block.values())
+        seen[key] = {name: _as_compared(inner) for name, inner in block.items()} if nested else _as_compared(block)
+    if all(seen[key] == text.get(key) for key in ("rope_scaling", "rope_parameters")):
+        return config
+    return with_text(config, path, {k: v for k, v in seen.items() if k in text})
+
+
+def ntk_alpha(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """``DynamicNTKAlphaRoPE`` (:data:`NTK_ALPHA`): one base, rope_theta·alpha^(d/(d−2)) with d the rotated
+    width, at every length and whatever the block's type says (its factor is not read)."""
+    _, raw = text_of(context.config)
+    module = text_module(context.config, raw)
+    if module not in NTK_ALPHA or not rope_group(group):
+        return group, None
+    block = context.text.get("rope_scaling") if isinstance(context.text.get("rope_scaling"), dict) else {}
+    alpha = float(block.get("alpha", 1.0))
+    dims = int(int(group.options["dim"]) * float(group.options.get("partial_rotary_factor", 1.0)))
+    base = float(group.options["base"]) * alpha ** (dims / (dims - 2))
+    built = group if alpha == 1.0 else engine_built(group, {"base": base}, f"MLX: DynamicNTKAlphaRoPE (alpha {alpha:g})")
+    kind = mlx_word(block)
+    if not block or hf_record(kind) is DYNAMIC and "alpha" in block:
+        return built, None  # transformers' HunYuan builds the same fixed base from a dynamic block with alpha
+    return built, Departure("rope type", f"its model file ({NTK_ALPHA[module][2]}) builds one fixed base {base:,.6g} "
+                            f"(rope_theta × alpha^(d/(d−2)), alpha {alpha:g}) whatever the block's type: not {kind}'s "
+                            "frequencies", None)
+
+
 def yarn_as_built(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """``YarnRoPE``: the correction range always rounded, cos and sin × mscale(s, mscale)/mscale(s, mscale_all_dim)."""
     if not rope_group(group) or scaling_record(group) is not YARN:
@@ -192,6 +290,25 @@ def yarn_as_built(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
         return group, None
     return engine_built(group, {"rope_scaling": built}, "MLX: YaRN as mlx-lm builds it"), Departure(
         "YaRN", "; ".join(changes), None)
+
+
+def own_deepseek_yarn(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """deepseek_v2.py's ``DeepseekV2YarnRotaryEmbedding`` (:82, built at :178-195): DeepSeek YaRN from any block
+    (its factor, the rounded correction range, cos and sin × mscale(s, mscale)/mscale(s, mscale_all_dim)), as
+    SGLang's DeepSeek model builds it (:func:`pecli.engines.configured.deepseek_rule`)."""
+    if module_of(context.model_type) != "deepseek_v2":
+        return group, None
+    from dataclasses import replace
+
+    from pecli.engines.configured import sglang_deepseek
+
+    # its original length defaults to 4096 (deepseek_v2.py:89), not max_position_embeddings
+    return sglang_deepseek(replace(context, block={"original_max_position_embeddings": DEEPSEEK_V2_ORIGINAL,
+                                                   **(context.block or {})}), group)
+
+
+#: ``DeepseekV2YarnRotaryEmbedding``'s original length without the block's (deepseek_v2.py:89).
+DEEPSEEK_V2_ORIGINAL = 4096
 
 
 #: phi3.py's ``ModelArgs`` defaults (mlx_lm/models/phi3.py:28-29): the lengths its ``SuScaledRoPE`` gets when the
@@ -233,7 +350,11 @@ def longrope_long(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
         effect += (f"; its magnitude takes the original length {original:,} from the top-level "
                    f"original_max_position_embeddings{'' if 'original_max_position_embeddings' in raw else ' (absent: its default)'}, "
                    f"where the model's is {model_original:,}")
-    return engine_built(group, {"rope_scaling": built}, "MLX: LongRoPE long factors at every length"), \
+    changes: dict[str, Any] = {"rope_scaling": built}
+    if group.options.get("layout") != "half":  # SuScaledRoPE rotates halves whatever the file asks (rope_utils.py:52-55)
+        changes["layout"] = "half"
+        effect += f"; it rotates halves (rotate_half), where the model's {group.options.get('layout')} layout pairs neighbours"
+    return engine_built(group, changes, "MLX: LongRoPE long factors at every length"), \
         Departure("LongRoPE factors", effect, None)
 
 
@@ -279,8 +400,13 @@ class Mlx(ConfigEngine):
 
     def loaded(self, config: dict[str, Any]) -> dict[str, Any]:
         """The config as mlx-lm's model file reads it (its ``ModelArgs`` fields, top-level keys and their
-        defaults), said in transformers' keys: one flat ``rope_parameters`` (Gemma 3: per layer type)."""
-        from pecli.engines.base import text_of, with_text
+        defaults), said in transformers' keys: one flat ``rope_parameters`` (Gemma 3: per layer type), each
+        block's type as ``initialize_rope`` compares it (:func:`_blocks_as_compared`)."""
+        return _blocks_as_compared(self._fields_read(config))
+
+    def _fields_read(self, config: dict[str, Any]) -> dict[str, Any]:
+        """The config's position keys as the model file's ``ModelArgs`` fields read them (see :meth:`loaded`)."""
+        from pecli.engines.base import with_text
 
         path, text = text_of(config)
         module = text_module(config, text)
@@ -297,10 +423,12 @@ class Mlx(ConfigEngine):
         block = dict(block) if isinstance(block, dict) else {}
         if not _number(base) or (fraction is not None and not _number(fraction)):
             return config  # not a number: the config reader says so (exit 2)
-        if module in SCALING_NOT_APPLIED or module in CHECKED_BLOCKS and block and \
-                not CHECKED_BLOCKS[module][2].holds(block.get(CHECKED_BLOCKS[module][1])):
-            block = {}  # dropped by the model file's __post_init__
-        flat = {"rope_type": rope_type(block), "rope_theta": float(base),
+        if module in SCALING_NOT_APPLIED or module in NTK_ALPHA or module in CHECKED_BLOCKS and block and \
+                not CHECKED_BLOCKS[module][2].holds(checked_word(block, CHECKED_BLOCKS[module][1])):
+            block = {}  # dropped by the model file's __post_init__, or not built as a scaling (ntk_alpha)
+        if module == "hunyuan" and _number(text.get("hidden_size")) and _number(text.get("num_attention_heads")):
+            seen["head_dim"] = int(text["hidden_size"]) // int(text["num_attention_heads"])  # hunyuan.py:84
+        flat = {"rope_type": mlx_word(block), "rope_theta": float(base),
                 **{k: v for k, v in block.items() if k not in ("type", "rope_type")}}
         if fraction is not None:
             flat["partial_rotary_factor"] = float(fraction)
@@ -308,7 +436,11 @@ class Mlx(ConfigEngine):
             flat["partial_rotary_factor"] = 1.0
         if "head_dim" not in text and isinstance(fields.get("head_dim"), int):
             seen["head_dim"] = fields["head_dim"]
-        if not isinstance(text.get("rope_parameters"), dict):  # the legacy keys, as the file gives them
+        if module in SLIDING_UNSCALED and block:  # per layer type: the sliding layers unscaled
+            seen.pop("rope_theta", None), seen.pop("rope_scaling", None)
+            unscaled = {"rope_type": NO_SCALING.hf_name, **{k: v for k, v in flat.items() if k in ("rope_theta", "partial_rotary_factor")}}
+            seen["rope_parameters"] = {"full_attention": flat, "sliding_attention": unscaled}
+        elif not isinstance(text.get("rope_parameters"), dict):  # the legacy keys, as the file gives them
             seen.update(rope_theta=flat.pop("rope_theta"), **({"partial_rotary_factor": flat.pop("partial_rotary_factor")}
                                                              if "partial_rotary_factor" in flat else {}))
             seen["rope_scaling"] = flat if block else None
@@ -338,7 +470,7 @@ class Mlx(ConfigEngine):
                                    f"says {before['type']} (it reads the scaling from rope_parameters only)",
                                    "write the rope block as rope_parameters (transformers 5's form) in the model "
                                    "folder's config.json"))
-        elif before["type"] != after["type"]:
+        elif before["type"] != after["type"] and module not in NTK_ALPHA:  # ntk_alpha says what it builds
             found.append(Departure("scaling", f"its model file ({module}.py) builds {after['type']} where the config "
                                    f"says {before['type']} (it reads rope_scaling as a top-level key only, and checks "
                                    "its type)", top if isinstance(config.get("rope_parameters"), dict) else None))
@@ -358,16 +490,23 @@ class Mlx(ConfigEngine):
             return f"ValueError: Model type {model_type} not supported."
         _, raw = text_of(config)
         module = text_module(config, raw)
+        module = TEXT_FILES.get(module or "", module)
         fields = FIELDS.get(module or "", {})
         if module in NEEDS_PACKAGE:
             return NEEDS_PACKAGE[module]
         if module in NULL_FIELD_ERRORS and raw.get(NULL_FIELD_ERRORS[module][0]) is None:
             return NULL_FIELD_ERRORS[module][1]
+        block = raw.get("rope_scaling")
+        if module in NTK_ALPHA and isinstance(block, dict) and block and not all(k in block for k in NTK_ALPHA[module][0]):
+            return f"ValueError: rope_scaling must contain keys {set(NTK_ALPHA[module][0])}"
         if module in CHECKED_BLOCKS and isinstance(raw.get("rope_scaling"), dict) and raw["rope_scaling"]:
             needed, key, types, other = CHECKED_BLOCKS[module]
             if not all(name in raw["rope_scaling"] for name in needed):
                 return f"ValueError: rope_scaling must contain keys {set(needed)}"
-            if not types.holds(raw["rope_scaling"][key]) and other != "drop":
+            word = checked_word(raw["rope_scaling"], key)
+            if word is None:
+                return "ValueError: rope_scaling must contain either 'type' or 'rope_type'"
+            if not types.holds(word) and other != "drop":
                 return other
         # BaseModelArgs.from_dict (mlx_lm/models/base.py:14-21) passes every key the config has, null too
         missing = [name for name, default in fields.items() if default == REQUIRED and name not in raw]
@@ -376,16 +515,29 @@ class Mlx(ConfigEngine):
                 if len(missing) > 1 else repr(missing[0])
             plural = "s" if len(missing) > 1 else ""
             return f"TypeError: ModelArgs.__init__() missing {len(missing)} required positional argument{plural}: {names}"
-        if module in READS_ROPE_PARAMETERS:
+        if module in NTK_ALPHA:  # no initialize_rope: only alpha is read
+            if NTK_ALPHA[module][1] and not isinstance(block, dict):
+                return "TypeError: 'NoneType' object is not subscriptable"
+            return "KeyError: 'alpha'" if NTK_ALPHA[module][1] and "alpha" not in block else None
+        missing = [key for key in BUILD_KEYS.get(module, ()) if isinstance(block, dict) and block and key not in block]
+        if missing:
+            return f"KeyError: '{missing[0]}'"
+        if module in LEGACY_SCALING_UNREAD:
+            block = raw.get("rope_parameters")
+        elif module in READS_ROPE_PARAMETERS:
             block = raw.get("rope_parameters") if isinstance(raw.get("rope_parameters"), dict) else raw.get("rope_scaling")
         else:
             block = raw.get("rope_scaling") if "rope_scaling" in fields else None
-        kind = rope_type(block if isinstance(block, dict) else None)
-        if not BUILT_TYPES.holds(kind):
-            return f"ValueError: Unsupported RoPE type {kind}"
-        missing = [key for key in looked_up(INITIALIZE_ROPE_KEYS, kind, ()) if key not in (block or {})]
-        if missing:
-            return f"KeyError: '{missing[0]}'"
+        kind = mlx_word(block if isinstance(block, dict) else None)
+        if module not in OWN_ROPE and module not in SCALING_NOT_APPLIED:  # the others never call initialize_rope with it
+            if not BUILT_TYPES.holds(kind):
+                return f"ValueError: Unsupported RoPE type {kind}"
+            missing = [key for key in looked_up(INITIALIZE_ROPE_KEYS, kind, ()) if key not in (block or {})]
+            if missing:
+                return f"KeyError: '{missing[0]}'"
+            failing = looked_up(NO_LENGTH_PASSED.get(module, ()), kind)
+            if failing is not None:
+                return failing
         fraction = _field(raw, fields, "partial_rotary_factor", "rotary_pct")
         if _number(fraction) and module not in READS_ROPE_PARAMETERS:
             from pecli.models.families.keys import Keys
@@ -434,4 +586,4 @@ def legacy_keys(keys: Mapping[str, Any]) -> dict[str, Any]:
 
 ENGINE = Mlx("mlx", "MLX", VERSION, "mlx_lm/models/rope_utils.py (initialize_rope), mlx_lm/models/<model>.py, "
              "mlx_lm/utils.py", no_flags="none: it reads the model folder's config.json",
-             measured=MEASURED_TYPES, rules=(yarn_as_built, longrope_long, dynamic_prefill))
+             measured=MEASURED_TYPES, rules=(ntk_alpha, yarn_as_built, longrope_long, own_deepseek_yarn, dynamic_prefill))

@@ -33,6 +33,7 @@ from pecli.engines.configured import (
 from pecli.engines.architectures import BACKEND_INCOMPATIBLE, architecture
 from pecli.engines.sglang_models import NATIVE
 from pecli.engines.vocabulary import hf_record
+from pecli.errors import ConfigError
 from pecli.models.plan import LayerGroup
 from pecli.schemes.scaling.linear import LINEAR
 from pecli.schemes.scaling.unscaled import NO_SCALING
@@ -178,6 +179,30 @@ def whole_head(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departu
         "only inside rope_parameters)", None)
 
 
+#: Model files that pass ``get_rope`` a length of their own rather than ``max_position_embeddings``: (the config
+#: attribute, its default). ministral3.py:113-130: ``getattr(config, "original_max_position_embeddings", 16384)``.
+MAX_POSITION_PASSED = {"ministral3": ("original_max_position_embeddings", 16384)}
+
+
+def max_position_passed(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """The length :data:`MAX_POSITION_PASSED` files give their rotary module, which a scaling reads (LongRoPE's
+    magnitude, dynamic NTK's base, linear's cos/sin cache rows)."""
+    passed = MAX_POSITION_PASSED.get(context.model_type)
+    record = scaling_record(group)
+    if passed is None or not rope_group(group) or not (record.per_pair_factors or record.grows_base or record is LINEAR):
+        return group, None  # YaRN and llama3 read their original length from the block
+    key, default = passed
+    value = context.text.get(key)
+    value = value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
+    longest = group.options.get("max_position_embeddings")
+    if value == longest:
+        return group, None
+    return engine_built(group, {"max_position_embeddings": value}, f"SGLang: {context.model_type}'s own max_position"), \
+        Departure("max position", f"its model file builds the rotary module for {value:,} positions (the config's "
+                  f"top-level {key}, else {default:,}), not max_position_embeddings {longest}: the scaling's numbers that "
+                  "read it (LongRoPE's magnitude, dynamic NTK's base, the cos/sin cache) follow", None)
+
+
 def olmo2_sliding_default(config: Mapping[str, Any], text: Mapping[str, Any]) -> bool:
     """Whether SGLang's ``olmo2.py`` builds plain RoPE on some layers of this OLMo 2 config: its layers that
     ``layer_types`` calls ``sliding_attention`` (with a ``sliding_window``) get a rope dict of no scaling
@@ -218,6 +243,25 @@ class Sglang(ConfigEngine):
             else:
                 out[key] = value
         return out
+
+    def build_refusal(self, text: Mapping[str, Any]) -> str | None:
+        """``Phi3LongRoPEScaledRotaryEmbedding`` refuses ``is_neox_style=False``: a longrope block on a model whose
+        own file rotates interleaved pairs (the model's layout; Llama 4's file rotates halves, DeepSeek's builds
+        its own YaRN, and the files of :data:`SCALING_NOT_PASSED` never build the block)."""
+        from pecli.models.sources.config_json import plan_of_config
+        from pecli.schemes.scaling.longrope import LONGROPE
+
+        model_type = text.get("model_type")
+        if hf_record(rope_type(rope_dict(text))) is not LONGROPE or model_type in NEOX_MODELS + SCALING_NOT_PASSED + DEEPSEEK_MODELS or \
+                architecture(text) not in NATIVE:
+            return None
+        try:
+            plan = plan_of_config(dict(text), "SGLang")
+        except ConfigError:
+            return None
+        if any(g.options is not None and g.options.get("layout") == "interleaved" for g in plan.groups):
+            return "ValueError: `Phi3LongRoPEScaledRotaryEmbedding` only supports neox_style."
+        return None
 
     def load_refusal(self, config: dict[str, Any], text: dict[str, Any], model_type: str | None) -> str | None:
         found = transformers_refusal(config, model_type)
@@ -352,7 +396,7 @@ ENGINE = Sglang(
     "sglang", "SGLang", VERSION, "sglang/srt/utils/hf_transformers/common.py (get_context_length), "
     "sglang/srt/configs/model_config.py, sglang/srt/layers/rotary_embedding/",
     flags={"--json-model-override-args": json_object, "--context-length": context_length},
-    env=(ALLOW_LONG, IN_CI), measured=MEASURED_TYPES, rules=(sglang_deepseek, gptj_theta, scaling_not_passed, integer_base, neox_layout, yarn_attention,
+    env=(ALLOW_LONG, IN_CI), measured=MEASURED_TYPES, rules=(sglang_deepseek, gptj_theta, max_position_passed, scaling_not_passed, integer_base, neox_layout, yarn_attention,
                                     dynamic_at_scaled_length, whole_head),
     past_cache="get plain RoPE (its cache extension uses the unscaled base and undivided positions)", override_flag="--json-model-override-args",
     length_flag="--context-length",

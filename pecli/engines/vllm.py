@@ -34,15 +34,17 @@ from pecli.engines.architectures import BACKEND_INCOMPATIBLE, architecture
 from pecli.engines.vllm_models import NATIVE, TRANSFORMERS_BACKEND
 from pecli.engines.base import Departure, Serving, attribute, json_object, rope_dict, rope_type, text_of
 from pecli.engines.configured import (
-    DERIVED_LENGTH_KEYS, ConfigEngine, Context, deepseek_rule, engine_built, gptj_theta, rope_group, scaling_of,
-    scaling_record, transformers_refusal,
+    DEEPSEEK_MODELS, DERIVED_LENGTH_KEYS, ConfigEngine, Context, deepseek_rule, engine_built, gptj_theta, rope_group,
+    scaling_of, scaling_record, transformers_refusal,
 )
 from pecli.engines.vocabulary import Vocabulary, hf_record, looked_up
+from pecli.errors import ConfigError
 from pecli.models.plan import LayerGroup
 from pecli.schemes.scaling.linear import LINEAR
 from pecli.schemes.scaling.llama3 import LLAMA3
 from pecli.schemes.scaling.longrope import LONGROPE
 from pecli.schemes.scaling.ntk import DYNAMIC, NTK
+from pecli.schemes.scaling.unscaled import NO_SCALING
 from pecli.schemes.scaling.yarn import YARN
 
 VERSION = "0.33.0"
@@ -95,6 +97,14 @@ GET_ROPE_KEYS = ((WORDS.types(LINEAR), ("factor",)), (WORDS.types(NTK), ("factor
 #: Keys a flat override sets on the config and vLLM's standardisation then ignores where the loaded config
 #: already holds them (``standardize_rope_params``: ``setdefault`` into ``rope_parameters``).
 SHADOWED_KEYS = ("rope_theta", "partial_rotary_factor")
+#: Model files that build their rope with ``is_neox_style`` True and set it False afterwards (ernie45.py:51).
+NEOX_AT_BUILD = ("ernie4_5",)
+#: Keys a model file indexes in the config's rope dict itself (KeyError without them), and whether it does so
+#: without a scaling too: deepseek_v2.py:542-547 turns any type but default into deepseek_yarn, whose get_rope
+#: branch reads the factor and the original length (rotary_embedding/__init__.py:284-286); gpt_oss.py:111-123
+#: builds yarn from the config's keys whatever its type.
+MODEL_ROPE_KEYS = {**{model: (False, ("factor", "original_max_position_embeddings")) for model in DEEPSEEK_MODELS},
+                   "gpt_oss": (True, ("factor", "original_max_position_embeddings", "beta_fast", "beta_slow"))}
 ALLOW_LONG = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
 #: Marks a rope dict an override replaced, and through which attribute (read by the load and build steps).
 REPLACED = "_vllm_replaced"
@@ -200,6 +210,19 @@ def dynamic_fixed(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
         Departure("dynamic NTK", effect, None)
 
 
+def deepseek_yarn_as_yarn(block: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``deepseek_yarn`` rope dict as the YaRN ``get_rope`` builds from it on any model
+    (``DeepseekScalingRotaryEmbedding``, rotary_embedding/__init__.py:284-310, deepseek_scaling_rope.py:52-55): the
+    correction range rounded, cos and sin × mscale(s, ``mscale``)/mscale(s, ``mscale_all_dim``)."""
+    from pecli.schemes.scaling.yarn import yarn_get_mscale
+
+    factor = float(block["factor"])
+    magnitude = yarn_get_mscale(factor, float(block.get("mscale", 1))) / \
+        yarn_get_mscale(factor, float(block.get("mscale_all_dim", 0)))
+    return {**{k: v for k, v in block.items() if k not in ("type", "rope_type", "truncate")},
+            "rope_type": YARN.hf_name, "attention_factor": magnitude}
+
+
 @dataclass(frozen=True)
 class Vllm(ConfigEngine):
     """vLLM (see the module)."""
@@ -270,6 +293,13 @@ class Vllm(ConfigEngine):
         missing = [key for key in looked_up(GET_ROPE_KEYS, rope_type(flat), ()) if key not in (flat or {})]
         if missing:
             return f"KeyError: '{missing[0]}'"
+        model_keys = MODEL_ROPE_KEYS.get(text.get("model_type"))  # keys the model file itself indexes
+        if model_keys is not None and (model_keys[0] or hf_record(rope_type(flat)) is not NO_SCALING):
+            missing = [key for key in model_keys[1] if key not in (flat or {})]
+            if missing:
+                return f"KeyError: '{missing[0]}'"
+        if looked_up(GET_ROPE_KEYS, rope_type(flat), ()) == GET_ROPE_KEYS[-1][1] and self._interleaved(text):
+            return "ValueError: `Phi3LongRoPEScaledRotaryEmbedding` only supports neox_style."
         block = text.get("rope_parameters") if text.get(REPLACED) == "rope_scaling" else None
         if isinstance(block, dict) and block.get("rope_theta") is None and text.get("rope_theta") is None:
             if hf_record(rope_type(block)) is DYNAMIC:  # DynamicNTKScalingRotaryEmbedding multiplies the base
@@ -277,11 +307,28 @@ class Vllm(ConfigEngine):
             return "TypeError: unsupported operand type(s) for ** or pow(): 'NoneType' and 'Tensor'"
         return None
 
+    def _interleaved(self, text: Mapping[str, Any]) -> bool:
+        """Whether the model file builds its rope with ``is_neox_style=False`` (the layout of the model's plan:
+        interleaved pairs), for a model vLLM runs with its own file."""
+        from pecli.models.sources.config_json import plan_of_config
+
+        if self.transformers_backend(text) or self.permutes_rotary_weights(text) or text.get("model_type") in NEOX_AT_BUILD:
+            return False
+        try:
+            plan = plan_of_config(dict(text), "vLLM")
+        except ConfigError:
+            return False
+        return any(g.options is not None and g.options.get("layout") == "interleaved" for g in plan.groups)
+
     def loaded(self, config: dict[str, Any]) -> dict[str, Any]:
         from pecli.engines.base import with_text
 
         path, text = text_of(config)
-        if REPLACED not in text:
+        block = text.get("rope_parameters")
+        if isinstance(block, dict) and WORDS.types(DEEPSEEK_YARN).holds(rope_type(block)) and \
+                isinstance(block.get("factor"), (int, float)):
+            text = {**text, "rope_parameters": deepseek_yarn_as_yarn(block)}
+        elif REPLACED not in text:
             return config
         return with_text(config, path, {k: v for k, v in text.items() if k != REPLACED})
 

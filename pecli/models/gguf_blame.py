@@ -30,7 +30,8 @@ import numpy as np
 
 from pecli.models.blame import ABSENT, Trial, blamed
 from pecli.models.differences import BASE_KEYS, DIM_KEYS, HF_BASE_KEYS, HF_SCALING_KEYS, _key, model_key
-from pecli.models.plan import LayerGroup, PositionPlan
+from pecli.models.group_change import changed
+from pecli.models.plan import LayerGroup, Origin, PositionPlan
 from pecli.models.llama_cpp_scaling import Converted, of_hf, word_of
 from pecli.schemes.scaling.rope_type import hf_rope_type
 from pecli.schemes.scaling.unscaled import NO_SCALING
@@ -180,14 +181,16 @@ def yarn_rounding_trial(reference: PositionPlan) -> Trial | None:
 
 
 def unrounded_where_chosen(plan: PositionPlan, chosen: bool) -> PositionPlan:
-    """``plan`` with its YaRN groups' correction range left unrounded (``truncate: false``) when ``chosen``."""
+    """``plan`` with its YaRN groups' correction range left unrounded (the model's ``truncate: false``) when
+    ``chosen``, through :func:`~pecli.models.group_change.changed`."""
     if not chosen:
         return plan
     groups = []
     for group in plan.groups:
         block = (group.options or {}).get("rope_scaling") or {}
         if _ramps(block):
-            group = dataclasses.replace(group, options={**group.options, "rope_scaling": {**block, "truncate": False}})
+            group = changed(group, {"rope_scaling": {**block, "truncate": False}}, by="rope_scaling.truncate",
+                            origin=Origin.CONFIG)
         groups.append(group)
     return dataclasses.replace(plan, groups=tuple(groups))
 

@@ -118,7 +118,8 @@ class LayerGroup:
         table fills them; a plan read otherwise may leave them empty): :meth:`sources_of`.
     attention_rule : AttentionRule or None
         How the model's attention sets :attr:`attention_scale` from the group's scaling (a plan read from
-        a config.json), so that the group under a user's settings recomputes it (:meth:`with_user_options`).
+        a config.json), so that the group under a user's settings recomputes it
+        (:func:`pecli.models.group_change.user_changed`).
     logit_scale_unknown : str
         Why pecli does not know the group's logit scale ("" when it does): the user changed a scaling whose
         attention factor pecli cannot recompute (a GGUF file's, an engine's).
@@ -195,31 +196,6 @@ class LayerGroup:
         if "options" not in changes and "encoding" in self.__dict__:
             changed.__dict__["encoding"] = self.__dict__["encoding"]
         return changed
-
-    def with_user_options(self, options: Mapping[str, Any], affected: bool = True, whole: bool = False) -> LayerGroup:
-        """The group under ``options``, the user's keys layered over the model's: its scheme rebuilt, and its
-        :attr:`attention_scale` the model's code's for the new scaling (DeepSeek at ``--factor 80``: the
-        softmax scale × mscale(80, mscale_all_dim)², as ``DeepseekV3Attention`` computes it).
-
-        A scaling changed where pecli has no :attr:`attention_rule` for the group leaves the logit scale
-        unknown (:attr:`logit_scale_unknown`), unless ``affected`` is False (the model's attention applies
-        no factor of its scaling's: not an MLA model, no ``llama_4_scaling_beta``). ``whole``: the user gave a
-        scaling block, the whole scaling as in a config file (none of the model's block's keys carry over).
-        """
-        changed = self.replaced(options=dict(options))
-        before, after = _hf_scaling(self), _hf_scaling(changed)
-        rule = self.attention_rule
-        if before == after and not (whole and rule is not None and rule.config_keys):
-            return changed
-        if rule is not None and rule.block == before and rule.model_scale == self.attention_scale:
-            unsure = rule.unsure(after, whole)
-            if unsure:
-                return changed.replaced(logit_scale_unknown=unsure)
-            return changed.replaced(attention_scale=rule.scale(after, whole))
-        if not affected and self.attention_scale.is_unit:
-            return changed
-        return changed.replaced(logit_scale_unknown="pecli recomputes it for a changed scaling only in a plan read "
-                                "from a config.json as is")
 
     @cached_property
     def logit_scale(self) -> LogitScale:
@@ -312,14 +288,6 @@ class LayerGroup:
 
         scheme_class = self.scheme_class
         return scheme_class is not None and scheme_class.has(Capability.CONTEXT_EXTENSION)
-
-
-def _hf_scaling(group: LayerGroup) -> dict[str, Any] | None:
-    """A rotary group's typed scaling in HF's form ({} for none); None for any other group."""
-    if not group.rotary:
-        return None
-    scaling = getattr(group.encoding, "rope_scaling", None)
-    return scaling.to_hf() if scaling is not None else {}
 
 
 @dataclass(frozen=True, repr=False)

@@ -15,7 +15,6 @@ from pecli.render.figures.canvas import (
     DEFAULT_DPI, FIGURE_SUFFIXES, Drawing, Style, describe, describe_all, downsample, finish, new_figure, parse_figure_size,
     save_figure, varied,
 )
-from pecli.render.figures.frequencies import draw_circle, draw_circles, draw_extrapolation, draw_wavelengths
 from pecli.render.figures.matrices import (
     cosine_similarity, draw_bias_heatmap, draw_encoding_heatmap, draw_error_map, draw_similarity,
 )
@@ -33,3 +32,13 @@ __all__ = [
     "draw_similarity", "draw_wavelengths", "figure", "finish", "lookup", "new_figure", "parse_figure_size",
     "plot_options", "save_figure", "supported_schemes", "varied",
 ]
+
+
+def __getattr__(name: str):
+    """The drawings of frequencies (:mod:`~pecli.render.figures.frequencies`, and :mod:`pecli.wavelengths`
+    under them), imported on first use: ``pecli plot --help`` draws nothing."""
+    if name in ("draw_circle", "draw_circles", "draw_extrapolation", "draw_wavelengths"):
+        from pecli.render.figures import frequencies
+
+        return getattr(frequencies, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -38,7 +38,6 @@ from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError, PecliError
 from pecli.params import Parameter
 from pecli.render.figures.canvas import DEFAULT_SIZE, Drawing, Style, finish, new_figure
-from pecli.render.figures.frequencies import draw_circles, draw_extrapolation, draw_wavelengths
 from pecli.render.figures.matrices import draw_bias_heatmap, draw_encoding_heatmap, draw_similarity, draw_similarity_grid
 from pecli.render.figures.scores import DEFAULT_DTYPES, EACH, draw_bias, draw_dot_distance, draw_precision
 from pecli.render.side_by_side import SIDE_BY_SIDE_DIM, one_dim_note
@@ -194,6 +193,23 @@ class PlotKind:
 
 
 # -- from a request to a drawing, per kind --------------------------------------------------------------
+#: The drawings of frequencies, imported when one is drawn (with pecli.wavelengths under them: not for ``--help``).
+_FREQUENCY_DRAWINGS = ("draw_circles", "draw_extrapolation", "draw_wavelengths")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FREQUENCY_DRAWINGS:
+        from pecli.render.figures import frequencies
+
+        return getattr(frequencies, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _frequency_drawing(name: str) -> Callable[..., Drawing]:
+    """The drawing function ``name`` of :mod:`~pecli.render.figures.frequencies` (or what stands in for it here)."""
+    return globals()[name] if name in globals() else __getattr__(name)
+
+
 def _heatmap(figure: "Figure", request: PlotRequest) -> Drawing:
     scheme, head = request.scheme, request.option("head")
     if scheme.has(Capability.BIAS):
@@ -212,7 +228,7 @@ def _circle(figure: "Figure", request: PlotRequest) -> Drawing:
     variants = [request.variant(**dim, **({"base": base} if base is not None else {})) for base in bases]
     pair = request.option("pair")
     positions = range(request.option("points") or CIRCLE_POINTS)
-    return draw_circles(figure, variants, positions, pair=CIRCLE_PAIR if pair is None else pair)
+    return _frequency_drawing("draw_circles")(figure, variants, positions, pair=CIRCLE_PAIR if pair is None else pair)
 
 
 def _dot_distance(figure: "Figure", request: PlotRequest) -> Drawing:
@@ -242,7 +258,7 @@ def _wavelengths(figure: "Figure", request: PlotRequest) -> Drawing:
     scheme, given = request.scheme, request.option("context")
     if given is not None:
         scheme = scheme.at_length(given)
-    drawing = draw_wavelengths(
+    drawing = _frequency_drawing("draw_wavelengths")(
         figure.add_subplot(), scheme, context=given or request.context,
         train_length=request.option("train_length") or scheme.training_length, model_length=scheme.model_length,
     )
@@ -271,7 +287,7 @@ def _extrapolation(figure: "Figure", request: PlotRequest) -> Drawing:
     if train_length >= context:
         raise ConfigError("train_length", f"must be below the test length {context} (--length), got {train_length}")
     pretraining = scheme.without_extension()
-    drawing = draw_extrapolation(
+    drawing = _frequency_drawing("draw_extrapolation")(
         figure.add_subplot(), scheme, train_length=train_length, length=context,
         train_scheme=None if pretraining is scheme else pretraining,
     )
