@@ -163,7 +163,10 @@ def parse_sets(pairs: list[str] | None) -> dict[str, Any]:
             if "not valid YAML" not in str(error):
                 raise
             value = raw
-        out[normalize_key(key.strip())] = value
+        name = normalize_key(key.strip())
+        if name in out and not _same_value(out[name], value):  # as an option given twice, or a YAML key
+            raise ConfigError(name, f"--set gives it twice ({excerpt(out[name])}, then {excerpt(value)}); keep one")
+        out[name] = value
     return out
 
 
@@ -202,7 +205,7 @@ def _same_value(a: Any, b: Any) -> bool:
         return True
     try:
         return float(a) == float(b)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return False
 
 
@@ -479,8 +482,12 @@ def split_keys(options: Mapping[str, Any], command: Mapping[str, Setting]) -> So
     chosen: dict[str, Any] = {}
     params: dict[str, Any] = {}
     for key, value in options.items():
-        # A checkpoint key configures the scheme when it takes it (learned: its table), else the command.
-        if key in command and not (key in CHECKPOINT_KEYS and key in own_names):
+        # A checkpoint key configures the scheme when it takes it (learned: its table), else the command. A
+        # key both take whose value is a list is the scheme's: verify's --inv-freq names your file, and the
+        # list a model's group gives (a GGUF file's rope_freqs), or --set inv_freq=[…], is the reference's.
+        shared_list = key in command and key in parameter_names and command[key].type is str \
+            and isinstance(value, (list, tuple))
+        if key in command and not (key in CHECKPOINT_KEYS and key in own_names) and not shared_list:
             if value is not None:
                 chosen[key] = command[key].coerce(value)
         elif key in parameter_names:

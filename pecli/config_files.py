@@ -50,6 +50,8 @@ def _strict_loader() -> type:
 def _construct_mapping(loader: Any, node: Any, deep: bool = False) -> dict[Any, Any]:
     seen: set[Any] = set()
     for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":  # << *anchor: its keys merged in, the mapping's own win
+            continue
         key = loader.construct_object(key_node, deep=deep)
         if isinstance(key, (list, dict)):  # YAML's complex key (? [a]): a key is a name
             raise ConfigError("config", f"the key at line {key_node.start_mark.line + 1} is a "

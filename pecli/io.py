@@ -294,7 +294,25 @@ def load_array(path: str | os.PathLike, key: str = "apply", max_bytes: int | Non
             f"over the memory budget of {size_text(max_bytes)}; raise --max-memory"
         )
     try:
-        return np.load(path, allow_pickle=False)
+        return quiet_nans(np.load(path, allow_pickle=False))
     except (OSError, ValueError) as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else "unreadable"
         raise PecliError(f"{key}: {path} is not a readable .npy array ({first_line})") from None
+
+
+def quiet_nans(array: np.ndarray) -> np.ndarray:
+    """``array`` with its signalling NaNs made quiet NaNs (a copy, when it holds any).
+
+    IEEE 754 makes an operation on a signalling NaN (a NaN whose quiet bit is clear, as a file may hold:
+    ``0x7f800001`` in float32), converting it to float64 included, signal "invalid": NumPy prints
+    "RuntimeWarning: invalid value encountered in cast" on stderr, an exception under ``-W error``. A NaN
+    is refused or reported by what reads it; its payload means nothing to pecli.
+    """
+    if array.dtype.kind != "f":
+        return array
+    nan = np.isnan(array)  # a classification: it signals nothing
+    if not nan.any():
+        return array
+    array = np.array(array, copy=True)  # the input may be a read-only map of the file
+    array[nan] = np.nan
+    return array

@@ -51,6 +51,10 @@ TEST_ENV = {"NO_COLOR": "1", "COLUMNS": "100"}
 # load pecli's modules compiled once, not from source each time.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# Plain text whatever terminal the caller's environment claims: Rich styles its output (bold, dim, even under
+# NO_COLOR) when FORCE_COLOR is set, as some CI services set it, or TTY_COMPATIBLE.
+for _name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+    os.environ.pop(_name, None)
 # No test touches the network: a model id (--model, also from the fuzzer) is looked up in the cache only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")

@@ -45,9 +45,9 @@ def test_layer_groups_of_the_model_on_the_line(monkeypatch, capsys, tmp_path):
               "num_hidden_layers": 12, "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
               "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "sliding_window_pattern": 6,
               "max_position_embeddings": 131072}
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    found = complete(monkeypatch, capsys, f"pecli check --hf-config {path} --layer-group ")
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    monkeypatch.chdir(tmp_path)  # a relative path: the temporary folder's own may hold a space, which splits a word
+    found = complete(monkeypatch, capsys, "pecli check --hf-config config.json --layer-group ")
     assert sorted(found) == ["full_attention", "sliding_attention"]
     assert complete(monkeypatch, capsys, "pecli check --hf-config missing.json --layer-group ") == []
 

@@ -182,8 +182,9 @@ PECLI_LIMITS: dict[str, str] = {}
 def skip_refused(config: dict) -> None:
     why = refusal(config)
     known = next((text for key, text in PECLI_LIMITS.items() if key in why), why)
-    # transformers reads some of them (Hunyuan's alpha: a pecli limitation), not others (a word only an engine knows:
-    # telechat3-yarn, deepseek_yarn): either way diff has no reading of the model to hold the engine against
+    # No model code of these in transformers: Hunyuan-Large's alpha (model_type hunyuan, remote code pecli has no reading
+    # of), a word only an engine knows (telechat3-yarn, deepseek_yarn): diff has no reading of the model to hold the
+    # engine against
     pytest.skip(f"pecli refuses the config: {known}")
 
 

@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 def test_a_sample_of_the_round_four_cases_keeps_the_contract(tmp_path, monkeypatch):
+    pytest.importorskip("gguf", reason="the cases read GGUF files, written with the gguf extra (pecli[gguf])")
     import fuzz_cases_round4 as cases
 
     monkeypatch.setenv("NO_COLOR", "1")

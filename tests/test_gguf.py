@@ -8,6 +8,7 @@ import math
 import os
 import struct
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -154,7 +155,7 @@ def test_a_hostile_header_is_one_line_before_any_allocation(invoke, tmp_path, co
 
 def test_a_truncated_file_is_one_line(invoke, tmp_path):
     gguf_path, _ = convert(tmp_path, "llama31")
-    data = open(gguf_path, "rb").read()
+    data = Path(gguf_path).read_bytes()
     for cut in (30, len(data) // 2, len(data) - 8):
         (tmp_path / "cut.gguf").write_bytes(data[:cut])
         result = invoke("inspect", "config", "--gguf", str(tmp_path / "cut.gguf"))

@@ -124,7 +124,8 @@ def test_a_hub_repository_is_every_gguf_in_it_and_its_report_resumes(served, ser
     assert first.exit_code == 1, first.stderr
     import csv
 
-    rows = {row["file"]: row["verdict"] for row in csv.DictReader(out.open())}
+    with out.open(newline="") as stream:
+        rows = {row["file"]: row["verdict"] for row in csv.DictReader(stream)}
     assert rows == {"hf://org/repo/real.gguf": "same", "hf://org/repo/short.gguf": "unreadable",
                     "hf://org/repo/wrong.gguf": "different"}
     server.reset()

@@ -8,6 +8,7 @@ machine), the network cases against listeners the test starts on 127.0.0.1 and s
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -114,6 +115,11 @@ def test_a_file_of_this_sweep_too_large_to_resume_is_refused_from_its_size(run_m
 
 
 # -- sweep --cluster: every wait bounded -------------------------------------------------------------
+#: The tests of --cluster need its client, dask.distributed (pecli[dask], which the test extra installs).
+needs_distributed = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                                       reason="the dask extra (dask.distributed) is not installed")
+
+
 class Listener:
     """A plain socket server on 127.0.0.1 that accepts and never answers (``http=False``) or answers
     whatever it reads with an HTTP response (``http=True``); stopped by :meth:`close`."""
@@ -151,6 +157,7 @@ def listener(request):
     server.close()
 
 
+@needs_distributed
 @pytest.mark.parametrize("listener, scheme, words", [
     (False, "tcp", "sent no Dask handshake within 0.25 s"),
     (True, "tcp", "not with a Dask handshake"),
@@ -168,6 +175,7 @@ def test_cluster_refuses_a_listener_that_is_not_a_scheduler(monkeypatch, listene
     assert listener.accepted  # it did connect: the refusal came from what the listener (did not) say
 
 
+@needs_distributed
 @pytest.mark.parametrize("listener", [False, True], indirect=True)
 def test_cluster_bounds_a_websocket_connection_too(monkeypatch, listener):
     from pecli.errors import ConfigError
@@ -178,6 +186,7 @@ def test_cluster_bounds_a_websocket_connection_too(monkeypatch, listener):
         without_hanging(lambda: runners.connect(f"ws://127.0.0.1:{listener.port}"))
 
 
+@needs_distributed
 @pytest.mark.parametrize("address, words", [
     ("tcp://127.0.0.1:99999", "a port from 1 to 65535"),
     ("tcp://127.0.0.1:0", "a port from 1 to 65535"),
@@ -188,6 +197,7 @@ def test_cluster_refuses_a_malformed_address_at_once(run_main, address, words):
     assert_refused(without_hanging(lambda: run_main(*SWEEP[:-3], "--cluster", address, "-q")), words)
 
 
+@needs_distributed
 def test_cluster_refuses_a_closed_port_at_once(run_main):
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]  # closed when the block ends: nothing listens there any more

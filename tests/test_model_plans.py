@@ -173,13 +173,15 @@ def test_encode_writes_every_group_under_its_name(invoke, tmp_path):
     out = tmp_path / "g.npz"
     result = invoke("encode", "--hf-config", write(tmp_path, GEMMA3), "-L", "3", "-o", str(out), "--quiet")
     assert result.exit_code == 0, result.stderr
-    arrays = np.load(out)
+    with np.load(out) as archive:  # an NpzFile holds its file open until closed
+        arrays = dict(archive)
     np.testing.assert_allclose(arrays["sliding_attention/inv_freq"][127], 10000 ** (-254 / 256), rtol=1e-12)
     np.testing.assert_allclose(arrays["full_attention/inv_freq"][127], 1e6 ** (-254 / 256) / 8, rtol=1e-12)
     assert json.loads(str(arrays["metadata"]))["layer_groups"]["full_attention"]["layers"] == [5, 11, 17, 23, 29]
     single = tmp_path / "one.npz"
     assert invoke("encode", "--hf-config", write(tmp_path, GEMMA3), "--layer", "5", "-L", "3", "-o", str(single), "--quiet").exit_code == 0
-    np.testing.assert_array_equal(np.load(single)["cos"], arrays["full_attention/cos"])
+    with np.load(single) as archive:
+        np.testing.assert_array_equal(archive["cos"], arrays["full_attention/cos"])
 
 
 def test_compare_has_a_row_per_group(invoke, tmp_path):

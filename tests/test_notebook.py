@@ -17,6 +17,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 @pytest.fixture(scope="module")
 def executed():
+    # the test extra's notebook tools (and pandas, which the notebook's to_frame() cell uses)
+    for module in ("nbformat", "nbclient", "ipykernel", "pandas"):
+        pytest.importorskip(module, reason=f"{module} is not installed (the test extra installs it)")
     import nbformat  # here, not at collection: Jupyter's client costs every test process its import
     from nbclient import NotebookClient
 
@@ -58,5 +61,12 @@ def test_check_reports_iterate_as_lists_did():
     report = pecli.check(pecli.build_scheme("rope", {"dim": 8}), "all", length=64)
     assert len(report) == len(list(report)) == len(all_names())
     assert report[0].property == "uniqueness" and report.length == 64
+
+
+def test_a_check_report_as_a_data_frame():
+    pytest.importorskip("pandas", reason="pandas is not installed (the test extra installs it)")
+    import pecli
+
+    report = pecli.check(pecli.build_scheme("rope", {"dim": 8}), "all", length=64)
     frame = report.to_frame()
     assert list(frame["property"]) == [r.property for r in report]

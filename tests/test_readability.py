@@ -108,6 +108,9 @@ def encodes_own_cells(args: list[str]) -> bool:
 
 def run(command: str, tmp_path: Path, columns: int = 80) -> str:
     args = shrink(shlex.split(command)[1:])
+    # README's --out /tmp/FILE is written in the test's folder: /tmp may hold another user's file of that name
+    args = [str(tmp_path / arg.removeprefix("/tmp/")) if before in ("--out", "-o") and arg.startswith("/tmp/") else arg
+            for before, arg in zip([None, *args], args)]
     if "--apply" in args or "--out" in args or "-o" in args:  # reads or writes a file in tmp_path
         if "--apply" in args:
             np.save(tmp_path / args[args.index("--apply") + 1], np.ones((37, 64)))

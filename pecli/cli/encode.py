@@ -237,16 +237,21 @@ def _apply(spec: Spec, target: Path, budget: int, *, force: bool, quiet: bool) -
     scheme, positions = spec.scheme, spec.positions
     x = load_array(spec.settings["apply"], max_bytes=budget // WORKING_COPIES)  # the header is checked first
     dtype = spec.dtype or (x.dtype.name if x.dtype.kind == "f" else "float64")
-    with np.errstate(over="ignore"):  # values beyond float16's range become ±inf, reported below
+    # values beyond float16's range become ±inf, and a given ±inf times sin 0 NaN: both reported below
+    with np.errstate(over="ignore", invalid="ignore"):
         result = cast(scheme.apply(x, positions, keys=bool(spec.settings["as_keys"])), dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         facts = array_summary(result)
-        overflowed = int(np.count_nonzero(~np.isfinite(result.astype(np.float64))))
+        non_finite = ~np.isfinite(result.astype(np.float64))
         given = int(np.count_nonzero(~np.isfinite(x))) if x.dtype.kind == "f" else 0
+        # a non-finite value given spreads along its row (a rotation mixes it into its pair): only rows given
+        # finite can tell an overflow
+        rows_given_finite = np.isfinite(x).all(axis=-1, keepdims=True) if given else True
+        overflowed = int(np.count_nonzero(non_finite & rows_given_finite))
     if given:
         message(f"warning: the input holds {given:,} NaN or ±inf values; they stay non-finite", quiet=quiet)
-    if overflowed > given:
-        message(f"warning: {overflowed - given:,} values overflow {dtype} (stored as ±inf)", quiet=quiet)
+    if overflowed:
+        message(f"warning: {overflowed:,} values overflow {dtype} (stored as ±inf)", quiet=quiet)
     if target.suffix.lower() == ".npy":
         save_npy(target, result, force=force)
     else:
@@ -258,7 +263,7 @@ def _apply(spec: Spec, target: Path, budget: int, *, force: bool, quiet: bool) -
     return EncodeReport(
         scheme.name, scheme.kind, scheme.params(), spec.length,
         position_range(positions), "result", facts, out=str(target),
-        non_finite_values=overflowed,
+        non_finite_values=int(np.count_nonzero(non_finite)),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json as json_module
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -176,5 +177,6 @@ def _config(options: dict) -> tuple[dict, str]:
     if options.get("out") is not None:  # the model's config.json in the hub's cache is an input too
         from pecli.io import refuse_inputs
 
-        refuse_inputs(str(options["out"]), (path,))
+        # a model's folder stands for its config.json (config_files.read_json): that file is what is read
+        refuse_inputs(str(options["out"]), (path, os.path.join(path, "config.json")) if os.path.isdir(path) else (path,))
     return read_config(path, source), source

@@ -164,7 +164,8 @@ def read_source(source: Any) -> tuple[dict[str, Any], dict[str, np.ndarray], dic
                               f"{'×'.join(map(str, entry.dims))} of ggml type {entry.ggml_type}")
         dtype = FLOAT_TYPES[entry.ggml_type]
         raw = source.read(header.data + entry.offset, count * dtype.itemsize)
-        tensors[short] = np.frombuffer(raw, dtype=dtype, count=count).astype(np.float64)
+        with np.errstate(invalid="ignore"):  # a signalling NaN becomes a quiet one (refused where it is read)
+            tensors[short] = np.frombuffer(raw, dtype=dtype, count=count).astype(np.float64)
     return header.values, tensors, header.types
 
 

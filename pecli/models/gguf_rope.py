@@ -177,9 +177,11 @@ def _factors(meta: Metadata, name: str, rotated: int) -> np.ndarray | None:
         if name == "rope_freqs":
             meta.defaulted.append("rope_freqs (tensor)=absent")
         return None
-    if found.size != rotated // 2 or not np.all(np.isfinite(found)) or np.any(found <= 0):
+    wrong = np.flatnonzero(~(found > 0) | ~np.isfinite(found))  # NaN is not > 0
+    if found.size != rotated // 2 or wrong.size:
+        got = f"{found.size}" if found.size != rotated // 2 else f"factor {wrong[0]} = {found[wrong[0]]:g}"
         raise ConfigError("gguf", f"tensor {name} in {meta.source} must hold {rotated // 2} positive factors "
-                          f"(rope.dimension_count / 2), got {found.size}")
+                          f"(rope.dimension_count / 2), got {got}")
     return found
 
 

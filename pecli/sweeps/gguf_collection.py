@@ -91,9 +91,21 @@ def _later_part(location: str) -> bool:
     return part is not None and int(part[1]) != 1
 
 
+#: Largest @LIST read: a name a line, some hundred thousand of them.
+MAX_LIST_BYTES = 16 << 20
+
+
 def _listed(path: str) -> list[str]:
+    import stat
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would wait for a writer, /dev/zero never end
+            raise ConfigError("gguf", f"the list @{path} is not a regular file (a FIFO, a device or a folder)")
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_LIST_BYTES + 1)
+        if len(data) > MAX_LIST_BYTES:
+            raise ConfigError("gguf", f"the list @{path} is larger than {MAX_LIST_BYTES >> 20} MiB; it names files, one a line")
+        text = data.decode("utf-8-sig")  # a BOM (Windows Notepad) is no part of the first name
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or "not UTF-8 text"
         raise ConfigError("gguf", f"cannot read the list @{path}: {reason}") from None

@@ -38,6 +38,9 @@ def check_arrays(cos: Rows, sin: Rows, scheme: RopeScheme, positions: np.ndarray
     for name, rows in (("cos", cos), ("sin", sin)):
         if rows.dtype.kind not in "fiu" and not is_bfloat16(rows.dtype):
             raise PecliError(f"{name} holds {rows.dtype} values; it must hold numbers")
+    if own_precision(cos.dtype) != own_precision(sin.dtype):  # one tolerance holds both: a model computes them alike
+        raise PecliError(f"cos is stored as {own_precision(cos.dtype)} and sin as {own_precision(sin.dtype)}; "
+                         "give both in the dtype your model computes them in")
     width, r = cos.shape[1], scheme.rotated_dim
     if width not in (r, r // 2, scheme.dim):
         raise PecliError(f"cos and sin are {width} wide; the reference rotates {r} components ({r // 2} pairs) "

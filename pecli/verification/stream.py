@@ -96,14 +96,18 @@ def is_bfloat16(dtype: np.dtype) -> bool:
 
 
 def widened(block: np.ndarray) -> np.ndarray:
-    """A block of values as float32 (bfloat16, float16, integers: exactly) or float64."""
-    if is_bfloat16(block.dtype):
-        import ml_dtypes
+    """A block of values as float32 (bfloat16, float16, integers: exactly) or float64, its NaNs quiet
+    (:func:`pecli.io.quiet_nans`)."""
+    from pecli.io import quiet_nans
 
-        return block.view(ml_dtypes.bfloat16).astype(np.float32)
-    if block.dtype.kind == "f" and block.dtype.itemsize <= 4:
-        return block.astype(np.float32, copy=False)
-    return block.astype(np.float64, copy=False)
+    with np.errstate(invalid="ignore"):  # a signalling NaN widened is a quiet NaN, no warning
+        if is_bfloat16(block.dtype):
+            import ml_dtypes
+
+            return block.view(ml_dtypes.bfloat16).astype(np.float32)
+        if block.dtype.kind == "f" and block.dtype.itemsize <= 4:
+            return quiet_nans(block.astype(np.float32, copy=False))
+        return quiet_nans(block.astype(np.float64, copy=False))
 
 
 def representable(block: np.ndarray, precision: str) -> bool:

@@ -217,7 +217,7 @@ def _read_numpy(info: TensorInfo) -> np.ndarray | None:
     try:
         with safetensors.safe_open(str(info.file), framework="numpy") as handle:
             return handle.get_tensor(info.name)
-    except (OSError, ValueError, TypeError) as error:
+    except (OSError, ValueError, TypeError, safetensors.SafetensorError) as error:  # its own error: a header it refuses
         raise PecliError(f"cannot read tensor {info.name!r} from {info.file}: {error}") from None
 
 

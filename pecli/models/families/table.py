@@ -6,6 +6,7 @@ but refused, and the lookup of a model type's family. Commands and analyses neve
 from __future__ import annotations
 
 from pecli.models.families.attention import llama4_temperature, qwen_logn
+from pecli.models.families.hunyuan import hunyuan_groups
 from pecli.models.families.keys import Keys
 from pecli.models.families.layer_rules import (
     attention_blocks_only, block_types_cycle, cross_attention_layers, every_nth_full, gemma2_layer_types, gemma3_per_type,
@@ -97,6 +98,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("Gemma 4", ("gemma4_text", "gemma4_unified_text", "embedding_gemma2_text", "diffusion_gemma_text"),
            normalise=gemma4_normalise,
            keys_note="global_head_dim (512) on full-attention layers without per_layer_config; last layer full"),
+    Family("HunYuan v1 (dense, MoE)", ("hunyuan_v1_dense", "hunyuan_v1_moe"), groups=hunyuan_groups,
+           keys_note="rope_parameters alpha under rope_type dynamic: base rope_theta · alpha^(head_dim / (head_dim − 2)), "
+                     "fixed at every length"),
     # GptOssConfig.__post_init__: without layer_types, layer i slides when (i + 1) % 2, else attends fully
     Family("gpt-oss", ("gpt_oss",), layer_types=gemma2_layer_types,
            keys_note="without layer_types: even layers slide, odd attend fully"),

@@ -11,7 +11,24 @@ Every drawing calls the core for its numbers (the schemes, :mod:`pecli.analysis`
 imported only when something is drawn or saved.
 """
 
-from pecli.render.figures.canvas import (
+import logging
+
+
+class _ConfigFolderNotes(logging.Filter):
+    """matplotlib's notes, at its import, that the folder it keeps its settings and font cache in (under
+    ``HOME``) cannot be written and that it made a temporary one: with a read-only or missing ``HOME`` (a
+    container, a service account) they were two lines of stderr around pecli's one-line messages. The
+    temporary folder is made as before."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = str(record.msg)
+        return not (text.startswith(("mkdir -p failed for path", "Matplotlib created a temporary"))
+                    or text.endswith("is not a writable directory"))
+
+
+logging.getLogger("matplotlib").addFilter(_ConfigFolderNotes())  # before matplotlib is imported, below
+
+from pecli.render.figures.canvas import (  # noqa: E402
     DEFAULT_DPI, FIGURE_SUFFIXES, Drawing, Style, describe, describe_all, downsample, finish, new_figure, parse_figure_size,
     save_figure, varied,
 )

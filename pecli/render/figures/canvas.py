@@ -187,7 +187,9 @@ def save_figure(figure: "Figure", stream: BinaryIO, fmt: str) -> None:
     import matplotlib
 
     metadata: dict[str, Any] = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
-    with matplotlib.rc_context({"svg.hashsalt": "pecli", "svg.fonttype": "path"}):
+    # np.errstate: a log axis over values near float64's end (a wavelength of 1e300) overflows in matplotlib's
+    # own margins (exp(1.05·ln v)), which NumPy would print as a warning; the figure is the same
+    with matplotlib.rc_context({"svg.hashsalt": "pecli", "svg.fonttype": "path"}), np.errstate(over="ignore"):
         figure.savefig(stream, format=fmt, metadata=metadata)
 
 

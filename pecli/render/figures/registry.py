@@ -388,7 +388,8 @@ def draw(kind: str, request: PlotRequest, style: Style = Style()) -> tuple["Figu
     record = lookup(kind)
     record.check(request.scheme)
     canvas = new_figure(style.size or record.size, style.dpi)
-    drawing = record.draw(canvas, request)
+    with np.errstate(over="ignore"):  # see save_figure: matplotlib's log axes near float64's end
+        drawing = record.draw(canvas, request)
     finish(canvas, drawing, style.title)
     return canvas, Drawing(drawing.title, drawing.unique_notes, list(drawing.schemes) or [request.scheme])
 
@@ -406,7 +407,8 @@ def draw_panels(kind: str, panels: list[tuple[str, PlotRequest | None]], style: 
             sub.suptitle(f"{label}: no position encoding", fontsize=11)
             continue
         record.check(request.scheme)
-        drawing = record.draw(sub, request)
+        with np.errstate(over="ignore"):  # see save_figure
+            drawing = record.draw(sub, request)
         titled = Drawing(f"{label} — {drawing.title}", drawing.unique_notes, list(drawing.schemes) or [request.scheme])
         finish(sub, titled, None if style.title is None else f"{style.title} — {label}")
         drawings.append(Drawing(drawing.title, titled.notes, titled.schemes))
