@@ -11,6 +11,7 @@ hold exact — at every probe position and the context the config declares: no s
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -38,8 +39,32 @@ def config_of(case: dict) -> dict:
     given = case["config"]
     if isinstance(given, dict):
         return given
-    data = json.loads((ROOT / given).read_text())
-    return data[case["member"]] if case.get("member") else data
+    return json.loads(config_text(given, case.get("member")))
+
+
+@functools.cache
+def config_text(path: str, member: str | None) -> str:
+    """The JSON text of the config file at ``path`` (of its ``member``), read once: each caller loads its own copy."""
+    data = json.loads((ROOT / path).read_text())
+    return json.dumps(data[member] if member else data)
+
+
+@functools.cache
+def reference_plan(path: str, member: str | None):
+    """pecli's plan of a config file (transformers' numbers), worked out once per file and member."""
+    from pecli.models.families.from_config import plan_of
+
+    return plan_of(json.loads(config_text(path, member)), "config.json")
+
+
+def reference_of(case: dict):
+    """pecli's plan of the case's config (a ConfigError where pecli refuses it)."""
+    from pecli.models.families.from_config import plan_of
+
+    given = case["config"]
+    if isinstance(given, dict):
+        return plan_of(given, "config.json")
+    return reference_plan(given, case.get("member"))
 
 
 def probe_numbers(group, positions: list[int]) -> tuple[np.ndarray, np.ndarray, int, bool]:
@@ -266,7 +291,6 @@ def test_diff_says_same_exactly_when_the_engine_computes_the_model(name, case):
     from pecli.engines.base import declared_context, text_of
     from pecli.engines.compare import engine_diff
     from pecli.errors import ConfigError
-    from pecli.models.families.from_config import plan_of
 
     config = config_of(case)
     if (name, case["id"]) in ERRATA:
@@ -274,7 +298,7 @@ def test_diff_says_same_exactly_when_the_engine_computes_the_model(name, case):
     if not all(measured(fixture) for fixture in case["groups"]):
         pytest.skip("the generator did not build this engine's cos/sin cache (too large): its numbers are unknown")
     try:
-        reference = plan_of(config, "config.json")
+        reference = reference_of(case)
     except ConfigError:
         skip_refused(config)
     declared = declared_context(text_of(config)[1])

@@ -12,6 +12,7 @@ over the config and over the file must say "same" exactly when llama.cpp's numbe
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -126,13 +127,16 @@ def problems(plan, case: dict, permuted: bool) -> list[str]:
     found = []
     arch = DOCUMENT["models"][case["model"]]["arch"]
     for fixture in case["groups"]:
+        answers: dict[int, str | None] = {}  # a group's answer holds for each of its layers: worked out once
         for layer in fixture["layers"]:
             group = next((g for g in plan.groups if layer in g.layers), None)
             if group is None:
                 found.append(f"layer {layer}: no pecli group")
                 continue
-            why = why_not(group, fixture, permuted) or softmax_gap(group, fixture, arch) or \
-                temperature_gap(group, fixture, case)
+            if id(group) not in answers:
+                answers[id(group)] = why_not(group, fixture, permuted) or softmax_gap(group, fixture, arch) or \
+                    temperature_gap(group, fixture, case)
+            why = answers[id(group)]
             if why is not None:
                 found.append(f"layer {layer}: {why}")
                 break
@@ -171,15 +175,32 @@ def transformers_equal(case: dict, reference) -> bool:
     return case["accepted"] and not problems(reference, case, permuted_of(case))
 
 
+@functools.cache
+def config_plan(config: str) -> tuple:
+    """The config file's text and pecli's plan of it (transformers' numbers), read once per file."""
+    from pecli.models.families.from_config import plan_of
+
+    text = (ROOT / config).read_text()
+    return text, plan_of(json.loads(text), "config.json")
+
+
+@functools.cache
+def reference_of(case_id: str) -> tuple:
+    """The case's config text, its reference plan and :func:`transformers_equal`, worked out once for the tests
+    over the config and over the file."""
+    case = next(case for case in CONFIG_CASES if case["id"] == case_id)
+    text, reference = config_plan(case["config"])
+    return text, reference, transformers_equal(case, reference)
+
+
 @pytest.mark.parametrize("case", CONFIG_CASES, ids=[c["id"] for c in CONFIG_CASES])
 def test_diff_over_the_config_says_same_exactly_when_llama_cpp_computes_the_model(case):
     """``pecli diff --hf-config C --runtime llama.cpp --args A``: the config runs as the GGUF file the converter
     writes from it; "same" exactly when llama.cpp's measured numbers are the model's."""
     from pecli.engines.compare import engine_diff
-    from pecli.models.families.from_config import plan_of
 
-    config = json.loads((ROOT / case["config"]).read_text())
-    reference = plan_of(config, "config.json")
+    text, reference, equal = reference_of(case["id"])
+    config = json.loads(text)
     if not case["accepted"]:  # refused: a ConfigError (the flags), or a run pecli says llama.cpp refuses
         try:
             found = engine_diff(engine("llama.cpp"), config, case["args"], reference)
@@ -190,24 +211,22 @@ def test_diff_over_the_config_says_same_exactly_when_llama_cpp_computes_the_mode
     found = engine_diff(engine("llama.cpp"), config, case["args"], reference)
     assert found.run.accepted
     assert not problems(found.run.plan, case, permuted_of(case)), problems(found.run.plan, case, permuted_of(case))
-    assert found.same == transformers_equal(case, reference), found.lines()
+    assert found.same == equal, found.lines()
 
 
 @pytest.mark.parametrize("case", CONFIG_CASES, ids=[c["id"] for c in CONFIG_CASES])
 def test_diff_over_the_file_says_same_exactly_when_llama_cpp_computes_the_model(case, files):
     """``pecli diff --gguf F --hf-config C --runtime llama.cpp --args A``: "same" exactly when llama.cpp's
     measured numbers on the file are the model's."""
-    from pecli.models.families.from_config import plan_of
     from pecli.models.gguf_blame import diff_gguf_flags
 
-    config = json.loads((ROOT / case["config"]).read_text())
-    reference = plan_of(config, "config.json")
+    _, reference, equal = reference_of(case["id"])
     if not case["accepted"]:
         with pytest.raises(ConfigError):
             diff_gguf_flags(files(case), case["args"], reference)
         return
     found = diff_gguf_flags(files(case), case["args"], reference)
-    assert found.same == transformers_equal(case, reference), found.lines()
+    assert found.same == equal, found.lines()
 
 
 def test_the_measured_architectures_are_the_fixtures():

@@ -322,7 +322,7 @@ def test_dot_distance_carries_a_query_scale():
     np.testing.assert_allclose(second.get_ydata(), np.cos(np.arange(-9, 10)), atol=1e-12)
 
 
-def test_plot_dot_distance_of_a_model_carries_its_logit_scale(runner, tmp_path):
+def test_plot_dot_distance_of_a_model_carries_its_logit_scale(runner, tmp_path, unrendered):
     configs = Path(__file__).parent.parent / "sample_configs" / "hf"
     said = {}
     for name in ("deepseek-ai--deepseek-v3.json", "meta-llama--llama-3.1-8b.json"):
@@ -605,7 +605,7 @@ def test_circle_of_given_frequencies_is_one_panel_at_their_own_dimension(runner,
     assert refused.exit_code == 2 and "bases:" in refused.output
 
 
-def test_wavelengths_marks_the_serving_context_as_the_wavelengths_command(runner, tmp_path, monkeypatch):
+def test_wavelengths_marks_the_serving_context_as_the_wavelengths_command(runner, tmp_path, monkeypatch, unrendered):
     # rope d = 32, base 10^6: λ_i = 2π·10^(6·2i/32) = 2π·10^(3i/8); C = 131,072 is the red line, and the
     # pairs whose λ_i passes it are circled.
     from matplotlib.figure import Figure

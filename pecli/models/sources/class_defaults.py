@@ -114,7 +114,7 @@ def with_class_defaults(data: dict[str, Any], model_type: Any = None) -> dict[st
     out = dict(data)
     filled = [key for key in record["fields"] if _missing(out, key, record)]
     for key in filled:
-        out[key] = copy.deepcopy(record["fields"][key])
+        out[key] = _own(record["fields"][key])
     filled = _derived_values(out, record, filled)
     underived = {key: differ for key in DERIVED_HERE if key not in out and not _generic_rule(record, key)
                  for value, differ in [derived_value(out, key, record)] if value is not None and differ}
@@ -137,6 +137,12 @@ def with_class_defaults(data: dict[str, Any], model_type: Any = None) -> dict[st
     if filled:
         out[FILLED] = filled
     return out
+
+
+def _own(value: Any) -> Any:
+    """A table value for a config to hold: a copy of a list or a dict (its reader may change it, the table must
+    not), the value itself otherwise (the table's other values are numbers, strings, booleans and None)."""
+    return copy.deepcopy(value) if isinstance(value, (list, dict)) else value
 
 
 def _missing(data: dict[str, Any], key: str, record: dict[str, Any]) -> bool:
@@ -196,7 +202,7 @@ def _default_rope_block(data: dict[str, Any], record: dict[str, Any]) -> list[st
     derived = record.get("derived", {}).get("rope_parameters")
     if derived is None or not isinstance(derived["value"], dict):
         return []
-    block = copy.deepcopy(derived["value"])
+    block = _own(derived["value"])
     nested = all(isinstance(v, dict) or v is None for v in block.values())
     longest = record["fields"].get("max_position_embeddings")
     if "max_position_embeddings" in derived["depends_on"]:
@@ -236,7 +242,7 @@ def derived_value(data: dict[str, Any], key: str, record: dict[str, Any] | None 
     if derived is None:
         return None, []
     fields = record["fields"]
-    value = copy.deepcopy(derived["value"])
+    value = _own(derived["value"])
     differ = [name for name in derived["depends_on"] if name in data and data[name] != fields.get(name)]
     count = data.get("num_hidden_layers")
     period = derived.get("period") or (1 if isinstance(value, list) and value and len(set(map(str, value))) == 1 else None)

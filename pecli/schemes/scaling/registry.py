@@ -78,7 +78,20 @@ def scales(name: object, *, aliases: bool = True) -> bool:
     return record is None or record.scales
 
 
-_KEYS_SEEN: list[tuple[tuple[tuple[str, ScalingType], ...], dict[str, Parameter]]] = []
+_KEYS_SEEN: list[tuple[tuple[tuple[str, ScalingType], ...], dict[str, Parameter], tuple[str, ...]]] = []
+
+
+def _keys_seen() -> tuple[dict[str, Parameter], tuple[str, ...]]:
+    """The keys of :func:`scaling_keys` and their names, kept while :data:`SCALINGS` holds the same records (a
+    type registered later makes them anew). Not copies: for this module's readers, which only read them."""
+    records = tuple(SCALINGS.items())
+    if not _KEYS_SEEN or _KEYS_SEEN[0][0] != records:
+        keys: dict[str, Parameter] = {}
+        for _, record in records:
+            for key in record.keys:
+                keys.setdefault(key.name, key)
+        _KEYS_SEEN[:] = [(records, keys, tuple(keys))]
+    return _KEYS_SEEN[0][1], _KEYS_SEEN[0][2]
 
 
 def scaling_keys() -> dict[str, Parameter]:
@@ -87,21 +100,25 @@ def scaling_keys() -> dict[str, Parameter]:
     Every config read asks several times; the answer is kept while :data:`SCALINGS` holds the same records
     (a type registered later makes it anew). The caller gets its own copy.
     """
-    records = tuple(SCALINGS.items())
-    if not _KEYS_SEEN or _KEYS_SEEN[0][0] != records:
-        keys: dict[str, Parameter] = {}
-        for _, record in records:
-            for key in record.keys:
-                keys.setdefault(key.name, key)
-        _KEYS_SEEN[:] = [(records, keys)]
-    return dict(_KEYS_SEEN[0][1])
+    return dict(_keys_seen()[0])
+
+
+def scaling_key_names() -> tuple[str, ...]:
+    """The names of :func:`scaling_keys`, in its order, without copying the table (a scaling's attributes ask
+    on every read)."""
+    return _keys_seen()[1]
+
+
+def is_scaling_key(name: str) -> bool:
+    """Whether ``name`` is a key of :func:`scaling_keys`, without copying the table."""
+    return name in _keys_seen()[0]
 
 
 def shared_scaling_keys() -> tuple[str, ...]:
     """The keys at least half of the scaling types take (factor, the original length)."""
     extending = [record for record in SCALINGS.values() if record.keys]
     return tuple(
-        name for name in scaling_keys()
+        name for name in scaling_key_names()
         if 2 * sum(name in record.key_names for record in extending) >= len(extending)
     )
 

@@ -16,7 +16,8 @@ from pecli.numbers import integer, number
 from pecli.params import Parameter, base_type, excerpt, type_word
 from pecli.schemes.scaling.keys import LONGEST_CONTEXT, MODEL_LENGTH, check_rotated_dim
 from pecli.schemes.scaling.record import ScalingType
-from pecli.schemes.scaling.registry import HF_TYPE_ALIASES, SCALINGS, scaling_keys, scaling_type, valid_types_text
+from pecli.schemes.scaling.registry import (HF_TYPE_ALIASES, SCALINGS, is_scaling_key, scaling_key_names, scaling_type,
+                                             valid_types_text)
 from pecli.schemes.scaling.rope_type import TYPE_KEYS, hf_rope_type, rope_type_key
 
 # Keys the reader leaves to its caller (rope_theta, partial_rotary_factor) or that HF accepts without
@@ -53,7 +54,7 @@ class RopeScaling:
     def __init__(self, rope_type: str = "none", **keys: Any) -> None:
         if isinstance(rope_type, str):
             rope_type = HF_TYPE_ALIASES.get(rope_type, rope_type)
-        known = scaling_keys()
+        known = scaling_key_names()
         for key in keys:
             if key not in known:
                 raise ConfigError(key, f"is not a RoPE scaling key (the keys: {', '.join(known)})")
@@ -63,8 +64,10 @@ class RopeScaling:
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names that are not attributes: the scaling keys read as attributes.
-        if name in scaling_keys():
-            return self.values.get(name)
+        if is_scaling_key(name):
+            value = next((value for key, value in self.given if key == name), None)
+            object.__setattr__(self, name, value)  # the keys given never change: later reads find it at once
+            return value
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __repr__(self) -> str:
@@ -83,7 +86,7 @@ class RopeScaling:
 
     def value(self, key: str) -> Any:
         """The key's value, or the type's default for it (None when it has none)."""
-        given = self.values.get(key)
+        given = next((value for name, value in self.given if name == key), None)
         return self.record.defaults.get(key) if given is None else given
 
     # ---------------------------------------------------------------- construction from HF
@@ -152,8 +155,25 @@ class RopeScaling:
 
     # ---------------------------------------------------------------- validation
     def validated(self, *, rotated_dim: int, max_position_embeddings: int | None) -> RopeScaling:
-        """This scaling with every key converted and checked; see :meth:`validate`."""
+        """This scaling with every key converted and checked; see :meth:`validate`.
+
+        A plan's groups and every scheme built from them ask again of the same scaling: the answer is kept
+        (:data:`_VALIDATED`) by the exact values given (type and repr: ``True``, ``1`` and ``1.0`` differ), the
+        record that checked them and the arguments; a refusal is not kept, it is raised again each time.
+        """
         record = self.record
+        key = (self.rope_type, tuple((name, type(value), repr(value)) for name, value in self.given),
+               type(rotated_dim), repr(rotated_dim), type(max_position_embeddings), repr(max_position_embeddings))
+        kept = _VALIDATED.get(key)
+        if kept is not None and kept[0] is record:
+            return kept[1]
+        checked = self._checked(record, rotated_dim, max_position_embeddings)
+        if len(_VALIDATED) >= _VALIDATED_KEPT:
+            _VALIDATED.clear()
+        _VALIDATED[key] = (record, checked)
+        return checked
+
+    def _checked(self, record: ScalingType, rotated_dim: int, max_position_embeddings: int | None) -> RopeScaling:
         check_rotated_dim(rotated_dim)
         if max_position_embeddings is not None:
             max_position_embeddings = MODEL_LENGTH.coerce(max_position_embeddings)
@@ -192,6 +212,12 @@ class RopeScaling:
         Source: HF ``_validate_{linear,dynamic,yarn,longrope,llama3}_rope_parameters`` (v4.4x and v5).
         """
         self.validated(rotated_dim=rotated_dim, max_position_embeddings=max_position_embeddings)
+
+
+#: :meth:`RopeScaling.validated`'s answers, by the scaling's exact values and the arguments; emptied when it
+#: holds :data:`_VALIDATED_KEPT` (a fuzzer's thousands of configs).
+_VALIDATED: dict[tuple[Any, ...], tuple[ScalingType, RopeScaling]] = {}
+_VALIDATED_KEPT = 4096
 
 
 def _check_reach(scaling: RopeScaling, max_position_embeddings: int | None) -> None:
