@@ -121,7 +121,9 @@ def run_child(argv: list[str], source: str | None = None) -> tuple[float, float,
     user and system, every thread). ``source``: a pecli source tree the child imports (``PYTHONPATH``)."""
     env = None if source is None else {**os.environ, "PYTHONPATH": source}
     started = time.perf_counter()
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    # ``python -m`` puts the working folder ahead of PYTHONPATH: run in the tree the child must import
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                               cwd=source or Path(__file__).resolve().parent.parent)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
