@@ -23,6 +23,7 @@ from pecli.models.families.rope import per_layer_rope
 from pecli.models.group_change import changed
 from pecli.models.plan import LayerGroup, Origin
 from pecli.params import excerpt
+from pecli.schemes.scaling.ntk import DYNAMIC
 from pecli.schemes.scaling.rope_type import hf_rope_type
 
 #: What each group read under ``ntk_alpha`` says besides its numbers.
@@ -42,7 +43,7 @@ def hunyuan_groups(keys: Keys, family: Family) -> list[LayerGroup]:
     if not isinstance(block, dict) or "alpha" not in block:
         return per_layer_rope(keys, family)
     alpha = block["alpha"]
-    if hf_rope_type(block, None) != "dynamic" or not alpha:
+    if hf_rope_type(block, None) != DYNAMIC.hf_name or not alpha:
         if alpha:
             keys.warn(f"{key} alpha {excerpt(alpha)}: HunYuan's rotary module reads alpha only under rope_type dynamic, "
                       "and ignores it here; so does pecli")
