@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from pecli.cli import app
 from pecli.config import build_scheme
 from pecli.render import figures
+from pecli.render.figures import frequencies
 
 PECLI = str(Path(sys.executable).with_name("pecli"))
 MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF-", ".svg": b"<svg"}
@@ -173,7 +174,7 @@ def test_circle_points_are_sin_and_cos_of_the_pair_angle():
     # pair 1 of d = 4: ω_1 = base^(−2/4) = base^(−1/2); base 1 → ω_1 = 1, base 100 → ω_1 = 0.1.
     # Point p is (sin pω_1, cos pω_1): for base 1, (sin p, cos p).
     schemes = [build_scheme("sinusoidal", {"dim": 4, "base": b}) for b in (1, 5, 10, 100)]
-    figure, _ = draw(figures.draw_circles, schemes, range(5), pair=1, on_figure=True)
+    figure, _ = draw(frequencies.draw_circles, schemes, range(5), pair=1, on_figure=True)
     axes = panels(figure)
     assert len(axes) == 4
     p = np.arange(5)
@@ -190,7 +191,7 @@ def test_circle_default_is_the_second_pair_of_d4_with_four_bases():
     # draws pair 1 of d = 4 instead, where the four bases differ (the command's own default run, and
     # what its --json says it drew, are in test_json_describes_every_scheme_drawn_and_what_varied).
     schemes = [build_scheme("sinusoidal", {"dim": 4, "base": b}) for b in (1, 5, 10, 100)]
-    figure, _ = draw(figures.draw_circles, schemes, range(8), pair=1, on_figure=True)
+    figure, _ = draw(frequencies.draw_circles, schemes, range(8), pair=1, on_figure=True)
     titles = [a.get_title() for a in panels(figure)]
     assert len(set(titles)) == 4
 
@@ -250,7 +251,7 @@ def test_similarity_of_d2_sinusoid_is_cos_of_distance():
 def test_wavelengths_are_2pi_over_the_frequencies():
     # d = 8, base 10000: ω_i = 10^(−i), wavelengths 2π·10^i for i = 0 … 3.
     scheme = build_scheme("sinusoidal", {"dim": 8})
-    figure, _ = draw(figures.draw_wavelengths, scheme, context=100, train_length=50)
+    figure, _ = draw(frequencies.draw_wavelengths, scheme, context=100, train_length=50)
     (axes,) = panels(figure)
     assert axes.get_yscale() == "log" and axes.get_ylabel() == "wavelength (tokens)"
     np.testing.assert_allclose(axes.lines[0].get_ydata(), 2 * np.pi * 10.0 ** np.arange(4))
@@ -262,7 +263,7 @@ def test_wavelengths_are_2pi_over_the_frequencies():
 def test_wavelengths_of_a_scaled_rope_show_both():
     # linear scaling by 4 multiplies every wavelength by 4 (θ_i / 4).
     scheme = build_scheme("rope", {"dim": 8, "scaling": "linear", "factor": 4})
-    (axes,) = panels(draw(figures.draw_wavelengths, scheme, context=1000)[0])
+    (axes,) = panels(draw(frequencies.draw_wavelengths, scheme, context=1000)[0])
     original, scaled = axes.lines[0].get_ydata(), axes.lines[1].get_ydata()
     np.testing.assert_allclose(scaled, 4 * original)
     assert axes.get_legend_handles_labels()[1][:2] == ["original (unscaled)", "in use (scaled)"]
@@ -353,7 +354,7 @@ def test_extrapolation_bars_are_the_largest_angles():
     # d = 8, base 10000: θ_i = 10^(−i). T = 100: (T−1)θ = 99, 9.9, 0.99, 0.099; L = 1000: 999θ.
     # Training completed a turn (2π ≈ 6.28) on pairs 0 and 1 only; pairs 2 and 3 go further at test: unseen.
     scheme = build_scheme("sinusoidal", {"dim": 8})
-    figure, _ = draw(figures.draw_extrapolation, scheme, train_length=100, length=1000)
+    figure, _ = draw(frequencies.draw_extrapolation, scheme, train_length=100, length=1000)
     (axes,) = panels(figure)
     test, train = axes.collections[:2]  # the bars of each kind, one collection each
 
@@ -424,7 +425,7 @@ def test_drawing_functions_compose_on_one_figure():
     figure = figures.new_figure((6, 3), 40)
     left, right = figure.subplots(1, 2)
     bias = figures.draw_bias(left, build_scheme("alibi", {"heads": 2}), 6)
-    waves = figures.draw_wavelengths(right, build_scheme("sinusoidal", {"dim": 8}))
+    waves = frequencies.draw_wavelengths(right, build_scheme("sinusoidal", {"dim": 8}))
     assert len(left.lines) == 2 + 1 and len(right.lines) == 1
     assert bias.title.startswith("alibi heads=2: bias") and waves.notes == []
 
@@ -521,10 +522,10 @@ def test_symbols_are_mathtext_not_underscores():
 
     drawn = [
         draw(figures.draw_similarity, build_scheme("sinusoidal", {"dim": 4}), np.arange(6))[0],
-        draw(figures.draw_extrapolation, build_scheme("rope", {"dim": 8}), train_length=10, length=400)[0],
+        draw(frequencies.draw_extrapolation, build_scheme("rope", {"dim": 8}), train_length=10, length=400)[0],
         draw(figures.draw_dot_distance, [build_scheme("sinusoidal", {"dim": 4})], 8)[0],
         draw(figures.draw_dot_distance, [build_scheme("rope", {"dim": 4})], 8)[0],
-        draw(figures.draw_wavelengths, build_scheme("rope", {"dim": 8}))[0],
+        draw(frequencies.draw_wavelengths, build_scheme("rope", {"dim": 8}))[0],
         draw(figures.draw_bias, build_scheme("alibi", {"heads": 2}), 8)[0],
     ]
     for text in (t for figure in drawn for t in texts(figure)):
@@ -610,16 +611,14 @@ def test_wavelengths_marks_the_serving_context_as_the_wavelengths_command(runner
     # pairs whose λ_i passes it are circled.
     from matplotlib.figure import Figure
 
-    import pecli.render.figures.registry as registry
-
     drawn = {}
-    original = registry.draw_wavelengths
+    original = frequencies.draw_wavelengths
 
     def spy(axes, scheme, **kwargs):
         drawn.update(kwargs, figure=axes.figure)
         return original(axes, scheme, **kwargs)
 
-    monkeypatch.setattr(registry, "draw_wavelengths", spy)
+    monkeypatch.setattr(frequencies, "draw_wavelengths", spy)
     result = run(runner, "wavelengths", "--scheme", "rope", "--dim", "32", "--base", "1e6", "--context", "131072",
                  "-o", str(tmp_path / "w.png"), *SMALL)
     assert result.exit_code == 0, result.output

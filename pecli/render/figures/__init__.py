@@ -44,18 +44,9 @@ from pecli.render.figures.scores import draw_bias, draw_dot_distance, draw_preci
 __all__ = [
     "DEFAULT_DPI", "FIGURE_SUFFIXES", "PLOTS", "Drawing", "PlotKind", "PlotRequest", "Style", "applies_to",
     "check_applicable", "cosine_similarity", "describe", "describe_all", "downsample", "draw", "draw_bias", "draw_panels",
-    "draw_bias_heatmap", "draw_circle", "draw_error_map",
-    "draw_circles", "draw_dot_distance", "draw_encoding_heatmap", "draw_extrapolation", "draw_precision",
-    "draw_similarity", "draw_wavelengths", "figure", "finish", "lookup", "new_figure", "parse_figure_size",
+    "draw_bias_heatmap", "draw_error_map",
+    "draw_dot_distance", "draw_encoding_heatmap", "draw_precision",
+    "draw_similarity", "figure", "finish", "lookup", "new_figure", "parse_figure_size",
     "plot_options", "save_figure", "supported_schemes", "varied",
 ]
 
-
-def __getattr__(name: str):
-    """The drawings of frequencies (:mod:`~pecli.render.figures.frequencies`, and :mod:`pecli.wavelengths`
-    under them), imported on first use: ``pecli plot --help`` draws nothing."""
-    if name in ("draw_circle", "draw_circles", "draw_extrapolation", "draw_wavelengths"):
-        from pecli.render.figures import frequencies
-
-        return getattr(frequencies, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

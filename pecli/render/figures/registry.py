@@ -193,21 +193,12 @@ class PlotKind:
 
 
 # -- from a request to a drawing, per kind --------------------------------------------------------------
-#: The drawings of frequencies, imported when one is drawn (with pecli.wavelengths under them: not for ``--help``).
-_FREQUENCY_DRAWINGS = ("draw_circles", "draw_extrapolation", "draw_wavelengths")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _FREQUENCY_DRAWINGS:
-        from pecli.render.figures import frequencies
-
-        return getattr(frequencies, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def _frequency_drawing(name: str) -> Callable[..., Drawing]:
-    """The drawing function ``name`` of :mod:`~pecli.render.figures.frequencies` (or what stands in for it here)."""
-    return globals()[name] if name in globals() else __getattr__(name)
+    """The drawing function ``name`` of :mod:`~pecli.render.figures.frequencies`, imported when one is drawn (with
+    :mod:`pecli.wavelengths` under it: ``pecli plot --help`` draws nothing)."""
+    from pecli.render.figures import frequencies
+
+    return getattr(frequencies, name)
 
 
 def _heatmap(figure: "Figure", request: PlotRequest) -> Drawing:
