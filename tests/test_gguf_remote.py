@@ -192,3 +192,12 @@ def test_threads_processes_and_dask_write_the_same_report(served, server, run_ma
         result = run_main(*command, "dask.jsonl", "--cluster", cluster.scheduler_address)
     assert result.returncode == 1, result.stderr
     assert (tmp_path / "dask.jsonl").read_bytes() == threads
+
+
+def test_a_collections_title_counts_its_files_in_the_right_number():
+    from pecli.sweeps.gguf_collection import CollectionResult
+
+    one = CollectionResult([{"verdict": "same"}], read=1, resumed=0)
+    two = CollectionResult([{"verdict": "same"}, {"verdict": "unreadable"}], read=2, resumed=0)
+    assert one.table_title() == "1 GGUF file: 1 same, 0 different, 0 unreadable"
+    assert two.table_title() == "2 GGUF files: 1 same, 0 different, 1 unreadable"

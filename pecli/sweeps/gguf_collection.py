@@ -207,7 +207,8 @@ class CollectionResult(Tabular):
         return sum(1 for row in self.rows if row.get("verdict") == verdict)
 
     def table_title(self) -> str:
-        return (f"{len(self.rows)} GGUF files: {self.count(SAME)} same, {self.count(DIFFERENT)} different, "
+        files = "1 GGUF file" if len(self.rows) == 1 else f"{len(self.rows)} GGUF files"
+        return (f"{files}: {self.count(SAME)} same, {self.count(DIFFERENT)} different, "
                 f"{self.count(UNREADABLE)} unreadable")
 
     def table_rows(self) -> list[dict[str, Any]]:
