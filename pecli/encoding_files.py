@@ -274,6 +274,9 @@ def chosen_parts(scheme: Scheme, parts: list[Part], names: str | None) -> list[P
     wanted = [name.strip() for name in names.split(",") if name.strip()]
     if not wanted:
         raise ConfigError("parts", "is empty: name the parts (rope: cos,sin), or leave it out for the default members")
+    twice = sorted({name for name in wanted if wanted.count(name) > 1})
+    if twice:
+        raise ConfigError("parts", f"names {', '.join(twice)} twice: an archive holds each part once")
     unknown = [name for name in wanted if name not in known]
     if unknown:
         raise ConfigError("parts", f"{', '.join(unknown)!r} not among this scheme's parts: {', '.join(known)}")

@@ -276,3 +276,11 @@ def test_a_home_matplotlib_cannot_write_in_adds_nothing_to_stderr(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pecli", "plot", "wavelengths", "--scheme", "rope", "--dim", "8",
                            "--out", "w.svg", "--quiet"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_parts_naming_a_part_twice_is_refused_and_nothing_written(run_main, tmp_path):
+    target = tmp_path / "r.npz"
+    done = run_main("encode", "--scheme", "rope", "--dim", "8", "--length", "4", "--parts", "cos,sin,cos",
+                    "-o", str(target))
+    assert_refused(done, "parts", "cos twice")
+    assert not target.exists()
