@@ -19,7 +19,7 @@ import signal
 import sys
 from typing import Annotated, Any, Callable, Iterator
 
-# Typer and Click load with the cycle collector paused (as a command's modules do, see _loading): what an
+# Typer and Click load with the cycle collector paused (as a command's modules do, see collector_paused): what an
 # import makes lives as long as the process, and collections during it free nothing. The collector is as
 # it was once they are loaded, or failed to load.
 _COLLECTING = gc.isenabled()
@@ -121,7 +121,7 @@ class Group(typer.core.TyperGroup):
 
     A command's module is imported when Click resolves its name, and kept. While the group lists its
     commands (its ``--help``, a shell completing a command's name) each is a stand-in that has only its
-    summary. ``one_shot``: the process runs one command line, see :func:`_loading`.
+    summary. ``one_shot``: the process runs one command line, see :func:`collector_paused`.
     """
 
     listing = False
@@ -142,7 +142,7 @@ class Group(typer.core.TyperGroup):
                 self.listed[name] = _command(name, _listed_only, help=COMMANDS[name][1], add_help_option=False)
             return self.listed[name]
         if name not in self.commands:
-            with _loading(self.one_shot):
+            with collector_paused(self.one_shot):
                 self.commands[name] = _command(name, getattr(importlib.import_module(COMMANDS[name][0]), name))
         return self.commands[name]
 
@@ -226,7 +226,7 @@ def run(args: list[str], *, command: Callable[..., Any] | None = None, one_shot:
 
     ``command`` is the click command of the whole app when the caller runs many command lines (a
     fuzzer); by default it is made of :data:`app`, and loads only the command that runs. ``one_shot``:
-    the process runs this one command line and ends (the console entry point), see :func:`_loading`.
+    the process runs this one command line and ends (the console entry point), see :func:`collector_paused`.
     """
     try:
         from pecli.cli.completion import request_is_broken
@@ -234,7 +234,7 @@ def run(args: list[str], *, command: Callable[..., Any] | None = None, one_shot:
         if request_is_broken():
             return 0  # a completion request without what its protocol needs: nothing offered, quietly
         if command is None:
-            with _loading(one_shot):
+            with collector_paused(one_shot):
                 command = typer.main.get_command(app)
             command.one_shot = one_shot
         code = command(args=args, prog_name="pecli", standalone_mode=False)
@@ -267,14 +267,16 @@ def run(args: list[str], *, command: Callable[..., Any] | None = None, one_shot:
 
 
 @contextlib.contextmanager
-def _loading(one_shot: bool) -> Iterator[None]:
-    """Load the modules of a run with Python's cycle collector paused, then set everything they made
-    aside from later collections (:func:`gc.freeze`) — in a process that runs one command line.
+def collector_paused(one_shot: bool, *, freeze: bool = True) -> Iterator[None]:
+    """Python's cycle collector paused for a while — in a process that runs one command line — and, with
+    ``freeze``, everything made meanwhile set aside from later collections (:func:`gc.freeze`).
 
-    Modules, classes and functions live until the process ends: the collector traversing them, during
-    the imports and once more when Python exits, frees nothing and costs about 15–20 ms of each run
-    (``benchmarks/bench_startup.py``). What the command itself makes is collected as usual. Not in a
-    process that runs many command lines (tests, a notebook): there, freezing would keep their garbage.
+    Loading a run's modules (``freeze``): modules, classes and functions live until the process ends, and
+    the collector traversing them, during the imports and once more when Python exits, frees nothing and
+    costs about 15–20 ms of each run (``benchmarks/bench_startup.py``); what the command itself makes is
+    collected as usual. Laying out a help page (no ``freeze``): its thousands of short-lived segments would
+    start collections that traverse every object loaded before. Not in a process that runs many command
+    lines (tests, a notebook): there, freezing would keep their garbage.
     """
     if not one_shot or not gc.isenabled():
         yield
@@ -283,7 +285,8 @@ def _loading(one_shot: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        gc.freeze()
+        if freeze:
+            gc.freeze()
         gc.enable()
 
 

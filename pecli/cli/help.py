@@ -30,7 +30,6 @@ could be in it (:class:`_Emoji`, :func:`help_panel_class`).
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import re
 import sys
@@ -54,20 +53,13 @@ def print_help(typers: Callable[[Any, Any], None], command: Any, ctx: Any, forma
         raise
 
 
-@contextlib.contextmanager
-def _collector_paused(ctx: Any) -> Iterator[None]:
-    """Python's cycle collector paused while the page is laid out, in a process that runs one command line
-    (``Group.one_shot``, as while its modules load: :func:`pecli.cli._loading`): the page's thousands of
-    short-lived segments and options would start collections that traverse every object loaded since."""
+def _collector_paused(ctx: Any) -> contextlib.AbstractContextManager[None]:
+    """The cycle collector paused while the page is laid out, in a process that runs one command line
+    (``Group.one_shot``; :func:`pecli.cli.collector_paused`)."""
+    from pecli.cli import collector_paused
+
     root = ctx.find_root().command if ctx is not None else None
-    if not getattr(root, "one_shot", False) or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+    return collector_paused(getattr(root, "one_shot", False), freeze=False)
 
 
 @contextlib.contextmanager
