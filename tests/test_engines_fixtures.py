@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -36,10 +37,13 @@ CASES = _cases()
 
 
 def config_of(case: dict) -> dict:
+    """The config the engine's code ran: the case's, with the architecture its generator added where the case's
+    notes say so (SGLang's generator gives a default config transformers' class of its model type, as a checkpoint's
+    config.json names it; SGLang itself refuses a config naming none, ``as_given`` cases)."""
     given = case["config"]
-    if isinstance(given, dict):
-        return given
-    return json.loads(config_text(given, case.get("member")))
+    config = given if isinstance(given, dict) else json.loads(config_text(given, case.get("member")))
+    added = re.search(r"config has no architectures; set to (\w+)", case.get("notes") or "")
+    return {**config, "architectures": [added.group(1)]} if added else config
 
 
 @functools.cache

@@ -139,3 +139,15 @@ def test_mscale_all_dim_beside_linear_stays_refused_where_no_attention_reads_it(
     result = invoke("wavelengths", "--hf-config", ROOT / "sample_configs" / "hf" / "meta-llama--llama-2-7b-hf.json",
                     "--scaling", "linear", "--factor", "4", "--mscale-all-dim", "1")
     assert result.exit_code == 2 and "mscale_all_dim" in result.stderr
+
+
+def test_mscale_all_dim_without_factor_is_refused_as_transformers_fails(tmp_path, invoke):
+    # transformers 5.24.0: yarn_apply_mscale (modeling_deepseek_v3.py:268-273) reads rope_parameters["factor"]
+    # beside a truthy mscale_all_dim under any type but default; a longrope block may leave factor out (KeyError)
+    config = json.loads(V3.read_text())
+    config["rope_scaling"] = {"rope_type": "longrope", "short_factor": [1.0] * 32, "long_factor": [2.0] * 32,
+                              "original_max_position_embeddings": 4096, "mscale_all_dim": 1.0}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = invoke("wavelengths", "--hf-config", path)
+    assert result.exit_code == 2 and "KeyError: 'factor'" in result.stderr and result.stderr.count("\n") == 1

@@ -13,6 +13,8 @@ environment variable ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN``.
   ``original_max_position_embeddings`` (which transformers 5 writes into every llama3, yarn and longrope
   block) or is llama3. ``--context-length`` above it is refused (``ModelConfig._derive_context_length``)
   unless ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1``.
+- A config that names no ``architectures`` is refused (``ModelConfig`` reads ``hf_config.architectures[0]``,
+  model_config.py:699: a TypeError for none, an IndexError for ``[]``).
 - Rotary modules (``sglang/srt/layers/rotary_embedding/``): dynamic NTK fixes the base once for
   L·s tokens, base·(s² − s + 1)^(r/(r−2)); StableLM's model file reads the rotary fraction as an attribute
   (``rope_pct``, ``partial_rotary_factor``) that transformers 5 keeps only inside ``rope_parameters``, so
@@ -267,6 +269,11 @@ class Sglang(ConfigEngine):
         found = transformers_refusal(config, model_type)
         if found is not None:
             return found
+        named = config.get("architectures")
+        if named is None:  # ModelConfig indexes hf_config.architectures[0] (model_config.py:699)
+            return "TypeError: 'NoneType' object is not subscriptable"
+        if isinstance(named, list) and not named:
+            return "IndexError: list index out of range"
         arch = architecture(config)
         if arch is not None and arch not in NATIVE and arch in BACKEND_INCOMPATIBLE:
             return (f"ValueError: {arch} has no SGlang implementation and the Transformers implementation is not "

@@ -189,6 +189,11 @@ def attention_side(model_type: Any, block: dict[str, Any] | None) -> LogitScale:
     scale = UNSCALED
     kind = hf_rope_type(block, None)
     if model_type in SOFTMAX_MSCALE_TYPES and scales(kind, aliases=False) and block.get("mscale_all_dim"):
+        if block.get("factor") is None:  # yarn_apply_mscale reads rope_parameters["factor"]
+            from pecli.errors import ConfigError
+
+            raise ConfigError("rope_scaling", f"gives mscale_all_dim without factor: model_type {model_type}'s attention "
+                              "in transformers reads the factor beside it (KeyError: 'factor'); give factor")
         scale = scale.times(yarn_get_mscale(float(block["factor"]), float(block["mscale_all_dim"])) ** 2)
     if model_type in BETA_SCALED_TYPES and block.get("llama_4_scaling_beta") is not None:
         original = block.get("original_max_position_embeddings")
