@@ -297,6 +297,9 @@ class Sglang(ConfigEngine):
         path, text = text_of(config)
         for key in ("rope_scaling", "rope_parameters"):
             block = text.get(key)
+            if isinstance(block, dict) and rope_type(block) == DEEPSEEK_YARN:
+                block = deepseek_yarn_as_yarn(block, text.get("max_position_embeddings"))
+                text = {**text, key: block}
             if isinstance(block, dict) and block and not any(isinstance(v, dict) for v in block.values()):
                 taken = set(keys_of_type(rope_type(block))) | {
                     "rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section", "mrope_interleaved"}
@@ -370,6 +373,35 @@ class Sglang(ConfigEngine):
         from pecli.engines.served import flag_serving
 
         return flag_serving(self, base, patch, target, config, _derived, ALLOW_LONG)
+
+
+#: ``get_rope``'s word for DeepSeek's YaRN, which it builds for any model (factory.py:371).
+DEEPSEEK_YARN = "deepseek_yarn"
+
+
+def deepseek_yarn_as_yarn(block: Mapping[str, Any], max_position: Any) -> dict[str, Any]:
+    """A ``deepseek_yarn`` rope dict as ``DeepseekScalingRotaryEmbedding`` builds it (factory.py:371-401,
+    rope_variant.py:335-370): YaRN with the correction range rounded, ``factor`` 1.0 and the model's max_position as
+    the original length where the dict leaves them out (``_get_rope_param``), cos and sin × mscale(s, ``mscale``)/
+    mscale(s, ``mscale_all_dim``) × ``attn_factor``. A dict with an ``extrapolation_factor`` is left as it is (pecli's
+    YaRN has none: the config is refused as pecli cannot say what SGLang builds)."""
+    from pecli.schemes.scaling.yarn import yarn_get_mscale
+
+    numbers = [block.get(k) for k in ("factor", "mscale", "mscale_all_dim", "attn_factor", "beta_fast", "beta_slow")]
+    if "extrapolation_factor" in block or any(v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)))
+                                              for v in numbers):
+        return dict(block)
+    factor = float(block.get("factor", 1.0))
+    original = block.get("original_max_position_embeddings", max_position)
+    magnitude = yarn_get_mscale(factor, float(block.get("mscale", 1))) / \
+        yarn_get_mscale(factor, float(block.get("mscale_all_dim", 0))) * float(block.get("attn_factor", 1))
+    built = {"rope_type": YARN.hf_name, "factor": factor, "beta_fast": float(block.get("beta_fast", 32)),
+             "beta_slow": float(block.get("beta_slow", 1)), "attention_factor": magnitude}
+    if original is not None:
+        built["original_max_position_embeddings"] = original
+    if block.get("rope_theta") is not None:
+        built["rope_theta"] = block["rope_theta"]
+    return built
 
 
 def sglang_context_length(text: Mapping[str, Any]) -> int:

@@ -337,10 +337,12 @@ class Vllm(ConfigEngine):
         from pecli.engines.base import with_text
 
         path, text = text_of(config)
-        block = text.get("rope_parameters")
+        # transformers 5 reads a rope_scaling block as rope_parameters, which vLLM's get_rope is given
+        key = next((k for k in ("rope_parameters", "rope_scaling") if isinstance(text.get(k), dict) and text[k]), None)
+        block = text.get(key) if key else None
         if isinstance(block, dict) and WORDS.types(DEEPSEEK_YARN).holds(rope_type(block)) and \
                 isinstance(block.get("factor"), (int, float)):
-            text = {**text, "rope_parameters": deepseek_yarn_as_yarn(block)}
+            text = {**text, key: deepseek_yarn_as_yarn(block)}
         elif REPLACED not in text:
             return config
         return with_text(config, path, {k: v for k, v in text.items() if k != REPLACED})
