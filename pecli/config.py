@@ -31,6 +31,7 @@ from pecli.models.reading import (  # noqa: F401 (re-exported: the commands read
     LAYER_SETTINGS, MODEL_KEYS, check_plan_schemes, group_options, model_plan, selected_plan,
 )
 from pecli.models.sources import DEFAULT_SOURCE, SOURCES
+from pecli.models.logit_scale import attention_only_changes
 from pecli.models.sources.config_json import read_hf_config, read_plan  # noqa: F401 (re-exported, as above)
 
 if TYPE_CHECKING:
@@ -408,7 +409,7 @@ def _with_model_options(options: dict[str, Any], plan: PositionPlan, model_key: 
     cls = get_scheme_class(from_model["scheme"])
     own = accepted_keys(cls)
     model = {k: v for k, v in from_model.items() if k != "scheme"}
-    changes = {k: v for k, v in options.items() if k in own}
+    changes, _ = attention_only_changes(plan.model_type, cls, model, {k: v for k, v in options.items() if k in own})
     return {"scheme": from_model["scheme"], **layered(cls, model, changes),
             **{k: v for k, v in options.items() if k not in own and k != "scheme"}}
 
@@ -425,7 +426,10 @@ def group_under_user_keys(group: LayerGroup, options: Mapping[str, Any], affecte
     changes = {k: v for k, v in canonical_keys(options).items() if k in accepted_keys(cls)}
     if not changes:
         return group
-    return user_changed(group, changes, affected=affected, whole=_gives_block(changes, cls))
+    model_type = group.attention_rule.model_type if group.attention_rule is not None else None
+    own = {k: v for k, v in group.options.items() if k != "scheme"}
+    kept, attention = attention_only_changes(model_type, cls, own, changes)
+    return user_changed(group, kept, affected=affected, whole=_gives_block(changes, cls), attention=attention)
 
 
 def _gives_block(options: Mapping[str, Any], cls: type[Scheme]) -> bool:
@@ -445,9 +449,14 @@ def user_overrides(options: Mapping[str, Any], plan: PositionPlan | None) -> tup
         return ()
     cls = get_scheme_class(group.scheme)
     own = accepted_keys(cls)
+    model = {k: v for k, v in group.options.items() if k != "scheme"}
+    given = {key: value for key, value in options.items() if key in own}
+    kept, attention = attention_only_changes(plan.model_type, cls, model, given)
     found = [Source(setting, str(key), Origin.USER, repr(value))
-             for key, given in options.items() if key in own
+             for key, given in kept.items()
              for setting, value in layered(cls, {key: given}).items()]
+    found += [Source(setting, next((str(key) for key in given if normalize_key(str(key)) == setting),
+                                   next(iter(given))), Origin.USER, repr(value)) for setting, value in attention.items()]
     return tuple(dict.fromkeys(found))
 
 

@@ -30,7 +30,12 @@ def compared(configs: list[str], models: list[str], ggufs: list[str], runtime: s
         engine(runtime).parse(args)  # a flag the engine refuses is exit 2 before any work
         if not configs:
             raise ConfigError("runtime", f"{runtime}'s flags are read over a config.json: give --hf-config FILE")
-    references = [model_plan(path, None) for path in configs] + [model_plan(None, name) for name in models]
+    try:
+        references = [model_plan(path, None) for path in configs] + [model_plan(None, name) for name in models]
+    except ConfigError as unread:
+        if runtime is None or ggufs or not configs:
+            raise
+        return _engine_diff_unread(configs[0], runtime, args, unread)
     if ggufs:
         return _gguf_compared(ggufs, references, runtime, args)
     if runtime is not None or args is not None:
@@ -71,6 +76,20 @@ def _engine_diff(configs: list[str], runtime: str, args: str, reference: Any) ->
     if not configs:
         raise ConfigError("runtime", f"{runtime}'s flags are read over a config.json: give --hf-config FILE")
     return engine_diff(record, read_config(configs[0]), args, reference, configs[0])
+
+
+def _engine_diff_unread(config: str, runtime: str, args: str, unread: ConfigError) -> Any:
+    """An engine's run over a config pecli does not read as transformers does (``unread``): the engine's own
+    reading, where it has one (:func:`pecli.engines.compare.engine_diff_unread`), else ``unread``."""
+    from pecli.engines import engine
+    from pecli.engines.compare import engine_diff_unread
+    from pecli.models.sources.config_json import read_config
+
+    try:
+        data = read_config(config)
+    except ConfigError:
+        raise unread from None
+    return engine_diff_unread(engine(runtime), data, args, unread, config)
 
 
 def _gguf_compared(ggufs: list[str], references: list, runtime: str | None, args: str | None) -> Any:

@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from pecli.engines import mlx, vllm
+from pecli.engines import mlx, mlx_load_refusals, vllm
 from pecli.engines.vocabulary import Vocabulary, hf_record
 from pecli.models.group_change import changed
 from pecli.models.plan import LayerGroup, Origin, Source
@@ -46,8 +46,8 @@ def test_vllm_tables_spell_its_code():
 def test_mlx_tables_spell_its_code():
     assert mlx.BUILT_TYPES.spellings == MLX_BUILT
     for module, words in MLX_CHECKED.items():
-        assert mlx.CHECKED_BLOCKS[module][2].spellings == words, module
-    assert set(mlx.CHECKED_BLOCKS) == set(MLX_CHECKED)
+        assert mlx_load_refusals.CHECKED_BLOCKS[module][2].spellings == words, module
+    assert set(mlx_load_refusals.CHECKED_BLOCKS) == set(MLX_CHECKED)
     assert mlx.YARN_SPELLINGS.spellings == MLX_YARN_SPELLINGS
     assert {module: set(keys) for module, (keys, _, _) in mlx.NTK_ALPHA.items()} == MLX_NTK_ALPHA_KEYS
 

@@ -187,16 +187,24 @@ def test_sglang_rules_read_in_its_code():
     assert sglang.run(linear, "").served == 16384
     # stablelm.py: getattr(config, "rope_pct", getattr(config, "partial_rotary_factor", 1)) under transformers 5
     stablelm = json.loads((ROOT / "tests" / "fixtures" / "models" / "rope" / "stablelm.json").read_text())["config"]
+    stablelm["architectures"] = ["StableLmForCausalLM"]  # model_config.py:699 indexes it (a default config has none)
     (group,) = [g for g in sglang.run(stablelm, "").plan.groups if g.options]
     assert "partial_rotary_factor" not in group.options
     # phi.py reads config.partial_rotary_factor, which transformers 5 keeps inside rope_parameters
     assert "AttributeError" in sglang.run({"model_type": "phi", "hidden_size": 2048, "num_attention_heads": 32,
-                                           "num_hidden_layers": 2, "rope_theta": 10000.0}, "").refused
+                                           "num_hidden_layers": 2, "rope_theta": 10000.0,
+                                           "architectures": ["PhiForCausalLM"]}, "").refused
+    # model_config.py:699: ModelConfig indexes hf_config.architectures[0] whatever the model (fixtures: extra/llama
+    # without architectures, extra/llama architectures [])
+    bare = {k: v for k, v in sample("meta-llama--llama-2-7b-hf").items() if k != "architectures"}
+    assert sglang.run(bare, "").refused == "TypeError: 'NoneType' object is not subscriptable"
+    assert sglang.run({**bare, "architectures": []}, "").refused == "IndexError: list index out of range"
 
 
 def test_sglang_fixes_llama4s_nope_layers():
     # llama4.py:384-396: use_rope = (layer_id + 1) % 4 != 0, hard-coded; no_rope_layers is not read
     llama4 = json.loads((ROOT / "tests" / "fixtures" / "models" / "rope" / "llama4_text.json").read_text())["config"]
+    llama4["architectures"] = ["Llama4ForCausalLM"]  # model_config.py:699 indexes it (a default config has none)
     count = llama4["num_hidden_layers"]
     other = {**llama4, "no_rope_layers": [1] * (count - 1) + [0]}
     run = engine("sglang").run(other, "")

@@ -107,3 +107,47 @@ def test_wavelengths_says_the_scale_under_linear(invoke):
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["logit_scale"] == pytest.approx(transformers_scale("v3 linear 4 + mscale_all_dim"),
                                                                      rel=1e-11)
+
+
+@pytest.mark.parametrize(("request_keys", "case"), [
+    ({"scaling": "linear", "factor": 4, "mscale_all_dim": 0.5}, "v3 linear 4 + mscale_all_dim 0.5"),
+    ({"rope_scaling": {"rope_type": "linear", "factor": 4, "mscale_all_dim": 0.5}}, "v3 linear 4 + mscale_all_dim 0.5"),
+    ({"scaling": "none", "mscale_all_dim": 0.5}, "v3 default + mscale_all_dim 0.5"),
+    ({"scaling": "dynamic", "factor": 4, "mscale_all_dim": 1}, "v3 dynamic 4 + mscale_all_dim"),
+])
+def test_a_users_mscale_all_dim_beside_a_type_that_does_not_take_it(request_keys, case):
+    # the request stands for the config whose block it writes, which pecli reads (test above) as transformers
+    # does: the frequencies of the type, mscale(factor, mscale_all_dim)² on the softmax under any type but default
+    assert scale_of(hf_config=str(V3), **request_keys) == pytest.approx(transformers_scale(case), rel=1e-11)
+
+
+def test_the_command_line_agrees_with_the_config(tmp_path, invoke):
+    # by hand: (0.1·0.5·ln 4 + 1)² = 1.14343
+    assert transformers_scale("v3 linear 4 + mscale_all_dim 0.5") == pytest.approx((0.05 * math.log(4) + 1) ** 2, rel=1e-11)
+    flags = invoke("wavelengths", "--hf-config", V3, "--scaling", "linear", "--factor", "4", "--mscale-all-dim", "0.5",
+                   "--json")
+    config = invoke("wavelengths", "--hf-config", config_with(tmp_path, "v3 linear 4 + mscale_all_dim 0.5"), "--json")
+    assert flags.exit_code == 0 and config.exit_code == 0, flags.stderr + config.stderr
+    by_flags, by_config = json.loads(flags.stdout), json.loads(config.stdout)
+    assert by_flags["logit_scale"] == pytest.approx(transformers_scale("v3 linear 4 + mscale_all_dim 0.5"), rel=1e-11)
+    assert by_config["logit_scale"] == by_flags["logit_scale"]
+    assert [row["inv_freq"] for row in by_flags["pairs"]] == [row["inv_freq"] for row in by_config["pairs"]]
+
+
+def test_mscale_all_dim_beside_linear_stays_refused_where_no_attention_reads_it(invoke):
+    # Llama's attention reads no mscale_all_dim: the key means nothing there, in a config as on the command line
+    result = invoke("wavelengths", "--hf-config", ROOT / "sample_configs" / "hf" / "meta-llama--llama-2-7b-hf.json",
+                    "--scaling", "linear", "--factor", "4", "--mscale-all-dim", "1")
+    assert result.exit_code == 2 and "mscale_all_dim" in result.stderr
+
+
+def test_mscale_all_dim_without_factor_is_refused_as_transformers_fails(tmp_path, invoke):
+    # transformers 5.24.0: yarn_apply_mscale (modeling_deepseek_v3.py:268-273) reads rope_parameters["factor"]
+    # beside a truthy mscale_all_dim under any type but default; a longrope block may leave factor out (KeyError)
+    config = json.loads(V3.read_text())
+    config["rope_scaling"] = {"rope_type": "longrope", "short_factor": [1.0] * 32, "long_factor": [2.0] * 32,
+                              "original_max_position_embeddings": 4096, "mscale_all_dim": 1.0}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = invoke("wavelengths", "--hf-config", path)
+    assert result.exit_code == 2 and "KeyError: 'factor'" in result.stderr and result.stderr.count("\n") == 1

@@ -77,4 +77,35 @@ def engine_diff(engine: Engine, config: Mapping[str, Any], args: str, reference:
     return EngineDiff(run, reference, found, extra)
 
 
-__all__ = ["EngineDiff", "engine_diff"]
+def engine_diff_unread(engine: Engine, config: Mapping[str, Any], args: str, unread: Exception,
+                       source: str = "config.json") -> EngineDiff:
+    """What ``engine`` computes for a ``config`` pecli does not read as transformers does (``unread``, its refusal:
+    a rope type only engines build, ``deepseek_yarn``, ``telechat3-yarn``), where the engine's own reading loads it:
+    the engine's scaling per group against the config's block, said as one difference (nothing to compare numbers
+    with). Where the engine's reading fails too, ``unread`` is raised as it was."""
+    from pecli.errors import ConfigError
+
+    try:
+        run = engine.run(config, args, source=source)
+    except ConfigError:
+        raise unread from None
+    _, text = text_of(config)
+    block = next((text[k] for k in ("rope_parameters", "rope_scaling") if isinstance(text.get(k), dict)), None)
+    reference = PositionPlan(f"{source} (not read)", text.get("model_type"), "config.json", None, ())
+    said = f"pecli reads config.json as transformers does and not this one ({unread})"
+    if not run.accepted:
+        refused = Difference("accepted", "all", engine.name, "config.json", "refused", "not read",
+                             f"{engine.title} {engine.version} refuses it: {run.refused}; {said}")
+        return EngineDiff(run, reference, None, (refused,))
+    found = tuple(
+        Difference("not read", group.layers_text(), "rope_scaling", "rope_scaling",
+                   (group.encoding.rope_scaling.to_hf() if getattr(group.encoding, "rope_scaling", None) else None),
+                   block, f"{engine.title} {engine.version} builds this from it; {said}: no transformers numbers to "
+                   "hold it against")
+        for group in run.plan.groups if group.rotary)
+    return EngineDiff(run, reference, None, found or (Difference(
+        "not read", "all", engine.name, "config.json", "loaded", "not read", f"{engine.title} {engine.version} loads it; "
+        f"{said}"),))
+
+
+__all__ = ["EngineDiff", "engine_diff", "engine_diff_unread"]

@@ -237,13 +237,15 @@ def _deepseek_number(block: Mapping[str, Any], key: str, default: Any) -> float:
     return float(value)
 
 
-def deepseek_rule(llama_scaling: bool) -> Rule:
+def deepseek_rule(llama_scaling: bool, factor_default: float | None = None) -> Rule:
     """The rule of vLLM's (``llama_scaling``) and SGLang's ``deepseek_v2.py``: any rope type but default
     becomes DeepSeek YaRN (``DeepseekScalingRotaryEmbedding``: YaRN's ramp between the rounded correction
     dimensions, cos and sin × mscale(s, mscale)/mscale(s, mscale_all_dim), whatever ``attention_factor``
     says; the softmax × mscale(s, mscale_all_dim)², as transformers'). vLLM 0.33 (deepseek_v2.py:542-563)
     calls a block with ``attention_factor`` 1.0 ``deepseek_llama_scaling``: the same rotary module, and no
-    mscale² on the softmax."""
+    mscale² on the softmax. ``factor_default``: the factor a block without ``factor`` gets (SGLang: 1.0, with the
+    model's ``max_position_embeddings`` as the original length, factory.py:371-378, and 1.0 in its softmax's
+    mscale, model_config.py:2642-2648); None: such a block fails as vLLM's ``rope_scaling["factor"]`` does."""
 
     def rule(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
         if context.model_type not in DEEPSEEK_MODELS or not rope_group(group) or not scaling_record(group).scales:
@@ -255,7 +257,8 @@ def deepseek_rule(llama_scaling: bool) -> Rule:
         block = {**(context.block or {}), **scaling_of(group)}  # the attention's keys (mscale_all_dim) too
         kind = scaling_word(group)
         is_yarn = scaling_record(group) is YARN
-        factor = _deepseek_number(block, "factor", None)
+        unfactored = factor_default is not None and "factor" not in (context.block or {})
+        factor = float(factor_default) if unfactored else _deepseek_number(block, "factor", None)
         original = int(block.get("original_max_position_embeddings") or group.options.get("max_position_embeddings"))
         magnitude = yarn_get_mscale(factor, _deepseek_number(block, "mscale", 1)) / \
             yarn_get_mscale(factor, _deepseek_number(block, "mscale_all_dim", 0))
@@ -265,7 +268,12 @@ def deepseek_rule(llama_scaling: bool) -> Rule:
         llama = llama_scaling and block.get("attention_factor") == 1.0
         built = engine_built(group, {"rope_scaling": yarn}, f"DeepSeek YaRN in place of {kind}" if not is_yarn else None,
                              by="DeepSeek's model file (deepseek_v2.py): DeepSeek YaRN").replaced(
-            attention_scale=UNSCALED if llama else group.attention_scale)
+            attention_scale=UNSCALED if llama or unfactored else group.attention_scale)
+        if unfactored:
+            return built, Departure(
+                "rope type", f"DeepSeek's model builds its DeepSeek YaRN from the {kind} block, which gives no factor: "
+                f"factor {factor:g} (plain RoPE at the base, no mscale on the softmax), not {kind}'s frequencies",
+                "give DeepSeek a yarn block with its factor")
         if not is_yarn:
             return built, Departure(
                 "rope type", f"DeepSeek's model builds its DeepSeek YaRN (×{factor:g} from {original:,}) from the "
@@ -288,7 +296,7 @@ def deepseek_rule(llama_scaling: bool) -> Rule:
 
 
 #: SGLang's DeepSeek rule (its ``deepseek_v2.py`` has no ``deepseek_llama_scaling``).
-sglang_deepseek = deepseek_rule(llama_scaling=False)
+sglang_deepseek = deepseek_rule(llama_scaling=False, factor_default=1.0)
 
 
 def gptj_theta(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 from pecli.engines.base import Departure, Serving, rope_type, text_of
 from pecli.engines.configured import ConfigEngine, Context, engine_built, rope_group, scaling_of, scaling_record
 from pecli.engines.mlx_args import FIELDS as READ_FIELDS, REQUIRED
-from pecli.engines.vocabulary import RopeTypes, Vocabulary, hf_record, looked_up
+from pecli.engines.vocabulary import Vocabulary, hf_record, looked_up
 from pecli.errors import ConfigError
 from pecli.models.plan import LayerGroup
 from pecli.schemes.scaling.linear import LINEAR
@@ -72,55 +72,12 @@ READS_ROPE_PARAMETERS = frozenset({
 LEGACY_SCALING_UNREAD = frozenset({
     "gemma4_text", "granitemoehybrid", "laguna", "lfm2", "lfm2_moe", "mellum", "minimax_m3_vl", "ministral3",
     "mistral4", "muse_glimmer", "muse_spark", "olmo_hybrid", "spark2_5"})
-#: The model files of mlx-lm 0.32.2 (``mlx_lm/models/``): a model type without one is refused.
-MODULES = frozenset("""
-Klear afm7 afmoe apertus baichuan_m1 bailing_hybrid bailing_moe bailing_moe_linear bailing_moe_v3 bitnet cohere cohere2
-dbrx deepseek deepseek_v2 deepseek_v3 deepseek_v32 deepseek_v41 dots1 ernie4_5 ernie4_5_moe exaone exaone4 exaone_moe
-falcon_h1 gear gemma gemma2 gemma3 gemma3_text gemma3n gemma4 gemma4_text glm glm4 glm4_moe glm4_moe_lite glm_moe_dsa
-gpt2 gpt_bigcode gpt_neox gpt_oss gptj granite granitemoe granitemoehybrid helium hunyuan hunyuan_v1_dense internlm2
-internlm3 iquestloopcoder jamba kimi_k25 kimi_k3 kimi_linear kimi_vl laguna lfm2-vl lfm2 lfm2_moe lille-130m llama
-llama4 llama4_text longcat_flash longcat_flash_ngram mamba mamba2 mellum mimo mimo_v2_flash minicpm minicpm3 minimax
-minimax_m3_vl ministral3 mistral3 mistral4 mixtral muse_glimmer muse_spark nanbeige nanochat nemotron-nas nemotron
-nemotron_h olmo olmo2 olmo3 olmo_hybrid olmoe openelm phi phi3 phi3small phimoe phixtral pixtral plamo plamo2 plamo3
-prism_hadamard_qwen35 qwen qwen2 qwen2_moe qwen2_vl qwen3 qwen3_5 qwen3_5_moe qwen3_moe qwen3_next qwen3_vl qwen3_vl_moe
-recurrent_gemma rwkv7 seed_oss smollm3 solar_open spark2_5 stablelm starcoder2 step3p5 talkie telechat3 youtu_llm
-""".split())
-#: Model files that fail when a field is null or absent: {file: (field, the error it raises)}.
-NULL_FIELD_ERRORS = {
-    "deepseek_v2": ("rope_scaling", "AttributeError: 'NoneType' object has no attribute 'get'"),  # deepseek_v2.py:178
-    "minicpm3": ("rope_scaling", "AttributeError: 'NoneType' object has no attribute 'get'"),  # minicpm3.py:90
-    "ministral3": ("rope_parameters", "TypeError: 'NoneType' object is not subscriptable"),  # ministral3.py:66
-}
-#: Model files whose ``ModelArgs.__post_init__`` checks ``rope_scaling``: the keys it must hold (a block without
-#: them is refused), the key of its type, the types it takes, and what it does with another type: ``drop`` the
-#: block (phi3.py:36-45, with a printed warning) or refuse it (the error; internlm2.py:40, internlm3.py:41,
-#: qwen2_moe.py:42).
-CHECKED_BLOCKS: dict[str, tuple[tuple[str, ...], str | tuple[str, ...], RopeTypes, str]] = {
-    "phi3": (("long_factor", "type"), "type", WORDS.types(LONGROPE, SU, LINEAR), "drop"),
-    "internlm2": (("factor", "type"), "type", WORDS.types(LINEAR, DYNAMIC),
-                  "ValueError: rope_scaling 'type' currently only supports 'linear' or 'dynamic"),
-    "internlm3": (("factor", "rope_type"), "rope_type", WORDS.types(LINEAR, DYNAMIC),
-                  "ValueError: rope_scaling 'rope_type' currently only supports 'linear' or 'dynamic"),
-    "qwen2_moe": (("factor", "type"), "type", WORDS.types(LINEAR), "ValueError: rope_scaling 'type' currently only supports 'linear'"),
-    # nemotron.py:34-46: the type is ``type`` or else ``rope_type`` (a block with neither is refused)
-    "nemotron": (("factor",), ("type", "rope_type"), WORDS.types(LINEAR),
-                 "ValueError: rope_scaling 'type' currently only supports 'linear'"),
-}
 #: Model files that pass no block of the config to ``initialize_rope`` (its table of types is not theirs): their
 #: own rope, whatever the block's type says.
 OWN_ROPE = {"deepseek": "deepseek.py:70-73 (linear, else nn.RoPE)", "deepseek_v2": "deepseek_v2.py:178-195 (its own YaRN)",
             "deepseek_v41": "deepseek_v41.py:520-534 (YarnRoPE)", "minicpm3": "minicpm3.py:86-94 (SuScaledRoPE)",
             "lfm2": "lfm2.py:81 (nn.RoPE)", "muse_glimmer": "muse_glimmer.py:113 (nn.RoPE)",
             "phi3": "phi3.py:66-78 (SuScaledRoPE or nn.RoPE)"}
-#: Keys a model file indexes in a truthy block (KeyError without them), in its order: deepseek.py:70 and
-#: nemotron.py:84 (``type``), deepseek_v2.py:179 (``factor``), phimoe.py:56-63 (every block is its LongRoPE's).
-BUILD_KEYS = {"deepseek": ("type",), "nemotron": ("type",), "deepseek_v2": ("factor",),
-              "phimoe": ("short_factor", "long_factor", "short_mscale", "long_mscale")}
-#: Model files that call ``initialize_rope`` without ``max_position_embeddings`` (gpt_oss.py:77): the types that
-#: read it fail at the first forward, with their error.
-NO_LENGTH_PASSED = {"gpt_oss": (
-    (WORDS.types(DYNAMIC), "TypeError: '>' not supported between instances of 'NoneType' and 'int'"),
-    (WORDS.types(LONGROPE), "TypeError: unsupported operand type(s) for /: 'NoneType' and 'int'"))}
 #: Model files whose sliding layers build ``nn.RoPE(head_dim, rope_theta)`` without the block (olmo3.py:82-90).
 SLIDING_UNSCALED = ("olmo3",)
 #: Model files that run their text model through another's ``ModelArgs`` (qwen2_vl.py:21-31: qwen2's), whose checks
@@ -133,12 +90,6 @@ TEXT_FILES = {"qwen2_vl": "qwen2"}
 #: KeyError; its head is hidden_size/heads, :84); hunyuan_v1_dense.py:32-35,38-47,86-93 (alpha 1 without a block).
 NTK_ALPHA = {"hunyuan": (("factor", "type"), True, "hunyuan.py:100-104"),
              "hunyuan_v1_dense": (("alpha", "factor", "type"), False, "hunyuan_v1_dense.py:86-93")}
-#: Model files that need a package besides mlx-lm (olmo.py probes ``hf_olmo`` and exits without it).
-NEEDS_PACKAGE = {"olmo": "SystemExit: 1 (mlx_lm/models/olmo.py needs the hf_olmo package)"}
-#: The keys ``initialize_rope`` reads for each type without a default, in its order (rope_utils.py:291-373).
-INITIALIZE_ROPE_KEYS = ((WORDS.types(LINEAR), ("factor",)), (WORDS.types(DYNAMIC), ("factor",)),
-                        (WORDS.types(YARN, DEEPSEEK_YARN, TELECHAT3_YARN), ("factor",)),
-                        (WORDS.types(LONGROPE), ("short_factor", "long_factor")))
 #: The words ``initialize_rope`` builds as ``YarnRoPE`` from the block's keys, as it builds ``yarn``
 #: (rope_utils.py:326): pecli reads such a block as a yarn one.
 YARN_SPELLINGS = WORDS.types(DEEPSEEK_YARN, TELECHAT3_YARN)
@@ -158,12 +109,6 @@ MEASURED_TYPES = frozenset({'apertus', 'bitnet', 'cohere', 'cohere2', 'deepseek_
 
 #: The keys a model file's fields take the place of in the config it is shown as.
 MOVED_KEYS = ("rope_parameters", "rope_scaling", "rope_theta", "rotary_emb_base", "partial_rotary_factor", "rotary_pct")
-
-
-def checked_word(block: Mapping[str, Any], key: str | tuple[str, ...]) -> Any:
-    """The type a :data:`CHECKED_BLOCKS` file reads from ``block``: its key, or the first of its keys given."""
-    keys = (key,) if isinstance(key, str) else key
-    return next((block.get(name) for name in keys if block.get(name)), None)
 
 
 def _number(value: Any) -> bool:
@@ -407,6 +352,7 @@ class Mlx(ConfigEngine):
     def _fields_read(self, config: dict[str, Any]) -> dict[str, Any]:
         """The config's position keys as the model file's ``ModelArgs`` fields read them (see :meth:`loaded`)."""
         from pecli.engines.base import with_text
+        from pecli.engines.mlx_load_refusals import CHECKED_BLOCKS, checked_word
 
         path, text = text_of(config)
         module = text_module(config, text)
@@ -483,6 +429,10 @@ class Mlx(ConfigEngine):
 
     def load_refusal(self, config: dict[str, Any], text: dict[str, Any], model_type: str | None) -> str | None:
         from pecli.engines.base import text_of
+        from pecli.engines.mlx_load_refusals import (
+            BUILD_KEYS, CHECKED_BLOCKS, INITIALIZE_ROPE_KEYS, MODULES, NEEDS_PACKAGE, NO_LENGTH_PASSED, NULL_FIELD_ERRORS,
+            checked_word,
+        )
 
         model_type = config.get("model_type") or model_type  # mlx-lm loads the top-level model type's file
         module = module_of(model_type)

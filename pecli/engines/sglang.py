@@ -13,6 +13,8 @@ environment variable ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN``.
   ``original_max_position_embeddings`` (which transformers 5 writes into every llama3, yarn and longrope
   block) or is llama3. ``--context-length`` above it is refused (``ModelConfig._derive_context_length``)
   unless ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1``.
+- A config that names no ``architectures`` is refused (``ModelConfig`` reads ``hf_config.architectures[0]``,
+  model_config.py:699: a TypeError for none, an IndexError for ``[]``).
 - Rotary modules (``sglang/srt/layers/rotary_embedding/``): dynamic NTK fixes the base once for
   L·s tokens, base·(s² − s + 1)^(r/(r−2)); StableLM's model file reads the rotary fraction as an attribute
   (``rope_pct``, ``partial_rotary_factor``) that transformers 5 keeps only inside ``rope_parameters``, so
@@ -267,6 +269,11 @@ class Sglang(ConfigEngine):
         found = transformers_refusal(config, model_type)
         if found is not None:
             return found
+        named = config.get("architectures")
+        if named is None:  # ModelConfig indexes hf_config.architectures[0] (model_config.py:699)
+            return "TypeError: 'NoneType' object is not subscriptable"
+        if isinstance(named, list) and not named:
+            return "IndexError: list index out of range"
         arch = architecture(config)
         if arch is not None and arch not in NATIVE and arch in BACKEND_INCOMPATIBLE:
             return (f"ValueError: {arch} has no SGlang implementation and the Transformers implementation is not "
@@ -290,6 +297,9 @@ class Sglang(ConfigEngine):
         path, text = text_of(config)
         for key in ("rope_scaling", "rope_parameters"):
             block = text.get(key)
+            if isinstance(block, dict) and rope_type(block) == DEEPSEEK_YARN:
+                block = deepseek_yarn_as_yarn(block, text.get("max_position_embeddings"))
+                text = {**text, key: block}
             if isinstance(block, dict) and block and not any(isinstance(v, dict) for v in block.values()):
                 taken = set(keys_of_type(rope_type(block))) | {
                     "rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section", "mrope_interleaved"}
@@ -363,6 +373,35 @@ class Sglang(ConfigEngine):
         from pecli.engines.served import flag_serving
 
         return flag_serving(self, base, patch, target, config, _derived, ALLOW_LONG)
+
+
+#: ``get_rope``'s word for DeepSeek's YaRN, which it builds for any model (factory.py:371).
+DEEPSEEK_YARN = "deepseek_yarn"
+
+
+def deepseek_yarn_as_yarn(block: Mapping[str, Any], max_position: Any) -> dict[str, Any]:
+    """A ``deepseek_yarn`` rope dict as ``DeepseekScalingRotaryEmbedding`` builds it (factory.py:371-401,
+    rope_variant.py:335-370): YaRN with the correction range rounded, ``factor`` 1.0 and the model's max_position as
+    the original length where the dict leaves them out (``_get_rope_param``), cos and sin × mscale(s, ``mscale``)/
+    mscale(s, ``mscale_all_dim``) × ``attn_factor``. A dict with an ``extrapolation_factor`` is left as it is (pecli's
+    YaRN has none: the config is refused as pecli cannot say what SGLang builds)."""
+    from pecli.schemes.scaling.yarn import yarn_get_mscale
+
+    numbers = [block.get(k) for k in ("factor", "mscale", "mscale_all_dim", "attn_factor", "beta_fast", "beta_slow")]
+    if "extrapolation_factor" in block or any(v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)))
+                                              for v in numbers):
+        return dict(block)
+    factor = float(block.get("factor", 1.0))
+    original = block.get("original_max_position_embeddings", max_position)
+    magnitude = yarn_get_mscale(factor, float(block.get("mscale", 1))) / \
+        yarn_get_mscale(factor, float(block.get("mscale_all_dim", 0))) * float(block.get("attn_factor", 1))
+    built = {"rope_type": YARN.hf_name, "factor": factor, "beta_fast": float(block.get("beta_fast", 32)),
+             "beta_slow": float(block.get("beta_slow", 1)), "attention_factor": magnitude}
+    if original is not None:
+        built["original_max_position_embeddings"] = original
+    if block.get("rope_theta") is not None:
+        built["rope_theta"] = block["rope_theta"]
+    return built
 
 
 def sglang_context_length(text: Mapping[str, Any]) -> int:

@@ -169,6 +169,19 @@ def longrope_once(context: Context, group: LayerGroup) -> tuple[LayerGroup, Depa
         Departure("LongRoPE factors", effect, remedy)
 
 
+def longrope_halves(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
+    """ERNIE 4.5 (dense): its file sets ``is_neox_style`` False on the module ``get_rope`` built (ernie45.py:47-51),
+    which ``Phi3LongRoPEScaledRotaryEmbedding.forward`` never reads (it always rotates halves, ``rotate_neox``):
+    under a longrope block the checkpoint's adjacent pairs are rotated as pairs (i, i + d/2)."""
+    if context.model_type not in NEOX_AT_BUILD or not rope_group(group) or not scaling_record(group).per_pair_factors \
+            or group.options.get("layout") != "interleaved":
+        return group, None
+    return engine_built(group, {"layout": "half"}, "vLLM: LongRoPE rotates halves"), Departure(
+        "layout", "its LongRoPE module rotates pairs (i, i + d/2) where the checkpoint's adjacent pairs (2i, 2i + 1) were "
+        "trained (ernie45.py:51 sets is_neox_style False, which Phi3LongRoPEScaledRotaryEmbedding's forward does not "
+        "read)", "give ERNIE 4.5 a scaling other than longrope on vLLM")
+
+
 def gpt_oss_yarn(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """gpt_oss.py:111-127: its own rope dict, yarn with rope_theta, factor, original length, β and truncate only:
     no ``attention_factor``, so cos and sin × 0.1 ln s + 1."""
@@ -324,10 +337,12 @@ class Vllm(ConfigEngine):
         from pecli.engines.base import with_text
 
         path, text = text_of(config)
-        block = text.get("rope_parameters")
+        # transformers 5 reads a rope_scaling block as rope_parameters, which vLLM's get_rope is given
+        key = next((k for k in ("rope_parameters", "rope_scaling") if isinstance(text.get(k), dict) and text[k]), None)
+        block = text.get(key) if key else None
         if isinstance(block, dict) and WORDS.types(DEEPSEEK_YARN).holds(rope_type(block)) and \
                 isinstance(block.get("factor"), (int, float)):
-            text = {**text, "rope_parameters": deepseek_yarn_as_yarn(block)}
+            text = {**text, key: deepseek_yarn_as_yarn(block)}
         elif REPLACED not in text:
             return config
         return with_text(config, path, {k: v for k, v in text.items() if k != REPLACED})
@@ -489,6 +504,6 @@ def vllm_max_len(max_position_embeddings: int, block: Mapping[str, Any] | None, 
 ENGINE = Vllm(
     "vllm", "vLLM", VERSION, "vllm/config/model.py (_get_and_verify_max_len), vllm/model_executor/layers/rotary_embedding/",
     flags={"--hf-overrides": json_object, "--max-model-len": human_readable_int_or_auto},
-    env=(ALLOW_LONG,), measured=MEASURED_TYPES, rules=(deepseek_rule(llama_scaling=True), longrope_once, dynamic_fixed, gpt_oss_yarn, gptj_theta), override_flag="--hf-overrides",
+    env=(ALLOW_LONG,), measured=MEASURED_TYPES, rules=(deepseek_rule(llama_scaling=True), longrope_once, longrope_halves, dynamic_fixed, gpt_oss_yarn, gptj_theta), override_flag="--hf-overrides",
     length_flag="--max-model-len",
 )

@@ -9,7 +9,8 @@ rule of llama.cpp's context constructor; :mod:`pecli.models.gguf` reads the file
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+import functools
+from typing import Any, Callable
 
 import numpy as np
 
@@ -20,7 +21,8 @@ from pecli.models.gguf_rope import _factors, _head_dim, _scaling_options, deepse
 from pecli.models.llama_cpp_scaling import UNWRITTEN, file_scaling, word_of
 from pecli.models.logit_scale import SOFTMAX_MSCALE_TYPES, UNSCALED, LogitScale
 from pecli.schemes.frequencies import DEFAULT_BASE
-from pecli.models.plan import LayerGroup, PositionPlan
+from pecli.models.gguf_sources import gguf_sources
+from pecli.models.plan import LayerGroup, Origin, PositionPlan, Source, stamped
 from pecli.models.runtime_flags import TrainedRope, given_attn_factor, run_rope
 
 
@@ -74,27 +76,59 @@ def plan_under_flags(values: dict[str, Any], tensors: dict[str, np.ndarray], sou
             groups.append(group)
             continue
         for name, layers, sliding in _kinds_of_layer(group, arch, plain.num_layers, values, arch_name):
-            meta = Metadata(values, tensors, source, arch_name, types)
-            rule = swa_rule(arch_name) if sliding else None
-            trained, rotated = trained_rope(meta, arch, rule == "trained")
-            rope = run_rope(trained, flags, rotated, windowed=rule == "trained", plain=rule == "plain")
-            softmax = group.attention_scale
-            if arch.model_type in SOFTMAX_MSCALE_TYPES:
-                value = deepseek_softmax_factor(
-                    rope.freq_scale, rope.ext_factor, attn_factor=trained.attn_factor, log_multiplier=trained.log_multiplier,
-                    yarn_attn_factor=given_attn_factor(flags, trained))
-                softmax = UNSCALED if value == 1.0 else LogitScale(value)
-            options = {k: v for k, v in group.options.items() if k not in ("rope_scaling", "base", "inv_freq")}
-            options.update(_scaling_options(rope, meta))
-            note = options.pop("_note", "")
-            read = tuple(flag for flag in flags) + tuple(dict.fromkeys(meta.read))
-            groups.append(dataclasses.replace(
-                group, name=name, layers=layers, options=options, keys_read=read, keys_defaulted=tuple(meta.defaulted),
+            run = functools.partial(_run_group, group, values, tensors, source, types, arch, arch_name, sliding)
+            options, read, defaulted, softmax, note = run(flags)
+            made = dataclasses.replace(
+                group, name=name, layers=layers, options=options, keys_read=read, keys_defaulted=defaulted,
                 attention_scale=softmax,
                 note="; ".join(filter(None, (f"llama.cpp {label}".rstrip() + (", a sliding layer keeps its trained base and scale"
-                                                                       if sliding else ""), note)))))
+                                                                       if sliding else ""), note))))
+            groups.append(made.replaced(sources=_sources_under_flags(made, group, arch, arch_name, flags, run)))
     groups.sort(key=lambda g: g.layers[:1])
     return dataclasses.replace(plain, source=f"{source} under llama.cpp {label}".rstrip(), groups=tuple(groups))
+
+
+def _run_group(group: LayerGroup, values: dict[str, Any], tensors: dict[str, np.ndarray], source: str,
+               types: dict[str, str] | None, arch: Arch, arch_name: str, sliding: bool, flags: dict[str, Any]):
+    """(options, keys read, keys defaulted, softmax factor, note) of ``group``'s layers of one kind (``sliding``) as
+    llama.cpp runs them under ``flags``: the file's :func:`trained_rope` with the flags on top."""
+    meta = Metadata(values, tensors, source, arch_name, types)
+    rule = swa_rule(arch_name) if sliding else None
+    trained, rotated = trained_rope(meta, arch, rule == "trained")
+    rope = run_rope(trained, flags, rotated, windowed=rule == "trained", plain=rule == "plain")
+    softmax = group.attention_scale
+    if arch.model_type in SOFTMAX_MSCALE_TYPES:
+        value = deepseek_softmax_factor(
+            rope.freq_scale, rope.ext_factor, attn_factor=trained.attn_factor, log_multiplier=trained.log_multiplier,
+            yarn_attn_factor=given_attn_factor(flags, trained))
+        softmax = UNSCALED if value == 1.0 else LogitScale(value)
+    options = {k: v for k, v in group.options.items() if k not in ("rope_scaling", "base", "inv_freq")}
+    options.update(_scaling_options(rope, meta))
+    note = options.pop("_note", "")
+    read = tuple(flag for flag in flags) + tuple(dict.fromkeys(meta.read))
+    return options, read, tuple(meta.defaulted), softmax, note
+
+
+def _sources_under_flags(group: LayerGroup, file_group: LayerGroup, arch: Arch, arch_name: str, flags: dict[str, Any],
+                         run: Callable[[dict[str, Any]], tuple]) -> tuple[Source, ...]:
+    """Where each setting of ``group`` (``file_group``'s layers as llama.cpp runs them under ``flags``; ``run(flags)``
+    the same under other flags) came from: a setting the flags leave as the file gives it keeps the file's keys
+    (:func:`pecli.models.gguf_sources.gguf_sources`, over the keys the file's reading and the run read); one they
+    change names each flag that, left out, changes it (:attr:`Origin.ENGINE_FLAG`), as
+    :func:`pecli.models.runtime_flags.flag_sources` does over a config."""
+    options = group.options or {}
+    bare = run({})[0] if flags else options
+    changed = {setting for setting, value in options.items() if repr(bare.get(setting)) != repr(value)}
+    read = dataclasses.replace(group, keys_read=tuple(dict.fromkeys(file_group.keys_read + group.keys_read)),
+                               keys_defaulted=tuple(dict.fromkeys(file_group.keys_defaulted + group.keys_defaulted)))
+    # a tensor the converter wrote still gives a setting the flags changed (rope_freqs divides any base)
+    sources = [s for s in gguf_sources(read, arch_name, arch)
+               if s.setting not in changed or s.origin is Origin.CONVERTER and s.key in group.keys_read]
+    for flag in flags if changed else ():
+        without = run({f: v for f, v in flags.items() if f != flag})[0]
+        sources += [Source(setting, flag, Origin.ENGINE_FLAG) for setting in sorted(changed)
+                    if repr(without.get(setting)) != repr(options[setting])]
+    return stamped(sources, options)
 
 
 def _kinds_of_layer(group: LayerGroup, arch: Arch, layers: int, values: dict[str, Any], arch_name: str):

@@ -76,7 +76,7 @@ def changed_options(group: LayerGroup, changes: Mapping[str, Any], dropped: tupl
 
 
 def user_changed(group: LayerGroup, changes: Mapping[str, Any], *, by: Mapping[str, str] | None = None,
-                 affected: bool = True, whole: bool = False) -> LayerGroup:
+                 affected: bool = True, whole: bool = False, attention: Mapping[str, Any] | None = None) -> LayerGroup:
     """``group`` under a user's scheme keys (:func:`changed`, origin :attr:`Origin.USER`), its
     :attr:`~pecli.models.plan.LayerGroup.attention_scale` the model's code's for the new scaling (DeepSeek at
     ``--factor 80``: the softmax scale × mscale(80, mscale_all_dim)², as ``DeepseekV3Attention`` computes it).
@@ -86,13 +86,17 @@ def user_changed(group: LayerGroup, changes: Mapping[str, Any], *, by: Mapping[s
     ``affected`` is False (the model's attention applies no factor of its scaling's: not an MLA model, no
     ``llama_4_scaling_beta``). ``whole``: the user gave a scaling block, the whole scaling as in a config file
     (none of the model's block's keys carry over). ``by``: the key the user gave per changed setting (default: the
-    setting's name).
+    setting's name). ``attention``: the user's keys only the attention reads under the new scaling type
+    (:func:`~pecli.models.logit_scale.attention_only_changes`: DeepSeek's ``mscale_all_dim`` beside linear), in the
+    block the attention's factor is computed from, as a config's block gives them.
     """
-    result = changed(group, changes, by=by or {}, origin=Origin.USER)
+    result = changed(group, changes, by=by or {}, origin=Origin.USER) if changes else group
     before, after = _hf_scaling(group), _hf_scaling(result)
     rule = group.attention_rule
-    if before == after and not (whole and rule is not None and rule.config_keys):
+    if before == after and not attention and not (whole and rule is not None and rule.config_keys):
         return result
+    if attention and after is not None:
+        after = {**after, **attention}
     if rule is not None and rule.block == before and rule.model_scale == group.attention_scale:
         unsure = rule.unsure(after, whole)
         if unsure:

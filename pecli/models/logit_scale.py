@@ -134,6 +134,42 @@ def attention_only_keys(model_type: Any, block: dict[str, Any] | None) -> tuple[
     return () if record is not None and "mscale_all_dim" in record.key_names else ("mscale_all_dim",)
 
 
+def attention_only_changes(model_type: Any, scheme_class: Any, model: dict[str, Any],
+                           changes: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A user's scheme keys ``changes`` over a model's ``model`` options, split as a config's block is read
+    (:func:`attention_only_keys`): (the changes without the keys only the attention of ``model_type`` reads under
+    the scaling type they end with, those keys with their values).
+
+    DeepSeek-V3 at ``--scaling linear --factor 4 --mscale-all-dim 0.5`` stands for the block ``{"rope_type":
+    "linear", "factor": 4, "mscale_all_dim": 0.5}``: linear's frequencies take no ``mscale_all_dim``, and
+    ``yarn_apply_mscale`` (``modeling_deepseek_v3.py``, transformers 5.24.0) puts mscale(4, 0.5)² on the softmax.
+    The key is taken out of the changes (an option, or a key of a block given whole) and returned for the
+    attention's factor (:func:`pecli.models.group_change.user_changed`). Nothing is split for a model type whose
+    attention reads no such key, nor under a type whose frequencies take it (yarn).
+    """
+    from pecli.schemes.build import VARIANT, layered, normalize_key
+
+    if model_type not in SOFTMAX_MSCALE_TYPES:
+        return changes, {}
+    kept: dict[str, Any] = {}
+    in_block = None  # a block's own mscale_all_dim, which its type's frequencies do not take
+    for key, given in changes.items():
+        if normalize_key(str(key)) in scheme_class.block_keys and isinstance(given, dict) \
+                and attention_only_keys(model_type, given):
+            in_block = given["mscale_all_dim"]
+            given = {k: v for k, v in given.items() if k != "mscale_all_dim"}
+        kept[key] = given
+    explicit = next((v for k, v in kept.items() if normalize_key(str(k)) == "mscale_all_dim"), None)
+    value = explicit if explicit is not None else in_block
+    after = layered(scheme_class, model, kept)
+    if value is None:
+        return changes, {}
+    if not attention_only_keys(model_type, {"rope_type": after.get(VARIANT), "mscale_all_dim": value}):
+        # the type the changes end with takes it (yarn named beside the block): its frequencies read it
+        return {**kept, "mscale_all_dim": value} if explicit is None else kept, {}
+    return {k: v for k, v in kept.items() if normalize_key(str(k)) != "mscale_all_dim"}, {"mscale_all_dim": value}
+
+
 def attention_keys(model_type: Any, block: dict[str, Any] | None) -> tuple[str, ...]:
     """The keys of a RoPE block that the attention of ``model_type`` reads under every type but default,
     whichever type the block names: ``mscale_all_dim`` in an MLA model's block (``yarn_apply_mscale`` in
@@ -153,6 +189,11 @@ def attention_side(model_type: Any, block: dict[str, Any] | None) -> LogitScale:
     scale = UNSCALED
     kind = hf_rope_type(block, None)
     if model_type in SOFTMAX_MSCALE_TYPES and scales(kind, aliases=False) and block.get("mscale_all_dim"):
+        if block.get("factor") is None:  # yarn_apply_mscale reads rope_parameters["factor"]
+            from pecli.errors import ConfigError
+
+            raise ConfigError("rope_scaling", f"gives mscale_all_dim without factor: model_type {model_type}'s attention "
+                              "in transformers reads the factor beside it (KeyError: 'factor'); give factor")
         scale = scale.times(yarn_get_mscale(float(block["factor"]), float(block["mscale_all_dim"])) ** 2)
     if model_type in BETA_SCALED_TYPES and block.get("llama_4_scaling_beta") is not None:
         original = block.get("original_max_position_embeddings")

@@ -411,19 +411,39 @@ def flags_plan(model: PositionPlan, flags: Mapping[str, Any], label: str) -> Pos
 def flag_sources(model: LayerGroup, run: LayerGroup, flags: Mapping[str, Any], model_type: Any) -> tuple[Source, ...]:
     """Where each setting of ``run`` (the ``model`` group as llama.cpp runs it under ``flags``) came from: a setting
     the model has keeps the model's sources; one it does not names each flag that, left out, changes it
-    (:attr:`Origin.ENGINE_FLAG`: ``--rope-scaling yarn``, but not ``-c`` unless it picks LongRoPE's factors). One the
-    conversion changed and no flag did (llama3's divisors, dynamic NTK dropped) has none recorded."""
+    (:attr:`Origin.ENGINE_FLAG`: ``--rope-scaling yarn``, but not ``-c`` unless it picks LongRoPE's factors). A
+    setting changed that the converter writes as a tensor of its own names that tensor too (:attr:`Origin.CONVERTER`,
+    from the model's block: a llama3 block's divisors in ``rope_freqs``, which divide the frequencies whatever the
+    flags). One the conversion changed otherwise (dynamic NTK dropped) has none recorded."""
     if run.options is None or run is model:
         return run.sources
     own = model.options or {}
     changed = [setting for setting, value in run.options.items() if setting not in own or repr(own[setting]) != repr(value)]
     sources = [source for source in model.sources if source.setting not in changed]
+    sources += _converter_sources(own.get("rope_scaling"), changed)
     for flag in flags if changed else ():
         without = _run_options(model, {f: v for f, v in flags.items() if f != flag}, model_type)
         sources += [Source(setting, flag, Origin.ENGINE_FLAG) for setting in changed
                     if repr(without.get(setting)) != repr(run.options[setting])]
-    return stamped([s for s in sources if s.origin is Origin.ENGINE_FLAG or s.value == repr(own.get(s.setting))],
-                   run.options)
+    return stamped([s for s in sources if s.origin in (Origin.ENGINE_FLAG, Origin.CONVERTER)
+                    or s.value == repr(own.get(s.setting))], run.options)
+
+
+#: The setting each kind of tensor the converter writes gives a run: the frequencies it divides (llama3's
+#: ``rope_freqs``), the per-pair factors of the scaling (LongRoPE's two tensors).
+CONVERTED_SETTING = {Converted.DIVISORS: "inv_freq", Converted.FACTOR_TENSORS: "rope_scaling"}
+
+
+def _converter_sources(block: Any, changed: list[str]) -> list[Source]:
+    """The converter's sources of the ``changed`` settings: each tensor ``convert_hf_to_gguf.py`` writes from the
+    model's scaling ``block`` (its options' form), for the setting it gives (:data:`CONVERTED_SETTING`), named
+    as a GGUF file's group names it (``rope_freqs (tensor)``, from ``rope_scaling llama3``)."""
+    entry = of_hf(hf_rope_type(block, None)) if isinstance(block, Mapping) and block else None
+    setting = CONVERTED_SETTING.get(entry.converted) if entry is not None else None
+    if setting is None or setting not in changed:
+        return []
+    return [Source(setting, f"{tensor} (tensor)", Origin.CONVERTER, converted_from=f"rope_scaling {entry.record.hf_name}")
+            for tensor in entry.converted.tensors]
 
 
 def flag_trials(model: PositionPlan, flags: Mapping[str, Any], run: Callable[[dict], PositionPlan] | None = None
