@@ -26,7 +26,7 @@ import numpy as np
 
 from pecli.analysis.structure import (
     Collisions, builds_a_table, chunked_task, collisions_of, has_vectors, is_shift_isometric_kind,
-    one_blas_thread, row_blocks, row_hashes, vectors,
+    one_blas_thread, row_blocks, row_hashes, rows_at, vectors,
 )
 from pecli.dtypes import cast
 from pecli.schemes.base import Scheme
@@ -260,8 +260,7 @@ class EncodingRows:
             positions = self.scheme.sequence_positions(start, stop)[::step]
         else:
             positions = np.arange(self.length, dtype=np.int64)[index]
-        rows = np.asarray(self.scheme.encode(np.atleast_1d(positions)), dtype=np.float64)
-        rows = rows.reshape(np.atleast_1d(positions).shape[0], -1)
+        rows = rows_at(self.scheme, np.atleast_1d(positions))
         return rows[0] if np.ndim(index) == 0 and not isinstance(index, slice) else rows
 
     def blocks(self, label: str = "encode") -> Iterator[Block]:

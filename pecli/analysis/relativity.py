@@ -15,7 +15,7 @@ import numpy as np
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.encoding_pass import Accumulator, Block, encoding_rows
 from pecli.analysis.structure import (
-    BLOCK_BYTES, EXACT_WORK, blas_pinned, chunked_task, chunks, has_vectors, rotation_pairs, sample_queries,
+    BLOCK_BYTES, EXACT_WORK, blas_pinned, chunked_task, chunks, has_vectors, rotation_pairs, rows_at, sample_queries,
 )
 from pecli.errors import PecliError
 from pecli.schemes.base import Capability, Scheme
@@ -141,10 +141,12 @@ class DistanceScores(Accumulator):
         self._buffer: np.ndarray | None = None  # keys' factors from the pass, until key_step of them
         self._scores: np.ndarray | None = None  # their scores, chunk after chunk (:meth:`_scores_for`)
         self._filled = self._next_key = 0
+        self._rows_given = False  # keys' factors from the rows of a pass: the queries' then too
 
     def add(self, block: Block) -> None:
         """Take the keys' factors from the rows; the scores are formed :attr:`key_step` keys at a time,
         as without a pass (a matrix product's last bits depend on its shape)."""
+        self._rows_given = True
         positions = np.arange(block.start, block.stop, dtype=np.int64)
         room = None if self._buffer is None else self._buffer[self._filled : self._filled + positions.size]
         if room is not None and room.shape[0] == positions.size:  # the block's factors fit: made in place
@@ -209,7 +211,10 @@ class DistanceScores(Accumulator):
     @property
     def query_factors(self) -> np.ndarray:
         if self._query_factors is None:
-            factors = self.scheme.score_factors(self.queries)[0]
+            if self._rows_given:  # the queries' factors from their rows, as the keys' (the same numbers)
+                factors = self.scheme.score_factors_of_rows(self.queries, rows_at(self.scheme, self.queries))[0]
+            else:
+                factors = self.scheme.score_factors(self.queries)[0]
             if self.query_scale is not None:  # the model's attention scales each query (its logit scale)
                 factors = factors * np.asarray(self.query_scale(self.queries), dtype=np.float64)[:, None]
             self._query_factors = factors
