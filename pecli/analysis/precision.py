@@ -19,7 +19,7 @@ import numpy as np
 
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.encoding_pass import Accumulator, Block, EncodingRows, RowHashes, Scratch, encoding_rows, sampled_hashes
-from pecli.analysis.structure import bias_domain, collisions_of, has_vectors, rotation_pairs
+from pecli.analysis.structure import bias_domain, collisions_of, has_vectors, rotation_pairs, turning
 from pecli.dtypes import DTYPES, cast
 from pecli.errors import PecliError
 from pecli.schemes.base import Scheme
@@ -54,7 +54,8 @@ class PrecisionProfile:
         if there is none. :attr:`first_adjacent_collision` is its position.
     phase_error:
         (n_pairs,) largest absolute error, over positions, of the angle ``atan2`` reads back from each
-        (sin, cos) pair, wrapped to [−π, π] — sinusoidal and rotary schemes only, otherwise None.
+        (sin, cos) pair against the angle ``±p·θ_i`` it was made from, wrapped to [−π, π] — sinusoidal
+        and rotary schemes only, otherwise None.
     """
 
     case: str
@@ -90,7 +91,8 @@ def computed_encoding(scheme: Scheme, pairs: FrequencyPairs, positions: np.ndarr
 
     ``angle = round(round(p) · round(θ_i))`` (a float64 product of two numbers of at most 24 significant
     bits is exact, so rounding it once is the correctly rounded low-precision product), then
-    ``round(cos(angle))`` and ``round(sin(angle))``, scaled by the pairs' ``attention_scaling`` (rounded too;
+    ``round(cos(angle))`` and ``round(sin(angle))`` (the sine negated for pairs that turn by −pθ_i),
+    scaled by the pairs' ``attention_scaling`` (rounded too;
     a context-extension scaling of rope sets it, sinusoidal's ``scale``) and by xPos's per-position factors.
     """
     def low(x):
@@ -98,6 +100,8 @@ def computed_encoding(scheme: Scheme, pairs: FrequencyPairs, positions: np.ndarr
 
     angle = low(low(pairs.coordinates(positions)) * low(pairs.inv_freq))
     sin, cos = low(np.sin(angle)), low(np.cos(angle))
+    if turning(scheme) < 0:  # pairs turning by −pθ_i: sin(−a) = −sin(a), rounded alike
+        np.negative(sin, out=sin)
     scaling = low(float(pairs.attention_scaling))
     if pairs.magnitudes is not None:  # xPos: each position's own factor, itself rounded
         scaling = low(scaling * low(pairs.magnitudes(positions)))
@@ -169,6 +173,8 @@ class Rounding:
     def __init__(self, scheme: Scheme, positions: np.ndarray, dtype: str, compute_dtype: str | None) -> None:
         self.scheme, self.positions, self.dtype, self.compute_dtype = scheme, positions, dtype, compute_dtype
         self.pairs = rotation_pairs(scheme) if has_vectors(scheme) else None
+        #: +1, or −1 for pairs that turn by −pθ_i: the sign of the angle the rows were made from
+        self.sign = turning(scheme)
 
     def low(self, exact: np.ndarray, rows: slice | np.ndarray) -> np.ndarray:
         """Rows ``rows`` in low precision, from their float64 values ``exact``."""
@@ -235,7 +241,10 @@ class RoundingErrors(Accumulator):
         sin, cos = (a, b) if pairs.sin_first else (b, a)
         shifted = scratch[:, : sin.shape[1]]
         np.arctan2(sin, cos, out=shifted)  # the angle read back, then its distance to the true one
-        shifted -= pairs.angles(self.rounding.positions[part])
+        angles = pairs.angles(self.rounding.positions[part])
+        if self.rounding.sign < 0:
+            np.negative(angles, out=angles)
+        shifted -= angles
         shifted += np.pi
         self.out.phase = np.maximum(self.out.phase, wrapped_max(shifted, self.wrapping(shifted.shape)))
 

@@ -548,6 +548,12 @@ def rotation_pairs(scheme: Scheme) -> FrequencyPairs | None:
     return scheme.frequency_pairs()
 
 
+def turning(scheme: Scheme) -> float:
+    """+1 or −1: the way a scheme's pairs turn, ``p·θ_i`` or ``−p·θ_i`` (rope's ``direction``: nanochat
+    turns by −pθ, its rows holding (cos pθ_i, −sin pθ_i)); :class:`FrequencyPairs` gives θ_i > 0 either way."""
+    return float(getattr(scheme, "sign", 1.0))
+
+
 def rotation_blocks(pairs: FrequencyPairs, shift: int) -> np.ndarray:
     """The (n_pairs, 2, 2) blocks of the shift map ``E_{p+k} = R_k E_p`` ([Fleetwood] and [EulerBlind]).
 
