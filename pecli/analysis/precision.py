@@ -211,6 +211,7 @@ class RoundingErrors(Accumulator):
         self._last: tuple[np.ndarray, np.ndarray] | None = None  # the previous row: (exact, low widened)
         # the widened rows; their differences, then the phases; the phases' wrapping (reused block to block)
         self.wide, self.difference, self.wrapping = Scratch(), Scratch(), Scratch()
+        self.shifted, self.angles = Scratch(), Scratch()
 
     def add(self, block: Block) -> None:
         part = slice(block.start, block.stop)
@@ -239,17 +240,25 @@ class RoundingErrors(Accumulator):
         pairs, (first, second) = self.rounding.pairs, self.pair_columns
         a, b = wide[:, first], wide[:, second]
         sin, cos = (a, b) if pairs.sin_first else (b, a)
-        shifted = scratch[:, : sin.shape[1]]
+        shifted, angles = self.shifted(sin.shape), self.angles(sin.shape)  # contiguous, reused
         np.arctan2(sin, cos, out=shifted)  # the angle read back, then its distance to the true one
-        angles = pairs.angles(self.rounding.positions[part])
+        positions = self.rounding.positions[part]
+        if positions.ndim == 1:  # pairs.angles, written in place: p·θ_i, float64
+            np.multiply(positions.astype(np.float64)[:, None], pairs.inv_freq, out=angles)
+        else:
+            angles[...] = pairs.angles(positions)
         if self.rounding.sign < 0:
             np.negative(angles, out=angles)
         shifted -= angles
         shifted += np.pi
-        self.out.phase = np.maximum(self.out.phase, wrapped_max(shifted, self.wrapping(shifted.shape)))
+        # |shifted| is at most π plus the largest |angle| plus π: the angles' extremes are the block's
+        # first or last position's, times the largest θ_i (no pass over the values for it)
+        reach = float(np.max(np.abs(positions))) * float(np.max(np.abs(pairs.inv_freq), initial=0.0)) if positions.size else 0.0
+        self.out.phase = np.maximum(self.out.phase, wrapped_max(shifted, self.wrapping(shifted.shape), largest=reach + 2 * np.pi))
 
     def result(self) -> RowErrors:
         self.wide, self.difference, self.wrapping = Scratch(), Scratch(), Scratch()
+        self.shifted, self.angles = Scratch(), Scratch()
         return self.out
 
 
@@ -259,7 +268,7 @@ class RoundingErrors(Accumulator):
 WRAP_ROUNDING = 2.0**-49
 
 
-def wrapped_max(shifted: np.ndarray, scratch: np.ndarray | None = None) -> np.ndarray:
+def wrapped_max(shifted: np.ndarray, scratch: np.ndarray | None = None, largest: float | None = None) -> np.ndarray:
     """``np.abs(np.remainder(shifted, 2π) − π).max(axis=0)`` (each angle's distance wrapped to [−π, π]),
     bit for bit, with ``np.remainder`` (about 10 ns a value here) evaluated on few values.
 
@@ -268,7 +277,8 @@ def wrapped_max(shifted: np.ndarray, scratch: np.ndarray | None = None) -> np.nd
     differs by as little); each column's largest distance is then among the values whose estimate is
     within twice that of the column's largest estimate, and only those are wrapped exactly. Columns
     holding a value that is not finite are wrapped in full. ``scratch``: an array of ``shifted``'s shape
-    for the estimates (a pass reuses one).
+    for the estimates (a pass reuses one). ``largest``: a bound on max|t| known beforehand (a larger
+    bound only wraps more values exactly); None: measured.
     """
     two_pi = 2 * np.pi
     with np.errstate(invalid="ignore", over="ignore"):  # values not finite are wrapped as the definition does, below
@@ -287,7 +297,8 @@ def wrapped_max(shifted: np.ndarray, scratch: np.ndarray | None = None) -> np.nd
         if finite.any():
             out[finite] = wrapped_max(shifted[:, finite])
         return out
-    largest = max(float(shifted.max()), -float(shifted.min()))  # max |t|, with no array of |t|
+    if largest is None:
+        largest = max(float(shifted.max()), -float(shifted.min()))  # max |t|, with no array of |t|
     slack = 2 * WRAP_ROUNDING * (largest + two_pi)
     rows, columns = np.nonzero(estimate >= best - slack)
     exact = np.remainder(shifted[rows, columns], two_pi)
