@@ -303,11 +303,14 @@ class EncodingRows:
         if todo and self.length:
             shared = lanes(list(todo.values())) if self.whole is None else [list(todo.values())]
             with one_blas_thread():  # the products of a block (relativity's scores) are small and many
-                if len(shared) == 1:
-                    for block in self.blocks(label):
-                        _take(shared[0], block)
-                else:
-                    self._measure_on_two_threads(shared, label)
+                try:
+                    if len(shared) == 1:
+                        for block in self.blocks(label):
+                            _take(shared[0], block)
+                    else:
+                        self._measure_on_two_threads(shared, label)
+                finally:
+                    _release_blocks()
         for key, accumulator in todo.items():
             self._results[key] = accumulator.result()
         return [self._results[accumulator.key] for accumulator in accumulators]
@@ -338,6 +341,15 @@ class EncodingRows:
             hashes, = self.measure(RowHashes(self.length, dtype))
             self._collisions[dtype] = collisions_of(self.length, lambda rows: cast(self[rows], dtype), self.width, hashes)
         return self._collisions[dtype]
+
+
+def _release_blocks() -> None:
+    """Free the memory of the blocks the pass's rows were made in (:func:`rows_at` takes them from the
+    pool of :mod:`pecli.schemes.encoded`, which keeps them for the next block): once the pass is over
+    no block is made again soon."""
+    from pecli.schemes.encoded import BLOCKS
+
+    BLOCKS.clear()
 
 
 def _take(accumulators: list[Accumulator], block: Block) -> None:

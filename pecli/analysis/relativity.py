@@ -252,7 +252,7 @@ def distance_counts(queries: np.ndarray, length: int, reach: int) -> np.ndarray:
     after = np.clip(length - queries + reach, 0, n)  # column after Δ = L − 1 − m
     np.add.at(steps, first, 1)
     np.add.at(steps, after, -1)
-    return np.cumsum(steps[:n])
+    return np.cumsum(steps[:n], out=steps[:n])  # in place: one array of 2D + 1 integers
 
 
 def _accumulate(
