@@ -5,6 +5,8 @@ Run from the repository root::
     python benchmarks/bench_check_all.py                 # the issue's sizes, 3 rounds (about 8 minutes)
     python benchmarks/bench_check_all.py --repeat 5
     python benchmarks/bench_check_all.py --scale 16      # lengths divided by 16: a quick look
+    python benchmarks/bench_check_all.py --first --before ../main   # the goal's row alone, and the same
+                                                                    # pair run from another tree in each round
 
 What is measured
 ----------------
@@ -25,6 +27,11 @@ a shared machine weighs on both sides of a pair.
    (``--dim 128`` for rope and sinusoidal, their own defaults for alibi and t5). Targets: time ≤ 1.2×;
    peak memory printed beside the largest of the four (compare holds one scheme's checks at a time).
 
+``--first`` runs the first row only (the goal's). ``--before TREE`` also runs that row's pair from the
+source tree TREE (a checkout of the release before) in each round, just before this tree's pair: each
+child of a tree runs in that tree's folder with ``PYTHONPATH`` naming it (``python -m`` puts the
+folder it runs in ahead of ``PYTHONPATH``).
+
 Not collected by pytest; it times nothing in the test suite.
 """
 
@@ -43,12 +50,14 @@ MIB = float(1 << 20)
 GIB = float(1 << 30)
 
 
-def run_child(args: list[str]) -> tuple[float, float, float]:
-    """Run ``python -m pecli ARGS`` in a child process: (wall seconds, peak resident MiB, CPU seconds:
-    user + system). Exit 0 or 1 (a check that fails) is a run; anything else stops the benchmark."""
+def run_child(args: list[str], tree: str | None = None) -> tuple[float, float, float]:
+    """Run ``python -m pecli ARGS`` in a child process (from source tree ``tree``, default the one
+    imported): (wall seconds, peak resident MiB, CPU seconds: user + system). Exit 0 or 1 (a check
+    that fails) is a run; anything else stops the benchmark."""
     argv = [sys.executable, "-m", "pecli", *args]
+    env = None if tree is None else {**os.environ, "PYTHONPATH": tree}
     started = time.perf_counter()
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tree, env=env)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     code = os.waitstatus_to_exitcode(status)
@@ -63,6 +72,28 @@ def spread(values: list[float]) -> dict[str, float]:
 
 def check_all(length: int, scheme: str = "rope", *extra: str) -> list[str]:
     return ["check", "all", "--scheme", scheme, "--length", str(length), *extra, "--json"]
+
+
+def goal_rows(length: int, repeat: int, before: str | None) -> list[dict[str, Any]]:
+    """The first row alone (``--first``), and with ``before`` the same pair from that tree, in each
+    round just before this tree's."""
+    encode = ["encode", "--scheme", "rope", "--dim", "128", "--length", str(length), "--json"]
+    big = check_all(length, "rope", "--dim", "128")
+    trees = ([(f"{before} (before)", before)] if before else []) + [("this tree", None)]
+    pairs: dict[str, list[Any]] = {name: [] for name, _ in trees}
+    for number in range(repeat):
+        print(f"round {number + 1}/{repeat}", file=sys.stderr, flush=True)
+        for name, tree in trees:
+            pairs[name].append((run_child(encode, tree), run_child(big, tree)))
+    return [
+        {"row": f"check all L={length} / encode L={length}: {name}", "target": 3.0,
+         "ratio": spread([c[0] / e[0] for e, c in runs]),
+         "seconds": spread([c[0] for _, c in runs]), "reference_seconds": spread([e[0] for e, _ in runs]),
+         "cpu_ratio": spread([c[2] / e[2] for e, c in runs]),
+         "cpu_seconds": spread([c[2] for _, c in runs]), "reference_cpu_seconds": spread([e[2] for e, _ in runs]),
+         "peak_mib": spread([c[1] for _, c in runs])}
+        for name, runs in pairs.items()
+    ]
 
 
 def rows_of(length: int, short: int, compare_length: int, repeat: int) -> list[dict[str, Any]]:
@@ -112,11 +143,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--scale", type=int, default=1, help="divide every length by this (default 1)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--first", action="store_true", help="only the first row (check all / encode at 2^22)")
+    parser.add_argument("--before", metavar="TREE", help="also run the first row's pair from this source tree")
     args = parser.parse_args(argv)
     length, short, compare_length = (n // args.scale for n in (1 << 22, 1 << 18, 1 << 20))
-    rows = rows_of(length, short, compare_length, args.repeat)
-    rows[0]["estimate_mib"] = estimate_mib(length)
-    rows[0]["interpreter_mib"] = run_child(check_all(3, "rope", "--dim", "128"))[1]
+    if args.first or args.before:
+        rows = goal_rows(length, args.repeat, args.before)
+        if not args.first:
+            rows += rows_of(length, short, compare_length, args.repeat)[1:]
+    else:
+        rows = rows_of(length, short, compare_length, args.repeat)
+    this = next(i for i, row in enumerate(rows) if not row["row"].endswith("(before)"))
+    rows[this]["estimate_mib"] = estimate_mib(length)
+    rows[this]["interpreter_mib"] = run_child(check_all(3, "rope", "--dim", "128"))[1]
     if args.json:
         print(json.dumps({"repeat": args.repeat, "rows": rows}, indent=2))
         return 0

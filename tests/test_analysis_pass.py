@@ -98,3 +98,21 @@ def test_nearest_position_is_a_neighbour_from_the_distances_from_origin():
     assert structure.local_nearest_shift_isometric(np.array([0.0, 1.0, 2.0, 3.0])) == (4, None)
     # L = 3: p = 1 reaches Δ = 1 only; p = 0 and 2 reach Δ = 2 at the same distance as Δ = 1: not strictly nearer
     assert structure.local_nearest_shift_isometric(np.array([0.0, 1.0, 1.0])) == (1, (0, 2))
+
+
+@pytest.mark.parametrize(("length", "reach", "queries"), [(7, 6, [0, 2, 6]), (7, 3, [0, 2, 6]), (1, 0, [0]), (50, 10, [0, 13, 14, 49])])
+def test_distance_counts_are_the_queries_with_a_key_at_each_distance(length, reach, queries):
+    # the count at Δ, by hand: the queries m with a key m + Δ among 0 … L − 1
+    expected = [sum(0 <= m + delta < length for m in queries) for delta in range(-reach, reach + 1)]
+    assert relativity.distance_counts(np.array(queries), length, reach).tolist() == expected
+
+
+def test_relativity_counts_every_query_once_per_distance():
+    # L = 5 with every query: Δ = ±k is reached by the 5 − k queries whose key m + Δ is in range
+    profile = score_by_distance(build_scheme("rope", {"dim": 4}, length=5), 5)
+    assert profile.count.tolist() == [1, 2, 3, 4, 5, 4, 3, 2, 1]
+    sampled = score_by_distance(build_scheme("rope", {"dim": 4}, length=3000), 3000, samples=20, max_distance=2999)
+    queries = structure.sample_queries(3000, 20)
+    assert sampled.count[sampled.at(0)] == queries.size
+    assert sampled.count[sampled.at(2999)] == 1 and sampled.count[sampled.at(-2999)] == 1  # queries 0 and L − 1 only
+    assert sampled.count[sampled.at(5)] == int(np.sum(queries + 5 < 3000))

@@ -11,7 +11,9 @@ from typing import Sequence
 import numpy as np
 
 from pecli.analysis.result import PropertyResult
-from pecli.analysis.structure import SAMPLE_SEED, blas_pinned, has_vectors, rotation_blocks, rotation_pairs, rows_at, vectors
+from pecli.analysis.structure import (
+    SAMPLE_SEED, blas_pinned, has_vectors, rotation_blocks, rotation_pairs, rows_at, turning, vectors,
+)
 from pecli.errors import PecliError, PositionError
 from pecli.schemes.base import Scheme
 from pecli.numbers import integer, number
@@ -140,7 +142,7 @@ def _sampled_composability(scheme: Scheme, length: int, shifts: tuple[int, ...],
         miss = float(np.linalg.norm(y_held - x_held @ solution))
         row = {"shift": k, "residual": miss / (float(np.linalg.norm(y_held)) or 1.0), "held_out": True}
         if pairs is not None:
-            row.update(_rotation_figures(np.concatenate([x_fit, x_held]), np.concatenate([y_fit, y_held]), pairs, k))
+            row.update(_rotation_figures(np.concatenate([x_fit, x_held]), np.concatenate([y_fit, y_held]), pairs, turning(scheme) * k))
         rows.append(row)
     notes = [
         f"M_k fitted on {integer(fitted.size)} seeded positions and measured on {integer(held.size)} held-out ones "
@@ -162,7 +164,7 @@ def _fit_rows(scheme: Scheme, fit_length: int, shifts: tuple[int, ...], pairs) -
         residual, held_out = fits.residual(encoding[k : k + rows_used])
         row = {"shift": k, "residual": residual, "held_out": held_out}
         if pairs is not None:
-            row.update(_rotation_figures(encoding[:-k], encoding[k:], pairs, k))
+            row.update(_rotation_figures(encoding[:-k], encoding[k:], pairs, turning(scheme) * k))
         rows.append(row)
     return rows
 
@@ -220,10 +222,12 @@ def _join(values: Sequence[int]) -> str:
     return ", ".join(str(v) for v in values)
 
 
-def _rotation_figures(x: np.ndarray, y: np.ndarray, pairs, shift: int) -> dict:
+def _rotation_figures(x: np.ndarray, y: np.ndarray, pairs, shift: float) -> dict:
     """Per-pair 2×2 fits against the rotation blocks, and the residual of the rotation itself.
 
-    ``x`` holds rows E_p and ``y`` the rows E_(p+shift) of the same positions p.
+    ``x`` holds rows E_p and ``y`` the rows E_(p+k) of the same positions p; ``shift`` is the angle
+    the pairs turn by from one to the other, in units of θ_i: k, or −k for pairs that turn by −pθ_i
+    (:func:`~pecli.analysis.structure.turning`).
     """
     rotation = rotation_blocks(pairs, shift)  # (n, 2, 2), acting on column vectors (first, second)
     xa, xb = x[:, pairs.first], x[:, pairs.second]  # (rows, n)

@@ -19,7 +19,7 @@ import numpy as np
 
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.encoding_pass import Accumulator, Block, EncodingRows, RowHashes, Scratch, encoding_rows, sampled_hashes
-from pecli.analysis.structure import bias_domain, collisions_of, has_vectors, rotation_pairs
+from pecli.analysis.structure import bias_domain, collisions_of, has_vectors, rotation_pairs, turning
 from pecli.dtypes import DTYPES, cast
 from pecli.errors import PecliError
 from pecli.schemes.base import Scheme
@@ -54,7 +54,8 @@ class PrecisionProfile:
         if there is none. :attr:`first_adjacent_collision` is its position.
     phase_error:
         (n_pairs,) largest absolute error, over positions, of the angle ``atan2`` reads back from each
-        (sin, cos) pair, wrapped to [−π, π] — sinusoidal and rotary schemes only, otherwise None.
+        (sin, cos) pair against the angle ``±p·θ_i`` it was made from, wrapped to [−π, π] — sinusoidal
+        and rotary schemes only, otherwise None.
     """
 
     case: str
@@ -90,7 +91,8 @@ def computed_encoding(scheme: Scheme, pairs: FrequencyPairs, positions: np.ndarr
 
     ``angle = round(round(p) · round(θ_i))`` (a float64 product of two numbers of at most 24 significant
     bits is exact, so rounding it once is the correctly rounded low-precision product), then
-    ``round(cos(angle))`` and ``round(sin(angle))``, scaled by the pairs' ``attention_scaling`` (rounded too;
+    ``round(cos(angle))`` and ``round(sin(angle))`` (the sine negated for pairs that turn by −pθ_i),
+    scaled by the pairs' ``attention_scaling`` (rounded too;
     a context-extension scaling of rope sets it, sinusoidal's ``scale``) and by xPos's per-position factors.
     """
     def low(x):
@@ -98,6 +100,8 @@ def computed_encoding(scheme: Scheme, pairs: FrequencyPairs, positions: np.ndarr
 
     angle = low(low(pairs.coordinates(positions)) * low(pairs.inv_freq))
     sin, cos = low(np.sin(angle)), low(np.cos(angle))
+    if turning(scheme) < 0:  # pairs turning by −pθ_i: sin(−a) = −sin(a), rounded alike
+        np.negative(sin, out=sin)
     scaling = low(float(pairs.attention_scaling))
     if pairs.magnitudes is not None:  # xPos: each position's own factor, itself rounded
         scaling = low(scaling * low(pairs.magnitudes(positions)))
@@ -169,6 +173,8 @@ class Rounding:
     def __init__(self, scheme: Scheme, positions: np.ndarray, dtype: str, compute_dtype: str | None) -> None:
         self.scheme, self.positions, self.dtype, self.compute_dtype = scheme, positions, dtype, compute_dtype
         self.pairs = rotation_pairs(scheme) if has_vectors(scheme) else None
+        #: +1, or −1 for pairs that turn by −pθ_i: the sign of the angle the rows were made from
+        self.sign = turning(scheme)
 
     def low(self, exact: np.ndarray, rows: slice | np.ndarray) -> np.ndarray:
         """Rows ``rows`` in low precision, from their float64 values ``exact``."""
@@ -193,7 +199,7 @@ class RowErrors:
 class RoundingErrors(Accumulator):
     """:class:`RowErrors` of the rows, block by block."""
 
-    cost = 6.0  # the cast, its errors and each pair's phase (arctan2): 4.0 CPU seconds at 2^22 × 128, a hash 0.65
+    cost = 8.8  # the cast, its errors and each pair's phase (arctan2): 3.0 CPU seconds at 2^22 × 128, a hash 0.34
 
     def __init__(self, rounding: Rounding, n: int) -> None:
         self.key = ("precision", rounding.dtype, rounding.compute_dtype)
@@ -205,6 +211,7 @@ class RoundingErrors(Accumulator):
         self._last: tuple[np.ndarray, np.ndarray] | None = None  # the previous row: (exact, low widened)
         # the widened rows; their differences, then the phases; the phases' wrapping (reused block to block)
         self.wide, self.difference, self.wrapping = Scratch(), Scratch(), Scratch()
+        self.shifted, self.angles = Scratch(), Scratch()
 
     def add(self, block: Block) -> None:
         part = slice(block.start, block.stop)
@@ -233,14 +240,25 @@ class RoundingErrors(Accumulator):
         pairs, (first, second) = self.rounding.pairs, self.pair_columns
         a, b = wide[:, first], wide[:, second]
         sin, cos = (a, b) if pairs.sin_first else (b, a)
-        shifted = scratch[:, : sin.shape[1]]
+        shifted, angles = self.shifted(sin.shape), self.angles(sin.shape)  # contiguous, reused
         np.arctan2(sin, cos, out=shifted)  # the angle read back, then its distance to the true one
-        shifted -= pairs.angles(self.rounding.positions[part])
+        positions = self.rounding.positions[part]
+        if positions.ndim == 1:  # pairs.angles, written in place: p·θ_i, float64
+            np.multiply(positions.astype(np.float64)[:, None], pairs.inv_freq, out=angles)
+        else:
+            angles[...] = pairs.angles(positions)
+        if self.rounding.sign < 0:
+            np.negative(angles, out=angles)
+        shifted -= angles
         shifted += np.pi
-        self.out.phase = np.maximum(self.out.phase, wrapped_max(shifted, self.wrapping(shifted.shape)))
+        # |shifted| is at most π plus the largest |angle| plus π: the angles' extremes are the block's
+        # first or last position's, times the largest θ_i (no pass over the values for it)
+        reach = float(np.max(np.abs(positions))) * float(np.max(np.abs(pairs.inv_freq), initial=0.0)) if positions.size else 0.0
+        self.out.phase = np.maximum(self.out.phase, wrapped_max(shifted, self.wrapping(shifted.shape), largest=reach + 2 * np.pi))
 
     def result(self) -> RowErrors:
         self.wide, self.difference, self.wrapping = Scratch(), Scratch(), Scratch()
+        self.shifted, self.angles = Scratch(), Scratch()
         return self.out
 
 
@@ -250,7 +268,7 @@ class RoundingErrors(Accumulator):
 WRAP_ROUNDING = 2.0**-49
 
 
-def wrapped_max(shifted: np.ndarray, scratch: np.ndarray | None = None) -> np.ndarray:
+def wrapped_max(shifted: np.ndarray, scratch: np.ndarray | None = None, largest: float | None = None) -> np.ndarray:
     """``np.abs(np.remainder(shifted, 2π) − π).max(axis=0)`` (each angle's distance wrapped to [−π, π]),
     bit for bit, with ``np.remainder`` (about 10 ns a value here) evaluated on few values.
 
@@ -259,7 +277,8 @@ def wrapped_max(shifted: np.ndarray, scratch: np.ndarray | None = None) -> np.nd
     differs by as little); each column's largest distance is then among the values whose estimate is
     within twice that of the column's largest estimate, and only those are wrapped exactly. Columns
     holding a value that is not finite are wrapped in full. ``scratch``: an array of ``shifted``'s shape
-    for the estimates (a pass reuses one).
+    for the estimates (a pass reuses one). ``largest``: a bound on max|t| known beforehand (a larger
+    bound only wraps more values exactly); None: measured.
     """
     two_pi = 2 * np.pi
     with np.errstate(invalid="ignore", over="ignore"):  # values not finite are wrapped as the definition does, below
@@ -278,7 +297,8 @@ def wrapped_max(shifted: np.ndarray, scratch: np.ndarray | None = None) -> np.nd
         if finite.any():
             out[finite] = wrapped_max(shifted[:, finite])
         return out
-    largest = max(float(shifted.max()), -float(shifted.min()))  # max |t|, with no array of |t|
+    if largest is None:
+        largest = max(float(shifted.max()), -float(shifted.min()))  # max |t|, with no array of |t|
     slack = 2 * WRAP_ROUNDING * (largest + two_pi)
     rows, columns = np.nonzero(estimate >= best - slack)
     exact = np.remainder(shifted[rows, columns], two_pi)

@@ -15,7 +15,7 @@ import numpy as np
 from pecli.analysis.result import PropertyResult
 from pecli.analysis.encoding_pass import Accumulator, Block, encoding_rows
 from pecli.analysis.structure import (
-    BLOCK_BYTES, EXACT_WORK, blas_pinned, chunked_task, chunks, has_vectors, rotation_pairs, sample_queries,
+    BLOCK_BYTES, EXACT_WORK, blas_pinned, chunked_task, chunks, has_vectors, rotation_pairs, rows_at, sample_queries,
 )
 from pecli.errors import PecliError
 from pecli.schemes.base import Capability, Scheme
@@ -136,15 +136,18 @@ class DistanceScores(Accumulator):
         self._query_factors: np.ndarray | None = None
         self.key_step = max(1, BLOCK_BYTES // (8 * channels * max(self.queries.size, 1)))
         # a product of every query's factors with the keys', then their statistics: at 130 queries about
-        # six times a hash's work (measured at 2^22 × 128: 4.1 CPU seconds against 0.65)
-        self.cost = 1.0 + self.queries.size / 24
+        # eleven times a hash's work (measured at 2^22 × 128: 3.9 CPU seconds against 0.34)
+        self.cost = 1.0 + self.queries.size / 12.4
         self._buffer: np.ndarray | None = None  # keys' factors from the pass, until key_step of them
         self._scores: np.ndarray | None = None  # their scores, chunk after chunk (:meth:`_scores_for`)
         self._filled = self._next_key = 0
+        self._rows_given = False  # keys' factors from the rows of a pass: the queries' then too
+        self._keys_added = 0
 
     def add(self, block: Block) -> None:
         """Take the keys' factors from the rows; the scores are formed :attr:`key_step` keys at a time,
         as without a pass (a matrix product's last bits depend on its shape)."""
+        self._rows_given = True
         positions = np.arange(block.start, block.stop, dtype=np.int64)
         room = None if self._buffer is None else self._buffer[self._filled : self._filled + positions.size]
         if room is not None and room.shape[0] == positions.size:  # the block's factors fit: made in place
@@ -185,6 +188,7 @@ class DistanceScores(Accumulator):
             if self.query_scale is not None:
                 scores = scores * np.asarray(self.query_scale(self.queries), dtype=np.float64)[None, :, None]
         _accumulate(scores, self.queries, keys, self.reach, *self.stats)
+        self._keys_added += keys.size
 
     def _scores_for(self, keys: int) -> np.ndarray | None:
         """Where the scores of every query against ``keys`` keys go: one (queries, key_step) array made at
@@ -198,18 +202,20 @@ class DistanceScores(Accumulator):
         return self._scores
 
     @property
-    def stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(total, low, high) of shape (channels, 2D + 1) and the count per Δ, so far."""
+    def stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(total, low, high) of shape (channels, 2D + 1), so far."""
         if self._stats is None:
-            n = 2 * self.reach + 1
-            shape = (self.channels, n)
-            self._stats = (np.zeros(shape), np.full(shape, np.inf), np.full(shape, -np.inf), np.zeros(n, dtype=np.int64))
+            shape = (self.channels, 2 * self.reach + 1)
+            self._stats = (np.zeros(shape), np.full(shape, np.inf), np.full(shape, -np.inf))
         return self._stats
 
     @property
     def query_factors(self) -> np.ndarray:
         if self._query_factors is None:
-            factors = self.scheme.score_factors(self.queries)[0]
+            if self._rows_given:  # the queries' factors from their rows, as the keys' (the same numbers)
+                factors = self.scheme.score_factors_of_rows(self.queries, rows_at(self.scheme, self.queries))[0]
+            else:
+                factors = self.scheme.score_factors(self.queries)[0]
             if self.query_scale is not None:  # the model's attention scales each query (its logit scale)
                 factors = factors * np.asarray(self.query_scale(self.queries), dtype=np.float64)[:, None]
             self._query_factors = factors
@@ -218,7 +224,10 @@ class DistanceScores(Accumulator):
     def result(self) -> DistanceProfile:
         self._flush()
         self._buffer = self._scores = None  # the chunks' factors and scores: not needed past the pass
-        total, low, high, count = self.stats
+        total, low, high = self.stats
+        if self._keys_added != self.length:  # every key is added once, in order (the counts below need it)
+            raise RuntimeError(f"relativity: scores of {self._keys_added:,} keys added, not of {self.length:,}")
+        count = distance_counts(self.queries, self.length, self.reach)
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = total / count
         low[:, count == 0] = np.nan
@@ -229,11 +238,29 @@ class DistanceScores(Accumulator):
         )
 
 
+def distance_counts(queries: np.ndarray, length: int, reach: int) -> np.ndarray:
+    """How many of ``queries`` have a key at each distance Δ = −D … D: ``#{m : 0 ≤ m + Δ ≤ L − 1}``, the
+    number of scores :func:`_accumulate` adds to Δ's statistics once every key 0 … L − 1 is added.
+
+    Query m reaches the distances −m … L − 1 − m: each adds 1 over that run, a +1 where it starts and
+    a −1 after it ends in a table of differences whose running sum is the count (exact integers).
+    """
+    n = 2 * reach + 1
+    steps = np.zeros(n + 1, dtype=np.int64)
+    queries = np.asarray(queries, dtype=np.int64)
+    first = np.clip(-queries + reach, 0, n)  # column of Δ = −m, within the table
+    after = np.clip(length - queries + reach, 0, n)  # column after Δ = L − 1 − m
+    np.add.at(steps, first, 1)
+    np.add.at(steps, after, -1)
+    return np.cumsum(steps[:n], out=steps[:n])  # in place: one array of 2D + 1 integers
+
+
 def _accumulate(
     scores: np.ndarray, queries: np.ndarray, keys: np.ndarray, reach: int,
-    total: np.ndarray, low: np.ndarray, high: np.ndarray, count: np.ndarray,
+    total: np.ndarray, low: np.ndarray, high: np.ndarray,
 ) -> None:
-    """Add the scores of each query m against consecutive keys to the statistics of Δ = key − m.
+    """Add the scores of each query m against consecutive keys to the statistics of Δ = key − m (their
+    number at each Δ: :func:`distance_counts`).
 
     The keys k0 … k1 − 1 of query m fall on the consecutive columns k − m + D, so each query's row is
     one slice of the (channels, 2D + 1) statistics: no (queries, 2D + 1) aligned array.
@@ -248,7 +275,6 @@ def _accumulate(
         total[:, lo:hi] += values
         np.minimum(low[:, lo:hi], values, out=low[:, lo:hi])
         np.maximum(high[:, lo:hi], values, out=high[:, lo:hi])
-        count[lo:hi] += 1
 
 
 def sinusoid_identity(inv_freq: np.ndarray, distance: np.ndarray) -> np.ndarray:

@@ -99,19 +99,19 @@ def builds_a_table(scheme: Scheme) -> bool:
 
 def _encode(scheme: Scheme, length: int) -> np.ndarray:
     """Encode in chunks of positions into one array, so that the scheme's temporaries (angles, cos,
-    sin) stay chunk-sized: ``encode`` is per position, so the rows are the same."""
+    sin) stay chunk-sized: each row depends on its own position only (:func:`rows_at`), so the rows
+    are the same."""
     if builds_a_table(scheme):
-        encoding = np.asarray(scheme.encode(scheme.sequence_positions(0, length)), dtype=np.float64)
-        encoding = encoding.reshape(length, -1)
+        encoding = rows_at(scheme, scheme.sequence_positions(0, length)).reshape(length, -1)
         encoding.setflags(write=False)
         return encoding
-    first = np.asarray(scheme.encode(scheme.sequence_positions(0, min(length, 1))), dtype=np.float64)
+    first = rows_at(scheme, scheme.sequence_positions(0, min(length, 1)))
     width = first.shape[1] if first.ndim == 2 else 1
     encoding = np.empty((length, width), dtype=np.float64)
     parts = list(chunks(length, 4 * width))
     with chunked_task("encode", len(parts)) as bar:
         for part in parts:
-            encoding[part] = scheme.encode(scheme.sequence_positions(part.start, part.stop))
+            encoding[part] = rows_at(scheme, scheme.sequence_positions(part.start, part.stop))
             bar.advance()
     encoding.setflags(write=False)
     return encoding
@@ -147,8 +147,28 @@ def row_label(scheme: Scheme, row: int) -> int | list[int]:
 
 
 def rows_at(scheme: Scheme, positions: np.ndarray) -> np.ndarray:
-    """The float64 encoding of the given positions only (``encode`` is per position)."""
-    return np.asarray(scheme.encode(np.asarray(positions, dtype=np.int64)), dtype=np.float64)
+    """The float64 rows of ``positions`` (ids, or an n-D scheme's cells (N, rank)), as ``pecli encode``
+    writes them and :func:`pecli.encode` returns them: the main part of the scheme's
+    :meth:`~pecli.schemes.base.Scheme.parts` (``exact=False``), shape (N, width).
+
+    Every property of ``check`` measures these rows, so that it measures the numbers ``encode`` gives.
+    rope (without xPos) and sinusoidal make them by the angle addition of
+    :func:`~pecli.schemes.frequencies.unit_phasors`: float64 values within ``2⁻⁵³·|p·θ| + 2⁻⁵²`` of cos
+    and sin of the exact angle ``p·θ``, as close as NumPy's cos and sin of the float64 product
+    ``fl(p·θ)`` (what :meth:`~pecli.schemes.base.Scheme.encode` evaluates), whose values they are below
+    position 256 and differ from by up to twice that above it. Other schemes' rows are their
+    ``encode``'s. Each row depends on its own position only, not on the others asked with it: rows
+    encoded again on their own (to verify a collision, to name an example) are the same, bit for bit.
+    """
+    positions = np.asarray(positions)
+    if positions.dtype.kind in "iub":
+        positions = positions.astype(np.int64, copy=False)
+    count = len(positions)
+    if not count:
+        return np.asarray(scheme.encode(positions), dtype=np.float64).reshape(0, -1)
+    main = scheme.parts(positions, exact=False, dtype=None, wanted=[scheme.main_key])[0]
+    rows = np.asarray(main.rows_at(np.arange(count)), dtype=np.float64)
+    return rows.reshape(count, -1)
 
 
 @functools.lru_cache(maxsize=2)
@@ -526,6 +546,12 @@ def rotation_pairs(scheme: Scheme) -> FrequencyPairs | None:
     if not (has_vectors(scheme) and scheme.has(Capability.FREQUENCIES)):
         return None
     return scheme.frequency_pairs()
+
+
+def turning(scheme: Scheme) -> float:
+    """+1 or −1: the way a scheme's pairs turn, ``p·θ_i`` or ``−p·θ_i`` (rope's ``direction``: nanochat
+    turns by −pθ, its rows holding (cos pθ_i, −sin pθ_i)); :class:`FrequencyPairs` gives θ_i > 0 either way."""
+    return float(getattr(scheme, "sign", 1.0))
 
 
 def rotation_blocks(pairs: FrequencyPairs, shift: int) -> np.ndarray:
