@@ -247,3 +247,43 @@ def test_help_imports_no_markdown_parser_nor_tracebacks():
             "print(loaded(('markdown_it', 'rich.markdown', 'rich.traceback', 'pygments')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split("\n")[:2] == ["[]", "[]"]
+
+
+#: pecli's drawing modules: what a figure is drawn with (matplotlib, the figures' numbers).
+DRAWINGS = ("pecli.render.figures.matrices", "pecli.render.figures.scores", "pecli.render.figures.frequencies",
+            "pecli.render.figures.usage", "matplotlib")
+
+
+def test_no_page_runs_numpys_code_nor_imports_the_drawings():
+    # through the console entry point, as a user runs it; after each page: NumPy's module holds nothing
+    # of its own (vars() asks the module nothing), and none of its submodules is loaded
+    code = ("import contextlib, io, sys\nfrom pecli.cli import COMMANDS, main\n"
+            f"DRAWINGS = {DRAWINGS!r}\n"
+            "for name in ('', *COMMANDS):\n"
+            "    sys.argv = ['pecli', *([name] if name else []), '--help']\n"
+            "    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit): main()\n"
+            "    numpy = sorted(m for m in sys.modules if m == 'numpy' and 'ndarray' in vars(sys.modules[m])\n"
+            "                   or m.startswith('numpy.'))\n"
+            "    print(name or 'pecli', numpy, [m for m in DRAWINGS if m in sys.modules])\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert [line.split(" [")[:2] for line in result.stdout.splitlines()] == [[name or "pecli", "]"] for name in ("", *COMMANDS)]
+
+
+def test_numpy_deferred_is_numpy_once_asked():
+    code = ("import sys, types\nfrom pecli.cli.deferred_numpy import defer_numpy\ndefer_numpy()\n"
+            "import numpy as np\nimport numpy\n"
+            "print('ndarray' in vars(np), [m for m in sys.modules if m.startswith('numpy.')])\n"
+            "from numpy import arange\n"
+            "print(type(np) is types.ModuleType, np is sys.modules['numpy'] is numpy, int(arange(4).sum()),\n"
+            "      np.float64(0.5) * 2 == 1.0, np.linalg.norm(np.array([3.0, 4.0])) == 5.0)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines() == ["False []", "True True 6 True True"]
+
+
+def test_a_run_that_asks_for_no_page_loads_numpy_with_its_modules():
+    code = ("import contextlib, io, sys\nfrom pecli.cli import main\n"
+            "sys.argv = ['pecli', 'wavelengths', '--scheme', 'rope', '--dim', '8', '--length', '16', '--json']\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit): main()\n"
+            "print(type(sys.modules['numpy']).__name__, 'ndarray' in vars(sys.modules['numpy']))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines() == ["module True"]

@@ -205,10 +205,15 @@ class _ClosedStream:
         return False
 
 
+#: The options that ask for a help page.
+HELP_OPTIONS = frozenset({"-h", "--help"})
+
+
 def main() -> None:
     """Console entry point: run the command line; every failure becomes one line on stderr and an exit code.
 
-    The codes are those of :mod:`pecli.cli.exits`.
+    The codes are those of :mod:`pecli.cli.exits`. A line that asks for a help page runs NumPy's code only
+    if something asks NumPy for something (:mod:`pecli.cli.deferred_numpy`).
     """
     signal.signal(signal.SIGTERM, _on_sigterm)
     if sys.stdout is None:
@@ -218,7 +223,12 @@ def main() -> None:
     for stream in (sys.stdout, sys.stderr):  # an ASCII or cp1252 terminal: θ and … shown as ?, not an error
         with contextlib.suppress(AttributeError, OSError, ValueError):  # a closed descriptor keeps its own errors
             stream.reconfigure(errors="replace")
-    sys.exit(run(sys.argv[1:] or ["--help"], one_shot=True))
+    args = sys.argv[1:] or ["--help"]
+    if not HELP_OPTIONS.isdisjoint(args):  # a page shows nothing NumPy computes
+        from pecli.cli.deferred_numpy import defer_numpy
+
+        defer_numpy()
+    sys.exit(run(args, one_shot=True))
 
 
 def run(args: list[str], *, command: Callable[..., Any] | None = None, one_shot: bool = False) -> int:
