@@ -169,6 +169,10 @@ class Group(typer.core.TyperGroup):
         return super().parse_args(ctx, args)
 
 
+#: The options that ask for a help page, on every command.
+HELP_OPTIONS = ("-h", "--help")
+
+
 def build_app() -> typer.Typer:
     """The Typer app: the root's options (with Typer's ``--install-completion`` and ``--show-completion``)
     over the lazy :class:`Group` of :data:`COMMANDS`."""
@@ -178,7 +182,7 @@ def build_app() -> typer.Typer:
         help="Compute, measure and picture the positional encodings of transformers.",
         pretty_exceptions_show_locals=False,
         rich_markup_mode="markdown",
-        context_settings={"help_option_names": ["-h", "--help"]},
+        context_settings={"help_option_names": HELP_OPTIONS},
     )
     app.callback()(_root)
     return app
@@ -205,10 +209,6 @@ class _ClosedStream:
         return False
 
 
-#: The options that ask for a help page.
-HELP_OPTIONS = frozenset({"-h", "--help"})
-
-
 def main() -> None:
     """Console entry point: run the command line; every failure becomes one line on stderr and an exit code.
 
@@ -224,7 +224,7 @@ def main() -> None:
         with contextlib.suppress(AttributeError, OSError, ValueError):  # a closed descriptor keeps its own errors
             stream.reconfigure(errors="replace")
     args = sys.argv[1:] or ["--help"]
-    if not HELP_OPTIONS.isdisjoint(args):  # a page shows nothing NumPy computes
+    if any(option in args for option in HELP_OPTIONS):  # a page shows nothing NumPy computes
         from pecli.cli.deferred_numpy import defer_numpy
 
         defer_numpy()
