@@ -290,3 +290,19 @@ def test_a_run_that_asks_for_no_page_loads_numpy_with_its_modules():
             "print(type(sys.modules['numpy']).__name__, 'ndarray' in vars(sys.modules['numpy']))\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.splitlines() == ["module True"]
+
+
+def test_a_deferred_module_that_fails_to_load_leaves_as_a_failed_import(tmp_path, monkeypatch):
+    import importlib.util
+
+    from pecli.cli.deferred_numpy import _Deferred
+
+    source = tmp_path / "broken_for_pecli.py"
+    source.write_text("value = 1\nraise ImportError('no such library')\n")
+    spec = importlib.util.spec_from_file_location("broken_for_pecli", source)
+    module = importlib.util.module_from_spec(spec)
+    module.__class__ = _Deferred
+    monkeypatch.setitem(sys.modules, "broken_for_pecli", module)
+    with pytest.raises(ImportError, match="no such library"):
+        module.value
+    assert "broken_for_pecli" not in sys.modules
