@@ -18,8 +18,8 @@ target 1.2×) and with the cache off (``PECLI_CACHE_DIR=``: the bound searched i
 "start-up stays within 1.2× of the bare imports", target 1.2×.
 
 ``--help`` is Typer's own page (pecli/cli/help.py sets how it is printed, and keeps Rich's Markdown
-parser for the texts that have Markdown in them): every command's ``--help``, and ``pecli --help``,
-target 1.5×; ``encode --help`` also onto a terminal.
+parser for the texts that have Markdown in them; NumPy's code does not run, pecli/cli/deferred_numpy.py):
+every command's ``--help``, and ``pecli --help``, target 1.5×; ``encode --help`` also onto a terminal.
 
 ``--only TEXT`` keeps the rows whose name holds TEXT (``--only help``: every page); ``--before DIR`` also
 runs each row with the pecli of DIR (in DIR, first on ``PYTHONPATH``: a checkout of the code before a change, e.g.

@@ -247,3 +247,62 @@ def test_help_imports_no_markdown_parser_nor_tracebacks():
             "print(loaded(('markdown_it', 'rich.markdown', 'rich.traceback', 'pygments')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split("\n")[:2] == ["[]", "[]"]
+
+
+#: What a figure is drawn with: matplotlib, the drawings of frequencies and of a checkpoint's pairs and the
+#: numbers under them. (The figures package itself imports its other drawing modules, matrices and scores,
+#: whose functions it exports: with NumPy's code not run, they are definitions only.)
+DRAWINGS = ("matplotlib", "pecli.render.figures.frequencies", "pecli.render.figures.usage", "pecli.wavelengths",
+            "pecli.weights.usage")
+
+
+def test_no_page_runs_numpys_code_and_plots_imports_no_drawing():
+    # through the console entry point, as a user runs it, plot's page first; after each page: NumPy's
+    # module holds nothing of its own (vars() asks the module nothing) and none of its submodules is loaded
+    pages = ("plot", "", *(name for name in COMMANDS if name != "plot"))
+    code = ("import contextlib, io, sys\nfrom pecli.cli import main\n"
+            f"for name in {pages!r}:\n"
+            "    sys.argv = ['pecli', *([name] if name else []), '--help']\n"
+            "    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit): main()\n"
+            "    ran = 'ndarray' in vars(sys.modules['numpy']) or any(m.startswith('numpy.') for m in sys.modules)\n"
+            "    print(name or 'pecli', 'ran numpy' if ran else 'no numpy')\n"
+            "    if name == 'plot':\n"
+            f"        print(sorted(m for m in {DRAWINGS!r} if m in sys.modules))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines() == ["plot no numpy", "[]", *(f"{name or 'pecli'} no numpy" for name in pages[1:])]
+
+
+def test_numpy_deferred_is_numpy_once_asked():
+    code = ("import sys, types\nfrom pecli.cli.deferred_numpy import defer_numpy\ndefer_numpy()\n"
+            "import numpy as np\nimport numpy\n"
+            "print('ndarray' in vars(np), [m for m in sys.modules if m.startswith('numpy.')])\n"
+            "from numpy import arange\n"
+            "print(type(np) is types.ModuleType, np is sys.modules['numpy'] is numpy, int(arange(4).sum()),\n"
+            "      np.float64(0.5) * 2 == 1.0, np.linalg.norm(np.array([3.0, 4.0])) == 5.0)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines() == ["False []", "True True 6 True True"]
+
+
+def test_a_run_that_asks_for_no_page_loads_numpy_with_its_modules():
+    code = ("import contextlib, io, sys\nfrom pecli.cli import main\n"
+            "sys.argv = ['pecli', 'wavelengths', '--scheme', 'rope', '--dim', '8', '--length', '16', '--json']\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit): main()\n"
+            "print(type(sys.modules['numpy']).__name__, 'ndarray' in vars(sys.modules['numpy']))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines() == ["module True"]
+
+
+def test_a_deferred_module_that_fails_to_load_leaves_as_a_failed_import(tmp_path, monkeypatch):
+    import importlib.util
+
+    from pecli.cli.deferred_numpy import _Deferred
+
+    source = tmp_path / "broken_for_pecli.py"
+    source.write_text("value = 1\nraise ImportError('no such library')\n")
+    spec = importlib.util.spec_from_file_location("broken_for_pecli", source)
+    module = importlib.util.module_from_spec(spec)
+    module.__class__ = _Deferred
+    monkeypatch.setitem(sys.modules, "broken_for_pecli", module)
+    with pytest.raises(ImportError, match="no such library"):
+        module.value
+    assert "broken_for_pecli" not in sys.modules

@@ -169,6 +169,10 @@ class Group(typer.core.TyperGroup):
         return super().parse_args(ctx, args)
 
 
+#: The options that ask for a help page, on every command.
+HELP_OPTIONS = ("-h", "--help")
+
+
 def build_app() -> typer.Typer:
     """The Typer app: the root's options (with Typer's ``--install-completion`` and ``--show-completion``)
     over the lazy :class:`Group` of :data:`COMMANDS`."""
@@ -178,7 +182,7 @@ def build_app() -> typer.Typer:
         help="Compute, measure and picture the positional encodings of transformers.",
         pretty_exceptions_show_locals=False,
         rich_markup_mode="markdown",
-        context_settings={"help_option_names": ["-h", "--help"]},
+        context_settings={"help_option_names": HELP_OPTIONS},
     )
     app.callback()(_root)
     return app
@@ -208,7 +212,8 @@ class _ClosedStream:
 def main() -> None:
     """Console entry point: run the command line; every failure becomes one line on stderr and an exit code.
 
-    The codes are those of :mod:`pecli.cli.exits`.
+    The codes are those of :mod:`pecli.cli.exits`. A line that asks for a help page runs NumPy's code only
+    if something asks NumPy for something (:mod:`pecli.cli.deferred_numpy`).
     """
     signal.signal(signal.SIGTERM, _on_sigterm)
     if sys.stdout is None:
@@ -218,7 +223,12 @@ def main() -> None:
     for stream in (sys.stdout, sys.stderr):  # an ASCII or cp1252 terminal: θ and … shown as ?, not an error
         with contextlib.suppress(AttributeError, OSError, ValueError):  # a closed descriptor keeps its own errors
             stream.reconfigure(errors="replace")
-    sys.exit(run(sys.argv[1:] or ["--help"], one_shot=True))
+    args = sys.argv[1:] or ["--help"]
+    if any(option in args for option in HELP_OPTIONS):  # a page shows nothing NumPy computes
+        from pecli.cli.deferred_numpy import defer_numpy
+
+        defer_numpy()
+    sys.exit(run(args, one_shot=True))
 
 
 def run(args: list[str], *, command: Callable[..., Any] | None = None, one_shot: bool = False) -> int:
