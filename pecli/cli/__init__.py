@@ -168,6 +168,16 @@ class Group(typer.core.TyperGroup):
         plain_values(self.get_params(ctx))
         return super().parse_args(ctx, args)
 
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """Click's resolution, naming the closest commands when the name is none (Click suggests options only)."""
+        if args and args[0] not in COMMANDS and not args[0].startswith("-") and not ctx.resilient_parsing:
+            import difflib
+
+            close = difflib.get_close_matches(args[0].lower(), list(COMMANDS), n=2, cutoff=0.6)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else f"; the commands: {', '.join(COMMANDS)}"
+            ctx.fail(f"no such command {args[0]!r}{hint}")
+        return super().resolve_command(ctx, args)
+
 
 def build_app() -> typer.Typer:
     """The Typer app: the root's options (with Typer's ``--install-completion`` and ``--show-completion``)
