@@ -159,13 +159,13 @@ REACH_SECONDS = 5.0
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 
 
-def _unreachable(endpoint: str, seconds: float = REACH_SECONDS) -> str:
+def _unreachable(endpoint: str) -> str:
     """Why the Hub at ``endpoint`` cannot be reached (its name not found, its port not answering), or "".
 
     huggingface_hub retries a request that fails to connect five times, waiting 1 + 2 + 4 + 8 + 8 s between
-    them: without a network a listing would take 24 s. Its host is looked up and connected to first, within
-    ``seconds`` in all (the look-up runs on a thread: ``getaddrinfo`` takes no timeout). Behind a proxy
-    nothing is tried here.
+    them: without a network a listing would take 24 s. Its host is looked up and connected to first, each
+    within :data:`REACH_SECONDS` (the look-up runs on a thread: ``getaddrinfo`` takes no timeout). Behind a
+    proxy nothing is tried here.
     """
     import concurrent.futures
     import socket
@@ -173,6 +173,7 @@ def _unreachable(endpoint: str, seconds: float = REACH_SECONDS) -> str:
 
     if any(os.environ.get(name) for name in PROXY_VARIABLES):
         return ""
+    seconds = REACH_SECONDS
     address = urlsplit(endpoint)
     try:
         host, port = address.hostname, address.port or (443 if address.scheme == "https" else 80)
