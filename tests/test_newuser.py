@@ -87,3 +87,14 @@ def test_compare_on_a_terminal_keeps_a_seventh_property_whole(monkeypatch, tmp_p
     assert max(len(line.rstrip()) for line in text.splitlines()) <= 80
     assert "64000192" in text.replace(",", "") and "toy_seventh" in text
     assert "…" not in text.split("key figures")[0]
+
+
+def test_plot_run_twice_without_out_says_where_its_file_came_from(run_main, tmp_path):
+    assert run_main("plot", "circle", "--bases", "1,10").returncode == 0
+    first = (tmp_path / "circle.png").read_bytes()
+    again = run_main("plot", "circle", "--bases", "1,100")
+    assert again.returncode == 2
+    assert again.stderr == ("pecli: error: circle.png exists (plot circle writes there when --out is not given); pass "
+                            "--force to overwrite it, or --out to name another file\n")
+    assert (tmp_path / "circle.png").read_bytes() == first  # not overwritten
+    assert run_main("plot", "circle", "--bases", "1,100", "--force").returncode == 0
