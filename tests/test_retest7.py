@@ -7,6 +7,7 @@ quickly, and nothing half-written.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import signal
@@ -147,3 +148,21 @@ def test_a_write_cut_short_says_why_and_leaves_nothing(tmp_path, args, output):
 def test_a_misspelled_option_is_not_offered_help(run_main):
     assert run_main("encode", "--alpha", "2").stderr == "pecli: error: No such option: --alpha\n"
     assert "(Possible options: --scale, --scheme, --set)" in run_main("encode", "--schem", "rope").stderr
+
+
+# -- YAML 1.1's base 60 ------------------------------------------------------------------------------------------
+def test_positions_with_a_colon_in_yaml_are_a_range_not_base_60(run_main, tmp_path):
+    # YAML 1.1 reads 1:30 as 1 × 60 + 30 = 90; the user means positions 1 … 29
+    (tmp_path / "pos.yaml").write_text("scheme: t5\npositions: 1:30\n")
+    done = run_main("encode", "--config", "pos.yaml", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["positions"] == {"count": 29, "first": 1, "last": 29}
+    done = run_main("encode", "--scheme", "t5", "--set", "positions=2:10:4", "--json")
+    assert json.loads(done.stdout)["positions"] == {"count": 2, "first": 2, "last": 6}
+
+
+@pytest.mark.parametrize("line, said", [("dim: 1:20", "dim: expected an integer, got '1:20'"),
+                                        ("base: 1:30.5", "base: expected a number, got '1:30.5'")])
+def test_a_base_60_number_in_yaml_is_refused_as_the_text_it_is(run_main, tmp_path, line, said):
+    (tmp_path / "c.yaml").write_text(f"scheme: rope\n{line}\n")
+    assert_refused(run_main("encode", "--config", "c.yaml"), said)
