@@ -166,3 +166,20 @@ def test_positions_with_a_colon_in_yaml_are_a_range_not_base_60(run_main, tmp_pa
 def test_a_base_60_number_in_yaml_is_refused_as_the_text_it_is(run_main, tmp_path, line, said):
     (tmp_path / "c.yaml").write_text(f"scheme: rope\n{line}\n")
     assert_refused(run_main("encode", "--config", "c.yaml"), said)
+
+
+# -- verify's inputs are files -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("args, key, typed", [
+    (["--scheme", "rope", "--dim", "8", "--inv-freq", "1,0.1,0.01,0.001"], "inv_freq", "1,0.1,0.01,0.001"),
+    (["--scheme", "rope", "--dim", "8", "--inv-freq", "[1, 0.1]"], "inv_freq", "[1, 0.1]"),
+    (["--scheme", "alibi", "--heads", "2", "--slopes", "0.5,0.25"], "slopes", "0.5,0.25"),
+])
+def test_verify_says_numbers_typed_for_a_file_are_no_file(run_main, args, key, typed):
+    assert_refused(run_main("verify", *args), f"{key}: {typed!r} is no file: verify reads the array your code made, "
+                                              f"saved as .npy (np.save('{key}.npy', values)) or in an .npz")
+
+
+def test_verify_still_reads_a_file_named_like_a_number(run_main, tmp_path):
+    np.save(tmp_path / "1", np.array([1.0, 0.01]))  # a file named "1.npy"; "1" itself is no file
+    assert_refused(run_main("verify", "--scheme", "rope", "--dim", "4", "--inv-freq", "1"), "'1' is no file")
+    assert run_main("verify", "--scheme", "rope", "--dim", "4", "--inv-freq", "1.npy").returncode == 0
