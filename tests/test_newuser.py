@@ -98,3 +98,31 @@ def test_plot_run_twice_without_out_says_where_its_file_came_from(run_main, tmp_
                             "--force to overwrite it, or --out to name another file\n")
     assert (tmp_path / "circle.png").read_bytes() == first  # not overwritten
     assert run_main("plot", "circle", "--bases", "1,100", "--force").returncode == 0
+
+
+def test_arguments_stay_arguments_whatever_get_type_hints_makes_of_a_none_default(monkeypatch):
+    """Python 3.10's typing.get_type_hints wraps the annotation of a parameter defaulting to None in Optional[…],
+    hiding Typer's Annotated metadata: plot's KIND became an option --kind, and `pecli plot heatmap` was refused
+    as an unexpected extra argument on a fresh 3.10 install. The commands' signatures do not depend on it."""
+    import typing
+
+    import typer.main
+
+    from pecli.cli import build_app
+
+    real = typing.get_type_hints
+
+    def as_python_310(obj, globalns=None, localns=None, include_extras=False):
+        import inspect
+
+        hints = real(obj, globalns, localns, include_extras)
+        defaults = {name: p.default for name, p in inspect.signature(obj).parameters.items()}
+        return {name: typing.Optional[hint] if defaults.get(name, inspect.Parameter.empty) is None else hint
+                for name, hint in hints.items()}
+
+    monkeypatch.setattr(typing, "get_type_hints", as_python_310)
+    group = typer.main.get_command(build_app())
+    context = group.make_context("pecli", ["plot"], resilient_parsing=True)
+    for name, argument in (("plot", "kind"), ("check", "prop"), ("inspect", "subject"), ("sweep", "prop")):
+        params = {param.name: param.param_type_name for param in group.get_command(context, name).params}
+        assert params[argument] == "argument", name
