@@ -163,12 +163,12 @@ def _unreachable(endpoint: str) -> str:
     """Why the Hub at ``endpoint`` cannot be reached (its name not found, its port not answering), or "".
 
     huggingface_hub retries a request that fails to connect five times, waiting 1 + 2 + 4 + 8 + 8 s between
-    them: without a network a listing would take 24 s. Its host is looked up and connected to first, each
-    within :data:`REACH_SECONDS` (the look-up runs on a thread: ``getaddrinfo`` takes no timeout). Behind a
-    proxy nothing is tried here.
+    them: without a network a listing would take 24 s. Its host is looked up and connected to first, within
+    :data:`REACH_SECONDS` in all, on a daemon thread (``getaddrinfo`` takes no timeout, and a thread still
+    waiting on it must not hold the process at its exit). Behind a proxy nothing is tried here.
     """
-    import concurrent.futures
     import socket
+    import threading
     from urllib.parse import urlsplit
 
     if any(os.environ.get(name) for name in PROXY_VARIABLES):
@@ -181,17 +181,19 @@ def _unreachable(endpoint: str) -> str:
         return str(error)
     if not host:
         return f"{endpoint!r} names no host"
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-    try:
-        found = pool.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM).result(timeout=seconds)
-        with socket.create_connection(found[0][4][:2], timeout=seconds):
-            return ""
-    except concurrent.futures.TimeoutError:
-        return f"no answer within {seconds:g} s"
-    except OSError as error:
-        return error.strerror or str(error)
-    finally:
-        pool.shutdown(wait=False)
+    outcome: list[str] = []
+
+    def connect() -> None:  # every address the name has, as a client tries them (IPv6, then IPv4, …)
+        try:
+            with socket.create_connection((host, port), timeout=seconds):
+                outcome.append("")
+        except OSError as error:
+            outcome.append(error.strerror or str(error))
+
+    attempt = threading.Thread(target=connect, name="pecli-hub-reach", daemon=True)
+    attempt.start()
+    attempt.join(seconds)
+    return outcome[0] if outcome else f"no answer within {seconds:g} s"
 
 
 @dataclass(frozen=True)
