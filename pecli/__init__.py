@@ -161,23 +161,25 @@ def extension_report(config: Any, target: Any, **options: Any):
     return report(config, target, **options)
 
 
-def model_scheme(config: str | dict[str, Any], *, layer: int | None = None, group: str | None = None, length: int = 512):
+def model_scheme(config: str | dict[str, Any], *, layer: int | None = None, group: str | None = None, length: int | None = None):
     """The scheme of one layer group of a HuggingFace model (``layer`` 0-based, or ``group`` by name; neither
-    for a model whose layers all share one encoding), built as ``pecli --hf-config`` builds it."""
+    for a model whose layers all share one encoding), built as ``pecli --hf-config`` builds it, at ``length``
+    positions (default the command line's, :data:`pecli.schemes.build.DEFAULT_LENGTH`)."""
     from pecli.models.plan import one_group
     from pecli.models.reading import group_options
 
     plan = model_plan(config).select(layer, group)
     chosen = one_group(plan)
     group_options(plan, chosen)  # a table whose values are in the checkpoint is refused here
-    return chosen.encoding.at_length(length)
+    return chosen.encoding.at_length(_default_length(length))
 
 
-def build_scheme(name: Any, params: dict[str, Any] | None = None, *, length: int = 512):
+def build_scheme(name: Any, params: dict[str, Any] | None = None, *, length: int | None = None):
     """Build a registered scheme from its name and parameters, validated as the command line does.
 
     Parameters the user leaves out that depend on the sequence length (binary ``bits``, learned
-    ``max_length``) are filled from ``length``; ``scheme.at_length(n)`` gives the same scheme at
+    ``max_length``) are filled from ``length`` (default the command line's,
+    :data:`pecli.schemes.build.DEFAULT_LENGTH`); ``scheme.at_length(n)`` gives the same scheme at
     another length. ``name`` may be a scheme object instead: the result is that scheme with ``params``
     changed (``build_scheme(rope, {"base": 500000})``), its other parameters as it has them, those
     it filled from a length filled from ``length``.
@@ -187,6 +189,8 @@ def build_scheme(name: Any, params: dict[str, Any] | None = None, *, length: int
     from pecli.schemes.build import build_scheme as _build
     from pecli.schemes import Scheme
 
+    length = _default_length(length)
+
     if params is not None and not isinstance(params, Mapping):
         raise TypeError(f"build_scheme() takes the parameters as a mapping of name to value, got {type(params).__name__}")
     if isinstance(name, Scheme):
@@ -195,7 +199,7 @@ def build_scheme(name: Any, params: dict[str, Any] | None = None, *, length: int
     return _build(name, params or {}, length=length)
 
 
-def preset(name: str, *, length: int = 512, **params: Any):
+def preset(name: str, *, length: int | None = None, **params: Any):
     """The scheme of a library's convention (``"mae"``, ``"timm-sincos"``, ``"eva02"``; see
     :data:`pecli.presets.PRESETS`), with ``params`` overriding its options as options given on the command
     line do: ``pecli.preset("mae", grid=[16, 16])``."""
@@ -221,7 +225,7 @@ def check(scheme, prop: str = "all", *, max_memory: Any = None, **options: Any):
     from pecli.schemes import Scheme
 
     if isinstance(scheme, str):
-        scheme = build_scheme(scheme, length=_library_length(options.get("length", 512)))
+        scheme = build_scheme(scheme, length=_library_length(options.get("length", _check_length())))
     elif not isinstance(scheme, Scheme):
         raise TypeError(f"check() takes a scheme or the name of one as scheme, got {type(scheme).__name__}")
     if prop not in properties():
@@ -230,6 +234,25 @@ def check(scheme, prop: str = "all", *, max_memory: Any = None, **options: Any):
     _within_budget(estimate_check_bytes(scheme, prop, checked), max_memory, "length",
                    f"check {prop} at length {checked.length:,}")
     return check_report(scheme, prop, checked)
+
+
+def _default_length(length: int | None) -> int:
+    """``length``, or where it is None the length a run uses when nothing gives one (declared once, in
+    :mod:`pecli.schemes.build`; imported here when needed, so that ``import pecli`` stays light)."""
+    if length is not None:
+        return length
+    from pecli.schemes.build import DEFAULT_LENGTH
+
+    return DEFAULT_LENGTH
+
+
+def _check_length() -> int:
+    """The length ``check`` measures at when none is given: :class:`CheckOptions`' declared default."""
+    import dataclasses
+
+    from pecli.analysis.options import CheckOptions
+
+    return next(field.default for field in dataclasses.fields(CheckOptions) if field.name == "length")
 
 
 def _library_length(length: Any) -> int:
@@ -380,8 +403,9 @@ def encode(scheme: Any, positions: Iterable[Any] | None = None, *, dtype: str | 
     return built.encoded(ids, dtype=dtype)
 
 
-def plot(kind: str, scheme, *, length: int = 512, dtype: str | None = None, title: str | None = None, **options: Any):
-    """Draw plot ``kind`` of ``scheme`` over positions 0 … length − 1: ``(Figure, notes)``.
+def plot(kind: str, scheme, *, length: int | None = None, dtype: str | None = None, title: str | None = None, **options: Any):
+    """Draw plot ``kind`` of ``scheme`` over positions 0 … length − 1 (default the command line's length,
+    :data:`pecli.schemes.build.DEFAULT_LENGTH`): ``(Figure, notes)``.
 
     ``options`` are the kind's own (``bases``, ``pair``, ``head``, …; see ``pecli plot --help``), given
     as Python values; the notes say what the figure leaves out. Save with ``figure.savefig(path)``.
@@ -391,6 +415,7 @@ def plot(kind: str, scheme, *, length: int = 512, dtype: str | None = None, titl
     # The scheme as it would be built for this length (rope's context, learned's rows), and its own
     # parameters as the ones given, so that kinds drawing variants of it (other bases, other schemes) keep
     # them — as ``pecli plot`` does with the options typed.
+    length = _default_length(length)
     scheme = scheme.at_length(int(length))
     given = {key: value for key, value in scheme.params().items()
              if value is not None and key not in getattr(scheme, "length_filled", ())}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -220,6 +221,8 @@ def parse_positions(value: Any, rank: int = 1, budget: int | None = None, *, rea
     of N coordinate lists. With ``real`` (a scheme that takes real-valued positions) the file or list
     may hold any finite numbers, fractional or negative.
     """
+    if isinstance(value, str) and _bare_list(value):  # 0,5,9 on the command line: numbers as Python reads them
+        value = [_plain_number(item.strip()) for item in value.split(",")]
     if isinstance(value, str) and value.strip().startswith("["):  # a list on the command line: [3, 5] or [[0, 1], [2, 3]]
         try:  # the guarded loader of --config and --set: no alias bomb, no nesting deep enough to recurse
             value = parse_yaml(value, "--positions")
@@ -243,6 +246,10 @@ def parse_positions(value: Any, rank: int = 1, budget: int | None = None, *, rea
         positions = np.arange(*numbers, dtype=np.int64)
     elif isinstance(value, str):
         from pecli.io import load_array
+
+        if _number(value) and not os.path.exists(value):
+            raise ConfigError("positions", f"{value!r} is a single number, not positions: give start:stop[:step], "
+                              "a list such as 0,5,9, or an .npy file")
 
         try:
             positions = load_array(value, key="positions", max_bytes=min(MAX_POSITIONS * 8, budget or MAX_POSITIONS * 8))
@@ -269,6 +276,27 @@ def parse_positions(value: Any, rank: int = 1, budget: int | None = None, *, rea
             able = ", ".join(name for name, cls in SCHEMES.items() if cls.real_positions)
             text += f" (real-valued positions are for {able})"
         raise ConfigError("positions", text) from None
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _plain_number(text: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def _bare_list(text: str) -> bool:
+    """Whether ``text`` is numbers separated by commas (``0,5,9``), and no file of that name exists."""
+    items = text.split(",")
+    return len(items) > 1 and all(_number(item.strip()) for item in items) and not os.path.exists(text)
 
 
 def scheme_entries(value: Any, key: str = "schemes") -> list[tuple[str, dict[str, Any]]]:

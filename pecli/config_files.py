@@ -4,7 +4,8 @@ The loader is PyYAML's safe loader with four guards, each a one-line :class:`Con
 surprise: files over :data:`MAX_FILE_BYTES`; a key given twice in one mapping (YAML would silently keep
 the last); an integer with a leading zero (``dim: 010`` is 8 in YAML 1.1, 10 to a reader); and aliases
 that expand to more than :data:`MAX_NODES` values (a "billion laughs" document of a few hundred bytes).
-Text must be UTF-8.
+Text must be UTF-8. Numbers with colons are text, as in YAML 1.2: YAML 1.1 reads ``1:30`` as the base-60
+number 90, where a reader of ``positions: 1:30`` means positions 1 to 29.
 """
 
 from __future__ import annotations
@@ -44,7 +45,16 @@ def _strict_loader() -> type:
     # YAML 1.1 wants a dot and a signed exponent in a float (1.0e+6): 1e6 and 1.5e3 would be strings, which
     # a block (rope_scaling) then refuses as "not a number". Read them as YAML 1.2 and JSON do, as numbers.
     StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+.0123456789"))
+    StrictLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
     return StrictLoader
+
+
+def _construct_float(loader: Any, node: Any) -> Any:
+    """A float, except YAML 1.1's base-60 form (``1:30.5``), which is text (see the module)."""
+    import yaml
+
+    text = loader.construct_scalar(node)
+    return str(text) if ":" in str(text) else yaml.SafeLoader.construct_yaml_float(loader, node)
 
 
 def _construct_mapping(loader: Any, node: Any, deep: bool = False) -> dict[Any, Any]:
@@ -70,6 +80,8 @@ def _construct_int(loader: Any, node: Any) -> int:
     import yaml
 
     text = loader.construct_scalar(node)
+    if ":" in str(text):  # YAML 1.1's base 60 (1:30 = 90): text, as YAML 1.2 reads it (see the module)
+        return str(text)
     if _LEADING_ZERO.match(str(text)):
         raise ConfigError(
             "config", f"{text} at line {node.start_mark.line + 1} has a leading zero (YAML 1.1 reads it as octal); "

@@ -145,7 +145,16 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], None], *, 
     try:
         return _write_atomic(target, write, force=force)
     except OSError as error:  # a folder we may not write to, a full disk, a read-only file system
-        raise PecliError(f"cannot write {target}: {error.strerror or error}") from None
+        raise PecliError(f"cannot write {target}: {write_failure(error)}") from None
+
+
+def write_failure(error: OSError) -> str:
+    """What a failed write says: the system's reason; NumPy's ``tofile`` cut short by a full disk or a file size
+    limit says only ``N requested and M written``, without the system's, which is then named."""
+    text = error.strerror or str(error)
+    if error.errno is None and " requested and " in text and text.endswith(" written"):
+        return f"the disk is full or the file is over its size limit ({text} bytes)"
+    return text
 
 
 #: Temporary files are named ``.NAME.pecli-PID-XXXX.tmp``, so that a later run can tell whose they are.

@@ -24,6 +24,8 @@ def parse_size(key: str, value: Any) -> int:
         raise ConfigError(key, f"expected a size such as 2G or 512M, got {value!r}") from None
     if not np.isfinite(number) or number <= 0:
         raise ConfigError(key, f"must be a positive size, got {value!r}")
+    if number * scale < 1:  # a budget that rounds to no byte at all
+        raise ConfigError(key, f"must be at least one byte, got {value!r}")
     return int(number * scale)
 
 

@@ -168,6 +168,16 @@ class Group(typer.core.TyperGroup):
         plain_values(self.get_params(ctx))
         return super().parse_args(ctx, args)
 
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """Click's resolution, naming the closest commands when the name is none (Click suggests options only)."""
+        if args and args[0] not in COMMANDS and not args[0].startswith("-") and not ctx.resilient_parsing:
+            import difflib
+
+            close = difflib.get_close_matches(args[0].lower(), list(COMMANDS), n=2, cutoff=0.6)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else f"; the commands: {', '.join(COMMANDS)}"
+            ctx.fail(f"no such command {args[0]!r}{hint}")
+        return super().resolve_command(ctx, args)
+
 
 #: The options that ask for a help page, on every command.
 HELP_OPTIONS = ("-h", "--help")
@@ -250,7 +260,7 @@ def run(args: list[str], *, command: Callable[..., Any] | None = None, one_shot:
         code = command(args=args, prog_name="pecli", standalone_mode=False)
         sys.stdout.flush()
     except ClickException as error:
-        code = _say(f"pecli: error: {error.format_message()}{_file_hint(error, args)}", error.exit_code)
+        code = _say(f"pecli: error: {_without_help_hint(error.format_message())}{_file_hint(error, args)}", error.exit_code)
     except (KeyboardInterrupt, Interrupted):
         code = _say("pecli: interrupted", INTERRUPTED)
     except typer.Abort:
@@ -324,6 +334,12 @@ def one_line(text: str) -> str:
 
 #: The option that takes a file of each kind, for a file given without one (``pecli inspect config c.json``).
 FILE_OPTIONS = {".json": "--hf-config", ".gguf": "--gguf", ".yaml": "--config", ".yml": "--config"}
+
+
+def _without_help_hint(message: str) -> str:
+    """Click's message without its suggestion when the only option it finds close is ``--help``
+    (``No such option: --alpha (Possible options: --help)``): a misspelled option is never a request for help."""
+    return re.sub(r"(?: Did you mean --help\?| \(Possible options: --help\))$", "", message)
 
 
 def _file_hint(error: Exception, args: list[str]) -> str:

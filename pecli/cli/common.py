@@ -200,10 +200,12 @@ class SchemeCommand:
         return self._signature[1]
 
     def _make_signature(self) -> inspect.Signature:
-        signature = inspect.signature(self.func)
-        hints = typing.get_type_hints(self.func, include_extras=True)
+        # The annotations evaluated as written: typing.get_type_hints on Python 3.10 wraps the annotation of a
+        # parameter defaulting to None in Optional[…], which hides Typer's Annotated metadata (an Argument then
+        # became an option: `pecli plot heatmap` was "unexpected extra argument").
+        signature = inspect.signature(self.func, eval_str=True)
         own = [
-            p.replace(annotation=hints.get(name, p.annotation), kind=inspect.Parameter.KEYWORD_ONLY)
+            p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
             for name, p in signature.parameters.items()
             if name != "spec"
         ]

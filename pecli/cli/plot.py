@@ -53,7 +53,7 @@ def every_group(plan, specs, options, kind: str | None = None, force: bool = Fal
         check_applicable(kind, _given(spec))
         record.check(spec.scheme)
     live[0].check_memory(sum(plot_bytes(spec) for spec in live), f"plot {kind}")  # the panels are held together
-    target = check_target(settings["out"] or f"{kind}.png", suffixes=SUFFIXES, force=force)
+    target = _target(settings["out"], kind, force)
     style = Style(title=settings["title"], size=figures.parse_figure_size(settings["size"]) if settings["size"] else None,
                   dpi=settings["dpi"])
     panels = [(f"{group.name} (layers {group.layers_text()})", None if spec is None else _request(spec)) for group, spec in specs]
@@ -68,6 +68,18 @@ def every_group(plan, specs, options, kind: str | None = None, force: bool = Fal
     for note in notes:
         message(f"note: {note}", quiet=quiet or json)
     message(f"wrote {target}", quiet=quiet or json)
+
+
+def _target(out: Path | None, kind: str, force: bool) -> Path:
+    """The figure's file: ``--out``, else ``KIND.png`` in the current folder, which a second run without
+    ``--out`` finds there: the refusal then says where that file came from and the two ways on."""
+    default = Path(f"{kind}.png")
+    if out is None and not force and default.exists():
+        from pecli.errors import PecliError
+
+        raise PecliError(f"{default} exists (plot {kind} writes there when --out is not given); pass --force to "
+                         "overwrite it, or --out to name another file")
+    return check_target(out or default, suffixes=SUFFIXES, force=force)
 
 
 def _check_title(title: str | None) -> None:
@@ -101,7 +113,7 @@ def plot(
     _check_title(settings["title"])
     check_applicable(kind, _given(spec))
     record.check(spec.scheme)
-    target = check_target(settings["out"] or f"{kind}.png", suffixes=SUFFIXES, force=force)
+    target = _target(settings["out"], kind, force)
     style = Style(
         title=settings["title"],
         size=figures.parse_figure_size(settings["size"]) if settings["size"] else None,

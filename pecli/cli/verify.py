@@ -81,11 +81,32 @@ def verify(
 
 def read_input(path: str, key: str, budget: int):
     """cos and sin as rows read a block at a time; the other inputs whole, within the budget."""
+    _refuse_inline(path, key)
     if key in ("cos", "sin"):
         from pecli.verification.files import open_rows
 
         return open_rows(path, key, budget)
     return load_input(path, key, budget)
+
+
+def _refuse_inline(path: str, key: str) -> None:
+    """Numbers typed where a file is read (``--inv-freq 1,0.1``, as ``encode --inv-freq`` takes them): say that
+    verify reads the arrays your code made, saved, rather than "no such file"."""
+    import os
+
+    from pecli.errors import PecliError
+
+    def number(text: str) -> bool:
+        try:
+            float(text)
+        except ValueError:
+            return False
+        return True
+
+    items = path.strip().strip("[]").split(",")
+    if not os.path.exists(path) and all(number(item) for item in items):
+        raise PecliError(f"{key}: {path!r} is no file: verify reads the array your code made, saved as .npy "
+                         f"(np.save('{key}.npy', values)) or in an .npz")
 
 
 def _plot(target: Path, cos, sin, scheme, positions, report, *, force: bool) -> None:

@@ -139,7 +139,7 @@ def compare_renderable(comparison: Comparison, *, notes: Sequence[str] = ()) -> 
     """What ``pecli compare`` prints: the schemes' facts, their verdicts with the key figure of each, the
     legend of the key figures, ``notes`` (how the schemes were set side by side), then the footnotes."""
     properties = list(comparison.rows[0].results) if comparison.rows else []
-    parts: list[Any] = [facts_table(comparison), verdicts_table(comparison, properties)]
+    parts: list[Any] = [facts_table(comparison), Verdicts(comparison, properties)]
     legend = legend_table(comparison, properties)
     if legend.row_count:
         parts.append(legend)
@@ -170,9 +170,51 @@ def wavelength(value: float | None) -> str:
     return tokens(value)
 
 
-def verdicts_table(comparison: Comparison, properties: list[str]) -> Table:
+class Verdicts:
+    """The verdicts of ``pecli compare`` as wide as the console lets them be: one table while every property's
+    column fits, else the properties in their order over as many tables as needed, each repeating the scheme
+    column, so that no number or header is ever cut and no line runs past the width, whatever the number of
+    properties. On a terminal pecli's console lays a table too wide out itself (narrower borders, else a block
+    per row: :mod:`pecli.render.console`), so there the verdicts stay one table."""
+
+    def __init__(self, comparison: Comparison, properties: list[str]) -> None:
+        self.comparison, self.properties = comparison, properties
+
+    def fitted(self, console: Any) -> list[Table]:
+        """The tables to print on ``console`` (pecli's :class:`~pecli.render.console.FittingConsole` asks)."""
+        if console.is_terminal:
+            return [verdicts_table(self.comparison, self.properties)]
+        return self.tables(console, console.options)
+
+    def tables(self, console: Any, options: Any) -> list[Table]:
+        chunks = fitting_chunks(self.comparison, self.properties, console, options)
+        return [verdicts_table(self.comparison, chunk, continued=number_ > 0) for number_, chunk in enumerate(chunks)]
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        yield from self.tables(console, options)
+
+
+def fitting_chunks(comparison: Comparison, properties: list[str], console: Any, options: Any) -> list[list[str]]:
+    """``properties`` cut, in order, into the fewest runs whose table fits ``options.max_width`` (a property
+    too wide even alone gets a table of its own)."""
+    from rich.measure import Measurement
+
+    chunks: list[list[str]] = [[]]
+    for name in properties:
+        trial = chunks[-1] + [name]
+        unbounded = options.update(max_width=10**6)  # Measurement.get caps what it returns at the width it is given
+        width = Measurement.get(console, unbounded, verdicts_table(comparison, trial)).maximum
+        if chunks[-1] and width > options.max_width:
+            chunks.append([name])
+        else:
+            chunks[-1] = trial
+    return chunks
+
+
+def verdicts_table(comparison: Comparison, properties: list[str], *, continued: bool = False) -> Table:
     """One row per scheme, one column per property: the verdict, its key figure below, footnote marks."""
-    table = Table(title="verdicts (key figure below each; \\[n]: footnote)", title_justify="left")
+    title = None if continued else "verdicts (key figure below each; \\[n]: footnote)"  # continued: its header says
+    table = Table(title=title, title_justify="left")
     table.add_column("scheme", style="bold", no_wrap=True)
     for name in properties:
         dtypes = measured_dtypes(comparison, name)

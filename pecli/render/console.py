@@ -72,6 +72,16 @@ def parts(renderables: Iterable[Any]) -> list[Any]:
     return out
 
 
+def fitted_parts(console: Console, renderables: list[Any]) -> list[Any]:
+    """The renderables with each that lays itself out for a console (a ``fitted(console)`` method, as
+    ``compare``'s verdicts, which run on over several tables in a pipe) replaced by the parts it gives."""
+    out: list[Any] = []
+    for renderable in renderables:
+        fitted = getattr(renderable, "fitted", None)
+        out.extend(fitted(console) if callable(fitted) and not isinstance(renderable, type) else [renderable])
+    return out
+
+
 class FittingConsole(Console):
     """A Rich console that, when stdout is not a terminal, prints at its natural width anything that
     would otherwise be cut (see the module's docstring)."""
@@ -86,7 +96,7 @@ class FittingConsole(Console):
         if not objects:
             super().print(*objects, **kwargs)
             return
-        for part in parts(objects):
+        for part in fitted_parts(self, parts(objects)):
             if isinstance(part, str) or uncut_width(self, part) <= self.width:
                 super().print(part, **kwargs)
                 continue
