@@ -1,0 +1,71 @@
+"""Hostile retest, round seven (b): HunYuan's alpha past a float, a Hub out of reach for ``--model``, ``--gguf``
+addresses pecli does not read.
+
+Every refusal is exit 2 with one line on stderr naming the problem (``docs/exit-codes.md``), never exit 3.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from test_retest7 import assert_refused
+
+
+# -- HunYuan's ntk_alpha: base · alpha^(d/(d − 2)) ------------------------------------------------------------------
+def _hunyuan(tmp_path, alpha, key="rope_parameters", kind=("rope_type", "dynamic")):
+    config = {"model_type": "hunyuan_v1_dense", "head_dim": 64, "hidden_size": 1024, "num_attention_heads": 16,
+              "num_key_value_heads": 16, "num_hidden_layers": 2, "max_position_embeddings": 4096,
+              "intermediate_size": 2048, "vocab_size": 1000, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+              key: {"alpha": alpha, "factor": 1.0, "rope_theta": 10000.0, kind[0]: kind[1]}}
+    (tmp_path / "hy.json").write_text(json.dumps(config))
+    return "hy.json"
+
+
+@pytest.mark.parametrize("command", [["wavelengths"], ["inspect"], ["check", "all"], ["extend", "--target", "8192"]])
+def test_an_alpha_past_the_largest_float_is_named(run_main, tmp_path, command):
+    # 10,000 · (1e308)^(64/62): Python's float power raises OverflowError (transformers too)
+    done = run_main(*command, "--hf-config", _hunyuan(tmp_path, 1e308))
+    assert_refused(done, "rope_parameters.alpha: 1e+308 takes HunYuan's base rope_theta · alpha^(d/(d − 2)) "
+                         "= 10000 · alpha^1.032 past the largest float")
+
+
+def test_an_alpha_that_takes_the_base_to_zero_is_named(run_main, tmp_path):
+    # (1e-320)^(64/62) is under the smallest subnormal: the base is 0, its inverse frequencies infinite
+    done = run_main("wavelengths", "--hf-config", _hunyuan(tmp_path, 1e-320, key="rope_scaling"))
+    assert_refused(done, "rope_scaling.alpha: 1e-320 takes HunYuan's base rope_theta · alpha^(d/(d − 2)) "
+                         "= 10000 · alpha^1.032 to 0, under the smallest float")
+
+
+@pytest.mark.parametrize("alpha, shown", [(float("nan"), "nan"), (float("inf"), "inf"), (-1, "-1")])
+def test_an_alpha_that_is_no_positive_finite_number_is_named(run_main, tmp_path, alpha, shown):
+    done = run_main("wavelengths", "--hf-config", _hunyuan(tmp_path, alpha))
+    assert_refused(done, f"rope_parameters: alpha must be a finite positive number (HunYuan raises the base to it), "
+                         f"got {shown}")
+
+
+def test_a_small_alpha_whose_base_is_a_float_is_read(run_main, tmp_path):
+    # 10,000 · 0.5^(64/62) = 4,889.4 (transformers computes it: a smaller base, nothing to refuse)
+    done = run_main("wavelengths", "--hf-config", _hunyuan(tmp_path, 0.5), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["params"]["base"] == pytest.approx(10000 * 0.5 ** (64 / 62), rel=1e-12)
+
+
+@pytest.mark.parametrize("alpha, said", [
+    (1e308, "OverflowError: (34, 'Numerical result out of range')"),
+    ("abc", "TypeError: unsupported operand type(s) for ** or pow(): 'str' and 'float'"),
+])
+def test_mlx_failing_on_alpha_is_its_refusal(run_main, tmp_path, alpha, said):
+    # mlx-lm's hunyuan_v1_dense reads alpha whatever the block's type; transformers reads it under dynamic only
+    done = run_main("diff", "--runtime", "mlx", "--args", "", "--hf-config",
+                    _hunyuan(tmp_path, alpha, key="rope_scaling", kind=("type", "linear")))
+    assert done.returncode == 1, done.stderr
+    assert said in " ".join(done.stdout.split()), done.stdout
+
+
+def test_mlx_building_no_finite_base_from_alpha_is_named(run_main, tmp_path):
+    done = run_main("diff", "--runtime", "mlx", "--args", "", "--hf-config",
+                    _hunyuan(tmp_path, 0, key="rope_scaling", kind=("type", "linear")))
+    assert_refused(done, "rope_scaling.alpha: 0: mlx-lm's DynamicNTKAlphaRoPE turns it into the base "
+                         "rope_theta · alpha^(d/(d − 2)) = 0.0, not a finite positive number")
