@@ -69,3 +69,49 @@ def test_mlx_building_no_finite_base_from_alpha_is_named(run_main, tmp_path):
                     _hunyuan(tmp_path, 0, key="rope_scaling", kind=("type", "linear")))
     assert_refused(done, "rope_scaling.alpha: 0: mlx-lm's DynamicNTKAlphaRoPE turns it into the base "
                          "rope_theta · alpha^(d/(d − 2)) = 0.0, not a finite positive number")
+
+
+# -- --model ORG/NAME without a network ---------------------------------------------------------------------------
+@pytest.fixture
+def hub_closed(monkeypatch, tmp_path):
+    """The Hub at a closed port of this machine (never the real network), no proxy, the cache a new folder."""
+    import socket
+
+    pytest.importorskip("huggingface_hub")
+    import pecli.models.sources.hub_reach as reach
+
+    with socket.socket() as probe:  # a port just freed: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    for name in reach.PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+    return port
+
+
+def test_a_model_with_the_hub_out_of_reach_is_one_line_at_once(run_main, monkeypatch, tmp_path, hub_closed):
+    import huggingface_hub.file_download as download
+
+    def never(*args, **kwargs):
+        raise AssertionError("the Hub was asked although it cannot be reached")
+
+    monkeypatch.setattr(download, "get_hf_file_metadata", never)
+    done = run_main("inspect", "--model", "org/name")
+    assert_refused(done, f"model: org/name is not in the local cache ({tmp_path / 'cache'}) and the Hub "
+                         f"(http://127.0.0.1:{hub_closed}) cannot be reached (Connection refused): download it when "
+                         "online (hf download org/name config.json) or pass --hf-config FILE")
+
+
+def test_a_cached_model_is_read_with_the_hub_out_of_reach(run_main, tmp_path, hub_closed):
+    snapshot = tmp_path / "cache" / "models--org--name" / "snapshots" / ("0" * 40)
+    snapshot.mkdir(parents=True)
+    (snapshot.parent.parent / "refs").mkdir()
+    (snapshot.parent.parent / "refs" / "main").write_text("0" * 40)
+    (snapshot / "config.json").write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 2,
+        "max_position_embeddings": 2048, "rope_theta": 50000.0}))
+    done = run_main("wavelengths", "--model", "org/name", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["params"]["base"] == 50000.0

@@ -63,13 +63,6 @@ def hub_parts(location: str) -> tuple[str, str | None, str]:
     return found["repo"], found["revision"], found["path"] or ""
 
 
-def hub_endpoint() -> str:
-    """The Hub's address: ``HF_ENDPOINT`` as it is now, else huggingface_hub's default."""
-    from huggingface_hub import constants
-
-    return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
-
-
 def http_location(location: str) -> tuple[str, dict[str, str]]:
     """The URL a location is read from and the headers to send (a Hub token)."""
     if location.startswith(("http://", "https://")):
@@ -77,6 +70,8 @@ def http_location(location: str) -> tuple[str, dict[str, str]]:
     _require("huggingface_hub")
     from huggingface_hub import constants, hf_hub_url
     from huggingface_hub.utils import build_hf_headers
+
+    from pecli.models.sources.hub_reach import hub_endpoint
 
     if constants.HF_HUB_OFFLINE:
         raise ConfigError("gguf", f"cannot read {location}: HF_HUB_OFFLINE is set (a Hub file is read from the Hub; "
