@@ -115,3 +115,30 @@ def test_a_cached_model_is_read_with_the_hub_out_of_reach(run_main, tmp_path, hu
     done = run_main("wavelengths", "--model", "org/name", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["params"]["base"] == 50000.0
+
+
+# -- --gguf addresses pecli does not read --------------------------------------------------------------------------
+FORMS = ("a local path, http(s)://HOST/PATH.gguf, hf://ORG/REPO[@REVISION]/FILE.gguf or "
+         "ORG/REPO[@REVISION]:FILE.gguf")
+
+
+@pytest.mark.parametrize("location, said", [
+    ("http://127.0.0.1:99999/x.gguf", "gguf: http://127.0.0.1:99999/x.gguf: port 99999 is not a port number (0–65535)"),
+    ("http://127.0.0.1:abc/x.gguf", "gguf: http://127.0.0.1:abc/x.gguf: port abc is not a port number (0–65535)"),
+    ("http://", "gguf: http://: names no host; give http(s)://HOST/PATH.gguf"),
+    ("ftp://host/x.gguf", f"gguf: ftp://host/x.gguf: pecli does not read ftp:// URLs; give {FORMS}"),
+    ("S3://bucket/x.gguf", f"gguf: S3://bucket/x.gguf: pecli does not read s3:// URLs; give {FORMS}"),
+    ("file:///tmp/x.gguf", f"gguf: file:///tmp/x.gguf: give the file's path itself, not a file:// URL ({FORMS})"),
+])
+@pytest.mark.parametrize("command", [["inspect"], ["diff", "--hf-config", "hy.json"]])
+def test_a_gguf_address_pecli_does_not_read_is_named(run_main, tmp_path, location, said, command):
+    _hunyuan(tmp_path, 2.0)
+    assert_refused(run_main(*command, "--gguf", location), said)
+
+
+def test_only_fsspecs_words_for_a_server_without_ranges_say_so():
+    from pecli.models.gguf_remote import reason
+
+    assert reason(ValueError("Port out of range 0-65535")) == "Port out of range 0-65535"
+    assert reason(ValueError("The HTTP server doesn't appear to support range requests. Only reading this file "
+                             "from the beginning is supported.")).startswith("the server does not serve byte ranges")

@@ -130,8 +130,9 @@ def read_gguf_metadata(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]
     local path, or a URL or Hub file (:func:`pecli.models.gguf_remote.is_remote`), of which only the header
     and the position tensors' bytes are fetched — its header checked first (raises as :func:`read_gguf_plan`)."""
     from pecli.models.gguf_header import LocalFile
-    from pecli.models.gguf_remote import RemoteFile, is_remote
+    from pecli.models.gguf_remote import RemoteFile, check_location, is_remote
 
+    check_location(path)
     try:
         import gguf  # noqa: F401  (the optional extra)
     except ImportError:
