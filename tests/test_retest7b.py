@@ -142,3 +142,19 @@ def test_only_fsspecs_words_for_a_server_without_ranges_say_so():
     assert reason(ValueError("Port out of range 0-65535")) == "Port out of range 0-65535"
     assert reason(ValueError("The HTTP server doesn't appear to support range requests. Only reading this file "
                              "from the beginning is supported.")).startswith("the server does not serve byte ranges")
+
+
+# -- --gguf without the gguf package -------------------------------------------------------------------------------
+@pytest.mark.parametrize("location, said", [
+    ("https://example.invalid/x.gguf", "--gguf https://example.invalid/x.gguf needs the gguf package, and a URL the "
+                                       "remote extra's: pip install 'pecli[gguf,remote]'"),
+    ("hf://org/repo/x.gguf", "pip install 'pecli[gguf,remote]'"),
+    ("x.gguf", "--gguf needs the gguf package: pip install 'pecli[gguf]'"),
+])
+def test_without_gguf_a_url_is_told_both_extras(run_main, monkeypatch, location, said):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "gguf", None)  # import gguf raises ImportError
+    done = run_main("inspect", "--gguf", location)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr

@@ -136,6 +136,9 @@ def read_gguf_metadata(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]
     try:
         import gguf  # noqa: F401  (the optional extra)
     except ImportError:
+        if is_remote(path):  # a URL is read by the remote extra's packages as well
+            raise PecliError(f"--gguf {path} needs the gguf package, and a URL the remote extra's: pip install "
+                             f"'{EXTRA.removesuffix(']')},remote]'") from None
         raise PecliError(f"--gguf needs the gguf package: pip install '{EXTRA}'") from None
     if is_remote(path):
         with RemoteFile(path) as source:
