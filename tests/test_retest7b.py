@@ -158,3 +158,11 @@ def test_without_gguf_a_url_is_told_both_extras(run_main, monkeypatch, location,
     done = run_main("inspect", "--gguf", location)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+
+
+# -- one default length ----------------------------------------------------------------------------------------------
+def test_check_options_take_the_one_default_length():
+    from pecli.analysis.options import CheckOptions
+    from pecli.schemes.build import DEFAULT_LENGTH
+
+    assert CheckOptions().length == DEFAULT_LENGTH == 512
