@@ -166,3 +166,28 @@ def test_check_options_take_the_one_default_length():
     from pecli.schemes.build import DEFAULT_LENGTH
 
     assert CheckOptions().length == DEFAULT_LENGTH == 512
+
+
+# -- metavars the reader can read ----------------------------------------------------------------------------------
+PAGES = ["encode", "check", "compare", "wavelengths", "plot", "inspect", "permute", "verify", "diff", "extend", "sweep"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_page_shows_clicks_type_names(run_main, page):
+    done = run_main(page, "--help")
+    assert done.returncode == 0, done.stderr
+    for leak in ("<list[", "range>", "[x>=", "[x<"):
+        assert leak not in done.stdout, (page, leak)
+
+
+def test_diffs_options_say_what_they_take(run_main):
+    lines = {" ".join(line.strip("│ ").split()[:2]) for line in run_main("diff", "--help").stdout.splitlines()}
+    assert {"--hf-config FILE", "--model ORG/NAME", "--gguf FILE", "--jobs N"} <= lines
+    assert "--set KEY=VALUE" in {" ".join(line.strip("│ ").split()[:2])
+                                 for line in run_main("encode", "--help").stdout.splitlines()}
+
+
+def test_jobs_under_one_is_refused_in_one_line(run_main, tmp_path):
+    _hunyuan(tmp_path, 2.0)
+    assert_refused(run_main("diff", "--hf-config", "hy.json", "--gguf", "a.gguf", "--gguf", "b.gguf", "--jobs", "0"),
+                   "jobs: must be >= 1, got 0")
