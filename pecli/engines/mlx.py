@@ -194,16 +194,18 @@ def _blocks_as_compared(config: dict[str, Any]) -> dict[str, Any]:
     return with_text(config, path, {k: v for k, v in seen.items() if k in text})
 
 
-def _alpha_failure(raw: Mapping[str, Any], block: Any) -> str | None:
+def _alpha_failure(raw: Mapping[str, Any], block: Any, head_dim_read: bool) -> str | None:
     """What ``DynamicNTKAlphaRoPE.__init__`` raises on the block's ``alpha``, if it raises: ``alpha ** (d/(d−2))``
     in Python numbers (hunyuan_v1_dense.py:47) is a TypeError for a value that is no number, an OverflowError past
-    the largest float; d is the head's width (``head_dim``, else hidden_size/heads)."""
+    the largest float; d is the head's width (``head_dim`` where the file reads it, ``head_dim_read``, else
+    hidden_size/heads: hunyuan.py:84)."""
     if not isinstance(block, dict) or "alpha" not in block:
         return None
     alpha = block["alpha"]
     head = raw.get("head_dim")
     try:
-        dims = head if isinstance(head, int) and head else int(raw["hidden_size"]) // int(raw["num_attention_heads"])
+        dims = head if head_dim_read and isinstance(head, int) and head else \
+            int(raw["hidden_size"]) // int(raw["num_attention_heads"])
         exponent = dims / (dims - 2)
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return None  # the model file fails elsewhere first, or pecli's reading names the key
@@ -497,7 +499,7 @@ class Mlx(ConfigEngine):
                 return "TypeError: 'NoneType' object is not subscriptable"
             if NTK_ALPHA[module][1] and "alpha" not in block:
                 return "KeyError: 'alpha'"
-            return _alpha_failure(raw, block)
+            return _alpha_failure(raw, block, head_dim_read=module == "hunyuan_v1_dense")
         missing = [key for key in BUILD_KEYS.get(module, ()) if isinstance(block, dict) and block and key not in block]
         if missing:
             return f"KeyError: '{missing[0]}'"
