@@ -35,13 +35,13 @@ def assert_refused(done, *words: str) -> None:
 def hub_without_network(monkeypatch, tmp_path):
     """huggingface_hub, whose listing must never start (it would retry for 24 s), no proxy, a model's config."""
     hub = pytest.importorskip("huggingface_hub")
-    import pecli.sweeps.gguf_collection as collection
+    import pecli.models.sources.hub_reach as reach
 
     def never(*args, **kwargs):
         raise AssertionError("the Hub was asked although it cannot be reached")
 
     monkeypatch.setattr(hub.HfApi, "list_repo_files", never)
-    for name in collection.PROXY_VARIABLES:
+    for name in reach.PROXY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HF_ENDPOINT", "https://hub.example.invalid")
     config = tmp_path / "config.json"
@@ -62,7 +62,7 @@ def test_a_hub_repository_whose_host_is_not_found_is_one_line_at_once(run_main, 
 
 def test_a_hub_repository_whose_host_does_not_answer_is_refused_within_the_bound(run_main, monkeypatch,
                                                                               hub_without_network):
-    import pecli.sweeps.gguf_collection as collection
+    import pecli.models.sources.hub_reach as reach
 
     released = threading.Event()
 
@@ -71,7 +71,7 @@ def test_a_hub_repository_whose_host_does_not_answer_is_refused_within_the_bound
         raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
 
     monkeypatch.setattr(socket, "getaddrinfo", silent)
-    monkeypatch.setattr(collection, "REACH_SECONDS", 0.05)
+    monkeypatch.setattr(reach, "REACH_SECONDS", 0.05)
     try:
         done = run_main("diff", "--hf-config", hub_without_network, "--gguf", "hf://org/repo@main")
     finally:

@@ -17,6 +17,7 @@ import numpy as np
 
 from pecli.dtypes import DTYPES
 from pecli.params import Parameter, dataclass_parameters, param
+from pecli.schemes.build import DEFAULT_LENGTH
 
 #: Where ``--help`` lists the check options.
 CHECK_PANEL = "Check"
@@ -61,7 +62,7 @@ class CheckOptions:
         caller from a model's plan, not an option.
     """
 
-    length: int = 512
+    length: int = DEFAULT_LENGTH
     dtype: str | None = param(
         None, "uniqueness: compare the encodings in this dtype; precision: the low-precision dtype",
         choices=DTYPES, default_text="float64 for uniqueness, bfloat16 for precision", group=CHECK_PANEL,

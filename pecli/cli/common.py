@@ -43,7 +43,7 @@ CONFIG_OPTIONS: dict[str, Any] = {
     "preset": make_option(PRESET_SETTING, panel=CONFIG_PANEL),
     "set": typing.Annotated[
         typing.Optional[list[str]],
-        typer.Option("--set", help="override any key: key=value (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False),
+        typer.Option("--set", metavar="KEY=VALUE", help="override any key: key=value (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False),
     ],
 }
 

@@ -30,15 +30,15 @@ SETTINGS = (
 )
 
 
-GgufFiles = Annotated[Optional[list[str]], typer.Option("--gguf", help="add a GGUF file: a row per layer group (repeatable)",
+GgufFiles = Annotated[Optional[list[str]], typer.Option("--gguf", metavar="FILE", help="add a GGUF file: a row per layer group (repeatable)",
                                                         rich_help_panel=CONFIG_PANEL, show_default=False)]
 
 
 @scheme_command(*SETTINGS, run_keys=("length",))
 def compare(
     spec: Spec,
-    hf_config: Annotated[Optional[list[str]], typer.Option("--hf-config", help="add a HuggingFace config.json (or model folder): a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
-    model: Annotated[Optional[list[str]], typer.Option("--model", help="add a HuggingFace model ORG/NAME[@REVISION]: a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
+    hf_config: Annotated[Optional[list[str]], typer.Option("--hf-config", metavar="FILE", help="add a HuggingFace config.json (or model folder): a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
+    model: Annotated[Optional[list[str]], typer.Option("--model", metavar="ORG/NAME", help="add a HuggingFace model ORG/NAME[@REVISION]: a row per layer group (repeatable)", rich_help_panel=CONFIG_PANEL, show_default=False)] = None,
     gguf: GgufFiles = None, json: JsonOption = False, quiet: QuietOption = False,
 ) -> None:
     """Measure every property of several schemes: one row per scheme, one column per verdict.

@@ -15,13 +15,13 @@ from pecli.cli.diff_collection import ClusterOption, JobsOption, OutOption
 from pecli.errors import ConfigError
 
 HfConfigs = Annotated[Optional[list[str]], typer.Option(
-    "--hf-config", help="a HuggingFace config.json or model folder (twice: compare two configs, the first as the reference)",
+    "--hf-config", metavar="FILE", help="a HuggingFace config.json or model folder (twice: compare two configs, the first as the reference)",
     rich_help_panel=CONFIG_PANEL, show_default=False)]
 Models = Annotated[Optional[list[str]], typer.Option(
-    "--model", help="a HuggingFace model ORG/NAME[@REVISION] (twice: compare two revisions)",
+    "--model", metavar="ORG/NAME", help="a HuggingFace model ORG/NAME[@REVISION] (twice: compare two revisions)",
     rich_help_panel=CONFIG_PANEL, show_default=False)]
 Gguf = Annotated[Optional[list[str]], typer.Option(
-    "--gguf", help="a GGUF file (a path, an https:// URL, hf://ORG/REPO/FILE.gguf or ORG/REPO:FILE.gguf: its "
+    "--gguf", metavar="FILE", help="a GGUF file (a path, an https:// URL, hf://ORG/REPO/FILE.gguf or ORG/REPO:FILE.gguf: its "
     "header and position tensors are fetched, not its weights), compared with the config; with the config, "
     "several, a folder, a glob, @LIST or hf://ORG/REPO: a row per file; without it, twice: two files, the "
     "first the reference; with --runtime llama.cpp: the file the flags run on (needs pecli[gguf])",

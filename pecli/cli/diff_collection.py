@@ -21,7 +21,7 @@ OutOption = Annotated[Optional[Path], typer.Option(
     "--out", "-o", help="with several GGUF files: the rows as .csv, .jsonl or .parquet, appended as files finish; "
     "a rerun with the same file resumes", rich_help_panel=OUTPUT_PANEL, show_default=False)]
 JobsOption = Annotated[Optional[int], typer.Option(
-    "--jobs", min=1, help="with several GGUF files: read them in N local processes (default: threads of this one)",
+    "--jobs", metavar="N", help="with several GGUF files: read them in N local processes (default: threads of this one)",
     rich_help_panel=COLLECTION_PANEL, show_default=False)]
 ClusterOption = Annotated[Optional[str], typer.Option(
     "--cluster", help="with several GGUF files: read them on the Dask scheduler at ADDRESS (needs pecli[dask])",
@@ -53,6 +53,8 @@ def run(ggufs: Sequence[str], reference: Any, *, out: Path | None, force: bool, 
     from pecli.sweeps.files import open_rows_file
     from pecli.sweeps.runners import require_dask
 
+    if jobs is not None and jobs < 1:  # declared without click's range, whose "<int range> [x>=1]" the page would show
+        raise ConfigError("jobs", f"must be >= 1, got {jobs}")
     if jobs is not None and cluster is not None:
         raise ConfigError("jobs", "--jobs runs local processes and --cluster sends the files to Dask: give one of them")
     if cluster is not None:

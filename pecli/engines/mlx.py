@@ -194,6 +194,30 @@ def _blocks_as_compared(config: dict[str, Any]) -> dict[str, Any]:
     return with_text(config, path, {k: v for k, v in seen.items() if k in text})
 
 
+def _alpha_failure(raw: Mapping[str, Any], block: Any, head_dim_read: bool) -> str | None:
+    """What ``DynamicNTKAlphaRoPE.__init__`` raises on the block's ``alpha``, if it raises: ``alpha ** (d/(d−2))``
+    in Python numbers (hunyuan_v1_dense.py:47) is a TypeError for a value that is no number, an OverflowError past
+    the largest float; d is the head's width (``head_dim`` where the file reads it, ``head_dim_read``, else
+    hidden_size/heads: hunyuan.py:84)."""
+    if not isinstance(block, dict) or "alpha" not in block:
+        return None
+    alpha = block["alpha"]
+    head = raw.get("head_dim")
+    try:
+        dims = head if head_dim_read and isinstance(head, int) and head else \
+            int(raw["hidden_size"]) // int(raw["num_attention_heads"])
+        exponent = dims / (dims - 2)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None  # the model file fails elsewhere first, or pecli's reading names the key
+    try:
+        alpha ** exponent
+    except TypeError as error:
+        return f"TypeError: {error}"
+    except OverflowError as error:
+        return f"OverflowError: {error}"
+    return None
+
+
 def ntk_alpha(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departure | None]:
     """``DynamicNTKAlphaRoPE`` (:data:`NTK_ALPHA`): one base, rope_theta·alpha^(d/(d−2)) with d the rotated
     width, at every length and whatever the block's type says (its factor is not read)."""
@@ -205,6 +229,11 @@ def ntk_alpha(context: Context, group: LayerGroup) -> tuple[LayerGroup, Departur
     alpha = float(block.get("alpha", 1.0))
     dims = int(int(group.options["dim"]) * float(group.options.get("partial_rotary_factor", 1.0)))
     base = float(group.options["base"]) * alpha ** (dims / (dims - 2))
+    if not (isinstance(base, float) and math.isfinite(base) and base > 0):
+        shown = "a complex number" if isinstance(base, complex) else repr(base)
+        raise ConfigError("rope_scaling.alpha", f"{block.get('alpha')!r}: mlx-lm's DynamicNTKAlphaRoPE turns it into the "
+                          f"base rope_theta · alpha^(d/(d − 2)) = {shown}, not a finite positive number: its frequencies "
+                          "are not numbers pecli can measure")
     built = group if alpha == 1.0 else engine_built(group, {"base": base}, f"MLX: DynamicNTKAlphaRoPE (alpha {alpha:g})")
     kind = mlx_word(block)
     if not block or hf_record(kind) is DYNAMIC and "alpha" in block:
@@ -468,7 +497,9 @@ class Mlx(ConfigEngine):
         if module in NTK_ALPHA:  # no initialize_rope: only alpha is read
             if NTK_ALPHA[module][1] and not isinstance(block, dict):
                 return "TypeError: 'NoneType' object is not subscriptable"
-            return "KeyError: 'alpha'" if NTK_ALPHA[module][1] and "alpha" not in block else None
+            if NTK_ALPHA[module][1] and "alpha" not in block:
+                return "KeyError: 'alpha'"
+            return _alpha_failure(raw, block, head_dim_read=module == "hunyuan_v1_dense")
         missing = [key for key in BUILD_KEYS.get(module, ()) if isinstance(block, dict) and block and key not in block]
         if missing:
             return f"KeyError: '{missing[0]}'"

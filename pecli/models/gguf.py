@@ -130,11 +130,15 @@ def read_gguf_metadata(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]
     local path, or a URL or Hub file (:func:`pecli.models.gguf_remote.is_remote`), of which only the header
     and the position tensors' bytes are fetched — its header checked first (raises as :func:`read_gguf_plan`)."""
     from pecli.models.gguf_header import LocalFile
-    from pecli.models.gguf_remote import RemoteFile, is_remote
+    from pecli.models.gguf_remote import RemoteFile, check_location, is_remote
 
+    check_location(path)
     try:
         import gguf  # noqa: F401  (the optional extra)
     except ImportError:
+        if is_remote(path):  # a URL is read by the remote extra's packages as well
+            raise PecliError(f"--gguf {path} needs the gguf package, and a URL the remote extra's: pip install "
+                             f"'{EXTRA.removesuffix(']')},remote]'") from None
         raise PecliError(f"--gguf needs the gguf package: pip install '{EXTRA}'") from None
     if is_remote(path):
         with RemoteFile(path) as source:

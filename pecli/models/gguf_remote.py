@@ -45,6 +45,39 @@ HUB_SHORT = re.compile(r"(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<revision>[^:/\s]+))?:(
 HUB_URL = re.compile(r"hf://(?:models/)?(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<revision>[^/\s]+))?(?:/(?P<path>.*))?")
 
 
+#: The forms ``--gguf`` reads, said when a location is none of them.
+FORMS = ("a local path, http(s)://HOST/PATH.gguf, hf://ORG/REPO[@REVISION]/FILE.gguf or "
+         "ORG/REPO[@REVISION]:FILE.gguf")
+#: A URL's scheme (RFC 3986: a letter, then letters, digits, ``+``, ``-``, ``.``).
+URL_SCHEME = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def check_location(location: str) -> None:
+    """Refuse, in one :class:`~pecli.errors.ConfigError` line (key ``gguf``), a location that is a URL pecli
+    does not read (``ftp://``, ``file://``, …: not a local path either) or an HTTP URL without a host or with a
+    port no URL can have; a local file of that name that exists is read as it is."""
+    scheme = URL_SCHEME.match(location)
+    if scheme is None or os.path.exists(location):
+        return
+    word = scheme["scheme"].lower()
+    if word == "file":
+        raise ConfigError("gguf", f"{location}: give the file's path itself, not a file:// URL ({FORMS})")
+    if word not in ("http", "https", "hf"):
+        raise ConfigError("gguf", f"{location}: pecli does not read {word}:// URLs; give {FORMS}")
+    if word == "hf":
+        return
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(location)
+    if not parts.hostname:
+        raise ConfigError("gguf", f"{location}: names no host; give http(s)://HOST/PATH.gguf")
+    try:
+        parts.port
+    except ValueError:
+        given = parts.netloc.rpartition(":")[2]
+        raise ConfigError("gguf", f"{location}: port {given} is not a port number (0–65535)") from None
+
+
 def is_remote(location: str) -> bool:
     """Whether ``location`` names a file on a server or on the Hub rather than a local path (a local file
     named like ``ORG/REPO:FILE.gguf`` that exists stays local)."""
@@ -63,13 +96,6 @@ def hub_parts(location: str) -> tuple[str, str | None, str]:
     return found["repo"], found["revision"], found["path"] or ""
 
 
-def hub_endpoint() -> str:
-    """The Hub's address: ``HF_ENDPOINT`` as it is now, else huggingface_hub's default."""
-    from huggingface_hub import constants
-
-    return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
-
-
 def http_location(location: str) -> tuple[str, dict[str, str]]:
     """The URL a location is read from and the headers to send (a Hub token)."""
     if location.startswith(("http://", "https://")):
@@ -77,6 +103,8 @@ def http_location(location: str) -> tuple[str, dict[str, str]]:
     _require("huggingface_hub")
     from huggingface_hub import constants, hf_hub_url
     from huggingface_hub.utils import build_hf_headers
+
+    from pecli.models.sources.hub_reach import hub_endpoint
 
     if constants.HF_HUB_OFFLINE:
         raise ConfigError("gguf", f"cannot read {location}: HF_HUB_OFFLINE is set (a Hub file is read from the Hub; "
@@ -202,7 +230,7 @@ def reason(error: BaseException) -> str:
         return f"no answer within {TIMEOUT_SECONDS:g} s"
     if name == "ClientPayloadError" or "ContentLengthError" in repr(error):
         return "the transfer was cut before the bytes its Content-Length promised"
-    if isinstance(error, ValueError) and "range" in str(error):
+    if isinstance(error, ValueError) and "support range requests" in str(error):  # fsspec's words
         return "the server does not serve byte ranges (it answered a range with the whole file); download it"
     if isinstance(status, int):
         return f"HTTP {status} {getattr(error, 'message', '') or ''}".strip()
@@ -210,4 +238,4 @@ def reason(error: BaseException) -> str:
     return text if len(text) <= 160 else text[:157] + "…"
 
 
-__all__ = ["MAX_HEADER_BYTES", "RemoteFile", "hub_parts", "is_remote"]
+__all__ = ["MAX_HEADER_BYTES", "RemoteFile", "check_location", "hub_parts", "is_remote"]

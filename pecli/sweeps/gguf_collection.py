@@ -123,17 +123,18 @@ def _listed(path: str) -> list[str]:
 
 
 def _hub_repository(location: str) -> list[str]:
-    from pecli.models.gguf_remote import REMOTE_EXTRA, hub_endpoint, hub_parts
     from pecli.extras import optional_import
+    from pecli.models.gguf_remote import REMOTE_EXTRA, hub_parts
+    from pecli.models.sources.hub_reach import hub_endpoint, quiet_hub, unreachable
 
     repo, revision, path = hub_parts(location.rstrip("/"))
     hub = optional_import("huggingface_hub", "a Hub --gguf", REMOTE_EXTRA)
     endpoint = hub_endpoint()
-    unreachable = _unreachable(endpoint)
-    if unreachable:
-        raise ConfigError("gguf", f"cannot list {location}: the Hub ({endpoint}) cannot be reached: {unreachable}")
+    why = unreachable(endpoint)
+    if why:
+        raise ConfigError("gguf", f"cannot list {location}: the Hub ({endpoint}) cannot be reached: {why}")
     errors = optional_import("huggingface_hub.utils", "a Hub --gguf", REMOTE_EXTRA)
-    errors.logging.set_verbosity_error()  # the Hub's retry warnings would break the one-line contract of stderr
+    quiet_hub(errors)
     try:
         names = hub.HfApi(endpoint=endpoint).list_repo_files(repo, revision=revision)
     except errors.RevisionNotFoundError:
@@ -151,49 +152,6 @@ def _hub_repository(location: str) -> list[str]:
     if not files:
         raise ConfigError("gguf", f"{location} holds no .gguf file")
     return files
-
-
-#: Seconds to find and connect to the Hub's host before listing a repository.
-REACH_SECONDS = 5.0
-#: Variables naming a proxy: the Hub is then reached through it, and its host is not tried directly.
-PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
-
-
-def _unreachable(endpoint: str) -> str:
-    """Why the Hub at ``endpoint`` cannot be reached (its name not found, its port not answering), or "".
-
-    huggingface_hub retries a request that fails to connect five times, waiting 1 + 2 + 4 + 8 + 8 s between
-    them: without a network a listing would take 24 s. Its host is looked up and connected to first, within
-    :data:`REACH_SECONDS` in all, on a daemon thread (``getaddrinfo`` takes no timeout, and a thread still
-    waiting on it must not hold the process at its exit). Behind a proxy nothing is tried here.
-    """
-    import socket
-    import threading
-    from urllib.parse import urlsplit
-
-    if any(os.environ.get(name) for name in PROXY_VARIABLES):
-        return ""
-    seconds = REACH_SECONDS
-    address = urlsplit(endpoint)
-    try:
-        host, port = address.hostname, address.port or (443 if address.scheme == "https" else 80)
-    except ValueError as error:  # a port out of range
-        return str(error)
-    if not host:
-        return f"{endpoint!r} names no host"
-    outcome: list[str] = []
-
-    def connect() -> None:  # every address the name has, as a client tries them (IPv6, then IPv4, …)
-        try:
-            with socket.create_connection((host, port), timeout=seconds):
-                outcome.append("")
-        except OSError as error:
-            outcome.append(error.strerror or str(error))
-
-    attempt = threading.Thread(target=connect, name="pecli-hub-reach", daemon=True)
-    attempt.start()
-    attempt.join(seconds)
-    return outcome[0] if outcome else f"no answer within {seconds:g} s"
 
 
 @dataclass(frozen=True)

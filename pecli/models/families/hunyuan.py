@@ -14,6 +14,7 @@ with the block's other keys (its ``factor``, ``mscale``, …) unread, and, the t
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pecli.errors import ConfigError
@@ -35,6 +36,26 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def ntk_alpha_base(base: float, alpha: float, dim: int, key: str) -> float:
+    """HunYuan's ntk_alpha base, ``base · alpha^(d / (d − 2))``, as a finite positive float, else a ConfigError
+    naming ``{key}.alpha``.
+
+    transformers computes it in Python floats: an ``alpha`` that takes it past the largest float raises
+    ``OverflowError`` there, and one that takes it under the smallest gives a base of 0, whose inverse
+    frequencies ``1 / base^(2i/d)`` are infinite; neither is a model pecli can measure.
+    """
+    exponent = dim / (dim - 2)
+    try:
+        grown = base * alpha ** exponent
+    except OverflowError:
+        grown = math.inf
+    if math.isfinite(grown) and grown > 0:
+        return grown
+    where = "past the largest float" if grown != 0 else "to 0, under the smallest float"
+    raise ConfigError(f"{key}.alpha", f"{excerpt(alpha)} takes HunYuan's base rope_theta · alpha^(d/(d − 2)) "
+                      f"= {base:g} · alpha^{exponent:.4g} {where}")
+
+
 def hunyuan_groups(keys: Keys, family: Family) -> list[LayerGroup]:
     """The groups of a HunYuan v1 config: the generic RoPE reading, with a ``dynamic`` block's truthy ``alpha``
     read as the model's ``ntk_alpha`` (see the module), and an ``alpha`` its code does not read said and left out."""
@@ -49,8 +70,8 @@ def hunyuan_groups(keys: Keys, family: Family) -> list[LayerGroup]:
                       "and ignores it here; so does pecli")
         keys.data = {**keys.data, key: {k: v for k, v in block.items() if k != "alpha"}}
         return per_layer_rope(keys, family)
-    if not _number(alpha) or alpha <= 0:
-        raise ConfigError(key, f"alpha must be a positive number (HunYuan raises the base to it), got {excerpt(alpha)}")
+    if not _number(alpha) or not 0 < alpha < math.inf:
+        raise ConfigError(key, f"alpha must be a finite positive number (HunYuan raises the base to it), got {excerpt(alpha)}")
     if block.get("factor") is None:  # transformers' validation of a dynamic block, before the model's code drops it
         raise ConfigError(key, "rope_type dynamic needs a factor (transformers refuses the block without one, "
                           "although HunYuan's alpha then leaves it unused)")
@@ -69,6 +90,6 @@ def hunyuan_groups(keys: Keys, family: Family) -> list[LayerGroup]:
         if not _number(base):  # no RoPE here, or a base its scheme refuses, naming it
             out.append(group)
             continue
-        out.append(changed(group, {"base": base * alpha ** (dim / (dim - 2))}, by=f"{key}.alpha",
+        out.append(changed(group, {"base": ntk_alpha_base(base, alpha, dim, key)}, by=f"{key}.alpha",
                            origin=Origin.MODEL_CODE, note=NTK_ALPHA_NOTE))
     return out

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import warnings
 from dataclasses import dataclass
 
 from typing import TYPE_CHECKING, Any
@@ -106,14 +105,15 @@ def config_path(model: str) -> str:
     wanted = ModelId.parse(model)
     hub = optional_import("huggingface_hub", f"--model {model}")
     errors = optional_import("huggingface_hub.utils", f"--model {model}")
-    # The hub's retry warnings and download bars would break the one-line contract of stderr.
-    errors.logging.set_verbosity_error()
-    with warnings.catch_warnings():  # HF_HUB_DISABLE_PROGRESS_BARS=0 wins, with a warning
-        warnings.simplefilter("ignore")
-        errors.disable_progress_bars()
+    from pecli.models.sources.hub_reach import hub_endpoint, quiet_hub, unreachable
+
+    quiet_hub(errors)
+    # Out of reach, the Hub is not asked (huggingface_hub would retry for 24 s): the cache answers alone.
+    why = "" if offline() else unreachable(hub_endpoint())
     try:
         return str(hub.hf_hub_download(
-            wanted.repo, "config.json", revision=wanted.revision, cache_dir=cache_dir(), local_files_only=offline(),
+            wanted.repo, "config.json", revision=wanted.revision, cache_dir=cache_dir(),
+            local_files_only=offline() or bool(why),
         ))
     except errors.GatedRepoError:
         raise ConfigError("model", f"{wanted.repo} is gated: accept its terms on huggingface.co, then log in "
@@ -125,7 +125,8 @@ def config_path(model: str) -> str:
         raise ConfigError("model", f"{wanted.repo} has no revision {wanted.revision!r}; give a branch, tag or commit "
                                    f"that exists, {FALLBACK}") from None
     except errors.LocalEntryNotFoundError:
-        where = "HF_HUB_OFFLINE is set" if offline() else "the Hub cannot be reached"
+        where = ("HF_HUB_OFFLINE is set" if offline() else
+                 f"the Hub ({hub_endpoint()}) cannot be reached ({why})" if why else "the Hub cannot be reached")
         raise ConfigError("model", f"{wanted} is not in the local cache ({cache_path(hub)}) and "
                                    f"{where}: download it when online ({_download_command(wanted)}) {FALLBACK}") from None
     except errors.EntryNotFoundError:
