@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import os
 import struct
-import time
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -212,9 +211,10 @@ class Region:
             raise AssertionError(f"blocks held {self.written} bytes, the header declares {self.nbytes}")
 
 
-def _dos_time(moment: float) -> tuple[int, int]:
-    t = time.localtime(moment)
-    return (t.tm_hour << 11) | (t.tm_min << 5) | (t.tm_sec // 2), (max(t.tm_year - 1980, 0) << 9) | (t.tm_mon << 5) | t.tm_mday
+#: Every member's modification time and date, in MS-DOS form (APPNOTE 4.4.6): the ZIP epoch, 1980-01-01
+#: 00:00:00, as reproducible-build tools write (``SOURCE_DATE_EPOCH`` clamped to it, ``strip-nondeterminism``).
+#: A local time would make the same command write different bytes at another hour or time zone.
+ZIP_EPOCH_TIME, ZIP_EPOCH_DATE = 0, (0 << 9) | (1 << 5) | 1
 
 
 @dataclass
@@ -227,12 +227,13 @@ class _Entry:
 @dataclass
 class ZipLayout:
     """An ``.npz`` archive laid out member by member in the file ``fd`` (written from offset 0): each
-    :meth:`reserve` places a member after the previous one; :meth:`close` writes the headers."""
+    :meth:`reserve` places a member after the previous one; :meth:`close` writes the headers. Every
+    member is dated 1980-01-01 00:00:00 (:data:`ZIP_EPOCH_DATE`), so the archive's bytes depend on its
+    contents alone."""
 
     fd: int
     end: int = 0
     entries: list[_Entry] = field(default_factory=list)
-    moment: float = field(default_factory=time.time)
 
     def reserve(self, name: str, shape: Sequence[int], dtype: np.dtype) -> Region:
         """The region of member ``name`` (``.npy`` appended), its ``.npy`` header written."""
@@ -246,7 +247,7 @@ class ZipLayout:
 
     def close(self) -> None:
         """Write every member's local header (its CRC now known), the central directory and the end records."""
-        clock, date = _dos_time(self.moment)
+        clock, date = ZIP_EPOCH_TIME, ZIP_EPOCH_DATE  # the same bytes whenever and wherever written
         directory = bytearray()
         for entry in self.entries:
             entry.region.check_complete()
