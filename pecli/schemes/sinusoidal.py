@@ -132,6 +132,11 @@ class SinusoidalScheme(AdditiveScheme):
         out_dtype = np.dtype(np.float64) if dtype is None else numpy_dtype(dtype)
 
         sines, cosines = (slice(0, pairs), slice(pairs, self.dim)) if half else (slice(0, self.dim, 2), slice(1, self.dim, 2))
+        # The interleaved rows are the phasors' float64 view: in float64 or float32 they are made in the
+        # block itself (one product per value, cast in NumPy's buffer; bits as the chunk's cast), unless a
+        # scale must be applied in float64 before a cast to float32.
+        complex_dtype = {np.dtype(np.float64): np.complex128, np.dtype(np.float32): np.complex64}.get(out_dtype)
+        in_place = not half and complex_dtype is not None and (scale == 1.0 or out_dtype == np.float64)
 
         def rows(ids: np.ndarray) -> np.ndarray:
             if exact and out_dtype == np.float64:  # sin and cos of each chunk's angles straight into their columns
@@ -145,6 +150,14 @@ class SinusoidalScheme(AdditiveScheme):
 
                 return fill_rows(len(ids), self.dim, out_dtype, direct)
             chunk = phasor_chunks(ids, inv_freq, sin_first=not half, exact=exact)
+            if in_place:  # (sin, cos) pairs side by side: each row is its phasors' view, made where it lies
+
+                def pairs_in_place(start: int, stop: int, out: np.ndarray) -> None:
+                    chunk(start, stop, out.view(complex_dtype))
+                    if scale != 1.0:
+                        out *= scale
+
+                return fill_rows(len(ids), self.dim, out_dtype, pairs_in_place)
 
             def fill(start: int, stop: int, out: np.ndarray) -> None:
                 z = chunk(start, stop)
