@@ -35,3 +35,11 @@ def test_chunks_written_into_an_array_hold_the_phasors(ids, dtype):
     assert chunk(2, len(ids) - 1, out) is out
     expected = unit_phasors(ids[2:-1], inv_freq, sin_first=True, exact=False)
     np.testing.assert_array_equal(out, expected.astype(dtype))
+
+
+def test_only_the_angle_addition_of_consecutive_ids_holds_no_chunk():
+    # What lets sinusoidal's in-place rows take larger chunks: nothing of the chunk's size is held.
+    inv_freq = np.array([1.0, 0.01])
+    assert phasor_chunks(IDS[0], inv_freq, exact=False).holds_chunk is False
+    assert phasor_chunks(IDS[1], inv_freq, exact=False).holds_chunk is True
+    assert phasor_chunks(IDS[0], inv_freq, exact=True).holds_chunk is True

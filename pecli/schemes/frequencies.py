@@ -125,10 +125,12 @@ def helper_thread() -> Any:
         return _helper[1]
 
 
-def fill_rows(count: int, width: int, dtype: Any, fill: Callable[[int, int, np.ndarray], None]) -> np.ndarray:
+def fill_rows(count: int, width: int, dtype: Any, fill: Callable[[int, int, np.ndarray], None], *,
+              chunk_values: int = CHUNK_VALUES) -> np.ndarray:
     """A (count, width) array of ``dtype`` (from the pool of blocks,
     :data:`~pecli.schemes.encoded.BLOCKS`), ``fill(start, stop, out)`` writing rows start … stop − 1
-    into ``out`` (their view), a chunk of about :data:`CHUNK_VALUES` values at a time.
+    into ``out`` (their view), a chunk of about ``chunk_values`` values at a time (:data:`CHUNK_VALUES`;
+    a ``fill`` that holds no temporary of the chunk's size, as rows made in place, can take more).
 
     The chunks' temporaries (angles, cos and sin, phasors) stay in the core's cache, so the rows are
     written to memory once, already in ``dtype``; from :data:`SHARED_VALUES` values the second half of
@@ -138,7 +140,7 @@ def fill_rows(count: int, width: int, dtype: Any, fill: Callable[[int, int, np.n
     from pecli.schemes.encoded import BLOCKS
 
     out = BLOCKS.take((count, width), dtype)
-    step = max(1, CHUNK_VALUES // max(1, width))
+    step = max(1, chunk_values // max(1, width))
 
     def run(low: int, high: int) -> None:
         with np.errstate(over="ignore", invalid="ignore"):  # values past float16's range become ±inf, as a cast makes them
@@ -174,7 +176,9 @@ def phasor_chunks(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: boo
     product is made in complex128 and cast in NumPy's buffer, a few thousand values at a time: the bits
     of ``unit_phasors(…).astype(np.complex64)``, without a complex128 array of the chunk's size). A
     block's rows whose pairs sit side by side (sinusoidal's interleaved (sin, cos)) are then made in
-    place, each value written to memory once.
+    place, each value written to memory once. ``chunk.holds_chunk`` says whether a call still holds
+    arrays of the chunk's size (the direct evaluation, ids that are not consecutive) or, given ``out``,
+    none (the angle addition of consecutive ids), so that its caller may take larger chunks.
     """
     positions = np.asarray(positions)
     positions = positions if positions.dtype.kind == "f" else positions.astype(np.int64, copy=False)
@@ -190,6 +194,7 @@ def phasor_chunks(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: boo
             out[...] = z
             return out
 
+        direct.holds_chunk = True  # unit_phasors' angles and phasors, a chunk's size
         return direct
     steps = _phasor_steps(inv_freq.tobytes(), sin_first)
     first = int(positions[0]) // ANCHOR
@@ -217,6 +222,7 @@ def phasor_chunks(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: boo
             row, low = row + take, low + take
         return out
 
+    chunk.holds_chunk = False  # given ``out``, the products go straight into it
     return chunk
 
 

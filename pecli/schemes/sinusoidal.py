@@ -12,10 +12,16 @@ from pecli.errors import ConfigError
 from pecli.params import param
 from pecli.schemes.base import MAX_SCALE, MAX_WIDTH, AdditiveScheme, Capability
 from pecli.schemes.frequencies import (
-    DEFAULT_BASE, FrequencyPairs, check_given_frequencies, fill_rows, geometric_inv_freq, phasor_chunks,
+    CHUNK_VALUES, DEFAULT_BASE, FrequencyPairs, check_given_frequencies, fill_rows, geometric_inv_freq, phasor_chunks,
 )
 from pecli.schemes.parts import Part, prefixed, row_part, whole_part
 from pecli.schemes.positions import stored_positions
+
+#: Values of rows made in place at once (:meth:`SinusoidalScheme.row_encoder`) where the products hold no
+#: chunk (consecutive ids: ``phasor_chunks``' ``holds_chunk`` is False): a whole block's half is one
+#: product, one call per thread instead of four (each takes Python's lock): 0.157–0.160 CPU s against
+#: 0.167–0.190 (medians of five, 1 GiB of float32 rows, in process, three runs each).
+IN_PLACE_VALUES = 1 << 19
 
 
 @dataclass(frozen=True)
@@ -157,7 +163,8 @@ class SinusoidalScheme(AdditiveScheme):
                     if scale != 1.0:
                         out *= scale
 
-                return fill_rows(len(ids), self.dim, out_dtype, pairs_in_place)
+                values = CHUNK_VALUES if chunk.holds_chunk else IN_PLACE_VALUES
+                return fill_rows(len(ids), self.dim, out_dtype, pairs_in_place, chunk_values=values)
 
             def fill(start: int, stop: int, out: np.ndarray) -> None:
                 z = chunk(start, stop)
