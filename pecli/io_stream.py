@@ -6,8 +6,10 @@ shape and dtype are known before its values, its place in the archive is known t
 their offsets in any interleaving of the members — rope's ``cos`` and ``sin`` from the same phasors,
 block after block, without holding either whole. The local headers, which carry each member's CRC-32,
 are written last, then the central directory (ZIP64 records throughout, so members and archives over
-4 GiB are readable by Python's :mod:`zipfile`, hence ``np.load``). Format: PKWARE's APPNOTE.TXT
-(sections 4.3.7 local header, 4.3.12 central directory, 4.3.14–4.3.16 end records, 4.5.3 ZIP64 extra).
+4 GiB are readable by Python's :mod:`zipfile`, hence ``np.load``). Every member is dated the ZIP epoch,
+1980-01-01 00:00:00, so that an archive's bytes follow from its contents alone. Format: PKWARE's
+APPNOTE.TXT (sections 4.3.7 local header, 4.3.12 central directory, 4.3.14–4.3.16 end records, 4.4.6
+date and time, 4.5.3 ZIP64 extra).
 
 A writer thread writes (``os.pwrite``) step k while a second thread checksums it (``zlib.crc32``, which
 releases the GIL) and the caller computes step k + 1: at most two steps of blocks are alive. Each
