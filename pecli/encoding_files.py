@@ -354,7 +354,12 @@ class EncodeRun:
     def main_blocks_with(self, copies: dict[str, Callable[[np.ndarray], np.ndarray]]) -> Iterator[tuple[np.ndarray, dict]]:
         """:meth:`main_blocks`, each with the blocks ``copies`` makes from it by name (rope's cos and sin):
         made with the block, on the thread that computes it ahead (:func:`ahead`), while the caller
-        summarises the block before it."""
+        summarises the block before it.
+
+        A block is summarised after the caller took it (the caller hands it to the writer first): the
+        writer, whose copy into the page cache no other thread can share, starts on the first block
+        without waiting for its summary (the first loads NumPy's ``random``, 8–19 ms), and the last
+        block's summary runs beside its write. Neither the caller nor the summary changes a block."""
         prefix, dtype = self.main.prefix, self.dtype
 
         def made(blocks: Iterator[Block]) -> Iterator[tuple[Block, np.ndarray, dict]]:
@@ -366,9 +371,9 @@ class EncodeRun:
         blocks = made(self.main.blocks(self.rows))
         with released_blocks():  # what follows the blocks (other members, the summary's last step) finds them freed
             for block, values, copied in ahead(blocks) if rows_ahead(self.scheme) else blocks:
+                yield values, copied
                 if block.start >= prefix:  # the summary is about the positions' rows, not the prefix tokens'
                     self.summary.add(dataclasses.replace(block, start=block.start - prefix), values)
-                yield values, copied
 
     def summarise(self) -> None:
         """Summarise the main array without writing it (progress: the blocks)."""

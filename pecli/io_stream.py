@@ -6,8 +6,10 @@ shape and dtype are known before its values, its place in the archive is known t
 their offsets in any interleaving of the members — rope's ``cos`` and ``sin`` from the same phasors,
 block after block, without holding either whole. The local headers, which carry each member's CRC-32,
 are written last, then the central directory (ZIP64 records throughout, so members and archives over
-4 GiB are readable by Python's :mod:`zipfile`, hence ``np.load``). Format: PKWARE's APPNOTE.TXT
-(sections 4.3.7 local header, 4.3.12 central directory, 4.3.14–4.3.16 end records, 4.5.3 ZIP64 extra).
+4 GiB are readable by Python's :mod:`zipfile`, hence ``np.load``). Every member is dated the ZIP epoch,
+1980-01-01 00:00:00, so that an archive's bytes follow from its contents alone. Format: PKWARE's
+APPNOTE.TXT (sections 4.3.7 local header, 4.3.12 central directory, 4.3.14–4.3.16 end records, 4.4.6
+date and time, 4.5.3 ZIP64 extra).
 
 A writer thread writes (``os.pwrite``) step k while a second thread checksums it (``zlib.crc32``, which
 releases the GIL) and the caller computes step k + 1: at most two steps of blocks are alive. Each
@@ -20,7 +22,6 @@ from __future__ import annotations
 import functools
 import os
 import struct
-import time
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -212,9 +213,10 @@ class Region:
             raise AssertionError(f"blocks held {self.written} bytes, the header declares {self.nbytes}")
 
 
-def _dos_time(moment: float) -> tuple[int, int]:
-    t = time.localtime(moment)
-    return (t.tm_hour << 11) | (t.tm_min << 5) | (t.tm_sec // 2), (max(t.tm_year - 1980, 0) << 9) | (t.tm_mon << 5) | t.tm_mday
+#: Every member's modification time and date, in MS-DOS form (APPNOTE 4.4.6): the ZIP epoch, 1980-01-01
+#: 00:00:00, as reproducible-build tools write (``SOURCE_DATE_EPOCH`` clamped to it, ``strip-nondeterminism``).
+#: A local time would make the same command write different bytes at another hour or time zone.
+ZIP_EPOCH_TIME, ZIP_EPOCH_DATE = 0, (0 << 9) | (1 << 5) | 1
 
 
 @dataclass
@@ -227,12 +229,13 @@ class _Entry:
 @dataclass
 class ZipLayout:
     """An ``.npz`` archive laid out member by member in the file ``fd`` (written from offset 0): each
-    :meth:`reserve` places a member after the previous one; :meth:`close` writes the headers."""
+    :meth:`reserve` places a member after the previous one; :meth:`close` writes the headers. Every
+    member is dated 1980-01-01 00:00:00 (:data:`ZIP_EPOCH_DATE`), so the archive's bytes depend on its
+    contents alone."""
 
     fd: int
     end: int = 0
     entries: list[_Entry] = field(default_factory=list)
-    moment: float = field(default_factory=time.time)
 
     def reserve(self, name: str, shape: Sequence[int], dtype: np.dtype) -> Region:
         """The region of member ``name`` (``.npy`` appended), its ``.npy`` header written."""
@@ -246,7 +249,7 @@ class ZipLayout:
 
     def close(self) -> None:
         """Write every member's local header (its CRC now known), the central directory and the end records."""
-        clock, date = _dos_time(self.moment)
+        clock, date = ZIP_EPOCH_TIME, ZIP_EPOCH_DATE  # the same bytes whenever and wherever written
         directory = bytearray()
         for entry in self.entries:
             entry.region.check_complete()

@@ -125,10 +125,12 @@ def helper_thread() -> Any:
         return _helper[1]
 
 
-def fill_rows(count: int, width: int, dtype: Any, fill: Callable[[int, int, np.ndarray], None]) -> np.ndarray:
+def fill_rows(count: int, width: int, dtype: Any, fill: Callable[[int, int, np.ndarray], None], *,
+              chunk_values: int = CHUNK_VALUES) -> np.ndarray:
     """A (count, width) array of ``dtype`` (from the pool of blocks,
     :data:`~pecli.schemes.encoded.BLOCKS`), ``fill(start, stop, out)`` writing rows start … stop − 1
-    into ``out`` (their view), a chunk of about :data:`CHUNK_VALUES` values at a time.
+    into ``out`` (their view), a chunk of about ``chunk_values`` values at a time (:data:`CHUNK_VALUES`;
+    a ``fill`` that holds no temporary of the chunk's size, as rows made in place, can take more).
 
     The chunks' temporaries (angles, cos and sin, phasors) stay in the core's cache, so the rows are
     written to memory once, already in ``dtype``; from :data:`SHARED_VALUES` values the second half of
@@ -138,7 +140,7 @@ def fill_rows(count: int, width: int, dtype: Any, fill: Callable[[int, int, np.n
     from pecli.schemes.encoded import BLOCKS
 
     out = BLOCKS.take((count, width), dtype)
-    step = max(1, CHUNK_VALUES // max(1, width))
+    step = max(1, chunk_values // max(1, width))
 
     def run(low: int, high: int) -> None:
         with np.errstate(over="ignore", invalid="ignore"):  # values past float16's range become ±inf, as a cast makes them
@@ -160,13 +162,23 @@ def fill_rows(count: int, width: int, dtype: Any, fill: Callable[[int, int, np.n
 
 def phasor_chunks(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: bool = False,
                   exact: bool = True) -> Callable[[int, int], np.ndarray]:
-    """``chunk(start, stop)``: :func:`unit_phasors` of ``positions[start:stop]``, the same values, with what
-    the chunks share made once — the anchors' phasors of consecutive integer positions (``exact=False``).
+    """``chunk(start, stop, out=None)``: :func:`unit_phasors` of ``positions[start:stop]``, the same values,
+    with what the chunks share made once — the anchors' phasors of consecutive integer positions
+    (``exact=False``).
 
     ``exact`` evaluates cos and sin of each chunk's float64 angles (as :func:`unit_phasors`); the angle
     addition takes each chunk's products from the anchors of every position, evaluated here once (cos
     and sin of the float64 angles ``a·θ``), and the steps ``exp(i kθ)``: the factors, hence the
     products, are those :func:`unit_phasors` multiplies.
+
+    ``out``: a complex array of shape (stop − start, len(inv_freq)) the values are written into and
+    returned — complex128, or complex64, which holds each float64 product rounded once to float32 (the
+    product is made in complex128 and cast in NumPy's buffer, a few thousand values at a time: the bits
+    of ``unit_phasors(…).astype(np.complex64)``, without a complex128 array of the chunk's size). A
+    block's rows whose pairs sit side by side (sinusoidal's interleaved (sin, cos)) are then made in
+    place, each value written to memory once. ``chunk.holds_chunk`` says whether a call still holds
+    arrays of the chunk's size (the direct evaluation, ids that are not consecutive) or, given ``out``,
+    none (the angle addition of consecutive ids), so that its caller may take larger chunks.
     """
     positions = np.asarray(positions)
     positions = positions if positions.dtype.kind == "f" else positions.astype(np.int64, copy=False)
@@ -174,7 +186,16 @@ def phasor_chunks(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: boo
     consecutive = (not exact and positions.size > 0 and positions.dtype.kind != "f"
                    and positions[-1] - positions[0] == positions.size - 1 and bool(np.all(np.diff(positions) == 1)))
     if not consecutive:
-        return lambda start, stop: unit_phasors(positions[start:stop], inv_freq, sin_first=sin_first, exact=exact)
+
+        def direct(start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
+            z = unit_phasors(positions[start:stop], inv_freq, sin_first=sin_first, exact=exact)
+            if out is None:
+                return z
+            out[...] = z
+            return out
+
+        direct.holds_chunk = True  # unit_phasors' angles and phasors, a chunk's size
+        return direct
     steps = _phasor_steps(inv_freq.tobytes(), sin_first)
     first = int(positions[0]) // ANCHOR
     anchor_ids = np.arange(first, int(positions[-1]) // ANCHOR + 1)
@@ -184,23 +205,24 @@ def phasor_chunks(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: boo
         anchors = np.conj(anchors)
     offset = int(positions[0]) - first * ANCHOR  # positions[i] = (first + (offset + i) // ANCHOR)·ANCHOR + (offset + i) % ANCHOR
 
-    def chunk(start: int, stop: int) -> np.ndarray:
+    def chunk(start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
         low, high = offset + start, offset + stop
-        out = np.empty((stop - start, inv_freq.size), dtype=np.complex128)
+        out = np.empty((stop - start, inv_freq.size), dtype=np.complex128) if out is None else out
         row = 0
         while low < high:  # anchor × its steps: whole anchors in one product, a part of one alone
             anchor, k = divmod(low, ANCHOR)
             whole = (high - low) // ANCHOR if k == 0 else 0
             if whole:
                 grid = out[row : row + whole * ANCHOR].reshape(whole, ANCHOR, inv_freq.size)
-                np.multiply(anchors[anchor : anchor + whole, None, :], steps[None, :, :], out=grid)
+                np.multiply(anchors[anchor : anchor + whole, None, :], steps[None, :, :], out=grid, casting="same_kind")
                 take = whole * ANCHOR
             else:
                 take = min(ANCHOR - k, high - low)
-                np.multiply(anchors[anchor], steps[k : k + take], out=out[row : row + take])
+                np.multiply(anchors[anchor], steps[k : k + take], out=out[row : row + take], casting="same_kind")
             row, low = row + take, low + take
         return out
 
+    chunk.holds_chunk = False  # given ``out``, the products go straight into it
     return chunk
 
 

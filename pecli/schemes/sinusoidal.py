@@ -12,10 +12,16 @@ from pecli.errors import ConfigError
 from pecli.params import param
 from pecli.schemes.base import MAX_SCALE, MAX_WIDTH, AdditiveScheme, Capability
 from pecli.schemes.frequencies import (
-    DEFAULT_BASE, FrequencyPairs, check_given_frequencies, fill_rows, geometric_inv_freq, phasor_chunks,
+    CHUNK_VALUES, DEFAULT_BASE, FrequencyPairs, check_given_frequencies, fill_rows, geometric_inv_freq, phasor_chunks,
 )
 from pecli.schemes.parts import Part, prefixed, row_part, whole_part
 from pecli.schemes.positions import stored_positions
+
+#: Values of rows made in place at once (:meth:`SinusoidalScheme.row_encoder`) where the products hold no
+#: chunk (consecutive ids: ``phasor_chunks``' ``holds_chunk`` is False): a whole block's half is one
+#: product, one call per thread instead of four (each takes Python's lock): 0.157–0.160 CPU s against
+#: 0.167–0.190 (medians of five, 1 GiB of float32 rows, in process, three runs each).
+IN_PLACE_VALUES = 1 << 19
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,11 @@ class SinusoidalScheme(AdditiveScheme):
         out_dtype = np.dtype(np.float64) if dtype is None else numpy_dtype(dtype)
 
         sines, cosines = (slice(0, pairs), slice(pairs, self.dim)) if half else (slice(0, self.dim, 2), slice(1, self.dim, 2))
+        # The interleaved rows are the phasors' float64 view: in float64 or float32 they are made in the
+        # block itself (one product per value, cast in NumPy's buffer; bits as the chunk's cast), unless a
+        # scale must be applied in float64 before a cast to float32.
+        complex_dtype = {np.dtype(np.float64): np.complex128, np.dtype(np.float32): np.complex64}.get(out_dtype)
+        in_place = not half and complex_dtype is not None and (scale == 1.0 or out_dtype == np.float64)
 
         def rows(ids: np.ndarray) -> np.ndarray:
             if exact and out_dtype == np.float64:  # sin and cos of each chunk's angles straight into their columns
@@ -145,6 +156,15 @@ class SinusoidalScheme(AdditiveScheme):
 
                 return fill_rows(len(ids), self.dim, out_dtype, direct)
             chunk = phasor_chunks(ids, inv_freq, sin_first=not half, exact=exact)
+            if in_place:  # (sin, cos) pairs side by side: each row is its phasors' view, made where it lies
+
+                def pairs_in_place(start: int, stop: int, out: np.ndarray) -> None:
+                    chunk(start, stop, out.view(complex_dtype))
+                    if scale != 1.0:
+                        out *= scale
+
+                values = CHUNK_VALUES if chunk.holds_chunk else IN_PLACE_VALUES
+                return fill_rows(len(ids), self.dim, out_dtype, pairs_in_place, chunk_values=values)
 
             def fill(start: int, stop: int, out: np.ndarray) -> None:
                 z = chunk(start, stop)
