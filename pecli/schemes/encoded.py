@@ -28,7 +28,7 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from pecli.dtypes import numpy_dtype
+from pecli.dtypes import cast, numpy_dtype
 from pecli.schemes.parts import Part
 
 #: Rows of positions a block of rotary caches holds while they are filled (a multiple of the phasors'
@@ -213,17 +213,18 @@ class RotaryEncoding(Encoded):
 
     @cached_property
     def encoding(self) -> np.ndarray:
-        """(N, d): each pair's (cos, sin) at its components of the layout (times the queries' xPos
-        factors, with xPos), zero past the rotated ones."""
+        """(N, d): each pair's (cos, sin) at its components of the layout, zero past the rotated ones; with
+        xPos, the scheme's float64 rows times the queries' factors cast once (``RopeScheme.xpos_rows``), the
+        bits ``pecli encode`` writes, not the product of the caches in their dtype."""
         from pecli.schemes.rotary_layout import pair_slices
 
+        if self.xpos_scale is not None:  # the float64 product, cast once: the bits ``pecli encode`` writes
+            with np.errstate(over="ignore"):
+                return cast(self.scheme.xpos_rows(self.positions), self.cos.dtype.name)
         rotated = self.cos.shape[1]
         first, second = pair_slices(rotated, self.scheme.layout)
         out = np.zeros((self.cos.shape[0], int(self.scheme.dim)), dtype=self.cos.dtype)
         out[:, first], out[:, second] = self.cos[:, first], self.sin[:, first]
-        if self.xpos_scale is not None:
-            with np.errstate(over="ignore"):
-                out[:, :rotated] *= self.xpos_scale
         return out
 
     def as_dict(self) -> dict[str, np.ndarray]:

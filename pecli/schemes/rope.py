@@ -513,9 +513,22 @@ class RopeScheme(Scheme):
         if self.xpos is None:
             return [*trigonometric, whole_part("inv_freq", self.inv_freq), whole_part("positions", positions)]
         # The encoding is the queries' image of the reference vector: the rotation, then the xPos factors.
-        encoding = row_part("encoding", positions, self.encode, (self.dim,), main=True)
+        encoding = row_part("encoding", positions, self.encode if exact else self.xpos_rows, (self.dim,), main=True)
         return [encoding, *trigonometric[1:], row_part("xpos_scale", positions, self.xpos_scale, (self.rotated_dim,)),
                 whole_part("inv_freq", self.inv_freq), whole_part("positions", positions)]
+
+    def xpos_rows(self, positions: Any) -> np.ndarray:
+        """The (N, d) encoding with xPos as ``pecli encode`` writes it and ``pecli.encode`` returns it: each
+        pair's (cos, sin) from the angle addition of :func:`unit_phasors` (float64, attention scaling
+        included) times the queries' xPos factors, one float64 product per value (cast once after)."""
+        positions = self.positions_of(positions)
+        z = self.phasors(exact=False)(positions)
+        first, second = pair_slices(self.rotated_dim, self.layout)
+        out = np.zeros((positions.size, self.dim))
+        out[:, first], out[:, second] = z.real, z.imag
+        with np.errstate(over="ignore", invalid="ignore"):
+            out[:, : self.rotated_dim] *= self.xpos_scale(positions)
+        return out
 
     def xpos_scale(self, positions: Any) -> np.ndarray:
         """The (N, r) xPos factors of the queries in the layout's cache order (keys: their inverses)."""
