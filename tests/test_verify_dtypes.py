@@ -39,16 +39,16 @@ def yarn(base: float, rotated: int, factor: float, original: int) -> np.ndarray:
 def half(inv_freq: np.ndarray, positions: np.ndarray, scale: float = 1.0, dtype=np.float64):
     """HF's caches: concat(cos pθ, cos pθ) and the same for sin, times ``scale``, rounded to ``dtype``."""
     angles = np.outer(positions, inv_freq)
-    angles = np.concatenate([angles, angles], axis=1)
-    return (np.cos(angles) * scale).astype(dtype), (np.sin(angles) * scale).astype(dtype)
+    cos, sin = (np.cos(angles) * scale).astype(dtype), (np.sin(angles) * scale).astype(dtype)
+    return np.concatenate([cos, cos], axis=1), np.concatenate([sin, sin], axis=1)  # each half computed once
 
 
 def float32_pipeline(inv_freq: np.ndarray, positions: np.ndarray, dtype=np.float32):
     """transformers' way: float32 inverse frequencies times float32 positions, cos and sin in float32,
     then cast to the model's dtype."""
     angles = positions.astype(np.float32)[:, None] * inv_freq.astype(np.float32)[None, :]
-    angles = np.concatenate([angles, angles], axis=1)
-    return np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+    cos, sin = np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+    return np.concatenate([cos, cos], axis=1), np.concatenate([sin, sin], axis=1)
 
 
 def verdict(scheme, cos, sin, positions=None):
@@ -210,8 +210,8 @@ def test_angles_formed_in_low_precision_are_the_precision_bug(llama, name):
     low = BF16 if name == "bfloat16" else np.float16
     inv_freq = llama3(ladder(500000.0, 128))
     angles = (positions.astype(low)[:, None] * inv_freq.astype(low)[None, :]).astype(np.float64)
-    angles = np.concatenate([angles, angles], axis=1)
-    report = verdict(llama, np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32))
+    cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    report = verdict(llama, np.concatenate([cos, cos], axis=1), np.concatenate([sin, sin], axis=1))
     assert codes(report) == ["precision"] and name in report.diagnosis[0].message
 
 
