@@ -166,6 +166,15 @@ def pytest_sessionstart(session):
         _set_aside_what_lives()
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    """pytest ends a run with two full collections (its unraisable-exception check, at unconfigure and again at
+    cleanup); after the first, which frees every test's garbage and reports what it raised, what still lives is
+    set aside, so that the second walks only what was made since (up to 0.4 s on a worker holding 700,000
+    objects)."""
+    gc.freeze()
+
+
 def _set_aside_what_lives() -> None:
     gc.collect()
     gc.freeze()
