@@ -249,14 +249,24 @@ def test_verify_reads_raw_bfloat16_npy_and_encode_output(invoke, tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 @pytest.mark.parametrize("suffix", ["", ":cos"])
-def test_a_fifo_named_npz_is_refused_at_once(tmp_path, suffix):
+def test_a_fifo_named_npz_is_refused_at_once(run_main, tmp_path, suffix):
+    import threading
+
     fifo = tmp_path / "fifo.npz"
     os.mkfifo(fifo)
-    import subprocess
-    import sys
+    finished, unblocked = threading.Event(), []
 
-    result = subprocess.run([sys.executable, "-m", "pecli", "verify", "--dim", "64", "--cos", f"{fifo}{suffix}", "--sin",
-                             f"{fifo}{suffix}"], capture_output=True, text=True, timeout=60)  # a hang fails, not blocks
+    def writer_after_a_while():  # a hang fails, not blocks: a pecli waiting on the FIFO gets a writer after 30 s
+        if not finished.wait(30):
+            unblocked.append(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            os.close(unblocked[-1])
+
+    watchdog = threading.Thread(target=writer_after_a_while, daemon=True)
+    watchdog.start()
+    result = run_main("verify", "--dim", "64", "--cos", f"{fifo}{suffix}", "--sin", f"{fifo}{suffix}")
+    finished.set()
+    watchdog.join()
+    assert not unblocked, "pecli opened the FIFO and waited for a writer"
     assert result.returncode == 2 and "not a regular file" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
