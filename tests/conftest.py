@@ -18,7 +18,10 @@ that command per app for as long as the registries its options come from are unc
 
 After collection, what every test process holds for the whole run is set aside from the cycle
 collector, whose young collections are made rarer (:func:`pytest_collection_finish`): about 1.5 s of
-collector time per worker at Python's defaults.
+collector time per worker at Python's defaults. Until then (importing the test modules, building the
+items) the collector is paused: what is made then lives for the whole run, and the full collections it
+started there (about 0.25 s per process) freed nothing. The xdist controller, which collects nothing, sets
+its start-up aside when its session starts.
 
 Every test process does its BLAS work on one thread (:func:`one_blas_thread`): the suite runs in parallel
 processes (``-n auto``, pytest-xdist), one per core, and a BLAS thread pool in each of them spins against
@@ -34,14 +37,20 @@ other idles: :func:`pytest_xdist_make_scheduler`.
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Callable
 
-import pytest
-from typer.testing import CliRunner
+#: Whether the cycle collector ran when this file was loaded: it is paused until the test items are built
+#: (:func:`pytest_collection_finish`), then runs as it did.
+COLLECTOR_WAS_ON = gc.isenabled()
+gc.disable()
+
+import pytest  # noqa: E402 - after the collector's pause, which covers the imports below
+from typer.testing import CliRunner  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_CONFIGS = REPO / "sample_configs"
@@ -145,13 +154,33 @@ YOUNG_COLLECTION_THRESHOLD = 50_000
 def pytest_collection_finish(session):
     """What lives after collection (modules, the test items, their parameters) lives for the whole run:
     collected once, then set aside from the collector's walks (:func:`gc.freeze`), and young
-    collections made rarer (:data:`YOUNG_COLLECTION_THRESHOLD`). Nothing a test makes is frozen, and a
-    test that needs its garbage gone calls :func:`gc.collect` as before."""
-    import gc
+    collections made rarer (:data:`YOUNG_COLLECTION_THRESHOLD`); the collector, paused while this file
+    and the test modules loaded, runs again. Nothing a test makes is frozen, and a test that needs its
+    garbage gone calls :func:`gc.collect` as before."""
+    _set_aside_what_lives()
 
+
+def pytest_sessionstart(session):
+    """The xdist controller collects no test (its workers do): its start-up is set aside as it starts."""
+    if session.config.pluginmanager.getplugin("dsession") is not None:
+        _set_aside_what_lives()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    """pytest ends a run with two full collections (its unraisable-exception check, at unconfigure and again at
+    cleanup); after the first, which frees every test's garbage and reports what it raised, what still lives is
+    set aside, so that the second walks only what was made since (up to 0.4 s on a worker holding 700,000
+    objects)."""
+    gc.freeze()
+
+
+def _set_aside_what_lives() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *gc.get_threshold()[1:])
+    if COLLECTOR_WAS_ON:
+        gc.enable()
 
 
 @pytest.fixture(scope="session", autouse=True)

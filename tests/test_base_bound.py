@@ -11,15 +11,37 @@ from pecli.wavelengths.base_bound import base_lower_bound
 from pecli.wavelengths.bound_search import DecayScan, long_term_decay, long_term_decay_holds
 
 
-def decay(base: float, dim: int, context: int) -> np.ndarray:
-    """B(m) for m = 0 … context, one cosine per (m, i): written apart from the code under test."""
+def decay(base: float, dim: int, m: np.ndarray) -> np.ndarray:
+    """B(m) at the positions ``m``, one cosine per (m, i): written apart from the code under test."""
     theta = base ** (-np.arange(0, dim, 2) / dim)
-    angles = np.outer(np.arange(context + 1.0), theta)
+    angles = np.outer(m, theta)
     return np.cos(angles, out=angles).sum(axis=1)  # in place: the same numbers, no second (L, d/2) array
 
 
-def passes(base: float, dim: int, context: int) -> bool:
-    return bool(decay(base, dim, context).min() >= 0)
+#: Where float32 cosines decide the sign of B(m) (:func:`passes`): farther than this from 0. Their error is
+#: under 1e-4: each angle reduced to [−π, π] in float64 (off by about 1e-11 at m·θ ≤ 32768), then rounded
+#: to float32 (2e-7) and its cosine taken in float32 (under 1e-7), at most 128 terms.
+FLOAT32_DECIDES = 1e-3
+
+
+def passes(base: float, dim: int, context: int, block: int = 4096) -> bool:
+    """Whether B(m) ≥ 0 for every m = 0 … context, as :func:`decay` evaluates it in float64 for every m.
+
+    The same verdict at a fifth of the cost: an m whose B(m) in float32 lies farther than
+    :data:`FLOAT32_DECIDES` from 0 has that sign in float64 too; the others are evaluated by :func:`decay`.
+    """
+    theta = base ** (-np.arange(0, dim, 2) / dim)
+    for start in range(0, context + 1, block):
+        m = np.arange(start, min(start + block, context + 1), dtype=np.float64)
+        angles = np.outer(m, theta)
+        angles -= 2 * np.pi * np.rint(angles / (2 * np.pi))
+        rough = np.cos(angles.astype(np.float32)).sum(axis=1, dtype=np.float64)
+        if (rough < -FLOAT32_DECIDES).any():
+            return False
+        close = np.abs(rough) <= FLOAT32_DECIDES
+        if close.any() and decay(base, dim, m[close]).min() < 0:
+            return False
+    return True
 
 
 def two_digits(value: float) -> float:

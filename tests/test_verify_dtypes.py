@@ -39,16 +39,16 @@ def yarn(base: float, rotated: int, factor: float, original: int) -> np.ndarray:
 def half(inv_freq: np.ndarray, positions: np.ndarray, scale: float = 1.0, dtype=np.float64):
     """HF's caches: concat(cos pθ, cos pθ) and the same for sin, times ``scale``, rounded to ``dtype``."""
     angles = np.outer(positions, inv_freq)
-    angles = np.concatenate([angles, angles], axis=1)
-    return (np.cos(angles) * scale).astype(dtype), (np.sin(angles) * scale).astype(dtype)
+    cos, sin = (np.cos(angles) * scale).astype(dtype), (np.sin(angles) * scale).astype(dtype)
+    return np.concatenate([cos, cos], axis=1), np.concatenate([sin, sin], axis=1)  # each half computed once
 
 
 def float32_pipeline(inv_freq: np.ndarray, positions: np.ndarray, dtype=np.float32):
     """transformers' way: float32 inverse frequencies times float32 positions, cos and sin in float32,
     then cast to the model's dtype."""
     angles = positions.astype(np.float32)[:, None] * inv_freq.astype(np.float32)[None, :]
-    angles = np.concatenate([angles, angles], axis=1)
-    return np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+    cos, sin = np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+    return np.concatenate([cos, cos], axis=1), np.concatenate([sin, sin], axis=1)
 
 
 def verdict(scheme, cos, sin, positions=None):
@@ -210,8 +210,8 @@ def test_angles_formed_in_low_precision_are_the_precision_bug(llama, name):
     low = BF16 if name == "bfloat16" else np.float16
     inv_freq = llama3(ladder(500000.0, 128))
     angles = (positions.astype(low)[:, None] * inv_freq.astype(low)[None, :]).astype(np.float64)
-    angles = np.concatenate([angles, angles], axis=1)
-    report = verdict(llama, np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32))
+    cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    report = verdict(llama, np.concatenate([cos, cos], axis=1), np.concatenate([sin, sin], axis=1))
     assert codes(report) == ["precision"] and name in report.diagnosis[0].message
 
 
@@ -249,14 +249,24 @@ def test_verify_reads_raw_bfloat16_npy_and_encode_output(invoke, tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 @pytest.mark.parametrize("suffix", ["", ":cos"])
-def test_a_fifo_named_npz_is_refused_at_once(tmp_path, suffix):
+def test_a_fifo_named_npz_is_refused_at_once(run_main, tmp_path, suffix):
+    import threading
+
     fifo = tmp_path / "fifo.npz"
     os.mkfifo(fifo)
-    import subprocess
-    import sys
+    finished, unblocked = threading.Event(), []
 
-    result = subprocess.run([sys.executable, "-m", "pecli", "verify", "--dim", "64", "--cos", f"{fifo}{suffix}", "--sin",
-                             f"{fifo}{suffix}"], capture_output=True, text=True, timeout=60)  # a hang fails, not blocks
+    def writer_after_a_while():  # a hang fails, not blocks: a pecli waiting on the FIFO gets a writer after 30 s
+        if not finished.wait(30):
+            unblocked.append(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            os.close(unblocked[-1])
+
+    watchdog = threading.Thread(target=writer_after_a_while, daemon=True)
+    watchdog.start()
+    result = run_main("verify", "--dim", "64", "--cos", f"{fifo}{suffix}", "--sin", f"{fifo}{suffix}")
+    finished.set()
+    watchdog.join()
+    assert not unblocked, "pecli opened the FIFO and waited for a writer"
     assert result.returncode == 2 and "not a regular file" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
