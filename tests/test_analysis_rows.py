@@ -121,6 +121,32 @@ def test_verdicts_and_figures_do_not_depend_on_the_blocks(monkeypatch, length):
     assert blocks == whole
 
 
+def test_a_lagging_second_lane_gives_the_figures_of_one(monkeypatch):
+    # eleven blocks of 1024 rows: on one thread, and on two with the second thread up to two blocks
+    # behind (it waits at the third), every accumulator takes every block in order: the same figures
+    from pecli.analysis import encoding_pass
+
+    length = 11000
+    scheme = build_scheme("rope", {"dim": 16}, length=length)
+    options = CheckOptions(length=length)
+    _small_blocks(monkeypatch)
+    threads = []
+    two = encoding_pass.EncodingRows._measure_on_two_threads
+    monkeypatch.setattr(encoding_pass.EncodingRows, "_measure_on_two_threads",
+                        lambda self, *a, **k: threads.append(2) or two(self, *a, **k))
+
+    def figures(least: float) -> list[tuple[str, str, dict]]:
+        monkeypatch.setattr(encoding_pass, "MIN_LANE_COST", least)
+        structure.forget_vectors()
+        return [(r.property, r.verdict, r.figures) for r in run_checks(scheme, "all", options)]
+
+    one = figures(float("inf"))
+    assert not threads
+    monkeypatch.setattr(encoding_pass, "LANE_LAG", 2)
+    assert figures(0.0) == one
+    assert threads
+
+
 @pytest.mark.parametrize("compute_dtype", [None, "float32"])
 def test_pairs_turning_backwards_round_as_their_mirror_image(compute_dtype):
     # direction negative: rows (cos pθ, −sin pθ), the mirror image of positive's (cos pθ, sin pθ).

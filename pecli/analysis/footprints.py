@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from pecli.analysis.composability_grid import grid_composability_footprint
 from pecli.analysis.distinguishability_grid import grid_distinguishability_footprint
-from pecli.analysis.encoding_pass import streams
+from pecli.analysis.encoding_pass import LANE_LAG, streams
 from pecli.analysis.structure import BLOCK_BYTES, CHUNK_BYTES, block_rows, encoded_bytes, has_vectors, is_shift_isometric_kind
 from pecli.schemes.base import Scheme
 
@@ -36,7 +36,9 @@ PASS_GROUPING_BYTES_PER_ROW = GROUPING_BYTES_PER_ROW + 16
 #: Blocks of a pass over the rows held at once: the block, its cast, rounded, widened and difference
 #: forms, a block's worth of hash words or norms, and the next block, encoded meanwhile on another
 #: thread; or the two blocks of rows compared where hashes agree; and two more for the work of the
-#: accumulators measured at the same time on a second thread (relativity's keys' factors and scores).
+#: accumulators measured at the same time on a second thread (relativity's keys' factors and scores);
+#: and the blocks that second thread may lag behind (:data:`~pecli.analysis.encoding_pass.LANE_LAG`),
+#: counted by :func:`_pass_blocks`.
 PASS_BLOCKS_HELD = 9
 #: Bytes per relative distance (2L − 1 of them) relativity holds for a run over a streamed scheme: the
 #: statistics (total, min, max as float64, count as int64) and the profile's Δ, mean and spread.
@@ -81,7 +83,9 @@ def _chunk(scheme: Scheme, rows: int) -> int:
 def _pass_blocks(scheme: Scheme, length: int) -> int:
     """Bytes of the blocks a pass over a streamed scheme's rows holds at once."""
     width = _width(scheme)
-    return PASS_BLOCKS_HELD * 8 * width * min(length, block_rows(width))
+    rows = block_rows(width)
+    lagging = min(LANE_LAG, -(-length // rows) - 1)
+    return (PASS_BLOCKS_HELD + lagging) * 8 * width * min(length, rows)
 
 
 def _grouping(scheme: Scheme, rows: int) -> int:
