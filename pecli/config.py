@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
-from pecli.config_files import parse_yaml, read_yaml_mapping
+from pecli.config_files import is_number_text, parse_yaml, read_yaml_mapping
 from pecli.dtypes import DTYPES
 from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.io import size_text
@@ -247,7 +247,7 @@ def parse_positions(value: Any, rank: int = 1, budget: int | None = None, *, rea
     elif isinstance(value, str):
         from pecli.io import load_array
 
-        if _number(value) and not os.path.exists(value):
+        if is_number_text(value) and not os.path.exists(value):
             raise ConfigError("positions", f"{value!r} is a single number, not positions: give start:stop[:step], "
                               "a list such as 0,5,9, or an .npy file")
 
@@ -278,14 +278,6 @@ def parse_positions(value: Any, rank: int = 1, budget: int | None = None, *, rea
         raise ConfigError("positions", text) from None
 
 
-def _number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _plain_number(text: str) -> int | float:
     try:
         return int(text)
@@ -296,7 +288,7 @@ def _plain_number(text: str) -> int | float:
 def _bare_list(text: str) -> bool:
     """Whether ``text`` is numbers separated by commas (``0,5,9``), and no file of that name exists."""
     items = text.split(",")
-    return len(items) > 1 and all(_number(item.strip()) for item in items) and not os.path.exists(text)
+    return len(items) > 1 and all(is_number_text(item) for item in items) and not os.path.exists(text)
 
 
 def scheme_entries(value: Any, key: str = "schemes") -> list[tuple[str, dict[str, Any]]]:

@@ -56,6 +56,16 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE_CONFIGS = REPO / "sample_configs"
 HF_CONFIGS = SAMPLE_CONFIGS / "hf"
 TEST_ENV = {"NO_COLOR": "1", "COLUMNS": "100"}
+
+
+def assert_refused(done, *words: str) -> None:
+    """``done`` (a finished run: return code and stderr) was refused as bad input: exit 2 and one line
+    ``pecli: error: …`` holding each of ``words``, no traceback, no internal error."""
+    assert done.returncode == 2, (done.returncode, done.stderr[:500])
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("pecli: error: "), done.stderr[:500]
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr[:500]
+    for word in words:
+        assert word in done.stderr, done.stderr[:500]
 # Compiled modules are kept (an environment may say not to): the pecli processes the tests start then
 # load pecli's modules compiled once, not from source each time.
 sys.dont_write_bytecode = False

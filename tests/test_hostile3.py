@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TEST_ENV, limited_pecli, limited_python
+from conftest import TEST_ENV, assert_refused, limited_pecli, limited_python
 
 #: A YAML "billion laughs" of 300 bytes: 9⁶ ≈ 531,441 strings once its aliases are expanded.
 BOMB = ('[&a ["x","x","x","x","x","x","x","x","x"], &b [*a,*a,*a,*a,*a,*a,*a,*a,*a], '
@@ -63,13 +63,6 @@ def without_hanging(call):
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
-
-
-def assert_refused(done: subprocess.CompletedProcess, *words: str) -> None:
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith("pecli: error: "), done.stderr
-    for word in words:
-        assert word in done.stderr, done.stderr
 
 
 # -- sweep's rows file ---------------------------------------------------------------------------------

@@ -23,17 +23,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import assert_refused
+
 LLAMA = {"model_type": "llama", "num_hidden_layers": 6, "num_attention_heads": 4, "hidden_size": 256,
          "rope_theta": 10000.0, "max_position_embeddings": 8192}
 TYPES = ["full_attention"] * 3 + ["sliding_attention"] * 3
-
-
-def assert_refused(done, *words: str) -> None:
-    assert done.returncode == 2, (done.returncode, done.stderr)
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith("pecli: error: "), done.stderr
-    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
-    for word in words:
-        assert word in done.stderr, done.stderr
 
 
 def write(tmp_path: Path, config: dict | str, name: str = "c.json") -> Path:

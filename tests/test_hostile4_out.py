@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import HF_CONFIGS
+from conftest import HF_CONFIGS, assert_refused
 from test_library_encode import hf_cos_sin  # the formula, written once
 
 DEEPSEEK = HF_CONFIGS / "deepseek-ai--deepseek-v3.json"
@@ -25,14 +25,6 @@ SCOUT = HF_CONFIGS / "meta-llama--llama-4-scout-17b-16e-instruct.json"
 LLAMA = HF_CONFIGS / "meta-llama--llama-3.1-8b.json"
 #: DeepSeek-V3's logit scale: mscale(40, 1)² = (0.1 · ln 40 + 1)² (factor 40, mscale_all_dim 1).
 DEEPSEEK_SCALE = (0.1 * math.log(40) + 1) ** 2
-
-
-def assert_refused(done, *words: str) -> None:
-    assert done.returncode == 2, (done.returncode, done.stderr)
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith("pecli: error: "), done.stderr
-    assert "Traceback" not in done.stderr
-    for word in words:
-        assert word in done.stderr, done.stderr
 
 
 def files(folder: Path) -> dict[str, bytes]:

@@ -10,16 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import assert_refused
+
 ROOT = Path(__file__).resolve().parents[1]
 LLAMA31 = str(ROOT / "sample_configs/hf/meta-llama--llama-3.1-8b.json")
-
-
-def assert_refused(done, *words: str) -> None:
-    assert done.returncode == 2, (done.returncode, done.stderr[:500])
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith("pecli: error: "), done.stderr[:500]
-    assert "internal error" not in done.stderr
-    for word in words:
-        assert word in done.stderr, done.stderr[:500]
 
 
 def test_llama_cpp_context_of_thousands_of_digits_is_out_of_range(run_main):

@@ -15,18 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import assert_refused
+
 #: IEEE 754 signalling NaNs (quiet bit clear, payload 1): what a file may hold, and what NumPy warns about
 #: ("invalid value encountered in cast") when it converts one to another format.
 SIGNALLING_F32 = 0x7F800001
 SIGNALLING_F16 = 0x7C01
 LLAMA31 = Path(__file__).resolve().parents[1] / "sample_configs/hf/meta-llama--llama-3.1-8b.json"
-
-
-def assert_refused(done, *words: str) -> None:
-    assert done.returncode == 2, (done.returncode, done.stderr[:500])
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith("pecli: error: "), done.stderr[:500]
-    for word in words:
-        assert word in done.stderr, done.stderr[:500]
 
 
 @pytest.fixture

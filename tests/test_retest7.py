@@ -20,14 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import TEST_ENV
-
-
-def assert_refused(done, *words: str) -> None:
-    assert done.returncode == 2, (done.returncode, done.stderr[:500])
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith("pecli: error: "), done.stderr[:500]
-    for word in words:
-        assert word in done.stderr, done.stderr[:500]
+from conftest import TEST_ENV, assert_refused
 
 
 # -- a Hub repository's .gguf files, without a network ------------------------------------------------------------

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from test_retest7 import assert_refused
+from conftest import assert_refused
 
 
 # -- HunYuan's ntk_alpha: base · alpha^(d/(d − 2)) ------------------------------------------------------------------

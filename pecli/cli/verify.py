@@ -94,17 +94,11 @@ def _refuse_inline(path: str, key: str) -> None:
     verify reads the arrays your code made, saved, rather than "no such file"."""
     import os
 
+    from pecli.config_files import is_number_text
     from pecli.errors import PecliError
 
-    def number(text: str) -> bool:
-        try:
-            float(text)
-        except ValueError:
-            return False
-        return True
-
     items = path.strip().strip("[]").split(",")
-    if not os.path.exists(path) and all(number(item) for item in items):
+    if not os.path.exists(path) and all(is_number_text(item) for item in items):
         raise PecliError(f"{key}: {path!r} is no file: verify reads the array your code made, saved as .npy "
                          f"(np.save('{key}.npy', values)) or in an .npz")
 
