@@ -52,3 +52,26 @@ def test_distinct_anchor_ids_sorted_once() -> None:
 
     assert _distinct(np.array([5, -3, 5, 0, -3, 9], dtype=np.int64)).tolist() == [-3, 0, 5, 9]
     assert _distinct(np.array([4], dtype=np.int64)).tolist() == [4]
+
+
+CODE = ("import runpy, sys\n"
+        "sys.argv = ['pecli', *sys.argv[1:]]\n"
+        "try:\n"
+        "    runpy.run_module('pecli', run_name='__main__')\n"
+        "except SystemExit as stop:\n"
+        "    assert not stop.code, stop.code\n"
+        "print(sorted(m for m in ('numpy.random', 'numpy.ma') if m in sys.modules))\n")
+
+
+def test_encode_loads_neither_numpy_random_nor_numpy_ma(tmp_path):
+    # float16 rope rows repeat: the summary finds repeating keys and recomputes candidate rows (ids with gaps)
+    import os
+    import subprocess
+    import sys
+
+    for args in (["--scheme", "sinusoidal", "--dim", "64", "--length", "5000", "--out", str(tmp_path / "s.npy")],
+                 ["--scheme", "rope", "--dim", "16", "--length", "70000", "--dtype", "float16", "--out", str(tmp_path / "r.npz")]):
+        result = subprocess.run([sys.executable, "-c", CODE, "encode", *args, "--quiet"], capture_output=True, text=True,
+                                timeout=120, cwd=tmp_path, env=os.environ.copy())
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout
