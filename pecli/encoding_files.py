@@ -358,7 +358,7 @@ class EncodeRun:
 
         A block is summarised after the caller took it (the caller hands it to the writer first): the
         writer, whose copy into the page cache no other thread can share, starts on the first block
-        without waiting for its summary (the first loads NumPy's ``random``, 8–19 ms), and the last
+        without waiting for its summary, and the last
         block's summary runs beside its write. Neither the caller nor the summary changes a block."""
         prefix, dtype = self.main.prefix, self.dtype
 

@@ -446,6 +446,7 @@ def _repeating_keys(keys: np.ndarray, advance: Callable[[], Any]) -> np.ndarray:
             part.sort()
         same = part[1:] == part[:-1]
         if same.any():
-            found.append(np.unique(part[1:][same]))
+            repeated = part[1:][same]  # sorted: each repeating key once, without np.unique (it loads numpy.ma)
+            found.append(repeated[np.r_[True, repeated[1:] != repeated[:-1]]])
         advance()
     return np.concatenate(found) if found else np.zeros(0, dtype=keys.dtype)
