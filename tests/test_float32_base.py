@@ -70,3 +70,16 @@ def test_a_hunyuan_alpha_that_takes_the_base_under_float32_names_alpha(run_main,
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert done.stderr.startswith("pecli: error: rope_scaling.alpha: 1e-308 takes HunYuan's base rope_theta · "
                                   f"alpha^(d/(d − 2)) = 10000 · alpha^1.032 to 1.16016e-314, {UNDER}")
+
+
+def test_a_dynamic_base_grown_past_float32_is_refused_where_it_grows(run_main):
+    # transformers 5.20.2's dynamic rule, rope_theta 1e37, head_dim 8, max_position_embeddings 16, factor 1000:
+    # at seq_len 4096 the base grows to 1e37 · (1000 · 4096/16 − 999)^(8/6) = 1.617e44 and inv_freq is
+    # [1.0, 0.0, 0.0, 0.0]; at seq_len 16 it stays 1e37: [1.0, 5.623413401600885e-10, 3.1622776190838984e-19, …]
+    args = ("wavelengths", "--scheme", "rope", "--dim", "8", "--base", "1e37", "--scaling", "dynamic", "--factor",
+            "1000", "--max-position-embeddings", "16")
+    grown = run_main(*args, "-L", "4096")
+    assert grown.returncode == 2 and grown.stderr.startswith(
+        f"pecli: error: factor: base 1e+37 with dynamic factor 1000 grows to 1.61705e+44, {PAST}")
+    assert run_main(*args, "-L", "16").returncode == 0
+    assert build_scheme("rope", {"dim": 8, "base": 1e37}).inv_freq[1] == pytest.approx(5.623413401600885e-10, rel=1e-6)
