@@ -309,7 +309,8 @@ def test_diff_says_same_exactly_when_the_engine_computes_the_model(name, case):
     declared = declared_context(text_of(config)[1])
     served = case["served"]
     expected = case["accepted"] and (served is None or declared is None or served == declared) and \
-        transformers_numbers_equal(case, reference) and not prompt_dependent(name, case)
+        transformers_numbers_equal(case, reference) and not prompt_dependent(name, case) and \
+        case.get("runner", "generate") == "generate"  # vLLM's embedding model (runner pooling) generates no text
     found = engine_diff(engine(name), config, case["args"], reference)
     assert found.same == expected, found.lines()
     if case["accepted"] and prompt_dependent(name, case):

@@ -173,8 +173,9 @@ def test_a_checkpoint_whose_header_safetensors_refuses_is_one_line(run_main, tmp
 # -- figures -----------------------------------------------------------------------------------------------------
 def test_wavelengths_near_the_end_of_float64_are_drawn_without_numpys_warnings(strict_run):
     # base 1e308, d = 64: the longest wavelength is 2π·1e308^(62/64) ≈ 1e299; matplotlib's log axis overflowed
-    # in its margins (exp(1.05 ln v)): "RuntimeWarning: overflow encountered in exp" twice on stderr
-    done = strict_run("plot", "wavelengths", "--scheme", "rope", "--dim", "64", "--base", "1e308", "--out", "w.svg",
+    # in its margins (exp(1.05 ln v)): "RuntimeWarning: overflow encountered in exp" twice on stderr. (Sinusoids:
+    # RoPE refuses a base past float32's largest number, which transformers' float32 frequencies cannot hold.)
+    done = strict_run("plot", "wavelengths", "--scheme", "sinusoidal", "--dim", "64", "--base", "1e308", "--out", "w.svg",
                       "--quiet")
     # (matplotlib's own note about an unwritable cache folder may be there, on a machine without a HOME)
     assert done.returncode == 0 and "Warning" not in done.stderr, done.stderr

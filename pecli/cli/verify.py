@@ -115,7 +115,8 @@ def _plot(target: Path, cos, sin, scheme, positions, report, *, force: bool) -> 
     ratios, starts = error_map(cos, sin, scheme, ids)
     figure = figures.new_figure((8, 5), 100)
     verdict = "match" if report.match else ", ".join(d.code for d in report.diagnosis) or "differ, no known cause"
-    drawing = figures.draw_error_map(figure.add_subplot(), ratios, starts, f"pecli verify: {verdict}")
+    band = -(-len(ids) // ratios.shape[0])  # error_map's rows per band
+    drawing = figures.draw_error_map(figure.add_subplot(), ratios, starts, f"pecli verify: {verdict}", band)
     figures.finish(figure, drawing)
     write_atomic(target, lambda stream: figures.save_figure(figure, stream, target.suffix.lower()[1:]), force=force)
 

@@ -236,6 +236,49 @@ def deepseek_yarn_as_yarn(block: Mapping[str, Any]) -> dict[str, Any]:
             "rope_type": YARN.hf_name, "attention_factor": magnitude}
 
 
+#: vLLM's suffix rule for an architecture its registry does not generate with (``config/model.py:2340-2357``,
+#: ``_SUFFIX_TO_DEFAULTS``): these suffixes generate; any other ``…Model`` (and a classifier's) is an embedding model.
+GENERATING_SUFFIXES = ("ForCausalLM", "ForConditionalGeneration", "ChatModel", "LMHeadModel")
+POOLING_SUFFIXES = ("ForTextEncoding", "EmbeddingModel", "ForSequenceClassification", "ForTokenClassification",
+                    "ForAudioClassification", "ForImageClassification", "ForVideoClassification", "ClassificationModel",
+                    "ForRewardModeling", "RewardModel", "Model")
+
+
+def runner_departure(config: Mapping[str, Any]) -> Departure | None:
+    """What vLLM does with a config naming no ``architectures`` (after ``--hf-overrides``), where it does not
+    generate as the model's causal-LM class would (None: it does, or the config names its class).
+
+    ``transformers_utils/config.py:939-949`` names the config by transformers' *base* model class of its model type
+    (``MODEL_MAPPING_NAMES``: ``LlamaModel``); ``ModelConfig._get_default_runner_type`` then generates where the
+    registry maps that class to a generating model file (``LlamaModel``, ``MistralModel``, ``Qwen2Model``,
+    ``Gemma2Model``: their causal-LM files, the same rotary), and otherwise follows the name's suffix: a ``…Model``
+    is runner ``pooling``, convert ``embed`` — an embedding model built from the same model file, which generates no
+    text (measured on Phi-3, Qwen3, Gemma 3 and GPT-NeoX's default configs: ``tests/fixtures/engines/vllm``).
+    """
+    from pecli.engines.transformers_archs import ARCHITECTURE_OF
+    from pecli.engines.vllm_models import BASE_CLASS_OF, NOT_GENERATING
+
+    if config.get("architectures"):
+        return None
+    model_type = config.get("model_type")
+    model_type = model_type if isinstance(model_type, str) else None
+    causal = ARCHITECTURE_OF.get(model_type) if model_type else None
+    named = (f"name the model's class: \"architectures\": [\"{causal}\"] in config.json, or --hf-overrides "
+             f"'{{\"architectures\": [\"{causal}\"]}}'") if causal else "name the model's class in \"architectures\""
+    base = BASE_CLASS_OF.get(model_type) if model_type else None
+    if base is None:
+        return Departure("architectures", f"the config names none, and transformers has no base class for model type "
+                         f"{model_type}: vLLM {VERSION} warns and expects --hf-overrides to name one; pecli has not run "
+                         "that path and cannot be sure what it serves", named, beyond_numbers=True)
+    if base in NATIVE and base not in NOT_GENERATING:
+        return None
+    if base.endswith(GENERATING_SUFFIXES) or not base.endswith(POOLING_SUFFIXES):
+        return None
+    return Departure("architectures", f"the config names none: vLLM names it by transformers' base class {base} "
+                     f"(model type {model_type}) and runs it as an embedding model (runner pooling, convert embed), "
+                     "which generates no text; its rotary is the same", named, beyond_numbers=True)
+
+
 @dataclass(frozen=True)
 class Vllm(ConfigEngine):
     """vLLM (see the module)."""
@@ -362,10 +405,11 @@ class Vllm(ConfigEngine):
         block = text.get("rope_parameters") if isinstance(text.get("rope_parameters"), dict) else {}
         held = [key for key in SHADOWED_KEYS if key in overrides and not isinstance(overrides[key], dict)
                 and _held(text, key) and overrides[key] != block.get(key, text.get(key))]
+        runner = runner_departure(self.overridden(dict(config), overrides))
         return [Departure("--hf-overrides", f"sets {key} on the config, and vLLM keeps the config's own (transformers' "
                           "standardize_rope_params sets it into rope_parameters only where absent)",
                           f"give it inside the rope dict: --hf-overrides '{{\"rope_parameters\": {{…, \"{key}\": …}}}}'")
-                for key in held]
+                for key in held] + ([runner] if runner is not None else [])
 
     def cache_rows(self, context: Context, groups: list[LayerGroup]) -> int | None:
         """The rows of the rotary module's cos/sin cache (``_compute_cos_sin_cache``): max_position (the config's

@@ -68,7 +68,10 @@ def check_location(location: str) -> None:
         return
     from urllib.parse import urlsplit
 
-    parts = urlsplit(location)
+    try:
+        parts = urlsplit(location)
+    except ValueError as error:  # urllib's own refusal: "Invalid IPv6 URL" for an unclosed "[", and the like
+        raise ConfigError("gguf", f"{location}: is no URL ({error}); give http(s)://HOST/PATH.gguf") from None
     if not parts.hostname:
         raise ConfigError("gguf", f"{location}: names no host; give http(s)://HOST/PATH.gguf")
     try:

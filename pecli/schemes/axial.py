@@ -19,7 +19,8 @@ from pecli.errors import ConfigError
 from pecli.schemes.scaling.keys import SCALING_GROUP
 from pecli.params import param
 from pecli.schemes.base import MAX_WIDTH, Scheme, check_apply_input, factored_score, with_prefix_rows
-from pecli.schemes.frequencies import DEFAULT_BASE, FrequencyPairs, check_given_frequencies, geometric_inv_freq
+from pecli.schemes.frequencies import (DEFAULT_BASE, FrequencyPairs, check_float32_base, check_given_frequencies,
+                                      geometric_inv_freq)
 from pecli.schemes.parts import Part, prefixed, whole_part
 from pecli.schemes.rotary_layout import layout_cache, pair_components, reference_rotations, rotate_pairs
 from pecli.schemes.rotary_parts import rotary_parts, shares_tables
@@ -263,7 +264,9 @@ class RopeNDScheme(OnGrid, AxialRotaryScheme):
             raise ConfigError("axis_dims", f"gives {len(dims)} axes but grid has {len(self.grid)}")
         if any(d % 2 or d < 2 for d in dims) or sum(dims) != self.dim:
             raise ConfigError("axis_dims", f"must be even numbers (at least 2) summing to dim = {self.dim}, got {list(dims)}")
-        if self.given_inv_freq is not None:
+        if self.given_inv_freq is None:
+            check_float32_base(self.base)
+        else:
             self._check_given_frequencies(dims)
 
     def _check_given_frequencies(self, dims: tuple[int, ...]) -> None:

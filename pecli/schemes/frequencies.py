@@ -28,6 +28,46 @@ def check_given_frequencies(values: tuple[float, ...], counts: tuple[int, ...], 
         raise ConfigError("inv_freq", f"gives {len(values):,} frequencies; {what} needs {needed} (one per pair)")
 
 
+#: float32's smallest normal number and its largest: the range in which transformers' rotary modules hold a base
+#: (``numpy.finfo(numpy.float32).tiny`` and ``.max``, written out so that importing this module asks NumPy nothing).
+FLOAT32_TINY = 1.1754943508222875e-38
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def float32_base_problem(base: float) -> str | None:
+    """Why transformers' float32 cannot hold the rotary ``base`` (``"under float32's smallest normal number
+    …"``), or None when it can.
+
+    transformers builds ``inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))``
+    (``LlamaRotaryEmbedding.compute_default_rope_parameters`` and every model's copy): torch raises the
+    Python float ``base`` to a float32 tensor, so the base is rounded to float32 first. Below float32's
+    smallest normal number it becomes a subnormal or 0 — the frequencies lose their precision or are
+    infinite (transformers 5.20.2, torch 2.13: base 1e-40 at d = 128 gives inf from pair 63 on, 1e-46 from
+    pair 1); past its largest it becomes inf and every pair but the first gets frequency 0. pecli's float64
+    numbers would be neither. Between the two (bases under 1 included) transformers' frequencies are finite
+    and within float32's rounding of pecli's.
+    """
+    with np.errstate(over="ignore"):
+        held = np.float32(base)  # torch's rounding of the Python float: to nearest, inf past the largest
+    if held < FLOAT32_TINY:
+        return (f"under float32's smallest normal number ({FLOAT32_TINY:.3g}): transformers computes the rotary "
+                "frequencies 1/base^(2i/d) in float32, where this base rounds to a subnormal or 0 and its "
+                "frequencies lose their precision or are infinite")
+    if np.isinf(held):
+        return (f"past float32's largest number ({FLOAT32_MAX:.3g}): transformers computes the rotary frequencies "
+                "1/base^(2i/d) in float32, where this base is infinite and every pair but the first has frequency 0")
+    return None
+
+
+def check_float32_base(base: float, key: str = "base") -> None:
+    """Refuse a rotary ``base`` that transformers' float32 cannot hold (:func:`float32_base_problem`)."""
+    from pecli.errors import ConfigError
+
+    problem = float32_base_problem(base)
+    if problem is not None:
+        raise ConfigError(key, f"{base:g} is {problem}")
+
+
 def geometric_inv_freq(dim: int, base: float) -> np.ndarray:
     """``θ_i = base^(−2i/dim)`` for ``i = 0 … dim/2 − 1``, float64: the frequencies of every sinusoid.
 

@@ -14,7 +14,7 @@ from pecli.errors import ConfigError
 from pecli.params import param
 from pecli.schemes.axial import AxialRotaryScheme
 from pecli.schemes.base import MAX_WIDTH
-from pecli.schemes.frequencies import geometric_inv_freq
+from pecli.schemes.frequencies import check_float32_base, geometric_inv_freq
 # pecli.schemes.multimodal (the sequence's blocks and their ids) is imported where a sequence is read: every
 # command's options are made from this class, most runs never build an M-RoPE scheme, and start-up counts.
 
@@ -77,6 +77,7 @@ class MRopeScheme(AxialRotaryScheme):
         from pecli.schemes import multimodal
 
         self._require_even("dim", self.dim)
+        check_float32_base(self.base)
         object.__setattr__(self, "sequence", multimodal.parse_sequence(self.sequence, merge=self.spatial_merge_size))
         if self.mrope_section is None:
             object.__setattr__(self, "mrope_section", default_sections(self.dim // 2, self.mrope_interleaved))

@@ -12,7 +12,8 @@ import numpy as np
 from pecli.errors import ConfigError, PecliError, PositionError
 from pecli.params import Parameter, dataclass_parameters, field_values, param
 from pecli.schemes.base import MAX_WIDTH, Capability, Scheme, check_apply_input, factored_score
-from pecli.schemes.frequencies import DEFAULT_BASE, FrequencyPairs, check_given_frequencies, phasor_chunks, unit_phasors
+from pecli.schemes.frequencies import (DEFAULT_BASE, FrequencyPairs, check_float32_base, check_given_frequencies,
+                                      float32_base_problem, phasor_chunks, unit_phasors)
 from pecli.schemes.parts import Part, row_part, whole_part
 from pecli.schemes.positions import position_text
 from pecli.schemes.rotary_layout import (
@@ -241,7 +242,9 @@ class RopeScheme(Scheme):
                 "partial_rotary_factor",
                 f"int(dim * factor) = {rotated} rotated components; it must be even and at least 2",
             )
-        if self.given_inv_freq is not None:
+        if self.given_inv_freq is None:
+            check_float32_base(self.base)
+        else:
             check_given_frequencies(self.given_inv_freq, (rotated // 2,), f"rope with {rotated} rotated components")
             if self.base != DEFAULT_BASE:
                 raise ConfigError("inv_freq", f"replaces the ladder of base {self.base:g}; give the frequencies or the base, not both")
@@ -320,6 +323,12 @@ class RopeScheme(Scheme):
             frequencies = None
         if frequencies is None or not np.all(np.isfinite(frequencies.inv_freq)) or not np.isfinite(frequencies.attention_scaling):
             raise ConfigError("factor", f"base {self.base:g} with factor {self.rope_scaling.factor} overflows float64; use smaller values")
+        grown = float(frequencies.base)
+        if self.given_inv_freq is None and grown != self.base and self.rope_scaling.record.in_transformers and \
+                (problem := float32_base_problem(grown)) is not None:
+            # transformers grows the base in Python floats (dynamic NTK), then raises it in float32 as any base
+            raise ConfigError("factor", f"base {self.base:g} with {self.scaling} factor {self.rope_scaling.factor:g} "
+                              f"grows to {grown:g}, {problem}")
         return frequencies
 
     # -- frequencies ----------------------------------------------------------------------------

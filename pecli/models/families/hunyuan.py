@@ -24,6 +24,7 @@ from pecli.models.families.rope import per_layer_rope
 from pecli.models.group_change import changed
 from pecli.models.plan import LayerGroup, Origin
 from pecli.params import excerpt
+from pecli.schemes.frequencies import float32_base_problem
 from pecli.schemes.scaling.ntk import DYNAMIC
 from pecli.schemes.scaling.rope_type import hf_rope_type
 
@@ -42,7 +43,8 @@ def ntk_alpha_base(base: float, alpha: float, dim: int, key: str) -> float:
 
     transformers computes it in Python floats: an ``alpha`` that takes it past the largest float raises
     ``OverflowError`` there, and one that takes it under the smallest gives a base of 0, whose inverse
-    frequencies ``1 / base^(2i/d)`` are infinite; neither is a model pecli can measure.
+    frequencies ``1 / base^(2i/d)`` are infinite; neither is a model pecli can measure. Nor is a float base that
+    transformers' float32 frequencies cannot hold (:func:`~pecli.schemes.frequencies.float32_base_problem`).
     """
     exponent = dim / (dim - 2)
     try:
@@ -50,7 +52,11 @@ def ntk_alpha_base(base: float, alpha: float, dim: int, key: str) -> float:
     except OverflowError:
         grown = math.inf
     if math.isfinite(grown) and grown > 0:
-        return grown
+        problem = float32_base_problem(grown)  # a float64 base transformers' float32 frequencies cannot hold
+        if problem is None:
+            return grown
+        raise ConfigError(f"{key}.alpha", f"{excerpt(alpha)} takes HunYuan's base rope_theta · alpha^(d/(d − 2)) "
+                          f"= {base:g} · alpha^{exponent:.4g} to {grown:g}, {problem}")
     where = "past the largest float" if grown != 0 else "to 0, under the smallest float"
     raise ConfigError(f"{key}.alpha", f"{excerpt(alpha)} takes HunYuan's base rope_theta · alpha^(d/(d − 2)) "
                       f"= {base:g} · alpha^{exponent:.4g} {where}")

@@ -222,16 +222,26 @@ def draw_similarity_grid(axes: "Axes", scheme: Scheme, cell: Any = None, *, dtyp
     return Drawing(f"{describe(scheme)}: similarity to cell ({where}){_dtype_text(dtype)}", [])
 
 
-def draw_error_map(axes: "Axes", ratios: np.ndarray, band_starts: np.ndarray, title: str) -> Drawing:
+def draw_error_map(axes: "Axes", ratios: np.ndarray, band_starts: np.ndarray, title: str, band: int = 1) -> Drawing:
     """``pecli verify --plot``: each element's error over its tolerance (log10; above 0 is outside it),
-    the largest of each band of positions, by position and component."""
+    the largest of each band of ``band`` rows of the arrays, by position and component.
+
+    ``band_starts`` is the position id of each band's first row. Evenly spaced ids make the y axis
+    the position; ids at uneven steps (a list given to ``--positions``) make it the row of the arrays,
+    since a linear axis of positions would put the rows at the wrong ones.
+    """
     with np.errstate(divide="ignore"):
         shown = np.log10(np.maximum(ratios, 1e-6))
-    last = int(band_starts[-1]) + (int(band_starts[-1] - band_starts[-2]) if band_starts.size > 1 else 1)
+    steps = np.diff(band_starts)
+    if steps.size == 0 or (steps == steps[0]).all():
+        first, step = int(band_starts[0]), (int(steps[0]) if steps.size else band)
+        top, bottom, label = first, first + step * len(band_starts), "position (tokens)"
+    else:
+        top, bottom, label = 0, band * len(band_starts), "row of the arrays (positions at uneven steps)"
     image = axes.imshow(shown, aspect="auto", interpolation="nearest", cmap="RdBu_r", vmin=-6, vmax=6,
-                        extent=(-0.5, ratios.shape[1] - 0.5, last, int(band_starts[0])))
+                        extent=(-0.5, ratios.shape[1] - 0.5, bottom, top))
     axes.set_xlabel("component")
-    axes.set_ylabel("position (tokens)")
+    axes.set_ylabel(label)
     axes.figure.colorbar(image, ax=axes, label="log10(error / tolerance): above 0 differs")
-    bands = f"each row the largest of {int(band_starts[1] - band_starts[0])} positions" if band_starts.size > 1 else ""
+    bands = f"each row the largest of {band} rows of the arrays" if band > 1 else ""
     return Drawing(title, [bands] if bands else [])
