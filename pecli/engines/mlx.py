@@ -28,7 +28,8 @@ from typing import Any, Mapping
 from pecli.engines.base import Departure, Serving, rope_type, text_of
 from pecli.engines.configured import ConfigEngine, Context, engine_built, rope_group, scaling_of, scaling_record
 from pecli.engines.mlx_args import FIELDS as READ_FIELDS, REQUIRED
-from pecli.engines.vocabulary import Vocabulary, hf_record, looked_up
+from pecli.engines.mlx_words import DEEPSEEK_YARN, MROPE, PROPORTIONAL, TELECHAT3_YARN, WORDS
+from pecli.engines.vocabulary import hf_record, looked_up
 from pecli.errors import ConfigError
 from pecli.models.plan import LayerGroup
 from pecli.schemes.scaling.linear import LINEAR
@@ -39,16 +40,6 @@ from pecli.schemes.scaling.unscaled import NO_SCALING
 from pecli.schemes.scaling.yarn import YARN
 
 VERSION = "0.32.4 (mlx-lm 0.32.2)"
-#: mlx-lm's rope-type words that are not pecli's HF spellings (its vocabulary, one table), and where its code
-#: names them (mlx_lm/models/).
-SU, DEEPSEEK_YARN, TELECHAT3_YARN, PROPORTIONAL, MROPE = "su", "deepseek_yarn", "telechat3-yarn", "proportional", "mrope"
-WORDS = Vocabulary("MLX", {
-    SU: "phi3.py:41 (the legacy spelling of longrope)",
-    DEEPSEEK_YARN: "rope_utils.py:326 (built as yarn)",
-    TELECHAT3_YARN: "rope_utils.py:326 (built as yarn)",
-    PROPORTIONAL: "rope_utils.py:358",
-    MROPE: "rope_utils.py:366",
-})
 #: Model files whose ``ModelArgs`` derive from another file's (``class ModelArgs(llama.ModelArgs)``).
 INHERITS = {"smollm3": "llama", "prism_hadamard_qwen35": "qwen3_5"}
 #: Each model file's position fields (:data:`pecli.engines.mlx_args.FIELDS`, with the inherited ones).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from pecli.engines.mlx import DEEPSEEK_YARN, SU, TELECHAT3_YARN, WORDS
+from pecli.engines.mlx_words import DEEPSEEK_YARN, SU, TELECHAT3_YARN, WORDS
 from pecli.engines.vocabulary import RopeTypes
 from pecli.schemes.scaling.linear import LINEAR
 from pecli.schemes.scaling.longrope import LONGROPE
