@@ -292,7 +292,6 @@ class Vllm(ConfigEngine):
         from pecli.engines.base import text_of, with_text
 
         path, text = text_of(config)
-        block = text.get("rope_parameters") if isinstance(text.get("rope_parameters"), dict) else {}
         out = dict(config)
         for key, value in overrides.items():
             if isinstance(value, dict):

@@ -9,13 +9,12 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
-from pecli.errors import ConfigError, PecliError, PositionError
+from pecli.errors import ConfigError, PecliError
 from pecli.params import Parameter, dataclass_parameters, field_values, param
 from pecli.schemes.base import MAX_WIDTH, Capability, Scheme, check_apply_input, factored_score
 from pecli.schemes.frequencies import (DEFAULT_BASE, FrequencyPairs, check_float32_base, check_given_frequencies,
                                       float32_base_problem, phasor_chunks, unit_phasors)
 from pecli.schemes.parts import Part, row_part, whole_part
-from pecli.schemes.positions import position_text
 from pecli.schemes.rotary_layout import (
     layout_cache, pair_components, pair_slices, reference_rotations, rotate_pairs,
 )
@@ -25,11 +24,8 @@ from pecli.schemes.scaling.keys import SCALING_GROUP
 from pecli.schemes.scaling.record import ScaledFrequencies
 from pecli.schemes.scaling.registry import SCALINGS, scaling_keys, scaling_type, shared_scaling_keys
 from pecli.schemes.scaling.value import RopeScaling
+from pecli.schemes.xpos import xpos_factors, xpos_zeta
 
-
-#: Largest |log| of an xPos factor: the analyses' products of such vectors (Gram determinants, up to
-#: e^±4·150 times the squared count) stay within float64 (e^±709). With B = 512: |p − L//2| up to 61,000.
-XPOS_EXPONENT_LIMIT = 150.0
 
 #: :meth:`RopeScheme.parameters` of each class, with the records of :data:`SCALINGS` they were made from.
 _PARAMETERS: dict[type, tuple[tuple[Any, ...], dict[str, Parameter]]] = {}
@@ -362,36 +358,16 @@ class RopeScheme(Scheme):
 
     @property
     def xpos_zeta(self) -> np.ndarray:
-        """xPos's per-pair ratio ``ζ_i = (2i + 0.4r)/(1.4r)``, i = 0 … r/2 − 1, in (0.28, 1)."""
-        r = self.rotated_dim
-        return (np.arange(0, r, 2, dtype=np.float64) + 0.4 * r) / (1.4 * r)
+        """xPos's per-pair ratio ``ζ_i`` (:func:`~pecli.schemes.xpos.xpos_zeta`)."""
+        return xpos_zeta(self.rotated_dim)
 
     def xpos_factors(self, positions: Any, *, keys: bool = False) -> np.ndarray:
-        """The (N, r/2) xPos factors ``ζ_i^((p − L//2)/B)`` of the queries (``keys``: their inverses),
-        with ``L`` the sequence length (:attr:`context`) and ``B`` the scale base :attr:`xpos`.
-
-        Notes
-        -----
-        Sun et al., "A Length-Extrapolatable Transformer" (2022): ``q_m·k_n`` then carries
-        ``ζ_i^((m − n)/B)``, a decay with the distance; the centre ``L//2`` cancels in the product and keeps
-        the factors near 1 (x-transformers' ``RotaryEmbedding``, ``max_pos = t.max() + 1``; lucidrains'
-        rotary-embedding-torch, ``len(t)``). Each vector's norm now depends on its absolute position.
-        """
+        """The (N, r/2) xPos factors ``ζ_i^((p − L//2)/B)`` of the queries (``keys``: their inverses), ``L``
+        the sequence length (:attr:`context`), ``B`` the scale base :attr:`xpos`
+        (:func:`~pecli.schemes.xpos.xpos_factors`)."""
         if self.xpos is None:
             raise PecliError("xpos_factors: this rope has no xPos (give xpos)")
-        if self.context is None:
-            raise PecliError("xPos needs the sequence length L (context) for its centre L//2")
-        positions = self.positions_of(positions)
-        power = (positions.astype(np.float64) - self.context // 2) / self.xpos
-        # ζ_0 is the smallest ratio: its factor is the largest (or smallest) of each position's.
-        extreme = np.abs(power) * -np.log(self.xpos_zeta[0])
-        if extreme.size and extreme.max() > XPOS_EXPONENT_LIMIT:
-            p = positions[int(np.argmax(extreme))]
-            raise PositionError(
-                f"xPos factors ζ^((p − L//2)/B) reach e^±{extreme.max():.0f} at position {position_text(p)} (L = {self.context:,}, "
-                f"B = {self.xpos:g}), past what float64 scores hold (e^±{XPOS_EXPONENT_LIMIT:.0f}): use a larger --xpos or fewer positions"
-            )
-        return np.power(self.xpos_zeta[None, :], (-power if keys else power)[:, None])
+        return xpos_factors(self.positions_of(positions), self.rotated_dim, self.context, self.xpos, keys=keys)
 
     @property
     def attention_scaling(self) -> float:
