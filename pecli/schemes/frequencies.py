@@ -133,7 +133,6 @@ def unit_phasors(positions: np.ndarray, inv_freq: np.ndarray, *, sin_first: bool
     return anchors[which] * steps[positions - anchors_of * ANCHOR]
 
 
-
 def _distinct(values: np.ndarray) -> np.ndarray:
     """``np.unique(values)`` of integers: sorted, each once (a sort and a comparison of neighbours;
     ``np.unique`` loads ``numpy.ma``, 6–12 ms, which ``encode`` needs nowhere else)."""
