@@ -302,6 +302,22 @@ def test_numpy_deferred_is_numpy_once_asked():
     assert result.stdout.splitlines() == ["False []", "True True 6 True True"]
 
 
+def test_a_submodule_imported_first_runs_numpy_first():
+    # `pecli encode --positions --help`: the help word is the option's value, the command runs with NumPy
+    # deferred, and its first use of NumPy is `import numpy.lib.format` (reading the .npy header of "--help"):
+    # the package's own code must run before the submodule's, as with a plain import (it ran after, half-made:
+    # "data type 'bool' not understood", exit 3)
+    code = ("from pecli.cli.deferred_numpy import defer_numpy\ndefer_numpy()\n"
+            "import numpy.lib.format as f\nimport numpy as np\n"
+            "print(f.MAGIC_PREFIX == b'\\x93NUMPY', int(np.arange(4).sum()))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines() == ["True 6"]
+    done = subprocess.run([sys.executable, "-m", "pecli", "encode", "--positions", "--help"], capture_output=True,
+                          text=True, env={"PATH": "/usr/bin:/bin", "COLUMNS": "80"})
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == "pecli: error: positions: cannot read --help: no such file\n"
+
+
 def test_a_run_that_asks_for_no_page_loads_numpy_with_its_modules():
     code = ("import contextlib, io, sys\nfrom pecli.cli import main\n"
             "sys.argv = ['pecli', 'wavelengths', '--scheme', 'rope', '--dim', '8', '--length', '16', '--json']\n"

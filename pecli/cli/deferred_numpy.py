@@ -22,10 +22,15 @@ import types
 
 class _Deferred(types.ModuleType):
     """NumPy's module before its code has run: it has what the import system set (``__spec__``,
-    ``__path__``, ``__file__``), and the first attribute it lacks runs the code."""
+    ``__file__``) but its ``__path__``, and the first attribute it lacks runs the code. Without a
+    ``__path__``, importing a submodule (``import numpy.lib``, as ``numpy.lib.format`` is) asks for it
+    first and so runs NumPy's own ``__init__`` before the submodule's, as a plain import would; with it,
+    the submodule would run alone, before the package it needs."""
 
     def __getattr__(self, name: str) -> object:
         self.__class__ = types.ModuleType  # before the code runs: its own imports of numpy find a module
+        if self.__spec__.submodule_search_locations is not None:
+            self.__path__ = self.__spec__.submodule_search_locations
         try:
             self.__spec__.loader.exec_module(self)
         except BaseException:
@@ -43,5 +48,7 @@ def defer_numpy() -> None:
     if spec is None or spec.loader is None:
         return
     module = importlib.util.module_from_spec(spec)
+    if hasattr(module, "__path__"):
+        del module.__path__  # restored when the code runs (:class:`_Deferred`)
     module.__class__ = _Deferred
     sys.modules["numpy"] = module
