@@ -200,9 +200,9 @@ def fitting_chunks(comparison: Comparison, properties: list[str], console: Any, 
     from rich.measure import Measurement
 
     chunks: list[list[str]] = [[]]
+    unbounded = options.update(max_width=10**6)  # Measurement.get caps what it returns at the width it is given
     for name in properties:
         trial = chunks[-1] + [name]
-        unbounded = options.update(max_width=10**6)  # Measurement.get caps what it returns at the width it is given
         width = Measurement.get(console, unbounded, verdicts_table(comparison, trial)).maximum
         if chunks[-1] and width > options.max_width:
             chunks.append([name])
